@@ -1,0 +1,40 @@
+# Two entry points for a new user: `make run` and `make test`.
+# Both install what is missing (SWI-Prolog, Java 17, the virtual environment)
+# and are safe to run again.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: run test setup system-deps bench clean
+
+run: setup
+	$(VENV)/bin/cep run rules/stock.rq --events examples/stock/ticks.trig
+
+test: setup
+	$(VENV)/bin/python -m pytest -q
+
+setup: system-deps $(STAMP)
+
+# SWI-Prolog from Debian's packages; Java 17 for Spark where no java is on PATH.
+system-deps:
+	@need=""; \
+	command -v swipl >/dev/null 2>&1 || need="$$need swi-prolog-nox"; \
+	command -v java >/dev/null 2>&1 || need="$$need openjdk-17-jre-headless"; \
+	if [ -n "$$need" ]; then \
+	  echo "installing:$$need"; \
+	  $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$need; \
+	fi
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+bench: setup
+	$(PY) bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,276 @@
+"""The EP-SPARQL algebra (paper, section 4.2): operator classes and expressions.
+
+A query's WHERE part translates to a tree of these operators. Graph patterns:
+Triple (one triple pattern), BGP (a list of them), Join, Union, LeftJoin
+(SPARQL OPTIONAL), SeqJoin (SEQ), EqJoin (EQUALS), SeqRightJoin (OPTIONALSEQ:
+the *left* operand is optional and occurs strictly before the right one),
+EqLeftJoin (EQUALSOPTIONAL: the *right* operand is optional and simultaneous),
+and Filter. Every solution is a binding plus a time interval [start, end].
+
+Terms in patterns and expressions are `Var` or canonical N-Triples text
+(cep.terms). All nodes are immutable and hashable; `pos` is where the node
+came from in the query text and takes no part in equality.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional, Union
+
+
+@dataclass(frozen=True)
+class Pos:
+    file: str
+    line: int
+    column: int
+
+    def __str__(self):
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str  # without the leading ? or $
+
+    def __str__(self):
+        return "?" + self.name
+
+
+Slot = Union[Var, str]  # a variable or a canonical N-Triples term
+
+
+# ------------------------------------------------------------ expressions
+
+
+@dataclass(frozen=True)
+class Const:
+    term: str  # canonical N-Triples text
+
+
+@dataclass(frozen=True)
+class Call:
+    """A function application. `name` is one of FUNCTIONS, or `cast:<IRI>`
+    for an XSD cast such as xsd:integer(?x)."""
+
+    name: str
+    args: tuple
+
+    def __init__(self, name, *args):
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "args", tuple(args))
+
+
+Expr = Union[Var, Const, Call]
+
+# Function names shared by the parser, the compiler and the reference
+# evaluator; each follows SPARQL 1.1 section 17 unless marked (paper).
+FUNCTIONS = {
+    # logical and comparison
+    "or", "and", "not", "=", "!=", "<", ">", "<=", ">=", "in", "notin",
+    # arithmetic
+    "+", "-", "*", "/", "neg", "pos",
+    # terms
+    "bound", "str", "lang", "datatype", "isIRI", "isBlank", "isLiteral",
+    "isNumeric", "sameTerm", "langMatches", "regex", "if", "coalesce",
+    # strings and numbers
+    "strlen", "ucase", "lcase", "contains", "strstarts", "strends", "concat",
+    "abs", "ceil", "floor", "round",
+    # the paper's interval functions
+    "getDURATION", "getSTARTTIME", "getENDTIME",
+}
+CAST_PREFIX = "cast:"
+TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME"}
+
+
+# ------------------------------------------------------- graph patterns
+
+
+@dataclass(frozen=True)
+class Triple:
+    s: Slot
+    p: Slot
+    o: Slot
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class BGP:
+    triples: tuple
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Join:
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Union_:
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class LeftJoin:
+    left: object  # mandatory
+    right: object  # optional, ends no later than the mandatory part
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class SeqJoin:
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class EqJoin:
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class SeqRightJoin:
+    left: object  # optional, ends strictly before the mandatory part starts
+    right: object  # mandatory
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class EqLeftJoin:
+    left: object  # mandatory
+    right: object  # optional, with exactly the same interval
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Filter:
+    cond: Expr
+    pattern: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+Union = Union_  # the paper's name; the class name avoids typing.Union
+BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin)
+OPTIONAL_OPS = (LeftJoin, SeqRightJoin, EqLeftJoin)
+PATTERN_OPS = (Triple, BGP, Filter) + BINARY
+
+
+def mandatory_and_optional(op):
+    """(mandatory operand, optional operand) of an optional operator."""
+    if isinstance(op, SeqRightJoin):
+        return op.right, op.left
+    return op.left, op.right
+
+
+# --------------------------------------------------------------- queries
+
+
+@dataclass(frozen=True)
+class ProjectItem:
+    var: Var
+    expr: Optional[Expr] = None  # (expr AS ?var); None for a plain variable
+
+
+@dataclass(frozen=True)
+class Query:
+    name: str
+    form: str  # "select" or "construct"
+    pattern: object
+    projection: Optional[tuple] = None  # tuple of ProjectItem; None for SELECT *
+    distinct: bool = False
+    template: tuple = ()  # CONSTRUCT: tuple of Triple (blank nodes as "_:label")
+    options: tuple = ()  # sorted (key, value) pairs: policy, binarize, ...
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+    warnings: tuple = field(default=(), compare=False, repr=False)  # texts for stderr
+
+    def option(self, key, default=None):
+        return dict(self.options).get(key, default)
+
+
+# ------------------------------------------------------------- analysis
+
+
+def slots_vars(triple: Triple):
+    return [x for x in (triple.s, triple.p, triple.o) if isinstance(x, Var)]
+
+
+def expr_vars(expr) -> set:
+    if isinstance(expr, Var):
+        return {expr}
+    if isinstance(expr, Call):
+        out = set()
+        for a in expr.args:
+            out |= expr_vars(a)
+        return out
+    return set()
+
+
+def expr_uses(expr, names) -> bool:
+    if isinstance(expr, Call):
+        return expr.name in names or any(expr_uses(a, names) for a in expr.args)
+    return False
+
+
+def variables(op) -> set:
+    """Variables that may be bound by solutions of `op`."""
+    if isinstance(op, Triple):
+        return set(slots_vars(op))
+    if isinstance(op, BGP):
+        out = set()
+        for t in op.triples:
+            out |= set(slots_vars(t))
+        return out
+    if isinstance(op, Filter):
+        return variables(op.pattern)
+    return variables(op.left) | variables(op.right)
+
+
+def certain_variables(op) -> set:
+    """Variables bound in every solution of `op`."""
+    if isinstance(op, (Triple, BGP)):
+        return variables(op)
+    if isinstance(op, Filter):
+        return certain_variables(op.pattern)
+    if isinstance(op, Union_):
+        return certain_variables(op.left) & certain_variables(op.right)
+    if isinstance(op, OPTIONAL_OPS):
+        return certain_variables(mandatory_and_optional(op)[0])
+    return certain_variables(op.left) | certain_variables(op.right)
+
+
+def conjuncts(expr) -> list:
+    if isinstance(expr, Call) and expr.name == "and":
+        out = []
+        for a in expr.args:
+            out += conjuncts(a)
+        return out
+    return [expr]
+
+
+def conjunction(exprs):
+    exprs = list(exprs)
+    if not exprs:
+        return None
+    out = exprs[0]
+    for e in exprs[1:]:
+        out = Call("and", out, e)
+    return out
+
+
+def children(op):
+    if isinstance(op, BGP):
+        return list(op.triples)
+    if isinstance(op, Filter):
+        return [op.pattern]
+    if isinstance(op, BINARY):
+        return [op.left, op.right]
+    return []

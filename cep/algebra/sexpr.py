@@ -1,0 +1,66 @@
+"""Canonical S-expression text of algebra trees (used by `cep explain` and
+the golden tests): `(seqjoin (bgp (triple ?k <http://ex/a> ?x)) ...)`."""
+
+from __future__ import annotations
+
+from cep.algebra import ops
+
+NAMES = {
+    ops.Join: "join",
+    ops.Union_: "union",
+    ops.LeftJoin: "leftjoin",
+    ops.SeqJoin: "seqjoin",
+    ops.EqJoin: "eqjoin",
+    ops.SeqRightJoin: "seqrightjoin",
+    ops.EqLeftJoin: "eqleftjoin",
+}
+
+
+def slot(x) -> str:
+    return str(x) if isinstance(x, ops.Var) else x
+
+
+def expr(e) -> str:
+    if isinstance(e, ops.Var):
+        return str(e)
+    if isinstance(e, ops.Const):
+        return e.term
+    if isinstance(e, ops.Call):
+        if not e.args:
+            return f"({e.name})"
+        return "(" + e.name + " " + " ".join(expr(a) for a in e.args) + ")"
+    raise TypeError(f"not an expression: {e!r}")
+
+
+def pattern(op, indent: int = 0) -> str:
+    pad = "  " * indent
+    if isinstance(op, ops.Triple):
+        return f"{pad}(triple {slot(op.s)} {slot(op.p)} {slot(op.o)})"
+    if isinstance(op, ops.BGP):
+        inner = "\n".join(pattern(t, indent + 1) for t in op.triples)
+        return f"{pad}(bgp\n{inner})"
+    if isinstance(op, ops.Filter):
+        return f"{pad}(filter {expr(op.cond)}\n{pattern(op.pattern, indent + 1)})"
+    if type(op) in NAMES:
+        head = NAMES[type(op)]
+        cond = getattr(op, "cond", None)
+        head_text = f"{pad}({head}" + (f" {expr(cond)}" if cond is not None else "")
+        return (
+            head_text + "\n" + pattern(op.left, indent + 1) + "\n" + pattern(op.right, indent + 1) + ")"
+        )
+    raise TypeError(f"not an algebra operator: {op!r}")
+
+
+def query(q: ops.Query) -> str:
+    if q.form == "construct":
+        tmpl = " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in q.template)
+        head = f"(construct ({tmpl})"
+    else:
+        if q.projection is None:
+            items = "*"
+        else:
+            items = " ".join(
+                str(p.var) if p.expr is None else f"({expr(p.expr)} AS {p.var})" for p in q.projection
+            )
+        head = f"({'select-distinct' if q.distinct else 'select'} ({items})"
+    return head + "\n" + pattern(q.pattern, 1) + ")"

@@ -1,0 +1,25 @@
+"""The project's error types. Every message is written for the person who
+wrote the query or produced the data, and starts with where: file:line:column."""
+
+from __future__ import annotations
+
+
+class CepError(Exception):
+    """Base class: a problem the user can fix; the CLI exits 2 on these."""
+
+
+class QueryError(CepError):
+    """A query or rule file that cannot be run: syntax or semantic error."""
+
+    def __init__(self, message: str, pos=None):
+        self.message = message
+        self.pos = pos
+        super().__init__(f"{pos}: {message}" if pos is not None else message)
+
+
+class UsageError(CepError):
+    """Wrong command-line use (missing file, unknown format, ...)."""
+
+
+class EngineError(CepError):
+    """The Prolog runtime reported an error while loading or running rules."""

@@ -1,0 +1,43 @@
+"""What flows into and out of the engine: timestamped triple occurrences and
+answers. Terms are canonical N-Triples text (cep.terms); times are integer
+epoch milliseconds (UTC)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Event:
+    """A triple occurrence <<s, p, o>, start, end> of the paper (section 4.2)."""
+
+    s: str
+    p: str
+    o: str
+    start: int
+    end: int
+    source: str = field(default="", compare=False)  # "file:line", for reports
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer of one query: a solution's projected binding (SELECT) or
+    its instantiated template (CONSTRUCT), with the solution's interval."""
+
+    query: str
+    start: int
+    end: int
+    bindings: tuple = ()  # SELECT: sorted ((var name, N-Triples term), ...)
+    triples: tuple = ()  # CONSTRUCT: ((s, p, o), ...) in template order
+
+    def binding(self, var: str):
+        return dict(self.bindings).get(var)
+
+
+@dataclass(frozen=True)
+class Reject:
+    """An input record that could not be read; the stream goes on without it."""
+
+    source: str  # "file:line" (or "file:graph <iri>")
+    reason: str
+    text: str = ""

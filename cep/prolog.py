@@ -1,0 +1,163 @@
+"""A small model of Prolog terms and the one writer that turns them into text.
+
+Everything the project hands to SWI-Prolog (compiled rules, event batches,
+query constants) is built from these classes and written by `write`, so atoms
+and strings are always quoted correctly: no query or event text can become
+Prolog syntax of its own.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Union
+
+_PLAIN_ATOM = re.compile(r"[a-z][a-zA-Z0-9_]*\Z")
+_SYMBOL_ATOMS = {"[]", "{}", "!", ";", ",", "|"}
+
+
+@dataclass(frozen=True)
+class Atom:
+    name: str
+
+
+@dataclass(frozen=True)
+class Var:
+    name: str  # a Prolog variable name: starts with an upper-case letter or _
+
+
+@dataclass(frozen=True)
+class Str:
+    """A SWI-Prolog string object ("..." in SWI-7 syntax)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Struct:
+    functor: str
+    args: tuple
+
+    def __init__(self, functor: str, *args):
+        object.__setattr__(self, "functor", functor)
+        object.__setattr__(self, "args", tuple(args))
+
+
+@dataclass(frozen=True)
+class PList:
+    items: tuple
+    tail: object = None  # None for a proper list
+
+    def __init__(self, items, tail=None):
+        object.__setattr__(self, "items", tuple(items))
+        object.__setattr__(self, "tail", tail)
+
+
+@dataclass(frozen=True)
+class Raw:
+    """Text that is already Prolog syntax, made by this module (e.g. cached)."""
+
+    text: str
+
+
+Term = Union[Atom, Var, Str, Struct, PList, Raw, int, float, Fraction]
+
+
+@dataclass(frozen=True)
+class Clause:
+    head: Term
+    body: tuple = ()  # conjunction of goals; empty for a fact
+
+
+@dataclass(frozen=True)
+class Directive:
+    goal: Term
+
+
+def quote_atom(name: str) -> str:
+    if _PLAIN_ATOM.match(name) or name in _SYMBOL_ATOMS:
+        return name
+    return "'" + _escape(name, "'") + "'"
+
+
+def quote_string(text: str) -> str:
+    return '"' + _escape(text, '"') + '"'
+
+
+def _escape(text: str, quote: str) -> str:
+    out = []
+    for ch in text:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == quote:
+            out.append("\\" + quote)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append("\\x%x\\" % ord(ch))
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def write(term: Term) -> str:
+    """The Prolog text of a term, in canonical (operator-free) syntax."""
+    if isinstance(term, bool):  # bool is an int subclass: refuse silently wrong output
+        raise TypeError("booleans have no Prolog form; use Atom('true')")
+    if isinstance(term, int):
+        return str(term)
+    if isinstance(term, float):
+        return _write_float(term)
+    if isinstance(term, Fraction):
+        if term.denominator == 1:
+            return str(term.numerator)
+        return f"{term.numerator}r{term.denominator}"
+    if isinstance(term, Atom):
+        return quote_atom(term.name)
+    if isinstance(term, Var):
+        return term.name
+    if isinstance(term, Str):
+        return quote_string(term.text)
+    if isinstance(term, Raw):
+        return term.text
+    if isinstance(term, Struct):
+        if not term.args:
+            return quote_atom(term.functor) + "()"
+        return quote_atom(term.functor) + "(" + ",".join(write(a) for a in term.args) + ")"
+    if isinstance(term, PList):
+        inner = ",".join(write(a) for a in term.items)
+        if term.tail is None:
+            return "[" + inner + "]"
+        return "[" + inner + "|" + write(term.tail) + "]"
+    raise TypeError(f"not a Prolog term: {term!r}")
+
+
+def _write_float(x: float) -> str:
+    if x != x:
+        return "nan"
+    if x in (float("inf"), float("-inf")):
+        return "inf" if x > 0 else "-inf"
+    text = repr(x)
+    if "e" in text and "." not in text.split("e")[0]:
+        mant, exp = text.split("e")
+        text = mant + ".0e" + exp
+    return text
+
+
+def write_clause(clause: Clause | Directive) -> str:
+    if isinstance(clause, Directive):
+        return ":- " + write(clause.goal) + "."
+    head = write(clause.head)
+    if not clause.body:
+        return head + "."
+    goals = ",\n    ".join(write(g) for g in clause.body)
+    return head + " :-\n    " + goals + "."
+
+
+def write_program(items) -> str:
+    return "\n".join(write_clause(c) for c in items) + "\n"
