@@ -14,7 +14,10 @@ from fractions import Fraction
 from typing import Union
 
 _PLAIN_ATOM = re.compile(r"[a-z][a-zA-Z0-9_]*\Z")
-_SYMBOL_ATOMS = {"[]", "{}", "!", ";", ",", "|"}
+_SYMBOL_ATOMS = {"[]", "{}", "!", ";"}
+# standard operators written infix (always parenthesized, so priorities never matter)
+_INFIX = {",", ";", "->", ":", "=", "==", "\\==", "<", ">", "=<", ">=", "=:=", "=\\=",
+          "is", "-", "+", "*", "/", "@<", "@>", "/"}
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,13 @@ def write(term: Term) -> str:
     if isinstance(term, Raw):
         return term.text
     if isinstance(term, Struct):
+        if len(term.args) == 2 and term.functor in _INFIX:
+            left, right = (write(a) for a in term.args)
+            if term.functor == ":":
+                return f"{left}:{right}"
+            if term.functor == ",":
+                return f"({left}, {right})"
+            return f"({left} {term.functor} {right})"
         if not term.args:
             return quote_atom(term.functor) + "()"
         return quote_atom(term.functor) + "(" + ",".join(write(a) for a in term.args) + ")"
@@ -147,6 +157,11 @@ def _write_float(x: float) -> str:
         mant, exp = text.split("e")
         text = mant + ".0e" + exp
     return text
+
+
+def indicator(name: str, arity: int) -> Struct:
+    """The predicate indicator Name/Arity."""
+    return Struct("/", Atom(name), arity)
 
 
 def write_clause(clause: Clause | Directive) -> str:

@@ -75,13 +75,29 @@ def _unescape(text: str) -> str:
 
 
 def escape_literal(text: str) -> str:
-    """N-Triples escaping of a literal's lexical form."""
-    return (
-        text.replace("\\", "\\\\")
-        .replace('"', '\\"')
-        .replace("\n", "\\n")
-        .replace("\r", "\\r")
-    )
+    """N-Triples escaping of a literal's lexical form. Besides backslash, quote,
+    newline and carriage return, tab and every other control character are
+    escaped too (as backslash-t and backslash-u00XX), so
+    canonical term text never holds a raw control character: answers can
+    travel as tab-separated lines."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif code < 0x20 or code == 0x7F:
+            out.append("\\u%04X" % code)
+        else:
+            out.append(ch)
+    return "".join(out)
 
 
 # ---------------------------------------------------------------- parsing

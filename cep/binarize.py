@@ -1,0 +1,327 @@
+"""Binarization (paper, section 5): algebra trees -> a plan of binary steps.
+
+Takes the queries of a rule set (their algebra) and returns a Plan: leaves
+(one per distinct triple pattern) and binary steps, numbered in binarization
+order (children before parents), plus one output per query. Each node is a
+binary intermediate event of the paper: it has an ordered tuple of variables
+and produces solutions (binding, start, end).
+
+What happens here, per query:
+- a BGP becomes a chain of binary Joins (patterns that share variables are
+  put next to each other, so no cross product is made that a later pattern
+  would have narrowed);
+- chains of one associative operator are coupled from the left (default) or
+  from the right (`@binarize right`);
+- filter conjuncts are placed at the first step where all their variables are
+  bound for sure; conjuncts that read the interval (getDURATION & co.) stay
+  where the query put them;
+- a window bound (`getDURATION() < d` as a conjunct, or WITHIN) is pushed into
+  every mandatory step below it, so expired partial matches are never built
+  and stored goals can expire;
+- identical steps across the queries of the rule set become one node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+from cep import terms
+from cep.algebra import ops
+
+MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
+
+OP_NAMES = {
+    ops.Join: "join",
+    ops.Union_: "union",
+    ops.SeqJoin: "seq",
+    ops.EqJoin: "eq",
+    ops.SeqRightJoin: "seqright",
+    ops.EqLeftJoin: "eqleft",
+    ops.LeftJoin: "leftjoin",
+}
+ASSOCIATIVE = (ops.Join, ops.SeqJoin, ops.EqJoin, ops.Union_)
+POLICIES = ("unrestricted", "recent", "chronological")
+
+
+@dataclass(frozen=True)
+class Leaf:
+    id: int
+    triple: ops.Triple
+    vars: tuple
+    filters: tuple = ()
+    window: Optional[int] = None  # longest allowed duration, ms, inclusive
+
+
+@dataclass(frozen=True)
+class Step:
+    id: int
+    op: str  # one of OP_NAMES' values
+    left: int
+    right: int
+    vars: tuple
+    key: tuple  # variables bound on both sides for sure: the stores' hash key
+    cond: Optional[object] = None  # the optional operators' join condition
+    filters: tuple = ()
+    window: Optional[int] = None
+    policy: str = "unrestricted"
+
+
+@dataclass(frozen=True)
+class Output:
+    query: ops.Query
+    root: int
+
+
+@dataclass
+class Plan:
+    nodes: list = field(default_factory=list)
+    outputs: list = field(default_factory=list)
+
+    def node(self, node_id):
+        return self.nodes[node_id]
+
+    def consumers(self, node_id):
+        """(step, side) pairs that take this node's solutions, side 'l' or 'r'."""
+        out = []
+        for n in self.nodes:
+            if isinstance(n, Step):
+                if n.left == node_id:
+                    out.append((n, "l"))
+                if n.right == node_id:
+                    out.append((n, "r"))
+        return out
+
+
+def binarize(queries) -> Plan:
+    builder = _Builder()
+    for q in queries:
+        policy = q.option("policy", "unrestricted")
+        if policy not in POLICIES:
+            raise ValueError(f"unknown consumption policy {policy!r}")
+        pattern = reassociate(prepare_bgps(q.pattern), q.option("binarize", "left"))
+        root = builder.build(pattern, (), None, policy)
+        builder.plan.outputs.append(Output(q, root))
+    return builder.plan
+
+
+# ------------------------------------------------------------ rewrites
+
+
+def prepare_bgps(op):
+    """BGPs -> binary Joins of Triples, in an order without needless cross products."""
+    if isinstance(op, ops.BGP):
+        triples = _connected_order(list(op.triples))
+        if not triples:
+            raise ValueError("empty basic graph pattern")
+        out = triples[0]
+        for t in triples[1:]:
+            out = ops.Join(out, t, pos=op.pos)
+        return out
+    if isinstance(op, ops.Triple):
+        return op
+    if isinstance(op, ops.Filter):
+        return ops.Filter(op.cond, prepare_bgps(op.pattern), pos=op.pos)
+    return _rebuild(op, prepare_bgps(op.left), prepare_bgps(op.right))
+
+
+def _connected_order(triples):
+    if not triples:
+        return triples
+    ordered = [triples.pop(0)]
+    bound = set(ops.slots_vars(ordered[0]))
+    while triples:
+        pick = next((t for t in triples if bound & set(ops.slots_vars(t))), triples[0])
+        triples.remove(pick)
+        ordered.append(pick)
+        bound |= set(ops.slots_vars(pick))
+    return ordered
+
+
+def reassociate(op, direction: str):
+    """Couple chains of one associative operator from the left or the right."""
+    if direction not in ("left", "right"):
+        raise ValueError(f"unknown binarization {direction!r}")
+    if isinstance(op, ops.Triple):
+        return op
+    if isinstance(op, ops.Filter):
+        return ops.Filter(op.cond, reassociate(op.pattern, direction), pos=op.pos)
+    if isinstance(op, ASSOCIATIVE):
+        items = [reassociate(x, direction) for x in _flatten(op, type(op))]
+        if direction == "left":
+            out = items[0]
+            for x in items[1:]:
+                out = type(op)(out, x, pos=op.pos)
+        else:
+            out = items[-1]
+            for x in reversed(items[:-1]):
+                out = type(op)(x, out, pos=op.pos)
+        return out
+    return _rebuild(op, reassociate(op.left, direction), reassociate(op.right, direction))
+
+
+def _flatten(op, kind):
+    if type(op) is kind:
+        return _flatten(op.left, kind) + _flatten(op.right, kind)
+    return [op]
+
+
+def _rebuild(op, left, right):
+    if isinstance(op, ops.OPTIONAL_OPS):
+        return type(op)(left, right, op.cond, pos=op.pos)
+    return type(op)(left, right, pos=op.pos)
+
+
+# ------------------------------------------------------------ windows
+
+
+def duration_ms(nt: str) -> Optional[int]:
+    """Milliseconds of an xsd:duration-like literal (months as average months)."""
+    try:
+        kind, lex, dt, _ = terms.split(nt)
+    except (ValueError, terms.TermError):
+        return None
+    if kind != "literal" or not dt.startswith(terms.XSD) or not dt.endswith("Duration") and dt != terms.XSD_DURATION:
+        return None
+    try:
+        months, ms = terms.parse_duration(lex)
+    except terms.TermError:
+        return None
+    return months * MONTH_MS + ms
+
+
+def window_bound(conjunct) -> Optional[int]:
+    """The inclusive bound in ms that `getDURATION() < d` (or <=, or d >
+    getDURATION()) puts on an interval's length; None for other conjuncts."""
+    if not isinstance(conjunct, ops.Call) or len(conjunct.args) != 2:
+        return None
+    op, (a, b) = conjunct.name, conjunct.args
+    flipped = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
+    if _is_duration_call(b) and isinstance(a, ops.Const):
+        op, a, b = flipped.get(op, op), b, a
+    if not (_is_duration_call(a) and isinstance(b, ops.Const)):
+        return None
+    d = duration_ms(b.term)
+    if d is None:
+        return None
+    if op == "<":
+        return d - 1
+    if op == "<=":
+        return d
+    return None
+
+
+def _is_duration_call(e):
+    return isinstance(e, ops.Call) and e.name == "getDURATION" and not e.args
+
+
+def _min_window(a, b):
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return min(a, b)
+
+
+# ------------------------------------------------------------ building
+
+
+class _Builder:
+    def __init__(self):
+        self.plan = Plan()
+        self.index = {}  # node signature -> id
+
+    def _add(self, signature, make):
+        if signature in self.index:
+            return self.index[signature]
+        node_id = len(self.plan.nodes)
+        self.plan.nodes.append(make(node_id))
+        self.index[signature] = node_id
+        return node_id
+
+    def build(self, op, pending: tuple, window, policy) -> int:
+        if isinstance(op, ops.Filter):
+            cs = tuple(ops.conjuncts(op.cond))
+            for c in cs:
+                window = _min_window(window, window_bound(c))
+            return self.build(op.pattern, pending + cs, window, policy)
+
+        if isinstance(op, ops.Triple):
+            vars_ = tuple(dict.fromkeys(ops.slots_vars(op)))
+            filters = _dedup(pending)
+            sig = ("leaf", op, filters, window)
+            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window))
+
+        if isinstance(op, ops.Union_):
+            # a filter over a union is the union of the filtered branches
+            left = self.build(op.left, pending, window, policy)
+            right = self.build(op.right, pending, window, policy)
+            return self._step("union", op, left, right, (), None, window, policy)
+
+        if isinstance(op, ops.OPTIONAL_OPS):
+            mandatory, optional = ops.mandatory_and_optional(op)
+            down, here = _split_pending(pending, [ops.certain_variables(mandatory)])
+            m_id = self.build(mandatory, down[0], window, policy)
+            o_id = self.build(optional, (), None, policy)
+            left, right = (o_id, m_id) if isinstance(op, ops.SeqRightJoin) else (m_id, o_id)
+            return self._step(OP_NAMES[type(op)], op, left, right, here, op.cond, window, policy)
+
+        if isinstance(op, (ops.Join, ops.SeqJoin, ops.EqJoin)):
+            down, here = _split_pending(
+                pending, [ops.certain_variables(op.left), ops.certain_variables(op.right)]
+            )
+            left = self.build(op.left, down[0], window, policy)
+            right = self.build(op.right, down[1], window, policy)
+            return self._step(OP_NAMES[type(op)], op, left, right, here, None, window, policy)
+
+        raise TypeError(f"cannot binarize {op!r}")
+
+    def _step(self, name, op, left, right, filters, cond, window, policy):
+        nodes = self.plan.nodes
+        lvars, rvars = nodes[left].vars, nodes[right].vars
+        vars_ = tuple(dict.fromkeys(lvars + rvars))
+        if name == "union":
+            key = ()
+        else:
+            certain_l = _certain_of(nodes, left)
+            certain_r = _certain_of(nodes, right)
+            key = tuple(v for v in vars_ if v in certain_l and v in certain_r)
+        filters = _dedup(filters)
+        sig = ("step", name, left, right, cond, filters, window, policy)
+        return self._add(
+            sig, lambda i: Step(i, name, left, right, vars_, key, cond, filters, window, policy)
+        )
+
+
+def _certain_of(nodes, node_id) -> set:
+    node = nodes[node_id]
+    if isinstance(node, Leaf):
+        return set(node.vars)
+    if node.op == "union":
+        return _certain_of(nodes, node.left) & _certain_of(nodes, node.right)
+    if node.op in ("eqleft", "leftjoin"):
+        return _certain_of(nodes, node.left)
+    if node.op == "seqright":
+        return _certain_of(nodes, node.right)
+    return _certain_of(nodes, node.left) | _certain_of(nodes, node.right)
+
+
+def _split_pending(pending, child_certain):
+    """Send each conjunct to the first child where all its variables are
+    bound for sure; conjuncts that read the interval stay at this step."""
+    down = [() for _ in child_certain]
+    here = ()
+    for c in pending:
+        target = None
+        if not ops.expr_uses(c, ops.TIME_FUNCTIONS):
+            need = ops.expr_vars(c)
+            target = next((i for i, cv in enumerate(child_certain) if need <= cv), None)
+        if target is None:
+            here += (c,)
+        else:
+            down[target] += (c,)
+    return down, here
+
+
+def _dedup(items):
+    return tuple(dict.fromkeys(items))

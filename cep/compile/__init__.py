@@ -1,0 +1,92 @@
+"""Compilation: queries (algebra) -> binarized plan -> Prolog rules.
+
+`compile_queries` returns a CompiledRules: the Prolog program text, the name
+of the module it loads into (a hash of the text, so loading is idempotent),
+and the layout of each query's answer lines. `compile_rules` gives the text
+alone (for `cep compile`), `explain` the readable account of every stage
+(for `cep explain`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cep import prolog as pl
+from cep.algebra import sexpr
+from cep.binarize import Leaf, Plan, binarize
+from cep.compile.program import QueryLayout, compile_plan, program_hash
+
+
+@dataclass(frozen=True)
+class CompiledRules:
+    module: str
+    text: str
+    layouts: tuple  # QueryLayout per query, in query order
+    queries: tuple
+    plan: Plan
+
+
+def compile_queries(queries) -> CompiledRules:
+    queries = tuple(queries)
+    plan = binarize(queries)
+    items, layouts = compile_plan(plan)
+    body = pl.write_program(items)
+    module = "cep_rs_" + program_hash(body)
+    header = [
+        pl.Directive(pl.Struct("module", pl.Atom(module), pl.PList([pl.indicator("cep_event", 5)]))),
+        pl.Clause(pl.Struct("$cep_rules", pl.Atom(module))),
+    ]
+    text = _banner(queries) + pl.write_program(header) + body
+    return CompiledRules(module, text, tuple(layouts), queries, plan)
+
+
+def compile_rules(queries) -> str:
+    """The generated Prolog program, as readable text."""
+    return compile_queries(queries).text
+
+
+def _banner(queries) -> str:
+    names = ", ".join(q.name for q in queries)
+    return f"% Event-driven backward-chaining rules compiled from EP-SPARQL queries: {names}\n"
+
+
+def describe_plan(plan: Plan) -> str:
+    lines = []
+    for node in plan.nodes:
+        vars_ = " ".join(str(v) for v in node.vars)
+        extra = []
+        if node.window is not None:
+            extra.append(f"window<={node.window}ms")
+        if node.filters:
+            extra.append("filters: " + " ; ".join(sexpr.expr(f) for f in node.filters))
+        if isinstance(node, Leaf):
+            t = node.triple
+            head = f"e{node.id} = triple {sexpr.slot(t.s)} {sexpr.slot(t.p)} {sexpr.slot(t.o)}"
+        else:
+            head = f"e{node.id} = {node.op}(e{node.left}, e{node.right})"
+            if node.key:
+                extra.append("key: " + " ".join(str(v) for v in node.key))
+            if node.cond is not None:
+                extra.append("condition: " + sexpr.expr(node.cond))
+            if node.policy != "unrestricted":
+                extra.append(f"policy: {node.policy}")
+        lines.append(f"  {head}  -> ({vars_})" + ("  [" + "; ".join(extra) + "]" if extra else ""))
+    for out in plan.outputs:
+        lines.append(f"  query {out.query.name} <- e{out.root}")
+    return "\n".join(lines)
+
+
+def explain(queries) -> str:
+    """Algebra, binarized plan and generated rules of a rule set."""
+    compiled = compile_queries(queries)
+    parts = ["== algebra"]
+    for q in compiled.queries:
+        parts.append(f"-- {q.name}\n{sexpr.query(q)}")
+    parts.append("== binarized plan (binary intermediate events, in binarization order)")
+    parts.append(describe_plan(compiled.plan))
+    parts.append("== Prolog rules (module %s)" % compiled.module)
+    parts.append(compiled.text)
+    return "\n".join(parts)
+
+
+__all__ = ["CompiledRules", "QueryLayout", "compile_queries", "compile_rules", "explain"]

@@ -1,0 +1,167 @@
+"""FILTER and SELECT expressions -> Prolog goals (SPARQL 1.1 section 17).
+
+An expression compiles to a list of goals that bind a result variable to an
+encoded value (cep.terms) and *fail* where SPARQL raises an error; `&&`,
+`||`, `!`, IF, COALESCE and BOUND are compiled so that SPARQL's error rules
+hold. The goals call only prolog/cep_values.pl and prolog/cep_runtime.pl,
+with function names fixed at compile time: nothing from a query is ever
+called as a goal.
+"""
+
+from __future__ import annotations
+
+from cep import prolog as pl
+from cep import terms
+from cep.algebra import ops
+from cep.errors import QueryError
+
+VALUES = "cep_values"
+RUNTIME = "cep_runtime"
+ARITH = {"+": "cep_add", "-": "cep_sub", "*": "cep_mul", "/": "cep_div"}
+COMPARE = {"=", "!=", "<", ">", "<=", ">="}
+FN_CALLS = {
+    "str", "lang", "datatype", "isIRI", "isBlank", "isLiteral", "isNumeric",
+    "sameTerm", "langMatches", "regex", "strlen", "ucase", "lcase", "contains",
+    "strstarts", "strends", "concat", "abs", "ceil", "floor", "round",
+}
+
+
+def conj(goals):
+    goals = list(goals)
+    if not goals:
+        return pl.Atom("true")
+    out = goals[-1]
+    for g in reversed(goals[:-1]):
+        out = pl.Struct(",", g, out)
+    return out
+
+
+def ite(cond, then, other):
+    return pl.Struct(";", pl.Struct("->", cond, then), other)
+
+
+def q(module, name, *args):
+    return pl.Struct(":", pl.Atom(module), pl.Struct(name, *args))
+
+
+class ExprCompiler:
+    """Compiles expressions of one clause. `env` maps algebra variables to
+    Prolog variables; `start`/`end` are the Prolog variables of the interval
+    the time functions read."""
+
+    def __init__(self, env: dict, start: pl.Var, end: pl.Var, fresh):
+        self.env = env
+        self.start = start
+        self.end = end
+        self.fresh = fresh  # () -> new pl.Var
+
+    def filter_goal(self, expr) -> pl.Term:
+        """A goal that succeeds iff the expression's effective boolean value is true."""
+        goals, value = self.value(expr)
+        return conj(goals + [q(VALUES, "cep_ebv", value, pl.Atom("true"))])
+
+    def truth(self, expr):
+        """Goals binding a variable to true, false or error (never failing)."""
+        goals, value = self.value(expr)
+        b = self.fresh()
+        attempt = conj(goals + [q(VALUES, "cep_ebv", value, b)])
+        return [ite(attempt, pl.Atom("true"), pl.Struct("=", b, pl.Atom("error")))], b
+
+    def value(self, e):
+        if isinstance(e, ops.Var):
+            if e not in self.env:
+                return [pl.Atom("fail")], self.fresh()
+            v = self.env[e]
+            return [pl.Struct("nonvar", v)], v
+        if isinstance(e, ops.Const):
+            return [], terms.to_prolog(e.term)
+        if not isinstance(e, ops.Call):
+            raise TypeError(f"not an expression: {e!r}")
+        name, args = e.name, e.args
+        r = self.fresh()
+        if name in ("and", "or"):
+            ga, ba = self.truth(args[0])
+            gb, bb = self.truth(args[1])
+            b = self.fresh()
+            return ga + gb + [q(RUNTIME, f"cep_{name}", ba, bb, b), pl.Struct("=", r, pl.Struct("bool", b))], r
+        if name == "not":
+            ga, ba = self.truth(args[0])
+            b = self.fresh()
+            return ga + [q(RUNTIME, "cep_not", ba, b), pl.Struct("=", r, pl.Struct("bool", b))], r
+        if name == "bound":
+            arg = args[0]
+            if not isinstance(arg, ops.Var):
+                raise QueryError("BOUND takes a variable")
+            if arg not in self.env:
+                return [pl.Struct("=", r, pl.Struct("bool", pl.Atom("false")))], r
+            v = self.env[arg]
+            return [
+                ite(
+                    pl.Struct("nonvar", v),
+                    pl.Struct("=", r, pl.Struct("bool", pl.Atom("true"))),
+                    pl.Struct("=", r, pl.Struct("bool", pl.Atom("false"))),
+                )
+            ], r
+        if name == "if":
+            gc, bc = self.truth(args[0])
+            g1, v1 = self.value(args[1])
+            g2, v2 = self.value(args[2])
+            return gc + [
+                ite(
+                    pl.Struct("==", bc, pl.Atom("true")),
+                    conj(g1 + [pl.Struct("=", r, v1)]),
+                    conj([pl.Struct("==", bc, pl.Atom("false"))] + g2 + [pl.Struct("=", r, v2)]),
+                )
+            ], r
+        if name == "coalesce":
+            alternatives = pl.Atom("fail")
+            for arg in reversed(args):
+                g, v = self.value(arg)
+                alternatives = ite(conj(g + [pl.Struct("=", r, v)]), pl.Atom("true"), alternatives)
+            return [alternatives], r
+        if name in ("in", "notin"):
+            ga, va = self.value(args[0])
+            found = pl.Atom("fail")
+            for arg in reversed(args[1:]):
+                g, v = self.value(arg)
+                test = conj(g + [q(VALUES, "cep_compare", pl.Atom("="), va, v, pl.Atom("true"))])
+                found = ite(test, pl.Atom("true"), found)
+            yes, no = ("true", "false") if name == "in" else ("false", "true")
+            return ga + [
+                ite(found, pl.Struct("=", r, pl.Struct("bool", pl.Atom(yes))),
+                    pl.Struct("=", r, pl.Struct("bool", pl.Atom(no))))
+            ], r
+        if name in COMPARE:
+            ga, va = self.value(args[0])
+            gb, vb = self.value(args[1])
+            b = self.fresh()
+            return ga + gb + [
+                q(VALUES, "cep_compare", pl.Atom(name), va, vb, b),
+                pl.Struct("=", r, pl.Struct("bool", b)),
+            ], r
+        if name in ARITH:
+            ga, va = self.value(args[0])
+            gb, vb = self.value(args[1])
+            return ga + gb + [q(VALUES, ARITH[name], va, vb, r)], r
+        if name in ("neg", "pos"):
+            ga, va = self.value(args[0])
+            return ga + [q(VALUES, f"cep_{name}", va, r)], r
+        if name == "getDURATION":
+            return [q(VALUES, "cep_time_duration", self.start, self.end, r)], r
+        if name == "getSTARTTIME":
+            return [q(VALUES, "cep_time_point", self.start, r)], r
+        if name == "getENDTIME":
+            return [q(VALUES, "cep_time_point", self.end, r)], r
+        if name in FN_CALLS or name.startswith(ops.CAST_PREFIX):
+            goals, values = [], []
+            for arg in args:
+                g, v = self.value(arg)
+                goals += g
+                values.append(v)
+            fn = (
+                pl.Struct("cast", pl.Atom(name[len(ops.CAST_PREFIX):]))
+                if name.startswith(ops.CAST_PREFIX)
+                else pl.Atom(name)
+            )
+            return goals + [q(VALUES, "cep_fn", fn, pl.PList(values), r)], r
+        raise QueryError(f"unknown function {name}")

@@ -1,0 +1,423 @@
+"""A binarized plan -> the Prolog program of event-driven backward-chaining
+rules (paper, section 5, rules (10)-(15)).
+
+For every node N of the plan (cep.binarize) the program has
+    n<N>(Values, Start, End)   a solution of N occurred: check N's window
+                               and filters, then hand it to N's consumers;
+for every binary step N
+    s<N>_l/3, s<N>_r/3         what happens when a solution of the left or
+                               right operand occurs: goal-insertion rules
+                               (store a goal) and checking rules (combine
+                               with stored goals);
+    g<N>_l/4, g<N>_r/4         the goal stores, first argument the hash of
+                               the join key, so lookups are indexed;
+and for the rule set
+    cep_event/5                the entry point: an event triggers the leaf
+                               rules (one clause per triple pattern, indexed
+                               on the predicate);
+    '$sweep'/1, '$end_group'/0, '$deferred'/1, '$check'/1, '$project'/5,
+    '$distinct'/1, '$clock'/2  used by prolog/cep_runtime.pl.
+
+Unbound SPARQL variables are unbound Prolog variables, so unifying a stored
+goal with a new solution is exactly the paper's "compatible" test and the
+merge of the two bindings.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from cep import prolog as pl
+from cep import terms
+from cep.algebra import ops
+from cep.binarize import Leaf, Plan, Step
+from cep.compile.expr import ExprCompiler, conj, ite, q
+
+RUNTIME = "cep_runtime"
+A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
+DEFAULT_SWEEP_MS = 1000
+
+
+@dataclass(frozen=True)
+class QueryLayout:
+    """How a query's answer lines map back to names: the fields, in order."""
+
+    index: int
+    name: str
+    form: str
+    fields: tuple  # variable names of the fields
+
+
+class _Vars:
+    """Prolog variable names for one clause."""
+
+    def __init__(self):
+        self.names = {}
+        self.count = 0
+
+    def of(self, var: ops.Var) -> pl.Var:
+        if var not in self.names:
+            self.names[var] = pl.Var(f"X{len(self.names)}")
+        return self.names[var]
+
+    def fresh(self) -> pl.Var:
+        self.count += 1
+        return pl.Var(f"_G{self.count}")
+
+
+def tuple_term(vs: _Vars, variables) -> pl.Term:
+    if not variables:
+        return A("v")
+    return pl.Struct("v", *[vs.of(v) for v in variables])
+
+
+def key_goal(vs: _Vars, key, h: pl.Var):
+    if not key:
+        return pl.Struct("=", h, 0)
+    k = vs.of(key[0]) if len(key) == 1 else pl.Struct("k", *[vs.of(v) for v in key])
+    return q(RUNTIME, "cep_key", k, h)
+
+
+def ok_goal(node, vs: _Vars, ts: pl.Var, te: pl.Var):
+    """Window and filters of a node, on the solution (vars in vs, ts, te)."""
+    goals = []
+    if node.window is not None:
+        goals.append(pl.Struct("=<", pl.Struct("-", te, ts), node.window))
+    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    for f in node.filters:
+        goals.append(ec.filter_goal(f))
+    return goals
+
+
+def compile_plan(plan: Plan) -> tuple[list, list]:
+    """(program items, query layouts) for a plan."""
+    items = [
+        pl.Directive(pl.Struct("discontiguous", pl.indicator("leaf", 5))),
+        pl.Directive(pl.Struct("style_check", pl.Struct("-", A("singleton")))),
+    ]
+    dynamic = []
+    sweeps, group_scoped, deferred, checks = [], [], [], []
+    root_of = {}
+    for out_index, out in enumerate(plan.outputs):
+        root_of.setdefault(out.root, []).append(out_index)
+
+    # entry point: every event tries every leaf rule
+    S, P, O, Ts, Te = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te"))
+    items.append(pl.Clause(pl.Struct("cep_event", S, P, O, Ts, Te),
+                           (pl.Struct(";", pl.Struct(",", pl.Struct("leaf", P, S, O, Ts, Te), F), T),)))
+
+    for node in plan.nodes:
+        items += _emitter(plan, node, root_of.get(node.id, []))
+        if isinstance(node, Leaf):
+            items.append(_leaf_rule(node))
+        else:
+            step_items, stores, scope, check = _step(plan, node)
+            items += step_items
+            dynamic += stores
+            if scope == "group":
+                group_scoped += stores
+            elif scope == "window":
+                sweeps += [(s, node.window) for s in stores]
+            if check:
+                deferred.append(node.id)
+                checks.append(check)
+
+    if not any(isinstance(n, Leaf) for n in plan.nodes):
+        items.append(pl.Clause(pl.Struct("leaf", *(pl.Var("_") for _ in range(5))), (F,)))
+    for name in dynamic:
+        items.insert(0, pl.Directive(pl.Struct("dynamic", _indicator(name))))
+    items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$clock", 2))))
+
+    # periodic pruning of goals past their window (system-generated events)
+    now = pl.Var("Now")
+    sweep_goals = []
+    for store, window in sweeps:
+        name = store.split("/")[0]
+        ref, gts = pl.Var("Ref"), pl.Var("GTs")
+        head = pl.Struct(name, pl.Var("_"), pl.Var("_"), gts, pl.Var("_"))
+        sweep_goals.append(pl.Struct("forall", conj([
+            pl.Struct("clause", head, T, ref),
+            pl.Struct(">", pl.Struct("-", now, gts), window)]),
+            pl.Struct("erase", ref)))
+    items.append(pl.Clause(pl.Struct("$sweep", now), tuple(sweep_goals) or (T,)))
+    period = min((w for _, w in sweeps), default=DEFAULT_SWEEP_MS)
+    items.append(pl.Clause(pl.Struct("$clock", -(2**62), max(period, 1))))
+
+    items.append(pl.Clause(A("$end_group"), tuple(
+        pl.Struct("retractall", pl.Struct(s.split("/")[0], *(pl.Var("_") for _ in range(int(s.split("/")[1])))))
+        for s in group_scoped) or (T,)))
+    items.append(pl.Clause(pl.Struct("$deferred", pl.PList(deferred))))
+    items += checks
+    if not checks:
+        items.append(pl.Clause(pl.Struct("$check", pl.Var("_")), (F,)))
+
+    layouts = []
+    for i, out in enumerate(plan.outputs):
+        project, layout = _projection(plan, i, out)
+        items += project
+        layouts.append(layout)
+        if out.query.distinct:
+            items.append(pl.Clause(pl.Struct("$distinct", i)))
+    if not any(o.query.distinct for o in plan.outputs):
+        items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
+    return items, layouts
+
+
+def _indicator(name_arity: str):
+    name, arity = name_arity.rsplit("/", 1)
+    return pl.indicator(name, int(arity))
+
+
+# ------------------------------------------------------------- nodes
+
+
+def _emitter(plan, node, outputs):
+    vs = _Vars()
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    v = tuple_term(vs, node.vars)
+    checks = ok_goal(node, vs, ts, te)
+    calls = []
+    for step, side in plan.consumers(node.id):
+        calls.append(pl.Struct(f"s{step.id}_{side}", v, ts, te))
+    for index in outputs:
+        calls.append(q(RUNTIME, "cep_answer", index, v, ts, te))
+    body = conj(calls) if calls else T
+    if checks:
+        body = ite(conj(checks), body, T)
+    return [pl.Clause(pl.Struct(f"n{node.id}", v, ts, te), (body,))]
+
+
+def _leaf_rule(leaf: Leaf):
+    vs = _Vars()
+    slots = []
+    for x in (leaf.triple.s, leaf.triple.p, leaf.triple.o):
+        slots.append(vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x))
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    head = pl.Struct("leaf", slots[1], slots[0], slots[2], ts, te)
+    return pl.Clause(head, (pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te),))
+
+
+def _step(plan, step: Step):
+    """(clauses, store names, store scope, deferred check clause or None)."""
+    left, right = plan.node(step.left), plan.node(step.right)
+    build = {
+        "seq": _seq,
+        "join": _join,
+        "eq": _join,
+        "union": _union,
+        "seqright": _seqright,
+        "eqleft": _deferred_optional,
+        "leftjoin": _deferred_optional,
+    }[step.op]
+    return build(step, left, right)
+
+
+def _store(step, side):
+    return f"g{step.id}_{side}"
+
+
+def _union(step, left, right):
+    items = []
+    for side, child in (("l", left), ("r", right)):
+        vs = _Vars()
+        ts, te = pl.Var("Ts"), pl.Var("Te")
+        head = pl.Struct(f"s{step.id}_{side}", tuple_term(vs, child.vars), ts, te)
+        items.append(pl.Clause(head, (pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te),)))
+    return items, [], None, None
+
+
+def _seq(step, left, right):
+    """SeqJoin: a left solution becomes a goal waiting for a right solution
+    that starts after it ends (rules (11) and (12))."""
+    n = step.id
+    store = _store(step, "l")
+    vs = _Vars()
+    ts1, te1, ts2, te2, h = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H"))
+    lv, rv, out = tuple_term(vs, left.vars), tuple_term(vs, right.vars), tuple_term(vs, step.vars)
+    insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1), (
+        key_goal(vs, step.key, h),
+        pl.Struct("asserta" if step.policy == "recent" else "assertz", pl.Struct(store, h, lv, ts1, te1))))
+    goal = pl.Struct(store, h, lv, ts1, te1)
+    before = pl.Struct("<", te1, ts2)
+    emit = pl.Struct(f"n{n}", out, ts1, te2)
+    if step.policy == "unrestricted":
+        body = pl.Struct(";", conj([goal, before, emit, F]), T)
+    else:
+        ref = pl.Var("Ref")
+        pick = conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)])
+        action = conj([pl.Struct("erase", ref), emit]) if step.policy == "chronological" else emit
+        body = ite(pl.Struct("once", pick), action, T)
+    check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2), (key_goal(vs, step.key, h), body))
+    scope = "window" if step.window is not None else "forever"
+    return [insert, check, _ok_clause(step)], [store + "/4"], scope, None
+
+
+def _join(step, left, right):
+    """Join (juxtaposition) and EqJoin (EQUALS): both sides store goals and
+    probe the other side (for EQUALS only goals with the same interval
+    match, so its goals live for one group)."""
+    n = step.id
+    items = []
+    eq = step.op == "eq"
+    for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
+        vs = _Vars()
+        ts1, te1, h = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H")
+        ts2, te2 = (ts1, te1) if eq else (pl.Var("Ts2"), pl.Var("Te2"))
+        myv, otherv, out = tuple_term(vs, mine.vars), tuple_term(vs, theirs.vars), tuple_term(vs, step.vars)
+        store_mine = pl.Struct(_store(step, side), h, myv, ts1, te1)
+        partner = pl.Struct(_store(step, other), h, otherv, ts2, te2)
+        ts, te = pl.Var("Ts"), pl.Var("Te")
+        span = [] if eq else [pl.Struct("is", ts, pl.Struct("min", ts1, ts2)),
+                              pl.Struct("is", te, pl.Struct("max", te1, te2))]
+        if eq:
+            ts, te = ts1, te1
+        emit = pl.Struct(f"n{n}", out, ts, te)
+        if step.policy == "unrestricted":
+            body = (pl.Struct("assertz", store_mine), pl.Struct(";", conj([partner] + span + [emit, F]), T))
+        else:
+            ref = pl.Var("Ref")
+            pick = pl.Struct("once", conj([pl.Struct("clause", partner, T, ref)] + span
+                                          + [pl.Struct(f"ok{n}", out, ts, te)]))
+            if step.policy == "chronological":
+                body = (ite(pick, conj([pl.Struct("erase", ref), emit]), pl.Struct("assertz", store_mine)),)
+            else:
+                body = (pl.Struct("asserta", store_mine), ite(pick, emit, T))
+        items.append(pl.Clause(pl.Struct(f"s{n}_{side}", myv, ts1, te1), (key_goal(vs, step.key, h),) + body))
+    items.append(_ok_clause(step))
+    scope = "group" if eq else ("window" if step.window is not None else "forever")
+    return items, [_store(step, "l") + "/4", _store(step, "r") + "/4"], scope, None
+
+
+def _seqright(step, opt, mand):
+    """SeqRightJoin (OPTIONALSEQ): the optional left part, if any compatible
+    one ended before the mandatory part starts, is joined; otherwise the
+    mandatory part alone is a solution. Decided when the mandatory part
+    occurs, since every optional candidate has ended by then."""
+    n = step.id
+    store = _store(step, "l")
+    vs = _Vars()
+    ts1, te1, ts2, te2, h = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H"))
+    ov, mv, out = tuple_term(vs, opt.vars), tuple_term(vs, mand.vars), tuple_term(vs, step.vars)
+    insert = pl.Clause(pl.Struct(f"s{n}_l", ov, ts1, te1),
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(store, h, ov, ts1, te1))))
+    cond = _cond_goals(step, vs, ts1, te2)
+    match = conj([pl.Struct(store, h, ov, ts1, te1), pl.Struct("<", te1, ts2)] + cond)
+    alone = _alone(step, mand, vs, ts2, te2)
+    joined = pl.Struct(";", conj([match, pl.Struct(f"n{n}", out, ts1, te2), F]), T)
+    check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2),
+                      (key_goal(vs, step.key, h), ite(pl.Struct("\\+", match), alone, joined)))
+    # optional goals are kept: whether one ever occurred decides absence
+    return [insert, check, _ok_clause(step)], [store + "/4"], "forever", None
+
+
+def _deferred_optional(step, mand, opt):
+    """EqLeftJoin (EQUALSOPTIONAL) and LeftJoin (OPTIONAL): the optional part
+    may still occur in the same group as the mandatory one, so the check
+    waits for the end of the group (rules (14)-(15) for the interval test)."""
+    n = step.id
+    eq = step.op == "eqleft"
+    opt_store, pending = _store(step, "r"), f"d{n}"
+    vs = _Vars()
+    ts, te, ts1, te1, h = (pl.Var(x) for x in ("Ts", "Te", "Ts1", "Te1", "H"))
+    mv, ov, out = tuple_term(vs, mand.vars), tuple_term(vs, opt.vars), tuple_term(vs, step.vars)
+    wait = pl.Clause(pl.Struct(f"s{n}_l", mv, ts, te), (pl.Struct("assertz", pl.Struct(pending, mv, ts, te)),))
+    insert = pl.Clause(pl.Struct(f"s{n}_r", ov, ts1, te1),
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(opt_store, h, ov, ts1, te1))))
+    if eq:
+        candidate = [pl.Struct(opt_store, h, ov, ts, te)]
+        mts = ts
+        cond = _cond_goals(step, vs, ts, te)
+    else:
+        mts = pl.Var("MTs")
+        candidate = [pl.Struct(opt_store, h, ov, ts1, te1), pl.Struct("=<", te1, te),
+                     pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
+        cond = _cond_goals(step, vs, mts, te)
+    match = conj(candidate + cond)
+    alone = _alone(step, mand, vs, ts, te)
+    joined = pl.Struct(";", conj([match, pl.Struct(f"n{n}", out, mts, te), F]), T)
+    body = pl.Struct(";", conj([
+        pl.Struct("retract", pl.Struct(pending, mv, ts, te)),
+        key_goal(vs, step.key, h),
+        ite(pl.Struct("\\+", match), alone, joined),
+        F]), T)
+    check = pl.Clause(pl.Struct("$check", n), (body,))
+    stores = [opt_store + "/4", pending + "/3"]
+    return [wait, insert, _ok_clause(step)], stores, ("group" if eq else "forever"), check
+
+
+def _cond_goals(step, vs, ts, te):
+    if step.cond is None:
+        return []
+    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    return [ec.filter_goal(step.cond)]
+
+
+def _alone(step, mand, vs, ts, te):
+    """The mandatory solution alone: the optional part's variables stay unbound."""
+    values = []
+    for v in step.vars:
+        values.append(vs.of(v) if v in mand.vars else pl.Var(f"_U{len(values)}"))
+    out = pl.Struct("v", *values) if values else A("v")
+    return pl.Struct(f"n{step.id}", out, ts, te)
+
+
+def _ok_clause(step):
+    vs = _Vars()
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    goals = ok_goal(step, vs, ts, te)
+    return pl.Clause(pl.Struct(f"ok{step.id}", tuple_term(vs, step.vars), ts, te), tuple(goals) or (T,))
+
+
+# ---------------------------------------------------------- projection
+
+
+def _projection(plan, index, out):
+    query = out.query
+    root = plan.node(out.root)
+    vs = _Vars()
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    v = tuple_term(vs, root.vars)
+    goals, fields, names = [], [], []
+    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    if query.projection is None:
+        for var in root.vars:
+            if not var.name.startswith("_:"):
+                names.append(var.name)
+                fields.append(vs.of(var))
+    else:
+        for item in query.projection:
+            names.append(item.var.name)
+            if item.expr is None:
+                fields.append(vs.of(item.var) if item.var in root.vars else pl.Var(f"_N{len(fields)}"))
+            else:
+                g, value = ec.value(item.expr)
+                r = pl.Var(f"P{len(fields)}")
+                goals.append(ite(conj(g), pl.Struct("=", r, value), T))
+                fields.append(r)
+                ec.env[item.var] = r
+    if query.form == "construct":
+        # the template's variables, after the sub-select's projection if any
+        template_vars = []
+        for t in query.template:
+            for x in (t.s, t.p, t.o):
+                if isinstance(x, ops.Var) and x.name not in template_vars:
+                    template_vars.append(x.name)
+        by_name = dict(zip(names, fields))
+        fields2 = []
+        for name in template_vars:
+            var = ops.Var(name)
+            if name in by_name:
+                fields2.append(by_name[name])
+            elif var in root.vars:
+                fields2.append(vs.of(var))
+            else:
+                fields2.append(pl.Var(f"_T{len(fields2)}"))
+        names, fields = template_vars, fields2
+    head = pl.Struct("$project", index, v, ts, te, pl.PList(fields))
+    layout = QueryLayout(index, query.name, query.form, tuple(names))
+    return [pl.Clause(head, tuple(goals) or (T,))], layout
+
+
+def program_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -1,0 +1,152 @@
+"""The one boundary between Python and SWI-Prolog.
+
+SWI-Prolog is one engine per process; this module starts it once, loads the
+runtime library (prolog/) once, and loads each compiled rule set once into a
+module named after the hash of its text (loading is idempotent, so a worker
+that receives the same rules again never duplicates clauses). A batch crosses
+the boundary as one string in and one string out (../shared/FACTS.md: per
+event calls cost ~20 µs; per batch they cost nothing).
+
+The engine cache lives here, in an imported module, not in the globals of a
+function that Spark pickles.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from pathlib import Path
+
+from cep.errors import EngineError
+
+PL_ATOM, PL_STRING = 2, 6
+REP_UTF8 = 0x00100000
+CVT_ATOM, CVT_STRING, CVT_WRITEQ = 0x1, 0x2, 0x200
+BUF_STACK = 0x00010000
+PL_Q_NODEBUG, PL_Q_CATCH_EXCEPTION = 0x4, 0x8
+
+
+def prolog_dir() -> Path:
+    """Where the runtime library is: prolog/ beside the package, or shipped
+    inside it (cep/_prolog) when installed from a wheel."""
+    here = Path(__file__).resolve().parent.parent
+    for candidate in (here.parent / "prolog", here / "_prolog"):
+        if (candidate / "cep_runtime.pl").exists():
+            return candidate
+    raise EngineError(f"the Prolog runtime library is missing (looked beside {here})")
+
+
+class _Session:
+    def __init__(self):
+        os.environ.setdefault("SWIPL_ARGS", "")
+        from pyswip import Prolog
+        from pyswip.core import _lib
+
+        self.prolog = Prolog()
+        self.lib = _lib
+        self._bind()
+        self.loaded = set()
+        self.lock = threading.Lock()
+        base = prolog_dir()
+        self._run_text("cep_boot", "user:asserta(file_search_path(cep, '%s'))" % str(base).replace("'", "\\'"))
+        for name in ("cep_values", "cep_runtime"):
+            self._run_text("cep_boot", f"use_module(cep({name}))")
+
+    def _bind(self):
+        lib = self.lib
+        lib.PL_new_term_refs.argtypes = [ctypes.c_int]
+        lib.PL_new_term_refs.restype = ctypes.c_size_t
+        lib.PL_put_chars.argtypes = [ctypes.c_size_t, ctypes.c_int, ctypes.c_size_t, ctypes.c_char_p]
+        lib.PL_put_chars.restype = ctypes.c_int
+        lib.PL_get_nchars.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t),
+                                      ctypes.POINTER(ctypes.c_char_p), ctypes.c_uint]
+        lib.PL_get_nchars.restype = ctypes.c_int
+        lib.PL_predicate.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+        lib.PL_predicate.restype = ctypes.c_void_p
+        lib.PL_open_query.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+        lib.PL_open_query.restype = ctypes.c_void_p
+        lib.PL_next_solution.argtypes = [ctypes.c_void_p]
+        lib.PL_next_solution.restype = ctypes.c_int
+        lib.PL_exception.argtypes = [ctypes.c_void_p]
+        lib.PL_exception.restype = ctypes.c_size_t
+        lib.PL_cut_query.argtypes = [ctypes.c_void_p]
+        lib.PL_open_foreign_frame.restype = ctypes.c_void_p
+        lib.PL_discard_foreign_frame.argtypes = [ctypes.c_void_p]
+        self._preds = {}
+
+    def _pred(self, name: str, arity: int, module: str):
+        key = (name, arity, module)
+        if key not in self._preds:
+            self._preds[key] = self.lib.PL_predicate(name.encode(), arity, module.encode())
+        return self._preds[key]
+
+    def _text_of(self, term) -> str:
+        length = ctypes.c_size_t()
+        ptr = ctypes.c_char_p()
+        flags = CVT_ATOM | CVT_STRING | CVT_WRITEQ | REP_UTF8 | BUF_STACK
+        if not self.lib.PL_get_nchars(term, ctypes.byref(length), ctypes.byref(ptr), flags):
+            return "<unprintable>"
+        return ctypes.string_at(ptr, length.value).decode("utf-8")
+
+    def call(self, name: str, module: str, args: list, outputs: int = 1) -> list[str]:
+        """Call module:name(Args..., Outs...) once; Args are strings passed as
+        Prolog strings (atoms when given as ('atom', text)); returns the
+        outputs as text. A Prolog exception becomes an EngineError."""
+        lib = self.lib
+        with self.lock:
+            frame = lib.PL_open_foreign_frame()
+            try:
+                n = len(args) + outputs
+                base = lib.PL_new_term_refs(n)
+                for i, arg in enumerate(args):
+                    kind = PL_STRING
+                    if isinstance(arg, tuple):
+                        _, arg = arg
+                        kind = PL_ATOM
+                    data = arg.encode("utf-8")
+                    if not lib.PL_put_chars(base + i, kind | REP_UTF8, len(data), data):
+                        raise EngineError("cannot pass a batch to Prolog")
+                qid = lib.PL_open_query(None, PL_Q_NODEBUG | PL_Q_CATCH_EXCEPTION,
+                                        self._pred(name, n, module), base)
+                try:
+                    ok = lib.PL_next_solution(qid)
+                    if not ok:
+                        exc = lib.PL_exception(qid)
+                        if exc:
+                            raise EngineError(f"Prolog error in {module}:{name}: {self._text_of(exc)}")
+                        raise EngineError(f"{module}:{name} failed")
+                    return [self._text_of(base + len(args) + i) for i in range(outputs)]
+                finally:
+                    lib.PL_cut_query(qid)
+            finally:
+                lib.PL_discard_foreign_frame(frame)
+
+    def _run_text(self, where: str, goal: str):
+        try:
+            list(self.prolog.query(goal))
+        except Exception as exc:  # pyswip raises PrologError with the message
+            raise EngineError(f"{where}: {goal}: {exc}") from None
+
+    def load_rules(self, module: str, program_text: str):
+        """Load a compiled rule set into `module`, once per process."""
+        if module in self.loaded:
+            return
+        self.call("cep_load", "cep_runtime", [("atom", module), program_text], outputs=0)
+        self.loaded.add(module)
+
+    def push(self, module: str, events_text: str) -> str:
+        return self.call("cep_push", "cep_runtime", [("atom", module), events_text])[0]
+
+
+_SESSION = None
+_SESSION_LOCK = threading.Lock()
+
+
+def session() -> _Session:
+    """The process's Prolog session, started on first use."""
+    global _SESSION
+    with _SESSION_LOCK:
+        if _SESSION is None:
+            _SESSION = _Session()
+        return _SESSION
