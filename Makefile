@@ -15,12 +15,17 @@ run: setup
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
-setup: system-deps $(STAMP)
+setup: system-deps $(STAMP) prolog/cep_fast.so
+
+# The C decoder of event batches (the runtime falls back to Prolog without it).
+prolog/cep_fast.so: prolog/cep_fast.c
+	swipl-ld -shared -o $@ $<
 
 # SWI-Prolog from Debian's packages; Java 17 for Spark where no java is on PATH.
 system-deps:
 	@need=""; \
 	command -v swipl >/dev/null 2>&1 || need="$$need swi-prolog-nox"; \
+	command -v cc >/dev/null 2>&1 || need="$$need gcc"; \
 	command -v java >/dev/null 2>&1 || need="$$need openjdk-17-jre-headless"; \
 	if [ -n "$$need" ]; then \
 	  echo "installing:$$need"; \
@@ -37,4 +42,4 @@ bench: setup
 	$(PY) bench/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) build *.egg-info .pytest_cache prolog/cep_fast.so

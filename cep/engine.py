@@ -18,10 +18,27 @@ from __future__ import annotations
 
 import itertools
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from cep import terms
 from cep.compile import compile_queries
 from cep.events import Answer, Event, Reject
+from cep.runtime.batch import table_text
 from cep.runtime.session import session
+
+COLUMNS = ("s", "p", "o", "start", "end", "source")
+SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
+                    ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string())])
+
+
+def events_table(events) -> pa.Table:
+    events = list(events)
+    return pa.table({
+        "s": [e.s for e in events], "p": [e.p for e in events], "o": [e.o for e in events],
+        "start": [e.start for e in events], "end": [e.end for e in events],
+        "source": [e.source for e in events],
+    }, schema=SCHEMA)
 
 
 class Engine:
@@ -30,55 +47,73 @@ class Engine:
         self.session = session()
         self.session.load_rules(self.compiled.module, self.compiled.text)
         self.layouts = self.compiled.layouts
+        # per query: (variable name, field position) in name order, for bindings
+        self._orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
         self.late: list[Reject] = []
-        self._held: list[Event] = []
+        self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
         self._bnodes = itertools.count()
 
     def push(self, events) -> list[Answer]:
-        batch = self._held + list(events)
-        if not batch:
+        """Process a batch of Events; returns the answers of every instant
+        that is complete (all but the batch's latest)."""
+        return self.push_table(events_table(events))
+
+    def push_table(self, table: pa.Table) -> list[Answer]:
+        """Like push, for a table with columns s, p, o (canonical N-Triples
+        text), start, end (epoch ms) and optionally source."""
+        table = _conform(table)
+        if self._held.num_rows:
+            table = pa.concat_tables([self._held, table])
+        if not table.num_rows:
             return []
-        batch.sort(key=lambda e: e.end)
-        cut = batch[-1].end
-        ready = [e for e in batch if e.end < cut]
-        self._held = [e for e in batch if e.end == cut]
-        return self._process(ready)
+        table = table.sort_by("end")
+        cut = pc.max(table["end"]).as_py()
+        at_cut = pc.equal(table["end"], cut)
+        self._held = table.filter(at_cut)
+        return self._process(table.filter(pc.invert(at_cut)))
 
     def flush(self) -> list[Answer]:
-        held, self._held = self._held, []
+        """End of stream: process the instant held back."""
+        held, self._held = self._held, SCHEMA.empty_table()
         return self._process(held)
 
-    def _process(self, events) -> list[Answer]:
-        if not events:
+    def _process(self, table: pa.Table) -> list[Answer]:
+        if not table.num_rows:
             return []
-        lines = []
-        for e in events:
-            if self._last is not None and e.end < self._last:
-                self.late.append(Reject(e.source, f"late: ends at {terms.format_datetime_ms(e.end)}, "
-                                                  f"before {terms.format_datetime_ms(self._last)} "
-                                                  "which was already processed", f"{e.s} {e.p} {e.o}"))
-                continue
-            lines.append("e(%s,%s,%s,%d,%d).\n" % (
-                terms.prolog_text(e.s), terms.prolog_text(e.p), terms.prolog_text(e.o), e.start, e.end))
-        if not lines:
-            return []
-        self._last = events[-1].end
-        out = self.session.push(self.compiled.module, "".join(lines))
-        return self.decode(out)
+        if self._last is not None:
+            late = pc.less(table["end"], self._last)
+            if pc.any(late).as_py():
+                self._reject_late(table.filter(late))
+                table = table.filter(pc.invert(late))
+                if not table.num_rows:
+                    return []
+        self._last = table["end"][-1].as_py()
+        text = table_text(table["s"], table["p"], table["o"], table["start"], table["end"])
+        return self.decode(self.session.push(self.compiled.module, text))
+
+    def _reject_late(self, table):
+        for row in table.to_pylist():
+            self.late.append(Reject(
+                row["source"] or "",
+                f"late: ends at {terms.format_datetime_ms(row['end'])}, before "
+                f"{terms.format_datetime_ms(self._last)}, which was already processed",
+                f"{row['s']} {row['p']} {row['o']}"))
 
     def decode(self, text: str) -> list[Answer]:
+        """Answer lines (cep_runtime.pl) -> Answers."""
         answers = []
+        orders = self._orders
         for line in text.splitlines():
             fields = line.split("\t")
-            layout = self.layouts[int(fields[0])]
+            index = int(fields[0])
+            layout = self.layouts[index]
             start, end = int(fields[1]), int(fields[2])
-            values = fields[3:]
             if layout.form == "select":
-                bindings = tuple(sorted((n, v) for n, v in zip(layout.fields, values) if v))
+                bindings = tuple((name, fields[i]) for name, i in orders[index] if fields[i])
                 answers.append(Answer(layout.name, start, end, bindings=bindings))
             else:
-                triples = self._instantiate(layout, values)
+                triples = self._instantiate(layout, fields[3:])
                 if triples:
                     answers.append(Answer(layout.name, start, end, triples=triples))
         return answers
@@ -106,3 +141,12 @@ class Engine:
                 continue
             out.append((s, p, o))
         return tuple(out)
+
+
+def _conform(table: pa.Table) -> pa.Table:
+    names = table.column_names
+    if "end" not in names:
+        table = table.append_column("end", table["start"])
+    if "source" not in names:
+        table = table.append_column("source", pa.nulls(table.num_rows, pa.string()))
+    return table.select(list(COLUMNS)).cast(SCHEMA)

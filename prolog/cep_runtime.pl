@@ -6,13 +6,15 @@
     (goals) and checking rules that combine a new solution with the stored
     goals (paper, rules (10)-(15)). This module drives them:
 
-    - a batch of events arrives as one text of terms e(S,P,O,Start,End),
-      ordered by End; events with the same End form one *group* (they are
-      simultaneous: SEQ does not join them, EQUALS can);
-    - each event of a group triggers the leaf rules; at the end of the group
-      the deferred checks of the optional operators run (bottom-up), the
-      group's answers are deduplicated (solutions are sets, paper 4.2),
-      projected and written as lines, and group-scoped goals are dropped;
+    - a batch of events arrives as one text (format: prolog/cep_fast.c),
+      ordered by end time; events with the same end form one *group* (they
+      are simultaneous: SEQ does not join them, EQUALS can);
+    - each event of a group triggers the leaf rules; the rules are
+      nondeterministic and their solutions are the answers, so a group's
+      answers are one findall/3 (no database traffic per answer); then the
+      deferred checks of the optional operators run, bottom-up;
+    - a group's answers are deduplicated (solutions are sets, paper 4.2),
+      projected and turned into lines; group-scoped goals are dropped;
     - goals past their window are pruned by periodic sweeps (the paper's
       system-generated events), so the cost of an event does not grow with
       the number of pending goals.
@@ -26,7 +28,6 @@
 :- module(cep_runtime,
           [ cep_load/2,          % +Module, +ProgramText
             cep_push/3,          % +Module, +EventsText, -AnswersText
-            cep_answer/4,        % +QueryIndex, +Values, +Start, +End
             cep_and/3,           % +B1, +B2, -B
             cep_or/3,            % +B1, +B2, -B
             cep_not/2,           % +B, -NotB
@@ -34,20 +35,22 @@
           ]).
 
 :- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(pairs)).
 :- use_module(cep_values).
-
-:- dynamic ans/4.   % ans(QueryIndex, Values, Start, End): the open group's answers
 
 %!  cep_load(+Module, +ProgramText) is det.
 %
 %   Load a compiled rule set (its Prolog text) into Module once. Loading
 %   again (the same module, whose name carries the hash of the rules) does
 %   nothing, so a worker that gets the same rules twice never duplicates
-%   clauses.
+%   clauses. A rule set that does not load cleanly raises an error instead
+%   of running half a rule set.
 cep_load(Module, _Text) :-
     current_predicate(Module:'$cep_rules'/1),
     !.
 cep_load(Module, Text) :-
+    retractall(load_error_seen(_)),
     setup_call_cleanup(
         asserta((user:message_hook(Msg, error, _) :- cep_runtime:load_error(Msg)), Ref),
         setup_call_cleanup(
@@ -56,9 +59,8 @@ cep_load(Module, Text) :-
             close(In)),
         erase(Ref)),
     (   retract(load_error_seen(Error))
-    ->  retractall(load_error_seen(_)),
-        message_to_codes(Error, Codes),
-        throw(error(cep_error(rules_do_not_load(Module, Codes)), _))
+    ->  message_text(Error, Message),
+        throw(error(cep_error(rules_do_not_load(Module, Message)), _))
     ;   current_predicate(Module:'$cep_rules'/1)
     ->  true
     ;   throw(error(cep_error(not_a_rule_set(Module)), _))
@@ -66,46 +68,55 @@ cep_load(Module, Text) :-
 
 :- dynamic load_error_seen/1.
 
-%   A compiled rule set that does not load cleanly is a bug of the
-%   compiler: fail loudly instead of running half a rule set.
 load_error(Msg) :-
     assertz(load_error_seen(Msg)),
     fail.
 
-message_to_codes(Msg, Codes) :-
-    message_to_codes(Msg, [], Codes0),
-    !,
-    Codes = Codes0.
-message_to_codes(Msg, Codes) :-
-    format(codes(Codes), "~q", [Msg]).
+message_text(Msg, Text) :-
+    (   catch(message_to_codes(Msg, [], Codes), _, fail)
+    ->  string_codes(Text, Codes)
+    ;   format(string(Text), "~q", [Msg])
+    ).
 
 %!  cep_push(+Module, +EventsText, -AnswersText) is det.
 %
 %   Process a batch of events (complete groups, ordered by end time) and
-%   return the answers of all groups it closes.
+%   return the answers of all its groups.
 cep_push(Module, EventsText, AnswersText) :-
-    setup_call_cleanup(
-        open_string(EventsText, In),
-        read_events(In, Module, none, Lines, []),
-        close(In)),
-    atomic_list_concat(Lines, AnswersText0),
-    atom_string(AnswersText0, AnswersText).
+    decode_events(EventsText, Events),
+    process_events(Events, Module, Lines, []),
+    atomics_to_string(Lines, AnswersText).
 
-%   Lines is a difference list of answer lines (text ending in a newline).
-read_events(In, M, Open, Lines0, Lines) :-
-    read_term(In, Term, []),
-    (   Term == end_of_file
-    ->  close_group(M, Open, Lines0, Lines)
-    ;   Term = e(S, P, O, Ts, Te),
-        (   Open == Te
-        ->  Lines1 = Lines0
-        ;   close_group(M, Open, Lines0, Lines1),
-            open_group(M, Te)
-        ),
-        M:cep_event(S, P, O, Ts, Te),
-        read_events(In, M, Te, Lines1, Lines)
-    ).
+%   Lines is a difference list of the text pieces of the answer lines.
+process_events([], _, Lines, Lines).
+process_events([E|Events], M, Lines0, Lines) :-
+    E = e(S, P, O, Ts, Te),
+    open_group(M, Te),
+    (   Events = [e(_, _, _, _, Te)|_]
+    ->  same_end(Events, Te, Group, Rest),
+        findall(A, ( member(e(S1, P1, O1, Ts1, _), [E|Group]),
+                     M:cep_event(S1, P1, O1, Ts1, Te, A)
+                   ), Direct)
+    ;   Rest = Events,                      % the common case: alone at its instant
+        findall(A, M:cep_event(S, P, O, Ts, Te, A), Direct)
+    ),
+    M:'$deferred'(Nodes),
+    (   Nodes == []
+    ->  Answers = Direct
+    ;   findall(A, (member(N, Nodes), M:'$check'(N, A)), Deferred),
+        append(Direct, Deferred, Answers)
+    ),
+    M:'$end_group',
+    answer_lines(Answers, M, Lines0, Lines1),
+    process_events(Rest, M, Lines1, Lines).
 
+same_end([e(S, P, O, Ts, Te)|Es], Te, [e(S, P, O, Ts, Te)|Group], Rest) :-
+    !,
+    same_end(Es, Te, Group, Rest).
+same_end(Rest, _, [], Rest).
+
+%   Before the first event of an instant: prune goals past their window
+%   when the sweep period has passed (the paper's system-generated events).
 open_group(M, Te) :-
     M:'$clock'(Next, Period),
     (   Te >= Next
@@ -116,69 +127,106 @@ open_group(M, Te) :-
     ;   true
     ).
 
-close_group(_, none, Lines, Lines) :- !.
-close_group(M, _Te, Lines0, Lines) :-
-    M:'$deferred'(Nodes),
-    forall(member(N, Nodes), M:'$check'(N)),
-    M:'$end_group',
-    answer_lines(M, Lines0, Lines).
-
-%!  cep_answer(+QueryIndex, +Values, +Start, +End) is det.
-%
-%   Called by a query's root node: keep the solution until its group closes.
-cep_answer(Q, V, Ts, Te) :-
-    assertz(ans(Q, V, Ts, Te)).
-
-answer_lines(M, Lines0, Lines) :-
-    retract(ans(Q, V, Ts, Te)),
+%   A group's answers ans(QueryIndex, Values, Start, End) -> lines.
+answer_lines([], _, Lines, Lines) :- !.
+answer_lines([ans(Q, V, Ts, Te)], M, Lines0, Lines) :-
     !,
-    (   ans(_, _, _, _)
-    ->  findall(Q1-s(V1, Ts1, Te1), retract(ans(Q1, V1, Ts1, Te1)), Rest),
-        keysort([Q-s(V, Ts, Te)|Rest], Sorted),
-        group_pairs_by_key(Sorted, ByQuery),
-        foldl(query_lines(M), ByQuery, Lines0, Lines)
-    ;   query_lines(M, Q-[s(V, Ts, Te)], Lines0, Lines)   % the common case: one answer
-    ).
-answer_lines(_, Lines, Lines).
-
-query_lines(M, Q-Sols, Lines0, Lines) :-
-    distinct_solutions(Sols, Unique),
-    findall(Fields-Ts-Te,
-            ( member(s(V, Ts, Te), Unique),
+    M:'$project'(Q, V, Ts, Te, Fields),
+    row_line(Q, Fields, Ts, Te, Lines0, Lines).
+answer_lines(Answers, M, Lines0, Lines) :-
+    distinct_terms(Answers, Unique),
+    findall(r(Q, Fields, Ts, Te),
+            ( member(ans(Q, V, Ts, Te), Unique),
               M:'$project'(Q, V, Ts, Te, Fields)
-            ),
-            Rows0),
-    (   M:'$distinct'(Q)
-    ->  distinct_rows(Rows0, Rows)
+            ), Rows0),
+    distinct_rows(M, Rows0, Rows),
+    foldl(row_line, Rows, Lines0, Lines).
+
+%   Solutions are sets (paper 4.2): two derivations of the same binding and
+%   interval are one solution. Unbound variables compare as equal. The
+%   result is in the standard order of terms (so grouped by query).
+distinct_terms(Terms, Unique) :-
+    findall(K-T, (member(T, Terms), copy_term(T, K), numbervars(K, 0, _)), Keyed),
+    sort(1, @<, Keyed, UniqueKeyed),
+    pairs_values(UniqueKeyed, Unique).
+
+%   SELECT DISTINCT: equal rows of a DISTINCT query's group are one row.
+distinct_rows(M, Rows0, Rows) :-
+    (   M:'$distinct'(_)
+    ->  partition(distinct_row(M), Rows0, Distinct0, Others),
+        distinct_terms(Distinct0, Distinct),
+        append(Others, Distinct, Rows1),
+        sort(1, @=<, Rows1, Rows)           % stable: grouped by query again
     ;   Rows = Rows0
-    ),
-    foldl(row_line(Q), Rows, Lines0, Lines).
+    ).
 
-row_line(Q, Fields-Ts-Te, [Line|Lines], Lines) :-
-    field_parts(Fields, Parts),
-    atomic_list_concat([Q, '\t', Ts, '\t', Te|Parts], Line).
+distinct_row(M, r(Q, _, _, _)) :-
+    M:'$distinct'(Q).
 
-field_parts([], ['\n']).
-field_parts([F|Fs], ['\t', Text|Parts]) :-
+row_line(r(Q, Fields, Ts, Te), Lines0, Lines) :-
+    row_line(Q, Fields, Ts, Te, Lines0, Lines).
+
+%   A row's parts go straight into the batch's list of text pieces; one
+%   atomics_to_string/2 at the end makes the answer text.
+row_line(Q, Fields, Ts, Te, [Q, '\t', Ts, '\t', Te|Parts], Lines) :-
+    field_parts(Fields, Parts, Lines).
+
+field_parts([], ['\n'|Lines], Lines).
+field_parts([F|Fs], ['\t', Text|Parts], Lines) :-
     (   var(F)
     ->  Text = ''
     ;   cep_nt(F, Text)
     ),
-    field_parts(Fs, Parts).
+    field_parts(Fs, Parts, Lines).
 
-%   Solutions are sets (paper 4.2): two derivations of the same binding and
-%   interval are one solution. Unbound variables compare as equal.
-distinct_solutions([S], [S]) :- !.
-distinct_solutions(Sols, Unique) :-
-    findall(K-S, (member(S, Sols), copy_term(S, K), numbervars(K, 0, _)), Keyed),
-    sort(1, @<, Keyed, UniqueKeyed),
-    pairs_values(UniqueKeyed, Unique).
+%!  decode_events(+Text, -Events) is det.
+%
+%   A batch's text (see prolog/cep_fast.c for the format) as a list of
+%   e(S, P, O, Start, End). The C library does this where it was built;
+%   the Prolog version below is the same decoder, slower.
+decode_events(Text, Events) :-
+    fast_decoder,
+    !,
+    cep_decode_events(Text, Events).
+decode_events(Text, Events) :-
+    split_string(Text, "\n", "", Lines),
+    foldl(decode_line, Lines, Events, []).
 
-distinct_rows(Rows, Unique) :-
-    findall(K-R, (member(R, Rows), copy_term(R, K), numbervars(K, 0, _)), Keyed),
-    sort(1, @<, Keyed, UniqueKeyed),
-    pairs_values(UniqueKeyed, Unique0),
-    msort(Unique0, Unique).
+decode_line("", Events, Events) :- !.
+decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-
+    (   split_string(Line, "\t", "", [SF, PF, OF, TsF, TeF])
+    ->  decode_field(SF, S),
+        decode_field(PF, P),
+        decode_field(OF, O),
+        number_string(Ts, TsF),
+        number_string(Te, TeF)
+    ;   throw(error(cep_error(bad_event_batch(Line)), _))
+    ).
+
+decode_field(Field, Term) :-
+    sub_string(Field, 0, 1, _, Tag),
+    sub_string(Field, 1, _, 0, Text),
+    decode_tagged(Tag, Text, Term).
+
+decode_tagged("I", Text, Atom) :- !, atom_string(Atom, Text).
+decode_tagged("i", Text, Int) :- !, number_string(Int, Text), integer(Int).
+decode_tagged("P", Text, Term) :- !, term_string(Term, Text).
+decode_tagged(Tag, _, _) :- throw(error(cep_error(bad_event_batch(Tag)), _)).
+
+:- dynamic fast_decoder/0.
+
+%   The C decoder, where `make setup` built it (prolog/cep_fast.so);
+%   CEP_NO_FOREIGN=1 forces the Prolog one (the tests run both).
+load_fast_decoder :-
+    retractall(fast_decoder),
+    (   getenv('CEP_NO_FOREIGN', _)
+    ->  true
+    ;   catch(use_foreign_library(cep(cep_fast)), _, fail)
+    ->  assertz(fast_decoder)
+    ;   true
+    ).
+
+:- initialization(load_fast_decoder).
 
 %!  cep_key(+KeyTerm, -Hash) is det.
 %
@@ -205,7 +253,9 @@ cep_not(true, false).
 cep_not(false, true).
 
 :- multifile prolog:message//1.
-prolog:message(error(cep_error(rules_do_not_load(Module, Codes)), _)) -->
-    [ 'cep: the compiled rule set ~w does not load: ~s'-[Module, Codes] ].
+prolog:message(error(cep_error(rules_do_not_load(Module, Message)), _)) -->
+    [ 'cep: the compiled rule set ~w does not load: ~w'-[Module, Message] ].
+prolog:message(error(cep_error(bad_event_batch(What)), _)) -->
+    [ 'cep: malformed event batch: ~w'-[What] ].
 prolog:message(error(cep_error(not_a_rule_set(Module)), _)) -->
     [ 'cep: the text loaded as ~w is not a compiled rule set'-[Module] ].

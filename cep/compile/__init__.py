@@ -33,7 +33,7 @@ def compile_queries(queries) -> CompiledRules:
     body = pl.write_program(items)
     module = "cep_rs_" + program_hash(body)
     header = [
-        pl.Directive(pl.Struct("module", pl.Atom(module), pl.PList([pl.indicator("cep_event", 5)]))),
+        pl.Directive(pl.Struct("module", pl.Atom(module), pl.PList([pl.indicator("cep_event", 6)]))),
         pl.Clause(pl.Struct("$cep_rules", pl.Atom(module))),
     ]
     text = _banner(queries) + pl.write_program(header) + body

@@ -2,10 +2,11 @@
 rules (paper, section 5, rules (10)-(15)).
 
 For every node N of the plan (cep.binarize) the program has
-    n<N>(Values, Start, End)   a solution of N occurred: check N's window
+    n<N>(Values, Start, End, Answer)
+                               a solution of N occurred: check N's window
                                and filters, then hand it to N's consumers;
 for every binary step N
-    s<N>_l/3, s<N>_r/3         what happens when a solution of the left or
+    s<N>_l/4, s<N>_r/4         what happens when a solution of the left or
                                right operand occurs: goal-insertion rules
                                (store a goal) and checking rules (combine
                                with stored goals);
@@ -17,6 +18,12 @@ and for the rule set
                                on the predicate);
     '$sweep'/1, '$end_group'/0, '$deferred'/1, '$check'/1, '$project'/5,
     '$distinct'/1, '$clock'/2  used by prolog/cep_runtime.pl.
+
+The rules are nondeterministic and their solutions are the answers: an
+event's answers are all the ways cep_event/6 succeeds, each binding Answer
+to ans(QueryIndex, Values, Start, End); side effects (storing goals) happen
+on the way and every other path fails. The runtime collects a group's
+answers with one findall/3, with no database traffic per answer.
 
 Unbound SPARQL variables are unbound Prolog variables, so unifying a stored
 goal with a new solution is exactly the paper's "compatible" test and the
@@ -93,7 +100,7 @@ def ok_goal(node, vs: _Vars, ts: pl.Var, te: pl.Var):
 def compile_plan(plan: Plan) -> tuple[list, list]:
     """(program items, query layouts) for a plan."""
     items = [
-        pl.Directive(pl.Struct("discontiguous", pl.indicator("leaf", 5))),
+        pl.Directive(pl.Struct("discontiguous", pl.indicator("leaf", 6))),
         pl.Directive(pl.Struct("style_check", pl.Struct("-", A("singleton")))),
     ]
     dynamic = []
@@ -103,9 +110,9 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
         root_of.setdefault(out.root, []).append(out_index)
 
     # entry point: every event tries every leaf rule
-    S, P, O, Ts, Te = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te"))
-    items.append(pl.Clause(pl.Struct("cep_event", S, P, O, Ts, Te),
-                           (pl.Struct(";", pl.Struct(",", pl.Struct("leaf", P, S, O, Ts, Te), F), T),)))
+    S, P, O, Ts, Te, Ans = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te", "A"))
+    items.append(pl.Clause(pl.Struct("cep_event", S, P, O, Ts, Te, Ans),
+                           (pl.Struct("leaf", P, S, O, Ts, Te, Ans),)))
 
     for node in plan.nodes:
         items += _emitter(plan, node, root_of.get(node.id, []))
@@ -124,7 +131,7 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
                 checks.append(check)
 
     if not any(isinstance(n, Leaf) for n in plan.nodes):
-        items.append(pl.Clause(pl.Struct("leaf", *(pl.Var("_") for _ in range(5))), (F,)))
+        items.append(pl.Clause(pl.Struct("leaf", *(pl.Var("_") for _ in range(6))), (F,)))
     for name in dynamic:
         items.insert(0, pl.Directive(pl.Struct("dynamic", _indicator(name))))
     items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$clock", 2))))
@@ -150,7 +157,7 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
     items.append(pl.Clause(pl.Struct("$deferred", pl.PList(deferred))))
     items += checks
     if not checks:
-        items.append(pl.Clause(pl.Struct("$check", pl.Var("_")), (F,)))
+        items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
 
     layouts = []
     for i, out in enumerate(plan.outputs):
@@ -174,18 +181,18 @@ def _indicator(name_arity: str):
 
 def _emitter(plan, node, outputs):
     vs = _Vars()
-    ts, te = pl.Var("Ts"), pl.Var("Te")
+    ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
     checks = ok_goal(node, vs, ts, te)
-    calls = []
+    alternatives = []
     for step, side in plan.consumers(node.id):
-        calls.append(pl.Struct(f"s{step.id}_{side}", v, ts, te))
+        alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:
-        calls.append(q(RUNTIME, "cep_answer", index, v, ts, te))
-    body = conj(calls) if calls else T
-    if checks:
-        body = ite(conj(checks), body, T)
-    return [pl.Clause(pl.Struct(f"n{node.id}", v, ts, te), (body,))]
+        alternatives.append(pl.Struct("=", ans, pl.Struct("ans", index, v, ts, te)))
+    body = alternatives[-1] if alternatives else F
+    for alt in reversed(alternatives[:-1]):
+        body = pl.Struct(";", alt, body)
+    return [pl.Clause(pl.Struct(f"n{node.id}", v, ts, te, ans), tuple(checks) + (body,))]
 
 
 def _leaf_rule(leaf: Leaf):
@@ -193,9 +200,9 @@ def _leaf_rule(leaf: Leaf):
     slots = []
     for x in (leaf.triple.s, leaf.triple.p, leaf.triple.o):
         slots.append(vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x))
-    ts, te = pl.Var("Ts"), pl.Var("Te")
-    head = pl.Struct("leaf", slots[1], slots[0], slots[2], ts, te)
-    return pl.Clause(head, (pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te),))
+    ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
+    head = pl.Struct("leaf", slots[1], slots[0], slots[2], ts, te, ans)
+    return pl.Clause(head, (pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans),))
 
 
 def _step(plan, step: Step):
@@ -221,9 +228,9 @@ def _union(step, left, right):
     items = []
     for side, child in (("l", left), ("r", right)):
         vs = _Vars()
-        ts, te = pl.Var("Ts"), pl.Var("Te")
-        head = pl.Struct(f"s{step.id}_{side}", tuple_term(vs, child.vars), ts, te)
-        items.append(pl.Clause(head, (pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te),)))
+        ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
+        head = pl.Struct(f"s{step.id}_{side}", tuple_term(vs, child.vars), ts, te, ans)
+        items.append(pl.Clause(head, (pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans),)))
     return items, [], None, None
 
 
@@ -233,22 +240,22 @@ def _seq(step, left, right):
     n = step.id
     store = _store(step, "l")
     vs = _Vars()
-    ts1, te1, ts2, te2, h = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H"))
+    ts1, te1, ts2, te2, h, ans = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A"))
     lv, rv, out = tuple_term(vs, left.vars), tuple_term(vs, right.vars), tuple_term(vs, step.vars)
-    insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1), (
+    insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h),
-        pl.Struct("asserta" if step.policy == "recent" else "assertz", pl.Struct(store, h, lv, ts1, te1))))
+        pl.Struct("asserta" if step.policy == "recent" else "assertz", pl.Struct(store, h, lv, ts1, te1)),
+        F))
     goal = pl.Struct(store, h, lv, ts1, te1)
     before = pl.Struct("<", te1, ts2)
-    emit = pl.Struct(f"n{n}", out, ts1, te2)
+    emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
     if step.policy == "unrestricted":
-        body = pl.Struct(";", conj([goal, before, emit, F]), T)
+        body = (goal, before, emit)
     else:
         ref = pl.Var("Ref")
-        pick = conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)])
-        action = conj([pl.Struct("erase", ref), emit]) if step.policy == "chronological" else emit
-        body = ite(pl.Struct("once", pick), action, T)
-    check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2), (key_goal(vs, step.key, h), body))
+        pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)]))
+        body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
+    check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
     scope = "window" if step.window is not None else "forever"
     return [insert, check, _ok_clause(step)], [store + "/4"], scope, None
 
@@ -262,28 +269,27 @@ def _join(step, left, right):
     eq = step.op == "eq"
     for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
         vs = _Vars()
-        ts1, te1, h = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H")
+        ts1, te1, h, ans = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H"), pl.Var("A")
         ts2, te2 = (ts1, te1) if eq else (pl.Var("Ts2"), pl.Var("Te2"))
         myv, otherv, out = tuple_term(vs, mine.vars), tuple_term(vs, theirs.vars), tuple_term(vs, step.vars)
         store_mine = pl.Struct(_store(step, side), h, myv, ts1, te1)
         partner = pl.Struct(_store(step, other), h, otherv, ts2, te2)
-        ts, te = pl.Var("Ts"), pl.Var("Te")
+        ts, te = (ts1, te1) if eq else (pl.Var("Ts"), pl.Var("Te"))
         span = [] if eq else [pl.Struct("is", ts, pl.Struct("min", ts1, ts2)),
                               pl.Struct("is", te, pl.Struct("max", te1, te2))]
-        if eq:
-            ts, te = ts1, te1
-        emit = pl.Struct(f"n{n}", out, ts, te)
+        emit = pl.Struct(f"n{n}", out, ts, te, ans)
         if step.policy == "unrestricted":
-            body = (pl.Struct("assertz", store_mine), pl.Struct(";", conj([partner] + span + [emit, F]), T))
+            body = (pl.Struct("assertz", store_mine), partner, *span, emit)
         else:
             ref = pl.Var("Ref")
             pick = pl.Struct("once", conj([pl.Struct("clause", partner, T, ref)] + span
                                           + [pl.Struct(f"ok{n}", out, ts, te)]))
             if step.policy == "chronological":
-                body = (ite(pick, conj([pl.Struct("erase", ref), emit]), pl.Struct("assertz", store_mine)),)
+                # a match consumes the partner; no match leaves this one waiting
+                body = (ite(pick, pl.Struct("erase", ref), conj([pl.Struct("assertz", store_mine), F])), emit)
             else:
-                body = (pl.Struct("asserta", store_mine), ite(pick, emit, T))
-        items.append(pl.Clause(pl.Struct(f"s{n}_{side}", myv, ts1, te1), (key_goal(vs, step.key, h),) + body))
+                body = (pl.Struct("asserta", store_mine), pick, emit)
+        items.append(pl.Clause(pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans), (key_goal(vs, step.key, h),) + body))
     items.append(_ok_clause(step))
     scope = "group" if eq else ("window" if step.window is not None else "forever")
     return items, [_store(step, "l") + "/4", _store(step, "r") + "/4"], scope, None
@@ -297,15 +303,15 @@ def _seqright(step, opt, mand):
     n = step.id
     store = _store(step, "l")
     vs = _Vars()
-    ts1, te1, ts2, te2, h = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H"))
+    ts1, te1, ts2, te2, h, ans = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A"))
     ov, mv, out = tuple_term(vs, opt.vars), tuple_term(vs, mand.vars), tuple_term(vs, step.vars)
-    insert = pl.Clause(pl.Struct(f"s{n}_l", ov, ts1, te1),
-                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(store, h, ov, ts1, te1))))
+    insert = pl.Clause(pl.Struct(f"s{n}_l", ov, ts1, te1, pl.Var("_")),
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(store, h, ov, ts1, te1)), F))
     cond = _cond_goals(step, vs, ts1, te2)
     match = conj([pl.Struct(store, h, ov, ts1, te1), pl.Struct("<", te1, ts2)] + cond)
-    alone = _alone(step, mand, vs, ts2, te2)
-    joined = pl.Struct(";", conj([match, pl.Struct(f"n{n}", out, ts1, te2), F]), T)
-    check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2),
+    alone = _alone(step, mand, vs, ts2, te2, ans)
+    joined = conj([match, pl.Struct(f"n{n}", out, ts1, te2, ans)])
+    check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2, ans),
                       (key_goal(vs, step.key, h), ite(pl.Struct("\\+", match), alone, joined)))
     # optional goals are kept: whether one ever occurred decides absence
     return [insert, check, _ok_clause(step)], [store + "/4"], "forever", None
@@ -319,11 +325,12 @@ def _deferred_optional(step, mand, opt):
     eq = step.op == "eqleft"
     opt_store, pending = _store(step, "r"), f"d{n}"
     vs = _Vars()
-    ts, te, ts1, te1, h = (pl.Var(x) for x in ("Ts", "Te", "Ts1", "Te1", "H"))
+    ts, te, ts1, te1, h, ans = (pl.Var(x) for x in ("Ts", "Te", "Ts1", "Te1", "H", "A"))
     mv, ov, out = tuple_term(vs, mand.vars), tuple_term(vs, opt.vars), tuple_term(vs, step.vars)
-    wait = pl.Clause(pl.Struct(f"s{n}_l", mv, ts, te), (pl.Struct("assertz", pl.Struct(pending, mv, ts, te)),))
-    insert = pl.Clause(pl.Struct(f"s{n}_r", ov, ts1, te1),
-                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(opt_store, h, ov, ts1, te1))))
+    wait = pl.Clause(pl.Struct(f"s{n}_l", mv, ts, te, pl.Var("_")),
+                     (pl.Struct("assertz", pl.Struct(pending, mv, ts, te)), F))
+    insert = pl.Clause(pl.Struct(f"s{n}_r", ov, ts1, te1, pl.Var("_")),
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(opt_store, h, ov, ts1, te1)), F))
     if eq:
         candidate = [pl.Struct(opt_store, h, ov, ts, te)]
         mts = ts
@@ -334,14 +341,12 @@ def _deferred_optional(step, mand, opt):
                      pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
         cond = _cond_goals(step, vs, mts, te)
     match = conj(candidate + cond)
-    alone = _alone(step, mand, vs, ts, te)
-    joined = pl.Struct(";", conj([match, pl.Struct(f"n{n}", out, mts, te), F]), T)
-    body = pl.Struct(";", conj([
+    alone = _alone(step, mand, vs, ts, te, ans)
+    joined = conj([match, pl.Struct(f"n{n}", out, mts, te, ans)])
+    check = pl.Clause(pl.Struct("$check", n, ans), (
         pl.Struct("retract", pl.Struct(pending, mv, ts, te)),
         key_goal(vs, step.key, h),
-        ite(pl.Struct("\\+", match), alone, joined),
-        F]), T)
-    check = pl.Clause(pl.Struct("$check", n), (body,))
+        ite(pl.Struct("\\+", match), alone, joined)))
     stores = [opt_store + "/4", pending + "/3"]
     return [wait, insert, _ok_clause(step)], stores, ("group" if eq else "forever"), check
 
@@ -353,13 +358,13 @@ def _cond_goals(step, vs, ts, te):
     return [ec.filter_goal(step.cond)]
 
 
-def _alone(step, mand, vs, ts, te):
+def _alone(step, mand, vs, ts, te, ans):
     """The mandatory solution alone: the optional part's variables stay unbound."""
     values = []
     for v in step.vars:
         values.append(vs.of(v) if v in mand.vars else pl.Var(f"_U{len(values)}"))
     out = pl.Struct("v", *values) if values else A("v")
-    return pl.Struct(f"n{step.id}", out, ts, te)
+    return pl.Struct(f"n{step.id}", out, ts, te, ans)
 
 
 def _ok_clause(step):
