@@ -41,11 +41,16 @@ def events_table(events) -> pa.Table:
     }, schema=SCHEMA)
 
 
+_instances = itertools.count()
+
+
 class Engine:
     def __init__(self, queries):
         self.compiled = compile_queries(queries)
         self.session = session()
-        self.session.load_rules(self.compiled.module, self.compiled.text)
+        # a module of its own: two engines of the same rules never share goals
+        self.module = f"{self.compiled.module}_{next(_instances)}"
+        self.session.load_rules(self.module, self.compiled.program(self.module))
         self.layouts = self.compiled.layouts
         # per query: (variable name, field position) in name order, for bindings
         self._orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
@@ -90,7 +95,7 @@ class Engine:
                     return []
         self._last = table["end"][-1].as_py()
         text = table_text(table["s"], table["p"], table["o"], table["start"], table["end"])
-        return self.decode(self.session.push(self.compiled.module, text))
+        return self.decode(self.session.push(self.module, text))
 
     def _reject_late(self, table):
         for row in table.to_pylist():

@@ -19,11 +19,24 @@ from cep.compile.program import QueryLayout, compile_plan, program_hash
 
 @dataclass(frozen=True)
 class CompiledRules:
-    module: str
-    text: str
+    module: str  # the rule set's name: cep_rs_ and a hash of the program
+    body: str  # the program without its module header
     layouts: tuple  # QueryLayout per query, in query order
     queries: tuple
     plan: Plan
+
+    @property
+    def text(self) -> str:
+        return self.program(self.module)
+
+    def program(self, module: str) -> str:
+        """The program as a module named `module` (one per running engine,
+        so two engines of the same rules keep separate goals)."""
+        header = [
+            pl.Directive(pl.Struct("module", pl.Atom(module), pl.PList([pl.indicator("cep_event", 6)]))),
+            pl.Clause(pl.Struct("$cep_rules", pl.Atom(self.module))),
+        ]
+        return _banner(self.queries) + pl.write_program(header) + self.body
 
 
 def compile_queries(queries) -> CompiledRules:
@@ -31,13 +44,7 @@ def compile_queries(queries) -> CompiledRules:
     plan = binarize(queries)
     items, layouts = compile_plan(plan)
     body = pl.write_program(items)
-    module = "cep_rs_" + program_hash(body)
-    header = [
-        pl.Directive(pl.Struct("module", pl.Atom(module), pl.PList([pl.indicator("cep_event", 6)]))),
-        pl.Clause(pl.Struct("$cep_rules", pl.Atom(module))),
-    ]
-    text = _banner(queries) + pl.write_program(header) + body
-    return CompiledRules(module, text, tuple(layouts), queries, plan)
+    return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan)
 
 
 def compile_rules(queries) -> str:

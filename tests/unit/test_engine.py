@@ -1,0 +1,264 @@
+"""The in-process engine on small hand-checked streams: every operator,
+simultaneity, absence, deduplication, windows and expiry, policies, late
+events, CONSTRUCT, and event data that looks like Prolog."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from cep.algebra import ops
+from cep.engine import Engine
+from cep.events import Event
+
+EX = "http://example.org/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+k, x, y, z, w = (ops.Var(n) for n in "kxyzw")
+
+
+def iri(n):
+    return f"<{EX}{n}>"
+
+
+def num(i):
+    return f'"{i}"^^<{XSD}integer>'
+
+
+def bgp(*triples):
+    return ops.BGP(tuple(ops.Triple(s, iri(p), o) for s, p, o in triples))
+
+
+def ev(s, p, o, start, end=None):
+    return Event(iri(s), iri(p), num(o) if isinstance(o, int) else iri(o), start, start if end is None else end)
+
+
+def select(pattern, name="q", projection=None, distinct=False, **options):
+    items = None if projection is None else tuple(ops.ProjectItem(v) for v in projection)
+    return ops.Query(name, "select", pattern, projection=items, distinct=distinct,
+                     options=tuple(sorted(options.items())))
+
+
+def run(queries, events, batch=None):
+    engine = Engine(queries if isinstance(queries, list) else [queries])
+    answers = []
+    if batch:
+        for i in range(0, len(events), batch):
+            answers += engine.push(events[i:i + batch])
+    else:
+        answers += engine.push(events)
+    return answers + engine.flush()
+
+
+def rows(answers):
+    """(start, end, {var: local name or int}) sorted, for readable asserts."""
+    out = []
+    for a in answers:
+        b = {}
+        for name, term in a.bindings:
+            if term.startswith("<"):
+                b[name] = term[len(EX) + 1:-1]
+            else:
+                b[name] = int(term.split('"')[1])
+        out.append((a.start, a.end, b))
+    return sorted(out, key=repr)
+
+
+def test_seq_joins_only_strictly_later_events():
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    events = [ev("k1", "a", 1, 1), ev("k1", "b", 10, 1), ev("k1", "b", 2, 2), ev("k2", "b", 3, 3),
+              ev("k1", "b", 4, 4)]
+    assert rows(run(q, events)) == [
+        (1, 2, {"k": "k1", "x": 1, "y": 2}),
+        (1, 4, {"k": "k1", "x": 1, "y": 4}),
+    ]
+
+
+def test_equals_joins_simultaneous_events_in_any_order():
+    q = select(ops.EqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    events = [ev("k1", "b", 2, 5), ev("k1", "a", 1, 5), ev("k1", "a", 3, 6), ev("k1", "b", 4, 7)]
+    assert rows(run(q, events)) == [(5, 5, {"k": "k1", "x": 1, "y": 2})]
+
+
+def test_juxtaposition_joins_in_any_order_with_the_spanning_interval():
+    q = select(ops.Join(bgp((k, "a", x)), bgp((k, "b", y))))
+    events = [ev("k1", "b", 1, 1), ev("k1", "a", 2, 3), ev("k2", "a", 3, 4)]
+    assert rows(run(q, events)) == [(1, 3, {"k": "k1", "x": 2, "y": 1})]
+
+
+def test_optionalseq_joins_an_earlier_optional_part_or_stands_alone():
+    q = select(ops.SeqRightJoin(bgp((k, "opt", z)), bgp((k, "m", x))))
+    events = [ev("k1", "opt", 7, 1), ev("k1", "m", 1, 2), ev("k2", "m", 2, 2),
+              ev("k3", "opt", 8, 3), ev("k3", "m", 3, 3)]  # simultaneous: not before
+    assert rows(run(q, events)) == [
+        (1, 2, {"k": "k1", "x": 1, "z": 7}),
+        (2, 2, {"k": "k2", "x": 2}),
+        (3, 3, {"k": "k3", "x": 3}),
+    ]
+
+
+def test_equalsoptional_waits_for_the_whole_instant():
+    # the optional part arrives after the mandatory one, at the same instant
+    q = select(ops.EqLeftJoin(bgp((k, "m", x)), bgp((k, "opt", z))))
+    events = [ev("k1", "m", 1, 5), ev("k1", "opt", 9, 5), ev("k2", "m", 2, 5), ev("k2", "opt", 8, 6)]
+    assert rows(run(q, events)) == [
+        (5, 5, {"k": "k1", "x": 1, "z": 9}),
+        (5, 5, {"k": "k2", "x": 2}),
+    ]
+
+
+def test_equalsoptional_condition_decides_absence():
+    cond = ops.Call(">", z, ops.Const(num(5)))
+    q = select(ops.EqLeftJoin(bgp((k, "m", x)), bgp((k, "opt", z)), cond))
+    events = [ev("k1", "m", 1, 5), ev("k1", "opt", 3, 5), ev("k2", "m", 2, 6), ev("k2", "opt", 9, 6)]
+    assert rows(run(q, events)) == [
+        (5, 5, {"k": "k1", "x": 1}),
+        (6, 6, {"k": "k2", "x": 2, "z": 9}),
+    ]
+
+
+def test_optional_takes_parts_ending_no_later_than_the_mandatory_part():
+    q = select(ops.LeftJoin(bgp((k, "m", x)), bgp((k, "opt", z))))
+    events = [ev("k1", "opt", 1, 1), ev("k1", "m", 1, 4), ev("k1", "opt", 2, 4),
+              ev("k2", "m", 2, 5), ev("k2", "opt", 3, 6)]
+    assert rows(run(q, events)) == [
+        (1, 4, {"k": "k1", "x": 1, "z": 1}),
+        (4, 4, {"k": "k1", "x": 1, "z": 2}),
+        (5, 5, {"k": "k2", "x": 2}),
+    ]
+
+
+def test_union_gives_both_branches():
+    q = select(ops.Union_(bgp((k, "a", x)), bgp((k, "b", y))))
+    events = [ev("k1", "a", 1, 1), ev("k1", "b", 2, 1)]
+    assert rows(run(q, events)) == [(1, 1, {"k": "k1", "x": 1}), (1, 1, {"k": "k1", "y": 2})]
+
+
+def test_filter_and_window():
+    dur = ops.Const(f'"PT0.005S"^^<{XSD}duration>')  # 5 ms
+    cond = ops.Call("and", ops.Call("<", y, x), ops.Call("<", ops.Call("getDURATION"), dur))
+    q = select(ops.Filter(cond, ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y)))))
+    events = [ev("k1", "a", 10, 0), ev("k1", "b", 5, 3), ev("k1", "b", 50, 4), ev("k1", "b", 1, 5)]
+    assert rows(run(q, events)) == [(0, 3, {"k": "k1", "x": 10, "y": 5})]
+
+
+def test_two_derivations_of_one_solution_give_one_answer():
+    # a@[1,5] b@3: the BGP's interval is [1,5] whichever b is used; two b
+    # occurrences of the same triple at 2 and 3 give the same solution
+    q = select(ops.Join(bgp((k, "a", x)), bgp((k, "b", y))))
+    events = [ev("k1", "b", 1, 2), ev("k1", "b", 1, 3), ev("k1", "a", 1, 1, 5)]
+    assert rows(run(q, events)) == [(1, 5, {"k": "k1", "x": 1, "y": 1})]
+
+
+def test_projection_keeps_duplicates_and_distinct_removes_them():
+    pattern = ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y)))
+    events = [ev("k1", "a", 1, 1), ev("k1", "a", 2, 1), ev("k1", "b", 3, 2)]
+    assert len(run(select(pattern, projection=[k]), events)) == 2
+    assert len(run(select(pattern, projection=[k], distinct=True), events)) == 1
+
+
+def test_select_expression():
+    q = ops.Query("q", "select", ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))),
+                  projection=(ops.ProjectItem(k), ops.ProjectItem(z, ops.Call("+", x, y)),
+                              ops.ProjectItem(w, ops.Call("/", x, ops.Const(num(0))))))
+    (answer,) = run(q, [ev("k1", "a", 2, 1), ev("k1", "b", 3, 2)])
+    assert answer.binding("z") == num(5)
+    assert answer.binding("w") is None  # division by zero: an error leaves it unbound
+
+
+def test_construct_instantiates_the_template_with_fresh_blank_nodes():
+    template = (ops.Triple("_:e", iri("first"), x), ops.Triple("_:e", iri("second"), y),
+                ops.Triple(k, iri("nothing"), z))
+    q = ops.Query("c", "construct", ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))), template=template)
+    answers = run(q, [ev("k1", "a", 1, 1), ev("k1", "b", 2, 2), ev("k1", "b", 3, 3)])
+    assert [len(a.triples) for a in answers] == [2, 2]  # the triple with unbound ?z is skipped
+    subjects = {a.triples[0][0] for a in answers}
+    assert len(subjects) == 2 and all(s.startswith("_:") for s in subjects)
+    assert answers[0].triples[0][0] == answers[0].triples[1][0]
+
+
+@pytest.mark.parametrize(
+    "policy, expected",
+    [
+        ("unrestricted", [(1, 3, 10), (1, 4, 11), (2, 3, 10), (2, 4, 11)]),
+        ("chronological", [(1, 3, 10), (2, 4, 11)]),
+        ("recent", [(2, 3, 10), (2, 4, 11)]),
+    ],
+)
+def test_consumption_policies(policy, expected):
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))), policy=policy)
+    events = [ev("k1", "a", 1, 1), ev("k1", "a", 2, 2), ev("k1", "b", 10, 3), ev("k1", "b", 11, 4)]
+    got = sorted((r[2]["x"], r[1], r[2]["y"]) for r in rows(run(q, events)))
+    assert got == expected
+
+
+def test_batches_split_inside_an_instant_give_the_same_answers():
+    q = select(ops.EqLeftJoin(bgp((k, "m", x)), bgp((k, "opt", z))))
+    events = [ev("k1", "m", 1, 5), ev("k1", "opt", 9, 5), ev("k2", "m", 2, 5), ev("k2", "m", 3, 6)]
+    whole = rows(run(q, events))
+    for size in (1, 2, 3):
+        assert rows(run(q, events, batch=size)) == whole
+
+
+def test_late_events_are_reported_not_processed():
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    engine = Engine([q])
+    engine.push([ev("k1", "a", 1, 1), ev("k1", "b", 2, 5), ev("k1", "b", 3, 6)])
+    late = engine.push([Event(iri("k1"), iri("b"), num(4), 2, 2, source="in.jsonl:7")])
+    assert late == [] and len(engine.late) == 1
+    assert engine.late[0].source == "in.jsonl:7" and "late" in engine.late[0].reason
+    assert len(engine.flush()) == 1  # b@6 with a@1
+
+
+def test_goals_expire_past_their_window():
+    """The goal store stays bounded over a stream far longer than the window."""
+    dur = ops.Const(f'"PT0.1S"^^<{XSD}duration>')
+    q = select(ops.Filter(ops.Call("<", ops.Call("getDURATION"), dur),
+                          ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y)))))
+    engine = Engine([q])
+    sizes = []
+    for chunk in range(30):
+        events = [ev(f"k{i % 50}", "a", i, chunk * 1000 + i) for i in range(1000)]
+        engine.push(events)
+        sizes.append(_store_size(engine))
+    # 30,000 goals arrive, one a millisecond; a goal lives for the 100 ms
+    # window plus at most one sweep period (another 100 ms)
+    assert max(sizes) <= 200
+
+
+def _store_size(engine):
+    module = engine.module
+    names = [f"g{n.id}_l" for n in engine.compiled.plan.nodes if getattr(n, "op", None) == "seq"]
+    total = 0
+    for name in names:
+        (result,) = list(engine.session.prolog.query(f"aggregate_all(count, {module}:{name}(_,_,_,_), C)"))
+        total += result["C"]
+    return total
+
+
+def test_event_text_that_looks_like_prolog_stays_data():
+    nasty_iri = f"<{EX}x'),halt,('>"
+    nasty_literal = '"foo\'), halt. %\\\\ \\"bar\\" \\t"'
+    q = select(ops.SeqJoin(ops.BGP((ops.Triple(k, iri("a"), x),)), ops.BGP((ops.Triple(k, iri("b"), y),))))
+    events = [Event(nasty_iri, iri("a"), nasty_literal, 1, 1), Event(nasty_iri, iri("b"), num(1), 2, 2)]
+    (answer,) = run(q, events)
+    assert answer.binding("k") == nasty_iri
+    assert answer.binding("x") == nasty_literal
+
+
+def test_prolog_decoder_gives_the_same_answers_as_the_c_decoder():
+    code = (
+        "from tests.unit.test_engine import *\n"
+        "q = select(ops.SeqJoin(bgp((k, 'a', x)), bgp((k, 'b', y))))\n"
+        "events = [ev(f'k{i % 3}', 'ab'[i % 2], i, i) for i in range(40)]\n"
+        "events.append(Event(iri('k1'), iri('b'), '\"t\\\\tab\"@en', 50, 50))\n"
+        "print(sorted((a.start, a.end, a.bindings) for a in run(q, events)))\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    outs = []
+    for env_extra in ({}, {"CEP_NO_FOREIGN": "1"}):
+        env = dict(os.environ, **env_extra)
+        proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        outs.append(proc.stdout)
+    assert outs[0] == outs[1] and outs[0].count("(") > 10
