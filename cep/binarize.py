@@ -241,9 +241,15 @@ class _Builder:
 
     def build(self, op, pending: tuple, window, policy) -> int:
         if isinstance(op, ops.Filter):
-            cs = tuple(ops.conjuncts(op.cond))
-            for c in cs:
-                window = _min_window(window, window_bound(c))
+            cs = ()
+            for c in ops.conjuncts(op.cond):
+                bound = window_bound(c)
+                if bound is None:
+                    cs += (c,)
+                else:
+                    # exactly the window check of the nodes below (integer ms):
+                    # no need to evaluate it again as a filter
+                    window = _min_window(window, bound)
             return self.build(op.pattern, pending + cs, window, policy)
 
         if isinstance(op, ops.Triple):

@@ -5,6 +5,7 @@ epoch milliseconds (UTC)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -19,15 +20,15 @@ class Event:
     source: str = field(default="", compare=False)  # "file:line", for reports
 
 
-@dataclass(frozen=True)
-class Answer:
+class Answer(NamedTuple):
     """One answer of one query: a solution's projected binding (SELECT) or
-    its instantiated template (CONSTRUCT), with the solution's interval."""
+    its instantiated template (CONSTRUCT), with the solution's interval.
+    (A NamedTuple: runs make hundreds of thousands of these.)"""
 
     query: str
     start: int
     end: int
-    bindings: tuple = ()  # SELECT: sorted ((var name, N-Triples term), ...)
+    bindings: tuple = ()  # SELECT: ((var name, N-Triples term), ...) sorted by name
     triples: tuple = ()  # CONSTRUCT: ((s, p, o), ...) in template order
 
     def binding(self, var: str):

@@ -55,7 +55,7 @@ cep_load(Module, Text) :-
         asserta((user:message_hook(Msg, error, _) :- cep_runtime:load_error(Msg)), Ref),
         setup_call_cleanup(
             open_string(Text, In),
-            load_files(Module:Module, [stream(In), silent(true)]),
+            load_files(Module:Module, [stream(In), silent(true), optimise(true)]),
             close(In)),
         erase(Ref)),
     (   retract(load_error_seen(Error))
@@ -84,36 +84,39 @@ message_text(Msg, Text) :-
 %   return the answers of all its groups.
 cep_push(Module, EventsText, AnswersText) :-
     decode_events(EventsText, Events),
-    process_events(Events, Module, Lines, []),
+    groups(Events, Groups),
+    findall(A, group_answer(Module, Groups, A), Answers),
+    answer_lines(Answers, Module, Lines, []),
     atomics_to_string(Lines, AnswersText).
 
-%   Lines is a difference list of the text pieces of the answer lines.
-process_events([], _, Lines, Lines).
-process_events([E|Events], M, Lines0, Lines) :-
-    E = e(S, P, O, Ts, Te),
-    open_group(M, Te),
-    (   Events = [e(_, _, _, _, Te)|_]
-    ->  same_end(Events, Te, Group, Rest),
-        findall(A, ( member(e(S1, P1, O1, Ts1, _), [E|Group]),
-                     M:cep_event(S1, P1, O1, Ts1, Te, A)
-                   ), Direct)
-    ;   Rest = Events,                      % the common case: alone at its instant
-        findall(A, M:cep_event(S, P, O, Ts, Te, A), Direct)
-    ),
-    M:'$deferred'(Nodes),
-    (   Nodes == []
-    ->  Answers = Direct
-    ;   findall(A, (member(N, Nodes), M:'$check'(N, A)), Deferred),
-        append(Direct, Deferred, Answers)
-    ),
-    M:'$end_group',
-    answer_lines(Answers, M, Lines0, Lines1),
-    process_events(Rest, M, Lines1, Lines).
+%   Events ordered by end -> End-Events groups of simultaneous events.
+groups([], []).
+groups([E|Es], [Te-[E|Group]|Groups]) :-
+    arg(5, E, Te),
+    same_end(Es, Te, Group, Rest),
+    groups(Rest, Groups).
 
-same_end([e(S, P, O, Ts, Te)|Es], Te, [e(S, P, O, Ts, Te)|Group], Rest) :-
+same_end([E|Es], Te, [E|Group], Rest) :-
+    arg(5, E, Te),
     !,
     same_end(Es, Te, Group, Rest).
 same_end(Rest, _, [], Rest).
+
+%   The answers of a batch, group by group, in order: for each group the
+%   events' answers, then those of the deferred checks (bottom-up), then the
+%   group's end. One findall/3 over this collects a whole batch.
+group_answer(M, Groups, A) :-
+    M:'$deferred'(Nodes),
+    member(Te-Group, Groups),
+    (   open_group(M, Te),
+        fail
+    ;   member(e(S, P, O, Ts, _), Group),
+        M:cep_event(S, P, O, Ts, Te, A)
+    ;   member(N, Nodes),
+        M:'$check'(N, A)
+    ;   M:'$end_group',
+        fail
+    ).
 
 %   Before the first event of an instant: prune goals past their window
 %   when the sweep period has passed (the paper's system-generated events).
@@ -127,13 +130,28 @@ open_group(M, Te) :-
     ;   true
     ).
 
-%   A group's answers ans(QueryIndex, Values, Start, End) -> lines.
-answer_lines([], _, Lines, Lines) :- !.
-answer_lines([ans(Q, V, Ts, Te)], M, Lines0, Lines) :-
+%   A batch's answers ans(QueryIndex, Values, Start, End), those of one
+%   group next to each other (they share their End) -> text pieces.
+answer_lines([], _, Lines, Lines).
+answer_lines([A|As], M, Lines0, Lines) :-
+    arg(4, A, Te),
+    (   As = [B|_], arg(4, B, Te)
+    ->  same_instant(As, Te, Same, Rest),
+        group_lines([A|Same], M, Lines0, Lines1)
+    ;   Rest = As,                          % the common case: one answer
+        A = ans(Q, V, Ts, Te),
+        M:'$project'(Q, V, Ts, Te, Fields),
+        row_line(Q, Fields, Ts, Te, Lines0, Lines1)
+    ),
+    answer_lines(Rest, M, Lines1, Lines).
+
+same_instant([A|As], Te, [A|Same], Rest) :-
+    arg(4, A, Te),
     !,
-    M:'$project'(Q, V, Ts, Te, Fields),
-    row_line(Q, Fields, Ts, Te, Lines0, Lines).
-answer_lines(Answers, M, Lines0, Lines) :-
+    same_instant(As, Te, Same, Rest).
+same_instant(Rest, _, [], Rest).
+
+group_lines(Answers, M, Lines0, Lines) :-
     distinct_terms(Answers, Unique),
     findall(r(Q, Fields, Ts, Te),
             ( member(ans(Q, V, Ts, Te), Unique),

@@ -53,4 +53,7 @@ def table_text(s, p, o, start, end) -> str:
     start = pc.cast(start, pa.string())
     end = pc.cast(end, pa.string())
     lines = pc.binary_join_element_wise(column_text(s), column_text(p), column_text(o), start, end, "\t")
-    return "\n".join(lines.to_pylist())
+    if isinstance(lines, pa.ChunkedArray):
+        lines = lines.combine_chunks()
+    whole = pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines.cast(pa.large_string()))
+    return pc.binary_join(whole, pa.scalar("\n", pa.large_string()))[0].as_py()

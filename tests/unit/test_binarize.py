@@ -131,13 +131,16 @@ def test_different_windows_are_not_shared():
     assert len(steps(plan)) == 2
 
 
-def test_union_passes_filters_into_both_branches():
-    cond = ops.Call("<", ops.Call("getDURATION"), dur("PT1S"))
+def test_union_passes_filters_and_windows_into_both_branches():
+    early = ops.Call("<", ops.Call("getSTARTTIME"), ops.Const(f'"2026-01-01T00:00:00Z"^^<{XSD}dateTime>'))
+    cond = ops.Call("and", early, ops.Call("<", ops.Call("getDURATION"), dur("PT1S")))
     pattern = ops.Filter(cond, ops.Union_(
         ops.SeqJoin(ops.BGP((t(k, "a", x),)), ops.BGP((t(k, "b", y),))),
         ops.SeqJoin(ops.BGP((t(k, "c", x),)), ops.BGP((t(k, "d", y),)))))
     plan = binarize([select(pattern)])
     seqs = [n for n in steps(plan) if n.op == "seq"]
     union = next(n for n in steps(plan) if n.op == "union")
-    assert all(s.filters == (cond,) for s in seqs)
+    # the interval filter is evaluated on each branch's own interval; the
+    # duration bound became the window check and is not evaluated again
+    assert all(s.filters == (early,) and s.window == 999 for s in seqs)
     assert union.filters == () and union.key == ()

@@ -1,0 +1,118 @@
+"""Benchmark workloads, deterministic from a seed, written once as Parquet
+tables with columns s, p, o (N-Triples text) and t (epoch milliseconds).
+
+W1 pairs:  event i has s = <http://example.org/k{i mod 1000}>, p = :a if
+           (i div 1000) is even else :b, o = i, t = 2026-01-01T00:00:00Z + i ms.
+           Query: ?k :a ?x SEQ ?k :b ?y within 1.5 s. Exactly N/2 answers.
+W2 stock:  1,000 companies, one tick per company per minute, prices on seeded
+           random walks with occasional crash-and-recovery episodes; the
+           paper's query (1) with getDURATION() < PT1H.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+EX = "http://example.org/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z in epoch ms
+
+W1_QUERY = f"""PREFIX : <{EX}>
+PREFIX xsd: <{XSD}>
+REGISTER QUERY w1 AS
+SELECT ?k ?x ?y WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} FILTER (getDURATION() < "PT1.5S"^^xsd:duration)
+"""
+
+W2_QUERY = f"""PREFIX : <{EX}>
+PREFIX xsd: <{XSD}>
+REGISTER QUERY w2 AS
+SELECT ?company ?price1 ?price2 ?price3
+WHERE {{ ?company :hasStockPrice ?price1 }} SEQ {{ ?company :hasStockPrice ?price2 }} SEQ {{ ?company :hasStockPrice ?price3 }}
+FILTER (?price2 < ?price1 * 0.7 && ?price3 > ?price1 * 1.05 && getDURATION() < "PT1H"^^xsd:duration)
+"""
+
+
+def w1(n: int) -> pa.Table:
+    keys = [f"<{EX}k{k}>" for k in range(1000)]
+    a, b = f"<{EX}a>", f"<{EX}b>"
+    s = [keys[i % 1000] for i in range(n)]
+    p = [a if (i // 1000) % 2 == 0 else b for i in range(n)]
+    o = [f'"{i}"^^<{XSD}integer>' for i in range(n)]
+    t = [T0 + i for i in range(n)]
+    return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64())})
+
+
+def w2(n: int, seed: int = 7) -> pa.Table:
+    """Ticks of 1,000 companies, one per company per minute: a random walk
+    in cents; now and then a company crashes by 35-50% and recovers."""
+    rng = random.Random(seed)
+    companies = 1000
+    price = [rng.randint(2_000, 20_000) for _ in range(companies)]
+    episode = [0] * companies  # minutes left in a crash-and-recovery episode
+    s, o, t = [], [], []
+    names = [f"<{EX}company{c}>" for c in range(companies)]
+    minute = 0
+    while len(s) < n:
+        for c in range(companies):
+            if len(s) == n:
+                break
+            if episode[c] == 0 and rng.random() < 0.0005:
+                episode[c] = 30
+                price[c] = max(100, int(price[c] * rng.uniform(0.5, 0.65)))
+            elif episode[c] > 0:
+                episode[c] -= 1
+                price[c] = int(price[c] * rng.uniform(1.0, 1.08))
+            else:
+                price[c] = max(100, int(price[c] * rng.uniform(0.99, 1.01)))
+            s.append(names[c])
+            o.append(f'"{price[c] // 100}.{price[c] % 100:02d}"^^<{XSD}decimal>')
+            t.append(T0 + minute * 60_000 + c)  # companies tick a millisecond apart
+        minute += 1
+    p = [f"<{EX}hasStockPrice>"] * len(s)
+    return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64())})
+
+
+WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY)}
+
+
+def path_for(out: Path, name: str, n: int) -> Path:
+    return out / f"{name}_{n}.parquet"
+
+
+def ensure(out: Path, name: str, n: int, files: int = 1) -> Path:
+    """Write the workload once (as `files` Parquet files in a directory when
+    files > 1) and return its path."""
+    out.mkdir(parents=True, exist_ok=True)
+    make, _ = WORKLOADS[name]
+    if files == 1:
+        path = path_for(out, name, n)
+        if not path.exists():
+            pq.write_table(make(n), path)
+        return path
+    folder = out / f"{name}_{n}_x{files}"
+    if not folder.exists():
+        table = make(n)
+        folder.mkdir()
+        step = -(-n // files)
+        for i in range(files):
+            pq.write_table(table.slice(i * step, step), folder / f"part-{i:03d}.parquet")
+    return folder
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("workload", choices=sorted(WORKLOADS))
+    ap.add_argument("n", type=int)
+    ap.add_argument("--out", type=Path, default=Path("bench/out"))
+    ap.add_argument("--files", type=int, default=1)
+    args = ap.parse_args()
+    print(ensure(args.out, args.workload, args.n, args.files))
+
+
+if __name__ == "__main__":
+    main()
