@@ -7,6 +7,9 @@ SWI-Prolog, fed with batches of events.
 
 Events are processed in order of their end time (a solution is detected when
 its last event ends); events that end at the same instant are simultaneous.
+Within a push the order does not matter; across pushes, events must come in
+non-decreasing order of their *end* time (sort interval events by end, not
+by start, before pushing them in several batches).
 Because more events of the latest instant may still come in the next batch,
 `push` holds them back until a later instant arrives or `flush` is called.
 An event that ends before an instant already processed is late: it is not
