@@ -14,7 +14,7 @@ from fractions import Fraction
 from typing import Union
 
 _PLAIN_ATOM = re.compile(r"[a-z][a-zA-Z0-9_]*\Z")
-_SYMBOL_ATOMS = {"[]", "{}", "!", ";"}
+_SYMBOL_ATOMS = {"{}", "!", ";"}  # not "[]": SWI 7 reads that as the empty list
 # standard operators written infix (always parenthesized, so priorities never matter)
 _INFIX = {",", ";", "->", ":", "=", "==", "\\==", "<", ">", "=<", ">=", "=:=", "=\\=",
           "is", "-", "+", "*", "/", "@<", "@>", "/"}
@@ -148,10 +148,11 @@ def write(term: Term) -> str:
 
 
 def _write_float(x: float) -> str:
+    # SWI-Prolog 9 syntax for the special floats (plain `inf` is an atom)
     if x != x:
-        return "nan"
+        return "1.5NaN"
     if x in (float("inf"), float("-inf")):
-        return "inf" if x > 0 else "-inf"
+        return "1.0Inf" if x > 0 else "-1.0Inf"
     text = repr(x)
     if "e" in text and "." not in text.split("e")[0]:
         mant, exp = text.split("e")

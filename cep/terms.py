@@ -130,7 +130,14 @@ def split(nt: str):
     raise TermError(f"not an N-Triples term: {nt[:80]!r}")
 
 
+_IRI_FORBIDDEN = re.compile(r'[<>"{}|^`\\\x00-\x20]')
+
+
 def iri(value: str) -> str:
+    """N-Triples text of an IRI; characters IRIREF does not allow are written
+    as \\uXXXX escapes, so the text always reads back as the same IRI."""
+    if _IRI_FORBIDDEN.search(value):
+        value = _IRI_FORBIDDEN.sub(lambda m: "\\u%04X" % ord(m.group()), value)
     return "<" + value + ">"
 
 
@@ -151,7 +158,8 @@ def parse_datetime_ms(lex: str) -> int:
     text = lex.strip()
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
-    m = re.match(r"(-?\d{4,})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(\.\d+)?([+-]\d\d:\d\d)?\Z", text)
+    m = re.match(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
+                 r"([+-][0-9]{2}:[0-9]{2})?\Z", text)
     if not m:
         raise TermError(f"malformed xsd:dateTime {lex!r}")
     year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
@@ -173,8 +181,8 @@ def parse_datetime_ms(lex: str) -> int:
 
 
 def format_datetime_ms(ms: int) -> str:
-    value = _EPOCH + _dt.timedelta(milliseconds=ms)
-    text = value.strftime("%Y-%m-%dT%H:%M:%S")
+    v = _EPOCH + _dt.timedelta(milliseconds=ms)
+    text = f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
     if ms % 1000:
         text += ".%03d" % (ms % 1000)
         text = text.rstrip("0")
@@ -182,7 +190,7 @@ def format_datetime_ms(ms: int) -> str:
 
 
 _DUR_RE = re.compile(
-    r"(-)?P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d+)?)S)?)?\Z"
+    r"(-)?P(?:([0-9]+)Y)?(?:([0-9]+)M)?(?:([0-9]+)D)?(?:T(?:([0-9]+)H)?(?:([0-9]+)M)?(?:([0-9]+(?:\.[0-9]+)?)S)?)?\Z"
 )
 
 
@@ -260,9 +268,9 @@ def format_decimal(value) -> str:
     return ("-" if num < 0 else "") + whole + "." + fraction
 
 
-_INT_RE = re.compile(r"[+-]?\d+\Z")
-_DEC_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)\Z")
-_DBL_RE = re.compile(r"[+-]?((\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|INF)\Z|NaN\Z")
+_INT_RE = re.compile(r"[+-]?[0-9]+\Z")
+_DEC_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\Z")
+_DBL_RE = re.compile(r"[+-]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|INF)\Z|NaN\Z")
 
 
 @lru_cache(maxsize=65536)
