@@ -1,0 +1,349 @@
+"""The `cep` command: run EP-SPARQL rules over an RDF event stream, show how
+they compile, or write the generated Prolog program.
+
+Takes the command line; returns the exit status: 0 on success, 2 when the
+user can fix the problem (a query error, a missing file, a wrong option: a
+CepError, reported as one message without a traceback), 1 on an internal
+error (a bug, reported with its traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from collections import Counter
+from pathlib import Path
+
+from cep.errors import CepError, UsageError
+
+ENGINES = ("local",)  # the Spark engine will be added here
+DEFAULT_BATCH = 50_000
+PROGRESS_SECONDS = 5.0
+REJECTS_SHOWN = 20
+
+DESCRIPTION = """\
+cep is a complex event processing engine for RDF streams. It runs EP-SPARQL
+queries (Anicic et al., "EP-SPARQL: a unified language for event processing
+and stream reasoning", WWW 2011): SPARQL graph patterns over timestamped
+triples, combined in time with SEQ (one pattern strictly before another),
+EQUALS (at the same time), OPTIONALSEQ and EQUALSOPTIONAL, and filtered with
+getDURATION(), getSTARTTIME() and getENDTIME(). Queries are compiled to
+event-driven Prolog rules that detect each answer as soon as its last event
+arrives; CONSTRUCT queries feed their triples back into the stream.
+"""
+
+COMMANDS = """\
+examples, by command:
+  run       run rules over event files and write the answers
+              cep run rules/stock.rq --events examples/stock/ticks.trig
+              cep run rules/*.rq --events data/ --format csv --out answers.csv \\
+                  --rejects rejects.jsonl
+  explain   show each stage of compilation: algebra, binarized plan, Prolog rules
+              cep explain rules/stock.rq
+  compile   write the generated Prolog program
+              cep compile rules/stock.rq -o stock.pl
+
+Run `cep COMMAND --help` for the options of a command.
+"""
+
+FORMATS_HELP = """\
+event files (--events; a directory stands for its event files, by name order):
+  .trig     RSP-QL TriG: each named graph is a set of triples that occur
+            together; its time is in the default graph:
+              :tick1 { :ACME :hasStockPrice 100 }
+              :tick1 prov:generatedAtTime "2026-01-05T10:00:00Z"^^xsd:dateTime .
+            or, for an interval, prov:startedAtTime and prov:endedAtTime
+            (prov: = <http://www.w3.org/ns/prov#>)
+  .jsonl    one JSON object per line:
+              {"s": "<http://ex.org/ACME>", "p": "<http://ex.org/hasStockPrice>",
+               "o": "\\"100\\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+               "t": "2026-01-05T10:00:00Z"}
+  .csv      a header row s,p,o,t[,t_end], then one triple per row
+  .parquet  columns s, p, o, t [, t_end]
+  s, p, o are RDF terms in N-Triples syntax; t and t_end are xsd:dateTime text
+  (UTC when no zone is given) or integer epoch milliseconds; t_end defaults to t.
+  Input need not be in time order: it is sorted before it is processed.
+  Records that cannot be read are skipped and reported (--rejects).
+
+answers (--format):
+  jsonl     (default) one JSON object per answer:
+              {"query": "crash_recovery", "bindings": {"company": {"type": "uri",
+               "value": "http://example.org/ACME"}, ...},
+               "start": "2026-01-05T10:00:00Z", "end": "2026-01-26T10:00:00Z"}
+            CONSTRUCT answers carry "triples": [{"s": ..., "p": ..., "o": ...}]
+            terms are in the W3C SPARQL 1.1 Query Results JSON form
+  csv       SELECT answers: query,start,end then one column per variable,
+            terms in N-Triples syntax
+  trig      CONSTRUCT answers: one named graph per answer, with
+            prov:startedAtTime and prov:endedAtTime (readable again by --events)
+
+rejects (--rejects FILE): JSON Lines {"source": "file:line", "reason": ..., "text": ...}
+
+exit status: 0 success, 2 error in a query, a file or the command line
+(the message says where), 1 internal error.
+"""
+
+
+# ----------------------------------------------------------------- parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="cep", formatter_class=raw, description=DESCRIPTION, epilog=COMMANDS + "\n" + FORMATS_HELP)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
+
+    run = sub.add_parser(
+        "run", formatter_class=raw, help="run rules over event files and write the answers",
+        description="Run EP-SPARQL rules over event files and write every answer as soon as it is "
+                    "detected.",
+        epilog="examples:\n"
+               "  cep run rules/stock.rq --events examples/stock/ticks.trig\n"
+               "  cep run a.rq b.rq --events day1.parquet day2.parquet --format csv --out answers.csv\n"
+               "  cep run rules.rq --events stream/ --rejects rejects.jsonl --batch-size 10000\n\n"
+               + FORMATS_HELP)
+    run.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
+    run.add_argument("--events", nargs="+", required=True, metavar="PATH",
+                     help="event files or directories (.trig, .jsonl, .csv, .parquet)")
+    run.add_argument("--engine", choices=ENGINES, default="local",
+                     help="where the rules run: local = in this process (default)")
+    run.add_argument("--format", choices=("jsonl", "csv", "trig"), default="jsonl",
+                     help="answer format (default jsonl)")
+    run.add_argument("--out", metavar="PATH", help="write answers to PATH instead of standard output")
+    run.add_argument("--rejects", metavar="PATH",
+                     help="write rejected input records to PATH as JSON Lines (default: report them "
+                          "on standard error)")
+    run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, metavar="N",
+                     help=f"events pushed to the engine at a time (default {DEFAULT_BATCH:,})")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
+    run.set_defaults(func=cmd_run)
+
+    explain = sub.add_parser(
+        "explain", formatter_class=raw, help="show the algebra, binarized plan and Prolog rules",
+        description="Show how rules compile: each query's algebra (S-expressions), the binarized plan of "
+                    "intermediate events, and the generated Prolog rules.",
+        epilog="example:\n  cep explain rules/stock.rq")
+    explain.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
+    explain.set_defaults(func=cmd_explain)
+
+    comp = sub.add_parser(
+        "compile", formatter_class=raw, help="write the generated Prolog program",
+        description="Compile rules to an event-driven backward-chaining Prolog program and write it.",
+        epilog="examples:\n  cep compile rules/stock.rq\n  cep compile rules/stock.rq -o stock.pl")
+    comp.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
+    comp.add_argument("-o", "--out", metavar="FILE", help="write to FILE instead of standard output")
+    comp.set_defaults(func=cmd_compile)
+    return parser
+
+
+# ---------------------------------------------------------------- commands
+
+
+def _say(message: str) -> None:
+    print(f"cep: {message}", file=sys.stderr, flush=True)
+
+
+def load_queries(paths):
+    """The queries of the rule files; each query's warnings go to stderr."""
+    for path in paths:
+        p = Path(path)
+        if not p.exists():
+            raise UsageError(f"{path}: no such rules file")
+        if p.is_dir():
+            raise UsageError(f"{path}: is a directory; give the rule files (for example {path}/*.rq)")
+    from cep.rules import load_rules
+
+    queries = load_rules([str(p) for p in paths])
+    for query in queries:
+        for warning in query.warnings:
+            _say(f"warning: {warning}")
+    if not queries:
+        raise UsageError(f"no queries in {', '.join(map(str, paths))}")
+    return queries
+
+
+def _open_out(path, what):
+    try:
+        return open(path, "w", encoding="utf-8", newline="")
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the {what}: {exc.strerror or exc}") from None
+
+
+def _select_variables(queries, engine):
+    """CSV columns: the SELECT variables of the rule set in the order the
+    queries name them (what the compiled layouts record)."""
+    layouts = getattr(engine, "layouts", None)
+    if layouts is not None:
+        return [f for layout in layouts if layout.form == "select" for f in layout.fields]
+    names = []
+    for q in queries:
+        if q.form != "select":
+            continue
+        if q.projection is None:
+            return None  # SELECT * without layouts: let the writer find the columns
+        names.extend(item.var.name for item in q.projection)
+    return names
+
+
+def _plural(n, word):
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+class _Rejects:
+    """Where rejects go: a JSON Lines file, or stderr (the first few in full)."""
+
+    def __init__(self, path):
+        from cep.io import write_rejects
+
+        self.write = write_rejects
+        self.handle = _open_out(path, "rejects") if path else None
+        self.count = 0
+
+    def report(self, rejects):
+        if self.handle:
+            self.write(rejects, self.handle)
+            self.handle.flush()
+            self.count += len(rejects)
+            return
+        for r in rejects:
+            self.count += 1
+            if self.count <= REJECTS_SHOWN:
+                _say(f"rejected {r.source}: {r.reason}" + (f"\n    {r.text}" if r.text else ""))
+
+    def close(self):
+        if self.handle:
+            self.handle.close()
+        elif self.count > REJECTS_SHOWN:
+            _say(f"... and {self.count - REJECTS_SHOWN:,} more rejected records "
+                 "(use --rejects FILE to keep them all)")
+
+
+def cmd_run(args) -> int:
+    from cep.io import check_format, input_files, make_writer, read_events
+
+    if args.batch_size < 1:
+        raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
+    files = input_files(args.events)  # missing paths and unknown types fail before any work
+    queries = load_queries(args.rules)
+    check_format(args.format, queries)
+
+    began = time.monotonic()
+    out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
+    rejects = _Rejects(args.rejects)
+    try:
+        events, bad = read_events(files)
+        rejects.report(bad)
+        if any(e.start != e.end for e in events):
+            # The local engine detects an answer when its last event ends, so
+            # it takes events in order of their end; in start order a short
+            # interval that follows a long one in a later batch would be late.
+            events.sort(key=lambda e: (e.end, e.start, e.s, e.p, e.o))
+        read_seconds = time.monotonic() - began
+        if not args.quiet and read_seconds > PROGRESS_SECONDS:
+            _say(f"read {_plural(len(events), 'event')} in {read_seconds:.1f} s")
+
+        from cep.engine import Engine
+
+        engine = Engine(queries)
+        counts = Counter()
+        writer = make_writer(args.format, out, _select_variables(queries, engine))
+        last_report = time.monotonic()
+        done = 0
+        for i in range(0, len(events), args.batch_size):
+            batch = events[i:i + args.batch_size]
+            answers = engine.push(batch)
+            writer.write(answers)
+            counts.update(a.query for a in answers)
+            out.flush()
+            done += len(batch)
+            now = time.monotonic()
+            if not args.quiet and now - last_report >= PROGRESS_SECONDS:
+                rate = done / max(now - began, 1e-9)
+                _say(f"{done:,} of {len(events):,} events processed, "
+                     f"{_plural(sum(counts.values()), 'answer')} ({rate:,.0f} events/s)")
+                last_report = now
+        answers = engine.flush()
+        writer.write(answers)
+        counts.update(a.query for a in answers)
+        writer.close()
+        late = list(getattr(engine, "late", []))
+        rejects.report(late)
+    finally:
+        rejects.close()
+        if out is not sys.stdout:
+            out.close()
+
+    if not args.quiet:
+        elapsed = time.monotonic() - began
+        _say(f"{_plural(len(events), 'event')} read from {_plural(len(files), 'file')}, "
+             f"{rejects.count:,} rejected" + (f" ({len(late):,} late)" if late else ""))
+        _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
+        _say(f"{elapsed:.2f} s, {len(events) / max(elapsed, 1e-9):,.0f} events/s")
+    return 0
+
+
+def cmd_explain(args) -> int:
+    from cep.compile import explain
+
+    queries = load_queries(args.rules)
+    text = explain(queries)
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def cmd_compile(args) -> int:
+    from cep.compile import compile_rules
+
+    queries = load_queries(args.rules)
+    text = compile_rules(queries)
+    if not text.endswith("\n"):
+        text += "\n"
+    if args.out:
+        with _open_out(args.out, "Prolog program") as handle:
+            handle.write(text)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+# ------------------------------------------------------------------- main
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a command-line error (2, message printed)
+        return exc.code if isinstance(exc.code, int) else 2
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return 2
+    if hasattr(sys.stdout, "reconfigure"):
+        try:  # answers hold any Unicode text; do not depend on the locale
+            sys.stdout.reconfigure(encoding="utf-8")
+        except (ValueError, OSError):
+            pass
+    try:
+        return args.func(args)
+    except CepError as exc:
+        _say(f"error: {exc}")
+        return 2
+    except KeyboardInterrupt:
+        _say("interrupted")
+        return 130
+    except BrokenPipeError:  # the reader went away (cep run ... | head): not an error
+        try:
+            sys.stdout = open("/dev/null", "w")  # noqa: SIM115 - keep Python's exit flush quiet
+        except OSError:
+            pass
+        return 0
+    except Exception:  # noqa: BLE001 - a bug: say so, with what is needed to report it
+        _say("internal error (this is a bug in cep; please report it with the traceback below)")
+        traceback.print_exc()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

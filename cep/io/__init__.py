@@ -1,0 +1,32 @@
+"""Input and output formats: event files in, answers and rejects out.
+
+    events, rejects = read_events(["ticks.trig", "more/"])   # sorted by time
+    cols = read_table_columns("big.parquet", rejects)         # columnar, for speed
+    writer = make_writer("jsonl", sys.stdout)
+    writer.write(answers); writer.close()
+
+See cep.io.readers (dispatch by extension), cep.io.trig (RSP-QL TriG),
+cep.io.tables (JSON Lines, CSV, Parquet) and cep.io.writers.
+"""
+
+from cep.io.readers import FORMATS, format_of, input_files, read_events, read_file, sort_key
+from cep.io.tables import Columns, parse_time, read_csv, read_jsonl, read_parquet, read_table_columns
+from cep.io.trig import read_trig
+from cep.io.writers import (
+    OUTPUT_FORMATS,
+    CsvWriter,
+    JsonlWriter,
+    TrigWriter,
+    answer_json,
+    check_format,
+    make_writer,
+    reject_json,
+    write_rejects,
+)
+
+__all__ = [
+    "FORMATS", "OUTPUT_FORMATS", "Columns", "CsvWriter", "JsonlWriter", "TrigWriter",
+    "answer_json", "check_format", "format_of", "input_files", "make_writer", "parse_time",
+    "read_csv", "read_events", "read_file", "read_jsonl", "read_parquet", "read_table_columns",
+    "read_trig", "reject_json", "sort_key", "write_rejects",
+]

@@ -1,0 +1,76 @@
+"""Reading event streams from files: the front of the pipeline.
+
+Takes paths (files, or directories of files) and returns the Events they
+hold, sorted by time, with a Reject for every record that could not be read.
+A bad record never stops the reading. The format is chosen by extension:
+
+    .trig      timestamped named graphs (RSP-QL; see cep.io.trig)
+    .jsonl     one JSON object per line with s, p, o, t [, t_end]  (cep.io.tables)
+    .csv       a header row, then s, p, o, t [, t_end]              (cep.io.tables)
+    .parquet   columns s, p, o, t [, t_end]                          (cep.io.tables)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cep.errors import UsageError
+from cep.events import Event, Reject
+from cep.io import tables, trig
+
+FORMATS = {".trig": "trig", ".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
+_READERS = {
+    "trig": trig.read_trig,
+    "jsonl": tables.read_jsonl,
+    "csv": tables.read_csv,
+    "parquet": tables.read_parquet,
+}
+
+
+def format_of(path) -> str:
+    """The input format of a file, by its extension; UsageError when unknown."""
+    fmt = FORMATS.get(Path(path).suffix.lower())
+    if fmt is None:
+        raise UsageError(f"{path}: unknown event file type {Path(path).suffix or '(no extension)'!s}; "
+                         f"event files end in {', '.join(FORMATS)}")
+    return fmt
+
+
+def input_files(paths) -> list[Path]:
+    """The files named by `paths`: a file as it is (its extension must be
+    known), a directory as its supported files, sorted by name (not
+    recursive; other files in it are left alone)."""
+    out = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir()
+                           if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in FORMATS)
+            if not found:
+                raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
+            out.extend(found)
+        elif path.exists():
+            format_of(path)
+            out.append(path)
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return out
+
+
+def read_file(path, rejects: list) -> list[Event]:
+    """The events of one file, in file order; rejects are appended."""
+    return _READERS[format_of(path)](path, rejects)
+
+
+def sort_key(event: Event):
+    return (event.start, event.end, event.s, event.p, event.o)
+
+
+def read_events(paths) -> tuple[list[Event], list[Reject]]:
+    """All events of `paths` sorted by (start, end, s, p, o), and the rejects.
+    The files need not be in time order: the whole input is sorted."""
+    events, rejects = [], []
+    for path in input_files(paths):
+        events.extend(read_file(path, rejects))
+    events.sort(key=sort_key)
+    return events, rejects
