@@ -52,15 +52,19 @@ def pattern(op, indent: int = 0) -> str:
 
 
 def query(q: ops.Query) -> str:
+    """(select (ITEMS) PATTERN), (select-distinct ...), or
+    (construct (TEMPLATE) PATTERN) with the items of a CONSTRUCT's
+    sub-select, if any, on a line of their own before the pattern."""
     if q.form == "construct":
         tmpl = " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in q.template)
         head = f"(construct ({tmpl})"
+        if q.projection:
+            head += f"\n  ({_items(q.projection)})"
     else:
-        if q.projection is None:
-            items = "*"
-        else:
-            items = " ".join(
-                str(p.var) if p.expr is None else f"({expr(p.expr)} AS {p.var})" for p in q.projection
-            )
+        items = "*" if q.projection is None else _items(q.projection)
         head = f"({'select-distinct' if q.distinct else 'select'} ({items})"
     return head + "\n" + pattern(q.pattern, 1) + ")"
+
+
+def _items(projection) -> str:
+    return " ".join(str(p.var) if p.expr is None else f"({expr(p.expr)} AS {p.var})" for p in projection)

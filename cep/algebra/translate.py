@@ -1,0 +1,743 @@
+"""Translation of a rule file's syntax tree to the algebra, with the checks a
+query must pass before it runs.
+
+    translate(tree, filename) -> list[Query]
+
+`tree` is what cep.syntax.parse returns. Graph patterns follow SPARQL 1.1
+section 18.2.2 as extended by the paper (section 4.2):
+
+    triples block            BGP(triples)
+    {A} {B}  (juxtaposition) Join(A, B), left to right; {} is Join's identity
+    {A} OPTIONAL {B}         LeftJoin(A, B', F) if B is Filter(F, B'), else LeftJoin(A, B)
+    {A} UNION {B}            Union(A, B)
+    {A} SEQ {B}              SeqJoin(A, B)
+    {A} EQUALS {B}           EqJoin(A, B)
+    {A} OPTIONALSEQ {B}      SeqRightJoin(A', B, F): the LEFT operand is optional
+    {A} EQUALSOPTIONAL {B}   EqLeftJoin(A, B', F): the RIGHT operand is optional
+    FILTER(F) / WITHIN d     the group's conditions, conjoined: Filter(F, group)
+
+where the optional operand's own filter (if its group has one) becomes the
+operator's condition. Operator chains are left-associative. WITHIN d is
+FILTER(getDURATION() < d). Blank nodes in patterns become non-distinguished
+variables `_:b0`, `_:b1`, ... (not SPARQL variable names, so no clash, and
+SELECT * leaves them out). Constants are canonical N-Triples text.
+
+Positions (file, line, column): a Triple's is where it starts (its subject,
+or the predicate after `;`, or the object after `,`); an operator's is its
+keyword (OPTIONAL, SEQ, ..., the first FILTER or WITHIN of the group), a
+Join's is where its right operand starts; a BGP's is its first triple's; a
+Query's is its first keyword.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from lark import Token, Tree
+
+from cep import terms
+from cep.algebra import ops
+from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
+from cep.errors import QueryError
+
+XSD = terms.XSD
+RDF_TYPE_TERM = terms.iri(terms.RDF + "type")  # `a`
+
+# xsd constructor functions (SPARQL 17.5) the engine implements
+_CAST_ORDER = [XSD + name for name in ("integer", "decimal", "double", "float", "string",
+                                       "boolean", "dateTime", "duration")]
+CASTS = set(_CAST_ORDER)
+
+# built-in function name (lower case, as SPARQL keywords are case-insensitive)
+# -> (name in ops.FUNCTIONS, least and most number of arguments; None: any)
+BUILTINS = {
+    "bound": ("bound", 1, 1),
+    "str": ("str", 1, 1),
+    "lang": ("lang", 1, 1),
+    "datatype": ("datatype", 1, 1),
+    "isiri": ("isIRI", 1, 1),
+    "isuri": ("isIRI", 1, 1),
+    "isblank": ("isBlank", 1, 1),
+    "isliteral": ("isLiteral", 1, 1),
+    "isnumeric": ("isNumeric", 1, 1),
+    "sameterm": ("sameTerm", 2, 2),
+    "langmatches": ("langMatches", 2, 2),
+    "regex": ("regex", 2, 3),
+    "if": ("if", 3, 3),
+    "coalesce": ("coalesce", 0, None),
+    "strlen": ("strlen", 1, 1),
+    "ucase": ("ucase", 1, 1),
+    "lcase": ("lcase", 1, 1),
+    "contains": ("contains", 2, 2),
+    "strstarts": ("strstarts", 2, 2),
+    "strends": ("strends", 2, 2),
+    "concat": ("concat", 0, None),
+    "abs": ("abs", 1, 1),
+    "ceil": ("ceil", 1, 1),
+    "floor": ("floor", 1, 1),
+    "round": ("round", 1, 1),
+    "getduration": ("getDURATION", 0, 0),
+    "getstarttime": ("getSTARTTIME", 0, 0),
+    "getendtime": ("getENDTIME", 0, 0),
+}
+
+OPERATORS = {
+    "OR": "or", "AND": "and", "EQ": "=", "NE": "!=", "LT": "<", "GT": ">", "LE": "<=",
+    "GE": ">=", "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/",
+}
+UNARY = {"BANG": "not", "MINUS": "neg", "PLUS": "pos"}
+
+CHAIN_OPS = {
+    "UNION": ops.Union_,
+    "SEQ": ops.SeqJoin,
+    "EQUALS": ops.EqJoin,
+    "OPTIONALSEQ": ops.SeqRightJoin,
+    "EQUALSOPTIONAL": ops.EqLeftJoin,
+}
+REJECTED_OPS = {
+    "SEQOPTIONAL": (
+        "SEQOPTIONAL is not an EP-SPARQL operator: a mandatory pattern followed by an "
+        "optional one breaks timewise monotonicity (an answer given when the mandatory "
+        "part is seen would be wrong once the optional part arrives later; paper, "
+        "section 4.2). Write the optional part first: {optional} OPTIONALSEQ {mandatory}"
+    ),
+    "OPTIONALEQUALS": (
+        "OPTIONALEQUALS is not an EP-SPARQL operator: the optional part of a simultaneous "
+        "match goes on the right. Write {mandatory} EQUALSOPTIONAL {optional}"
+    ),
+}
+
+ANNOTATIONS = {
+    "policy": ("unrestricted", "recent", "chronological"),
+    "binarize": ("left", "right"),
+}
+
+SUBQUERY = ("subqueries are supported only as the whole WHERE of a CONSTRUCT, "
+            "as in CONSTRUCT { ... } { SELECT ... }")
+
+
+def translate(tree: Tree, filename: str = "<string>") -> list:
+    """The queries of a parsed rule file, in file order."""
+    return _File(filename).translate(tree)
+
+
+# ------------------------------------------------------------------ IRIs
+
+_IRI_PARTS = re.compile(r"(?:([^:/?#]+):)?(?://([^/?#]*))?([^?#]*)(?:\?([^#]*))?(?:#(.*))?\Z", re.S)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+
+
+def resolve_iri(base: str, ref: str) -> str:
+    """RFC 3986 section 5.2: `ref` resolved against the absolute IRI `base`."""
+    scheme, authority, path, query, fragment = _IRI_PARTS.match(ref).groups()
+    b_scheme, b_authority, b_path, b_query, _ = _IRI_PARTS.match(base).groups()
+    if scheme is None:
+        scheme = b_scheme
+        if authority is None:
+            authority = b_authority
+            if path == "":
+                path = b_path
+                if query is None:
+                    query = b_query
+            else:
+                if not path.startswith("/"):
+                    if b_authority is not None and b_path == "":
+                        path = "/" + path
+                    else:
+                        path = b_path[: b_path.rfind("/") + 1] + path
+                path = _remove_dot_segments(path)
+        else:
+            path = _remove_dot_segments(path)
+    else:
+        path = _remove_dot_segments(path)
+    out = scheme + ":"
+    if authority is not None:
+        out += "//" + authority
+    out += path
+    if query is not None:
+        out += "?" + query
+    if fragment is not None:
+        out += "#" + fragment
+    return out
+
+
+def _remove_dot_segments(path: str) -> str:
+    out = []
+    while path:
+        if path.startswith("../"):
+            path = path[3:]
+        elif path.startswith("./"):
+            path = path[2:]
+        elif path.startswith("/./"):
+            path = path[2:]
+        elif path == "/.":
+            path = "/"
+        elif path.startswith("/../") or path == "/..":
+            path = "/" + path[4:] if path.startswith("/../") else "/"
+            if out:
+                out.pop()
+        elif path in (".", ".."):
+            path = ""
+        else:
+            cut = path.find("/", 1)
+            cut = len(path) if cut < 0 else cut
+            out.append(path[:cut])
+            path = path[cut:]
+    return "".join(out)
+
+
+# --------------------------------------------------------------- strings
+
+_ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
+_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\s\S])")
+_LOCAL_ESCAPE_RE = re.compile(r"\\([_~.\-!$&'()*+,;=/?#@%])")
+
+
+def _string_value(token: Token, filename: str) -> str:
+    text = str(token)
+    quote = 3 if text[:3] in ('"""', "'''") else 1
+    body = text[quote:-quote]
+
+    def repl(m):
+        code = m.group(1)
+        if len(code) > 1:
+            return chr(int(code[1:], 16))
+        if code in _ESCAPES:
+            return _ESCAPES[code]
+        raise QueryError(f"unknown escape \\{code} in a string (write \\\\ for a backslash)",
+                         _pos(token, filename))
+
+    return _ESCAPE_RE.sub(repl, body)
+
+
+def _number(lexical: str) -> str:
+    if "e" in lexical or "E" in lexical:
+        datatype = terms.XSD_DOUBLE
+    elif "." in lexical:
+        datatype = terms.XSD_DECIMAL
+    else:
+        datatype = terms.XSD_INTEGER
+    return terms.canonical(terms.literal(lexical, datatype))
+
+
+# ------------------------------------------------------------- positions
+
+
+def _pos(node, filename: str) -> Pos:
+    if isinstance(node, Token):
+        return Pos(filename, node.line, node.column)
+    if not node.meta.empty:
+        return Pos(filename, node.meta.line, node.meta.column)
+    for child in node.children:  # pragma: no cover - every rule node has positions
+        return _pos(child, filename)
+    return Pos(filename, 1, 1)
+
+
+def _var_list(names) -> str:
+    names = [f"?{n}" for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+# ------------------------------------------------------------- the file
+
+
+class _File:
+    """Walks the units of a file: declarations stay in force for the later
+    queries, annotations attach to the next query."""
+
+    def __init__(self, filename: str):
+        self.filename = filename
+        self.base = None
+        self.prefixes = {}
+
+    def pos(self, node) -> Pos:
+        return _pos(node, self.filename)
+
+    def iri(self, token: Token) -> str:
+        """The absolute IRI of an IRIREF token, resolved against BASE."""
+        ref = str(token)[1:-1]
+        if _SCHEME.match(ref):
+            return ref
+        if self.base is None:
+            raise QueryError(f"relative IRI <{ref}> needs a BASE declaration before it",
+                             self.pos(token))
+        return resolve_iri(self.base, ref)
+
+    def translate(self, tree: Tree) -> list:
+        queries, annotations = [], []
+        for unit in tree.children:
+            if unit.data == "base_decl":
+                self.base = self.iri(unit.children[1])
+            elif unit.data == "prefix_decl":
+                _, name, iri = unit.children
+                if not str(name).endswith(":"):
+                    raise QueryError(f"PREFIX takes a name ending in ':' such as ex:, not {name}",
+                                     self.pos(name))
+                self.prefixes[str(name)[:-1]] = self.iri(iri)
+            elif unit.data == "annotation":
+                annotations.append(unit.children[0])
+            else:
+                options = self.options(annotations)
+                annotations = []
+                queries.append(_Query(self, len(queries) + 1).translate(unit, options))
+        if annotations:
+            first = annotations[0]
+            raise QueryError(f"{_annotation_words(first)[0]} is not followed by a query",
+                             self.pos(first))
+        if not queries:
+            raise QueryError("the file holds no query", Pos(self.filename, 1, 1))
+        return self.name(queries)
+
+    def options(self, annotations) -> tuple:
+        options = {}
+        for token in annotations:
+            words = _annotation_words(token)
+            key = words[0][1:]
+            if key not in ANNOTATIONS:
+                known = " and ".join("@" + k for k in ANNOTATIONS)
+                raise QueryError(f"unknown annotation {words[0]}: the annotations are {known}",
+                                 self.pos(token))
+            allowed = ", ".join(ANNOTATIONS[key][:-1]) + " or " + ANNOTATIONS[key][-1]
+            if len(words) != 2:
+                raise QueryError(f"@{key} takes one value: {allowed}", self.pos(token))
+            if words[1] not in ANNOTATIONS[key]:
+                raise QueryError(f"@{key} {words[1]}: the value must be {allowed}", self.pos(token))
+            if key in options:
+                raise QueryError(f"@{key} is given twice for the same query", self.pos(token))
+            options[key] = words[1]
+        return tuple(sorted(options.items()))
+
+    def name(self, queries: list) -> list:
+        """Unnamed queries are named after the file: `stem`, or `stem#N` for
+        the N-th query when the file holds several."""
+        stem = Path(self.filename).stem
+        out, seen = [], {}
+        for i, q in enumerate(queries, 1):
+            if q.name is None:
+                q = dataclasses.replace(q, name=stem if len(queries) == 1 else f"{stem}#{i}")
+            if q.name in seen:
+                raise QueryError(f"a query named {q.name} is already defined at {seen[q.name]}", q.pos)
+            seen[q.name] = q.pos
+            out.append(q)
+        return out
+
+
+def _annotation_words(token: Token) -> list:
+    return str(token).split("#", 1)[0].split()
+
+
+# ------------------------------------------------------------ one query
+
+
+class _Query:
+    def __init__(self, file: _File, index: int):
+        self.file = file
+        self.index = index
+        self.warnings = []
+        self.blank_vars = {}  # blank node label -> (variable, triples block it belongs to)
+        self.template_labels = set()  # blank node labels written in the template
+        self.fresh = 0
+        self.block = 0
+
+    # ---- helpers
+
+    def pos(self, node) -> Pos:
+        return self.file.pos(node)
+
+    def error(self, message: str, node) -> QueryError:
+        return QueryError(message, self.pos(node))
+
+    def warn(self, message: str, node):
+        self.warnings.append(f"{self.pos(node)}: {message}")
+
+    def fresh_blank(self) -> str:
+        name = f"_:b{self.fresh}"
+        self.fresh += 1
+        return name
+
+    # ---- the query
+
+    def translate(self, tree: Tree, options: tuple) -> ops.Query:
+        register = None
+        body = tree.children[-1]
+        if len(tree.children) == 2:
+            register = tree.children[0]
+        name = None
+        if register is not None:
+            kind, name_token = register.children[1], register.children[2]
+            name = str(name_token)
+            if kind.type == "QUERY" and body.data != "select_query":
+                raise self.error("REGISTER QUERY registers a SELECT query; register a "
+                                 "CONSTRUCT query with REGISTER STREAM", register)
+            if kind.type == "STREAM" and body.data != "construct_query":
+                raise self.error("REGISTER STREAM registers a CONSTRUCT query; register a "
+                                 "SELECT query with REGISTER QUERY", register)
+        pos = self.pos(tree)
+        if body.data == "select_query":
+            clause, where = body.children
+            pattern = self.where(where, tree)
+            distinct, projection = self.select_clause(clause, pattern)
+            return ops.Query(name, "select", pattern, projection, distinct, options=options,
+                             pos=pos, warnings=tuple(self.warnings))
+        _, template_tree, where = body.children
+        sub = _sub_select(where)
+        if sub is not None:
+            clause, sub_where = sub.children
+            pattern = self.where(sub_where, tree)
+            distinct, projection = self.select_clause(clause, pattern)
+        else:
+            pattern = self.where(where, tree)
+            distinct, projection = False, None
+        template = self.template(template_tree)
+        visible = ops.variables(pattern) | {p.var for p in projection or ()}
+        warned = set()
+        for t in template:
+            for v in ops.slots_vars(t):
+                if v not in visible and v not in warned:
+                    warned.add(v)
+                    self.warnings.append(
+                        f"{t.pos}: ?{v.name} in the CONSTRUCT template is never bound by the "
+                        f"pattern: the triples that use it are never produced")
+        return ops.Query(name, "construct", pattern, projection, distinct, template, options,
+                         pos=pos, warnings=tuple(self.warnings))
+
+    def where(self, where: Tree, query_tree: Tree):
+        elements = [c for c in where.children if not isinstance(c, Token)]
+        pattern = self.elements(elements)
+        if pattern is None:
+            raise self.error("the WHERE clause has no triple pattern: a query must match "
+                             "at least one triple", query_tree)
+        return pattern
+
+    # ---- SELECT clause
+
+    def select_clause(self, clause: Tree, pattern):
+        items = [c for c in clause.children if isinstance(c, Tree)]
+        distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in clause.children)
+        if not items:  # SELECT *
+            return distinct, None
+        bound = ops.variables(pattern)
+        defined, seen, out = set(), set(), []
+        for item in items:
+            var_token = item.children[-1]
+            var = Var(str(var_token)[1:])
+            if var in seen:
+                raise self.error(f"{var} is projected twice", var_token)
+            if len(item.children) == 1:
+                if var not in bound and var not in defined:
+                    raise self.error(f"{var} is projected but the pattern never binds it",
+                                     var_token)
+                out.append(ProjectItem(var))
+            else:
+                if var in bound:
+                    raise self.error(f"(... AS {var}) names a variable that the pattern binds; "
+                                     f"choose a new name", var_token)
+                expr = self.expr(item.children[0])
+                unbound = [v.name for v in _vars_in_order(expr) if v not in bound | defined]
+                if unbound:
+                    self.warn(f"{_var_list(unbound)} in the expression for {var} "
+                              f"{'is' if len(unbound) == 1 else 'are'} never bound by the "
+                              f"pattern", item)
+                defined.add(var)
+                out.append(ProjectItem(var, expr))
+            seen.add(var)
+        return distinct, tuple(out)
+
+    # ---- graph patterns
+
+    def elements(self, elements):
+        """A group's elements (SPARQL 18.2.2.6) -> operator, or None when the
+        group is empty (the identity of Join)."""
+        pattern, conditions, filter_node = None, [], None
+        for el in elements:
+            kind = el.data
+            if kind in ("filter", "within"):
+                conditions.append(self.filter(el) if kind == "filter" else self.within(el))
+                filter_node = filter_node or el
+            elif kind == "optional":
+                keyword, group = el.children
+                part = self.group(group)
+                if part is None:
+                    continue  # OPTIONAL {} leaves the group as it is
+                if pattern is None:
+                    raise self.error("OPTIONAL needs a mandatory pattern before it in its group",
+                                     keyword)
+                if isinstance(part, ops.Filter):
+                    pattern = ops.LeftJoin(pattern, part.pattern, part.cond, pos=self.pos(keyword))
+                else:
+                    pattern = ops.LeftJoin(pattern, part, None, pos=self.pos(keyword))
+            else:
+                part = self.triples_block(el) if kind == "triples_block" else self.chain(el)
+                if part is None:
+                    continue
+                pattern = part if pattern is None else ops.Join(pattern, part, pos=self.pos(el))
+        if conditions:
+            if pattern is None:
+                raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
+                                 f"its group", filter_node)
+            pattern = ops.Filter(ops.conjunction(conditions), pattern, pos=self.pos(filter_node))
+        return pattern
+
+    def group(self, tree: Tree):
+        if tree.data == "sub_select_group":
+            raise self.error(SUBQUERY, tree)
+        return self.elements([c for c in tree.children if isinstance(c, Tree)])
+
+    def chain(self, tree: Tree):
+        items = tree.children
+        left = self.group(items[0])
+        for i in range(1, len(items), 2):
+            keyword, right_tree = items[i], items[i + 1]
+            if keyword.type in REJECTED_OPS:
+                raise self.error(REJECTED_OPS[keyword.type], keyword)
+            right = self.group(right_tree)
+            if left is None or right is None:
+                empty = items[0] if left is None else right_tree
+                raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)
+            op, pos = CHAIN_OPS[keyword.type], self.pos(keyword)
+            if op is ops.SeqRightJoin:
+                if isinstance(left, ops.Filter):
+                    left = ops.SeqRightJoin(left.pattern, right, left.cond, pos=pos)
+                else:
+                    left = ops.SeqRightJoin(left, right, None, pos=pos)
+            elif op is ops.EqLeftJoin:
+                if isinstance(right, ops.Filter):
+                    left = ops.EqLeftJoin(left, right.pattern, right.cond, pos=pos)
+                else:
+                    left = ops.EqLeftJoin(left, right, None, pos=pos)
+            else:
+                left = op(left, right, pos=pos)
+        return left
+
+    def triples_block(self, tree: Tree) -> ops.BGP:
+        self.block += 1
+        triples = []
+        for child in tree.children:
+            triples += self.triples(child, template=False)
+        return ops.BGP(tuple(triples), pos=triples[0].pos)
+
+    def template(self, tree: Tree) -> tuple:
+        labels = {str(t) for t in tree.scan_values(lambda v: isinstance(v, Token)
+                                                   and v.type == "BLANK_NODE_LABEL")}
+        self.template_labels = labels
+        triples = []
+        for child in tree.children:
+            triples += self.triples(child, template=True)
+        if not triples:
+            raise self.error("the CONSTRUCT template has no triple", tree)
+        return tuple(triples)
+
+    def triples(self, tree: Tree, template: bool) -> list:
+        """The triples of a TriplesSameSubject ([75])."""
+        out = []
+        first = tree.children[0]
+        if isinstance(first, Tree) and first.data == "bnode_props":
+            subject = self.bnode_props(first, template, out)
+        else:
+            subject = self.term(first, template)
+        if len(tree.children) > 1:
+            self.property_list(subject, tree.children[1], template, out, self.pos(first))
+        return out
+
+    def property_list(self, subject, tree: Tree, template: bool, out: list, first_pos: Pos):
+        children = tree.children
+        for i in range(0, len(children), 2):
+            verb, objects = children[i], children[i + 1]
+            predicate = RDF_TYPE_TERM if isinstance(verb, Token) and verb.type == "A" \
+                else self.term(verb, template)
+            for j, obj in enumerate(objects.children):
+                if isinstance(obj, Tree) and obj.data == "bnode_props":
+                    inner = []
+                    value = self.bnode_props(obj, template, inner)
+                else:
+                    inner, value = [], self.term(obj, template)
+                if j > 0:
+                    pos = self.pos(obj)
+                elif i > 0:
+                    pos = self.pos(verb)
+                else:
+                    pos = first_pos
+                out.append(ops.Triple(subject, predicate, value, pos=pos))
+                out += inner
+
+    def bnode_props(self, tree: Tree, template: bool, out: list):
+        node = self.blank(None, template)
+        self.property_list(node, tree.children[0], template, out, self.pos(tree))
+        return node
+
+    def blank(self, token, template: bool):
+        """A blank node: in a pattern a non-distinguished variable, in a
+        template a blank node label (a fresh one for [])."""
+        if template:
+            if token is not None:
+                return str(token)
+            while True:
+                label = self.fresh_blank()
+                if label not in self.template_labels:
+                    return label
+        if token is None:
+            return Var(self.fresh_blank())
+        label = str(token)
+        if label in self.blank_vars:
+            var, block = self.blank_vars[label]
+            if block != self.block:
+                raise self.error(f"blank node {label} is used in two different basic graph "
+                                 f"patterns; use a variable instead", token)
+            return var
+        var = Var(self.fresh_blank())
+        self.blank_vars[label] = (var, self.block)
+        return var
+
+    def term(self, node, template: bool):
+        """A variable, or the canonical N-Triples text of a constant."""
+        if isinstance(node, Tree):
+            return self.literal(node)
+        kind = node.type
+        if kind == "VAR":
+            return Var(str(node)[1:])
+        if kind in ("IRIREF", "PNAME", "BARE_NAME"):
+            return terms.iri(self.iri(node))
+        if kind == "BLANK_NODE_LABEL":
+            return self.blank(node, template)
+        if kind == "ANON":
+            return self.blank(None, template)
+        raise AssertionError(f"unexpected term token {node!r}")  # pragma: no cover
+
+    def iri(self, token: Token) -> str:
+        kind, text = token.type, str(token)
+        if kind == "IRIREF":
+            return self.file.iri(token)
+        if kind == "BARE_NAME":
+            if "" not in self.file.prefixes:
+                raise self.error(f"unknown prefix ':' for the bare name {text} (a bare name "
+                                 f"stands for :{text}; declare it with PREFIX : <...>)", token)
+            return self.file.prefixes[""] + text
+        prefix, local = text.split(":", 1)
+        if prefix not in self.file.prefixes:
+            raise self.error(f"unknown prefix '{prefix}:' in {text} (declare it with "
+                             f"PREFIX {prefix}: <...>)", token)
+        return self.file.prefixes[prefix] + _LOCAL_ESCAPE_RE.sub(r"\1", local)
+
+    def literal(self, tree: Tree) -> str:
+        first = tree.children[0]
+        if first.type in ("NUMBER", "SIGNED_NUMBER"):
+            return _number(str(first))
+        if first.type in ("TRUE", "FALSE"):
+            return terms.canonical(terms.literal(str(first).lower(), terms.XSD_BOOLEAN))
+        lexical = _string_value(first, self.file.filename)
+        if len(tree.children) == 1:
+            return terms.literal(lexical)
+        second = tree.children[1]
+        if second.type == "LANGTAG":
+            return terms.literal(lexical, lang=str(second)[1:])
+        return terms.canonical(terms.literal(lexical, self.iri(second)))
+
+    # ---- FILTER and WITHIN
+
+    def filter(self, tree: Tree):
+        return self.expr(tree.children[1])
+
+    def within(self, tree: Tree):
+        keyword, string = tree.children[0], tree.children[1]
+        lexical = _string_value(string, self.file.filename)
+        if len(tree.children) == 3:
+            datatype = self.iri(tree.children[2])
+            if datatype != terms.XSD_DURATION:
+                raise self.error(f"WITHIN takes an xsd:duration, not a literal of type <{datatype}>",
+                                 tree.children[2])
+        try:
+            months, millis = terms.parse_duration(lexical)
+        except terms.TermError:
+            raise self.error(f"WITHIN needs a duration such as \"PT30M\" or \"P1D\", "
+                             f"not \"{lexical}\"", string) from None
+        if months < 0 or millis < 0 or (months, millis) == (0, 0):
+            raise self.error(f"WITHIN needs a positive duration, not \"{lexical}\"", string)
+        limit = Const(terms.canonical(terms.literal(lexical, terms.XSD_DURATION)))
+        return Call("<", Call("getDURATION"), limit)
+
+    # ---- expressions (SPARQL 17, paper section 3)
+
+    def expr(self, node):
+        if isinstance(node, Token):
+            if node.type == "VAR":
+                return Var(str(node)[1:])
+            return Const(terms.iri(self.iri(node)))  # IRIREF or PNAME
+        kind = node.data
+        if kind == "literal":
+            return Const(self.literal(node))
+        if kind == "binary":
+            left, op, right = node.children
+            return Call(OPERATORS[op.type], self.expr(left), self.expr(right))
+        if kind == "unary":
+            op, arg = node.children
+            if op.type in ("MINUS", "PLUS") and isinstance(arg, Tree) and arg.data == "literal" \
+                    and arg.children[0].type == "NUMBER":
+                # a signed number is a literal, as in SPARQL's INTEGER_NEGATIVE etc.
+                sign = "-" if op.type == "MINUS" else ""
+                return Const(_number(sign + str(arg.children[0])))
+            return Call(UNARY[op.type], self.expr(arg))
+        if kind == "in_expr":
+            left, args = node.children[0], node.children[-1]
+            negated = any(isinstance(c, Token) and c.type == "NOT" for c in node.children)
+            return Call("notin" if negated else "in", self.expr(left),
+                        *[self.expr(a) for a in args.children])
+        if kind == "call":
+            return self.call(node)
+        raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
+
+    def call(self, tree: Tree):
+        name, args_tree = tree.children
+        args = [self.expr(a) for a in args_tree.children]
+        if name.type == "BARE_NAME":
+            entry = BUILTINS.get(str(name).lower())
+            if entry is None:
+                raise self.error(f"unknown function {name}", name)
+            function, least, most = entry
+            if len(args) < least or (most is not None and len(args) > most):
+                raise self.error(f"{name} takes {_arity(least, most)}, not {len(args)}", name)
+            if function == "bound" and not isinstance(args[0], Var):
+                raise self.error(f"{name} takes a variable", args_tree.children[0])
+            return Call(function, *args)
+        iri = self.iri(name)
+        if iri not in CASTS:
+            message = f"unknown function {name}" if name.type == "PNAME" else f"unknown function <{iri}>"
+            if iri.startswith(XSD):
+                casts = ", ".join("xsd:" + c[len(XSD):] for c in sorted(CASTS, key=_CAST_ORDER.index))
+                message += f"; the casts are {casts}"
+            raise self.error(message, name)
+        if len(args) != 1:
+            raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
+        return Call(ops.CAST_PREFIX + iri, args[0])
+
+
+
+def _arity(least: int, most) -> str:
+    if most is None:
+        return f"at least {least} argument{'s' if least != 1 else ''}"
+    if least == most:
+        return f"{least} argument{'s' if least != 1 else ''}"
+    return f"{least} or {most} arguments" if most == least + 1 else f"{least} to {most} arguments"
+
+
+def _vars_in_order(expr) -> list:
+    out = []
+    if isinstance(expr, Var):
+        return [expr]
+    if isinstance(expr, Call):
+        for a in expr.args:
+            for v in _vars_in_order(a):
+                if v not in out:
+                    out.append(v)
+    return out
+
+
+def _sub_select(where: Tree):
+    """The sub-select if the WHERE clause is exactly `{ SELECT ... }`."""
+    elements = [c for c in where.children if not isinstance(c, Token)]
+    if len(elements) == 1 and elements[0].data == "chain" and len(elements[0].children) == 1:
+        group = elements[0].children[0]
+        if group.data == "sub_select_group":
+            return group.children[0]
+    return None

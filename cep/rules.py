@@ -1,0 +1,55 @@
+"""Rule files: EP-SPARQL text -> checked algebra queries.
+
+    parse_rules(text, filename) -> list[Query]   one file's text
+    load_rules(paths) -> list[Query]             files, or directories of *.rq
+
+A rule file holds one or more queries (see docs/language.md): parsed by
+cep.syntax, translated and checked by cep.algebra.translate. Every problem
+is a cep.errors.QueryError whose message starts with file:line:column.
+Query names are unique in the result; an unnamed query is named after its
+file (`stem`, or `stem#N` for the N-th query of a file with several).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cep.algebra.translate import translate
+from cep.errors import QueryError
+from cep.syntax import parse
+
+
+def parse_rules(text: str, filename: str = "<string>") -> list:
+    """The queries of one rule file, in file order."""
+    return translate(parse(text, filename), filename)
+
+
+def load_rules(paths) -> list:
+    """The queries of the given files; a directory stands for its *.rq
+    files in name order. A single path may be given as a str or Path."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    files = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = sorted(path.glob("*.rq"))
+            if not found:
+                raise QueryError(f"no rule files (*.rq) in the directory {path}")
+            files += found
+        else:
+            files.append(path)
+    queries, where = [], {}
+    for file in files:
+        try:
+            text = file.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise QueryError(f"cannot read rule file {file}: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:
+            raise QueryError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+        for q in parse_rules(text, str(file)):
+            if q.name in where:
+                raise QueryError(f"a query named {q.name} is already defined at {where[q.name]}",
+                                 q.pos)
+            where[q.name] = q.pos
+            queries.append(q)
+    return queries

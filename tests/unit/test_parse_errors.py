@@ -1,0 +1,305 @@
+"""Every error a rule file can have, with its exact message: where
+(file:line:column), what was found, what could stand there, and for the
+semantic errors why and what to write instead."""
+
+from textwrap import dedent
+
+import pytest
+
+from cep.errors import QueryError
+from cep.rules import load_rules, parse_rules
+from cep.syntax import messages
+from cep.syntax.parser import parser
+
+H = "PREFIX : <http://example.org/>\n"  # line 1 of the cases that use it
+
+
+def error(text: str, filename: str = "rules/x.rq") -> str:
+    with pytest.raises(QueryError) as info:
+        parse_rules(text, filename)
+    exc = info.value
+    # converted at one boundary: no lark exception chained or in the message
+    assert exc.__cause__ is None and (exc.__context__ is None or exc.__suppress_context__)
+    assert "lark" not in str(exc).lower() and "Traceback" not in str(exc)
+    return str(exc)
+
+
+# ------------------------------------------------------------------ syntax
+
+SYNTAX = [
+    ("SELECT * { ?s ?p }",
+     "rules/x.rq:1:18: unexpected '}' \u2014 expected a variable, an IRI or a literal "
+     "(the object of the triple)"),
+    ("SELECT *\nWHERE { ?s ?p ?o . ?a }",
+     "rules/x.rq:2:23: unexpected '}' \u2014 expected a variable or an IRI (the predicate of the triple)"),
+    ("SELECT * { [ 5 ] ?p ?o }",
+     "rules/x.rq:1:14: unexpected '5' \u2014 expected a variable or an IRI (the predicate of the triple)"),
+    ("SELECT * { ?s ?p ?o",
+     "rules/x.rq:1:20: unexpected end of file \u2014 expected '}', '.', ';', ',', '{', FILTER, "
+     "OPTIONAL or WITHIN"),
+    ("SELECT * { ?s ?p ?o % }",
+     "rules/x.rq:1:21: unexpected character '%' \u2014 expected '}', '.', ';', ',', '{', FILTER, "
+     "OPTIONAL or WITHIN"),
+    ('SELECT * { ?s ?p "abc }',
+     'rules/x.rq:1:18: unterminated string: no closing " on this line'),
+    ("SELECT * { ?s ?p 'abc\n}",
+     "rules/x.rq:1:18: unterminated string: no closing ' on this line"),
+    ('SELECT * {\n  ?s ?p """abc\n}',
+     'rules/x.rq:2:9: unterminated string: no closing """'),
+    ("SELECT * { ?s <http://a b> ?o }",
+     "rules/x.rq:1:15: malformed IRI <http://a b>: an IRI cannot hold spaces, quotes or any of {}|^`\\"),
+    ("SELECT * { ?s <http://ab ?o }",
+     "rules/x.rq:1:15: unterminated IRI: no closing > on this line"),
+    ("SELECT * { ?s ?p ?o FILTER(?o < ) }",
+     "rules/x.rq:1:33: unexpected ')' \u2014 expected an expression (the operand of an operator)"),
+    ("SELECT * { ?s ?p ?o FILTER(?o ?p) }",
+     "rules/x.rq:1:31: unexpected '?p' \u2014 expected an operator or ')'"),
+    ("SELECT * { ?s ?p ?o FILTER(STR(?o) }",
+     "rules/x.rq:1:36: unexpected '}' \u2014 expected an operator or ')' (the arguments of a function)"),
+    ("SELECT * { ?s ?p ?o FILTER }",
+     "rules/x.rq:1:28: unexpected '}' \u2014 expected '(' or a function call (the FILTER condition)"),
+    ("SELECT * { ?s ?p ?o } FILTER ?o",
+     "rules/x.rq:1:30: unexpected '?o' \u2014 expected '(' or a function call (the FILTER condition)"),
+    ("SELECT * { ?s ?p ?o } SEQUENCE { ?s ?p ?o }",
+     "rules/x.rq:1:23: unexpected 'SEQUENCE' \u2014 expected an operator such as SEQ or UNION, "
+     "another query, FILTER, WITHIN or the end of the file"),
+    ("SELECT * { ?s ?p ?o } OPTIONAL { ?s ?p ?o }",
+     "rules/x.rq:1:23: unexpected 'OPTIONAL' \u2014 expected an operator such as SEQ or UNION, "
+     "another query, FILTER, WITHIN or the end of the file"),
+    ("SELEC * { ?s ?p ?o }",
+     "rules/x.rq:1:1: unexpected 'SELEC' \u2014 expected another query or the end of the file"),
+    ("SELECT",
+     "rules/x.rq:1:7: unexpected end of file \u2014 expected a variable, (expression AS ?name), '*' "
+     "or DISTINCT (the SELECT clause)"),
+    ("SELECT -?x AS ?y { ?x ?p ?o }",
+     "rules/x.rq:1:8: unexpected '-' \u2014 expected a variable, (expression AS ?name), '*' "
+     "or DISTINCT (the SELECT clause)"),
+    ("SELECT (?x AS) { ?x ?p ?o }",
+     "rules/x.rq:1:14: unexpected ')' \u2014 expected a variable (the variable after AS)"),
+    ("SELECT ?x { ?x ?p ?o } SEQ",
+     "rules/x.rq:1:27: unexpected end of file \u2014 expected '{' (a group graph pattern)"),
+    ("SELECT * WHERE ?s ?p ?o",
+     "rules/x.rq:1:16: unexpected '?s' \u2014 expected '{' (a group graph pattern)"),
+    ("SELECT * { ?s ?p ?o WITHIN 30 }",
+     "rules/x.rq:1:28: unexpected '30' \u2014 expected a string "
+     "(the duration after WITHIN, a string such as \"PT30M\")"),
+    ("CONSTRUCT",
+     "rules/x.rq:1:10: unexpected end of file \u2014 expected a variable, an IRI, a literal or '{' "
+     "(the template of the CONSTRUCT)"),
+    ("REGISTER QUERY AS SELECT * { ?s ?p ?o }",
+     "rules/x.rq:1:19: unexpected 'SELECT' \u2014 expected AS "
+     "(REGISTER QUERY name AS ... or REGISTER STREAM name AS ...)"),
+    ("PREFIX ex <http://a/>",
+     "rules/x.rq:1:8: unexpected 'ex' \u2014 expected a prefixed name (PREFIX name: <IRI>)"),
+    ("BASE ex:",
+     "rules/x.rq:1:6: unexpected 'ex:' \u2014 expected an IRI (BASE <IRI>)"),
+    ('SELECT * { ?s ?p ?o } # a comment\n FILTER(?o = "a"@) ',
+     "rules/x.rq:2:17: unexpected '@)' \u2014 expected an operator, a language tag, ')' or '^^'"),
+    ("SELECT * { ?s ?p ?o } @policy recent",
+     "rules/x.rq:1:23: @policy is not followed by a query"),
+]
+
+
+@pytest.mark.parametrize("text, message", SYNTAX)
+def test_syntax_errors(text, message):
+    assert error(text) == message
+
+
+def test_every_context_example_fails_and_names_its_own_parser_state():
+    owner = {}
+    for label, example, state in messages.example_failures(parser()):
+        assert state is not None, f"example parses: {example!r}"
+        assert owner.setdefault(state, label) == label, (
+            f"{example!r} stops in the state of {owner[state]!r}, not of {label!r}")
+
+
+# --------------------------------------------------------------- semantics
+
+SEMANTIC = [
+    # temporal operators that would break timewise monotonicity
+    ("SELECT ?x ?y WHERE { ?x ?x ?x } SEQOPTIONAL { ?y ?y ?y }",
+     "rules/x.rq:1:33: SEQOPTIONAL is not an EP-SPARQL operator: a mandatory pattern followed by an "
+     "optional one breaks timewise monotonicity (an answer given when the mandatory part is seen "
+     "would be wrong once the optional part arrives later; paper, section 4.2). Write the optional "
+     "part first: {optional} OPTIONALSEQ {mandatory}"),
+    ("SELECT * WHERE { { ?x ?x ?x } optionalequals { ?y ?y ?y } }",
+     "rules/x.rq:1:31: OPTIONALEQUALS is not an EP-SPARQL operator: the optional part of a "
+     "simultaneous match goes on the right. Write {mandatory} EQUALSOPTIONAL {optional}"),
+    # prefixes, bare names, IRIs
+    ("SELECT ?x WHERE { ?x hasPrice ?y }",
+     "rules/x.rq:1:22: unknown prefix ':' for the bare name hasPrice (a bare name stands for "
+     ":hasPrice; declare it with PREFIX : <...>)"),
+    (H + "SELECT ?x WHERE { ?x ex:hasPrice ?y }",
+     "rules/x.rq:2:22: unknown prefix 'ex:' in ex:hasPrice (declare it with PREFIX ex: <...>)"),
+    (H + "SELECT * { ?x :p ?y FILTER(?y = xsd:integer(?x)) }",
+     "rules/x.rq:2:33: unknown prefix 'xsd:' in xsd:integer (declare it with PREFIX xsd: <...>)"),
+    ("PREFIX e:f <http://e/>\nSELECT * { ?s ?p ?o }",
+     "rules/x.rq:1:8: PREFIX takes a name ending in ':' such as ex:, not e:f"),
+    ("SELECT * { ?s ?p <x> }",
+     "rules/x.rq:1:18: relative IRI <x> needs a BASE declaration before it"),
+    ("BASE <b/>\nSELECT * { ?s ?p ?o }",
+     "rules/x.rq:1:6: relative IRI <b/> needs a BASE declaration before it"),
+    # literals and WITHIN
+    ('SELECT * { ?s ?p "a\\qb" }',
+     "rules/x.rq:1:18: unknown escape \\q in a string (write \\\\ for a backslash)"),
+    ('SELECT * { ?s ?p ?o } WITHIN "30 minutes"',
+     'rules/x.rq:1:30: WITHIN needs a duration such as "PT30M" or "P1D", not "30 minutes"'),
+    ('SELECT * { ?s ?p ?o } WITHIN "-PT30M"',
+     'rules/x.rq:1:30: WITHIN needs a positive duration, not "-PT30M"'),
+    ("SELECT * { ?s ?p ?o } WITHIN 'PT0S'",
+     'rules/x.rq:1:30: WITHIN needs a positive duration, not "PT0S"'),
+    ('PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nSELECT * { ?s ?p ?o } WITHIN "PT1M"^^xsd:string',
+     "rules/x.rq:2:38: WITHIN takes an xsd:duration, not a literal of type "
+     "<http://www.w3.org/2001/XMLSchema#string>"),
+    # functions
+    ("SELECT * { ?s ?p ?o FILTER(foo(?o)) }",
+     "rules/x.rq:1:28: unknown function foo"),
+    (H + "SELECT * { ?s ?p ?o FILTER(:foo(?o)) }",
+     "rules/x.rq:2:28: unknown function :foo"),
+    ("SELECT * { ?s ?p ?o FILTER(<http://f.org/g>(?o)) }",
+     "rules/x.rq:1:28: unknown function <http://f.org/g>"),
+    ("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nSELECT * { ?s ?p ?o FILTER(xsd:date(?o)) }",
+     "rules/x.rq:2:28: unknown function xsd:date; the casts are xsd:integer, xsd:decimal, "
+     "xsd:double, xsd:float, xsd:string, xsd:boolean, xsd:dateTime, xsd:duration"),
+    ("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nSELECT * { ?s ?p ?o FILTER(xsd:integer(?o, ?s)) }",
+     "rules/x.rq:2:28: the cast xsd:integer takes 1 argument, not 2"),
+    ("SELECT * { ?s ?p ?o FILTER(regex(?o)) }",
+     "rules/x.rq:1:28: regex takes 2 or 3 arguments, not 1"),
+    ("SELECT * { ?s ?p ?o FILTER(IF(?o, 1)) }",
+     "rules/x.rq:1:28: IF takes 3 arguments, not 2"),
+    ("SELECT * { ?s ?p ?o FILTER(getDURATION(?o) > 1) }",
+     "rules/x.rq:1:28: getDURATION takes 0 arguments, not 1"),
+    ("SELECT * { ?s ?p ?o FILTER(STR()) }",
+     "rules/x.rq:1:28: STR takes 1 argument, not 0"),
+    ("SELECT * { ?s ?p ?o FILTER(BOUND(1)) }",
+     "rules/x.rq:1:34: BOUND takes a variable"),
+    # projection
+    ("SELECT ?z WHERE { ?x ?p ?y }",
+     "rules/x.rq:1:8: ?z is projected but the pattern never binds it"),
+    ("SELECT ?x ?y $x WHERE { ?x ?p ?y }",
+     "rules/x.rq:1:14: ?x is projected twice"),
+    ("SELECT (?y + 1 AS ?z) ?z WHERE { ?x ?p ?y }",
+     "rules/x.rq:1:23: ?z is projected twice"),
+    ("SELECT (1 AS ?x) WHERE { ?x ?p ?y }",
+     "rules/x.rq:1:14: (... AS ?x) names a variable that the pattern binds; choose a new name"),
+    ("SELECT ?y + 1 AS ?p WHERE { ?x ?p ?y }",
+     "rules/x.rq:1:18: (... AS ?p) names a variable that the pattern binds; choose a new name"),
+    ("CONSTRUCT { ?x ?p ?v } { SELECT ?q { ?x ?p ?y } }",
+     "rules/x.rq:1:33: ?q is projected but the pattern never binds it"),
+    # REGISTER
+    ("REGISTER QUERY q AS CONSTRUCT { ?x ?x ?x } WHERE { ?x ?x ?x }",
+     "rules/x.rq:1:1: REGISTER QUERY registers a SELECT query; register a CONSTRUCT query with "
+     "REGISTER STREAM"),
+    ("REGISTER STREAM q AS SELECT * WHERE { ?x ?x ?x }",
+     "rules/x.rq:1:1: REGISTER STREAM registers a CONSTRUCT query; register a SELECT query with "
+     "REGISTER QUERY"),
+    # names
+    ("register query a as select * { ?x ?x ?x }\nregister query a as select * { ?x ?x ?x }",
+     "rules/x.rq:2:1: a query named a is already defined at rules/x.rq:1:1"),
+    ("register query x#2 as select * { ?x ?x ?x }",  # `#` starts a comment
+     "rules/x.rq:1:17: unexpected end of file \u2014 expected AS "
+     "(REGISTER QUERY name AS ... or REGISTER STREAM name AS ...)"),
+    # annotations
+    ("@policy\nSELECT * { ?x ?x ?x }",
+     "rules/x.rq:1:1: @policy takes one value: unrestricted, recent or chronological"),
+    ("@policy recent chronological\nSELECT * { ?x ?x ?x }",
+     "rules/x.rq:1:1: @policy takes one value: unrestricted, recent or chronological"),
+    ("SELECT * { ?x ?x ?x }\n  @binarize middle # no such\nSELECT * { ?x ?x ?x }",
+     "rules/x.rq:2:3: @binarize middle: the value must be left or right"),
+    ("@window 5\nSELECT * { ?x ?x ?x }",
+     "rules/x.rq:1:1: unknown annotation @window: the annotations are @policy and @binarize"),
+    ("@policy recent\n@policy recent\nSELECT * { ?x ?x ?x }",
+     "rules/x.rq:2:1: @policy is given twice for the same query"),
+    # patterns
+    ("SELECT * WHERE { }",
+     "rules/x.rq:1:1: the WHERE clause has no triple pattern: a query must match at least one triple"),
+    ("PREFIX : <http://e/>\nREGISTER QUERY q AS SELECT * { {} { FILTER(true) } }",
+     "rules/x.rq:2:37: FILTER has no graph pattern to filter in its group"),
+    ("SELECT * { ?x ?x ?x { WITHIN 'PT1S' } }",
+     "rules/x.rq:1:23: WITHIN has no graph pattern to filter in its group"),
+    ("SELECT * WHERE { OPTIONAL { ?x ?x ?x } }",
+     "rules/x.rq:1:18: OPTIONAL needs a mandatory pattern before it in its group"),
+    ("SELECT * WHERE { {} SEQ { ?x ?x ?x } }",
+     "rules/x.rq:1:18: an empty group cannot be an operand of SEQ"),
+    ("SELECT * WHERE { ?x ?x ?x } UNION { FILTER(true) }",
+     "rules/x.rq:1:37: FILTER has no graph pattern to filter in its group"),
+    ("SELECT * WHERE { ?x ?x ?x } EQUALSOPTIONAL {}",
+     "rules/x.rq:1:44: an empty group cannot be an operand of EQUALSOPTIONAL"),
+    ("SELECT * WHERE { _:a ?x ?y . { _:a ?y ?z } }",
+     "rules/x.rq:1:32: blank node _:a is used in two different basic graph patterns; use a "
+     "variable instead"),
+    ("CONSTRUCT { } WHERE { ?x ?x ?x }",
+     "rules/x.rq:1:11: the CONSTRUCT template has no triple"),
+    # subqueries
+    ("SELECT * WHERE { { SELECT * { ?x ?x ?x } } }",
+     "rules/x.rq:1:18: subqueries are supported only as the whole WHERE of a CONSTRUCT, as in "
+     "CONSTRUCT { ... } { SELECT ... }"),
+    ("CONSTRUCT { ?x ?x ?x } { SELECT * { ?x ?x ?x } } SEQ { ?x ?x ?x }",
+     "rules/x.rq:1:24: subqueries are supported only as the whole WHERE of a CONSTRUCT, as in "
+     "CONSTRUCT { ... } { SELECT ... }"),
+    ("CONSTRUCT { ?x ?x ?x } { SELECT * { { SELECT * { ?x ?x ?x } } } }",
+     "rules/x.rq:1:37: subqueries are supported only as the whole WHERE of a CONSTRUCT, as in "
+     "CONSTRUCT { ... } { SELECT ... }"),
+    # files
+    ("", "rules/x.rq:1:1: the file holds no query"),
+    ("PREFIX : <http://e/>  # only a prologue\n", "rules/x.rq:1:1: the file holds no query"),
+]
+
+
+@pytest.mark.parametrize("text, message", SEMANTIC)
+def test_semantic_errors(text, message):
+    assert error(text) == message
+
+
+def test_the_filename_defaults_to_string():
+    with pytest.raises(QueryError) as info:
+        parse_rules("SELECT")
+    assert str(info.value).startswith("<string>:1:7: unexpected end of file")
+    assert info.value.pos.file == "<string>" and info.value.pos.line == 1
+
+
+# ------------------------------------------------------------ load_rules
+
+
+def test_query_names_must_be_unique_across_files(tmp_path):
+    (tmp_path / "a.rq").write_text("REGISTER QUERY b AS SELECT * { ?x ?x ?x }")
+    (tmp_path / "b.rq").write_text("\nSELECT * { ?x ?x ?x }")
+    with pytest.raises(QueryError) as info:
+        load_rules(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / 'b.rq'}:2:1: a query named b is already defined at {tmp_path / 'a.rq'}:1:1")
+
+
+def test_a_missing_rule_file(tmp_path):
+    with pytest.raises(QueryError) as info:
+        load_rules([tmp_path / "none.rq"])
+    assert str(info.value) == f"cannot read rule file {tmp_path / 'none.rq'}: No such file or directory"
+
+
+def test_a_directory_without_rule_files(tmp_path):
+    (tmp_path / "notes.txt").write_text("SELECT * { ?x ?x ?x }")
+    with pytest.raises(QueryError) as info:
+        load_rules(tmp_path)
+    assert str(info.value) == f"no rule files (*.rq) in the directory {tmp_path}"
+
+
+def test_a_rule_file_that_is_not_utf8(tmp_path):
+    bad = tmp_path / "bad.rq"
+    bad.write_bytes(b"SELECT * { ?x ?x \xff }")
+    with pytest.raises(QueryError) as info:
+        load_rules(bad)
+    assert str(info.value) == f"{bad}: not UTF-8 text (invalid start byte at byte 17)"
+
+
+def test_an_error_in_a_loaded_file_names_the_file(tmp_path):
+    (tmp_path / "q.rq").write_text(dedent("""\
+        PREFIX : <http://example.org/>
+        SELECT ?company WHERE {
+          ?company :hasStockPrice
+        }
+        """))
+    with pytest.raises(QueryError) as info:
+        load_rules(tmp_path)
+    assert str(info.value) == (
+        f"{tmp_path / 'q.rq'}:4:1: unexpected '}}' \u2014 expected a variable, an IRI or a literal "
+        "(the object of the triple)")
