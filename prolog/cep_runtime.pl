@@ -31,6 +31,8 @@
             cep_and/3,           % +B1, +B2, -B
             cep_or/3,            % +B1, +B2, -B
             cep_not/2,           % +B, -NotB
+            cep_in/2,            % +Bs, -B
+            cep_notin/2,         % +Bs, -B
             cep_key/2            % +KeyTerm, -Hash
           ]).
 
@@ -269,6 +271,22 @@ cep_or(false, false, false).
 
 cep_not(true, false).
 cep_not(false, true).
+
+%!  cep_in(+Tests, -R) is semidet.
+%!  cep_notin(+Tests, -R) is semidet.
+%
+%   IN over the results (true, false, error) of its = tests: true if one
+%   is true, else an error (failure) if one is an error, else false.
+cep_in(Tests, R) :-
+    (   memberchk(true, Tests)
+    ->  R = true
+    ;   \+ memberchk(error, Tests),
+        R = false
+    ).
+
+cep_notin(Tests, R) :-
+    cep_in(Tests, B),
+    cep_not(B, R).
 
 :- multifile prolog:message//1.
 prolog:message(error(cep_error(rules_do_not_load(Module, Message)), _)) -->

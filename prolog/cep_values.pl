@@ -335,12 +335,27 @@ decimal_lexical(R, S) :-
     decimal_places(D, P),
     !,
     Scaled is abs(N) * 10^P // D,
+    point_digits(Scaled, P, Digits),
     (   N < 0
-    ->  format(string(S), "-~*d", [P, Scaled])
-    ;   format(string(S), "~*d", [P, Scaled])
+    ->  string_concat("-", Digits, S)
+    ;   S = Digits
     ).
 decimal_lexical(R, _) :-
     throw(error(cep_error(not_a_value(dec(R))), _)).
+
+%   Scaled with a point P digits from the right, at least one digit before
+%   it. (format/2's ~Nd prints nothing for some big integers, in SWI 9.0.)
+point_digits(Scaled, P, S) :-
+    number_codes(Scaled, Codes0),
+    length(Codes0, L),
+    Pad is max(0, P + 1 - L),
+    length(Zeros, Pad),
+    maplist(=(0'0), Zeros),
+    append(Zeros, Codes0, Codes),
+    length(Fraction, P),
+    append(Whole, Fraction, Codes),
+    !,
+    format(string(S), "~s.~s", [Whole, Fraction]).
 
 %   The fewest places P with D dividing 10^P: D must be 2^A*5^B, P =
 %   max(A, B). Scaling by 10^P then leaves no trailing zero to strip.

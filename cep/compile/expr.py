@@ -120,17 +120,19 @@ class ExprCompiler:
                 alternatives = ite(conj(g + [pl.Struct("=", r, v)]), pl.Atom("true"), alternatives)
             return [alternatives], r
         if name in ("in", "notin"):
-            ga, va = self.value(args[0])
-            found = pl.Atom("fail")
-            for arg in reversed(args[1:]):
+            # SPARQL 17.4.1.9: the || of the = tests (true if one is true,
+            # else an error if one is an error, else false); NOT IN its !.
+            goals, va = self.value(args[0])
+            tests = []
+            for arg in args[1:]:
                 g, v = self.value(arg)
-                test = conj(g + [q(VALUES, "cep_compare", pl.Atom("="), va, v, pl.Atom("true"))])
-                found = ite(test, pl.Atom("true"), found)
-            yes, no = ("true", "false") if name == "in" else ("false", "true")
-            return ga + [
-                ite(found, pl.Struct("=", r, pl.Struct("bool", pl.Atom(yes))),
-                    pl.Struct("=", r, pl.Struct("bool", pl.Atom(no))))
-            ], r
+                b, c = self.fresh(), self.fresh()
+                test = conj(g + [q(VALUES, "cep_compare", pl.Atom("="), va, v, c)])
+                goals = goals + [ite(test, pl.Struct("=", b, c), pl.Struct("=", b, pl.Atom("error")))]
+                tests.append(b)
+            b = self.fresh()
+            goals.append(q(RUNTIME, f"cep_{name}", pl.PList(tests), b))
+            return goals + [pl.Struct("=", r, pl.Struct("bool", b))], r
         if name in COMPARE:
             ga, va = self.value(args[0])
             gb, vb = self.value(args[1])

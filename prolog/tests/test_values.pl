@@ -76,6 +76,13 @@ test(decimal_many_places) :-
     S == "\"0.0000000000000000000000001\"^^<http://www.w3.org/2001/XMLSchema#decimal>".
 test(decimal_five_denominator, S == "\"-12.04\"^^<http://www.w3.org/2001/XMLSchema#decimal>") :-
     nt(dec(-301r25), S).
+test(decimal_twenty_places) :-
+    % a quotient rounded to 20 places: all 20 digits after the point
+    cep_div(1, 3, X), nt(X, S),
+    S == "\"0.33333333333333333333\"^^<http://www.w3.org/2001/XMLSchema#decimal>".
+test(decimal_twenty_places_negative) :-
+    cep_div(-2, 3000, X), nt(X, S),
+    S == "\"-0.00066666666666666667\"^^<http://www.w3.org/2001/XMLSchema#decimal>".
 test(decimal_not_terminating, error(cep_error(not_a_value(dec(1r3))))) :-
     nt(dec(1r3), _).
 

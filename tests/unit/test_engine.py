@@ -262,3 +262,18 @@ def test_prolog_decoder_gives_the_same_answers_as_the_c_decoder():
         assert proc.returncode == 0, proc.stderr
         outs.append(proc.stdout)
     assert outs[0] == outs[1] and outs[0].count("(") > 10
+
+
+@pytest.mark.parametrize("condition, kept", [
+    ('?x IN (1, "a")', True),        # one = is true
+    ('?x IN ("a", 1)', True),        # an error before the true test does not matter
+    ('?x IN (2, "a")', False),       # no true, one error: an error, the filter drops it
+    ('?x NOT IN (2, "a")', False),   # !error is an error
+    ('?x NOT IN (2, 3)', True),
+    ('?x IN ()', False),
+    ('?x NOT IN ()', True),
+])
+def test_in_is_a_disjunction_of_equals_with_errors(condition, kept):
+    from cep.rules import parse_rules
+    query, = parse_rules(f"PREFIX : <{EX}>\nSELECT ?x WHERE {{ ?s :q ?x FILTER ({condition}) }}")
+    assert len(run(query, [ev("s1", "q", 1, 0)])) == (1 if kept else 0)
