@@ -1,0 +1,132 @@
+"""The reference evaluator: the paper's formal semantics (section 4.2),
+evaluated naively over a finite stream. It is the test oracle of the engine.
+
+    evaluate(queries, events) -> list[Answer]
+    solutions(pattern, events) -> set of (frozenset(mu.items()), ts, te)
+    multiset(answers) -> Counter   the form in which answers are compared
+
+`evaluate` takes queries (cep.algebra.ops.Query) and events (cep.events.Event)
+and returns every answer of every query over the whole stream, in a fixed
+order (query, end, start, content). SELECT answers form a multiset: one per
+solution of the pattern, DISTINCT keeps one per (bindings, start, end).
+CONSTRUCT gives one answer per solution that instantiates at least one
+template triple; template blank nodes are fresh per answer (`_:r0`, `_:r1`,
+...), so compare CONSTRUCT answers modulo blank node renaming.
+
+Constructed triples are not fed back into the stream (the paper's Q-closure
+is not computed here). Only the paper's semantics is evaluated: a query with
+an event consumption policy other than `unrestricted` is refused.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+
+from cep.algebra import ops
+from cep.events import Answer
+from cep.reference.expressions import ExprError, value
+from cep.reference.patterns import compatible, merge, solutions, stream_of
+
+__all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
+
+
+def evaluate(queries, events) -> list[Answer]:
+    stream = stream_of(events)
+    out = []
+    bnodes = itertools.count()
+    for q in queries:
+        out += answers(q, stream, bnodes)
+    return out
+
+
+def answers(query: ops.Query, stream, bnodes=None) -> list[Answer]:
+    """The answers of one query over a stream (events or a stream_of set)."""
+    bnodes = bnodes if bnodes is not None else itertools.count()
+    policy = query.option("policy", "unrestricted")
+    if policy != "unrestricted":
+        raise ValueError(f"query {query.name}: the reference evaluates the paper's semantics only "
+                         f"(policy unrestricted), not @policy {policy}")
+    ordered = sorted(solutions(query.pattern, stream), key=lambda s: (s[2], s[1], sorted(s[0])))
+    out = []
+    seen = set()
+    for mu, ts, te in ordered:
+        if query.form == "construct":
+            triples = _instantiate(query, dict(mu), ts, te, bnodes)
+            if triples:
+                out.append(Answer(query.name, ts, te, triples=triples))
+            continue
+        bindings = _project(query, dict(mu), ts, te)
+        if query.distinct:
+            if (bindings, ts, te) in seen:
+                continue
+            seen.add((bindings, ts, te))
+        out.append(Answer(query.name, ts, te, bindings=bindings))
+    return out
+
+
+def _extend(mu: dict, item: ops.ProjectItem, ts, te):
+    """SELECT (expr AS ?v): ?v is bound to the value, or left unbound on an
+    error. Later items see the variables of earlier ones."""
+    try:
+        mu[item.var.name] = value(item.expr, mu, ts, te)
+    except ExprError:
+        mu.pop(item.var.name, None)
+
+
+def _project(query, mu: dict, ts, te) -> tuple:
+    if query.projection is None:
+        return tuple(sorted((k, v) for k, v in mu.items() if not k.startswith("_:")))
+    out = {}
+    for item in query.projection:
+        if item.expr is not None:
+            _extend(mu, item, ts, te)
+        if item.var.name in mu:
+            out[item.var.name] = mu[item.var.name]
+    return tuple(sorted(out.items()))
+
+
+def _instantiate(query, mu: dict, ts, te, bnodes) -> tuple:
+    """The template under mu (extended first by a sub-select's expressions).
+    A triple with an unbound variable, a literal subject or a predicate that
+    is not an IRI is left out (SPARQL 16.2)."""
+    for item in query.projection or ():
+        if item.expr is not None:
+            _extend(mu, item, ts, te)
+    fresh = {}
+    out = []
+    for t in query.template:
+        triple = []
+        for slot in (t.s, t.p, t.o):
+            if isinstance(slot, ops.Var):
+                triple.append(mu.get(slot.name))
+            elif slot.startswith("_:"):
+                if slot not in fresh:
+                    fresh[slot] = f"_:r{next(bnodes)}"
+                triple.append(fresh[slot])
+            else:
+                triple.append(slot)
+        s, p, o = triple
+        if s is None or p is None or o is None or s.startswith('"') or not p.startswith("<"):
+            continue
+        out.append((s, p, o))
+    return tuple(out)
+
+
+def rename_bnodes(triples) -> tuple:
+    """Blank nodes relabelled _:b0, _:b1, ... in order of first appearance."""
+    labels = {}
+
+    def fix(term):
+        if term.startswith("_:"):
+            return labels.setdefault(term, f"_:b{len(labels)}")
+        return term
+
+    return tuple(tuple(fix(t) for t in triple) for triple in triples)
+
+
+def multiset(answers) -> Counter:
+    """Answers as a multiset of (query, bindings, start, end, triples), with
+    the triples of a CONSTRUCT answer modulo blank node labels: the form in
+    which two evaluations of the same queries are compared."""
+    return Counter((a.query, a.bindings, a.start, a.end, rename_bnodes(a.triples)) for a in answers)

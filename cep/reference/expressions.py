@@ -1,0 +1,668 @@
+"""FILTER and SELECT expressions, evaluated naively (SPARQL 1.1 section 17,
+plus the paper's interval functions of section 4.2).
+
+`value(expr, mu, ts, te)` takes an expression (cep.algebra.ops), a binding
+(dict var name -> canonical N-Triples term) and the solution's interval
+(epoch ms) and returns a canonical N-Triples term, or raises ExprError where
+SPARQL raises an error. `truth` gives True, False or None (error), `holds`
+is what FILTER keeps: the effective boolean value is true.
+
+Values inside are Python objects tagged with a kind:
+
+    integer  int          (xsd:integer and the types derived from it)
+    decimal  Fraction     (xsd:decimal)
+    double   float        (xsd:double and xsd:float; results are xsd:double)
+    boolean  bool
+    string   str          (simple literals and xsd:string)
+    lang     (str, tag)
+    dateTime int          (epoch ms)
+    duration (months, ms)
+    iri, bnode, literal   (an IRI, a blank node, a literal of another or an
+                           ill-typed datatype: only identity applies to them)
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from decimal import Decimal
+from fractions import Fraction
+
+from cep import terms
+from cep.algebra import ops
+
+XSD = terms.XSD
+MONTH_MS = 2_629_746_000  # an average Gregorian month (365.2425 days / 12)
+
+# xsd:integer and its derived types, with their value ranges
+INTEGER_TYPES = {
+    XSD + "integer": (None, None),
+    XSD + "nonPositiveInteger": (None, 0),
+    XSD + "negativeInteger": (None, -1),
+    XSD + "nonNegativeInteger": (0, None),
+    XSD + "positiveInteger": (1, None),
+    XSD + "long": (-(2**63), 2**63 - 1),
+    XSD + "int": (-(2**31), 2**31 - 1),
+    XSD + "short": (-(2**15), 2**15 - 1),
+    XSD + "byte": (-(2**7), 2**7 - 1),
+    XSD + "unsignedLong": (0, 2**64 - 1),
+    XSD + "unsignedInt": (0, 2**32 - 1),
+    XSD + "unsignedShort": (0, 2**16 - 1),
+    XSD + "unsignedByte": (0, 2**8 - 1),
+}
+DOUBLE_TYPES = {XSD + "double", XSD + "float"}
+NUMERIC = ("integer", "decimal", "double")  # in promotion order
+COMPARABLE = NUMERIC + ("string", "boolean", "dateTime", "duration")
+
+_INT_RE = re.compile(r"[+-]?\d+\Z")
+_DEC_RE = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)\Z")
+_DBL_RE = re.compile(r"[+-]?((\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?|INF)\Z|NaN\Z")
+
+
+class ExprError(Exception):
+    """A SPARQL expression error: FILTER drops the solution, (expr AS ?v)
+    leaves ?v unbound, COALESCE tries the next argument."""
+
+
+class Val:
+    """A term with its value. `term` is the canonical N-Triples text."""
+
+    __slots__ = ("kind", "v", "term")
+
+    def __init__(self, kind, v, term):
+        self.kind, self.v, self.term = kind, v, term
+
+    def __repr__(self):
+        return f"Val({self.kind}, {self.v!r})"
+
+
+# ------------------------------------------------------------ terms <-> values
+
+
+def parse(term: str) -> Val:
+    """The value of a canonical N-Triples term."""
+    parts = terms.split(term)
+    if parts[0] == "iri":
+        return Val("iri", parts[1], term)
+    if parts[0] == "bnode":
+        return Val("bnode", parts[1], term)
+    _, lex, dt, lang = parts
+    if lang:
+        return Val("lang", (lex, lang), term)
+    if dt == terms.XSD_STRING:
+        return Val("string", lex, term)
+    s = lex.strip()
+    if dt in INTEGER_TYPES and _INT_RE.match(s):
+        n = int(s)
+        low, high = INTEGER_TYPES[dt]
+        if (low is None or n >= low) and (high is None or n <= high):
+            return Val("integer", n, term)
+    elif dt == terms.XSD_DECIMAL and _DEC_RE.match(s):
+        return Val("decimal", Fraction(Decimal(s)), term)
+    elif dt in DOUBLE_TYPES and _DBL_RE.match(s):
+        return Val("double", float(s), term)
+    elif dt == terms.XSD_BOOLEAN and s in ("true", "false", "1", "0"):
+        return Val("boolean", s in ("true", "1"), term)
+    elif dt == terms.XSD_DATETIME:
+        try:
+            return Val("dateTime", terms.parse_datetime_ms(s), term)
+        except terms.TermError:
+            pass
+    elif dt == terms.XSD_DURATION:
+        try:
+            return Val("duration", terms.parse_duration(s), term)
+        except terms.TermError:
+            pass
+    return Val("literal", (lex, dt), term)
+
+
+def make(kind, v) -> Val:
+    """A value computed by an expression, with its canonical term."""
+    if kind == "integer":
+        term = terms.literal(str(v), terms.XSD_INTEGER)
+    elif kind == "decimal":
+        term = terms.literal(terms.format_decimal(v), terms.XSD_DECIMAL)
+    elif kind == "double":
+        term = terms.literal(terms.format_double(v), terms.XSD_DOUBLE)
+    elif kind == "boolean":
+        term = terms.literal("true" if v else "false", terms.XSD_BOOLEAN)
+    elif kind == "string":
+        term = terms.literal(v)
+    elif kind == "lang":
+        term = terms.literal(v[0], lang=v[1])
+    elif kind == "dateTime":
+        term = terms.datetime_literal(v)
+    elif kind == "duration":
+        term = terms.literal(terms.format_duration(*v), terms.XSD_DURATION)
+    elif kind == "iri":
+        term = terms.iri(v)
+    else:
+        raise AssertionError(kind)
+    return Val(kind, v, term)
+
+
+def boolean(b: bool) -> Val:
+    return make("boolean", bool(b))
+
+
+def is_literal(x: Val) -> bool:
+    return x.kind not in ("iri", "bnode")
+
+
+def is_string_literal(x: Val) -> bool:
+    """A string literal of SPARQL 17.4.3: simple, xsd:string or language-tagged."""
+    return x.kind in ("string", "lang")
+
+
+def lexical(x: Val) -> str:
+    return terms.split(x.term)[1]
+
+
+# ---------------------------------------------------------- evaluation entry
+
+
+def value(expr, mu: dict, ts: int, te: int) -> str:
+    """The canonical term of `expr` under `mu` and the interval [ts, te]."""
+    return _eval(expr, mu, ts, te).term
+
+
+def truth(expr, mu: dict, ts: int, te: int):
+    """True, False, or None for an error: the effective boolean value."""
+    try:
+        return ebv(_eval(expr, mu, ts, te))
+    except ExprError:
+        return None
+
+
+def holds(expr, mu: dict, ts: int, te: int) -> bool:
+    """FILTER: kept iff the effective boolean value is true (None = true)."""
+    return expr is None or truth(expr, mu, ts, te) is True
+
+
+def ebv(x: Val) -> bool:
+    """Effective boolean value (SPARQL 17.2.2). An ill-typed boolean or
+    numeric literal has EBV false, as 17.2.2 says."""
+    if x.kind == "boolean":
+        return x.v
+    if x.kind in ("string", "lang"):
+        return len(lexical(x)) > 0
+    if x.kind in ("integer", "decimal"):
+        return x.v != 0
+    if x.kind == "double":
+        return not (x.v != x.v or x.v == 0)
+    if x.kind == "literal":
+        dt = x.v[1]
+        if dt == terms.XSD_BOOLEAN or dt in INTEGER_TYPES or dt in DOUBLE_TYPES or dt == terms.XSD_DECIMAL:
+            return False
+    raise ExprError(f"no effective boolean value for {x.term}")
+
+
+def _eval(e, mu, ts, te) -> Val:
+    if isinstance(e, ops.Var):
+        if e.name not in mu:
+            raise ExprError(f"unbound variable ?{e.name}")
+        return parse(mu[e.name])
+    if isinstance(e, ops.Const):
+        return parse(terms.canonical(e.term))
+    if not isinstance(e, ops.Call):
+        raise TypeError(f"not an expression: {e!r}")
+    name, args = e.name, e.args
+    if name in SPECIAL:
+        return SPECIAL[name](args, mu, ts, te)
+    if name == "getDURATION":
+        return make("duration", (0, te - ts))
+    if name == "getSTARTTIME":
+        return make("dateTime", ts)
+    if name == "getENDTIME":
+        return make("dateTime", te)
+    vals = [_eval(a, mu, ts, te) for a in args]
+    if name.startswith(ops.CAST_PREFIX):
+        target = name[len(ops.CAST_PREFIX):]
+        if target.startswith("<") and target.endswith(">"):
+            target = target[1:-1]
+        if len(vals) != 1:
+            raise ExprError("a cast takes one argument")
+        return cast(target, vals[0])
+    if name not in FUNCTIONS:
+        raise ValueError(f"unknown function {name}")
+    return FUNCTIONS[name](*vals)
+
+
+# ---------------------------------------------- functional forms (17.4.1)
+
+
+def _bound(args, mu, ts, te):
+    (arg,) = args
+    if not isinstance(arg, ops.Var):
+        raise ExprError("BOUND takes a variable")
+    return boolean(arg.name in mu)
+
+
+def _or(args, mu, ts, te):
+    values = [truth(a, mu, ts, te) for a in args]
+    if True in values:
+        return boolean(True)
+    if None in values:
+        raise ExprError("error in ||")
+    return boolean(False)
+
+
+def _and(args, mu, ts, te):
+    values = [truth(a, mu, ts, te) for a in args]
+    if False in values:
+        return boolean(False)
+    if None in values:
+        raise ExprError("error in &&")
+    return boolean(True)
+
+
+def _not(args, mu, ts, te):
+    (arg,) = args
+    t = truth(arg, mu, ts, te)
+    if t is None:
+        raise ExprError("error in !")
+    return boolean(not t)
+
+
+def _if(args, mu, ts, te):
+    cond, then, other = args
+    t = truth(cond, mu, ts, te)
+    if t is None:
+        raise ExprError("error in IF condition")
+    return _eval(then if t else other, mu, ts, te)
+
+
+def _coalesce(args, mu, ts, te):
+    for a in args:
+        try:
+            return _eval(a, mu, ts, te)
+        except ExprError:
+            continue
+    raise ExprError("COALESCE: every argument is an error")
+
+
+def _in(args, mu, ts, te, negate=False):
+    """IN is a disjunction of = tests (17.4.1.9): true if one is true, else
+    an error if one is an error, else false. NOT IN negates that."""
+    x = _eval(args[0], mu, ts, te)
+    error = False
+    for a in args[1:]:
+        try:
+            if equal(x, _eval(a, mu, ts, te)):
+                return boolean(not negate)
+        except ExprError:
+            error = True
+    if error:
+        raise ExprError("error in IN")
+    return boolean(negate)
+
+
+SPECIAL = {
+    "bound": _bound,
+    "or": _or,
+    "and": _and,
+    "not": _not,
+    "if": _if,
+    "coalesce": _coalesce,
+    "in": _in,
+    "notin": lambda args, mu, ts, te: _in(args, mu, ts, te, negate=True),
+}
+
+
+# ---------------------------------------------------------- comparisons
+
+
+def _key(x: Val):
+    if x.kind == "duration":
+        return x.v[0] * MONTH_MS + x.v[1]
+    return x.v
+
+
+def _promote(a: Val, b: Val):
+    """Both numeric values at their common type (integer < decimal < double)."""
+    kind = NUMERIC[max(NUMERIC.index(a.kind), NUMERIC.index(b.kind))]
+    if kind == "double":
+        try:
+            return kind, float(a.v), float(b.v)
+        except OverflowError:
+            raise ExprError("number too large for xsd:double") from None
+    return kind, a.v, b.v
+
+
+def _comparable(a: Val, b: Val) -> bool:
+    if a.kind in NUMERIC and b.kind in NUMERIC:
+        return True
+    return a.kind == b.kind and a.kind in COMPARABLE
+
+
+def _ordered(a: Val, b: Val):
+    if a.kind in NUMERIC:
+        _, x, y = _promote(a, b)
+        return x, y
+    return _key(a), _key(b)
+
+
+def equal(a: Val, b: Val) -> bool:
+    """The = operator: by value on comparable pairs, else RDFterm-equal:
+    the same term is equal, two different literals are an error, anything
+    else is not equal."""
+    if _comparable(a, b):
+        x, y = _ordered(a, b)
+        return x == y
+    if a.term == b.term:
+        return True
+    if is_literal(a) and is_literal(b):
+        raise ExprError(f"cannot compare {a.term} and {b.term}")
+    return False
+
+
+def less(a: Val, b: Val) -> bool:
+    if not _comparable(a, b):
+        raise ExprError(f"cannot order {a.term} and {b.term}")
+    x, y = _ordered(a, b)
+    return x < y
+
+
+def _cmp(op):
+    def f(a, b):
+        if op == "=":
+            return boolean(equal(a, b))
+        if op == "!=":
+            return boolean(not equal(a, b))
+        if not _comparable(a, b):
+            raise ExprError(f"cannot order {a.term} and {b.term}")
+        x, y = _ordered(a, b)
+        return boolean({"<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[op])
+
+    return f
+
+
+# ----------------------------------------------------------- arithmetic
+
+DIVISION_SCALE = 10**terms.DECIMAL_DIVISION_DIGITS
+
+
+def round_half_away(q: Fraction, scale: int = DIVISION_SCALE) -> Fraction:
+    n = abs(q) * scale
+    r = math.floor(n + Fraction(1, 2))
+    return Fraction(r if q >= 0 else -r, scale)
+
+
+def _double_div(x: float, y: float) -> float:
+    if y == 0:
+        if x != x or x == 0:
+            return math.nan
+        return math.copysign(math.inf, x) * math.copysign(1.0, y)
+    return x / y
+
+
+def arith(op: str, a: Val, b: Val) -> Val:
+    if a.kind in NUMERIC and b.kind in NUMERIC:
+        kind, x, y = _promote(a, b)
+        if op == "/":
+            if kind == "double":
+                return make("double", _double_div(x, y))
+            if y == 0:
+                raise ExprError("division by zero")
+            return make("decimal", round_half_away(Fraction(x) / Fraction(y)))
+        result = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y}[op]()
+        return make(kind, result)
+    # dateTimes and durations
+    ka, kb = a.kind, b.kind
+    if op == "-" and ka == kb == "dateTime":
+        return make("duration", (0, a.v - b.v))
+    if op in "+-" and ka == kb == "duration":
+        sign = 1 if op == "+" else -1
+        return make("duration", (a.v[0] + sign * b.v[0], a.v[1] + sign * b.v[1]))
+    if op in "+-" and ka == "dateTime" and kb == "duration" and b.v[0] == 0:
+        return make("dateTime", a.v + (b.v[1] if op == "+" else -b.v[1]))
+    if op == "+" and ka == "duration" and kb == "dateTime" and a.v[0] == 0:
+        return make("dateTime", b.v + a.v[1])
+    raise ExprError(f"cannot compute {a.term} {op} {b.term}")
+
+
+def _unary(op):
+    def f(a):
+        if a.kind not in NUMERIC:
+            raise ExprError(f"{op} of a non-number {a.term}")
+        return make(a.kind, -a.v if op == "neg" else a.v)
+
+    return f
+
+
+def _numeric_fn(name):
+    def f(a):
+        if a.kind not in NUMERIC:
+            raise ExprError(f"{name} of a non-number {a.term}")
+        x = a.v
+        if name == "abs":
+            return make(a.kind, abs(x))
+        if a.kind == "integer":
+            return make("integer", x)
+        if a.kind == "double" and (math.isnan(x) or math.isinf(x)):
+            return make("double", x)
+        if name == "ceil":
+            r = math.ceil(x)
+        elif name == "floor":
+            r = math.floor(x)
+        else:  # fn:round: the nearest, halves towards positive infinity
+            r = math.floor(x)
+            if x - r >= Fraction(1, 2):
+                r += 1
+        if a.kind == "double":
+            return make("double", math.copysign(float(r), x) if r == 0 else float(r))
+        return make("decimal", Fraction(r))
+
+    return f
+
+
+# ------------------------------------------------------------- term functions
+
+
+def _str(a):
+    if a.kind == "bnode":
+        raise ExprError("STR of a blank node")
+    if a.kind == "iri":
+        return make("string", a.v)
+    return make("string", lexical(a))
+
+
+def _lang(a):
+    if not is_literal(a):
+        raise ExprError("LANG of a non-literal")
+    return make("string", a.v[1] if a.kind == "lang" else "")
+
+
+def _datatype(a):
+    if not is_literal(a):
+        raise ExprError("DATATYPE of a non-literal")
+    return make("iri", terms.split(a.term)[2])
+
+
+def _lang_matches(tag, rng):
+    if tag.kind != "string" or rng.kind != "string":
+        raise ExprError("langMatches takes simple literals")
+    t, r = tag.v.lower(), rng.v.lower()
+    if r == "*":
+        return boolean(t != "")
+    return boolean(t == r or t.startswith(r + "-"))
+
+
+_REGEX_FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "m": re.MULTILINE, "x": re.VERBOSE}
+
+
+def _regex(text, pattern, flags=None):
+    if not is_string_literal(text) or pattern.kind != "string":
+        raise ExprError("REGEX takes a string literal and a simple literal pattern")
+    bits = 0
+    regex = pattern.v
+    if flags is not None:
+        if flags.kind != "string":
+            raise ExprError("REGEX flags must be a simple literal")
+        for ch in flags.v:
+            if ch == "q":  # XPath 3.0: the pattern is a plain string
+                regex = re.escape(pattern.v)
+            elif ch in _REGEX_FLAGS:
+                bits |= _REGEX_FLAGS[ch]
+            else:
+                raise ExprError(f"unknown REGEX flag {ch!r}")
+    try:
+        return boolean(re.search(regex, lexical(text), bits) is not None)
+    except re.error as exc:
+        raise ExprError(f"bad regular expression: {exc}") from None
+
+
+def _string_arg(a, fn):
+    if not is_string_literal(a):
+        raise ExprError(f"{fn} takes a string literal, not {a.term}")
+    return lexical(a)
+
+
+def _like(a, text):
+    """A result string with the language tag of argument `a` (17.4.3)."""
+    if a.kind == "lang":
+        return make("lang", (text, a.v[1]))
+    return make("string", text)
+
+
+def _compatible_args(a, b, fn):
+    """Argument compatibility of 17.4.3.1.2; returns the two lexical forms."""
+    x, y = _string_arg(a, fn), _string_arg(b, fn)
+    if b.kind == "lang" and (a.kind != "lang" or a.v[1] != b.v[1]):
+        raise ExprError(f"{fn}: incompatible arguments {a.term}, {b.term}")
+    return x, y
+
+
+def _string_test(fn, test):
+    def f(a, b):
+        x, y = _compatible_args(a, b, fn)
+        return boolean(test(x, y))
+
+    return f
+
+
+def _concat(*args):
+    texts = [_string_arg(a, "CONCAT") for a in args]
+    langs = {a.v[1] if a.kind == "lang" else None for a in args}
+    text = "".join(texts)
+    if len(langs) == 1 and None not in langs:
+        return make("lang", (text, langs.pop()))
+    return make("string", text)
+
+
+FUNCTIONS = {
+    "=": _cmp("="), "!=": _cmp("!="), "<": _cmp("<"), ">": _cmp(">"),
+    "<=": _cmp("<="), ">=": _cmp(">="),
+    "+": lambda a, b: arith("+", a, b),
+    "-": lambda a, b: arith("-", a, b),
+    "*": lambda a, b: arith("*", a, b),
+    "/": lambda a, b: arith("/", a, b),
+    "neg": _unary("neg"), "pos": _unary("pos"),
+    "str": _str, "lang": _lang, "datatype": _datatype,
+    "isIRI": lambda a: boolean(a.kind == "iri"),
+    "isBlank": lambda a: boolean(a.kind == "bnode"),
+    "isLiteral": lambda a: boolean(is_literal(a)),
+    "isNumeric": lambda a: boolean(a.kind in NUMERIC),
+    "sameTerm": lambda a, b: boolean(a.term == b.term),
+    "langMatches": _lang_matches,
+    "regex": _regex,
+    "strlen": lambda a: make("integer", len(_string_arg(a, "STRLEN"))),
+    "ucase": lambda a: _like(a, _string_arg(a, "UCASE").upper()),
+    "lcase": lambda a: _like(a, _string_arg(a, "LCASE").lower()),
+    "contains": _string_test("CONTAINS", lambda x, y: y in x),
+    "strstarts": _string_test("STRSTARTS", str.startswith),
+    "strends": _string_test("STRENDS", str.endswith),
+    "concat": _concat,
+    "abs": _numeric_fn("abs"), "ceil": _numeric_fn("ceil"),
+    "floor": _numeric_fn("floor"), "round": _numeric_fn("round"),
+}
+
+
+# ------------------------------------------------------------- casts (17.5)
+
+
+def cast(target: str, a: Val) -> Val:
+    """XSD constructor functions, following the cast table of SPARQL 17.5."""
+    if a.kind == "bnode":
+        raise ExprError("cannot cast a blank node")
+    if target == terms.XSD_STRING:
+        return make("string", a.v if a.kind == "iri" else lexical(a))
+    if a.kind == "iri":
+        raise ExprError(f"cannot cast an IRI to <{target}>")
+    from_string = a.kind == "string"
+    text = lexical(a).strip() if from_string else None
+    if target in INTEGER_TYPES:
+        if from_string:
+            if not _INT_RE.match(text):
+                raise ExprError(f"not an integer: {text!r}")
+            n = int(text)
+        elif a.kind in ("integer", "decimal"):
+            n = math.trunc(a.v)
+        elif a.kind == "double":
+            if math.isnan(a.v) or math.isinf(a.v):
+                raise ExprError("cannot cast NaN or INF to an integer")
+            n = math.trunc(a.v)
+        elif a.kind == "boolean":
+            n = int(a.v)
+        else:
+            raise ExprError(f"cannot cast {a.term} to <{target}>")
+        low, high = INTEGER_TYPES[target]
+        if (low is not None and n < low) or (high is not None and n > high):
+            raise ExprError(f"{n} is out of the range of <{target}>")
+        if target == terms.XSD_INTEGER:
+            return make("integer", n)
+        return Val("integer", n, terms.literal(str(n), target))
+    if target == terms.XSD_DECIMAL:
+        if from_string:
+            if not _DEC_RE.match(text):
+                raise ExprError(f"not a decimal: {text!r}")
+            return make("decimal", Fraction(Decimal(text)))
+        if a.kind in ("integer", "decimal"):
+            return make("decimal", Fraction(a.v))
+        if a.kind == "double":
+            if math.isnan(a.v) or math.isinf(a.v):
+                raise ExprError("cannot cast NaN or INF to a decimal")
+            return make("decimal", Fraction(Decimal(repr(a.v))))
+        if a.kind == "boolean":
+            return make("decimal", Fraction(int(a.v)))
+        raise ExprError(f"cannot cast {a.term} to xsd:decimal")
+    if target in DOUBLE_TYPES:
+        if from_string:
+            if not _DBL_RE.match(text):
+                raise ExprError(f"not a double: {text!r}")
+            return make("double", float(text))
+        if a.kind in NUMERIC or a.kind == "boolean":
+            try:
+                return make("double", float(a.v))
+            except OverflowError:
+                raise ExprError("number too large for xsd:double") from None
+        raise ExprError(f"cannot cast {a.term} to <{target}>")
+    if target == terms.XSD_BOOLEAN:
+        if from_string:
+            if text not in ("true", "false", "1", "0"):
+                raise ExprError(f"not a boolean: {text!r}")
+            return make("boolean", text in ("true", "1"))
+        if a.kind == "boolean":
+            return a
+        if a.kind in NUMERIC:
+            return make("boolean", not (a.v != a.v or a.v == 0))
+        raise ExprError(f"cannot cast {a.term} to xsd:boolean")
+    if target == terms.XSD_DATETIME:
+        if from_string:
+            try:
+                return make("dateTime", terms.parse_datetime_ms(text))
+            except terms.TermError:
+                raise ExprError(f"not a dateTime: {text!r}") from None
+        if a.kind == "dateTime":
+            return a
+        raise ExprError(f"cannot cast {a.term} to xsd:dateTime")
+    if target == terms.XSD_DURATION:
+        if from_string:
+            try:
+                return make("duration", terms.parse_duration(text))
+            except terms.TermError:
+                raise ExprError(f"not a duration: {text!r}") from None
+        if a.kind == "duration":
+            return a
+        raise ExprError(f"cannot cast {a.term} to xsd:duration")
+    raise ExprError(f"no cast to <{target}>")

@@ -1,0 +1,136 @@
+"""Graph patterns over a finite RDF stream, evaluated literally as in the
+paper's formal semantics (section 4.2).
+
+The stream is a set of occurrences (s, p, o, start, end); a solution is a
+triple (mu, ts, te) with mu a frozenset of (variable name, term) items; the
+result of every operator is a set of solutions. Nothing here is clever: each
+operator is the set comprehension of its definition, over all pairs.
+"""
+
+from __future__ import annotations
+
+from cep import terms
+from cep.algebra import ops
+from cep.reference.expressions import holds
+
+
+def stream_of(events) -> frozenset:
+    """The stream as a set of occurrences; identical events collapse."""
+    return frozenset(
+        (terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end)
+        for e in events
+    )
+
+
+def solutions(pattern, stream) -> set:
+    """The solutions of `pattern` over `stream` (events, or a stream_of set)."""
+    if not isinstance(stream, frozenset):
+        stream = stream_of(stream)
+    return _eval(pattern, stream)
+
+
+# ------------------------------------------------------------ solutions
+
+
+def compatible(a, b) -> bool:
+    """Every variable bound in both is bound to the same term."""
+    mu = dict(a[0])
+    return all(mu.get(k, v) == v for k, v in b[0])
+
+
+def merge(a, b):
+    """<mu1, ts1, te1> |x| <mu2, ts2, te2> = <mu1 u mu2, min ts, max te>."""
+    return (a[0] | b[0], min(a[1], b[1]), max(a[2], b[2]))
+
+
+def satisfies(cond, solution) -> bool:
+    """F under mu with getDURATION() = te - ts, getSTARTTIME() = ts,
+    getENDTIME() = te has effective boolean value true (None: no condition)."""
+    mu, ts, te = solution
+    return holds(cond, dict(mu), ts, te)
+
+
+# ------------------------------------------------------------- operators
+
+
+def _eval(op, S) -> set:
+    if isinstance(op, ops.Triple):
+        return _bgp((op,), S)
+    if isinstance(op, ops.BGP):
+        return _bgp(op.triples, S)
+    if isinstance(op, ops.Filter):
+        return {x for x in _eval(op.pattern, S) if satisfies(op.cond, x)}
+    if isinstance(op, ops.Union_):
+        return _eval(op.left, S) | _eval(op.right, S)
+    if isinstance(op, ops.Join):
+        return _joins(_eval(op.left, S), _eval(op.right, S), lambda a, b: True)
+    if isinstance(op, ops.SeqJoin):
+        return _joins(_eval(op.left, S), _eval(op.right, S), lambda a, b: a[2] < b[1])
+    if isinstance(op, ops.EqJoin):
+        return _joins(_eval(op.left, S), _eval(op.right, S), _same_interval)
+    if isinstance(op, ops.LeftJoin):
+        # the optional part ends no later than the mandatory one
+        return _optional(_eval(op.left, S), _eval(op.right, S), op.cond, lambda m, o: o[2] <= m[2])
+    if isinstance(op, ops.SeqRightJoin):
+        # `left` is the optional part; it ends strictly before the mandatory one starts
+        return _optional(_eval(op.right, S), _eval(op.left, S), op.cond, lambda m, o: o[2] < m[1])
+    if isinstance(op, ops.EqLeftJoin):
+        return _optional(_eval(op.left, S), _eval(op.right, S), op.cond, _same_interval)
+    raise TypeError(f"not an algebra operator: {op!r}")
+
+
+def _same_interval(a, b) -> bool:
+    return a[1] == b[1] and a[2] == b[2]
+
+
+def _match(slot, term, mu: dict) -> bool:
+    if isinstance(slot, ops.Var):
+        if slot.name in mu:
+            return mu[slot.name] == term
+        mu[slot.name] = term
+        return True
+    return terms.canonical(slot) == term
+
+
+def _bgp(triples, S) -> set:
+    """mu binds exactly the variables of the list; every triple pattern picks
+    any occurrence of its instantiated triple, independently of the others;
+    ts is the least start and te the greatest end of the picked occurrences."""
+    if not triples:
+        raise ValueError("the paper gives an empty BGP no interval: nothing to evaluate")
+    partial = {(frozenset(), None, None)}
+    for tp in triples:
+        grown = set()
+        for mu, ts, te in partial:
+            for s, p, o, start, end in S:
+                m = dict(mu)
+                if _match(tp.s, s, m) and _match(tp.p, p, m) and _match(tp.o, o, m):
+                    grown.add((
+                        frozenset(m.items()),
+                        start if ts is None else min(ts, start),
+                        end if te is None else max(te, end),
+                    ))
+        partial = grown
+    return partial
+
+
+def _joins(left, right, when) -> set:
+    return {merge(a, b) for a in left for b in right if compatible(a, b) and when(a, b)}
+
+
+def _optional(mandatory, optional, cond, when) -> set:
+    """The merges of compatible pairs that satisfy `when` and the condition
+    (evaluated on the merge), plus every mandatory solution that has no such
+    partner."""
+    out = set()
+    for m in mandatory:
+        matched = False
+        for o in optional:
+            if compatible(m, o) and when(m, o):
+                joined = merge(m, o)
+                if satisfies(cond, joined):
+                    out.add(joined)
+                    matched = True
+        if not matched:
+            out.add(m)
+    return out

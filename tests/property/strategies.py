@@ -1,0 +1,348 @@
+"""Hypothesis strategies: small random RDF streams and random EP-SPARQL
+algebra (no parser involved), for the property tests.
+
+Streams use few keys so that joins meet: 2-3 subjects, 2-3 predicates,
+integer objects 0..4, start times 0..12 ms with many ties, and (optionally)
+events that last a few ms. Queries are SELECT * over trees of every pattern
+operator, with FILTERs and join conditions over the integer variables, BOUND,
+!, &&, || and the interval functions (durations in the same ms range):
+`queries` (trees up to depth 3), `operator_queries` (one operator over small
+operands: its edge cases come up often), `projected_queries` (projection and
+`expr AS ?e`), `construct_queries`, `query_sets` (several queries sharing a
+pattern, for one engine), and `expression_queries` over `typed_streams`
+(values of every datatype the expressions know, for the SPARQL functions).
+
+Seeds: every test decorated with `seeded` runs from CEP_SEED when that is set
+(to replay a failure), otherwise from a fresh random seed; `note_seed()` puts
+the seed into the failure report. `examples(n)` scales example counts by
+CEP_EXAMPLES_SCALE.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections import Counter
+
+from hypothesis import note, seed
+from hypothesis import strategies as st
+
+from cep import reference, terms
+from cep.algebra import ops, sexpr
+from cep.events import Event
+
+EX = "http://example.org/"
+SUBJECTS = [terms.iri(EX + n) for n in ("s1", "s2", "s3")]
+PREDICATES = [terms.iri(EX + n) for n in ("p", "q", "r")]
+MAX_TIME = 12
+
+
+def integer(n: int) -> str:
+    return terms.literal(str(n), terms.XSD_INTEGER)
+
+
+def duration_ms(ms: int) -> str:
+    return terms.literal(terms.format_duration(0, ms), terms.XSD_DURATION)
+
+
+def datetime_ms(ms: int) -> str:
+    return terms.datetime_literal(ms)
+
+
+# ------------------------------------------------------------------ seeds
+
+SEED = int(os.environ.get("CEP_SEED") or random.SystemRandom().randrange(2**32))
+
+
+def seeded(test):
+    return seed(SEED)(test)
+
+
+def examples(n: int) -> int:
+    """n examples, times CEP_EXAMPLES_SCALE (for longer runs than the default)."""
+    return max(1, int(n * float(os.environ.get("CEP_EXAMPLES_SCALE") or 1)))
+
+
+def note_seed():
+    note(f"replay: CEP_SEED={SEED} (with the same hypothesis settings)")
+
+
+# ---------------------------------------------------------------- streams
+
+
+@st.composite
+def streams(draw, max_events: int = 20, intervals: bool = True):
+    """A list of events (duplicates allowed: the stream is their set). Each
+    stream draws how crowded it is: a short time range gives many ties, few
+    object values many joins."""
+    n_subjects = draw(st.integers(2, 3))
+    n_predicates = draw(st.integers(2, 3))
+    last_time = draw(st.sampled_from([4, 8, MAX_TIME]))
+    last_object = draw(st.sampled_from([1, 2, 4]))
+    lengths = st.sampled_from([0, 0, 0, 1, 2, 4]) if intervals else st.just(0)
+    event = st.builds(
+        lambda s, p, o, start, length: Event(s, p, integer(o), start, start + length),
+        st.sampled_from(SUBJECTS[:n_subjects]),
+        st.sampled_from(PREDICATES[:n_predicates]),
+        st.integers(0, last_object),
+        st.integers(0, last_time),
+        lengths,
+    )
+    # the size drawn first and uniformly: hypothesis' own lists favour short ones
+    size = draw(st.integers(min(2, max_events), max_events))
+    return [draw(event) for _ in range(size)]
+
+
+# ------------------------------------------------------------- expressions
+
+NUMERIC_VARS = ("x", "y", "z")
+
+
+def _numeric(draw, names, depth):
+    choice = draw(st.integers(0, 9 if depth > 0 else 5))
+    if choice <= 3 and names:
+        return ops.Var(draw(st.sampled_from(names)))
+    if choice <= 5:
+        return ops.Const(integer(draw(st.integers(0, 4))))
+    op = draw(st.sampled_from(["+", "-", "*", "+", "-", "/"]))
+    return ops.Call(op, _numeric(draw, names, depth - 1), _numeric(draw, names, depth - 1))
+
+
+def _time_test(draw):
+    op = draw(st.sampled_from(["<", "<=", ">", ">=", "=", "!="]))
+    fn = draw(st.sampled_from(["getDURATION", "getDURATION", "getSTARTTIME", "getENDTIME"]))
+    k = draw(st.integers(0, MAX_TIME + 2))
+    const = duration_ms(k) if fn == "getDURATION" else datetime_ms(k)
+    call = ops.Call(fn)
+    if draw(st.booleans()):
+        return ops.Call(op, call, ops.Const(const))
+    return ops.Call(op, ops.Const(const), call)
+
+
+def _condition(draw, names, depth):
+    """A boolean-ish expression over the integer variables `names`."""
+    choice = draw(st.integers(0, 9 if depth > 0 else 6))
+    if choice <= 3:
+        op = draw(st.sampled_from(["=", "!=", "<", ">", "<=", ">="]))
+        return ops.Call(op, _numeric(draw, names, 1), _numeric(draw, names, 1))
+    if choice <= 5:
+        return _time_test(draw)
+    if choice == 6:
+        return ops.Call("bound", ops.Var(draw(st.sampled_from(NUMERIC_VARS))))
+    if choice == 7:
+        return ops.Call("not", _condition(draw, names, depth - 1))
+    op = draw(st.sampled_from(["and", "or"]))
+    return ops.Call(op, _condition(draw, names, depth - 1), _condition(draw, names, depth - 1))
+
+
+# ---------------------------------------------------------------- patterns
+
+BINARY = [ops.SeqJoin, ops.EqJoin, ops.SeqRightJoin, ops.EqLeftJoin, ops.LeftJoin, ops.Join, ops.Union_]
+WITHOUT_LEFT_JOINS = [ops.SeqJoin, ops.EqJoin, ops.SeqRightJoin, ops.Join, ops.Union_]
+
+
+SUBJECT_SLOTS = [ops.Var("s"), ops.Var("t"), ops.Var("s"), ops.Var("t")] + SUBJECTS[:2]
+PREDICATE_SLOTS = PREDICATES[:2] * 4 + PREDICATES[2:] + [ops.Var("p")]
+OBJECT_SLOTS = [ops.Var(n) for n in NUMERIC_VARS] * 3 + [integer(n) for n in range(5)]
+
+
+def _triple(draw):
+    # the first entries are the common case: hypothesis favours and shrinks towards them
+    return ops.Triple(*(draw(st.sampled_from(slots)) for slots in (SUBJECT_SLOTS, PREDICATE_SLOTS, OBJECT_SLOTS)))
+
+
+def _numeric_vars(op):
+    return sorted(v.name for v in ops.variables(op) if v.name in NUMERIC_VARS)
+
+
+LEAF_CHANCE = {0: 20, 1: 12, 2: 7, 3: 2}  # in twentieths, by remaining depth
+
+
+def _pattern(draw, depth, operators):
+    kind = draw(st.integers(0, 19))
+    if kind < LEAF_CHANCE.get(depth, 2):
+        triples = tuple(_triple(draw) for _ in range(draw(st.integers(1, 2))))
+        return ops.BGP(triples) if len(triples) > 1 or draw(st.booleans()) else triples[0]
+    if kind < LEAF_CHANCE.get(depth, 2) + 3:
+        inner = _pattern(draw, depth - 1, operators)
+        return ops.Filter(_condition(draw, _numeric_vars(inner), 2), inner)
+    cls = draw(st.sampled_from(operators))
+    return _operator(draw, cls, _pattern(draw, depth - 1, operators), _pattern(draw, depth - 1, operators))
+
+
+@st.composite
+def patterns(draw, depth: int = 3, operators=tuple(BINARY)):
+    return _pattern(draw, depth, list(operators))
+
+
+def _operator(draw, cls, left, right):
+    if cls in ops.OPTIONAL_OPS:
+        cond = None
+        if draw(st.integers(0, 2)) == 0:
+            names = sorted(set(_numeric_vars(left)) | set(_numeric_vars(right)))
+            cond = _condition(draw, names, 1)
+        return cls(left, right, cond)
+    return cls(left, right)
+
+
+@st.composite
+def operator_queries(draw, operators=tuple(BINARY)):
+    """SELECT * over one binary operator whose operands are small patterns
+    (sometimes under a FILTER): the edge cases of each operator are met far
+    more often than in deep trees."""
+    cls = draw(st.sampled_from(list(operators)))
+    left, right = _pattern(draw, 1, list(operators)), _pattern(draw, 1, list(operators))
+    pattern = _operator(draw, cls, left, right)
+    if draw(st.integers(0, 3)) == 0:
+        pattern = ops.Filter(_condition(draw, _numeric_vars(pattern), 2), pattern)
+    return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
+
+
+@st.composite
+def queries(draw, depth: int = 3, operators=tuple(BINARY)):
+    """A SELECT * query (sometimes DISTINCT) over a random pattern."""
+    pattern = draw(patterns(depth, operators))
+    distinct = draw(st.integers(0, 4)) == 0
+    return ops.Query("q", "select", pattern, distinct=distinct)
+
+
+@st.composite
+def projected_queries(draw):
+    """SELECT [DISTINCT] with plain variables (bound or not) and (expr AS ?e)."""
+    base = draw(st.one_of(queries(), operator_queries()))
+    names = sorted(v.name for v in ops.variables(base.pattern)) + ["z", "t"]
+    chosen = draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
+    items = [ops.ProjectItem(ops.Var(n)) for n in chosen]
+    if draw(st.booleans()):
+        expr = _numeric(draw, _numeric_vars(base.pattern), 2) if draw(st.booleans()) else _condition(
+            draw, _numeric_vars(base.pattern), 1)
+        items.insert(draw(st.integers(0, len(items))), ops.ProjectItem(ops.Var("e"), expr))
+    return ops.Query("q", "select", base.pattern, projection=tuple(items), distinct=base.distinct)
+
+
+TEMPLATE_SUBJECTS = [ops.Var("s"), "_:b", ops.Var("t"), SUBJECTS[0], ops.Var("x")]
+TEMPLATE_PREDICATES = [PREDICATES[0], ops.Var("p"), PREDICATES[1], ops.Var("x")]
+TEMPLATE_OBJECTS = [ops.Var("x"), ops.Var("y"), "_:b", ops.Var("e"), integer(1), "_:c"]
+
+
+@st.composite
+def construct_queries(draw):
+    """CONSTRUCT with blank nodes, possibly unbound variables, literal
+    subjects and non-IRI predicates (skipped triples), and sometimes the
+    sub-select form that binds ?e by an expression."""
+    base = draw(st.one_of(queries(), operator_queries()))
+    slots = (TEMPLATE_SUBJECTS, TEMPLATE_PREDICATES, TEMPLATE_OBJECTS)
+    template = tuple(ops.Triple(*(draw(st.sampled_from(x)) for x in slots)) for _ in range(draw(st.integers(1, 3))))
+    projection = None
+    if draw(st.booleans()):
+        names = _numeric_vars(base.pattern)
+        projection = (ops.ProjectItem(ops.Var("e"), _numeric(draw, names, 2)),)
+    return ops.Query("c", "construct", base.pattern, projection=projection, template=template)
+
+
+@st.composite
+def query_sets(draw):
+    """Two to four queries for one engine, built around a shared pattern so
+    that the engine shares their common steps: the pattern itself, the
+    pattern under a FILTER or inside another operator, and an unrelated one."""
+    base = _pattern(draw, 2, BINARY)
+    variants = [base, ops.Filter(_condition(draw, _numeric_vars(base), 1), base)]
+    other = _pattern(draw, 1, BINARY)
+    pair = (base, other) if draw(st.booleans()) else (other, base)
+    variants.append(_operator(draw, draw(st.sampled_from(BINARY)), *pair))
+    variants.append(_pattern(draw, 2, BINARY))
+    chosen = draw(st.lists(st.sampled_from(range(len(variants))), min_size=2, max_size=4))
+    return [ops.Query(f"q{n}", "select", variants[k], distinct=draw(st.integers(0, 4)) == 0)
+            for n, k in enumerate(chosen)]
+
+
+# ------------------------------------------------- expressions on typed values
+
+XSD = terms.XSD
+VALUES = [
+    integer(0), integer(2), integer(-3), terms.literal("7", XSD + "int"),
+    terms.literal("1.5", XSD + "decimal"), terms.literal("-0.25", XSD + "decimal"),
+    terms.literal("0.0", XSD + "decimal"),
+    terms.literal("1.5E0", XSD + "double"), terms.literal("NaN", XSD + "double"), terms.literal("INF", XSD + "double"),
+    terms.literal("2.5", XSD + "float"),
+    terms.literal(""), terms.literal("abc"), terms.literal("ABC"), terms.literal("b"),
+    terms.literal("chat", lang="fr"), terms.literal("ab", lang="en"),
+    terms.literal("true", XSD + "boolean"), terms.literal("false", XSD + "boolean"),
+    terms.datetime_literal(0), terms.datetime_literal(86_400_000),
+    terms.literal("PT1S", XSD + "duration"), terms.literal("P1M", XSD + "duration"),
+    terms.literal("x", XSD + "integer"), terms.literal("v", EX + "type"),
+    SUBJECTS[0], "_:n1",
+]
+VALUES = [terms.canonical(v) for v in VALUES]
+UNARY = ["not", "neg", "pos", "str", "lang", "datatype", "isIRI", "isBlank", "isLiteral", "isNumeric",
+         "strlen", "ucase", "lcase", "abs", "ceil", "floor", "round"]
+BINARY_FUNCTIONS = ["or", "and", "=", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "sameTerm",
+                    "langMatches", "contains", "strstarts", "strends", "regex", "concat", "coalesce"]
+CASTS = [ops.CAST_PREFIX + XSD + t for t in ("integer", "decimal", "double", "boolean", "string", "dateTime")]
+
+
+def _typed_expr(draw, depth):
+    kind = draw(st.integers(0, 9)) if depth > 0 else draw(st.integers(0, 2))
+    if kind == 0:
+        return ops.Var(draw(st.sampled_from(["a", "b", "a", "b", "u"])))
+    if kind <= 2:
+        return ops.Const(draw(st.sampled_from(VALUES)))
+    sub = lambda: _typed_expr(draw, depth - 1)  # noqa: E731
+    if kind <= 4:
+        return ops.Call(draw(st.sampled_from(UNARY)), sub())
+    if kind <= 7:
+        return ops.Call(draw(st.sampled_from(BINARY_FUNCTIONS)), sub(), sub())
+    if kind == 8:
+        name = draw(st.sampled_from(["if", "in", "notin", "regex", "bound", "cast"]))
+        if name == "bound":
+            return ops.Call("bound", ops.Var(draw(st.sampled_from(["a", "u"]))))
+        if name == "cast":
+            return ops.Call(draw(st.sampled_from(CASTS)), sub())
+        if name == "regex":
+            return ops.Call("regex", sub(), sub(), ops.Const(draw(st.sampled_from(
+                [terms.literal(f) for f in ("i", "", "s", "q")]))))
+        return ops.Call(name, sub(), sub(), sub())
+    return ops.Call(draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME"])))
+
+
+@st.composite
+def typed_streams(draw):
+    """Events <s> :p A and <s> :q B with objects of many datatypes."""
+    event = st.builds(
+        lambda s, p, o, t: Event(s, p, o, t, t),
+        st.sampled_from(SUBJECTS[:2]), st.sampled_from(PREDICATES[:2]), st.sampled_from(VALUES), st.integers(0, 3),
+    )
+    return [draw(event) for _ in range(draw(st.integers(2, 10)))]
+
+
+@st.composite
+def expression_queries(draw):
+    """?a and ?b from a join of two triple patterns; SELECT (expr AS ?e) and
+    a FILTER over random expressions on them."""
+    pattern = ops.BGP((ops.Triple(ops.Var("s"), PREDICATES[0], ops.Var("a")),
+                       ops.Triple(ops.Var("s"), PREDICATES[1], ops.Var("b"))))
+    if draw(st.booleans()):
+        pattern = ops.Filter(_typed_expr(draw, 2), pattern)
+    items = (ops.ProjectItem(ops.Var("a")), ops.ProjectItem(ops.Var("b")),
+             ops.ProjectItem(ops.Var("e"), _typed_expr(draw, 2)))
+    return ops.Query("q", "select", pattern, projection=items)
+
+
+# ------------------------------------------------------------------ helpers
+
+
+def multiset(answers) -> Counter:
+    return reference.multiset(answers)
+
+
+def show_stream(events) -> str:
+    ordered = sorted(set(events), key=lambda e: (e.start, e.end, e.s, e.p, e.o))
+    return "\n".join(f"  {e.s} {e.p} {e.o} [{e.start}, {e.end}]" for e in ordered)
+
+
+def note_case(queries, events):
+    """Put the seed, the queries' algebra and the stream into a failure report."""
+    note_seed()
+    for q in queries if isinstance(queries, list) else [queries]:
+        note(f"query {q.name}:\n" + sexpr.query(q))
+    note("stream (as a set):\n" + show_stream(events))
