@@ -1,0 +1,186 @@
+"""Reading and writing the golden files (see test_golden.py for the layout).
+
+- streams/<case>.trig: RSP-QL TriG, read here with rdflib's Dataset (the
+  driver keeps its own small reader so that the oracle's input does not
+  depend on the code under test; test_golden compares it with cep.io).
+- matches/<case>.jsonl: expected answers, the JSON Lines form of
+  cep.io.writers (SPARQL 1.1 Query Results JSON terms, ISO 8601 UTC times).
+- algebra/<case>.sexpr: per query a line `-- NAME` and the algebra text
+  (cep.algebra.sexpr.query), blocks separated by blank lines. NAME is the
+  golden name of the query; answers are matched to queries by position, so
+  the names need not be those the parser gives.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from cep import terms
+from cep.algebra import ops, sexpr
+from cep.events import Answer, Event
+
+PROV = "http://www.w3.org/ns/prov#"
+GENERATED, STARTED, ENDED = PROV + "generatedAtTime", PROV + "startedAtTime", PROV + "endedAtTime"
+
+
+# ----------------------------------------------------------------- streams
+
+
+def read_stream(path: Path) -> list[Event]:
+    """Events of an RSP-QL TriG file: each named graph is one timestamped
+    graph, its time in the default graph (`G prov:generatedAtTime T`, or
+    `G prov:startedAtTime T1; prov:endedAtTime T2` for a lasting one)."""
+    from rdflib import Dataset
+    from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
+
+    ds = Dataset()
+    ds.parse(str(path), format="trig")
+    times: dict = {}
+    graphs: dict = {}
+    for s, p, o, g in ds.quads((None, None, None, None)):
+        gid = getattr(g, "identifier", g)
+        if gid == DATASET_DEFAULT_GRAPH_ID:
+            times.setdefault(terms.from_rdflib(s), {})[str(p)] = terms.parse_datetime_ms(str(o))
+        else:
+            graphs.setdefault(terms.from_rdflib(gid), []).append((s, p, o))
+    events = []
+    for graph, triples in graphs.items():
+        t = times[graph]
+        start, end = (t[GENERATED], t[GENERATED]) if GENERATED in t else (t[STARTED], t[ENDED])
+        for s, p, o in triples:
+            events.append(Event(terms.from_rdflib(s), terms.from_rdflib(p), terms.from_rdflib(o),
+                                start, end, f"{path.name} {graph}"))
+    return events
+
+
+# ----------------------------------------------------------------- matches
+
+
+def answer_from_json(obj: dict) -> Answer:
+    start, end = terms.parse_datetime_ms(obj["start"]), terms.parse_datetime_ms(obj["end"])
+    if "triples" in obj:
+        triples = tuple(tuple(terms.from_json(t[k]) for k in "spo") for t in obj["triples"])
+        return Answer(obj["query"], start, end, triples=triples)
+    bindings = tuple(sorted((k, terms.from_json(v)) for k, v in obj["bindings"].items()))
+    return Answer(obj["query"], start, end, bindings=bindings)
+
+
+def answer_to_json(answer: Answer) -> dict:
+    out = {"query": answer.query}
+    if answer.triples:
+        out["triples"] = [{"s": terms.to_json(s), "p": terms.to_json(p), "o": terms.to_json(o)}
+                          for s, p, o in answer.triples]
+    else:
+        out["bindings"] = {name: terms.to_json(term) for name, term in answer.bindings}
+    out["start"] = terms.format_datetime_ms(answer.start)
+    out["end"] = terms.format_datetime_ms(answer.end)
+    return out
+
+
+def read_matches(path: Path) -> list[Answer]:
+    return [answer_from_json(json.loads(line)) for line in path.read_text().splitlines() if line.strip()]
+
+
+# ----------------------------------------------------------------- algebra
+
+
+def algebra_text(named_queries) -> str:
+    """[(golden name, Query)] -> the text of an algebra file."""
+    return "\n\n".join(f"-- {name}\n{sexpr.query(q)}" for name, q in named_queries) + "\n"
+
+
+def read_algebra(path: Path) -> list[tuple[str, str]]:
+    """[(golden name, algebra text)] of an algebra file, in query order."""
+    blocks = []
+    for line in path.read_text().splitlines():
+        if line.startswith("-- "):
+            blocks.append([line[3:].strip(), []])
+        elif blocks:
+            blocks[-1][1].append(line)
+    return [(name, "\n".join(body).strip()) for name, body in blocks]
+
+
+_TOKEN = re.compile(r"""\s*(?:
+    (\()                                                   # open
+  | (\))                                                   # close
+  | ("(?:[^"\\]|\\.)*"(?:\^\^<[^\s<>]*>|@[A-Za-z0-9-]+)?)   # a literal
+  | (<[^\s<>]*>)                                           # an IRI (not `<` or `<=`)
+  | ([^\s()]+)                                             # a name, variable or blank node
+)""", re.S | re.X)
+_OPERATORS = {name: cls for cls, name in sexpr.NAMES.items()}
+
+
+def _tree(text: str):
+    stack, pos, text = [[]], 0, text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"cannot read algebra text at {text[pos:pos + 40]!r}")
+        pos = m.end()
+        if m.group(1):
+            stack.append([])
+        elif m.group(2):
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(m.group(0).strip())
+        if not text[pos:].strip():
+            break
+    if len(stack) != 1 or len(stack[0]) != 1:
+        raise ValueError("unbalanced algebra text")
+    return stack[0][0]
+
+
+def _slot(tok):
+    return ops.Var(tok[1:]) if tok.startswith("?") else terms.canonical(tok)
+
+
+def _expr(x):
+    if isinstance(x, list):
+        return ops.Call(x[0], *(_expr(a) for a in x[1:]))
+    if x.startswith("?"):
+        return ops.Var(x[1:])
+    return ops.Const(terms.canonical(x))
+
+
+def _pattern(x):
+    head = x[0]
+    if head == "triple":
+        return ops.Triple(*(_slot(t) for t in x[1:]))
+    if head == "bgp":
+        return ops.BGP(tuple(_pattern(t) for t in x[1:]))
+    if head == "filter":
+        return ops.Filter(_expr(x[1]), _pattern(x[2]))
+    cls = _OPERATORS[head]
+    if len(x) == 4:
+        return cls(_pattern(x[2]), _pattern(x[3]), _expr(x[1]))
+    return cls(_pattern(x[1]), _pattern(x[2]))
+
+
+def _items(x):
+    if x == ["*"]:
+        return None
+    out = []
+    for item in x:
+        if isinstance(item, list):
+            expr, as_, var = item
+            assert as_ == "AS", item
+            out.append(ops.ProjectItem(ops.Var(var[1:]), _expr(expr)))
+        else:
+            out.append(ops.ProjectItem(ops.Var(item[1:])))
+    return tuple(out)
+
+
+def query_from_text(name: str, text: str) -> ops.Query:
+    """The inverse of cep.algebra.sexpr.query. A CONSTRUCT may carry a
+    sub-select's items between its template and its pattern:
+    (construct (TEMPLATE) (ITEMS) PATTERN)."""
+    x = _tree(text)
+    head = x[0]
+    if head == "construct":
+        template = tuple(_pattern(t) for t in x[1])
+        projection = _items(x[2]) if len(x) == 4 else None
+        return ops.Query(name, "construct", _pattern(x[-1]), projection=projection, template=template)
+    return ops.Query(name, "select", _pattern(x[2]), projection=_items(x[1]), distinct=head == "select-distinct")
