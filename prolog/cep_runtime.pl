@@ -33,13 +33,14 @@
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
             cep_notin/2,         % +Bs, -B
-            cep_key/2            % +KeyTerm, -Hash
+            cep_expire/4         % +Module, +Store, +Window, +Now
           ]).
 
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(pairs)).
 :- use_module(cep_values).
+:- use_module(cep_fast).
 
 %!  cep_load(+Module, +ProgramText) is det.
 %
@@ -85,51 +86,37 @@ message_text(Msg, Text) :-
 %   Process a batch of events (complete groups, ordered by end time) and
 %   return the answers of all its groups.
 cep_push(Module, EventsText, AnswersText) :-
-    decode_events(EventsText, Events),
-    groups(Events, Groups),
-    findall(A, group_answer(Module, Groups, A), Answers),
+    findall(A, batch_answer(Module, EventsText, A), Answers),
     answer_lines(Answers, Module, Lines, []),
     atomics_to_string(Lines, AnswersText).
 
-%   Events ordered by end -> End-Events groups of simultaneous events.
-groups([], []).
-groups([E|Es], [Te-[E|Group]|Groups]) :-
-    arg(5, E, Te),
-    same_end(Es, Te, Group, Rest),
-    groups(Rest, Groups).
+%   The answers of a batch, instant by instant, in order: for each
+%   instant the events' answers, then those of the deferred checks
+%   (bottom-up), then the instant's end. One findall/3 over this collects
+%   a whole batch; the items of the batch are made one at a time, on
+%   backtracking. Before an instant, goals past their window are pruned
+%   when the sweep period has passed (the paper's system-generated events).
+batch_answer(M, EventsText, A) :-
+    M:'$clock'(Next, Period),
+    M:'$instant_ends'(Ends),
+    cep_batch_item(EventsText, Next, Period, Ends, Item),
+    item_answer(Item, M, A).
 
-same_end([E|Es], Te, [E|Group], Rest) :-
-    arg(5, E, Te),
-    !,
-    same_end(Es, Te, Group, Rest).
-same_end(Rest, _, [], Rest).
-
-%   The answers of a batch, group by group, in order: for each group the
-%   events' answers, then those of the deferred checks (bottom-up), then the
-%   group's end. One findall/3 over this collects a whole batch.
-group_answer(M, Groups, A) :-
+item_answer(e(S, P, O, Ts, Te), M, A) :-
+    M:cep_event(S, P, O, Ts, Te, A).
+item_answer(sweep(Te), M, _) :-
+    M:'$sweep'(M, Te),
+    M:'$clock'(_, Period),
+    Next is Te + Period,
+    retractall(M:'$clock'(_, _)),
+    assertz(M:'$clock'(Next, Period)),
+    fail.
+item_answer(end(_), M, A) :-
     M:'$deferred'(Nodes),
-    member(Te-Group, Groups),
-    (   open_group(M, Te),
-        fail
-    ;   member(e(S, P, O, Ts, _), Group),
-        M:cep_event(S, P, O, Ts, Te, A)
-    ;   member(N, Nodes),
+    (   member(N, Nodes),
         M:'$check'(N, A)
     ;   M:'$end_group',
         fail
-    ).
-
-%   Before the first event of an instant: prune goals past their window
-%   when the sweep period has passed (the paper's system-generated events).
-open_group(M, Te) :-
-    M:'$clock'(Next, Period),
-    (   Te >= Next
-    ->  M:'$sweep'(Te),
-        Next1 is Te + Period,
-        retractall(M:'$clock'(_, _)),
-        assertz(M:'$clock'(Next1, Period))
-    ;   true
     ).
 
 %   A batch's answers ans(QueryIndex, Values, Start, End), those of one
@@ -191,67 +178,51 @@ row_line(r(Q, Fields, Ts, Te), Lines0, Lines) :-
 row_line(Q, Fields, Ts, Te, [Q, '\t', Ts, '\t', Te|Parts], Lines) :-
     field_parts(Fields, Parts, Lines).
 
+%   A field's N-Triples text, in pieces where it can be (an IRI, an
+%   integer), so that no string is made for it before the batch's one.
 field_parts([], ['\n'|Lines], Lines).
-field_parts([F|Fs], ['\t', Text|Parts], Lines) :-
+field_parts([F|Fs], ['\t'|Parts0], Lines) :-
     (   var(F)
-    ->  Text = ''
-    ;   cep_nt(F, Text)
+    ->  Parts0 = Parts
+    ;   atom(F), cep_iri_plain(F)
+    ->  Parts0 = ['<', F, '>'|Parts]
+    ;   integer(F)
+    ->  Parts0 = ['"', F, '"^^<http://www.w3.org/2001/XMLSchema#integer>'|Parts]
+    ;   cep_nt(F, Text),
+        Parts0 = [Text|Parts]
     ),
     field_parts(Fs, Parts, Lines).
 
-%!  decode_events(+Text, -Events) is det.
+%!  cep_expire(+Module, +Store, +Window, +Now) is det.
 %
-%   A batch's text (see prolog/cep_fast.c for the format) as a list of
-%   e(S, P, O, Start, End). The C library does this where it was built;
-%   the Prolog version below is the same decoder, slower.
-decode_events(Text, Events) :-
-    fast_decoder,
-    !,
-    cep_decode_events(Text, Events).
-decode_events(Text, Events) :-
-    split_string(Text, "\n", "", Lines),
-    foldl(decode_line, Lines, Events, []).
-
-decode_line("", Events, Events) :- !.
-decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-
-    (   split_string(Line, "\t", "", [SF, PF, OF, TsF, TeF])
-    ->  decode_field(SF, S),
-        decode_field(PF, P),
-        decode_field(OF, O),
-        number_string(Ts, TsF),
-        number_string(Te, TeF)
-    ;   throw(error(cep_error(bad_event_batch(Line)), _))
-    ).
-
-decode_field(Field, Term) :-
-    sub_string(Field, 0, 1, _, Tag),
-    sub_string(Field, 1, _, 0, Text),
-    decode_tagged(Tag, Text, Term).
-
-decode_tagged("I", Text, Atom) :- !, atom_string(Atom, Text).
-decode_tagged("i", Text, Int) :- !, number_string(Int, Text), integer(Int).
-decode_tagged("P", Text, Term) :- !, term_string(Term, Text).
-decode_tagged(Tag, _, _) :- throw(error(cep_error(bad_event_batch(Tag)), _)).
-
-:- dynamic fast_decoder/0.
-
-%   The C decoder, where `make setup` built it (prolog/cep_fast.so);
-%   CEP_NO_FOREIGN=1 forces the Prolog one (the tests run both).
-load_fast_decoder :-
-    retractall(fast_decoder),
-    (   getenv('CEP_NO_FOREIGN', _)
+%   Drop the goals of a windowed store that no solution from Now on can
+%   use. A goal of Store (Module:Store/5, see cep/compile/program.py) is
+%   in generation End div Window; every goal of generation G ended before
+%   (G+1)*Window, so when (G+1)*Window =< Now - Window its start is more
+%   than Window before Now and it can join nothing more. Whole generations
+%   go at once (retractall/1 on the generation argument), so expiry costs
+%   no Prolog work per goal. '$expired'(Store, G) remembers the last
+%   generation dropped; after a jump in time the few generations in
+%   between are dropped one by one, or the store is scanned once.
+cep_expire(M, Store, Window, Now) :-
+    P is max(Window, 1),
+    Max is (Now - Window) div P - 1,
+    functor(Goal, Store, 5),
+    arg(2, Goal, G),
+    (   M:'$expired'(Store, Last)
     ->  true
-    ;   catch(use_foreign_library(cep(cep_fast)), _, fail)
-    ->  assertz(fast_decoder)
-    ;   true
+    ;   Last = none
+    ),
+    (   Last \== none, Max =< Last
+    ->  true
+    ;   (   Last \== none, Max - Last =< 16
+        ->  First is Last + 1,
+            forall(between(First, Max, G), retractall(M:Goal))
+        ;   forall(( clause(M:Goal, true, Ref), G =< Max ), erase(Ref))
+        ),
+        retractall(M:'$expired'(Store, _)),
+        assertz(M:'$expired'(Store, Max))
     ).
-
-:- initialization(load_fast_decoder).
-
-%!  cep_key(+KeyTerm, -Hash) is det.
-%
-%   The index key of a goal store: a hash of the join variables' values.
-cep_key(K, H) :- term_hash(K, H).
 
 %!  cep_and(+A, +B, -R) is semidet.
 %!  cep_or(+A, +B, -R) is semidet.

@@ -49,6 +49,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
+:- use_module(cep_fast).
 
 % REGEX uses PCRE2. The library is part of the standard SWI-Prolog
 % distribution but is a separate package; without it REGEX raises
@@ -118,7 +119,7 @@ cep_nt(V, _) :-
 cep_nt(V, S) :-
     atom(V),
     !,
-    (   iri_plain(V)
+    (   cep_iri_plain(V)
     ->  atomics_to_string(['<', V, '>'], S)
     ;   atom_codes(V, Codes),
         foldl(iri_code, Codes, Parts, []),
@@ -142,10 +143,6 @@ cep_nt(V, S) :-
 
 %   An IRI holding a character that IRIREF does not allow is written with
 %   \uXXXX escapes (as Python's cep.terms.iri does), so it reads back.
-%   The separator string ends with NUL: split_string/4 ignores what follows it.
-iri_plain(V) :-
-    split_string(V, "<>\"{}|^`\\\x1\\x2\\x3\\x4\\x5\\x6\\x7\\x8\\x9\\xa\\xb\\xc\\xd\\xe\\xf\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x20\\x0\", "", [_]).
-
 iri_code(C, [Text|Parts], Parts) :-
     (   iri_forbidden(C)
     ->  format(string(Text), "\\u~|~`0t~16R~4+", [C])

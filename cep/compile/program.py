@@ -10,13 +10,17 @@ for every binary step N
                                right operand occurs: goal-insertion rules
                                (store a goal) and checking rules (combine
                                with stored goals);
-    g<N>_l/4, g<N>_r/4         the goal stores, first argument the hash of
-                               the join key, so lookups are indexed;
+    g<N>_l/5, g<N>_r/5         the goal stores: g(Key, Generation, Values,
+                               Start, End), Key the join key's value or
+                               hash, so lookups are indexed; Generation
+                               End div Window for windowed stores (0 for
+                               others), so expiry drops whole generations;
 and for the rule set
     cep_event/5                the entry point: an event triggers the leaf
                                rules (one clause per triple pattern, indexed
                                on the predicate);
-    '$sweep'/1, '$end_group'/0, '$deferred'/1, '$check'/1, '$project'/5,
+    '$sweep'/2, '$end_group'/0, '$deferred'/1, '$instant_ends'/1,
+    '$check'/1, '$project'/5,
     '$distinct'/1, '$clock'/2  used by prolog/cep_runtime.pl.
 
 The rules are nondeterministic and their solutions are the answers: an
@@ -80,10 +84,15 @@ def tuple_term(vs: _Vars, variables) -> pl.Term:
 
 
 def key_goal(vs: _Vars, key, h: pl.Var):
+    """The index key of a store: the join variable's value where it is an
+    atom (an IRI: indexed as it is), else a hash of the join values. Keys
+    only pick candidates; unifying the stored values decides the match."""
     if not key:
         return pl.Struct("=", h, 0)
-    k = vs.of(key[0]) if len(key) == 1 else pl.Struct("k", *[vs.of(v) for v in key])
-    return q(RUNTIME, "cep_key", k, h)
+    if len(key) == 1:
+        k = vs.of(key[0])
+        return ite(pl.Struct("atom", k), pl.Struct("=", h, k), pl.Struct("term_hash", k, h))
+    return pl.Struct("term_hash", pl.Struct("k", *[vs.of(v) for v in key]), h)
 
 
 def ok_goal(node, vs: _Vars, ts: pl.Var, te: pl.Var):
@@ -137,17 +146,12 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
     items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$clock", 2))))
 
     # periodic pruning of goals past their window (system-generated events)
-    now = pl.Var("Now")
-    sweep_goals = []
-    for store, window in sweeps:
-        name = store.split("/")[0]
-        ref, gts = pl.Var("Ref"), pl.Var("GTs")
-        head = pl.Struct(name, pl.Var("_"), pl.Var("_"), gts, pl.Var("_"))
-        sweep_goals.append(pl.Struct("forall", conj([
-            pl.Struct("clause", head, T, ref),
-            pl.Struct(">", pl.Struct("-", now, gts), window)]),
-            pl.Struct("erase", ref)))
-    items.append(pl.Clause(pl.Struct("$sweep", now), tuple(sweep_goals) or (T,)))
+    module, now = pl.Var("M"), pl.Var("Now")
+    sweep_goals = [q(RUNTIME, "cep_expire", module, A(store.split("/")[0]), window, now)
+                   for store, window in sweeps]
+    items.append(pl.Clause(pl.Struct("$sweep", module, now), tuple(sweep_goals) or (T,)))
+    if sweeps:
+        items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$expired", 2))))
     period = min((w for _, w in sweeps), default=DEFAULT_SWEEP_MS)
     items.append(pl.Clause(pl.Struct("$clock", -(2**62), max(period, 1))))
 
@@ -155,6 +159,8 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
         pl.Struct("retractall", pl.Struct(s.split("/")[0], *(pl.Var("_") for _ in range(int(s.split("/")[1])))))
         for s in group_scoped) or (T,)))
     items.append(pl.Clause(pl.Struct("$deferred", pl.PList(deferred))))
+    # whether the runtime must stop at the end of each instant at all
+    items.append(pl.Clause(pl.Struct("$instant_ends", A("true" if deferred or group_scoped else "false"))))
     items += checks
     if not checks:
         items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
@@ -224,6 +230,20 @@ def _store(step, side):
     return f"g{step.id}_{side}"
 
 
+def _goal(name, h, v, ts, te, gen=None):
+    """A goal of a store; gen None matches any generation."""
+    return pl.Struct(name, h, pl.Var("_") if gen is None else gen, v, ts, te)
+
+
+def _generation(step, te, gen):
+    """Goals computing the generation of a goal that ends at te: windowed
+    stores are cut in generations one window long (cep_expire drops them
+    whole); the others have the one generation 0."""
+    if step.window is None or step.op == "eq":
+        return [pl.Struct("=", gen, 0)]
+    return [pl.Struct("is", gen, pl.Struct("div", te, max(step.window, 1)))]
+
+
 def _union(step, left, right):
     items = []
     for side, child in (("l", left), ("r", right)):
@@ -240,13 +260,14 @@ def _seq(step, left, right):
     n = step.id
     store = _store(step, "l")
     vs = _Vars()
-    ts1, te1, ts2, te2, h, ans = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A"))
+    ts1, te1, ts2, te2, h, ans, gen = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A", "G"))
     lv, rv, out = tuple_term(vs, left.vars), tuple_term(vs, right.vars), tuple_term(vs, step.vars)
     insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h),
-        pl.Struct("asserta" if step.policy == "recent" else "assertz", pl.Struct(store, h, lv, ts1, te1)),
+        *_generation(step, te1, gen),
+        pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, lv, ts1, te1, gen)),
         F))
-    goal = pl.Struct(store, h, lv, ts1, te1)
+    goal = _goal(store, h, lv, ts1, te1)
     before = pl.Struct("<", te1, ts2)
     emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
     if step.policy == "unrestricted":
@@ -257,7 +278,7 @@ def _seq(step, left, right):
         body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
     check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
     scope = "window" if step.window is not None else "forever"
-    return [insert, check, _ok_clause(step)], [store + "/4"], scope, None
+    return [insert, check, _ok_clause(step)], [store + "/5"], scope, None
 
 
 def _join(step, left, right):
@@ -269,11 +290,11 @@ def _join(step, left, right):
     eq = step.op == "eq"
     for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
         vs = _Vars()
-        ts1, te1, h, ans = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H"), pl.Var("A")
+        ts1, te1, h, ans, gen = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H"), pl.Var("A"), pl.Var("G")
         ts2, te2 = (ts1, te1) if eq else (pl.Var("Ts2"), pl.Var("Te2"))
         myv, otherv, out = tuple_term(vs, mine.vars), tuple_term(vs, theirs.vars), tuple_term(vs, step.vars)
-        store_mine = pl.Struct(_store(step, side), h, myv, ts1, te1)
-        partner = pl.Struct(_store(step, other), h, otherv, ts2, te2)
+        store_mine = _goal(_store(step, side), h, myv, ts1, te1, gen)
+        partner = _goal(_store(step, other), h, otherv, ts2, te2)
         ts, te = (ts1, te1) if eq else (pl.Var("Ts"), pl.Var("Te"))
         span = [] if eq else [pl.Struct("is", ts, pl.Struct("min", ts1, ts2)),
                               pl.Struct("is", te, pl.Struct("max", te1, te2))]
@@ -289,10 +310,11 @@ def _join(step, left, right):
                 body = (ite(pick, pl.Struct("erase", ref), conj([pl.Struct("assertz", store_mine), F])), emit)
             else:
                 body = (pl.Struct("asserta", store_mine), pick, emit)
-        items.append(pl.Clause(pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans), (key_goal(vs, step.key, h),) + body))
+        head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
+        items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
     items.append(_ok_clause(step))
     scope = "group" if eq else ("window" if step.window is not None else "forever")
-    return items, [_store(step, "l") + "/4", _store(step, "r") + "/4"], scope, None
+    return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], scope, None
 
 
 def _seqright(step, opt, mand):
@@ -306,15 +328,15 @@ def _seqright(step, opt, mand):
     ts1, te1, ts2, te2, h, ans = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A"))
     ov, mv, out = tuple_term(vs, opt.vars), tuple_term(vs, mand.vars), tuple_term(vs, step.vars)
     insert = pl.Clause(pl.Struct(f"s{n}_l", ov, ts1, te1, pl.Var("_")),
-                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(store, h, ov, ts1, te1)), F))
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", _goal(store, h, ov, ts1, te1, 0)), F))
     cond = _cond_goals(step, vs, ts1, te2)
-    match = conj([pl.Struct(store, h, ov, ts1, te1), pl.Struct("<", te1, ts2)] + cond)
+    match = conj([_goal(store, h, ov, ts1, te1), pl.Struct("<", te1, ts2)] + cond)
     alone = _alone(step, mand, vs, ts2, te2, ans)
     joined = conj([match, pl.Struct(f"n{n}", out, ts1, te2, ans)])
     check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2, ans),
                       (key_goal(vs, step.key, h), ite(pl.Struct("\\+", match), alone, joined)))
     # optional goals are kept: whether one ever occurred decides absence
-    return [insert, check, _ok_clause(step)], [store + "/4"], "forever", None
+    return [insert, check, _ok_clause(step)], [store + "/5"], "forever", None
 
 
 def _deferred_optional(step, mand, opt):
@@ -330,14 +352,14 @@ def _deferred_optional(step, mand, opt):
     wait = pl.Clause(pl.Struct(f"s{n}_l", mv, ts, te, pl.Var("_")),
                      (pl.Struct("assertz", pl.Struct(pending, mv, ts, te)), F))
     insert = pl.Clause(pl.Struct(f"s{n}_r", ov, ts1, te1, pl.Var("_")),
-                       (key_goal(vs, step.key, h), pl.Struct("assertz", pl.Struct(opt_store, h, ov, ts1, te1)), F))
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", _goal(opt_store, h, ov, ts1, te1, 0)), F))
     if eq:
-        candidate = [pl.Struct(opt_store, h, ov, ts, te)]
+        candidate = [_goal(opt_store, h, ov, ts, te)]
         mts = ts
         cond = _cond_goals(step, vs, ts, te)
     else:
         mts = pl.Var("MTs")
-        candidate = [pl.Struct(opt_store, h, ov, ts1, te1), pl.Struct("=<", te1, te),
+        candidate = [_goal(opt_store, h, ov, ts1, te1), pl.Struct("=<", te1, te),
                      pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
         cond = _cond_goals(step, vs, mts, te)
     match = conj(candidate + cond)
@@ -347,7 +369,7 @@ def _deferred_optional(step, mand, opt):
         pl.Struct("retract", pl.Struct(pending, mv, ts, te)),
         key_goal(vs, step.key, h),
         ite(pl.Struct("\\+", match), alone, joined)))
-    stores = [opt_store + "/4", pending + "/3"]
+    stores = [opt_store + "/5", pending + "/3"]
     return [wait, insert, _ok_clause(step)], stores, ("group" if eq else "forever"), check
 
 

@@ -1,0 +1,120 @@
+/*  The runtime's hot loops: decoding a batch of events and telling which
+    IRIs can be written as they are. The C library prolog/cep_fast.so does
+    them where `make setup` built it; the Prolog clauses below do the same,
+    slower, where it was not built. CEP_NO_FOREIGN=1 forces the Prolog
+    versions (the tests run both).
+*/
+
+:- module(cep_fast,
+          [ cep_batch_item/5,      % +Text, +NextSweep, +Period, +Ends, -Item
+            cep_iri_plain/1        % +Atom
+          ]).
+
+:- use_module(library(apply)).
+:- use_module(library(lists)).
+
+:- dynamic foreign_loaded/0.
+
+%   The library is looked for beside this file (prolog/cep_fast.so).
+:- prolog_load_context(directory, Dir),
+   atom_concat(Dir, '/cep_fast', Lib),
+   asserta(foreign_library_path(Lib)).
+
+%!  cep_batch_item(+Text, +NextSweep, +Period, +Ends, -Item) is nondet.
+%
+%   The items of a batch (format: prolog/cep_fast.c), in order. For each
+%   instant (a run of events with the same end): sweep(End) if End >=
+%   NextSweep (the next sweep is then due at End + Period), e(S, P, O,
+%   Start, End) for each of its events, then end(End) if Ends is true.
+%
+%   @error cep_error(bad_event_batch(What)) on a line that is not an event
+%   or on events out of end-time order
+cep_batch_item(Text, Next, Period, Ends, Item) :-
+    foreign_loaded,
+    !,
+    c_batch_item(Text, Next, Period, Ends, Item).
+cep_batch_item(Text, Next, Period, Ends, Item) :-
+    split_string(Text, "\n", "", Lines),
+    foldl(decode_line, Lines, Events, []),
+    groups(Events, Groups),
+    batch_items(Groups, Period, Ends, Next, Items),
+    member(Item, Items).
+
+batch_items([], _, _, _, []).
+batch_items([Group|Groups], Period, Ends, Next0, Items0) :-
+    instant_items(Period, Ends, Group, Items0, Items, Next0, Next),
+    batch_items(Groups, Period, Ends, Next, Items).
+
+instant_items(Period, Ends, Te-Events, Items0, Items, Next0, Next) :-
+    (   Te >= Next0
+    ->  Items0 = [sweep(Te)|Items1],
+        Next is Te + Period
+    ;   Items0 = Items1,
+        Next = Next0
+    ),
+    append(Events, Items2, Items1),
+    (   Ends == true
+    ->  Items2 = [end(Te)|Items]
+    ;   Items2 = Items
+    ).
+
+%!  cep_iri_plain(+Atom) is semidet.
+%
+%   True when Atom holds no character that an N-Triples IRIREF must escape.
+cep_iri_plain(Atom) :-
+    foreign_loaded,
+    !,
+    c_iri_plain(Atom).
+cep_iri_plain(Atom) :-
+    % the separator string ends with NUL: split_string/4 ignores what follows it
+    split_string(Atom, "<>\"{}|^`\\\x1\\x2\\x3\\x4\\x5\\x6\\x7\\x8\\x9\\xa\\xb\\xc\\xd\\xe\\xf\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x20\\x0\", "", [_]).
+
+decode_line("", Events, Events) :- !.
+decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-
+    (   split_string(Line, "\t", "", [SF, PF, OF, TsF, TeF])
+    ->  decode_field(SF, S),
+        decode_field(PF, P),
+        decode_field(OF, O),
+        number_string(Ts, TsF),
+        number_string(Te, TeF)
+    ;   throw(error(cep_error(bad_event_batch(Line)), _))
+    ).
+
+decode_field(Field, Term) :-
+    sub_string(Field, 0, 1, _, Tag),
+    sub_string(Field, 1, _, 0, Text),
+    decode_tagged(Tag, Text, Term).
+
+decode_tagged("I", Text, Atom) :- !, atom_string(Atom, Text).
+decode_tagged("i", Text, Int) :- !, number_string(Int, Text), integer(Int).
+decode_tagged("P", Text, Term) :- !, term_string(Term, Text).
+decode_tagged(Tag, _, _) :- throw(error(cep_error(bad_event_batch(Tag)), _)).
+
+%   Events ordered by end -> End-Events groups of simultaneous events.
+groups([], []).
+groups([E|Es], [Te-[E|Group]|Groups]) :-
+    arg(5, E, Te),
+    same_end(Es, Te, Group, Rest),
+    groups(Rest, Groups).
+
+same_end([E|Es], Te, [E|Group], Rest) :-
+    arg(5, E, Te),
+    !,
+    same_end(Es, Te, Group, Rest).
+same_end([E|_], Te, _, _) :-
+    arg(5, E, Te1),
+    Te1 < Te,
+    throw(error(cep_error(bad_event_batch('events not ordered by end time')), _)).
+same_end(Rest, _, [], Rest).
+
+load_foreign :-
+    retractall(foreign_loaded),
+    (   getenv('CEP_NO_FOREIGN', _)
+    ->  true
+    ;   foreign_library_path(Lib),
+        catch(use_foreign_library(Lib), _, fail)
+    ->  assertz(foreign_loaded)
+    ;   true
+    ).
+
+:- initialization(load_foreign).
