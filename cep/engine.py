@@ -5,6 +5,11 @@ SWI-Prolog, fed with batches of events.
     answers = engine.push(events)   # answers of every timestamp now complete
     answers += engine.flush()       # end of stream: close the last timestamp
 
+`push` and `flush` give Answer objects. `push_table` and `flush_table`
+take and give Arrow tables (the columnar path for bulk and streaming jobs):
+an AnswerBatch holds the answers as one table and gives a table per query
+(`tables()`), or Answer objects on demand (`to_list()`).
+
 Events are processed in order of their end time (a solution is detected when
 its last event ends); events that end at the same instant are simultaneous.
 Within a push the order does not matter; across pushes, events must come in
@@ -23,6 +28,7 @@ import itertools
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from cep import terms
 from cep.compile import compile_queries
@@ -55,8 +61,7 @@ class Engine:
         self.module = f"{self.compiled.module}_{next(_instances)}"
         self.session.load_rules(self.module, self.compiled.program(self.module))
         self.layouts = self.compiled.layouts
-        # per query: (variable name, field position) in name order, for bindings
-        self._orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
+        self._width = max((len(lay.fields) for lay in self.layouts), default=0)
         self.late: list[Reject] = []
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
@@ -65,40 +70,47 @@ class Engine:
     def push(self, events) -> list[Answer]:
         """Process a batch of Events; returns the answers of every instant
         that is complete (all but the batch's latest)."""
-        return self.push_table(events_table(events))
+        return self.push_table(events_table(events)).to_list()
 
-    def push_table(self, table: pa.Table) -> list[Answer]:
+    def flush(self) -> list[Answer]:
+        """End of stream: process the instant held back."""
+        return self.flush_table().to_list()
+
+    def push_table(self, table: pa.Table) -> AnswerBatch:
         """Like push, for a table with columns s, p, o (canonical N-Triples
         text), start, end (epoch ms) and optionally source."""
         table = _conform(table)
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
         if not table.num_rows:
-            return []
+            return self._batch(b"")
         table = table.sort_by("end")
         cut = pc.max(table["end"]).as_py()
         at_cut = pc.equal(table["end"], cut)
         self._held = table.filter(at_cut)
         return self._process(table.filter(pc.invert(at_cut)))
 
-    def flush(self) -> list[Answer]:
-        """End of stream: process the instant held back."""
+    def flush_table(self) -> AnswerBatch:
+        """Like flush, as an AnswerBatch."""
         held, self._held = self._held, SCHEMA.empty_table()
         return self._process(held)
 
-    def _process(self, table: pa.Table) -> list[Answer]:
+    def _process(self, table: pa.Table) -> AnswerBatch:
         if not table.num_rows:
-            return []
+            return self._batch(b"")
         if self._last is not None:
             late = pc.less(table["end"], self._last)
             if pc.any(late).as_py():
                 self._reject_late(table.filter(late))
                 table = table.filter(pc.invert(late))
                 if not table.num_rows:
-                    return []
+                    return self._batch(b"")
         self._last = table["end"][-1].as_py()
         text = table_text(table["s"], table["p"], table["o"], table["start"], table["end"])
-        return self.decode(self.session.push(self.module, text))
+        return self._batch(self.session.push(self.module, text))
+
+    def _batch(self, lines: bytes) -> AnswerBatch:
+        return AnswerBatch(self, _read_lines(lines, self._width))
 
     def _reject_late(self, table):
         for row in table.to_pylist():
@@ -108,25 +120,7 @@ class Engine:
                 f"{terms.format_datetime_ms(self._last)}, which was already processed",
                 f"{row['s']} {row['p']} {row['o']}"))
 
-    def decode(self, text: str) -> list[Answer]:
-        """Answer lines (cep_runtime.pl) -> Answers."""
-        answers = []
-        orders = self._orders
-        for line in text.splitlines():
-            fields = line.split("\t")
-            index = int(fields[0])
-            layout = self.layouts[index]
-            start, end = int(fields[1]), int(fields[2])
-            if layout.form == "select":
-                bindings = tuple((name, fields[i]) for name, i in orders[index] if fields[i])
-                answers.append(Answer(layout.name, start, end, bindings=bindings))
-            else:
-                triples = self._instantiate(layout, fields[3:])
-                if triples:
-                    answers.append(Answer(layout.name, start, end, triples=triples))
-        return answers
-
-    def _instantiate(self, layout, values):
+    def instantiate(self, layout, values):
         """CONSTRUCT: the template with the answer's values; blank nodes of
         the template are fresh for every answer (SPARQL 16.2)."""
         query = self.compiled.queries[layout.index]
@@ -158,3 +152,68 @@ def _conform(table: pa.Table) -> pa.Table:
     if "source" not in names:
         table = table.append_column("source", pa.nulls(table.num_rows, pa.string()))
     return table.select(list(COLUMNS)).cast(SCHEMA)
+
+
+def _read_lines(data: bytes, width: int) -> pa.Table:
+    """Answer lines (cep_runtime.pl: QueryIndex TAB Start TAB End, then
+    `width` fields, empty when unbound) -> a table q, start, end, f0...
+    N-Triples text has no raw tab, newline or carriage return, and its
+    quotes are not CSV quotes."""
+    names = ["q", "start", "end"] + [f"f{i}" for i in range(width)]
+    types = {"q": pa.int32(), "start": pa.int64(), "end": pa.int64()}
+    types.update({f"f{i}": pa.string() for i in range(width)})
+    if not data:
+        return pa.schema([(n, types[n]) for n in names]).empty_table()
+    return pacsv.read_csv(
+        pa.py_buffer(data),
+        read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
+        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
+                                         newlines_in_values=False),
+        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
+                                             strings_can_be_null=True))
+
+
+class AnswerBatch:
+    """The answers of one push: one table, in the order they were found
+    (instant by instant), with columns q (the query's index), start, end
+    (epoch ms) and f0, f1, ... (N-Triples text of the query's fields, null
+    when unbound)."""
+
+    def __init__(self, engine: Engine, table: pa.Table):
+        self.engine = engine
+        self.table = table
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def tables(self) -> dict[str, pa.Table]:
+        """A table per query that answered: start, end and a column per
+        variable (SELECT: the projection; CONSTRUCT: the template's
+        variables, whose triples to_list() instantiates)."""
+        out = {}
+        for layout in self.engine.layouts:
+            rows = self.table.filter(pc.equal(self.table["q"], layout.index))
+            if rows.num_rows:
+                columns = ["start", "end"] + [f"f{i}" for i in range(len(layout.fields))]
+                out[layout.name] = rows.select(columns).rename_columns(["start", "end", *layout.fields])
+        return out
+
+    def to_list(self) -> list[Answer]:
+        """The answers as Answer objects, in order."""
+        if not self.table.num_rows:
+            return []
+        engine = self.engine
+        columns = [self.table[name].to_pylist() for name in self.table.column_names]
+        # per query: (variable name, column) in name order, for bindings
+        orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in engine.layouts]
+        answers = []
+        for row in zip(*columns):
+            layout = engine.layouts[row[0]]
+            if layout.form == "select":
+                bindings = tuple((name, row[i]) for name, i in orders[row[0]] if row[i] is not None)
+                answers.append(Answer(layout.name, row[1], row[2], bindings=bindings))
+            else:
+                triples = engine.instantiate(layout, row[3:3 + len(layout.fields)])
+                if triples:
+                    answers.append(Answer(layout.name, row[1], row[2], triples=triples))
+        return answers

@@ -101,7 +101,7 @@ def _escape(text: str, quote: str) -> str:
             out.append("\\t")
         elif ch == "\r":
             out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+        elif ord(ch) < 0x20 or ord(ch) >= 0x7F:  # ASCII text: event batches cross as bytes
             out.append("\\x%x\\" % ord(ch))
         else:
             out.append(ch)

@@ -17,12 +17,15 @@
 
     c_iri_plain(+Atom) is true when the atom holds no character that an
     N-Triples IRIREF must escape, so it can be written between < and > as is.
+
+    c_answer_text(+Rows, -Text) writes the answer lines of a batch.
 */
 
 #include <SWI-Prolog.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 
 static functor_t FUNCTOR_e5;
 static functor_t FUNCTOR_sweep1;
@@ -293,6 +296,196 @@ c_iri_plain(term_t atom)
   return TRUE;
 }
 
+/* ------------------------------------------------------------------
+   Answer text: the rows of a batch, one line each,
+       Q TAB Start TAB End (TAB Field)* NEWLINE
+   where a Field is the canonical N-Triples text of a value (see
+   cep_values:cep_nt/2), or empty for an unbound variable. IRIs and
+   integers are written here; other values by calling cep_nt/2.
+   ------------------------------------------------------------------ */
+
+typedef struct
+{ char   *data;
+  size_t  len;
+  size_t  size;
+  int     nonascii;       /* a byte >= 0x80 was written */
+} outbuf;
+
+static int
+out_reserve(outbuf *o, size_t more)
+{ if ( o->len + more > o->size )
+  { size_t size = o->size ? o->size : 1 << 16;
+    char *data;
+    while ( size < o->len + more )
+      size *= 2;
+    if ( !(data = realloc(o->data, size)) )
+      return FALSE;
+    o->data = data;
+    o->size = size;
+  }
+  return TRUE;
+}
+
+static int
+out_bytes(outbuf *o, const char *s, size_t len)
+{ if ( !out_reserve(o, len) )
+    return FALSE;
+  memcpy(o->data + o->len, s, len);
+  o->len += len;
+  return TRUE;
+}
+
+static int
+out_int(outbuf *o, int64_t v)
+{ char tmp[24];
+  char *p = tmp + sizeof(tmp);
+  uint64_t u = v < 0 ? -(uint64_t)v : (uint64_t)v;
+
+  do
+  { *--p = (char)('0' + u % 10);
+    u /= 10;
+  } while ( u );
+  if ( v < 0 )
+    *--p = '-';
+  return out_bytes(o, p, tmp + sizeof(tmp) - p);
+}
+
+/* UTF-8 text, as it is */
+static int
+out_utf8(outbuf *o, const char *s, size_t len)
+{ for ( size_t i = 0; i < len; i++ )
+  { if ( (unsigned char)s[i] >= 0x80 )
+    { o->nonascii = TRUE;
+      break;
+    }
+  }
+  return out_bytes(o, s, len);
+}
+
+/* An IRI: its UTF-8 bytes, with \uXXXX for what IRIREF does not allow
+   (all ASCII, so a byte test is a character test) */
+static int
+out_iri(outbuf *o, const char *s, size_t len)
+{ if ( !out_reserve(o, len * 6 + 2) )
+    return FALSE;
+  o->data[o->len++] = '<';
+  for ( size_t i = 0; i < len; i++ )
+  { unsigned char c = (unsigned char)s[i];
+    if ( iri_forbidden(c) )
+      o->len += sprintf(o->data + o->len, "\\u%04X", c);
+    else
+    { if ( c >= 0x80 )
+        o->nonascii = TRUE;
+      o->data[o->len++] = (char)c;
+    }
+  }
+  o->data[o->len++] = '>';
+  return TRUE;
+}
+
+static predicate_t PRED_cep_nt;
+
+/* Any other value: its text from cep_values:cep_nt/2 */
+static int
+out_value(outbuf *o, term_t value)
+{ fid_t fid = PL_open_foreign_frame();
+  term_t args = PL_new_term_refs(2);
+  char *s;
+  size_t len;
+  int rc = ( fid &&
+             PL_put_term(args, value) &&
+             PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, PRED_cep_nt, args) &&
+             PL_get_nchars(args + 1, &len, &s, CVT_STRING|REP_UTF8|BUF_MALLOC|CVT_EXCEPTION) );
+  if ( rc )
+  { rc = out_utf8(o, s, len);
+    PL_free(s);
+  }
+  if ( fid )
+  { if ( rc )
+      PL_discard_foreign_frame(fid);
+    else
+      PL_close_foreign_frame(fid);             /* keeps the exception */
+  }
+  return rc;
+}
+
+static int
+out_field(outbuf *o, term_t f)
+{ switch ( PL_term_type(f) )
+  { case PL_VARIABLE:
+      return TRUE;
+    case PL_ATOM:
+    { atom_t a;
+      size_t len;
+      const char *latin;
+      char *s;
+      if ( !PL_get_atom(f, &a) )
+        return FALSE;
+      if ( (latin = PL_atom_nchars(a, &len)) )
+      { int ascii = TRUE;
+        for ( size_t i = 0; i < len; i++ )
+        { if ( (unsigned char)latin[i] >= 0x80 )
+          { ascii = FALSE;
+            break;
+          }
+        }
+        if ( ascii )
+          return out_iri(o, latin, len);
+      }
+      if ( !PL_get_nchars(f, &len, &s, CVT_ATOM|REP_UTF8|BUF_MALLOC|CVT_EXCEPTION) )
+        return FALSE;
+      { int rc = out_iri(o, s, len);
+        PL_free(s);
+        return rc;
+      }
+    }
+    case PL_INTEGER:
+    { int64_t v;
+      if ( PL_get_int64(f, &v) )
+        return ( out_bytes(o, "\"", 1) && out_int(o, v) &&
+                 out_bytes(o, "\"^^<http://www.w3.org/2001/XMLSchema#integer>", 45) );
+      return out_value(o, f);                  /* big integers */
+    }
+    default:
+      return out_value(o, f);
+  }
+}
+
+/* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
+static foreign_t
+c_answer_text(term_t rows, term_t text)
+{ outbuf o = { NULL, 0, 0, FALSE };
+  term_t tail = PL_copy_term_ref(rows);
+  term_t row = PL_new_term_ref();
+  term_t arg = PL_new_term_ref();
+  term_t fields = PL_new_term_ref();
+  term_t field = PL_new_term_ref();
+  int rc = TRUE;
+
+  while ( rc && PL_get_list(tail, row, tail) )
+  { for ( int i = 1; rc && i <= 3; i++ )
+    { int64_t v;
+      rc = ( PL_get_arg(i, row, arg) && PL_get_int64_ex(arg, &v) &&
+             (i == 1 || out_bytes(&o, "\t", 1)) && out_int(&o, v) );
+    }
+    if ( rc && !PL_get_arg(4, row, fields) )
+      rc = PL_type_error("answer_row", row);
+    while ( rc && PL_get_list(fields, field, fields) )
+      rc = out_bytes(&o, "\t", 1) && out_field(&o, field);
+    if ( rc )
+      rc = out_bytes(&o, "\n", 1);
+  }
+  if ( rc && !PL_get_nil(tail) )
+    rc = PL_type_error("list", tail);
+  if ( rc )
+    rc = PL_unify_chars(text, PL_STRING|(o.nonascii ? REP_UTF8 : REP_ISO_LATIN_1),
+                        o.len, o.data ? o.data : "");
+  else if ( !PL_exception(0) )
+    rc = PL_resource_error("memory");
+  free(o.data);
+  return rc;
+}
+
 install_t
 install_cep_fast(void)
 { FUNCTOR_e5 = PL_new_functor(PL_new_atom("e"), 5);
@@ -300,4 +493,6 @@ install_cep_fast(void)
   FUNCTOR_end1 = PL_new_functor(PL_new_atom("end"), 1);
   PL_register_foreign("c_batch_item", 5, c_batch_item, PL_FA_NONDETERMINISTIC);
   PL_register_foreign("c_iri_plain", 1, c_iri_plain, 0);
+  PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
+  PRED_cep_nt = PL_predicate("cep_nt", 2, "cep_values");
 }

@@ -7,7 +7,8 @@
 
 :- module(cep_fast,
           [ cep_batch_item/5,      % +Text, +NextSweep, +Period, +Ends, -Item
-            cep_iri_plain/1        % +Atom
+            cep_iri_plain/1,       % +Atom
+            cep_answer_text/2      % +Rows, -Text
           ]).
 
 :- use_module(library(apply)).
@@ -68,6 +69,31 @@ cep_iri_plain(Atom) :-
 cep_iri_plain(Atom) :-
     % the separator string ends with NUL: split_string/4 ignores what follows it
     split_string(Atom, "<>\"{}|^`\\\x1\\x2\\x3\\x4\\x5\\x6\\x7\\x8\\x9\\xa\\xb\\xc\\xd\\xe\\xf\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x20\\x0\", "", [_]).
+
+%!  cep_answer_text(+Rows, -Text:string) is det.
+%
+%   The answer lines of a batch: Rows a list of r(Q, Start, End, Fields),
+%   each a line Q TAB Start TAB End (TAB Field)*, a Field the canonical
+%   N-Triples text of a value (cep_values:cep_nt/2), empty when unbound.
+cep_answer_text(Rows, Text) :-
+    foreign_loaded,
+    !,
+    c_answer_text(Rows, Text).
+cep_answer_text(Rows, Text) :-
+    foldl(row_parts, Rows, Parts, []),
+    atomics_to_string(Parts, Text).
+
+row_parts(r(Q, Ts, Te, Fields), [Q, '\t', Ts, '\t', Te|Parts], Rest) :-
+    field_parts(Fields, Parts, Rest).
+
+field_parts([], ['\n'|Rest], Rest).
+field_parts([F|Fs], ['\t'|Parts0], Rest) :-
+    (   var(F)
+    ->  Parts0 = Parts
+    ;   cep_values:cep_nt(F, Text),     % loaded by cep_runtime, beside
+        Parts0 = [Text|Parts]
+    ),
+    field_parts(Fs, Parts, Rest).
 
 decode_line("", Events, Events) :- !.
 decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-

@@ -87,8 +87,8 @@ message_text(Msg, Text) :-
 %   return the answers of all its groups.
 cep_push(Module, EventsText, AnswersText) :-
     findall(A, batch_answer(Module, EventsText, A), Answers),
-    answer_lines(Answers, Module, Lines, []),
-    atomics_to_string(Lines, AnswersText).
+    answer_rows(Answers, Module, Rows, []),
+    cep_answer_text(Rows, AnswersText).
 
 %   The answers of a batch, instant by instant, in order: for each
 %   instant the events' answers, then those of the deferred checks
@@ -120,19 +120,20 @@ item_answer(end(_), M, A) :-
     ).
 
 %   A batch's answers ans(QueryIndex, Values, Start, End), those of one
-%   group next to each other (they share their End) -> text pieces.
-answer_lines([], _, Lines, Lines).
-answer_lines([A|As], M, Lines0, Lines) :-
+%   instant next to each other (they share their End) -> rows r(Q, Start,
+%   End, Fields), projected, and distinct within their instant.
+answer_rows([], _, Rows, Rows).
+answer_rows([A|As], M, Rows0, Rows) :-
     arg(4, A, Te),
     (   As = [B|_], arg(4, B, Te)
     ->  same_instant(As, Te, Same, Rest),
-        group_lines([A|Same], M, Lines0, Lines1)
+        instant_rows([A|Same], M, Rows0, Rows1)
     ;   Rest = As,                          % the common case: one answer
         A = ans(Q, V, Ts, Te),
         M:'$project'(Q, V, Ts, Te, Fields),
-        row_line(Q, Fields, Ts, Te, Lines0, Lines1)
+        Rows0 = [r(Q, Ts, Te, Fields)|Rows1]
     ),
-    answer_lines(Rest, M, Lines1, Lines).
+    answer_rows(Rest, M, Rows1, Rows).
 
 same_instant([A|As], Te, [A|Same], Rest) :-
     arg(4, A, Te),
@@ -140,14 +141,14 @@ same_instant([A|As], Te, [A|Same], Rest) :-
     same_instant(As, Te, Same, Rest).
 same_instant(Rest, _, [], Rest).
 
-group_lines(Answers, M, Lines0, Lines) :-
+instant_rows(Answers, M, Rows0, Rows) :-
     distinct_terms(Answers, Unique),
-    findall(r(Q, Fields, Ts, Te),
+    findall(r(Q, Ts, Te, Fields),
             ( member(ans(Q, V, Ts, Te), Unique),
               M:'$project'(Q, V, Ts, Te, Fields)
-            ), Rows0),
-    distinct_rows(M, Rows0, Rows),
-    foldl(row_line, Rows, Lines0, Lines).
+            ), Rows1),
+    distinct_rows(M, Rows1, Rows2),
+    append(Rows2, Rows, Rows0).
 
 %   Solutions are sets (paper 4.2): two derivations of the same binding and
 %   interval are one solution. Unbound variables compare as equal. The
@@ -169,29 +170,6 @@ distinct_rows(M, Rows0, Rows) :-
 
 distinct_row(M, r(Q, _, _, _)) :-
     M:'$distinct'(Q).
-
-row_line(r(Q, Fields, Ts, Te), Lines0, Lines) :-
-    row_line(Q, Fields, Ts, Te, Lines0, Lines).
-
-%   A row's parts go straight into the batch's list of text pieces; one
-%   atomics_to_string/2 at the end makes the answer text.
-row_line(Q, Fields, Ts, Te, [Q, '\t', Ts, '\t', Te|Parts], Lines) :-
-    field_parts(Fields, Parts, Lines).
-
-%   A field's N-Triples text, in pieces where it can be (an IRI, an
-%   integer), so that no string is made for it before the batch's one.
-field_parts([], ['\n'|Lines], Lines).
-field_parts([F|Fs], ['\t'|Parts0], Lines) :-
-    (   var(F)
-    ->  Parts0 = Parts
-    ;   atom(F), cep_iri_plain(F)
-    ->  Parts0 = ['<', F, '>'|Parts]
-    ;   integer(F)
-    ->  Parts0 = ['"', F, '"^^<http://www.w3.org/2001/XMLSchema#integer>'|Parts]
-    ;   cep_nt(F, Text),
-        Parts0 = [Text|Parts]
-    ),
-    field_parts(Fs, Parts, Lines).
 
 %!  cep_expire(+Module, +Store, +Window, +Now) is det.
 %

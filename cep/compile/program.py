@@ -166,8 +166,9 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
         items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
 
     layouts = []
+    width = max((len(_projection(plan, i, out)[1].fields) for i, out in enumerate(plan.outputs)), default=0)
     for i, out in enumerate(plan.outputs):
-        project, layout = _projection(plan, i, out)
+        project, layout = _projection(plan, i, out, width)
         items += project
         layouts.append(layout)
         if out.query.distinct:
@@ -399,7 +400,9 @@ def _ok_clause(step):
 # ---------------------------------------------------------- projection
 
 
-def _projection(plan, index, out):
+def _projection(plan, index, out, width=0):
+    """('$project' clause, layout) of an output; the fields are padded with
+    unbound variables to `width`, so every answer line has as many fields."""
     query = out.query
     root = plan.node(out.root)
     vs = _Vars()
@@ -441,7 +444,8 @@ def _projection(plan, index, out):
             else:
                 fields2.append(pl.Var(f"_T{len(fields2)}"))
         names, fields = template_vars, fields2
-    head = pl.Struct("$project", index, v, ts, te, pl.PList(fields))
+    padding = [pl.Var(f"_W{i}") for i in range(width - len(fields))]
+    head = pl.Struct("$project", index, v, ts, te, pl.PList(fields + padding))
     layout = QueryLayout(index, query.name, query.form, tuple(names))
     return [pl.Clause(head, tuple(goals) or (T,))], layout
 

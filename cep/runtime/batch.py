@@ -1,12 +1,16 @@
-"""Event batches as the text the runtime decodes (prolog/cep_fast.c): one
+"""Event batches as the text the runtime reads (prolog/cep_fast.c): one
 event a line, `S TAB P TAB O TAB Start TAB End`, ordered by End, where a term
 is `I<iri>` (an IRI, taken verbatim as an atom), `i<digits>` (an integer) or
 `P<Prolog text>` (any other term, written by the project's one quoting
 writer, cep.prolog). No event data is ever read as Prolog code: IRIs are
 not parsed at all, and other terms are written with correct quoting.
 
-Columns of a table are converted with vectorized Arrow string kernels for
-the common shapes (IRIs, integers), term by term (cached) for the rest.
+The text is ASCII (IRIs with other characters take the P form, whose
+writer escapes them), so it crosses into Prolog as bytes with no
+conversion. Columns are converted with Arrow kernels that neither copy
+terms one by one nor run regular expressions on every row: a column with
+few distinct terms is converted once per distinct term (dictionary), and
+IRIs and integers, the common shapes, are recognised by prefix and suffix.
 """
 
 from __future__ import annotations
@@ -15,45 +19,62 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
+from cep.errors import EngineError
 
-_INT_LITERAL = r'^"(-?[0-9]{1,18})"\^\^<http://www\.w3\.org/2001/XMLSchema#integer>$'
-_IRI = r"^<([^<>\"{}|^`\\\x00-\x20]*)>$"
+_INT_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
+# characters that keep an IRI off the verbatim I form: those N-Triples
+# escapes (so the term's text is not its IRI), and the batch's separators
+_NOT_VERBATIM = r'[\x00-\x20<>"{}|^`\\]'
 
 
 def field(nt: str) -> str:
-    """The batch field of one canonical N-Triples term."""
-    if nt.startswith("<") and "\t" not in nt and "\n" not in nt:
-        return "I" + nt[1:-1]
+    """The batch field of one canonical N-Triples term (the slow path)."""
     return "P" + terms.prolog_text(nt)
 
 
 def column_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
-    """Prolog text of a column of canonical N-Triples terms."""
+    """Batch fields of a column of canonical N-Triples terms."""
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if isinstance(column.type, pa.DictionaryType):
-        # convert each distinct term once
         return pc.take(column_text(column.dictionary), column.indices)
-    iri = pc.match_substring_regex(column, _IRI)
-    integer = pc.match_substring_regex(column, _INT_LITERAL)
-    out = pc.if_else(iri, pc.replace_substring_regex(column, _IRI, r"I\1"), None)
-    out = pc.if_else(integer, pc.replace_substring_regex(column, _INT_LITERAL, r"i\1"), out)
+    if len(column) > 64:
+        encoded = pc.dictionary_encode(column)
+        if len(encoded.dictionary) * 4 <= len(column):
+            return pc.take(column_text(encoded.dictionary), encoded.indices)
+    return _fields(column)
+
+
+def _fields(column: pa.Array) -> pa.Array:
+    # IRIs: <...> in ASCII, with nothing inside that N-Triples escapes
+    inner = pc.utf8_slice_codeunits(column, 1, -1)
+    iri = pc.and_(pc.and_(pc.starts_with(column, "<"), pc.string_is_ascii(column)),
+                  pc.invert(pc.match_substring_regex(inner, _NOT_VERBATIM)))
+    # integers: "digits"^^xsd:integer, optionally signed with -
+    body = pc.utf8_slice_codeunits(column, 1, -len(_INT_SUFFIX))
+    digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
+    integer = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, _INT_SUFFIX)),
+                      pc.ascii_is_decimal(digits))
+    out = pc.if_else(iri, pc.binary_join_element_wise("I", inner, ""),
+                     pc.if_else(integer, pc.binary_join_element_wise("i", body, ""), None))
     missing = pc.is_null(out)
     if pc.any(missing).as_py():
-        rest = pc.filter(column, missing).to_pylist()
         index = pc.indices_nonzero(missing).to_pylist()
         values = out.to_pylist()
-        for i, nt in zip(index, rest):
+        for i, nt in zip(index, pc.filter(column, missing).to_pylist()):
             values[i] = field(nt)
         out = pa.array(values, pa.string())
     return out
 
 
-def table_text(s, p, o, start, end) -> str:
-    """Batch text of columns already ordered by end time."""
+def table_text(s, p, o, start, end) -> pa.Buffer:
+    """The batch of columns already ordered by end time, as ASCII bytes."""
     start = pc.cast(start, pa.string())
     end = pc.cast(end, pa.string())
     lines = pc.binary_join_element_wise(column_text(s), column_text(p), column_text(o), start, end, "\t")
     if isinstance(lines, pa.ChunkedArray):
         lines = lines.combine_chunks()
     whole = pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines.cast(pa.large_string()))
-    return pc.binary_join(whole, pa.scalar("\n", pa.large_string()))[0].as_py()
+    text = pc.binary_join(whole, pa.scalar("\n", pa.large_string()))[0]
+    if not pc.string_is_ascii(text).as_py():  # the writers above make sure of it
+        raise EngineError("an event batch must be ASCII")
+    return text.as_buffer()

@@ -5,7 +5,8 @@ runtime library (prolog/) once, and loads each compiled rule set once into a
 module named after the hash of its text (loading is idempotent, so a worker
 that receives the same rules again never duplicates clauses). A batch crosses
 the boundary as one string in and one string out (../shared/FACTS.md: per
-event calls cost ~20 µs; per batch they cost nothing).
+event calls cost ~20 µs; per batch they cost nothing). Batches are ASCII
+bytes and cross with no conversion; answers come back as UTF-8 bytes.
 
 The engine cache lives here, in an imported module, not in the globals of a
 function that Spark pickles.
@@ -18,10 +19,12 @@ import os
 import threading
 from pathlib import Path
 
+import pyarrow as pa
+
 from cep.errors import EngineError
 
 PL_ATOM, PL_STRING = 2, 6
-REP_UTF8 = 0x00100000
+REP_ISO_LATIN_1, REP_UTF8 = 0x0, 0x00100000
 CVT_ATOM, CVT_STRING, CVT_WRITEQ = 0x1, 0x2, 0x200
 BUF_STACK = 0x00010000
 PL_Q_NODEBUG, PL_Q_CATCH_EXCEPTION = 0x4, 0x8
@@ -62,6 +65,9 @@ class _Session:
         lib.PL_get_nchars.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_size_t),
                                       ctypes.POINTER(ctypes.c_char_p), ctypes.c_uint]
         lib.PL_get_nchars.restype = ctypes.c_int
+        lib.PL_get_string.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_void_p),
+                                      ctypes.POINTER(ctypes.c_size_t)]
+        lib.PL_get_string.restype = ctypes.c_int
         lib.PL_predicate.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
         lib.PL_predicate.restype = ctypes.c_void_p
         lib.PL_open_query.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
@@ -89,10 +95,21 @@ class _Session:
             return "<unprintable>"
         return ctypes.string_at(ptr, length.value).decode("utf-8")
 
-    def call(self, name: str, module: str, args: list, outputs: int = 1) -> list[str]:
-        """Call module:name(Args..., Outs...) once; Args are strings passed as
-        Prolog strings (atoms when given as ('atom', text)); returns the
-        outputs as text. A Prolog exception becomes an EngineError."""
+    def _bytes_of(self, term) -> bytes:
+        """A Prolog string as UTF-8 bytes: copied as it is when Prolog holds
+        it as ISO Latin-1 text that is ASCII (no conversion at all)."""
+        ptr, length = ctypes.c_void_p(), ctypes.c_size_t()
+        if self.lib.PL_get_string(term, ctypes.byref(ptr), ctypes.byref(length)):
+            data = ctypes.string_at(ptr, length.value)
+            return data if data.isascii() else data.decode("latin-1").encode("utf-8")
+        return self._text_of(term).encode("utf-8")
+
+    def call(self, name: str, module: str, args: list, outputs: int = 1, raw: bool = False) -> list:
+        """Call module:name(Args..., Outs...) once; Args are passed as Prolog
+        strings: a str as it is, ('atom', str) as an atom, and bytes or an
+        Arrow buffer as ISO Latin-1 text (ASCII: no conversion). Returns the
+        outputs as str, or as UTF-8 bytes when raw. A Prolog exception
+        becomes an EngineError."""
         lib = self.lib
         with self.lock:
             frame = lib.PL_open_foreign_frame()
@@ -100,12 +117,16 @@ class _Session:
                 n = len(args) + outputs
                 base = lib.PL_new_term_refs(n)
                 for i, arg in enumerate(args):
-                    kind = PL_STRING
                     if isinstance(arg, tuple):
-                        _, arg = arg
-                        kind = PL_ATOM
-                    data = arg.encode("utf-8")
-                    if not lib.PL_put_chars(base + i, kind | REP_UTF8, len(data), data):
+                        kind, data = PL_ATOM | REP_UTF8, arg[1].encode("utf-8")
+                    elif isinstance(arg, str):
+                        kind, data = PL_STRING | REP_UTF8, arg.encode("utf-8")
+                    elif isinstance(arg, pa.Buffer):
+                        kind, data = PL_STRING | REP_ISO_LATIN_1, ctypes.c_char_p(arg.address)
+                    else:
+                        kind, data = PL_STRING | REP_ISO_LATIN_1, bytes(arg)
+                    size = arg.size if isinstance(arg, pa.Buffer) else len(data)
+                    if not lib.PL_put_chars(base + i, kind, size, data):
                         raise EngineError("cannot pass a batch to Prolog")
                 qid = lib.PL_open_query(None, PL_Q_NODEBUG | PL_Q_CATCH_EXCEPTION,
                                         self._pred(name, n, module), base)
@@ -116,7 +137,8 @@ class _Session:
                         if exc:
                             raise EngineError(f"Prolog error in {module}:{name}: {self._text_of(exc)}")
                         raise EngineError(f"{module}:{name} failed")
-                    return [self._text_of(base + len(args) + i) for i in range(outputs)]
+                    read = self._bytes_of if raw else self._text_of
+                    return [read(base + len(args) + i) for i in range(outputs)]
                 finally:
                     lib.PL_cut_query(qid)
             finally:
@@ -135,8 +157,10 @@ class _Session:
         self.call("cep_load", "cep_runtime", [("atom", module), program_text], outputs=0)
         self.loaded.add(module)
 
-    def push(self, module: str, events_text: str) -> str:
-        return self.call("cep_push", "cep_runtime", [("atom", module), events_text])[0]
+    def push(self, module: str, events) -> bytes:
+        """A batch (ASCII bytes or Arrow buffer, prolog/cep_fast.c) in, the
+        answer lines (UTF-8 bytes, cep_runtime.pl) out."""
+        return self.call("cep_push", "cep_runtime", [("atom", module), events], raw=True)[0]
 
 
 _SESSION = None

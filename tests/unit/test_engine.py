@@ -278,3 +278,65 @@ def test_in_is_a_disjunction_of_equals_with_errors(condition, kept):
     from cep.rules import parse_rules
     query, = parse_rules(f"PREFIX : <{EX}>\nSELECT ?x WHERE {{ ?s :q ?x FILTER ({condition}) }}")
     assert len(run(query, [ev("s1", "q", 1, 0)])) == (1 if kept else 0)
+
+
+@pytest.mark.parametrize("no_foreign", [False, True])
+def test_terms_beyond_ascii_cross_the_batch_unchanged(no_foreign):
+    code = (
+        "from tests.unit.test_engine import *\n"
+        "q = select(ops.SeqJoin(bgp((k, 'a', x)), bgp((k, 'b', y))))\n"
+        "events = [Event('<http://example.org/caf\u00e9>', iri('a'), '\"\u65e5\u672c \\\\\"q\\\\\"\"@ja', 1, 1),\n"
+        "          Event('<http://example.org/caf\u00e9>', iri('b'), '\"\U0001F600\"', 2, 2),\n"
+        "          Event('<http://example.org/x\\\\u0020y>', iri('a'), num(10**30), 3, 3),\n"
+        "          Event('<http://example.org/x\\\\u0020y>', iri('b'), '\"-007\"^^<http://www.w3.org/2001/XMLSchema#integer>', 4, 4)]\n"
+        "for a in run(q, events):\n"
+        "    print(repr(sorted(a.bindings)))\n"
+    )
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, **({"CEP_NO_FOREIGN": "1"} if no_foreign else {}))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines == [
+        repr([("k", "<http://example.org/caf\u00e9>"), ("x", '"\u65e5\u672c \\"q\\""@ja'), ("y", '"\U0001F600"')]),
+        # an IRI with an escaped space keeps its escape; integers are values
+        repr([("k", "<http://example.org/x\\u0020y>"), ("x", num(10**30)), ("y", num(-7))]),
+    ]
+
+
+def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers():
+    import pyarrow as pa
+
+    from cep.runtime.batch import column_text
+
+    terms = [iri("a"), "<http://example.org/caf\u00e9>", "<http://example.org/x\\u0020y>", num(5), num(-5),
+             '"+5"^^<http://www.w3.org/2001/XMLSchema#integer>', '"5"', '"\u0665"^^<http://www.w3.org/2001/XMLSchema#integer>']
+    got = column_text(pa.array(terms)).to_pylist()
+    assert got[0] == f"I{EX}a"
+    assert got[1].startswith("P'http://example.org/caf\\xe9\\")
+    assert got[2].startswith("P'http://example.org/x y'")
+    assert got[3:5] == ["i5", "i-5"]
+    assert got[5] == "P5"  # not the fast path, same value
+    assert got[6].startswith('P"5"')
+    assert got[7].startswith("Pl(")  # an Arabic-Indic digit is no xsd:integer lexical form
+    # a column of few distinct terms is converted once per term
+    many = pa.array([iri("a"), num(1)] * 100)
+    assert column_text(many).to_pylist() == [f"I{EX}a", "i1"] * 100
+
+
+def test_columnar_answers_give_a_table_per_query():
+    import pyarrow as pa
+
+    q1 = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))), name="pairs")
+    q2 = select(bgp((k, "a", x)), name="as", projection=[x])
+    engine = Engine([q1, q2])
+    table = pa.table({"s": [iri("k1"), iri("k1"), iri("k2")], "p": [iri("a"), iri("b"), iri("b")],
+                      "o": [num(1), num(2), num(3)], "start": [10, 20, 30]})
+    batch = engine.push_table(table)
+    assert len(batch) == 2  # the instant 30 is held back
+    tables = batch.tables()
+    assert tables["pairs"].column_names == ["start", "end", "k", "x", "y"]
+    assert tables["pairs"].to_pylist() == [{"start": 10, "end": 20, "k": iri("k1"), "x": num(1), "y": num(2)}]
+    assert tables["as"].to_pylist() == [{"start": 10, "end": 10, "x": num(1)}]
+    assert len(engine.flush_table()) == 0
+    assert [a.query for a in batch.to_list()] == ["as", "pairs"]
