@@ -5,7 +5,9 @@
 
 Each measurement runs in a fresh process (so its peak memory is its own):
 it reads the Parquet file, pushes it to the engine in batches of
---batch-size events and counts the answers. It prints events/s, answers,
+--batch-size events (Engine.push_table) and counts the answers, which
+come back as Arrow tables of N-Triples terms (--objects: also turns them
+into Answer objects, as `cep run` does). It prints events/s, answers,
 peak resident memory, and the per-event cost ratio of each size against the
 smallest (a flat cost per event gives a ratio near 1.0).
 """
@@ -27,7 +29,7 @@ sys.path.insert(0, str(HERE))
 import workloads  # noqa: E402
 
 
-def measure(name: str, n: int, out: Path, batch_size: int) -> dict:
+def measure(name: str, n: int, out: Path, batch_size: int, objects: bool) -> dict:
     import pyarrow.parquet as pq
 
     from cep.engine import Engine
@@ -41,9 +43,12 @@ def measure(name: str, n: int, out: Path, batch_size: int) -> dict:
     table = table.rename_columns(["s", "p", "o", "start"])
     t_read = time.perf_counter() - t0
     answers = 0
+    def count(batch):
+        return len(batch.to_list()) if objects else len(batch)
+
     for offset in range(0, table.num_rows, batch_size):
-        answers += len(engine.push_table(table.slice(offset, batch_size)))
-    answers += len(engine.flush())
+        answers += count(engine.push_table(table.slice(offset, batch_size)))
+    answers += count(engine.flush_table())
     elapsed = time.perf_counter() - t0
     return {
         "workload": name,
@@ -62,10 +67,11 @@ def main():
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--batch-size", type=int, default=100_000)
     ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--objects", action="store_true", help="also make Answer objects of the answers")
     ap.add_argument("--one", nargs=2, metavar=("WORKLOAD", "N"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one[0], int(args.one[1]), args.out, args.batch_size)))
+        print(json.dumps(measure(args.one[0], int(args.one[1]), args.out, args.batch_size, args.objects)))
         return
     sizes = [int(x) for x in args.sizes.split(",")]
     rows = []
@@ -74,7 +80,7 @@ def main():
             workloads.ensure(args.out, name, n)
             proc = subprocess.run(
                 [sys.executable, __file__, "--one", name, str(n), "--out", str(args.out),
-                 "--batch-size", str(args.batch_size)],
+                 "--batch-size", str(args.batch_size)] + (["--objects"] if args.objects else []),
                 capture_output=True, text=True)
             if proc.returncode:
                 sys.exit(f"{name} {n} failed:\n{proc.stderr}")

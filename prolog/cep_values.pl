@@ -1241,6 +1241,22 @@ float_ebv(X, B) :-
 %
 %   @error cep_error(unknown_operator(Op)) if Op is not a comparison
 
+%   The common cases first: integers, and decimals (prices, amounts), which
+%   compare as numbers with no other check (the rest is the general case).
+cep_compare(Op, A, B, Bool) :-
+    (   integer(A), integer(B)
+    ;   nonvar(A), A = dec(X), nonvar(B), B = dec(Y)
+    ->  true
+    ),
+    !,
+    (   integer(A)
+    ->  arith_order(A, B, Order)
+    ;   arith_order(X, Y, Order)
+    ),
+    (   op_holds(Op, Order, Bool0)
+    ->  Bool = Bool0
+    ;   throw(error(cep_error(unknown_operator(Op)), _))
+    ).
 cep_compare(Op, A, B, Bool) :-
     must_be(atom, Op),
     (   op_holds(Op, =, _)
@@ -1395,6 +1411,9 @@ arith(Op, A, B, C) :-
     nonvar(B),
     (   integer(A), integer(B), Op \== (/)
     ->  int_op(Op, A, B, C)
+    ;   A = dec(X), B = dec(Y), Op \== (/)            % decimals: exact, as is
+    ->  int_op(Op, X, Y, R),
+        C = dec(R)
     ;   numeric(A, KA, NA)
     ->  numeric(B, KB, NB),
         K is max(KA, KB),

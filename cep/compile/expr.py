@@ -57,6 +57,11 @@ class ExprCompiler:
 
     def filter_goal(self, expr) -> pl.Term:
         """A goal that succeeds iff the expression's effective boolean value is true."""
+        if isinstance(expr, ops.Call) and expr.name in COMPARE:
+            # a comparison: its result must be true, no boolean to build
+            ga, va = self.value(expr.args[0])
+            gb, vb = self.value(expr.args[1])
+            return conj(ga + gb + [q(VALUES, "cep_compare", pl.Atom(expr.name), va, vb, pl.Atom("true"))])
         goals, value = self.value(expr)
         return conj(goals + [q(VALUES, "cep_ebv", value, pl.Atom("true"))])
 

@@ -391,10 +391,12 @@ def _alone(step, mand, vs, ts, te, ans):
 
 
 def _ok_clause(step):
+    """ok<N>(Values, Start, End): N's window and filters hold (the consuming
+    policies test a candidate with it before they take it)."""
     vs = _Vars()
     ts, te = pl.Var("Ts"), pl.Var("Te")
-    goals = ok_goal(step, vs, ts, te)
-    return pl.Clause(pl.Struct(f"ok{step.id}", tuple_term(vs, step.vars), ts, te), tuple(goals) or (T,))
+    head = pl.Struct(f"ok{step.id}", tuple_term(vs, step.vars), ts, te)  # names the variables first
+    return pl.Clause(head, tuple(ok_goal(step, vs, ts, te)) or (T,))
 
 
 # ---------------------------------------------------------- projection

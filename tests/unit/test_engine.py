@@ -192,6 +192,24 @@ def test_consumption_policies(policy, expected):
     assert got == expected
 
 
+@pytest.mark.parametrize(
+    "policy, expected",
+    [
+        ("unrestricted", [(1, 3, 10), (1, 4, 11), (2, 4, 11)]),
+        # the filter decides which goal a policy may take: a skips the
+        # candidate that fails it and takes the next one
+        ("chronological", [(1, 3, 10), (2, 4, 11)]),
+        ("recent", [(1, 3, 10), (2, 4, 11)]),
+    ],
+)
+def test_consumption_policies_take_only_candidates_that_pass_the_filter(policy, expected):
+    cond = ops.Call("<", ops.Call("+", x, ops.Const(num(8))), y)  # ?x + 8 < ?y
+    q = select(ops.Filter(cond, ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y)))), policy=policy)
+    events = [ev("k1", "a", 1, 1), ev("k1", "a", 2, 2), ev("k1", "b", 10, 3), ev("k1", "b", 11, 4)]
+    got = sorted((r[2]["x"], r[1], r[2]["y"]) for r in rows(run(q, events)))
+    assert got == expected
+
+
 def test_batches_split_inside_an_instant_give_the_same_answers():
     q = select(ops.EqLeftJoin(bgp((k, "m", x)), bgp((k, "opt", z))))
     events = [ev("k1", "m", 1, 5), ev("k1", "opt", 9, 5), ev("k2", "m", 2, 5), ev("k2", "m", 3, 6)]
