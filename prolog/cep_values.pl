@@ -1244,6 +1244,7 @@ float_ebv(X, B) :-
 %   The common cases first: integers, and decimals (prices, amounts), which
 %   compare as numbers with no other check (the rest is the general case).
 cep_compare(Op, A, B, Bool) :-
+    atom(Op),
     (   integer(A), integer(B)
     ;   nonvar(A), A = dec(X), nonvar(B), B = dec(Y)
     ->  true
