@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from cep import terms
+from cep.algebra import ops
 from cep.compile import compile_queries
 from cep.events import Answer, Event, Reject
 from cep.runtime.batch import table_text
@@ -121,28 +122,10 @@ class Engine:
                 f"{row['s']} {row['p']} {row['o']}"))
 
     def instantiate(self, layout, values):
-        """CONSTRUCT: the template with the answer's values; blank nodes of
-        the template are fresh for every answer (SPARQL 16.2)."""
+        """CONSTRUCT: the template with the answer's values."""
         query = self.compiled.queries[layout.index]
-        env = dict(zip(layout.fields, values))
-        fresh = {}
-        out = []
-        for t in query.template:
-            triple = []
-            for slot in (t.s, t.p, t.o):
-                if hasattr(slot, "name"):
-                    triple.append(env.get(slot.name) or None)
-                elif slot.startswith("_:"):
-                    if slot not in fresh:
-                        fresh[slot] = f"_:c{next(self._bnodes)}"
-                    triple.append(fresh[slot])
-                else:
-                    triple.append(slot)
-            s, p, o = triple
-            if s is None or p is None or o is None or s.startswith('"') or not p.startswith("<"):
-                continue
-            out.append((s, p, o))
-        return tuple(out)
+        return ops.instantiate(query.template, dict(zip(layout.fields, values)),
+                               lambda: f"_:c{next(self._bnodes)}")
 
 
 def _conform(table: pa.Table) -> pa.Table:

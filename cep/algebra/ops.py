@@ -274,3 +274,29 @@ def children(op):
     if isinstance(op, BINARY):
         return [op.left, op.right]
     return []
+
+
+def instantiate(template, env: dict, new_bnode) -> tuple:
+    """A CONSTRUCT template under a solution (env: variable name -> term, or
+    None when unbound): its triples, with the template's blank nodes fresh
+    (new_bnode() gives a new label) for this solution. A triple with an
+    unbound variable, a literal subject or a predicate that is not an IRI
+    is left out (SPARQL 16.2)."""
+    fresh = {}
+    out = []
+    for t in template:
+        triple = []
+        for slot in (t.s, t.p, t.o):
+            if isinstance(slot, Var):
+                triple.append(env.get(slot.name))
+            elif slot.startswith("_:"):
+                if slot not in fresh:
+                    fresh[slot] = new_bnode()
+                triple.append(fresh[slot])
+            else:
+                triple.append(slot)
+        s, p, o = triple
+        if s is None or p is None or o is None or s.startswith('"') or not p.startswith("<"):
+            continue
+        out.append((s, p, o))
+    return tuple(out)

@@ -87,30 +87,11 @@ def _project(query, mu: dict, ts, te) -> tuple:
 
 
 def _instantiate(query, mu: dict, ts, te, bnodes) -> tuple:
-    """The template under mu (extended first by a sub-select's expressions).
-    A triple with an unbound variable, a literal subject or a predicate that
-    is not an IRI is left out (SPARQL 16.2)."""
+    """The template under mu, extended first by a sub-select's expressions."""
     for item in query.projection or ():
         if item.expr is not None:
             _extend(mu, item, ts, te)
-    fresh = {}
-    out = []
-    for t in query.template:
-        triple = []
-        for slot in (t.s, t.p, t.o):
-            if isinstance(slot, ops.Var):
-                triple.append(mu.get(slot.name))
-            elif slot.startswith("_:"):
-                if slot not in fresh:
-                    fresh[slot] = f"_:r{next(bnodes)}"
-                triple.append(fresh[slot])
-            else:
-                triple.append(slot)
-        s, p, o = triple
-        if s is None or p is None or o is None or s.startswith('"') or not p.startswith("<"):
-            continue
-        out.append((s, p, o))
-    return tuple(out)
+    return ops.instantiate(query.template, mu, lambda: f"_:r{next(bnodes)}")
 
 
 def rename_bnodes(triples) -> tuple:

@@ -20,6 +20,7 @@ from pathlib import Path
 from cep import terms
 from cep.algebra import ops, sexpr
 from cep.events import Answer, Event
+from cep.io import writers
 
 PROV = "http://www.w3.org/ns/prov#"
 GENERATED, STARTED, ENDED = PROV + "generatedAtTime", PROV + "startedAtTime", PROV + "endedAtTime"
@@ -67,16 +68,7 @@ def answer_from_json(obj: dict) -> Answer:
     return Answer(obj["query"], start, end, bindings=bindings)
 
 
-def answer_to_json(answer: Answer) -> dict:
-    out = {"query": answer.query}
-    if answer.triples:
-        out["triples"] = [{"s": terms.to_json(s), "p": terms.to_json(p), "o": terms.to_json(o)}
-                          for s, p, o in answer.triples]
-    else:
-        out["bindings"] = {name: terms.to_json(term) for name, term in answer.bindings}
-    out["start"] = terms.format_datetime_ms(answer.start)
-    out["end"] = terms.format_datetime_ms(answer.end)
-    return out
+answer_to_json = writers.answer_json  # the form `cep run` writes
 
 
 def read_matches(path: Path) -> list[Answer]:
