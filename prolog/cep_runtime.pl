@@ -33,7 +33,7 @@
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
             cep_notin/2,         % +Bs, -B
-            cep_expire/4         % +Module, +Store, +Window, +Now
+            cep_expire/5         % +Module, +Store, +Window, +GenerationMs, +Now
           ]).
 
 :- use_module(library(lists)).
@@ -171,19 +171,18 @@ distinct_rows(M, Rows0, Rows) :-
 distinct_row(M, r(Q, _, _, _)) :-
     M:'$distinct'(Q).
 
-%!  cep_expire(+Module, +Store, +Window, +Now) is det.
+%!  cep_expire(+Module, +Store, +Window, +P, +Now) is det.
 %
 %   Drop the goals of a windowed store that no solution from Now on can
 %   use. A goal of Store (Module:Store/5, see cep/compile/program.py) is
-%   in generation End div Window; every goal of generation G ended before
-%   (G+1)*Window, so when (G+1)*Window =< Now - Window its start is more
-%   than Window before Now and it can join nothing more. Whole generations
-%   go at once (retractall/1 on the generation argument), so expiry costs
-%   no Prolog work per goal. '$expired'(Store, G) remembers the last
-%   generation dropped; after a jump in time the few generations in
-%   between are dropped one by one, or the store is scanned once.
-cep_expire(M, Store, Window, Now) :-
-    P is max(Window, 1),
+%   in generation End div P; every goal of generation G ended before
+%   (G+1)*P, so when (G+1)*P =< Now - Window its start is more than Window
+%   before Now and it can join nothing more. Whole generations go at once
+%   (retractall/1 on the generation argument), so expiry costs no Prolog
+%   work per goal. '$expired'(Store, G) remembers the last generation
+%   dropped; after a jump in time the few generations in between are
+%   dropped one by one, or the store is scanned once.
+cep_expire(M, Store, Window, P, Now) :-
     Max is (Now - Window) div P - 1,
     functor(Goal, Store, 5),
     arg(2, Goal, G),

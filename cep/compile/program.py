@@ -13,8 +13,8 @@ for every binary step N
     g<N>_l/5, g<N>_r/5         the goal stores: g(Key, Generation, Values,
                                Start, End), Key the join key's value or
                                hash, so lookups are indexed; Generation
-                               End div Window for windowed stores (0 for
-                               others), so expiry drops whole generations;
+                               End div (Window/4) for windowed stores (0
+                               for others), so expiry drops whole ones;
 and for the rule set
     cep_event/5                the entry point: an event triggers the leaf
                                rules (one clause per triple pattern, indexed
@@ -147,12 +147,12 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
 
     # periodic pruning of goals past their window (system-generated events)
     module, now = pl.Var("M"), pl.Var("Now")
-    sweep_goals = [q(RUNTIME, "cep_expire", module, A(store.split("/")[0]), window, now)
+    sweep_goals = [q(RUNTIME, "cep_expire", module, A(store.split("/")[0]), window, generation_ms(window), now)
                    for store, window in sweeps]
     items.append(pl.Clause(pl.Struct("$sweep", module, now), tuple(sweep_goals) or (T,)))
     if sweeps:
         items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$expired", 2))))
-    period = min((w for _, w in sweeps), default=DEFAULT_SWEEP_MS)
+    period = min((generation_ms(w) for _, w in sweeps), default=DEFAULT_SWEEP_MS)
     items.append(pl.Clause(pl.Struct("$clock", -(2**62), max(period, 1))))
 
     items.append(pl.Clause(A("$end_group"), tuple(
@@ -236,13 +236,19 @@ def _goal(name, h, v, ts, te, gen=None):
     return pl.Struct(name, h, pl.Var("_") if gen is None else gen, v, ts, te)
 
 
+def generation_ms(window: int) -> int:
+    """The length of a windowed store's generations (and of the sweep
+    period): a quarter window, so a goal is kept at most 1.5 windows."""
+    return max(window // 4, 1)
+
+
 def _generation(step, te, gen):
     """Goals computing the generation of a goal that ends at te: windowed
-    stores are cut in generations one window long (cep_expire drops them
-    whole); the others have the one generation 0."""
+    stores are cut in generations (cep_expire drops them whole); the others
+    have the one generation 0."""
     if step.window is None or step.op == "eq":
         return [pl.Struct("=", gen, 0)]
-    return [pl.Struct("is", gen, pl.Struct("div", te, max(step.window, 1)))]
+    return [pl.Struct("is", gen, pl.Struct("div", te, generation_ms(step.window)))]
 
 
 def _union(step, left, right):

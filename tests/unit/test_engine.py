@@ -240,9 +240,9 @@ def test_goals_expire_past_their_window():
         engine.push(events)
         sizes.append(_store_size(engine))
     # 30,000 goals arrive, one a millisecond; a goal lives for the 100 ms
-    # window, plus at most one generation (100 ms: goals are dropped by
-    # whole generations) and one sweep period (another 100 ms)
-    assert max(sizes) <= 300
+    # window, plus at most one generation (25 ms: goals are dropped by whole
+    # generations of a quarter window) and one sweep period (another 25 ms)
+    assert max(sizes) <= 150
 
 
 def _store_size(engine):
