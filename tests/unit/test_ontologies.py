@@ -29,7 +29,7 @@ def test_the_stock_ontology_describes_the_stock_sample():
     stream.parse(ROOT / "examples" / "stock" / "ticks.trig", format="trig")
     companies = set(onto.subjects(RDF.type, rdflib.URIRef("http://example.org/ListedCompany")))
     properties = set(onto.subjects(RDF.type, RDF.Property))
-    quads = [q for q in stream.quads() if q[3] is not None and q[3] != stream.default_context.identifier]
+    quads = [q for q in stream.quads() if q[3] is not None and q[3] != stream.default_graph.identifier]
     seen = {(s, p) for s, p, o, _ in quads if p != rdflib.URIRef("http://www.w3.org/ns/prov#generatedAtTime")}
     assert seen
     for s, p in seen:
