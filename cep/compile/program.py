@@ -95,15 +95,66 @@ def key_goal(vs: _Vars, key, h: pl.Var):
     return pl.Struct("term_hash", pl.Struct("k", *[vs.of(v) for v in key]), h)
 
 
-def ok_goal(node, vs: _Vars, ts: pl.Var, te: pl.Var):
-    """Window and filters of a node, on the solution (vars in vs, ts, te)."""
+def ok_goal(node, vs: _Vars, ts: pl.Var, te: pl.Var, filters=None):
+    """Window and filters of a node (or the filters given), on the solution
+    (vars in vs, ts, te)."""
     goals = []
     if node.window is not None:
         goals.append(pl.Struct("=<", pl.Struct("-", te, ts), node.window))
     ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
-    for f in node.filters:
+    for f in node.filters if filters is None else filters:
         goals.append(ec.filter_goal(f))
     return goals
+
+
+# ------------------------------------------------------------ hoisting
+
+TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME"}
+
+
+@dataclass(frozen=True)
+class Hoist:
+    """Parts of a SEQ step's filters that only depend on its left operand
+    (`?price1 * 0.7` in `?price2 < ?price1 * 0.7`): computed once when a
+    left solution is stored as a goal, not again for every right solution
+    that meets it. `computed` pairs a stand-in variable with the
+    subexpression it stands for; `checks` are the step's filters that use
+    them (with the stand-ins), checked in the step's checking rule;
+    `rest` are the other filters, checked by the node as usual."""
+
+    computed: tuple
+    checks: tuple
+    rest: tuple
+
+
+def _hoist(plan, step) -> Hoist | None:
+    if step.op != "seq" or step.policy != "unrestricted" or not step.filters:
+        return None
+    left, right = plan.node(step.left), plan.node(step.right)
+    # values the merge cannot change: left-only variables and the join key
+    fixed = (set(left.vars) - set(right.vars)) | set(step.key)
+    computed = []
+
+    def rewrite(e):
+        if not isinstance(e, ops.Call):
+            return e
+        used = ops.expr_vars(e)
+        if used and used <= fixed and not ops.expr_uses(e, TIME_FUNCTIONS):
+            for var, sub in computed:
+                if sub == e:
+                    return var
+            var = ops.Var(f"_hoisted{len(computed)}")
+            computed.append((var, e))
+            return var
+        return ops.Call(e.name, *[rewrite(a) for a in e.args])
+
+    checks, rest = [], []
+    for f in step.filters:
+        g = rewrite(f) if not ops.expr_vars(f) <= fixed else f
+        (checks if g != f else rest).append(g)
+    if not computed:
+        return None
+    return Hoist(tuple(computed), tuple(checks), tuple(rest))
 
 
 def compile_plan(plan: Plan) -> tuple[list, list]:
@@ -124,11 +175,12 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
                            (pl.Struct("leaf", P, S, O, Ts, Te, Ans),)))
 
     for node in plan.nodes:
-        items += _emitter(plan, node, root_of.get(node.id, []))
+        hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
+        items += _emitter(plan, node, root_of.get(node.id, []), hoist)
         if isinstance(node, Leaf):
             items.append(_leaf_rule(node))
         else:
-            step_items, stores, scope, check = _step(plan, node)
+            step_items, stores, scope, check = _step(plan, node, hoist)
             items += step_items
             dynamic += stores
             if scope == "group":
@@ -186,11 +238,11 @@ def _indicator(name_arity: str):
 # ------------------------------------------------------------- nodes
 
 
-def _emitter(plan, node, outputs):
+def _emitter(plan, node, outputs, hoist=None):
     vs = _Vars()
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
-    checks = ok_goal(node, vs, ts, te)
+    checks = ok_goal(node, vs, ts, te, None if hoist is None else hoist.rest)
     alternatives = []
     for step, side in plan.consumers(node.id):
         alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
@@ -212,7 +264,7 @@ def _leaf_rule(leaf: Leaf):
     return pl.Clause(head, (pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans),))
 
 
-def _step(plan, step: Step):
+def _step(plan, step: Step, hoist=None):
     """(clauses, store names, store scope, deferred check clause or None)."""
     left, right = plan.node(step.left), plan.node(step.right)
     build = {
@@ -224,7 +276,7 @@ def _step(plan, step: Step):
         "eqleft": _deferred_optional,
         "leftjoin": _deferred_optional,
     }[step.op]
-    return build(step, left, right)
+    return _seq(step, left, right, hoist) if step.op == "seq" else build(step, left, right)
 
 
 def _store(step, side):
@@ -261,7 +313,7 @@ def _union(step, left, right):
     return items, [], None, None
 
 
-def _seq(step, left, right):
+def _seq(step, left, right, hoist=None):
     """SeqJoin: a left solution becomes a goal waiting for a right solution
     that starts after it ends (rules (11) and (12))."""
     n = step.id
@@ -269,16 +321,26 @@ def _seq(step, left, right):
     vs = _Vars()
     ts1, te1, ts2, te2, h, ans, gen = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A", "G"))
     lv, rv, out = tuple_term(vs, left.vars), tuple_term(vs, right.vars), tuple_term(vs, step.vars)
+    computing, checking, stored = [], [], lv
+    if hoist is not None:
+        # the goal carries the hoisted values (unbound where they are errors)
+        ec = ExprCompiler(dict(vs.names), ts1, te1, vs.fresh)
+        for var, sub in hoist.computed:
+            goals, value = ec.value(sub)
+            computing.append(ite(conj(goals), pl.Struct("=", vs.of(var), value), T))
+        stored = tuple_term(vs, tuple(left.vars) + tuple(var for var, _ in hoist.computed))
+        checking = ok_goal(step, vs, ts1, te2, hoist.checks)  # the window first: it is cheap
     insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h),
         *_generation(step, te1, gen),
-        pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, lv, ts1, te1, gen)),
+        *computing,
+        pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, stored, ts1, te1, gen)),
         F))
-    goal = _goal(store, h, lv, ts1, te1)
+    goal = _goal(store, h, stored, ts1, te1)
     before = pl.Struct("<", te1, ts2)
     emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
     if step.policy == "unrestricted":
-        body = (goal, before, emit)
+        body = (goal, before, *checking, emit)
     else:
         ref = pl.Var("Ref")
         pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)]))

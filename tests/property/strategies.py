@@ -328,6 +328,25 @@ def expression_queries(draw):
     return ops.Query("q", "select", pattern, projection=items)
 
 
+@st.composite
+def seq_filter_queries(draw):
+    """?a SEQ ?b with a FILTER over random expressions on both: the parts
+    that depend on ?a alone are computed when ?a's goal is stored."""
+    left = ops.Triple(ops.Var("s"), PREDICATES[0], ops.Var("a"))
+    right = ops.Triple(ops.Var("s"), PREDICATES[1], ops.Var("b"))
+    # one side a function of ?a (hoisted), the other anything
+    of_a = ops.Call(draw(st.sampled_from(UNARY + BINARY_FUNCTIONS)), ops.Var("a"))
+    if of_a.name in BINARY_FUNCTIONS:
+        of_a = ops.Call(of_a.name, ops.Var("a"), ops.Const(draw(st.sampled_from(VALUES))))
+    sides = [of_a, ops.Var("b") if draw(st.booleans()) else _typed_expr(draw, 2)]
+    if draw(st.booleans()):
+        sides.reverse()
+    cond = ops.Call(draw(st.sampled_from(["<", ">", "=", "!=", "<=", ">="])), *sides)
+    if draw(st.booleans()):
+        cond = ops.Call("and", cond, _typed_expr(draw, 2))
+    return ops.Query("q", "select", ops.Filter(cond, ops.SeqJoin(left, right)))
+
+
 # ------------------------------------------------------------------ helpers
 
 

@@ -16,7 +16,7 @@ from cep import reference
 from cep.engine import Engine
 from tests.property.strategies import (
     construct_queries, examples, expression_queries, multiset, note_case, operator_queries, projected_queries,
-    queries, query_sets, seeded, streams, typed_streams,
+    queries, query_sets, seeded, seq_filter_queries, streams, typed_streams,
 )
 
 
@@ -110,6 +110,16 @@ def test_engine_expressions_equal_reference(query, events):
     of each kind, NaN and INF, strings with and without language, booleans,
     dateTimes, durations, ill-typed and unknown literals, IRIs, blank nodes):
     the engine's values and errors are SPARQL's, as the reference computes them."""
+    note_case(query, events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(200)
+@given(query=seq_filter_queries(), events=typed_streams())
+def test_engine_seq_filters_equal_reference(query, events):
+    """Filters across a SEQ whose left-only parts the engine computes once
+    per stored goal: values and errors as the reference computes them."""
     note_case(query, events)
     assert_same(query, events, run_engine(query, events))
 

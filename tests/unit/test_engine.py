@@ -358,3 +358,23 @@ def test_columnar_answers_give_a_table_per_query():
     assert tables["as"].to_pylist() == [{"start": 10, "end": 10, "x": num(1)}]
     assert len(engine.flush_table()) == 0
     assert [a.query for a in batch.to_list()] == ["as", "pairs"]
+
+
+def test_left_only_parts_of_a_seq_filter_are_computed_once_per_goal():
+    from cep import reference
+    from cep.compile import compile_queries
+    from cep.rules import parse_rules
+
+    (q,) = parse_rules(f"""PREFIX : <{EX}>
+        SELECT * WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }}
+        FILTER (?y < ?x * 2 && ?y + ?x > 3 && getDURATION() < "PT0.01S"^^<{XSD}duration>)""")
+    program = compile_queries([q]).program("m")
+    insert = program.split("\ns2_l(")[1].split("fail.")[0]   # the goal-insertion rule
+    check = program.split("\ns2_r(")[1].split("\n\n")[0]
+    assert "cep_mul" in insert and "cep_mul" not in check.split("n2(")[0]  # ?x * 2 once per goal
+    values = [num(1), num(3), f'"2.5"^^<{XSD}decimal>', '"x"', num(-4)]
+    events = [Event(iri(f"k{i % 2}"), iri("a" if i % 3 else "b"), values[i % len(values)], i, i) for i in range(30)]
+    engine = Engine([q])
+    got = engine.push(events) + engine.flush()
+    expected = reference.evaluate([q], events)
+    assert sorted(got) == sorted(expected) and expected
