@@ -181,12 +181,18 @@ def parse_datetime_ms(lex: str) -> int:
 
 
 def format_datetime_ms(ms: int) -> str:
-    v = _EPOCH + _dt.timedelta(milliseconds=ms)
-    text = f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
-    if ms % 1000:
-        text += ".%03d" % (ms % 1000)
-        text = text.rstrip("0")
+    """ISO 8601 in UTC, with milliseconds only where there are any."""
+    seconds, millis = divmod(ms, 1000)
+    text = _second_text(seconds)
+    if millis:
+        text += (".%03d" % millis).rstrip("0")
     return text + "Z"
+
+
+@lru_cache(maxsize=4096)  # answers come in time order: neighbours share their second
+def _second_text(seconds: int) -> str:
+    v = _EPOCH + _dt.timedelta(seconds=seconds)
+    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
 
 
 _DUR_RE = re.compile(
@@ -361,6 +367,11 @@ def prolog_text(nt: str) -> str:
 
 def to_json(nt: str) -> dict:
     """The W3C SPARQL 1.1 Query Results JSON form of a term."""
+    return dict(_to_json(nt))
+
+
+@lru_cache(maxsize=65536)  # answers repeat their terms (to_json hands out copies)
+def _to_json(nt: str) -> dict:
     parts = split(nt)
     if parts[0] == "iri":
         return {"type": "uri", "value": parts[1]}
