@@ -1241,39 +1241,32 @@ float_ebv(X, B) :-
 %
 %   @error cep_error(unknown_operator(Op)) if Op is not a comparison
 
-%   The common cases first: integers, and decimals (prices, amounts), which
-%   compare as numbers with no other check (the rest is the general case).
 cep_compare(Op, A, B, Bool) :-
-    atom(Op),
-    (   integer(A), integer(B)
-    ;   nonvar(A), A = dec(X), nonvar(B), B = dec(Y)
-    ->  true
-    ),
-    !,
-    (   integer(A)
-    ->  arith_order(A, B, Order)
-    ;   arith_order(X, Y, Order)
-    ),
-    (   op_holds(Op, Order, Bool0)
-    ->  Bool = Bool0
-    ;   throw(error(cep_error(unknown_operator(Op)), _))
-    ).
-cep_compare(Op, A, B, Bool) :-
-    must_be(atom, Op),
-    (   op_holds(Op, =, _)
-    ->  true
-    ;   throw(error(cep_error(unknown_operator(Op)), _))
-    ),
+    known_operator(Op),
     nonvar(A),
     nonvar(B),
     compare_values(Op, A, B, Bool0),
     Bool = Bool0.
 
+known_operator(Op) :-
+    atom(Op),
+    op_holds(Op, =, _),
+    !.
+known_operator(Op) :-
+    must_be(atom, Op),
+    throw(error(cep_error(unknown_operator(Op)), _)).
+
+%   The common cases first: integers, and decimals (prices, amounts), which
+%   compare as numbers with no other check.
 compare_values(Op, A, B, Bool) :-
     integer(A),
     integer(B),
     !,
     compare(Order, A, B),
+    op_holds(Op, Order, Bool).
+compare_values(Op, dec(X), dec(Y), Bool) :-
+    !,
+    arith_order(X, Y, Order),
     op_holds(Op, Order, Bool).
 compare_values(Op, A, B, Bool) :-
     value_class(A, CA, KA),
