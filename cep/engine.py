@@ -62,7 +62,8 @@ class Engine:
         self.module = f"{self.compiled.module}_{next(_instances)}"
         self.session.load_rules(self.module, self.compiled.program(self.module))
         self.layouts = self.compiled.layouts
-        self._width = max((len(lay.fields) for lay in self.layouts), default=0)
+        # per query: (variable name, column) in name order, for bindings
+        self.orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
         self.late: list[Reject] = []
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
@@ -111,7 +112,7 @@ class Engine:
         return self._batch(self.session.push(self.module, text))
 
     def _batch(self, lines: bytes) -> AnswerBatch:
-        return AnswerBatch(self, _read_lines(lines, self._width))
+        return AnswerBatch(self, _read_lines(lines, self.compiled.width))
 
     def _reject_late(self, table):
         for row in table.to_pylist():
@@ -187,8 +188,7 @@ class AnswerBatch:
             return []
         engine = self.engine
         columns = [self.table[name].to_pylist() for name in self.table.column_names]
-        # per query: (variable name, column) in name order, for bindings
-        orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in engine.layouts]
+        orders = engine.orders
         answers = []
         for row in zip(*columns):
             layout = engine.layouts[row[0]]

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from cep import prolog as pl
 from cep.algebra import sexpr
 from cep.binarize import Leaf, Plan, binarize
-from cep.compile.program import QueryLayout, compile_plan, program_hash
+from cep.compile.program import QueryLayout, answer_width, compile_plan, program_hash
 
 
 @dataclass(frozen=True)
@@ -24,6 +24,11 @@ class CompiledRules:
     layouts: tuple  # QueryLayout per query, in query order
     queries: tuple
     plan: Plan
+
+    @property
+    def width(self) -> int:
+        """The number of fields of every answer line (cep_runtime.pl)."""
+        return answer_width(self.layouts)
 
     @property
     def text(self) -> str:

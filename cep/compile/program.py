@@ -217,13 +217,12 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
     if not checks:
         items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
 
-    layouts = []
-    width = max((len(_projection(plan, i, out)[1].fields) for i, out in enumerate(plan.outputs)), default=0)
-    for i, out in enumerate(plan.outputs):
-        project, layout = _projection(plan, i, out, width)
-        items += project
-        layouts.append(layout)
-        if out.query.distinct:
+    projections = [_projection(plan, i, out) for i, out in enumerate(plan.outputs)]
+    layouts = [layout for _, layout in projections]
+    width = answer_width(layouts)
+    for i, (project, _) in enumerate(projections):
+        items.append(_padded(project, width))
+        if plan.outputs[i].query.distinct:
             items.append(pl.Clause(pl.Struct("$distinct", i)))
     if not any(o.query.distinct for o in plan.outputs):
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
@@ -268,7 +267,7 @@ def _step(plan, step: Step, hoist=None):
     """(clauses, store names, store scope, deferred check clause or None)."""
     left, right = plan.node(step.left), plan.node(step.right)
     build = {
-        "seq": _seq,
+        "seq": lambda step, left, right: _seq(step, left, right, hoist),
         "join": _join,
         "eq": _join,
         "union": _union,
@@ -276,7 +275,7 @@ def _step(plan, step: Step, hoist=None):
         "eqleft": _deferred_optional,
         "leftjoin": _deferred_optional,
     }[step.op]
-    return _seq(step, left, right, hoist) if step.op == "seq" else build(step, left, right)
+    return build(step, left, right)
 
 
 def _store(step, side):
@@ -470,9 +469,21 @@ def _ok_clause(step):
 # ---------------------------------------------------------- projection
 
 
-def _projection(plan, index, out, width=0):
-    """('$project' clause, layout) of an output; the fields are padded with
-    unbound variables to `width`, so every answer line has as many fields."""
+def answer_width(layouts) -> int:
+    """The number of fields of every answer line: the most any query has."""
+    return max((len(layout.fields) for layout in layouts), default=0)
+
+
+def _padded(project, width):
+    """A '$project' clause with its fields padded with unbound variables to
+    `width`, so every answer line has as many fields."""
+    *args, fields = project.head.args
+    padding = tuple(pl.Var(f"_W{i}") for i in range(width - len(fields.items)))
+    return pl.Clause(pl.Struct(project.head.functor, *args, pl.PList(fields.items + padding)), project.body)
+
+
+def _projection(plan, index, out):
+    """('$project' clause, layout) of an output."""
     query = out.query
     root = plan.node(out.root)
     vs = _Vars()
@@ -514,10 +525,9 @@ def _projection(plan, index, out, width=0):
             else:
                 fields2.append(pl.Var(f"_T{len(fields2)}"))
         names, fields = template_vars, fields2
-    padding = [pl.Var(f"_W{i}") for i in range(width - len(fields))]
-    head = pl.Struct("$project", index, v, ts, te, pl.PList(fields + padding))
+    head = pl.Struct("$project", index, v, ts, te, pl.PList(fields))
     layout = QueryLayout(index, query.name, query.form, tuple(names))
-    return [pl.Clause(head, tuple(goals) or (T,))], layout
+    return pl.Clause(head, tuple(goals) or (T,)), layout
 
 
 def program_hash(text: str) -> str:

@@ -121,11 +121,12 @@ class _Session:
                         kind, data = PL_ATOM | REP_UTF8, arg[1].encode("utf-8")
                     elif isinstance(arg, str):
                         kind, data = PL_STRING | REP_UTF8, arg.encode("utf-8")
-                    elif isinstance(arg, pa.Buffer):
-                        kind, data = PL_STRING | REP_ISO_LATIN_1, ctypes.c_char_p(arg.address)
                     else:
-                        kind, data = PL_STRING | REP_ISO_LATIN_1, bytes(arg)
-                    size = arg.size if isinstance(arg, pa.Buffer) else len(data)
+                        kind, data = PL_STRING | REP_ISO_LATIN_1, arg
+                    if isinstance(data, pa.Buffer):
+                        size, data = data.size, ctypes.c_char_p(data.address)
+                    else:
+                        size, data = len(data), bytes(data)
                     if not lib.PL_put_chars(base + i, kind, size, data):
                         raise EngineError("cannot pass a batch to Prolog")
                 qid = lib.PL_open_query(None, PL_Q_NODEBUG | PL_Q_CATCH_EXCEPTION,
