@@ -8,6 +8,7 @@
 :- module(cep_fast,
           [ cep_batch_item/5,      % +Text, +NextSweep, +Period, +Ends, -Item
             cep_iri_plain/1,       % +Atom
+            cep_iri_forbidden/1,   % +Code
             cep_answer_text/2      % +Rows, -Text
           ]).
 
@@ -67,8 +68,15 @@ cep_iri_plain(Atom) :-
     !,
     c_iri_plain(Atom).
 cep_iri_plain(Atom) :-
-    % the separator string ends with NUL: split_string/4 ignores what follows it
-    split_string(Atom, "<>\"{}|^`\\\x1\\x2\\x3\\x4\\x5\\x6\\x7\\x8\\x9\\xa\\xb\\xc\\xd\\xe\\xf\\x10\\x11\\x12\\x13\\x14\\x15\\x16\\x17\\x18\\x19\\x1a\\x1b\\x1c\\x1d\\x1e\\x1f\\x20\\x0\", "", [_]).
+    atom_codes(Atom, Codes),
+    \+ ( member(C, Codes), cep_iri_forbidden(C) ).
+
+%!  cep_iri_forbidden(+Code) is semidet.
+%
+%   The characters an N-Triples IRIREF must escape (the C library has the
+%   same test, iri_forbidden()).
+cep_iri_forbidden(C) :- C =< 0x20, !.
+cep_iri_forbidden(C) :- memberchk(C, `<>"{}|^\`\\`).
 
 %!  cep_answer_text(+Rows, -Text:string) is det.
 %

@@ -144,13 +144,11 @@ cep_nt(V, S) :-
 %   An IRI holding a character that IRIREF does not allow is written with
 %   \uXXXX escapes (as Python's cep.terms.iri does), so it reads back.
 iri_code(C, [Text|Parts], Parts) :-
-    (   iri_forbidden(C)
+    (   cep_iri_forbidden(C)
     ->  format(string(Text), "\\u~|~`0t~16R~4+", [C])
     ;   char_code(Text, C)
     ).
 
-iri_forbidden(C) :- C =< 0x20, !.
-iri_forbidden(C) :- memberchk(C, `<>"{}|^\`\\`).
 
 nt_compound(V, S) :-
     float(V),
