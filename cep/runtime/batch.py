@@ -47,8 +47,8 @@ def column_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
 def _fields(column: pa.Array) -> pa.Array:
     # IRIs: <...> in ASCII, with nothing inside that N-Triples escapes
     inner = pc.utf8_slice_codeunits(column, 1, -1)
-    iri = pc.and_(pc.and_(pc.starts_with(column, "<"), pc.string_is_ascii(column)),
-                  pc.invert(pc.match_substring_regex(inner, _NOT_VERBATIM)))
+    iri = pc.and_(pc.and_(pc.starts_with(column, "<"), pc.ends_with(column, ">")),
+                  pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring_regex(inner, _NOT_VERBATIM))))
     # integers: "digits"^^xsd:integer, optionally signed with -
     body = pc.utf8_slice_codeunits(column, 1, -len(_INT_SUFFIX))
     digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)

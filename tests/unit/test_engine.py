@@ -326,6 +326,7 @@ def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers(
     import pyarrow as pa
 
     from cep.runtime.batch import column_text
+    from cep.terms import TermError
 
     terms = [iri("a"), "<http://example.org/caf\u00e9>", "<http://example.org/x\\u0020y>", num(5), num(-5),
              '"+5"^^<http://www.w3.org/2001/XMLSchema#integer>', '"5"', '"\u0665"^^<http://www.w3.org/2001/XMLSchema#integer>']
@@ -337,6 +338,9 @@ def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers(
     assert got[5] == "P5"  # not the fast path, same value
     assert got[6].startswith('P"5"')
     assert got[7].startswith("Pl(")  # an Arabic-Indic digit is no xsd:integer lexical form
+    # a term that only starts like an IRI is not taken verbatim (terms.prolog_text judges it)
+    with pytest.raises(TermError, match="malformed IRI"):
+        column_text(pa.array([f"<{EX}a"]))
     # a column of few distinct terms is converted once per term
     many = pa.array([iri("a"), num(1)] * 100)
     assert column_text(many).to_pylist() == [f"I{EX}a", "i1"] * 100
