@@ -79,6 +79,11 @@ def w2(n: int, seed: int = 7) -> pa.Table:
 
 WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY)}
 
+# Events in one window of each workload's query (1.5 s of W1 at an event a
+# millisecond; an hour of W2 at 1,000 ticks a minute): after them, partial
+# matches and answers per event have reached their steady state.
+WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000}
+
 
 def path_for(out: Path, name: str, n: int) -> Path:
     return out / f"{name}_{n}.parquet"

@@ -30,6 +30,7 @@
 static functor_t FUNCTOR_e5;
 static functor_t FUNCTOR_sweep1;
 static functor_t FUNCTOR_end1;
+static functor_t FUNCTOR_dec1;
 
 static int
 syntax_error(const char *what)
@@ -409,6 +410,71 @@ out_value(outbuf *o, term_t value)
   return rc;
 }
 
+#define XSD_DECIMAL "\"^^<http://www.w3.org/2001/XMLSchema#decimal>"
+
+/* The digits of a decimal N/D (D > 0 a power-of-two-times-power-of-five
+   denominator, as xsd:decimal values have) in canonical form: all digits,
+   at least one after the point, no trailing zero beyond it. FALSE where
+   the numbers do not fit (cep_nt/2 then writes it). */
+static int
+out_decimal_parts(outbuf *o, int64_t n, int64_t d)
+{ int a = 0, b = 0;
+  int64_t r = d;
+  __int128 scaled;
+  char tmp[48];
+  char *p = tmp + sizeof(tmp);
+  int places;
+
+  while ( r % 2 == 0 ) { r /= 2; a++; }
+  while ( r % 5 == 0 ) { r /= 5; b++; }
+  places = a > b ? a : b;
+  if ( r != 1 || places > 18 )                  /* |n| < 10^18: no overflow */
+    return FALSE;
+  scaled = n < 0 ? -(__int128)n : (__int128)n;
+  for ( int i = 0; i < places; i++ )
+    scaled *= 10;
+  scaled /= d;                                  /* exact: d divides 10^places */
+  if ( places == 0 )
+    *--p = '0';
+  for ( int i = 0; i < places; i++ )
+  { *--p = (char)('0' + (int)(scaled % 10));
+    scaled /= 10;
+  }
+  *--p = '.';
+  do
+  { *--p = (char)('0' + (int)(scaled % 10));
+    scaled /= 10;
+  } while ( scaled );
+  if ( n < 0 )
+    *--p = '-';
+  return ( out_bytes(o, "\"", 1) && out_bytes(o, p, tmp + sizeof(tmp) - p) &&
+           out_bytes(o, XSD_DECIMAL, sizeof(XSD_DECIMAL) - 1) );
+}
+
+/* dec(R) with R an integer or a rational that fit in 64 bits */
+static int
+out_decimal(outbuf *o, term_t f, term_t r)
+{ int64_t n, d;
+  char *s, *slash, *end;
+  size_t len;
+
+  if ( !PL_is_functor(f, FUNCTOR_dec1) || !PL_get_arg(1, f, r) )
+    return -1;
+  if ( PL_get_int64(r, &n) )
+    return out_decimal_parts(o, n, 1);
+  if ( PL_term_type(r) != PL_RATIONAL ||
+       !PL_get_nchars(r, &len, &s, CVT_RATIONAL|BUF_STACK) ||
+       !(slash = strchr(s, 'r')) || slash - s > 18 || strlen(slash + 1) > 18 )
+    return -1;
+  n = strtoll(s, &end, 10);
+  if ( end != slash )
+    return -1;
+  d = strtoll(slash + 1, &end, 10);
+  if ( *end || d <= 0 )
+    return -1;
+  return out_decimal_parts(o, n, d) ? TRUE : -1;
+}
+
 static int
 out_field(outbuf *o, term_t f)
 { switch ( PL_term_type(f) )
@@ -445,6 +511,12 @@ out_field(outbuf *o, term_t f)
         return ( out_bytes(o, "\"", 1) && out_int(o, v) &&
                  out_bytes(o, "\"^^<http://www.w3.org/2001/XMLSchema#integer>", 45) );
       return out_value(o, f);                  /* big integers */
+    }
+    case PL_TERM:
+    { term_t r = PL_new_term_ref();
+      int rc = out_decimal(o, f, r);
+      PL_reset_term_refs(r);
+      return rc >= 0 ? rc : out_value(o, f);
     }
     default:
       return out_value(o, f);
@@ -491,6 +563,7 @@ install_cep_fast(void)
 { FUNCTOR_e5 = PL_new_functor(PL_new_atom("e"), 5);
   FUNCTOR_sweep1 = PL_new_functor(PL_new_atom("sweep"), 1);
   FUNCTOR_end1 = PL_new_functor(PL_new_atom("end"), 1);
+  FUNCTOR_dec1 = PL_new_functor(PL_new_atom("dec"), 1);
   PL_register_foreign("c_batch_item", 5, c_batch_item, PL_FA_NONDETERMINISTIC);
   PL_register_foreign("c_iri_plain", 1, c_iri_plain, 0);
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);

@@ -33,7 +33,10 @@
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
             cep_notin/2,         % +Bs, -B
-            cep_expire/5         % +Module, +Store, +Window, +GenerationMs, +Now
+            cep_expire/5,        % +Module, +Store, +Window, +GenerationMs, +Now
+            cep_band_key/3,      % +Key, +Band, -BandKey
+            cep_band_admits/3,   % +Direction, +Band, +ProbeBand
+            cep_expire_bands/3   % +Module, +Store, +Bands
           ]).
 
 :- use_module(library(lists)).
@@ -200,6 +203,34 @@ cep_expire(M, Store, Window, P, Now) :-
         retractall(M:'$expired'(Store, _)),
         assertz(M:'$expired'(Store, Max))
     ).
+
+%!  cep_band_key(+Key, +Band, -BandKey) is det.
+%!  cep_band_admits(+Direction, +Band, +ProbeBand) is semidet.
+%!  cep_expire_bands(+Module, +Store, +Bands) is det.
+%
+%   The range index of a SEQ goal store whose check compares a right value
+%   with a value stored in the goal (cep/compile/program.py, Band). A goal
+%   is stored under the key of its join key and the band of its stored
+%   value (cep_values:cep_band/2); Module:Bands(Key, Band) lists the bands
+%   a join key has goals in. A right solution visits the bands that can
+%   hold a match: Direction `above` (the stored value must be greater) or
+%   `below`. One band of slack covers the rounding of the bands, so the
+%   comparison itself, made on every visited goal, decides.
+cep_band_key(H, B, HB) :-
+    term_hash(H-B, HB).
+
+cep_band_admits(_, other, _) :- !.
+cep_band_admits(_, _, other) :- !.
+cep_band_admits(above, B, P) :- B >= P - 1.
+cep_band_admits(below, B, P) :- B =< P + 1.
+
+%   After a sweep: forget the bands whose goals have all expired.
+cep_expire_bands(M, Store, Bands) :-
+    functor(Goal, Store, 5),
+    arg(1, Goal, HB),
+    Band =.. [Bands, H, B],
+    forall(( M:Band, cep_band_key(H, B, HB), \+ M:Goal ),
+           retract(M:Band)).
 
 %!  cep_and(+A, +B, -R) is semidet.
 %!  cep_or(+A, +B, -R) is semidet.

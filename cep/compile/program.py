@@ -15,6 +15,9 @@ for every binary step N
                                hash, so lookups are indexed; Generation
                                End div (Window/4) for windowed stores (0
                                for others), so expiry drops whole ones;
+    g<N>_l_bands/2             the bands of a range-indexed store (Band):
+                               its Key is then a hash of the join key and
+                               the band of a value stored in the goal;
 and for the rule set
     cep_event/5                the entry point: an event triggers the leaf
                                rules (one clause per triple pattern, indexed
@@ -46,6 +49,8 @@ from cep.binarize import Leaf, Plan, Step
 from cep.compile.expr import ExprCompiler, conj, ite, q
 
 RUNTIME = "cep_runtime"
+VALUES = "cep_values"
+BANDS = "_bands"  # suffix of a store's band list (see Band)
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 DEFAULT_SWEEP_MS = 1000
 
@@ -125,6 +130,40 @@ class Hoist:
     computed: tuple
     checks: tuple
     rest: tuple
+    band: "Band | None" = None
+
+
+@dataclass(frozen=True)
+class Band:
+    """A range index on one value stored in a SEQ goal (a hoisted value or
+    a left variable): a filter that compares a variable of the right
+    operand with it (`?price2 < ?price1 * 0.7`, `?b > ?a`). The goals are
+    stored by join key and band of the hoisted value (cep_values:cep_band),
+    so a right solution visits only the goals whose band can pass the check
+    (those `above` its own value's band, or `below`), not every pending goal
+    of its key: the cost of a band join follows its matches, not the size
+    of its window (prolog/cep_runtime.pl, cep_band_admits/3)."""
+
+    hoisted: ops.Var
+    probe: ops.Var
+    direction: str  # "above" | "below"
+
+
+_BAND_DIRECTION = {  # (operator, the hoisted value is its right argument) -> the side it must lie on
+    ("<", True): "above", ("<=", True): "above", (">", True): "below", (">=", True): "below",
+    ("<", False): "below", ("<=", False): "below", (">", False): "above", (">=", False): "above",
+}
+
+
+def _band(checks, hoisted: set, probes: set) -> Band | None:
+    for c in checks:
+        if not (isinstance(c, ops.Call) and len(c.args) == 2):
+            continue
+        a, b = c.args
+        for stored, probe, right in ((b, a, True), (a, b, False)):
+            if stored in hoisted and probe in probes and (c.name, right) in _BAND_DIRECTION:
+                return Band(stored, probe, _BAND_DIRECTION[(c.name, right)])
+    return None
 
 
 def _hoist(plan, step) -> Hoist | None:
@@ -152,9 +191,11 @@ def _hoist(plan, step) -> Hoist | None:
     for f in step.filters:
         g = rewrite(f) if not ops.expr_vars(f) <= fixed else f
         (checks if g != f else rest).append(g)
-    if not computed:
+    stored = {var for var, _ in computed} | (set(left.vars) - set(right.vars))
+    band = _band(checks + rest, stored, set(right.vars) - fixed)
+    if not computed and band is None:
         return None
-    return Hoist(tuple(computed), tuple(checks), tuple(rest))
+    return Hoist(tuple(computed), tuple(checks), tuple(rest), band)
 
 
 def compile_plan(plan: Plan) -> tuple[list, list]:
@@ -199,8 +240,7 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
 
     # periodic pruning of goals past their window (system-generated events)
     module, now = pl.Var("M"), pl.Var("Now")
-    sweep_goals = [q(RUNTIME, "cep_expire", module, A(store.split("/")[0]), window, generation_ms(window), now)
-                   for store, window in sweeps]
+    sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now) for store, window in sweeps]
     items.append(pl.Clause(pl.Struct("$sweep", module, now), tuple(sweep_goals) or (T,)))
     if sweeps:
         items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$expired", 2))))
@@ -227,6 +267,12 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
     if not any(o.query.distinct for o in plan.outputs):
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
     return items, layouts
+
+
+def _sweep_goal(module, store, window, now):
+    if store.endswith(BANDS):  # after its store's sweep: forget bands left empty
+        return q(RUNTIME, "cep_expire_bands", module, A(store[:-len(BANDS)]), A(store))
+    return q(RUNTIME, "cep_expire", module, A(store), window, generation_ms(window), now)
 
 
 def _indicator(name_arity: str):
@@ -329,24 +375,39 @@ def _seq(step, left, right, hoist=None):
             computing.append(ite(conj(goals), pl.Struct("=", vs.of(var), value), T))
         stored = tuple_term(vs, tuple(left.vars) + tuple(var for var, _ in hoist.computed))
         checking = ok_goal(step, vs, ts1, te2, hoist.checks)  # the window first: it is cheap
+    band = hoist.band if hoist is not None else None
+    key, indexing, probing, stores = h, [], [], [store + "/5"]
+    if band is not None:
+        # goals go under (join key, band of the hoisted value); see Band
+        bands, b, hb = store + BANDS, pl.Var("B"), pl.Var("HB")
+        key, stores = hb, stores + [bands + "/2"]
+        indexing = [q(VALUES, "cep_band", vs.of(band.hoisted), b),
+                    ite(pl.Struct(bands, h, b), T, pl.Struct("assertz", pl.Struct(bands, h, b))),
+                    q(RUNTIME, "cep_band_key", h, b, hb)]
+        probe = pl.Var("P")
+        probing = [q(VALUES, "cep_band", vs.of(band.probe), probe),
+                   pl.Struct(bands, h, b),
+                   q(RUNTIME, "cep_band_admits", A(band.direction), b, probe),
+                   q(RUNTIME, "cep_band_key", h, b, hb)]
     insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h),
         *_generation(step, te1, gen),
         *computing,
-        pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, stored, ts1, te1, gen)),
+        *indexing,
+        pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, key, stored, ts1, te1, gen)),
         F))
-    goal = _goal(store, h, stored, ts1, te1)
+    goal = _goal(store, key, stored, ts1, te1)
     before = pl.Struct("<", te1, ts2)
     emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
     if step.policy == "unrestricted":
-        body = (goal, before, *checking, emit)
+        body = (*probing, goal, before, *checking, emit)
     else:
         ref = pl.Var("Ref")
         pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)]))
         body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
     check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
     scope = "window" if step.window is not None else "forever"
-    return [insert, check, _ok_clause(step)], [store + "/5"], scope, None
+    return [insert, check, _ok_clause(step)], stores, scope, None
 
 
 def _join(step, left, right):

@@ -777,3 +777,59 @@ test(deterministic) :-
            ( call_cleanup(G, Det = true), Det == true )).
 
 :- end_tests(cep_misc).
+
+
+                 /*******************************
+                 *      BANDS, ANSWER TEXT      *
+                 *******************************/
+
+:- begin_tests(cep_band).
+
+%   Numbers as integers, decimals and doubles (the doubles where they fit)
+numbers(Vs) :-
+    findall(V, ( member(E, [-10**400, -10**12, -5, -1r3, 0, 1r1000000, 1r2, 1, 3r2, 99, 100,
+                            100000001r1000000, 10**12, 10**300, 10**400]),
+                 N is E,
+                 (   integer(N), V = N
+                 ;   V = dec(N)
+                 ;   catch(V is float(N), _, fail)
+                 ) ),
+            Vs0),
+    inf(P), ninf(M),
+    Vs = [P, M, -0.0|Vs0].
+
+test(monotone) :-
+    numbers(Vs),
+    forall(( member(A, Vs), member(B, Vs), cep_compare(<, A, B, true) ),
+           ( cep_band(A, BA), cep_band(B, BB), BA =< BB + 1 )).
+test(not_numbers, Bs == [other, other, other, other]) :-
+    nan(NaN),
+    maplist(cep_band, [_, NaN, "5", 'http://a'], Bs).
+test(infinities, [B1, B2] == [-16001, 16000]) :-
+    ninf(M), inf(P),
+    cep_band(M, B1), cep_band(P, B2).
+test(width) :-                              % about 4.4% of a value a band
+    cep_band(dec(100), B1), cep_band(dec(10445r100), B2), cep_band(dec(10460r100), B3),
+    B2 - B1 =< 1, B3 - B1 >= 1.
+
+:- end_tests(cep_band).
+
+:- begin_tests(cep_answer_text).
+
+%   The C writer's decimals against cep_nt/2 (the Prolog writer)
+test(decimals_as_cep_nt) :-
+    set_random(seed(11)),
+    findall(dec(R), ( between(1, 3000, _),
+                      Lo is -10**20, Hi is 10**20, random_between(Lo, Hi, N0), random_between(0, 25, A), random_between(0, 25, B),
+                      random_between(0, 3, Shift), N is N0 // 10**(Shift*6),
+                      R is N rdiv (2**A * 5**B) ), Random),
+    Fixed = [dec(0), dec(-1), dec(1r2), dec(-1r2), dec(1r1000000000000000000), dec(123456789012345678),
+             dec(-9223372036854775808), dec(9223372036854775807r1024), dec(1000000000000000000000000000000), dec(R70)],
+    R70 is 1r2**70,
+    append(Fixed, Random, Values),
+    forall(member(V, Values),
+           ( cep_fast:cep_answer_text([r(0, 1, 2, [V])], Text),
+             cep_nt(V, Expected),
+             format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
+
+:- end_tests(cep_answer_text).

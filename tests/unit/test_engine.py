@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from cep import reference
 from cep.algebra import ops
 from cep.engine import Engine
 from cep.events import Event
@@ -243,6 +244,39 @@ def test_goals_expire_past_their_window():
     # window, plus at most one generation (25 ms: goals are dropped by whole
     # generations of a quarter window) and one sweep period (another 25 ms)
     assert max(sizes) <= 150
+
+
+def test_a_band_join_stores_goals_by_band_and_forgets_empty_bands():
+    """?y < ?x * 0.7 within 100 ms: goals are stored under (key, band of
+    ?x * 0.7); the bands of a key whose goals expired are forgotten too; the
+    answers are those of the reference evaluator."""
+    dur = ops.Const(f'"PT0.1S"^^<{XSD}duration>')
+    scaled = ops.Call("*", x, ops.Const(f'"0.7"^^<{XSD}decimal>'))
+    cond = ops.Call("and", ops.Call("<", y, scaled), ops.Call("<", ops.Call("getDURATION"), dur))
+    q = select(ops.Filter(cond, ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y)))))
+    engine = Engine([q])
+    assert "cep_band" in engine.compiled.program(engine.module)
+    stream, answers, sizes, bands = [], [], [], []
+    for chunk in range(6):
+        # an event a millisecond; values over many bands (1-1000), then few (5000-5600)
+        low, span = (1, 1000) if chunk < 3 else (5000, 600)
+        events = [ev(f"k{i % 5}", "a" if i % 3 else "b", low + (chunk * 300 + i) * 7919 % span, chunk * 300 + i)
+                  for i in range(300)]
+        stream += events
+        answers += engine.push(events)
+        sizes.append(_store_size(engine))
+        bands.append(_count(engine, "g2_l_bands(_,_)"))
+    answers += engine.flush()
+    # (16 bands a doubling) the band lists shrink once the early goals expire
+    assert max(sizes) <= 150
+    assert min(bands[:3]) > 40 and max(bands[4:]) <= 5 * 4
+    expected = reference.multiset(reference.evaluate([q], stream))
+    assert sum(expected.values()) > 100 and reference.multiset(answers) == expected
+
+
+def _count(engine, goal):
+    (result,) = list(engine.session.prolog.query(f"aggregate_all(count, {engine.module}:{goal}, C)"))
+    return result["C"]
 
 
 def _store_size(engine):
