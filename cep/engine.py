@@ -25,6 +25,7 @@ a watermark).
 from __future__ import annotations
 
 import itertools
+import json
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -55,7 +56,7 @@ _instances = itertools.count()
 
 
 class Engine:
-    def __init__(self, queries):
+    def __init__(self, queries, bnode_prefix: str = "c"):
         self.compiled = compile_queries(queries)
         self.session = session()
         # a module of its own: two engines of the same rules never share goals
@@ -67,7 +68,8 @@ class Engine:
         self.late: list[Reject] = []
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
-        self._bnodes = itertools.count()
+        self._bnode_prefix = bnode_prefix  # CONSTRUCT's fresh blank nodes: _:<prefix><n>
+        self._bnode_next = 0
 
     def push(self, events) -> list[Answer]:
         """Process a batch of Events; returns the answers of every instant
@@ -126,7 +128,29 @@ class Engine:
         """CONSTRUCT: the template with the answer's values."""
         query = self.compiled.queries[layout.index]
         return ops.instantiate(query.template, dict(zip(layout.fields, values)),
-                               lambda: f"_:c{next(self._bnodes)}")
+                               self._fresh_bnode)
+
+    def _fresh_bnode(self) -> str:
+        self._bnode_next += 1
+        return f"_:{self._bnode_prefix}{self._bnode_next - 1}"
+
+    def state(self) -> bytes:
+        """Everything the engine remembers between batches, as bytes: its
+        partial matches (Prolog's goal stores), the last instant processed
+        and the blank node counter. Call it after flush_table (the instant
+        held back by push is not part of it)."""
+        if self._held.num_rows:
+            raise ValueError("Engine.state() with an instant held back: flush first")
+        header = json.dumps({"last": self._last, "bnode": self._bnode_next}).encode()
+        return header + b"\n" + self.session.dump(self.module)
+
+    def restore(self, state: bytes):
+        """Continue from a state() of an engine of the same rules."""
+        header, _, goals = state.partition(b"\n")
+        fields = json.loads(header)
+        self.session.restore(self.module, goals)
+        self._last, self._bnode_next = fields["last"], fields["bnode"]
+        self._held = SCHEMA.empty_table()
 
 
 def _conform(table: pa.Table) -> pa.Table:

@@ -36,7 +36,9 @@
             cep_expire/5,        % +Module, +Store, +Window, +GenerationMs, +Now
             cep_band_key/3,      % +Key, +Band, -BandKey
             cep_band_admits/3,   % +Direction, +Band, +ProbeBand
-            cep_expire_bands/3   % +Module, +Store, +Bands
+            cep_expire_bands/3,  % +Module, +Store, +Bands
+            cep_dump/2,          % +Module, -State
+            cep_restore/2        % +Module, +State
           ]).
 
 :- use_module(library(lists)).
@@ -203,6 +205,29 @@ cep_expire(M, Store, Window, P, Now) :-
         retractall(M:'$expired'(Store, _)),
         assertz(M:'$expired'(Store, Max))
     ).
+
+%!  cep_dump(+Module, -State:string) is det.
+%!  cep_restore(+Module, +State:string) is det.
+%
+%   The state of a loaded rule set: every fact of its dynamic predicates
+%   (goal stores, band lists, the sweep clock, expired generations) as one
+%   string of bytes (fast_term_serialized/2, which keeps rationals, big
+%   integers and strings exact; it is read by the same SWI-Prolog version).
+%   cep_restore/2 replaces the module's facts by those of State. The Spark
+%   engine keeps a group's State in Spark's state store between batches.
+cep_dump(M, State) :-
+    findall(Fact, ( state_predicate(M, Fact), clause(M:Fact, true) ), Facts),
+    fast_term_serialized(Facts, State).
+
+cep_restore(M, State) :-
+    fast_term_serialized(Facts, State),
+    forall(state_predicate(M, Fact), retractall(M:Fact)),
+    forall(member(Fact, Facts), assertz(M:Fact)).
+
+state_predicate(M, Head) :-
+    current_predicate(_, M:Head),
+    \+ predicate_property(M:Head, imported_from(_)),
+    predicate_property(M:Head, dynamic).
 
 %!  cep_band_key(+Key, +Band, -BandKey) is det.
 %!  cep_band_admits(+Direction, +Band, +ProbeBand) is semidet.

@@ -95,6 +95,13 @@ class _Session:
             return "<unprintable>"
         return ctypes.string_at(ptr, length.value).decode("utf-8")
 
+    def _latin1_of(self, term) -> bytes:
+        """A Prolog string of bytes (codes 0-255) as those bytes."""
+        ptr, length = ctypes.c_void_p(), ctypes.c_size_t()
+        if not self.lib.PL_get_string(term, ctypes.byref(ptr), ctypes.byref(length)):
+            raise EngineError("expected a string of bytes from Prolog")
+        return ctypes.string_at(ptr, length.value)
+
     def _bytes_of(self, term) -> bytes:
         """A Prolog string as UTF-8 bytes: copied as it is when Prolog holds
         it as ISO Latin-1 text that is ASCII (no conversion at all)."""
@@ -104,11 +111,12 @@ class _Session:
             return data if data.isascii() else data.decode("latin-1").encode("utf-8")
         return self._text_of(term).encode("utf-8")
 
-    def call(self, name: str, module: str, args: list, outputs: int = 1, raw: bool = False) -> list:
+    def call(self, name: str, module: str, args: list, outputs: int = 1, raw: bool | str = False) -> list:
         """Call module:name(Args..., Outs...) once; Args are passed as Prolog
         strings: a str as it is, ('atom', str) as an atom, and bytes or an
         Arrow buffer as ISO Latin-1 text (ASCII: no conversion). Returns the
-        outputs as str, or as UTF-8 bytes when raw. A Prolog exception
+        outputs as str, as UTF-8 bytes when raw, as the bytes of a string
+        of bytes when raw == "latin-1". A Prolog exception
         becomes an EngineError."""
         lib = self.lib
         with self.lock:
@@ -138,7 +146,7 @@ class _Session:
                         if exc:
                             raise EngineError(f"Prolog error in {module}:{name}: {self._text_of(exc)}")
                         raise EngineError(f"{module}:{name} failed")
-                    read = self._bytes_of if raw else self._text_of
+                    read = self._latin1_of if raw == "latin-1" else self._bytes_of if raw else self._text_of
                     return [read(base + len(args) + i) for i in range(outputs)]
                 finally:
                     lib.PL_cut_query(qid)
@@ -162,6 +170,13 @@ class _Session:
         """A batch (ASCII bytes or Arrow buffer, prolog/cep_fast.c) in, the
         answer lines (UTF-8 bytes, cep_runtime.pl) out."""
         return self.call("cep_push", "cep_runtime", [("atom", module), events], raw=True)[0]
+
+    def dump(self, module: str) -> bytes:
+        """The state of a loaded rule set (cep_runtime:cep_dump/2)."""
+        return self.call("cep_dump", "cep_runtime", [("atom", module)], raw="latin-1")[0]
+
+    def restore(self, module: str, state: bytes):
+        self.call("cep_restore", "cep_runtime", [("atom", module), state], outputs=0)
 
 
 _SESSION = None

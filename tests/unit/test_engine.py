@@ -416,3 +416,18 @@ def test_left_only_parts_of_a_seq_filter_are_computed_once_per_goal():
     got = engine.push(events) + engine.flush()
     expected = reference.evaluate([q], events)
     assert sorted(got) == sorted(expected) and expected
+
+
+def test_an_engine_continues_from_the_state_of_another():
+    """Engine.state / restore (what the Spark engine keeps in its state
+    store): a stream cut in two, the second half run by a new engine from
+    the first's state, answers as one engine over the whole stream."""
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    events = [ev(f"k{i % 3}", "a" if i % 2 else "b", i, i) for i in range(40)]
+    whole = run(q, events)
+    first = Engine([q])
+    got = first.push(events[:20]) + first.flush()
+    second = Engine([q])
+    second.restore(first.state())
+    got += second.push(events[20:]) + second.flush()
+    assert len(whole) > 20 and reference.multiset(got) == reference.multiset(whole)

@@ -1,0 +1,119 @@
+"""Partition keys: which group of the Spark engine an event goes to.
+
+A query's partition key is a variable that every one of its triple patterns
+binds (for the paper's query (1), ?company). All the events of one answer
+then share that variable's value, so the query can run in groups that each
+hold the events and partial matches of one bucket of key values, and no
+answer needs two groups. An event goes, for every triple pattern it can
+match, to the bucket of the term in the pattern's key position.
+
+Queries are gathered in *classes*: the queries of one class share their
+routing (the same triple patterns in the same key positions) and run as one
+compiled rule set, so they keep sharing their common steps. A query without
+such a variable is a class alone that runs in a single group.
+
+An event can match patterns of one class in several key positions (?k :p ?x
+and ?y :p ?k); it then goes to several buckets, and a group may find an
+answer whose key belongs to another bucket (all its events happen to be
+there too). Each group keeps only the answers whose key is in its own
+bucket: every answer is kept by exactly one group.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cep.algebra import ops
+
+SLOTS = ("s", "p", "o")
+
+
+@dataclass(frozen=True)
+class Route:
+    """A triple pattern as a router sees it: the constant terms an event
+    must have (slot -> N-Triples text), and the slot holding the key
+    (None: the class has no key)."""
+
+    constants: tuple  # ((slot, term), ...)
+    key_slot: str | None
+
+
+@dataclass(frozen=True)
+class QueryClass:
+    index: int
+    queries: tuple  # ops.Query
+    key: tuple  # per query: its key variable's name, or None
+    routes: tuple  # Route, distinct
+
+    @property
+    def keyed(self) -> bool:
+        return all(k is not None for k in self.key)
+
+
+def triples(op) -> list:
+    if isinstance(op, ops.Triple):
+        return [op]
+    out = []
+    for child in ops.children(op):
+        out += triples(child)
+    return out
+
+
+def partition_key(query: ops.Query) -> str | None:
+    """The name of a variable bound by every triple pattern of the query
+    (the first such one, in the order of the first pattern's slots), or
+    None."""
+    patterns = triples(query.pattern)
+    if not patterns:
+        return None
+    common = None
+    for t in patterns:
+        names = {v.name for v in ops.slots_vars(t)}
+        common = names if common is None else common & names
+    for slot in SLOTS:
+        x = getattr(patterns[0], slot)
+        if isinstance(x, ops.Var) and x.name in common:
+            return x.name
+    return None
+
+
+def _routes(query: ops.Query, key: str | None) -> tuple:
+    out = []
+    for t in triples(query.pattern):
+        constants = tuple((slot, getattr(t, slot)) for slot in SLOTS if not isinstance(getattr(t, slot), ops.Var))
+        key_slot = None
+        if key is not None:
+            key_slot = next(slot for slot in SLOTS if getattr(t, slot) == ops.Var(key))
+        route = Route(constants, key_slot)
+        if route not in out:
+            out.append(route)
+    return tuple(out)
+
+
+def classes(queries) -> list[QueryClass]:
+    """The queries of a rule set gathered by routing, in query order."""
+    groups: dict = {}
+    for q in queries:
+        key = partition_key(q)
+        routes = _routes(q, key)
+        # a query without a key is a class of its own (one group each)
+        signature = frozenset(routes) if key is not None else ("unkeyed", q.name)
+        groups.setdefault(signature, []).append((q, key))
+    out = []
+    for i, (signature, members) in enumerate(groups.items()):
+        routes = tuple(dict.fromkeys(r for q, k in members for r in _routes(q, k)))
+        out.append(QueryClass(i, tuple(q for q, _ in members), tuple(k for _, k in members), routes))
+    return out
+
+
+def explain(queries) -> str:
+    """What `cep explain` says of partitioning."""
+    lines = []
+    for c in classes(queries):
+        for q, key in zip(c.queries, c.key):
+            if key is None:
+                lines.append(f"{q.name}: no partition key (no variable is bound by every triple pattern): "
+                             "it runs in a single group, on one core, with all its partial matches in one state")
+            else:
+                lines.append(f"{q.name}: partitioned by ?{key} (class {c.index})")
+    return "\n".join(lines)

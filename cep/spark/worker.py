@@ -1,0 +1,137 @@
+"""What runs in Spark's Python workers: one group's detection per call.
+
+A group is (query class, bucket of partition keys) (cep/spark/routing.py).
+Its engine (cep.engine.Engine, in this process's SWI-Prolog) is kept in this
+module between calls: Spark reuses its Python workers, and this module is
+imported there, not pickled with the function (../shared/FACTS.md: a cache
+in the function's globals would be fresh in every task and load the rules
+again and again).
+
+Spark's state store is the truth. After each batch a group writes to it, as
+one value: its engine's state (Engine.state: the goal stores, serialized in
+one Prolog call), the events still waiting for the watermark (Arrow IPC
+bytes), how far event time has been processed, and a version (a random
+token). A worker that still holds the engine it left at that version uses
+it as it is; any other worker (or the same one after a failed task) restores
+the engine from the state first. So a restarted query resumes from its
+checkpoint with nothing lost and nothing answered twice.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cep.engine import Engine
+
+# (rules hash, class, bucket) -> [engine, initial state, version or None]
+_ENGINES: dict = {}
+
+EVENT_COLUMNS = ["s", "p", "o", "start", "end"]
+EVENT_SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
+                          ("start", pa.int64()), ("end", pa.int64())])
+OUTPUT_COLUMNS = ["kind", "query", "bindings", "triples", "start", "end", "s", "p", "o", "reason"]
+OUTPUT_DDL = ("kind string, query string, bindings string, triples string, start long, end long, "
+              "s string, p string, o string, reason string")
+STATE_DDL = "version string, engine binary, waiting binary, processed long"
+
+
+def _engine(spec, cls: int, bucket: int):
+    key = (spec.rules_hash, cls, bucket)
+    entry = _ENGINES.get(key)
+    if entry is None:
+        engine = Engine(list(spec.classes[cls].queries), bnode_prefix=f"c{cls}b{bucket}x")
+        entry = _ENGINES[key] = [engine, engine.state(), None]
+    return entry
+
+
+def _events(pdfs) -> pa.Table:
+    tables = [pa.Table.from_pandas(pdf[EVENT_COLUMNS], schema=EVENT_SCHEMA, preserve_index=False)
+              for pdf in pdfs if len(pdf)]
+    return pa.concat_tables(tables) if tables else EVENT_SCHEMA.empty_table()
+
+
+def _ipc(table: pa.Table) -> bytes:
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, EVENT_SCHEMA) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _from_ipc(data: bytes) -> pa.Table:
+    return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
+
+
+def _answer_rows(engine: Engine, batches) -> list:
+    rows = []
+    for batch in batches:
+        for a in batch.to_list():
+            if a.triples:
+                triples = json.dumps([{"s": s, "p": p, "o": o} for s, p, o in a.triples])
+                rows.append(("answer", a.query, None, triples, a.start, a.end, None, None, None, None))
+            else:
+                rows.append(("answer", a.query, json.dumps(dict(a.bindings)), None, a.start, a.end,
+                             None, None, None, None))
+    return rows
+
+
+def _frame(rows) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=OUTPUT_COLUMNS).astype({"start": "int64", "end": "int64"})
+
+
+def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
+    """A batch DataFrame's group: all its events, in time order, then the end."""
+    cls, bucket = (int(x) for x in key)
+    entry = _engine(spec, cls, bucket)
+    engine, initial = entry[0], entry[1]
+    entry[2] = None
+    engine.restore(initial)
+    events = _events([pdf])
+    rows = _answer_rows(engine, [engine.push_table(events), engine.flush_table()])
+    return _frame(rows)
+
+
+def detect_streaming(spec, key, pdfs, state):
+    """A streaming group's micro-batch (applyInPandasWithState): buffer the
+    new events, report those that come after their time was processed, and
+    process, in time order, the events that the watermark has passed."""
+    cls, bucket = (int(x) for x in key)
+    entry = _engine(spec, cls, bucket)
+    engine = entry[0]
+    if state.exists:
+        version, saved, waiting, processed = state.get
+        if entry[2] != version:
+            engine.restore(bytes(saved))
+        waiting = _from_ipc(bytes(waiting))
+    else:
+        processed = None
+        engine.restore(entry[1])  # a new group: the engine as loaded
+        waiting = EVENT_SCHEMA.empty_table()
+    entry[2] = None  # until this call has finished, the engine matches no saved version
+
+    rows = []
+    new = _events(pdfs)
+    if processed is not None and new.num_rows:
+        late = pc.less(new["end"], processed)
+        for e in new.filter(late).to_pylist():
+            rows.append(("late", None, None, None, e["start"], e["end"], e["s"], e["p"], e["o"],
+                         f"ends at {e['end']} ms, before {processed} ms, the event time up to which "
+                         "its group had already been processed (the watermark)"))
+        new = new.filter(pc.invert(late))
+    waiting = pa.concat_tables([waiting, new]) if new.num_rows else waiting
+
+    watermark = state.getCurrentWatermarkMs()
+    if watermark and (processed is None or watermark > processed):
+        ready = pc.less(waiting["end"], watermark)
+        rows += _answer_rows(engine, [engine.push_table(waiting.filter(ready)), engine.flush_table()])
+        waiting = waiting.filter(pc.invert(ready))
+        processed = watermark
+
+    version = uuid.uuid4().hex
+    state.update((version, engine.state(), _ipc(waiting), processed))
+    entry[2] = version
+    yield _frame(rows)

@@ -1,0 +1,32 @@
+"""Partition keys and query classes of the Spark engine (cep/spark/routing.py)."""
+
+from cep.rules import parse_rules
+from cep.spark import plan, routing
+
+PRE = "PREFIX : <http://example.org/>\n"
+
+
+def test_the_paper_query_1_is_partitioned_by_company():
+    q, = parse_rules(PRE + """SELECT ?company WHERE { ?company :hasStockPrice ?p1 }
+        SEQ { ?company :hasStockPrice ?p2 } SEQ { ?company :hasStockPrice ?p3 } FILTER (?p2 < ?p1)""")
+    assert routing.partition_key(q) == "company"
+    assert "partitioned by ?company" in routing.explain([q])
+
+
+def test_a_query_without_a_common_variable_runs_in_one_group():
+    q, = parse_rules(PRE + "SELECT * WHERE { ?a :p ?b } SEQ { ?c :q ?d }")
+    assert routing.partition_key(q) is None
+    assert "no partition key" in routing.explain([q])
+    assert plan([q]).buckets == (1,)
+
+
+def test_queries_with_the_same_routing_share_a_class():
+    a, b, c, d = parse_rules(PRE + """
+        REGISTER QUERY a AS SELECT * WHERE { ?k :p ?x } SEQ { ?k :q ?y }
+        REGISTER QUERY b AS SELECT * WHERE { ?k :q ?y } EQUALS { ?k :p ?x }
+        REGISTER QUERY c AS SELECT * WHERE { ?x :p ?k } SEQ { ?k :q ?y }
+        REGISTER QUERY d AS SELECT * WHERE { ?k :p ?x }""")
+    classes = routing.classes([a, b, c, d])
+    assert [[q.name for q in cl.queries] for cl in classes] == [["a", "b"], ["c"], ["d"]]
+    # c keys on the object of one pattern and the subject of the other: one group
+    assert plan([a, b, c, d], buckets=4).buckets == (4, 1, 4)
