@@ -55,13 +55,14 @@ class Spec:
 def spark_session(master: str | None = None, app: str = "cep"):
     """A SparkSession whose Python workers run this interpreter (so they
     import the same packages), local[*] unless a master is configured."""
+    from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app)
-    if master or not os.environ.get("SPARK_MASTER"):
-        builder = builder.master(master or os.environ.get("SPARK_MASTER", "local[*]"))
+    if master or not SparkConf().contains("spark.master"):  # spark-submit's --master sets it
+        builder = builder.master(master or "local[*]")
     return (builder
             .config("spark.sql.shuffle.partitions", str(DEFAULT_BUCKETS))
             .config("spark.sql.session.timeZone", "UTC")
@@ -89,15 +90,8 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS) -> Spec:
 
     queries = _queries(rules)
     classes = tuple(routing.classes(queries))
-    counts = tuple(buckets if _single_key_slot(c) else 1 for c in classes)
+    counts = tuple(buckets if c.bucketed else 1 for c in classes)
     return Spec(compile_queries(queries).module, classes, counts)
-
-
-def _single_key_slot(c: routing.QueryClass) -> bool:
-    """Whether each event goes to one bucket of the class: the class has a
-    key, in the same slot of every pattern. (Otherwise the class runs in one
-    group: see routing's docstring.)"""
-    return c.keyed and len({r.key_slot for r in c.routes}) == 1
 
 
 def _times(df):

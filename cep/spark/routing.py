@@ -12,11 +12,10 @@ routing (the same triple patterns in the same key positions) and run as one
 compiled rule set, so they keep sharing their common steps. A query without
 such a variable is a class alone that runs in a single group.
 
-An event can match patterns of one class in several key positions (?k :p ?x
-and ?y :p ?k); it then goes to several buckets, and a group may find an
-answer whose key belongs to another bucket (all its events happen to be
-there too). Each group keeps only the answers whose key is in its own
-bucket: every answer is kept by exactly one group.
+A class whose patterns hold the key in different positions (?x :p ?k and
+?k :q ?y) runs in a single group too: an event could match its patterns in
+two key positions and go to two buckets, and both groups could then find the
+same answer (QueryClass.bucketed).
 """
 
 from __future__ import annotations
@@ -46,8 +45,11 @@ class QueryClass:
     routes: tuple  # Route, distinct
 
     @property
-    def keyed(self) -> bool:
-        return all(k is not None for k in self.key)
+    def bucketed(self) -> bool:
+        """Whether the class can run in many groups: each of its queries has
+        a key, in the same slot of every pattern, so an event goes to one
+        bucket."""
+        return all(k is not None for k in self.key) and len({r.key_slot for r in self.routes}) == 1
 
 
 def triples(op) -> list:
@@ -98,12 +100,9 @@ def classes(queries) -> list[QueryClass]:
         routes = _routes(q, key)
         # a query without a key is a class of its own (one group each)
         signature = frozenset(routes) if key is not None else ("unkeyed", q.name)
-        groups.setdefault(signature, []).append((q, key))
-    out = []
-    for i, (signature, members) in enumerate(groups.items()):
-        routes = tuple(dict.fromkeys(r for q, k in members for r in _routes(q, k)))
-        out.append(QueryClass(i, tuple(q for q, _ in members), tuple(k for _, k in members), routes))
-    return out
+        groups.setdefault(signature, []).append((q, key, routes))
+    return [QueryClass(i, tuple(q for q, _, _ in members), tuple(k for _, k, _ in members), members[0][2])
+            for i, members in enumerate(groups.values())]
 
 
 def explain(queries) -> str:

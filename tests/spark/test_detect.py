@@ -15,6 +15,7 @@ from cep.events import Event
 from cep.rules import parse_rules
 
 pytestmark = pytest.mark.spark
+EVENTS = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64())])
 
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -71,6 +72,25 @@ def _key(query, bindings, triples, start, end):
     return (query, tuple(sorted(bindings.items())), shaped, start, end)
 
 
+def run_stream(spark, tmp_path, chunks, name, lateness, buckets):
+    """detect() over a stream of Parquet files, one per chunk and per
+    micro-batch, to the end of the files: (the query, its output rows)."""
+    from cep.spark import detect
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for i, chunk in enumerate(chunks):
+        pq.write_table(pa.table({k: [r[j] for r in chunk] for j, k in enumerate("spot")}, schema=EVENTS),
+                       folder / f"part-{i:03d}.parquet")
+    events = spark.readStream.schema("s string, p string, o string, t long").option(
+        "maxFilesPerTrigger", 1).parquet(str(folder))
+    query = (detect(events, RULES, lateness=lateness, buckets=buckets)
+             .writeStream.format("memory").queryName(name).outputMode("append")
+             .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
+    query.awaitTermination()
+    return query, spark.sql(f"select * from {name}").collect()
+
+
 def test_batch_dataframe_gives_the_in_process_answers(spark):
     from cep.spark import detect
 
@@ -88,29 +108,15 @@ def test_stream_read_file_by_file_gives_the_in_process_answers(spark, tmp_path):
     move the watermark past the data: the first sets the latest time seen
     to more than the lateness after the data, so the watermark of the
     second's micro-batch is past every event of the data."""
-    from cep.spark import detect
-
     rows = stream(900, seed=5)
     end = max(t for *_, t in rows)
     closing = [[(f"<{EX}k{k}>", f"<{EX}a>", f'"1"^^<{XSD}integer>', end + dt) for k in range(7)]
                for dt in (2500, 2600)]
     chunks = [rows[i:i + 300] for i in range(0, len(rows), 300)] + closing
-    folder = tmp_path / "in"
-    folder.mkdir()
     rng = random.Random(1)
-    for i, chunk in enumerate(chunks):
-        chunk = list(chunk)
+    for chunk in chunks:
         rng.shuffle(chunk)  # arrival order is not time order (lateness covers it)
-        table = pa.table({k: [r[j] for r in chunk] for j, k in enumerate("spot")})
-        pq.write_table(table.cast(pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
-                                             ("t", pa.int64())])), folder / f"part-{i:03d}.parquet")
-    events = spark.readStream.schema("s string, p string, o string, t long").option(
-        "maxFilesPerTrigger", 1).parquet(str(folder))
-    query = (detect(events, RULES, lateness="1 second", buckets=3)
-             .writeStream.format("memory").queryName("answers_stream").outputMode("append")
-             .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
-    query.awaitTermination()
-    result = spark.sql("select * from answers_stream").collect()
+    query, result = run_stream(spark, tmp_path, chunks, "answers_stream", lateness="1 second", buckets=3)
     assert [r for r in result if r["kind"] == "late"] == []
     assert on_spark(result) == in_process(rows + closing[0] + closing[1])
     progress = query.lastProgress
@@ -118,25 +124,13 @@ def test_stream_read_file_by_file_gives_the_in_process_answers(spark, tmp_path):
 
 
 def test_late_events_are_reported_and_change_nothing(spark, tmp_path):
-    from cep.spark import detect
-
     early = [(f"<{EX}k1>", f"<{EX}a>", f'"{i}"^^<{XSD}integer>', 10_000 + i) for i in range(5)]
     later = [(f"<{EX}k1>", f"<{EX}b>", f'"9"^^<{XSD}integer>', 10_020)]
     far = [(f"<{EX}k1>", f"<{EX}a>", f'"1"^^<{XSD}integer>', 60_000)]
     late = [(f"<{EX}k1>", f"<{EX}b>", f'"7"^^<{XSD}integer>', 10_010)]  # after the watermark passed it
     closing = [(f"<{EX}k1>", f"<{EX}a>", f'"1"^^<{XSD}integer>', 120_000)]
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for i, chunk in enumerate([early + later, far, late, closing]):
-        pq.write_table(pa.table({k: [r[j] for r in chunk] for j, k in enumerate("spot")}),
-                       folder / f"part-{i:03d}.parquet")
-    events = spark.readStream.schema("s string, p string, o string, t long").option(
-        "maxFilesPerTrigger", 1).parquet(str(folder))
-    query = (detect(events, RULES, lateness="0 seconds", buckets=2)
-             .writeStream.format("memory").queryName("answers_late").outputMode("append")
-             .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
-    query.awaitTermination()
-    result = spark.sql("select * from answers_late").collect()
+    _, result = run_stream(spark, tmp_path, [early + later, far, late, closing], "answers_late",
+                           lateness="0 seconds", buckets=2)
     late_rows = [r for r in result if r["kind"] == "late"]
     assert [(r["s"], r["p"], r["o"]) for r in late_rows] == [late[0][:3]]
     assert "watermark" in late_rows[0]["reason"]
