@@ -18,7 +18,7 @@ from pathlib import Path
 
 from cep.errors import CepError, UsageError
 
-ENGINES = ("local",)  # the Spark engine will be added here
+ENGINES = ("spark", "local")
 DEFAULT_BATCH = 50_000
 PROGRESS_SECONDS = 5.0
 REJECTS_SHOWN = 20
@@ -107,17 +107,36 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
     run.add_argument("--events", nargs="+", required=True, metavar="PATH",
                      help="event files or directories (.trig, .jsonl, .csv, .parquet)")
-    run.add_argument("--engine", choices=ENGINES, default="local",
-                     help="where the rules run: local = in this process (default)")
-    run.add_argument("--format", choices=("jsonl", "csv", "trig"), default="jsonl",
-                     help="answer format (default jsonl)")
-    run.add_argument("--out", metavar="PATH", help="write answers to PATH instead of standard output")
+    run.add_argument("--engine", choices=ENGINES, default="spark",
+                     help="where the rules run: spark = Spark Structured Streaming, local mode unless "
+                          "--master says otherwise (default); local = in this process")
+    run.add_argument("--format", choices=("jsonl", "csv", "trig", "parquet"), default="jsonl",
+                     help="answer format (default jsonl; trig: local engine; parquet: spark engine with --out)")
+    run.add_argument("--out", metavar="PATH",
+                     help="write answers to PATH instead of standard output (spark engine: a folder, "
+                          "written by Spark's exactly-once file sink)")
     run.add_argument("--rejects", metavar="PATH",
                      help="write rejected input records to PATH as JSON Lines (default: report them "
                           "on standard error)")
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, metavar="N",
                      help=f"events pushed to the engine at a time (default {DEFAULT_BATCH:,})")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
+    spark = run.add_argument_group("spark engine")
+    spark.add_argument("--master", metavar="URL",
+                       help="Spark master (default: spark.master of the Spark configuration, else local[*])")
+    spark.add_argument("--follow", action="store_true",
+                       help="keep watching the event folders for new files until interrupted (without it "
+                            "the run processes the files that are there and stops)")
+    spark.add_argument("--checkpoint", metavar="DIR",
+                       help="keep the query's progress and state in DIR: a rerun with the same DIR resumes")
+    spark.add_argument("--trigger", metavar="INTERVAL",
+                       help="with --follow: the micro-batch interval, e.g. '10 seconds' (default: as soon "
+                            "as the last one ends)")
+    spark.add_argument("--lateness", metavar="INTERVAL", default="10 seconds",
+                       help="how late an event may arrive (the watermark delay; default '10 seconds'): "
+                            "events wait this long in event time and are then processed in time order")
+    spark.add_argument("--files-per-batch", type=int, metavar="N",
+                       help="read at most N new files per micro-batch (default: all)")
     run.set_defaults(func=cmd_run)
 
     explain = sub.add_parser(
@@ -221,6 +240,67 @@ class _Rejects:
 
 
 def cmd_run(args) -> int:
+    if args.engine == "spark":
+        return _run_spark(args)
+    given = [f"--{name.replace('_', '-')}" for name in ("master", "follow", "checkpoint", "trigger",
+                                                         "files_per_batch") if getattr(args, name)]
+    if given:
+        raise UsageError(f"{', '.join(given)}: options of the spark engine, not of --engine local")
+    if args.format == "parquet":
+        raise UsageError("--format parquet: the spark engine writes Parquet (with --out DIR); "
+                         "the local engine writes jsonl, csv or trig")
+    return _run_local(args)
+
+
+def _run_spark(args) -> int:
+    from cep.io import check_format
+    from cep.spark import job, sinks
+
+    if args.format == "trig":
+        raise UsageError("--format trig: the local engine writes TriG (--engine local); the spark "
+                         f"engine writes {', '.join(sinks.FILE_FORMATS)}")
+    if args.format == "parquet" and not args.out:
+        raise UsageError("--format parquet needs --out DIR")
+    if args.files_per_batch is not None and args.files_per_batch < 1:
+        raise UsageError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
+    if args.trigger and not args.follow:
+        raise UsageError("--trigger sets the interval of a followed run: use it with --follow")
+    queries = load_queries(args.rules)
+    if args.format != "parquet":
+        check_format(args.format, queries)
+    options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
+                          follow=args.follow, trigger=args.trigger, lateness=args.lateness,
+                          files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet)
+    began = time.monotonic()
+    counts = Counter()
+    rejects = _Rejects(args.rejects)
+    console = None
+    if not args.out:
+        from cep.io import make_writer
+
+        writer = make_writer(args.format, sys.stdout, _select_variables(queries, None))
+        console = sinks.Console(writer, sys.stdout, rejects.report, counts)
+    elif args.rejects:
+        raise UsageError("--rejects with --engine spark and --out: late and rejected records are written "
+                         f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject")
+    try:
+        progress = job.run(queries, options, console, _say)
+        if console:
+            console.writer.close()
+    finally:
+        rejects.close()
+    if not args.quiet:
+        elapsed = time.monotonic() - began
+        _say(f"{progress.rows:,} rows in {progress.batches:,} micro-batch{'es' if progress.batches != 1 else ''}, {elapsed:.1f} s"
+             + (f", {rejects.count:,} late or rejected" if rejects.count else ""))
+        if console:
+            _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
+        else:
+            _say(f"answers, late and rejected records written to {args.out}")
+    return 0
+
+
+def _run_local(args) -> int:
     from cep.io import check_format, input_files, make_writer, read_events
 
     if args.batch_size < 1:

@@ -57,9 +57,16 @@ def input_files(paths) -> list[Path]:
     return out
 
 
-def read_file(path, rejects: list) -> list[Event]:
-    """The events of one file, in file order; rejects are appended."""
-    return _READERS[format_of(path)](path, rejects)
+def read_file(path, rejects: list, data: bytes | None = None, base: str | None = None) -> list[Event]:
+    """The events of one file, in file order; rejects are appended. `data`:
+    the file's bytes when they were read elsewhere (Spark's file source;
+    `base` is then the file's IRI, for TriG's relative IRIs)."""
+    fmt = format_of(path)
+    if data is None:
+        return _READERS[fmt](path, rejects)
+    if fmt == "trig":
+        return trig.read_trig(path, rejects, data, base)
+    return _READERS[fmt](path, rejects, data)
 
 
 def sort_key(event: Event):

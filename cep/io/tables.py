@@ -20,6 +20,7 @@ integer epoch milliseconds.
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 from typing import NamedTuple
@@ -133,11 +134,11 @@ def row_event(row: dict, source: str) -> Event:
 # --------------------------------------------------------------- JSON Lines
 
 
-def read_jsonl(path, rejects: list) -> list[Event]:
+def read_jsonl(path, rejects: list, data: bytes | None = None) -> list[Event]:
     name = str(path)
     events = []
     try:
-        handle = open(path, "rb")
+        handle = open(path, "rb") if data is None else io.BytesIO(data)
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
         return []
@@ -170,10 +171,11 @@ def read_jsonl(path, rejects: list) -> list[Event]:
 # ---------------------------------------------------------------------- CSV
 
 
-def read_csv(path, rejects: list) -> list[Event]:
+def read_csv(path, rejects: list, data: bytes | None = None) -> list[Event]:
     name = str(path)
     try:
-        handle = open(path, newline="", encoding="utf-8-sig", errors="surrogateescape")
+        handle = (open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") if data is None else
+                  io.TextIOWrapper(io.BytesIO(data), newline="", encoding="utf-8-sig", errors="surrogateescape"))
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
         return []
@@ -252,7 +254,7 @@ _FAST_MS = r"^-?[0-9]{1,15}$"
 _FAST_ISO = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$"
 
 
-def _parquet_columns(path, rejects: list):
+def _parquet_columns(path, rejects: list, data: bytes | None = None):
     """(Columns of the valid rows, their row indices in the file)."""
     import pyarrow.parquet as pq
 
@@ -260,7 +262,7 @@ def _parquet_columns(path, rejects: list):
     empty = Columns(pa.array([], pa.string()), pa.array([], pa.string()), pa.array([], pa.string()),
                     pa.array([], pa.int64()), pa.array([], pa.int64()))
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(path if data is None else pa.BufferReader(data))
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         rejects.append(Reject(name, f"cannot read the Parquet file: {exc}"))
         return empty, np.zeros(0, dtype=np.int64)
@@ -399,6 +401,31 @@ def _time_column(column, col, note, allow_null=False):
     return out
 
 
+def checked_rows(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
+    """A table of s, p, o (N-Triples text) and start, end (epoch ms) that
+    comes from elsewhere (a Spark DataFrame): its usable rows, with terms in
+    canonical form, and (row index, reason) for each of the others."""
+    reasons: dict[int, str] = {}
+
+    def note(rows, reason):
+        for i in rows:
+            reasons.setdefault(int(i), reason)
+
+    cols = {c: _term_column(table.column(c), c, note) for c in ("s", "p", "o")}
+    for c in ("start", "end"):
+        note(np.nonzero(np.asarray(pc.is_null(table.column(c)).to_numpy(zero_copy_only=False), dtype=bool))[0],
+             "t is empty or not a time" if c == "start" else "t_end is not a time")
+    before = pc.fill_null(pc.less(table.column("end"), table.column("start")), False)
+    note(np.nonzero(np.asarray(before.to_numpy(zero_copy_only=False), dtype=bool))[0], "t_end is before t")
+    for c, arr in cols.items():
+        table = table.set_column(table.column_names.index(c), c, arr)
+    if not reasons:
+        return table, []
+    keep = np.ones(table.num_rows, dtype=bool)
+    keep[sorted(reasons)] = False
+    return table.filter(pa.array(keep)), sorted(reasons.items())
+
+
 def _columns_from_events(events) -> Columns:
     return Columns([e.s for e in events], [e.p for e in events], [e.o for e in events],
                    [e.start for e in events], [e.end for e in events])
@@ -424,8 +451,8 @@ def read_table_columns(path, rejects: list | None = None) -> Columns:
     raise UsageError(f"{path}: read_table_columns reads .jsonl, .csv and .parquet files, not .{fmt}")
 
 
-def read_parquet(path, rejects: list) -> list[Event]:
-    cols, rows = _parquet_columns(path, rejects)
+def read_parquet(path, rejects: list, data: bytes | None = None) -> list[Event]:
+    cols, rows = _parquet_columns(path, rejects, data)
     name = str(path)
     s, p, o = cols.s.to_pylist(), cols.p.to_pylist(), cols.o.to_pylist()
     start, end = cols.start.to_pylist(), cols.end.to_pylist()

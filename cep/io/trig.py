@@ -61,11 +61,13 @@ XSD_DATETIMESTAMP = terms.XSD + "dateTimeStamp"
 # ------------------------------------------------------------- the reader
 
 
-def read_trig(path, rejects: list) -> list[Event]:
-    """The events of one TriG file; rejected parts are appended to `rejects`."""
+def read_trig(path, rejects: list, data: bytes | None = None, base: str | None = None) -> list[Event]:
+    """The events of one TriG file; rejected parts are appended to `rejects`.
+    `data`: the file's bytes when they were read elsewhere (Spark's file
+    source), with `base` the file's IRI for relative IRIs."""
     name = str(path)
     try:
-        text = Path(path).read_bytes().decode("utf-8-sig")
+        text = (Path(path).read_bytes() if data is None else data).decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = exc.object[: exc.start].count(b"\n") + 1
         rejects.append(Reject(f"{name}:{line}", f"not UTF-8 text (byte {exc.start + 1} of the file); "
@@ -74,7 +76,7 @@ def read_trig(path, rejects: list) -> list[Event]:
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
         return []
-    base = Path(path).resolve().as_uri()
+    base = base or Path(path).resolve().as_uri()
     statements = scan(text)
     content = _Content()
     try:

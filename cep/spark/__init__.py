@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -67,6 +68,7 @@ def spark_session(master: str | None = None, app: str = "cep"):
             .config("spark.sql.shuffle.partitions", str(DEFAULT_BUCKETS))
             .config("spark.sql.session.timeZone", "UTC")
             .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
             .getOrCreate())
 
@@ -95,7 +97,8 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS) -> Spec:
 
 
 def _times(df):
-    """start and end in epoch milliseconds from t (and t_end)."""
+    """start and end in epoch milliseconds from t (and t_end); source kept
+    when the events have one."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -105,18 +108,25 @@ def _times(df):
             return F.unix_millis(F.col(name).cast("timestamp"))
         if isinstance(kind, (T.LongType, T.IntegerType)):
             return F.col(name).cast("long")
-        return F.unix_millis(F.to_timestamp(F.col(name)))
+        text = F.col(name).cast("string")
+        return F.when(text.rlike(r"^-?[0-9]{1,15}$"), text.cast("long")).otherwise(
+            F.unix_millis(F.to_timestamp(text)))
 
     start = millis("t")
     end = millis("t_end") if "t_end" in df.columns else start
-    return df.select("s", "p", "o", start.alias("start"), F.coalesce(end, start).alias("end"))
+    source = F.col("source").cast("string") if "source" in df.columns else F.lit(None).cast("string")
+    return df.select("s", "p", "o", start.alias("start"), F.coalesce(end, start).alias("end"),
+                     source.alias("source"))
 
 
 def _routed(df, spec: Spec):
-    """The events, once per (class, bucket) that needs them."""
+    """The events, once per (class, bucket) that needs them, in one pass
+    over the input (a union of filters would read it once per class).
+    Rows that carry a reason (rejected by the reader) go to one group,
+    which reports them."""
     from pyspark.sql import functions as F
 
-    parts = []
+    targets = []
     for c, buckets in zip(spec.classes, spec.buckets):
         match = None
         for route in c.routes:
@@ -124,15 +134,47 @@ def _routed(df, spec: Spec):
             for slot, term in route.constants:
                 cond = cond & (F.col(slot) == F.lit(term))
             match = cond if match is None else match | cond
-        if buckets > 1:
-            bucket = F.pmod(F.xxhash64(F.col(c.routes[0].key_slot)), F.lit(buckets)).cast("int")
-        else:
-            bucket = F.lit(0)
-        parts.append(df.filter(match).select(F.lit(c.index).alias("cls"), bucket.alias("bucket"), *df.columns))
-    out = parts[0]
-    for p in parts[1:]:
-        out = out.unionByName(p)
-    return out
+        bucket = (F.pmod(F.xxhash64(F.col(c.routes[0].key_slot)), F.lit(buckets)).cast("int")
+                  if buckets > 1 else F.lit(0))
+        targets.append(F.when(match, F.struct(F.lit(c.index).alias("cls"), bucket.alias("bucket"))))
+    if "reason" in df.columns:
+        rejected = F.col("reason").isNotNull()
+        first = F.struct(F.lit(spec.classes[0].index).alias("cls"), F.lit(0).alias("bucket"))
+        targets = [F.when(~rejected, t) for t in targets] + [F.when(rejected, first)]
+    groups = F.filter(F.array(*targets), lambda g: g.isNotNull())
+    return (df.select(F.explode(groups).alias("_g"), *df.columns)
+            .select(F.col("_g.cls").alias("cls"), F.col("_g.bucket").alias("bucket"), *df.columns))
+
+
+def _end_rows(spark, folder: str, spec: Spec, rejects: bool):
+    """A row for every group per file that appears in `folder` (end_input):
+    the groups then process every event they hold."""
+    from pyspark.sql import functions as F
+
+    groups = [F.struct(F.lit(c.index).alias("cls"), F.lit(b).alias("bucket"))
+              for c, n in zip(spec.classes, spec.buckets) for b in range(n)]
+    none = F.lit(None)
+    return (spark.readStream.format("text").load(folder)
+            .select(F.explode(F.array(*groups)).alias("g"))
+            .select(F.col("g.cls").alias("cls"), F.col("g.bucket").alias("bucket"),
+                    none.cast("string").alias("s"), none.cast("string").alias("p"), none.cast("string").alias("o"),
+                    none.cast("long").alias("start"), none.cast("long").alias("end"),
+                    none.cast("string").alias("source"),
+                    *([none.cast("string").alias("reason"), none.cast("string").alias("text")] if rejects else []),
+                    F.lit(worker.END).alias("ctl")))
+
+
+def end_input(folder) -> Path:
+    """Mark the end of a stream's input for a detect(..., end_markers=folder)
+    query: when the mark is read, every group processes all the events it
+    holds, without waiting for the watermark; events that come later and
+    end before them are late. Returns the mark's file."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"end-{time.time_ns()}.txt"
+    hidden = folder / f".{name}"  # Spark's file source skips dot files: the mark appears whole
+    hidden.write_text("end\n")
+    return hidden.rename(folder / name)
 
 
 def _finish(raw):
@@ -142,25 +184,34 @@ def _finish(raw):
     triples = F.from_json("triples", "array<struct<s:string,p:string,o:string>>")
     return raw.select("kind", "query", bindings.alias("bindings"), triples.alias("triples"),
                       F.timestamp_millis("start").alias("start"), F.timestamp_millis("end").alias("end"),
-                      "s", "p", "o", "reason")
+                      "s", "p", "o", "source", "reason", "text")
 
 
-def detect(events, rules, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS):
-    """Answers (and late events) of a rule set over a DataFrame of events;
-    see the module's docstring. `rules`: a rule file's path, EP-SPARQL
-    text, or parsed queries."""
+def detect(events, rules, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
+           end_markers: str | None = None):
+    """Answers (and late and rejected events) of a rule set over a DataFrame
+    of events; see the module's docstring. `rules`: a rule file's path,
+    EP-SPARQL text, or parsed queries. `end_markers`: a folder watched for
+    the marks of end_input (streams only)."""
+    return _finish(run(_times(events), plan(rules, buckets), lateness, end_markers))
+
+
+def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | None = None):
+    """The worker's raw rows (worker.OUTPUT_DDL, times in epoch ms) for
+    events with columns s, p, o, start, end (epoch ms) and source."""
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
-    spec = plan(rules, buckets)
-    df = _routed(_times(events), spec)
+    df = _routed(events, spec)
     if not events.isStreaming:
-        raw = df.groupBy("cls", "bucket").applyInPandas(
+        return df.groupBy("cls", "bucket").applyInPandas(
             lambda key, pdf: worker.detect_static(spec, key, pdf), schema=worker.OUTPUT_DDL)
-        return _finish(raw)
+    df = df.withColumn("ctl", F.lit(None).cast("string"))
+    if end_markers:
+        df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
+                                         "reason" in events.columns))
     df = df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", lateness)
     # NoTimeout: Spark then hands late rows to the group, which reports them
-    raw = df.groupBy("cls", "bucket").applyInPandasWithState(
+    return df.groupBy("cls", "bucket").applyInPandasWithState(
         partial(worker.detect_streaming, spec), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
         GroupStateTimeout.NoTimeout)
-    return _finish(raw)

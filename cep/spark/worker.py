@@ -26,18 +26,22 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from cep import terms
 from cep.engine import Engine
+from cep.io.tables import checked_rows
 
 # (rules hash, class, bucket) -> [engine, initial state, version or None]
 _ENGINES: dict = {}
 
-EVENT_COLUMNS = ["s", "p", "o", "start", "end"]
+EVENT_COLUMNS = ["s", "p", "o", "start", "end", "source"]
 EVENT_SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
-                          ("start", pa.int64()), ("end", pa.int64())])
-OUTPUT_COLUMNS = ["kind", "query", "bindings", "triples", "start", "end", "s", "p", "o", "reason"]
+                          ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string())])
+OUTPUT_COLUMNS = ["kind", "query", "bindings", "triples", "start", "end", "s", "p", "o", "source", "reason",
+                  "text"]
 OUTPUT_DDL = ("kind string, query string, bindings string, triples string, start long, end long, "
-              "s string, p string, o string, reason string")
+              "s string, p string, o string, source string, reason string, text string")
 STATE_DDL = "version string, engine binary, waiting binary, processed long"
+END = "end"  # the value of column ctl on the rows that mark the end of the input
 
 
 def _engine(spec, cls: int, bucket: int):
@@ -49,10 +53,38 @@ def _engine(spec, cls: int, bucket: int):
     return entry
 
 
-def _events(pdfs) -> pa.Table:
-    tables = [pa.Table.from_pandas(pdf[EVENT_COLUMNS], schema=EVENT_SCHEMA, preserve_index=False)
-              for pdf in pdfs if len(pdf)]
-    return pa.concat_tables(tables) if tables else EVENT_SCHEMA.empty_table()
+def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
+    """The usable events of a group's input (a reject row for each of the
+    others) and whether the input ends here."""
+    tables, ended = [], False
+    for pdf in pdfs:
+        if not len(pdf):
+            continue
+        if "ctl" in pdf.columns:
+            marks = pdf["ctl"].notna()
+            ended = ended or bool((pdf["ctl"] == END).any())
+            pdf = pdf[~marks]
+        if "reason" in pdf.columns:  # records the reader could not use
+            rejected = pdf["reason"].notna()
+            for source, reason, text in pdf.loc[rejected, ["source", "reason", "text"]].itertuples(index=False):
+                rows.append(("reject", None, None, None, None, None, None, None, None, source, reason, text))
+            pdf = pdf[~rejected]
+        if "source" not in pdf.columns:
+            pdf = pdf.assign(source=None)
+        tables.append(pa.Table.from_pandas(pdf[EVENT_COLUMNS], schema=EVENT_SCHEMA, preserve_index=False))
+    if not tables:
+        return EVENT_SCHEMA.empty_table(), ended
+    table, bad = checked_rows(pa.concat_tables(tables))
+    if bad:
+        raw = pa.concat_tables(tables).take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
+        for e, (_, reason) in zip(raw, bad):
+            rows.append(_event_row("reject", e, reason))
+    return table, ended
+
+
+def _event_row(kind: str, e: dict, reason: str) -> tuple:
+    return (kind, None, None, None, e["start"], e["end"], e["s"], e["p"], e["o"], e["source"], reason,
+            f"{e['s']} {e['p']} {e['o']}")
 
 
 def _ipc(table: pa.Table) -> bytes:
@@ -72,15 +104,15 @@ def _answer_rows(engine: Engine, batches) -> list:
         for a in batch.to_list():
             if a.triples:
                 triples = json.dumps([{"s": s, "p": p, "o": o} for s, p, o in a.triples])
-                rows.append(("answer", a.query, None, triples, a.start, a.end, None, None, None, None))
+                rows.append(("answer", a.query, None, triples, a.start, a.end, None, None, None, None, None, None))
             else:
                 rows.append(("answer", a.query, json.dumps(dict(a.bindings)), None, a.start, a.end,
-                             None, None, None, None))
+                             None, None, None, None, None, None))
     return rows
 
 
 def _frame(rows) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=OUTPUT_COLUMNS).astype({"start": "int64", "end": "int64"})
+    return pd.DataFrame(rows, columns=OUTPUT_COLUMNS).astype({"start": "Int64", "end": "Int64"})
 
 
 def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
@@ -90,15 +122,17 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     engine, initial = entry[0], entry[1]
     entry[2] = None
     engine.restore(initial)
-    events = _events([pdf])
-    rows = _answer_rows(engine, [engine.push_table(events), engine.flush_table()])
+    rows = []
+    events, _ = _events([pdf], rows)
+    rows += _answer_rows(engine, [engine.push_table(events), engine.flush_table()])
     return _frame(rows)
 
 
 def detect_streaming(spec, key, pdfs, state):
     """A streaming group's micro-batch (applyInPandasWithState): buffer the
     new events, report those that come after their time was processed, and
-    process, in time order, the events that the watermark has passed."""
+    process, in time order, the events that the watermark has passed (all
+    of them when the input ends)."""
     cls, bucket = (int(x) for x in key)
     entry = _engine(spec, cls, bucket)
     engine = entry[0]
@@ -114,22 +148,31 @@ def detect_streaming(spec, key, pdfs, state):
     entry[2] = None  # until this call has finished, the engine matches no saved version
 
     rows = []
-    new = _events(pdfs)
-    if processed is not None and new.num_rows:
-        late = pc.less(new["end"], processed)
+    new, ended = _events(pdfs, rows)
+    # Late: before the watermark of this micro-batch (Spark's rule), or
+    # before what the group already processed (after the end of an input).
+    watermark = state.getCurrentWatermarkMs() or None
+    horizon = max(x for x in (watermark, processed, -2**63) if x is not None)
+    if new.num_rows:
+        late = pc.less(new["end"], horizon)
         for e in new.filter(late).to_pylist():
-            rows.append(("late", None, None, None, e["start"], e["end"], e["s"], e["p"], e["o"],
-                         f"ends at {e['end']} ms, before {processed} ms, the event time up to which "
-                         "its group had already been processed (the watermark)"))
+            rows.append(_event_row("late", e, f"late: ends at {terms.format_datetime_ms(e['end'])}, before "
+                                              f"{terms.format_datetime_ms(horizon)}, where the watermark was "
+                                              "(or where its group's input had ended)"))
         new = new.filter(pc.invert(late))
     waiting = pa.concat_tables([waiting, new]) if new.num_rows else waiting
 
-    watermark = state.getCurrentWatermarkMs()
-    if watermark and (processed is None or watermark > processed):
+    if ended and waiting.num_rows:
+        ready = pa.array([True] * waiting.num_rows)
+        processed = max(horizon, pc.max(waiting["end"]).as_py() + 1)
+    elif watermark and (processed is None or watermark > processed):
         ready = pc.less(waiting["end"], watermark)
+        processed = watermark
+    else:
+        ready = None
+    if ready is not None:
         rows += _answer_rows(engine, [engine.push_table(waiting.filter(ready)), engine.flush_table()])
         waiting = waiting.filter(pc.invert(ready))
-        processed = watermark
 
     version = uuid.uuid4().hex
     state.update((version, engine.state(), _ipc(waiting), processed))

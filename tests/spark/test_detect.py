@@ -4,6 +4,7 @@ file, with late events reported."""
 
 from __future__ import annotations
 
+import os
 import random
 
 import pyarrow as pa
@@ -80,8 +81,9 @@ def run_stream(spark, tmp_path, chunks, name, lateness, buckets):
     folder = tmp_path / "in"
     folder.mkdir()
     for i, chunk in enumerate(chunks):
-        pq.write_table(pa.table({k: [r[j] for r in chunk] for j, k in enumerate("spot")}, schema=EVENTS),
-                       folder / f"part-{i:03d}.parquet")
+        path = folder / f"part-{i:03d}.parquet"
+        pq.write_table(pa.table({k: [r[j] for r in chunk] for j, k in enumerate("spot")}, schema=EVENTS), path)
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # Spark reads files in order of mtime
     events = spark.readStream.schema("s string, p string, o string, t long").option(
         "maxFilesPerTrigger", 1).parquet(str(folder))
     query = (detect(events, RULES, lateness=lateness, buckets=buckets)

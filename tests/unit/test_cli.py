@@ -27,7 +27,12 @@ T0 = terms.parse_datetime_ms("2026-01-01T00:00:00Z")
 
 
 def run(argv, capsys):
-    code = cli.main([str(a) for a in argv])
+    """`cep ARGV` in this process; `run` on the local engine unless told
+    (tests/spark has the Spark engine's command-line tests)."""
+    argv = [str(a) for a in argv]
+    if argv[:1] == ["run"] and "--engine" not in argv:
+        argv += ["--engine", "local"]
+    code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -160,7 +165,9 @@ def test_missing_rules_file(capsys, rules, engine, tmp_path):
 
 @pytest.mark.parametrize("option, fragment", [
     (["--format", "xml"], "invalid choice: 'xml'"),
-    (["--engine", "spark"], "invalid choice: 'spark'"),
+    (["--engine", "flink"], "invalid choice: 'flink'"),
+    (["--follow"], "--follow: options of the spark engine, not of --engine local"),
+    (["--format", "parquet"], "--format parquet: the spark engine writes Parquet"),
     (["--batch-size", "0"], "--batch-size must be at least 1, not 0"),
     (["--batch-size", "many"], "invalid int value"),
 ])

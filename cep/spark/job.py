@@ -1,0 +1,152 @@
+"""`cep run --engine spark`: event files -> the engine on Spark -> a sink.
+
+One streaming query: the files (cep.spark.sources) go through the engine
+(cep.spark.run) to a file sink or the console (cep.spark.sinks), with its
+checkpoint in --checkpoint (or a temporary folder).
+
+A bounded run (no --follow) reads the files that are there, then marks the
+end of the input (cep.spark.end_input) and runs once more, so that the
+events still waiting for the watermark are processed too: the answers are
+those of the whole input. A followed run keeps watching until interrupted;
+its last `lateness` of events waits for later events, as on any stream.
+Rerunning with the same checkpoint continues where the last run stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from cep.errors import UsageError
+
+PROGRESS_SECONDS = 5.0
+END_FOLDER = "cep-end"  # inside the checkpoint: the end-of-input marks
+
+
+@dataclass
+class Options:
+    events: list
+    out: str | None = None
+    fmt: str = "jsonl"
+    checkpoint: str | None = None
+    follow: bool = False
+    trigger: str | None = None
+    lateness: str = "10 seconds"
+    files_per_batch: int | None = None
+    master: str | None = None
+    buckets: int = 8
+    quiet: bool = False
+
+
+def quiet_spark() -> None:
+    """No pandas-version warnings from the Python workers (Spark's log is
+    set to errors once the session exists): the run's own progress lines
+    are what the user reads."""
+    os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
+    import warnings
+
+    warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
+
+
+def session(master: str | None):
+    from cep.spark import spark_session
+
+    quiet_spark()
+    spark = spark_session(master)
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+class Progress:
+    """Readable lines from StreamingQueryProgress on stderr."""
+
+    def __init__(self, say, quiet: bool):
+        self.say, self.quiet = say, quiet
+        self.seen = -1
+        self.rows = 0
+        self.batches = 0
+
+    def update(self, query) -> None:
+        for p in query.recentProgress:
+            if p["batchId"] <= self.seen:
+                continue
+            self.seen = p["batchId"]
+            n = p["numInputRows"]
+            if not n and not p.get("stateOperators"):
+                continue
+            self.rows += n
+            self.batches += 1
+            if self.quiet:
+                continue
+            seconds = p["durationMs"].get("triggerExecution", 0) / 1000
+            line = f"batch {p['batchId']}: {n:,} rows in {seconds:.1f} s"
+            if n >= 1000 and seconds:
+                line += f" ({n / seconds:,.0f} rows/s)"
+            for op in p.get("stateOperators", [])[:1]:
+                size = op.get("customMetrics", {}).get("stateOnCurrentVersionSizeBytes", op["memoryUsedBytes"])
+                line += f"; state {op['numRowsTotal']:,} groups, {size / 1e6:,.1f} MB"
+            wm = p.get("eventTime", {}).get("watermark")
+            if wm and not wm.startswith("1970-01-01"):
+                line += f"; watermark {wm}"
+            self.say(line)
+
+
+def _await(query, progress: Progress) -> None:
+    try:
+        while not query.awaitTermination(PROGRESS_SECONDS):
+            progress.update(query)
+    except KeyboardInterrupt:
+        query.stop()
+        raise
+    progress.update(query)
+    if query.exception() is not None:
+        raise query.exception()
+
+
+def run(queries, options: Options, console=None, say=print) -> Progress:
+    """Run the rule set over the event files; answers go to options.out (a
+    folder, Spark's file sink) or to `console` (a sinks.Console)."""
+    from cep.spark import end_input, plan
+    from cep.spark import run as engine
+    from cep.spark import sinks, sources
+
+    if options.out and Path(options.out).is_file():
+        raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
+                         "(Spark's file sink): give a folder")
+    spark = session(options.master)
+    spec = plan(queries, options.buckets)
+    own_checkpoint = options.checkpoint is None
+    checkpoint = Path(options.checkpoint or tempfile.mkdtemp(prefix="cep-checkpoint-")).absolute()
+    ends = checkpoint / END_FOLDER
+    ends.mkdir(parents=True, exist_ok=True)
+    try:
+        events = sources.event_stream(spark, options.events, options.follow, options.files_per_batch)
+        raw = engine(events, spec, options.lateness, str(ends))
+        if options.out:
+            variables = [f for layout in _layouts(queries) if layout.form == "select" for f in layout.fields]
+            writer = sinks.file_sink(raw, options.fmt, str(Path(options.out).absolute()),
+                                     list(dict.fromkeys(variables)))
+        else:
+            writer = raw.writeStream.foreachBatch(console)
+        writer = writer.option("checkpointLocation", str(checkpoint)).queryName("cep")
+        progress = Progress(say, options.quiet)
+        if options.follow:
+            trigger = {"processingTime": options.trigger} if options.trigger else {"processingTime": "0 seconds"}
+            _await(writer.trigger(**trigger).start(), progress)
+        else:
+            _await(writer.trigger(availableNow=True).start(), progress)
+            end_input(ends)
+            _await(writer.trigger(availableNow=True).start(), progress)
+        return progress
+    finally:
+        if own_checkpoint:
+            shutil.rmtree(checkpoint, ignore_errors=True)
+
+
+def _layouts(queries):
+    from cep.compile import compile_queries
+
+    return compile_queries(queries).layouts

@@ -1,0 +1,117 @@
+"""Event files as a Spark stream: the front of `cep run --engine spark`.
+
+Each path given to --events becomes one Spark file stream per format (a
+file: its folder, filtered to its name), so that new files dropped into a
+watched folder are read as they come. Parquet is read by Spark itself (the
+bulk format); its rows are checked by the workers (cep.spark.worker), and a
+bad row is named `file:row N`. TriG, JSON Lines and CSV files are read whole
+and parsed by the same readers as the in-process engine (cep.io), so the
+records, the rejects and their `file:line` places are the same on both
+engines.
+
+The stream has the columns s, p, o, start, end (epoch ms), source, and
+reason and text (set on a record that could not be read, which the engine
+reports as a `reject` row).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from cep.errors import UsageError
+from cep.io.readers import FORMATS
+
+STREAM_DDL = ("s string, p string, o string, start long, end long, source string, reason string, "
+              "text string")
+BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
+PARQUET_DEFAULT_DDL = "s string, p string, o string, t timestamp"
+
+
+def _glob_escape(name: str) -> str:
+    return re.sub(r"([\[\]{}*?\\])", r"\\\1", name)
+
+
+def _sources(paths, follow: bool):
+    """(folder, glob, format) per Spark stream to open, in a fixed order
+    (a restarted query must see its sources in the same order)."""
+    out = []
+    for raw in paths:
+        path = Path(raw).absolute()
+        if path.is_dir():
+            present = {FORMATS[p.suffix.lower()] for p in path.iterdir()
+                       if p.is_file() and not p.name.startswith((".", "_")) and p.suffix.lower() in FORMATS}
+            if not present and not follow:
+                raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
+            for ext, fmt in FORMATS.items():
+                if fmt in present or not present:  # an empty folder followed: watch every format
+                    out.append((path, f"*{ext}", fmt))
+        elif path.is_file():
+            fmt = FORMATS.get(path.suffix.lower())
+            if fmt is None:
+                raise UsageError(f"{raw}: unknown event file type {path.suffix or '(no extension)'}; "
+                                 f"event files end in {', '.join(FORMATS)}")
+            out.append((path.parent, _glob_escape(path.name), fmt))
+        else:
+            raise UsageError(f"{raw}: no such file or directory")
+    return out
+
+
+def _parse_files(batches):
+    """mapInPandas: whole TriG/JSON Lines/CSV files -> their records."""
+    import pandas as pd
+
+    from cep.io.readers import read_file
+
+    columns = ["s", "p", "o", "start", "end", "source", "reason", "text"]
+    for pdf in batches:
+        rows = []
+        for uri, content in zip(pdf["path"], pdf["content"]):
+            name = _local_name(uri)
+            rejects = []
+            events = read_file(name, rejects, bytes(content), base=uri)
+            rows += [(e.s, e.p, e.o, e.start, e.end, e.source, None, None) for e in events]
+            rows += [(None, None, None, None, None, r.source, r.reason, r.text) for r in rejects]
+        yield pd.DataFrame(rows, columns=columns).astype({"start": "Int64", "end": "Int64"})
+
+
+def _local_name(uri: str) -> str:
+    """A file: URI as the path users gave (messages name files as paths)."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
+
+
+def event_stream(spark, paths, follow: bool = False, files_per_batch: int | None = None):
+    """One streaming DataFrame (STREAM_DDL) of the events of `paths`."""
+    from pyspark.sql import functions as F
+
+    from cep.spark import _times
+
+    parts = []
+    for folder, glob, fmt in _sources(paths, follow):
+        reader = spark.readStream.option("pathGlobFilter", glob)
+        if files_per_batch:
+            reader = reader.option("maxFilesPerTrigger", files_per_batch)
+        if fmt == "parquet":
+            present = sorted(str(p) for p in folder.glob(glob) if p.is_file())
+            schema = spark.read.parquet(*present).schema if present else PARQUET_DEFAULT_DDL
+            df = reader.schema(schema).parquet(str(folder))
+            missing = [c for c in ("s", "p", "o", "t") if c not in df.columns]
+            if missing:
+                raise UsageError(f"{folder / glob}: no column{'s' if len(missing) > 1 else ''} "
+                                 f"{', '.join(missing)}: Parquet events need the columns s, p, o, t "
+                                 "(and optionally t_end)")
+            place = F.concat(F.col("_metadata.file_path"), F.lit(":row "),
+                             (F.col("_metadata.row_index") + 1).cast("string"))
+            df = _times(df.withColumn("source", place)).select(
+                "*", F.lit(None).cast("string").alias("reason"), F.lit(None).cast("string").alias("text"))
+        else:
+            df = (reader.schema(BINARY_FILE_DDL).format("binaryFile").load(str(folder))
+                  .select("path", "content").mapInPandas(_parse_files, STREAM_DDL))
+        parts.append(df)
+    out = parts[0]
+    for df in parts[1:]:
+        out = out.unionByName(df)
+    return out
