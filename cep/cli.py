@@ -367,9 +367,12 @@ def _run_local(args) -> int:
 def cmd_explain(args) -> int:
     from cep.compile import explain
 
+    from cep.spark import routing
+
     queries = load_queries(args.rules)
     text = explain(queries)
-    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
+    sys.stdout.write(text + routing.explain(queries) + "\n")
     return 0
 
 

@@ -208,6 +208,8 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
             lambda key, pdf: worker.detect_static(spec, key, pdf), schema=worker.OUTPUT_DDL)
     df = df.withColumn("ctl", F.lit(None).cast("string"))
     if end_markers:
+        if "://" not in str(end_markers):  # a local folder: Spark's file source needs it to exist
+            Path(end_markers).mkdir(parents=True, exist_ok=True)
         df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
                                          "reason" in events.columns))
     df = df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", lateness)

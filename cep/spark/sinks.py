@@ -33,13 +33,19 @@ TIME_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
 def answer(row) -> Answer:
     """An answer row of the workers' raw output (cep.spark.run: times in
     epoch ms, bindings and triples as JSON text) as an Answer."""
-    triples = tuple((t["s"], t["p"], t["o"]) for t in json.loads(row["triples"])) if row["triples"] else ()
-    bindings = tuple(sorted(json.loads(row["bindings"]).items())) if row["bindings"] else ()
+    triples, bindings = _text(row["triples"]), _text(row["bindings"])
+    triples = tuple((t["s"], t["p"], t["o"]) for t in json.loads(triples)) if triples else ()
+    bindings = tuple(sorted(json.loads(bindings).items())) if bindings else ()
     return Answer(row["query"], int(row["start"]), int(row["end"]), bindings, triples)
 
 
 def reject(row) -> Reject:
-    return Reject(row["source"] or "", row["reason"], row["text"])
+    return Reject(_text(row["source"]) or "", row["reason"], _text(row["text"]))
+
+
+def _text(value):
+    """A string column's value (pandas gives NaN for null)."""
+    return value if isinstance(value, str) else None
 
 
 def _json_lines(batches):

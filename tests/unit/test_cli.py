@@ -14,6 +14,7 @@ import pytest
 
 import cep.compile
 import cep.engine
+import cep.spark.routing
 from cep import cli, terms
 from cep.algebra.ops import ProjectItem, Query, Var
 from cep.errors import EngineError
@@ -303,8 +304,9 @@ def test_unwritable_out_is_a_usage_error(capsys, rules, engine, tmp_path):
 def test_explain_and_compile(capsys, rules, monkeypatch, tmp_path):
     monkeypatch.setattr(cep.compile, "explain", lambda qs: "== algebra\n" + " ".join(q.name for q in qs))
     monkeypatch.setattr(cep.compile, "compile_rules", lambda qs: ":- module(rules, []).\n")
+    monkeypatch.setattr(cep.spark.routing, "explain", lambda qs: "q: partitioned by ?x (class 0)")
     code, out, _ = run(["explain", rules.path], capsys)
-    assert (code, out) == (0, "== algebra\nq\n")
+    assert (code, out) == (0, "== algebra\nq\n== partitioning (spark engine)\nq: partitioned by ?x (class 0)\n")
     code, out, _ = run(["compile", rules.path], capsys)
     assert (code, out) == (0, ":- module(rules, []).\n")
     target = tmp_path / "rules.pl"
