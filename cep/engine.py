@@ -134,6 +134,19 @@ class Engine:
         self._bnode_next += 1
         return f"_:{self._bnode_prefix}{self._bnode_next - 1}"
 
+    def advance(self, now_ms: int) -> bool:
+        """Event time has reached now_ms with no event to process (a
+        watermark): drop the partial matches past their window. Returns
+        whether any partial match remains. Call it after flush_table."""
+        if self._held.num_rows:
+            raise ValueError("Engine.advance() with an instant held back: flush first")
+        return self.session.advance(self.module, now_ms)
+
+    @property
+    def fresh_bnodes(self) -> int:
+        """How many blank nodes CONSTRUCT answers have used."""
+        return self._bnode_next
+
     def state(self) -> bytes:
         """Everything the engine remembers between batches, as bytes: its
         partial matches (Prolog's goal stores), the last instant processed

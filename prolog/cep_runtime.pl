@@ -37,6 +37,7 @@
             cep_band_key/3,      % +Key, +Band, -BandKey
             cep_band_admits/3,   % +Direction, +Band, +ProbeBand
             cep_expire_bands/3,  % +Module, +Store, +Bands
+            cep_advance/3,       % +Module, +NowText, -Pending
             cep_dump/2,          % +Module, -State
             cep_restore/2        % +Module, +State
           ]).
@@ -110,11 +111,7 @@ batch_answer(M, EventsText, A) :-
 item_answer(e(S, P, O, Ts, Te), M, A) :-
     M:cep_event(S, P, O, Ts, Te, A).
 item_answer(sweep(Te), M, _) :-
-    M:'$sweep'(M, Te),
-    M:'$clock'(_, Period),
-    Next is Te + Period,
-    retractall(M:'$clock'(_, _)),
-    assertz(M:'$clock'(Next, Period)),
+    sweep(M, Te),
     fail.
 item_answer(end(_), M, A) :-
     M:'$deferred'(Nodes),
@@ -123,6 +120,39 @@ item_answer(end(_), M, A) :-
     ;   M:'$end_group',
         fail
     ).
+
+sweep(M, Te) :-
+    M:'$sweep'(M, Te),
+    M:'$clock'(_, Period),
+    Next is Te + Period,
+    retractall(M:'$clock'(_, _)),
+    assertz(M:'$clock'(Next, Period)).
+
+%!  cep_advance(+Module, +NowText, -Pending:string) is det.
+%
+%   Event time has reached Now (a watermark) with no event to process:
+%   prune the goals past their window, as the sweep before an event at
+%   Now would. Pending is "true" while a goal (a partial match) is still
+%   stored, else "false" (the Spark engine then drops the group's state).
+cep_advance(M, NowText, Pending) :-
+    number_string(Now, NowText),
+    (   M:'$clock'(Next, _), Now >= Next
+    ->  sweep(M, Now)
+    ;   true
+    ),
+    (   pending(M)
+    ->  Pending = "true"
+    ;   Pending = "false"
+    ).
+
+%   A goal store or band list holds a fact (the '$' predicates are the
+%   module's bookkeeping: the clock, expired generations, distinct answers).
+pending(M) :-
+    state_predicate(M, Head),
+    functor(Head, Name, _),
+    \+ sub_atom(Name, 0, _, _, '$'),
+    clause(M:Head, true),
+    !.
 
 %   A batch's answers ans(QueryIndex, Values, Start, End), those of one
 %   instant next to each other (they share their End) -> rows r(Q, Start,

@@ -171,6 +171,10 @@ class _Session:
         answer lines (UTF-8 bytes, cep_runtime.pl) out."""
         return self.call("cep_push", "cep_runtime", [("atom", module), events], raw=True)[0]
 
+    def advance(self, module: str, now_ms: int) -> bool:
+        """Prune to event time now_ms; whether goals remain (cep_advance/3)."""
+        return self.call("cep_advance", "cep_runtime", [("atom", module), str(now_ms)])[0] == "true"
+
     def dump(self, module: str) -> bytes:
         """The state of a loaded rule set (cep_runtime:cep_dump/2)."""
         return self.call("cep_dump", "cep_runtime", [("atom", module)], raw="latin-1")[0]

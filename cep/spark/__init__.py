@@ -213,7 +213,9 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
         df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
                                          "reason" in events.columns))
     df = df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", lateness)
-    # NoTimeout: Spark then hands late rows to the group, which reports them
+    # No timeouts: with event-time timeouts Spark drops late rows unseen
+    # (the group reports them), and processing-time ones make Spark run a
+    # micro-batch after every micro-batch, so a bounded run never ends.
     return df.groupBy("cls", "bucket").applyInPandasWithState(
         partial(worker.detect_streaming, spec), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
         GroupStateTimeout.NoTimeout)

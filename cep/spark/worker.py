@@ -130,9 +130,10 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
 
 def detect_streaming(spec, key, pdfs, state):
     """A streaming group's micro-batch (applyInPandasWithState): buffer the
-    new events, report those that come after their time was processed, and
+    new events, report those that come after their time was processed,
     process, in time order, the events that the watermark has passed (all
-    of them when the input ends)."""
+    of them when the input ends), prune the goals past their window at the
+    watermark, and forget the group when nothing is left in it."""
     cls, bucket = (int(x) for x in key)
     entry = _engine(spec, cls, bucket)
     engine = entry[0]
@@ -173,8 +174,16 @@ def detect_streaming(spec, key, pdfs, state):
     if ready is not None:
         rows += _answer_rows(engine, [engine.push_table(waiting.filter(ready)), engine.flush_table()])
         waiting = waiting.filter(pc.invert(ready))
+    pending = engine.advance(processed) if processed is not None else True
 
-    version = uuid.uuid4().hex
-    state.update((version, engine.state(), _ipc(waiting), processed))
-    entry[2] = version
+    if not waiting.num_rows and not pending and not engine.fresh_bnodes and processed <= (watermark or 0):
+        # Nothing waits and no partial match is left: forget the group. (It
+        # stays while CONSTRUCT has numbered blank nodes: a new group would
+        # number them from 0 again.)
+        state.remove()
+        entry[2] = None
+    else:
+        version = uuid.uuid4().hex
+        state.update((version, engine.state(), _ipc(waiting), processed))
+        entry[2] = version
     yield _frame(rows)

@@ -431,3 +431,28 @@ def test_an_engine_continues_from_the_state_of_another():
     second.restore(first.state())
     got += second.push(events[20:]) + second.flush()
     assert len(whole) > 20 and reference.multiset(got) == reference.multiset(whole)
+
+
+def test_advancing_event_time_prunes_goals_past_their_window():
+    """Engine.advance (a watermark with no event): goals are dropped once
+    their window has passed, and answers are those of the stream as if
+    nothing had been advanced; without a window the goals stay."""
+    from cep.rules import parse_rules
+
+    text = f"""PREFIX : <{EX}>
+        SELECT * WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} FILTER (getDURATION() < "PT1S"^^<{XSD}duration>)"""
+    events = [ev(f"k{i % 3}", "a", i, 10 * i) for i in range(10)]
+    later = [ev("k0", "b", 1, 500), ev("k1", "b", 2, 5_000)]
+    engine = Engine(parse_rules(text))
+    got = engine.push(events) + engine.flush()
+    assert engine.advance(400) is True  # still inside the window of the :a goals
+    got += engine.push(later[:1]) + engine.flush()
+    assert engine.advance(4_000) is False  # past every window: nothing pending
+    got += engine.push(later[1:]) + engine.flush()
+    assert reference.multiset(got) == reference.multiset(run(engine.compiled.queries[0], events + later))
+    assert len(got) == 4  # k0's :a events at 0, 30, 60, 90 ms each meet the :b at 500 ms
+
+    unbounded = Engine(parse_rules(text.split(" FILTER")[0]))
+    unbounded.push(events)
+    unbounded.flush()
+    assert unbounded.advance(10**12) is True
