@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test setup system-deps bench clean
+.PHONY: run test setup system-deps bench bench-spark clean
 
 run: setup
 	$(VENV)/bin/cep run rules/stock.rq --events examples/stock/ticks.trig
@@ -35,11 +35,15 @@ system-deps:
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,bench]'
 	touch $(STAMP)
 
 bench: setup
 	$(PY) bench/run.py
+
+# The Spark engine against Spark's own pass-through and no-op stateful operators.
+bench-spark: setup
+	$(PY) bench/spark.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache prolog/cep_fast.so

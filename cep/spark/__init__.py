@@ -31,6 +31,7 @@ was processed is a `late` row, never dropped silently.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 import time
@@ -93,7 +94,12 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS) -> Spec:
     queries = _queries(rules)
     classes = tuple(routing.classes(queries))
     counts = tuple(buckets if c.bucketed else 1 for c in classes)
-    return Spec(compile_queries(queries).module, classes, counts)
+    compiled = compile_queries(queries)
+    # The workers keep engines by this key: the program's hash leaves out
+    # the names of queries and variables, which the answers carry.
+    names = repr([(q.name, layout.form, layout.fields) for q, layout in zip(compiled.queries, compiled.layouts)])
+    rules_hash = hashlib.sha256(f"{compiled.module}\n{names}".encode()).hexdigest()[:16]
+    return Spec(rules_hash, classes, counts)
 
 
 def _times(df):
@@ -164,6 +170,31 @@ def _end_rows(spark, folder: str, spec: Spec, rejects: bool):
                     F.lit(worker.END).alias("ctl")))
 
 
+_UNITS_MS = {"millisecond": 1, "ms": 1, "second": 1_000, "s": 1_000, "minute": 60_000, "min": 60_000,
+             "hour": 3_600_000, "h": 3_600_000, "day": 86_400_000, "d": 86_400_000}
+
+
+def interval_ms(text: str) -> int:
+    """Milliseconds of a Spark interval text such as "10 seconds" or
+    "1 minute 30 seconds" (what withWatermark takes)."""
+    import re
+
+    from cep.errors import UsageError
+
+    parts = re.findall(r"(\d+(?:\.\d+)?)\s*([a-z]+)", text.strip().lower())
+    rest = re.sub(r"(\d+(?:\.\d+)?)\s*([a-z]+)", "", text.strip().lower()).strip()
+    total = 0.0
+    for number, unit in parts:
+        base = _UNITS_MS.get(unit) or _UNITS_MS.get(unit.rstrip("s"))
+        if base is None:
+            raise UsageError(f"lateness {text!r}: unknown unit {unit!r} (use milliseconds, seconds, "
+                             "minutes, hours or days)")
+        total += float(number) * base
+    if not parts or rest:
+        raise UsageError(f"lateness {text!r}: expected an interval such as '10 seconds' or '2 minutes'")
+    return round(total)
+
+
 def end_input(folder) -> Path:
     """Mark the end of a stream's input for a detect(..., end_markers=folder)
     query: when the mark is read, every group processes all the events it
@@ -217,5 +248,5 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
     # (the group reports them), and processing-time ones make Spark run a
     # micro-batch after every micro-batch, so a bounded run never ends.
     return df.groupBy("cls", "bucket").applyInPandasWithState(
-        partial(worker.detect_streaming, spec), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
+        partial(worker.detect_streaming, spec, interval_ms(lateness)), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
         GroupStateTimeout.NoTimeout)

@@ -48,8 +48,16 @@ class QueryClass:
     def bucketed(self) -> bool:
         """Whether the class can run in many groups: each of its queries has
         a key, in the same slot of every pattern, so an event goes to one
-        bucket."""
-        return all(k is not None for k in self.key) and len({r.key_slot for r in self.routes}) == 1
+        bucket; and each DISTINCT query keeps its key in its answers (else
+        two buckets could give the same answer, each once)."""
+        return (all(k is not None for k in self.key) and len({r.key_slot for r in self.routes}) == 1
+                and all(_keeps_key(q, k) for q, k in zip(self.queries, self.key)))
+
+
+def _keeps_key(query, key: str) -> bool:
+    if not getattr(query, "distinct", False) or query.projection is None:
+        return True
+    return any(item.var.name == key and item.expr is None for item in query.projection)
 
 
 def triples(op) -> list:

@@ -128,7 +128,7 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     return _frame(rows)
 
 
-def detect_streaming(spec, key, pdfs, state):
+def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     """A streaming group's micro-batch (applyInPandasWithState): buffer the
     new events, report those that come after their time was processed,
     process, in time order, the events that the watermark has passed (all
@@ -163,12 +163,20 @@ def detect_streaming(spec, key, pdfs, state):
         new = new.filter(pc.invert(late))
     waiting = pa.concat_tables([waiting, new]) if new.num_rows else waiting
 
+    # Ready: what Spark's watermark has passed, or what ends more than the
+    # lateness before the latest event of this group (the order within a
+    # group is all its answers depend on), so that what waits is one
+    # lateness of events, not a whole micro-batch.
+    target = watermark
+    if waiting.num_rows:
+        own = pc.max(waiting["end"]).as_py() - lateness_ms
+        target = own if target is None else max(target, own)
     if ended and waiting.num_rows:
         ready = pa.array([True] * waiting.num_rows)
         processed = max(horizon, pc.max(waiting["end"]).as_py() + 1)
-    elif watermark and (processed is None or watermark > processed):
-        ready = pc.less(waiting["end"], watermark)
-        processed = watermark
+    elif target is not None and (processed is None or target > processed):
+        ready = pc.less(waiting["end"], target)
+        processed = target
     else:
         ready = None
     if ready is not None:
@@ -176,7 +184,7 @@ def detect_streaming(spec, key, pdfs, state):
         waiting = waiting.filter(pc.invert(ready))
     pending = engine.advance(processed) if processed is not None else True
 
-    if not waiting.num_rows and not pending and not engine.fresh_bnodes and processed <= (watermark or 0):
+    if not waiting.num_rows and not pending and not engine.fresh_bnodes and processed <= (watermark or -2**63):
         # Nothing waits and no partial match is left: forget the group. (It
         # stays while CONSTRUCT has numbered blank nodes: a new group would
         # number them from 0 again.)

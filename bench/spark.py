@@ -1,0 +1,396 @@
+"""Spark benchmark of the engine (cep.spark.detect) against what Spark
+itself costs, on the W1 and W2 workloads (bench/workloads.py).
+
+    python bench/spark.py                                  # W1, W2 at 1M and 4M, every variant
+    python bench/spark.py --workloads w1 --sizes 100000 --variants pass,engine
+
+Each workload is written as 10 Parquet files and read as a stream, one file
+per micro-batch (maxFilesPerTrigger=1, trigger availableNow), on local[2],
+into Spark's `noop` sink. The variants, all on that same source and trigger:
+
+    pass        pass-through: the source straight to the sink
+    noop        a no-op stateful operator grouped like the engine: the same
+                routing (cls, bucket) and watermark as detect(), then
+                applyInPandasWithState with a function that counts its rows
+                into state and returns nothing (HDFS-backed state store)
+    noop-rocks  the same on the RocksDB state store
+    tws         the same no-op written for transformWithStateInPandas (a
+                StatefulProcessor with one ValueState); Spark 4 runs that
+                operator only on the RocksDB state store
+    engine      detect(events, query, lateness="10 seconds") (HDFS store)
+    engine-rocks  the engine on the RocksDB state store (not in the default run)
+
+Each measurement runs in a fresh Python process with its own SparkSession,
+so no JVM, Python worker or state carries over; one that runs past
+--timeout is stopped and reported over the batches it finished. The clock
+runs from the query's start() to its termination (the session's start-up
+is not in it). The tws variant needs protobuf (pip install protobuf).
+
+Printed per (workload, N, variant): events/s over that wall time, over the
+sum of the micro-batches' durations, and over the batches after the first
+(which pays for starting Python workers, loading rules and the like); then
+batch by batch the duration (durationMs.triggerExecution) and input rows,
+and the state store: its rows, and its size per key, that is over the
+1,000 partition-key values of both workloads (Spark's own keys are the 8
+(cls, bucket) groups): memoryUsedBytes, which for the HDFS-backed store
+holds the last two versions, and that store's current version alone. A
+summary compares the engine with pass-through on the same workload, and
+each variant's cost per event at the largest size with the smallest: over
+the whole run, and over the batches after the query's window is full
+(workloads.WINDOW_EVENTS: 1,500 events of W1, 60,000 of W2; with 10 files
+of 100,000 or more events that is from the second batch on). Both sizes
+run in 10 micro-batches, so the larger one has four times the rows per
+batch to spread Spark's per-batch costs over.
+
+--json keeps every measurement batch by batch; --report prints a kept file
+again without measuring.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import workloads  # noqa: E402
+
+FILES = 10
+KEYS = 1000  # distinct subjects (W1) and companies (W2)
+LATENESS = "10 seconds"  # as detect()'s default
+SCHEMA = "s string, p string, o string, t long"
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+VARIANTS = ("pass", "noop", "noop-rocks", "tws", "engine", "engine-rocks")
+DEFAULT_VARIANTS = "pass,noop,noop-rocks,tws,engine"
+
+
+def _no_op_functions(columns: list):
+    """The no-op stateful functions: read every row, keep their count in
+    state, return no rows (in the engine's output columns). Made here so
+    that what Spark pickles for the workers refers to nothing but pandas."""
+    from pyspark.sql.streaming import StatefulProcessor
+
+    def empty():
+        import pandas as pd
+
+        return pd.DataFrame({c: pd.Series([], dtype="int64" if c in ("start", "end") else "object")
+                             for c in columns})
+
+    def count_rows(key, pdfs, state):  # applyInPandasWithState
+        n = sum(len(pdf) for pdf in pdfs)
+        state.update(((state.get[0] if state.exists else 0) + n,))
+        yield empty()
+
+    class CountRows(StatefulProcessor):  # transformWithStateInPandas
+        def init(self, handle):
+            self.rows = handle.getValueState("rows", "rows long")
+
+        def handleInputRows(self, key, rows, timerValues):
+            n = sum(len(pdf) for pdf in rows)
+            self.rows.update(((self.rows.get()[0] if self.rows.exists() else 0) + n,))
+            yield empty()
+
+        def close(self):
+            pass
+
+    return count_rows, CountRows()
+
+
+def _grouped(events, query):
+    """The events routed and watermarked as detect() does, grouped by
+    (cls, bucket)."""
+    from pyspark.sql import functions as F
+
+    from cep.spark import _routed, _times, plan
+
+    df = _routed(_times(events), plan(query))
+    return df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", LATENESS).groupBy("cls", "bucket")
+
+
+def stream(variant: str, events, query: str):
+    from pyspark.sql.streaming.state import GroupStateTimeout
+
+    from cep.spark import detect
+    from cep.spark.worker import OUTPUT_COLUMNS, OUTPUT_DDL
+
+    count_rows, processor = _no_op_functions(OUTPUT_COLUMNS)
+    if variant == "pass":
+        return events
+    if variant in ("noop", "noop-rocks"):
+        return _grouped(events, query).applyInPandasWithState(
+            count_rows, OUTPUT_DDL, "rows long", "append", GroupStateTimeout.NoTimeout)
+    if variant == "tws":
+        return _grouped(events, query).transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None")
+    if variant in ("engine", "engine-rocks"):
+        return detect(events, query, lateness=LATENESS)
+    raise ValueError(variant)
+
+
+def _batch(p: dict) -> dict:
+    """What we keep of a StreamingQueryProgress."""
+    out = {"id": p["batchId"], "rows": p["numInputRows"], "ms": p["durationMs"].get("triggerExecution", 0),
+           "durations": p["durationMs"], "output": p["sink"].get("numOutputRows", -1)}
+    if p["stateOperators"]:
+        op = p["stateOperators"][0]
+        out["state"] = {k: op.get(k) for k in ("numRowsTotal", "numRowsUpdated", "memoryUsedBytes",
+                                               "allUpdatesTimeMs", "commitTimeMs", "numShufflePartitions")}
+        out["state"]["custom"] = op.get("customMetrics", {})
+    return out
+
+
+def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = None) -> dict:
+    from cep.spark import spark_session
+
+    folder = workloads.ensure(out, name, n, files=FILES)
+    query = workloads.WORKLOADS[name][1]
+    t0 = time.perf_counter()
+    spark = spark_session("local[2]")
+    spark.sparkContext.setLogLevel("ERROR")
+    if variant.endswith("rocks") or variant == "tws":
+        spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+    t_session = time.perf_counter() - t0
+
+    def result(wall, batches):
+        return {"workload": name, "events": n, "variant": variant, "seconds": round(wall, 3),
+                "session_seconds": round(t_session, 3), "batches": batches}
+
+    events = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
+    # beside the progress file, the parent removes it even if this process is killed
+    with tempfile.TemporaryDirectory(prefix="cep-bench-ckpt-", dir=progress.parent if progress else None) as ckpt:
+        t0 = time.perf_counter()
+        q = (stream(variant, events, query).writeStream.format("noop").outputMode("append")
+             .trigger(availableNow=True).option("checkpointLocation", ckpt).start())
+        while not q.awaitTermination(5):
+            if progress:  # what a stopped measurement leaves: the batches so far
+                partial = progress.with_suffix(".tmp")
+                partial.write_text(json.dumps(dict(
+                    result(time.perf_counter() - t0, [_batch(p) for p in q.recentProgress]), stopped=True)))
+                partial.replace(progress)
+        wall = time.perf_counter() - t0
+        batches = [_batch(p) for p in q.recentProgress]
+    spark.stop()
+    return result(wall, batches)
+
+
+# -- figures --------------------------------------------------------------
+
+def summarize(r: dict) -> dict:
+    """Rates and costs of one measurement (see the module's docstring)."""
+    batches = r["batches"]
+    n = r["events"]
+    if r.get("stopped"):  # the batches it finished, in the time they took
+        n = sum(b["rows"] for b in batches)
+        r = dict(r, seconds=sum(b["ms"] for b in batches) / 1000 or 1)
+    data = [b for b in batches if b["rows"]]
+    trig = sum(b["ms"] for b in batches) / 1000
+    first = data[0] if data else None
+    rest = [b for b in batches if first is None or b["id"] > first["id"]]
+    rest_s, rest_rows = sum(b["ms"] for b in rest) / 1000, sum(b["rows"] for b in rest)
+    # batches that start once the window is full (and never the first)
+    window = workloads.WINDOW_EVENTS[r["workload"]]
+    seen, steady = 0, []
+    for b in batches:
+        if seen >= window and b is not first and (first is None or b["id"] > first["id"]):
+            steady.append(b)
+        seen += b["rows"]
+    steady_s, steady_rows = sum(b["ms"] for b in steady) / 1000, sum(b["rows"] for b in steady)
+    per_key = [b["state"]["memoryUsedBytes"] / KEYS for b in batches if "state" in b]
+    current = [b["state"]["custom"]["stateOnCurrentVersionSizeBytes"] / KEYS for b in batches
+               if "stateOnCurrentVersionSizeBytes" in b.get("state", {}).get("custom", {})]
+    return {
+        "eps_wall": n / r["seconds"],
+        "eps_trig": n / trig if trig else 0,
+        "eps_rest": rest_rows / rest_s if rest_s else 0,
+        "us_wall": 1e6 * r["seconds"] / n,
+        "us_steady": 1e6 * steady_s / steady_rows if steady_rows else float("nan"),
+        "first_ms": first["ms"] if first else 0,
+        "answers": sum(max(b["output"], 0) for b in batches),
+        "nbatches": len(batches),
+        "state_per_key": per_key,
+        "current_per_key": current,
+    }
+
+
+def _k(x: float) -> str:
+    return f"{x / 1000:.1f}k" if x < 1e6 else f"{x / 1e6:.2f}M"
+
+
+def print_one(r: dict, s: dict):
+    if r.get("stopped"):
+        print(f"{r['workload']:>3} {r['events']:>9,} {r['variant']:<12} stopped after {r['seconds']:.0f} s, "
+              f"{len(r['batches'])} batches done, the figures below are theirs:")
+    print(f"{r['workload']:>3} {r['events']:>9,} {r['variant']:<12} {r['seconds']:>8.1f} s "
+          f"{s['eps_wall']:>9,.0f} ev/s  (batches {s['eps_trig']:>9,.0f}, after the first {s['eps_rest']:>9,.0f})  "
+          f"first batch {s['first_ms'] / 1000:>6.1f} s  {s['nbatches']:>2} batches  "
+          f"{s['answers']:>9,} out  (session {r['session_seconds']:.1f} s)", flush=True)
+
+
+def print_series(r: dict):
+    b = r["batches"]
+    print(f"  {r['workload']} {r['events']:,} {r['variant']}:")
+    print("    batch s/input rows: " + "  ".join(f"{x['ms'] / 1000:.1f}/{_k(x['rows'])}" for x in b))
+    if any("state" in x for x in b):
+        st = [x["state"] for x in b if "state" in x]
+        print("    state rows:         " + "  ".join(str(x["numRowsTotal"]) for x in st))
+        print("    state B/key:        " + "  ".join(f"{x['memoryUsedBytes'] / KEYS:,.0f}" for x in st))
+        if "stateOnCurrentVersionSizeBytes" in st[0]["custom"]:
+            print("    current B/key:      " + "  ".join(
+                f"{x['custom']['stateOnCurrentVersionSizeBytes'] / KEYS:,.0f}" for x in st))
+        if "rocksdbSstFileSize" in st[0]["custom"]:
+            print("    RocksDB SST B/key:  " + "  ".join(
+                f"{x['custom']['rocksdbSstFileSize'] / KEYS:,.0f}" for x in st))
+        print("    state op s (updates/commit): " + "  ".join(
+            f"{(x['allUpdatesTimeMs'] or 0) / 1000:.1f}/{(x['commitTimeMs'] or 0) / 1000:.1f}" for x in st))
+    # where a typical batch's time goes (the median data batch after the first)
+    data = [x for x in b if x["rows"]][1:]
+    if data:
+        mid = sorted(data, key=lambda x: x["ms"])[len(data) // 2]
+        parts = {k: v for k, v in mid["durations"].items() if v and k != "triggerExecution"}
+        print(f"    median batch {mid['id']} ({mid['ms'] / 1000:.1f} s): "
+              + ", ".join(f"{k} {v / 1000:.2f} s" for k, v in sorted(parts.items(), key=lambda kv: -kv[1])))
+
+
+def print_summary(rows: list, sizes: list, variants: list, names: list):
+    by = {(r["workload"], r["events"], r["variant"]): (r, summarize(r)) for r in rows}
+    print("\nsummary: events/s (wall) and µs per event (wall / after the window is full)")
+    print(f"  {'':>3} {'events':>9} " + " ".join(f"{v:>22} " for v in variants))
+    for name in names:
+        for n in sizes:
+            cells = []
+            for v in variants:
+                got = by.get((name, n, v))
+                mark = "*" if got and got[0].get("stopped") else " "
+                cells.append(f"{got[1]['eps_wall']:>8,.0f} {got[1]['us_wall']:>5.1f}/{got[1]['us_steady']:>5.1f}{mark}"
+                             if got else f"{'-':>22} ")
+            print(f"  {name:>3} {n:>9,} " + " ".join(f"{c:>23}" for c in cells))
+    if any(r.get("stopped") for r in rows):
+        print("  * stopped before the end: over the batches it finished")
+    print("\nengine / pass-through, events/s in the same run (target on W1: >= 0.5):")
+    for name in names:
+        for n in sizes:
+            e, p = by.get((name, n, "engine")), by.get((name, n, "pass"))
+            if e and p:
+                print(f"  {name} {n:>9,}: wall {e[1]['eps_wall'] / p[1]['eps_wall']:.3f}   "
+                      f"after the window is full {p[1]['us_steady'] / e[1]['us_steady']:.3f}")
+    if len(sizes) > 1:
+        lo, hi = sizes[0], sizes[-1]
+        print(f"\ncost per event at {hi:,} / at {lo:,} (target for the engine: within 1.10):")
+        for name in names:
+            for v in variants:
+                a, b = by.get((name, lo, v)), by.get((name, hi, v))
+                if a and b:
+                    print(f"  {name} {v:<12} wall {b[1]['us_wall'] / a[1]['us_wall']:.3f}   "
+                          f"after the window is full {b[1]['us_steady'] / a[1]['us_steady']:.3f}")
+    print("\nstate per key in bytes (the store's memory; the HDFS store's current version), "
+          "second batch -> last batch:")
+    for name in names:
+        for n in sizes:
+            for v in variants:
+                got = by.get((name, n, v))
+                if got and got[1]["state_per_key"]:
+                    cells = []
+                    for series in (got[1]["state_per_key"], got[1]["current_per_key"]):
+                        if series:
+                            start = series[1] if len(series) > 1 else series[0]
+                            cells.append(f"{start:>10,.0f} -> {series[-1]:>10,.0f} (max {max(series):>10,.0f})")
+                    print(f"  {name} {n:>9,} {v:<12} " + ";  ".join(cells))
+
+
+def _has_protobuf() -> bool:
+    try:
+        from google.protobuf import descriptor  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def run_one(name: str, n: int, variant: str, out: Path, timeout: float) -> dict | None:
+    """One measurement in a fresh process group (Spark's JVM and Python
+    workers with it), stopped after `timeout` seconds."""
+    with tempfile.TemporaryDirectory(prefix="cep-bench-") as tmp:
+        progress = Path(tmp) / "progress.json"
+        proc = subprocess.Popen([sys.executable, __file__, "--one", name, str(n), variant, "--out", str(out),
+                                 "--progress", str(progress)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            partial = json.loads(progress.read_text()) if progress.exists() else {}
+            if any(b["rows"] for b in partial.get("batches", [])):
+                return partial
+            print(f"{name:>3} {n:>9,} {variant:<12} stopped after {timeout:.0f} s, no batch done", flush=True)
+            return None
+    if proc.returncode:
+        print(f"{name:>3} {n:>9,} {variant:<12} failed:\n{stderr[-4000:]}", flush=True)
+        return None
+    return json.loads(stdout.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", default="w1,w2")
+    ap.add_argument("--sizes", default="1000000,4000000")
+    ap.add_argument("--variants", default=DEFAULT_VARIANTS, help=f"some of {','.join(VARIANTS)}")
+    ap.add_argument("--out", type=Path, default=HERE / "out", help="where the workloads' files are written")
+    ap.add_argument("--timeout", type=float, default=1500, help="seconds one measurement may take")
+    ap.add_argument("--json", type=Path, help="also write the measurements, batch by batch, to this file")
+    ap.add_argument("--report", type=Path, metavar="JSON",
+                    help="print the figures of measurements saved by --json, measuring nothing")
+    ap.add_argument("--one", nargs=3, metavar=("WORKLOAD", "N", "VARIANT"), help=argparse.SUPPRESS)
+    ap.add_argument("--progress", type=Path, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.one:
+        print(json.dumps(measure(args.one[0], int(args.one[1]), args.one[2], args.out, args.progress)))
+        return
+    if args.report:
+        rows = json.loads(args.report.read_text())
+        for r in rows:
+            print_one(r, summarize(r))
+        report(rows, sorted({r["events"] for r in rows}), list(dict.fromkeys(r["variant"] for r in rows)),
+               list(dict.fromkeys(r["workload"] for r in rows)))
+        return
+    names = args.workloads.split(",")
+    sizes = [int(x) for x in args.sizes.split(",")]
+    variants = args.variants.split(",")
+    unknown = set(variants) - set(VARIANTS)
+    if unknown:
+        sys.exit(f"unknown variants: {', '.join(sorted(unknown))} (known: {', '.join(VARIANTS)})")
+    if "tws" in variants and not _has_protobuf():
+        sys.exit("the tws variant needs protobuf (PySpark's transformWithStateInPandas): pip install protobuf")
+    for name in names:  # written before any clock runs
+        for n in sizes:
+            workloads.ensure(args.out, name, n, files=FILES)
+    rows = []
+    for name in names:
+        for n in sizes:
+            for v in variants:
+                r = run_one(name, n, v, args.out, args.timeout)
+                if r:
+                    rows.append(r)
+                    print_one(r, summarize(r))
+                    if args.json:
+                        args.json.write_text(json.dumps(rows, indent=1))
+    report(rows, sizes, variants, names)
+
+
+def report(rows: list, sizes: list, variants: list, names: list):
+    print("\nbatch by batch: s/input rows; the state store's rows, its memory and (HDFS store) its "
+          "current version per key; the state operator's update and commit time, summed over its tasks")
+    for r in rows:
+        print_series(r)
+    print_summary(rows, sizes, variants, names)
+
+
+if __name__ == "__main__":
+    main()
