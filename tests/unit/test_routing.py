@@ -1,6 +1,8 @@
 """Partition keys and query classes of the Spark engine (cep/spark/routing.py)."""
 
 from cep.rules import parse_rules
+import pytest
+
 from cep.spark import plan, routing
 
 PRE = "PREFIX : <http://example.org/>\n"
@@ -30,3 +32,14 @@ def test_queries_with_the_same_routing_share_a_class():
     assert [[q.name for q in cl.queries] for cl in classes] == [["a", "b"], ["c"], ["d"]]
     # c keys on the object of one pattern and the subject of the other: one group
     assert plan([a, b, c, d], buckets=4).buckets == (4, 1, 4)
+
+
+def test_lateness_intervals_in_milliseconds():
+    from cep.errors import UsageError
+    from cep.spark import interval_ms
+
+    assert [interval_ms(t) for t in ("10 seconds", "0 seconds", "1 minute 30 seconds", "500 ms", "2 hours")] == [
+        10_000, 0, 90_000, 500, 7_200_000]
+    for bad in ("soon", "10 parsecs", ""):
+        with pytest.raises(UsageError):
+            interval_ms(bad)
