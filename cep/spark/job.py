@@ -134,8 +134,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
         writer = writer.option("checkpointLocation", str(checkpoint)).queryName("cep")
         progress = Progress(say, options.quiet)
         if options.follow:
-            trigger = {"processingTime": options.trigger} if options.trigger else {"processingTime": "0 seconds"}
-            _await(writer.trigger(**trigger).start(), progress)
+            _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress)
         else:
             _await(writer.trigger(availableNow=True).start(), progress)
             end_input(ends)

@@ -74,9 +74,10 @@ def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
         tables.append(pa.Table.from_pandas(pdf[EVENT_COLUMNS], schema=EVENT_SCHEMA, preserve_index=False))
     if not tables:
         return EVENT_SCHEMA.empty_table(), ended
-    table, bad = checked_rows(pa.concat_tables(tables))
+    given = pa.concat_tables(tables)
+    table, bad = checked_rows(given)
     if bad:
-        raw = pa.concat_tables(tables).take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
+        raw = given.take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
         for e, (_, reason) in zip(raw, bad):
             rows.append(_event_row("reject", e, reason))
     return table, ended

@@ -96,15 +96,15 @@ def batch_answers(spark, cases, buckets) -> dict:
     return got
 
 
-def write_files(folder, chunks) -> None:
-    """One Parquet file of EVENT_SCHEMA per chunk of rows, in order: Spark's
+def write_files(folder, chunks, schema=EVENT_SCHEMA) -> None:
+    """One Parquet file of `schema` per chunk of rows, in order: Spark's
     file source takes files in order of modification time, so the times
     are set one second apart."""
     folder.mkdir(parents=True)
     for i, chunk in enumerate(chunks):
         path = folder / f"part-{i:04d}.parquet"
-        pq.write_table(pa.table({name: [r[j] for r in chunk] for j, name in enumerate(EVENT_SCHEMA.names)},
-                                schema=EVENT_SCHEMA), path)
+        pq.write_table(pa.table({name: [r[j] for r in chunk] for j, name in enumerate(schema.names)},
+                                schema=schema), path)
         os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
 
 

@@ -14,10 +14,10 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from cep import cli
+from tests.spark.support import write_files
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,18 +25,12 @@ STOCK_RULES = ROOT / "rules" / "stock.rq"
 STOCK_EVENTS = ROOT / "examples" / "stock" / "ticks.trig"
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
+PAIR_EVENTS = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64())])
 PAIRS = f"""PREFIX : <{EX}>
 PREFIX xsd: <{XSD}>
 REGISTER QUERY pairs AS
 SELECT ?k ?x ?y WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} FILTER (getDURATION() < "PT2S"^^xsd:duration)
 """
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from cep.spark import spark_session
-
-    return spark_session("local[2]")
 
 
 def cep(argv, capsys):
@@ -58,20 +52,12 @@ def test_spark_engine_prints_the_local_engines_answers_and_reports_rejects(spark
     assert "answers: crash_recovery 2" in err and "batch 0:" in err
 
 
-def write_pairs(folder: Path, files: int, per_file: int = 400, keys: int = 20) -> list[Path]:
+def write_pairs(folder: Path, files: int, per_file: int = 400, keys: int = 20) -> None:
     """Files of :a/:b events in time order, 10 ms apart, over `keys` keys."""
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for f in range(files):
-        rows = []
-        for i in range(f * per_file, (f + 1) * per_file):
-            rows.append((f"<{EX}k{i % keys}>", f"<{EX}{'ab'[(i // keys) % 2]}>", f'"{i}"^^<{XSD}integer>',
-                         1_767_225_600_000 + 10 * i))
-        path = folder / f"part-{f:03d}.parquet"
-        pq.write_table(pa.table({c: [r[j] for r in rows] for j, c in enumerate("spot")}), path)
-        os.utime(path, (1_700_000_000 + f, 1_700_000_000 + f))  # Spark reads files in order of mtime
-        paths.append(path)
-    return paths
+    chunks = [[(f"<{EX}k{i % keys}>", f"<{EX}{'ab'[(i // keys) % 2]}>", f'"{i}"^^<{XSD}integer>',
+                1_767_225_600_000 + 10 * i) for i in range(f * per_file, (f + 1) * per_file)]
+              for f in range(files)]
+    write_files(folder, chunks, PAIR_EVENTS)
 
 
 def answer_lines(spark, out: Path) -> Counter:

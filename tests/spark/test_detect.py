@@ -4,16 +4,15 @@ file, with late events reported."""
 
 from __future__ import annotations
 
-import os
 import random
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from cep.engine import Engine
 from cep.events import Event
 from cep.rules import parse_rules
+from tests.spark.support import write_files
 
 pytestmark = pytest.mark.spark
 EVENTS = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64())])
@@ -29,14 +28,6 @@ SELECT ?k ?x ?y WHERE {{ ?k :a ?x }} SEQ {{ ?k :a ?y }} FILTER (?y < ?x * 0.5 &&
 REGISTER STREAM both AS
 CONSTRUCT {{ ?k :saw _:e . _:e :value ?x }} WHERE {{ ?k :a ?x }} EQUALS {{ ?k :b ?x }}
 """
-
-
-@pytest.fixture(scope="module")
-def spark():
-    from cep.spark import spark_session
-
-    session = spark_session("local[2]")
-    yield session
 
 
 def stream(n: int, seed: int):
@@ -79,11 +70,7 @@ def run_stream(spark, tmp_path, chunks, name, lateness, buckets):
     from cep.spark import detect
 
     folder = tmp_path / "in"
-    folder.mkdir()
-    for i, chunk in enumerate(chunks):
-        path = folder / f"part-{i:03d}.parquet"
-        pq.write_table(pa.table({k: [r[j] for r in chunk] for j, k in enumerate("spot")}, schema=EVENTS), path)
-        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))  # Spark reads files in order of mtime
+    write_files(folder, chunks, EVENTS)
     events = spark.readStream.schema("s string, p string, o string, t long").option(
         "maxFilesPerTrigger", 1).parquet(str(folder))
     query = (detect(events, RULES, lateness=lateness, buckets=buckets)
