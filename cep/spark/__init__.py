@@ -62,16 +62,27 @@ def spark_session(master: str | None = None, app: str = "cep"):
 
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    conf = SparkConf()
     builder = SparkSession.builder.appName(app)
-    if master or not SparkConf().contains("spark.master"):  # spark-submit's --master sets it
+    if master or not conf.contains("spark.master"):  # spark-submit's --master sets it
         builder = builder.master(master or "local[*]")
-    return (builder
-            .config("spark.sql.shuffle.partitions", str(DEFAULT_BUCKETS))
-            .config("spark.sql.session.timeZone", "UTC")
-            .config("spark.ui.enabled", "false")
-            .config("spark.ui.showConsoleProgress", "false")
-            .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-            .getOrCreate())
+    spark = (builder
+             .config("spark.sql.session.timeZone", "UTC")
+             .config("spark.ui.enabled", "false")
+             .config("spark.ui.showConsoleProgress", "false")
+             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+             .getOrCreate())
+    # Unless configured: a shuffle partition per core, not Spark's 200.
+    # Every partition of a stateful operator is a task and a state store
+    # commit per micro-batch (measured on local[2]: 2 partitions instead of
+    # 8 took a no-op stateful micro-batch of 100k rows from 1.4 s to 1.0 s).
+    # Arrow batches of up to 100k rows into the workers, as the engine
+    # takes a group's rows as one table anyway.
+    for key, value in (("spark.sql.shuffle.partitions", spark.sparkContext.defaultParallelism),
+                       ("spark.sql.execution.arrow.maxRecordsPerBatch", 100_000)):
+        if not conf.contains(key):
+            spark.conf.set(key, str(value))
+    return spark
 
 
 def _queries(rules):

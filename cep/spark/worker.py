@@ -99,21 +99,72 @@ def _from_ipc(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
-def _answer_rows(engine: Engine, batches) -> list:
-    rows = []
-    for batch in batches:
-        for a in batch.to_list():
-            if a.triples:
-                triples = json.dumps([{"s": s, "p": p, "o": o} for s, p, o in a.triples])
-                rows.append(("answer", a.query, None, triples, a.start, a.end, None, None, None, None, None, None))
-            else:
-                rows.append(("answer", a.query, json.dumps(dict(a.bindings)), None, a.start, a.end,
-                             None, None, None, None, None, None))
-    return rows
+OUTPUT_SCHEMA = pa.schema([(c, pa.int64() if c in ("start", "end") else pa.string()) for c in OUTPUT_COLUMNS])
 
 
-def _frame(rows) -> pd.DataFrame:
-    return pd.DataFrame(rows, columns=OUTPUT_COLUMNS).astype({"start": "Int64", "end": "Int64"})
+def _json_string(column) -> pa.Array:
+    """JSON string bodies of canonical N-Triples terms, which hold no
+    control character (cep.terms.escape_literal): only backslash and
+    quote need escaping."""
+    return pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
+
+
+def _answer_tables(engine: Engine, batch) -> list[pa.Table]:
+    """A batch's answers as tables of output rows. SELECT bindings are
+    written as JSON objects column by column (unbound variables left out);
+    CONSTRUCT answers are instantiated one by one, in the order found, as
+    their blank nodes are numbered in that order."""
+    table, out = batch.table, []
+    if not table.num_rows:
+        return out
+    for layout, order in zip(engine.layouts, engine.orders):
+        if layout.form != "select":
+            continue
+        rows = table.filter(pc.equal(table["q"], layout.index))
+        if not rows.num_rows:
+            continue
+        # each bound variable as ',"name":"term"', the unbound as nothing;
+        # then the first comma cut
+        parts = [pc.fill_null(pc.binary_join_element_wise(
+            "," + json.dumps(name) + ':"', _json_string(rows[f"f{i - 3}"]), '"', ""), "") for name, i in order]
+        n = rows.num_rows
+        bindings = (pc.binary_join_element_wise(
+            "{", pc.utf8_slice_codeunits(pc.binary_join_element_wise(*parts, "", ""), 1), "}", "")
+            if parts else pa.array(["{}"] * n, pa.string()))
+        out.append(pa.table({
+            "kind": pa.array(["answer"] * n, pa.string()),
+            "query": pa.array([layout.name] * n, pa.string()),
+            "bindings": bindings,
+            "start": rows["start"], "end": rows["end"],
+        }))
+    construct = [layout.index for layout in engine.layouts if layout.form != "select"]
+    if construct:
+        rows = table.filter(pc.is_in(table["q"], pa.array(construct, pa.int32())))
+        answers = type(batch)(engine, rows).to_list()
+        if answers:
+            out.append(pa.table({
+                "kind": pa.array(["answer"] * len(answers), pa.string()),
+                "query": [a.query for a in answers],
+                "triples": [json.dumps([{"s": s, "p": p, "o": o} for s, p, o in a.triples]) for a in answers],
+                "start": pa.array([a.start for a in answers], pa.int64()),
+                "end": pa.array([a.end for a in answers], pa.int64()),
+            }))
+    return out
+
+
+def _frame(rows: list, tables: list) -> pd.DataFrame:
+    """The output: rows (tuples of OUTPUT_COLUMNS) and tables (some of its
+    columns) as one pandas frame."""
+    if rows:
+        tables = tables + [pa.Table.from_pylist([dict(zip(OUTPUT_COLUMNS, r)) for r in rows], OUTPUT_SCHEMA)]
+    whole = [pa.table({c: t[c] if c in t.column_names else pa.nulls(t.num_rows, OUTPUT_SCHEMA.field(c).type)
+                       for c in OUTPUT_COLUMNS}, schema=OUTPUT_SCHEMA) for t in tables]
+    if not any(t.num_rows for t in whole):
+        return pd.DataFrame(columns=OUTPUT_COLUMNS).astype({"start": "Int64", "end": "Int64"})
+    # one chunk per column: PySpark reads a pandas column backed by a
+    # chunked Arrow array back as a ChunkedArray, which it cannot send
+    combined = pa.concat_tables(whole).combine_chunks()
+    return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
 
 
 def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
@@ -125,8 +176,8 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     engine.restore(initial)
     rows = []
     events, _ = _events([pdf], rows)
-    rows += _answer_rows(engine, [engine.push_table(events), engine.flush_table()])
-    return _frame(rows)
+    answers = _answer_tables(engine, engine.push_table(events)) + _answer_tables(engine, engine.flush_table())
+    return _frame(rows, answers)
 
 
 def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
@@ -149,7 +200,7 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         waiting = EVENT_SCHEMA.empty_table()
     entry[2] = None  # until this call has finished, the engine matches no saved version
 
-    rows = []
+    rows, answers = [], []
     new, ended = _events(pdfs, rows)
     # Late: before the watermark of this micro-batch (Spark's rule), or
     # before what the group already processed (after the end of an input).
@@ -181,7 +232,8 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     else:
         ready = None
     if ready is not None:
-        rows += _answer_rows(engine, [engine.push_table(waiting.filter(ready)), engine.flush_table()])
+        answers += _answer_tables(engine, engine.push_table(waiting.filter(ready)))
+        answers += _answer_tables(engine, engine.flush_table())
         waiting = waiting.filter(pc.invert(ready))
     pending = engine.advance(processed) if processed is not None else True
 
@@ -195,4 +247,4 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         version = uuid.uuid4().hex
         state.update((version, engine.state(), _ipc(waiting), processed))
         entry[2] = version
-    yield _frame(rows)
+    yield _frame(rows, answers)

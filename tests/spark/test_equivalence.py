@@ -48,21 +48,6 @@ pytestmark = pytest.mark.spark
 REPLAY = f"replay: CEP_SEED={SEED}"
 
 
-@pytest.fixture(scope="module")
-def spark():
-    from cep.spark import spark_session
-
-    session = spark_session("local[2]")
-    # Two shuffle partitions (for this module's jobs only): a streaming
-    # query runs a task per state partition and micro-batch, and these
-    # streams are small; the groups then share tasks, which the workers'
-    # engine cache must handle too.
-    before = session.conf.get("spark.sql.shuffle.partitions")
-    session.conf.set("spark.sql.shuffle.partitions", "2")
-    yield session
-    session.conf.set("spark.sql.shuffle.partitions", before)
-
-
 def draw_cases(strategy, n: int, keep=None) -> list:
     """n examples of `strategy`, drawn by hypothesis from the property
     tests' seed (no test runs on them here: they are evaluated together
