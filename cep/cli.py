@@ -121,6 +121,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, metavar="N",
                      help=f"events pushed to the engine at a time (default {DEFAULT_BATCH:,})")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
+    _ontology_option(run)
     spark = run.add_argument_group("spark engine")
     spark.add_argument("--master", metavar="URL",
                        help="Spark master (default: spark.master of the Spark configuration, else local[*])")
@@ -145,6 +146,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "intermediate events, and the generated Prolog rules.",
         epilog="example:\n  cep explain rules/stock.rq")
     explain.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
+    _ontology_option(explain)
     explain.set_defaults(func=cmd_explain)
 
     comp = sub.add_parser(
@@ -153,8 +155,24 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  cep compile rules/stock.rq\n  cep compile rules/stock.rq -o stock.pl")
     comp.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
     comp.add_argument("-o", "--out", metavar="FILE", help="write to FILE instead of standard output")
+    _ontology_option(comp)
     comp.set_defaults(func=cmd_compile)
     return parser
+
+
+def _ontology_option(parser):
+    parser.add_argument("--ontology", action="append", default=[], metavar="PATH",
+                        help="background knowledge: an RDF file (.ttl .nt .nq .trig .rdf .owl, or .obo "
+                             "is_a hierarchies; may be gzipped) whose RDFS closure the rules match "
+                             "events against and join with (repeatable)")
+
+
+def _background(args):
+    """The run's background knowledge, read before any event: a malformed
+    file stops the run here."""
+    from cep.background.knowledge import load_background
+
+    return load_background(args.ontology)
 
 
 # ---------------------------------------------------------------- commands
@@ -261,6 +279,9 @@ def _run_spark(args) -> int:
                          f"engine writes {', '.join(sinks.FILE_FORMATS)}")
     if args.format == "parquet" and not args.out:
         raise UsageError("--format parquet needs --out DIR")
+    if args.ontology:
+        raise UsageError("--ontology: background knowledge runs on the local engine for now "
+                         "(--engine local)")
     if args.files_per_batch is not None and args.files_per_batch < 1:
         raise UsageError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
     if args.trigger and not args.follow:
@@ -308,6 +329,7 @@ def _run_local(args) -> int:
     files = input_files(args.events)  # missing paths and unknown types fail before any work
     queries = load_queries(args.rules)
     check_format(args.format, queries)
+    background = _background(args)
 
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
@@ -326,7 +348,7 @@ def _run_local(args) -> int:
 
         from cep.engine import Engine
 
-        engine = Engine(queries)
+        engine = Engine(queries, background=background)
         counts = Counter()
         writer = make_writer(args.format, out, _select_variables(queries, engine))
         last_report = time.monotonic()
@@ -370,7 +392,7 @@ def cmd_explain(args) -> int:
     from cep.spark import routing
 
     queries = load_queries(args.rules)
-    text = explain(queries)
+    text = explain(queries, _background(args))
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
     sys.stdout.write(text + routing.explain(queries) + "\n")
     return 0
@@ -380,7 +402,7 @@ def cmd_compile(args) -> int:
     from cep.compile import compile_rules
 
     queries = load_queries(args.rules)
-    text = compile_rules(queries)
+    text = compile_rules(queries, _background(args))
     if not text.endswith("\n"):
         text += "\n"
     if args.out:

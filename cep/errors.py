@@ -17,6 +17,16 @@ class QueryError(CepError):
         super().__init__(f"{pos}: {message}" if pos is not None else message)
 
 
+class OntologyError(CepError):
+    """A background knowledge file that cannot be read: missing, of an unknown
+    type, or malformed; `pos` is "path", "path:line" or "path:line:column"."""
+
+    def __init__(self, message: str, pos=None):
+        self.message = message
+        self.pos = pos
+        super().__init__(f"{pos}: {message}" if pos is not None else message)
+
+
 class UsageError(CepError):
     """Wrong command-line use (missing file, unknown format, ...)."""
 

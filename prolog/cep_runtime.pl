@@ -87,6 +87,27 @@ message_text(Msg, Text) :-
     ;   format(string(Text), "~q", [Msg])
     ).
 
+%!  cep_load_background(+Module, +TriplesText) is det.
+%
+%   Load background knowledge (the RDFS closure of a background graph)
+%   into Module as facts t(S, P, O), once: Module's name carries the hash
+%   of the graph. TriplesText is in the format of an event batch
+%   (prolog/cep_fast.c), so no term of it is read as Prolog code, and a
+%   million triples load in seconds where consulting them as clauses
+%   would take minutes.
+cep_load_background(Module, _Text) :-
+    current_predicate(Module:'$cep_background'/0),
+    !.
+cep_load_background(Module, Text) :-
+    dynamic(Module:t/3),
+    forall(cep_batch_item(Text, 4611686018427387904, 1, false, e(S, P, O, _, _)),
+           assertz(Module:t(S, P, O))),
+    (   predicate_property(Module:t(_, _, _), number_of_clauses(N)), N > 0
+    ->  compile_predicates([Module:t/3])    % static from now on: updates go elsewhere
+    ;   true                                % an empty graph stays an empty dynamic t/3
+    ),
+    assertz(Module:'$cep_background').
+
 %!  cep_push(+Module, +EventsText, -AnswersText) is det.
 %
 %   Process a batch of events (complete groups, ordered by end time) and

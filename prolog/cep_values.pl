@@ -1969,12 +1969,15 @@ num_to_decimal(K, N, R) :-
 %!  cep_time_duration(+StartMs, +EndMs, -Duration) is det.
 %
 %   getDURATION() of an interval (EP-SPARQL's time functions): the
-%   duration End-Start.
+%   duration End-Start. A solution of background triples alone has no
+%   interval (the atom timeless): its time functions are errors (fail).
 %
 %   @error instantiation_error or type_error(integer, _) on a
 %          non-integer timestamp
 
 cep_time_duration(Start, End, dur(0, D)) :-
+    Start \== timeless,
+    End \== timeless,
     must_be(integer, Start),
     must_be(integer, End),
     D is End - Start.
@@ -1985,6 +1988,7 @@ cep_time_duration(Start, End, dur(0, D)) :-
 %   dateTime.
 
 cep_time_point(Ms, dt(Ms)) :-
+    Ms \== timeless,
     must_be(integer, Ms).
 
 

@@ -24,6 +24,7 @@ class CompiledRules:
     layouts: tuple  # QueryLayout per query, in query order
     queries: tuple
     plan: Plan
+    background: object = None  # cep.background.Background the rules read, if any
 
     @property
     def width(self) -> int:
@@ -44,17 +45,20 @@ class CompiledRules:
         return _banner(self.queries) + pl.write_program(header) + self.body
 
 
-def compile_queries(queries) -> CompiledRules:
+def compile_queries(queries, background=None) -> CompiledRules:
+    """`background` (cep.background.Background): the rules match events
+    modulo its RDFS schema and join with its triples; it must be loaded
+    into Prolog (background.module) before the rules run."""
     queries = tuple(queries)
     plan = binarize(queries)
-    items, layouts = compile_plan(plan)
+    items, layouts = compile_plan(plan, background)
     body = pl.write_program(items)
-    return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan)
+    return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan, background)
 
 
-def compile_rules(queries) -> str:
+def compile_rules(queries, background=None) -> str:
     """The generated Prolog program, as readable text."""
-    return compile_queries(queries).text
+    return compile_queries(queries, background).text
 
 
 def _banner(queries) -> str:
@@ -88,9 +92,9 @@ def describe_plan(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def explain(queries) -> str:
+def explain(queries, background=None) -> str:
     """Algebra, binarized plan and generated rules of a rule set."""
-    compiled = compile_queries(queries)
+    compiled = compile_queries(queries, background)
     parts = ["== algebra"]
     for q in compiled.queries:
         parts.append(f"-- {q.name}\n{sexpr.query(q)}")

@@ -198,8 +198,10 @@ def _hoist(plan, step) -> Hoist | None:
     return Hoist(tuple(computed), tuple(checks), tuple(rest), band)
 
 
-def compile_plan(plan: Plan) -> tuple[list, list]:
-    """(program items, query layouts) for a plan."""
+def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
+    """(program items, query layouts) for a plan; `background`
+    (cep.background.Background) adds RDFS entailment to the leaf rules and
+    background triples to the joins of basic graph patterns."""
     items = [
         pl.Directive(pl.Struct("discontiguous", pl.indicator("leaf", 6))),
         pl.Directive(pl.Struct("style_check", pl.Struct("-", A("singleton")))),
@@ -219,9 +221,9 @@ def compile_plan(plan: Plan) -> tuple[list, list]:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
         items += _emitter(plan, node, root_of.get(node.id, []), hoist)
         if isinstance(node, Leaf):
-            items.append(_leaf_rule(node))
+            items += _leaf_rules(node, background)
         else:
-            step_items, stores, scope, check = _step(plan, node, hoist)
+            step_items, stores, scope, check = _step(plan, node, hoist, background)
             items += step_items
             dynamic += stores
             if scope == "group":
@@ -299,22 +301,109 @@ def _emitter(plan, node, outputs, hoist=None):
     return [pl.Clause(pl.Struct(f"n{node.id}", v, ts, te, ans), tuple(checks) + (body,))]
 
 
-def _leaf_rule(leaf: Leaf):
+def _leaf_rule(leaf: Leaf, slots=None, body=()):
+    """leaf(P, S, O, Ts, Te, A): the event (S, P, O) matches the leaf's
+    triple pattern (or `slots`, what the event must look like for it to
+    entail a triple that matches), then `body`."""
     vs = _Vars()
-    slots = []
-    for x in (leaf.triple.s, leaf.triple.p, leaf.triple.o):
-        slots.append(vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x))
+    pattern = [vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x)
+               for x in (leaf.triple.s, leaf.triple.p, leaf.triple.o)]
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
-    head = pl.Struct("leaf", slots[1], slots[0], slots[2], ts, te, ans)
-    return pl.Clause(head, (pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans),))
+    event = pattern if slots is None else slots(vs, pattern)
+    head = pl.Struct("leaf", event[1], event[0], event[2], ts, te, ans)
+    goals = body(vs, pattern) if callable(body) else body
+    return pl.Clause(head, (*goals, pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
 
 
-def _step(plan, step: Step, hoist=None):
+RDF_TYPE = terms.iri(terms.RDF + "type")
+
+
+def _leaf_rules(leaf: Leaf, background) -> list:
+    """The leaf rule, and with background knowledge those of the events
+    that entail a matching triple by the RDFS rules (rdfs2, 3, 7, 9 over
+    the closed schema): an event `x p y` matches `?x q ?y` when p is a
+    subproperty of q, `?x rdf:type D` when p has a domain under D (or a
+    range, for y), and an event `x rdf:type C` matches it when C is a
+    subclass of D. The schema is compiled in, restricted to what the
+    patterns name: an event costs one indexed lookup more, not a walk up
+    the hierarchy."""
+    rules = [_leaf_rule(leaf)]
+    if background is None:
+        return rules
+    schema = background.schema
+    t = leaf.triple
+    table = f"$entails{leaf.id}"
+    if isinstance(t.p, ops.Var):
+        # any predicate: every entailed triple, from tables of the whole schema
+        rules.append(_leaf_rule(leaf, lambda vs, pat: [pl.Var("S0"), pl.Var("P0"), pl.Var("O0")], lambda vs, pat: [
+            pl.Struct(table, pl.Var("S0"), pl.Var("P0"), pl.Var("O0"), *pat)]))
+        return rules + _entailment_table(table, schema)
+    if t.p != RDF_TYPE:
+        for sub in sorted(schema.subproperties(t.p) - {t.p}):
+            rules.append(_leaf_rule(leaf, lambda vs, pat, sub=sub: [pat[0], terms.to_prolog(sub), pat[2]]))
+        return rules
+    # rdf:type: by subclass, by domain, by range
+    x = lambda vs, pat: pat[0]  # noqa: E731
+    if isinstance(t.o, ops.Var):
+        cls, sup = pl.Var("C0"), f"$superclass{leaf.id}"
+        rules.append(_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], cls],
+                                lambda vs, pat: [pl.Struct(sup, cls, pat[2])]))
+        rules += [pl.Clause(pl.Struct(sup, terms.to_prolog(c), terms.to_prolog(d)))
+                  for c in sorted(schema.classes()) for d in sorted(schema.superclasses(c) - {c})]
+        rules.append(pl.Clause(pl.Struct(sup, pl.Var("_"), pl.Var("_")), (F,)))
+        typed = [(p, d) for p in sorted(schema.properties()) for d in sorted(schema.domains(p))]
+        ranged = [(p, r) for p in sorted(schema.properties()) for r in sorted(schema.ranges(p))]
+    else:
+        subclasses = sorted(schema.subclasses(t.o) - {t.o})
+        if subclasses:
+            sub = f"$subclass{leaf.id}"
+            rules.append(_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], pl.Var("C0")],
+                                    [pl.Struct(sub, pl.Var("C0"))]))
+            rules += [pl.Clause(pl.Struct(sub, terms.to_prolog(c))) for c in subclasses]
+        typed = [(p, t.o) for p in sorted(schema.properties()) if t.o in schema.domains(p)]
+        ranged = [(p, t.o) for p in sorted(schema.properties()) if t.o in schema.ranges(p)]
+    for p, d in typed:
+        rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pat[0], terms.to_prolog(p), pl.Var("_")],
+                                lambda vs, pat, d=d: [pl.Struct("=", pat[2], terms.to_prolog(d))]))
+    for p, r in ranged:  # a literal is of no class (rdfs3 applies to resources)
+        rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
+                                lambda vs, pat, r=r: [_resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))]))
+    return rules
+
+
+def _resource(term):
+    """An IRI (an atom) or a blank node (bn(Label)): not a literal."""
+    return pl.Struct(";", pl.Struct("atom", term), pl.Struct("=", term, pl.Struct("bn", pl.Var("_"))))
+
+
+def _entailment_table(name, schema) -> list:
+    """name(S0, P0, O0, S, P, O): the event (S0, P0, O0) entails (S, P, O)
+    by rdfs2, 3, 7 or 9, other than itself."""
+    S, P, O, X = pl.Var("S"), pl.Var("P"), pl.Var("O"), pl.Var("X")
+    rdf_type = terms.to_prolog(RDF_TYPE)
+    items = []
+    for p in sorted(schema.properties()):
+        pp = terms.to_prolog(p)
+        for q in sorted(schema.superproperties(p)):
+            items.append(pl.Clause(pl.Struct(name, S, pp, O, S, terms.to_prolog(q), O)))
+        for d in sorted(schema.domains(p)):
+            items.append(pl.Clause(pl.Struct(name, S, pp, pl.Var("_"), S, rdf_type, terms.to_prolog(d))))
+        for r in sorted(schema.ranges(p)):
+            items.append(pl.Clause(pl.Struct(name, pl.Var("_"), pp, X, X, rdf_type, terms.to_prolog(r)),
+                                   (_resource(X),)))
+    for c in sorted(schema.classes()):
+        for d in sorted(schema.superclasses(c)):
+            items.append(pl.Clause(pl.Struct(name, S, rdf_type, terms.to_prolog(c), S, rdf_type, terms.to_prolog(d))))
+    items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(6))), (F,)))
+    return items
+
+
+def _step(plan, step: Step, hoist=None, background=None):
     """(clauses, store names, store scope, deferred check clause or None)."""
     left, right = plan.node(step.left), plan.node(step.right)
     build = {
         "seq": lambda step, left, right: _seq(step, left, right, hoist),
-        "join": _join,
+        "join": lambda step, left, right: _join(step, left, right, plan, background),
         "eq": _join,
         "union": _union,
         "seqright": _seqright,
@@ -410,12 +499,24 @@ def _seq(step, left, right, hoist=None):
     return [insert, check, _ok_clause(step)], stores, scope, None
 
 
-def _join(step, left, right):
+def _join(step, left, right, plan=None, background=None):
     """Join (juxtaposition) and EqJoin (EQUALS): both sides store goals and
     probe the other side (for EQUALS only goals with the same interval
-    match, so its goals live for one group)."""
+    match, so its goals live for one group). With background knowledge,
+    a Join also takes the other side from the background graph, where it
+    matches there (_timeless): background triples are timeless, so the
+    solution keeps this side's interval."""
     n = step.id
     items = []
+    timeless = {}
+    if background is not None and step.op == "join":
+        for side, mine, theirs in (("l", left, right), ("r", right, left)):
+            vs = _Vars()
+            found = _timeless(plan, theirs, vs, background.module)
+            if found is not None:
+                ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
+                timeless[side] = pl.Clause(pl.Struct(f"s{n}_{side}", tuple_term(vs, mine.vars), ts, te, ans),
+                                           (*found, pl.Struct(f"n{n}", tuple_term(vs, step.vars), ts, te, ans)))
     eq = step.op == "eq"
     for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
         vs = _Vars()
@@ -440,10 +541,40 @@ def _join(step, left, right):
             else:
                 body = (pl.Struct("asserta", store_mine), pick, emit)
         head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
+        if side in timeless:
+            items.append(timeless[side])
         items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
     items.append(_ok_clause(step))
     scope = "group" if eq else ("window" if step.window is not None else "forever")
     return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], scope, None
+
+
+def _timeless(plan, node, vs: _Vars, module: str):
+    """Goals that find the solutions of `node` in the background graph
+    (module:t/3, the RDFS closure), or None where it has none: a triple
+    pattern, or joins and unions of them, with their filters (in which
+    the time functions are errors: a background solution has no
+    interval)."""
+    if isinstance(node, Leaf):
+        goals = [q(module, "t", *(vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x)
+                                  for x in (node.triple.s, node.triple.p, node.triple.o)))]
+    elif node.op in ("join", "union"):
+        left = _timeless(plan, plan.node(node.left), vs, module)
+        right = _timeless(plan, plan.node(node.right), vs, module)
+        if node.op == "union":  # either side; a side with none adds nothing
+            sides = [conj(g) for g in (left, right) if g is not None]
+            if not sides:
+                return None
+            goals = [sides[0] if len(sides) == 1 else pl.Struct(";", *sides)]
+        elif left is None or right is None:
+            return None
+        else:
+            goals = left + right
+    else:
+        return None
+    # no interval: the time functions are errors (cep_values.pl)
+    ec = ExprCompiler(dict(vs.names), A("timeless"), A("timeless"), vs.fresh)
+    return goals + [ec.filter_goal(f) for f in node.filters]
 
 
 def _seqright(step, opt, mand):

@@ -31,8 +31,9 @@ from cep.reference.patterns import compatible, merge, solutions, stream_of
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
 
-def evaluate(queries, events) -> list[Answer]:
-    stream = stream_of(events)
+def evaluate(queries, events, background=None) -> list[Answer]:
+    """`background`: a cep.background.Background (see patterns.py)."""
+    stream = stream_of(events, background)
     out = []
     bnodes = itertools.count()
     for q in queries:
@@ -47,7 +48,8 @@ def answers(query: ops.Query, stream, bnodes=None) -> list[Answer]:
     if policy != "unrestricted":
         raise ValueError(f"query {query.name}: the reference evaluates the paper's semantics only "
                          f"(policy unrestricted), not @policy {policy}")
-    ordered = sorted(solutions(query.pattern, stream), key=lambda s: (s[2], s[1], sorted(s[0])))
+    timed = (s for s in solutions(query.pattern, stream) if s[1] is not None)  # only events detect
+    ordered = sorted(timed, key=lambda s: (s[2], s[1], sorted(s[0])))
     out = []
     seen = set()
     for mu, ts, te in ordered:

@@ -209,6 +209,8 @@ def _eval(e, mu, ts, te) -> Val:
     name, args = e.name, e.args
     if name in SPECIAL:
         return SPECIAL[name](args, mu, ts, te)
+    if name in ("getDURATION", "getSTARTTIME", "getENDTIME") and ts is None:
+        raise ExprError(f"{name}() of a background solution, which has no interval")
     if name == "getDURATION":
         return make("duration", (0, te - ts))
     if name == "getSTARTTIME":

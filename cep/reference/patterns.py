@@ -5,6 +5,15 @@ The stream is a set of occurrences (s, p, o, start, end); a solution is a
 triple (mu, ts, te) with mu a frozenset of (variable name, term) items; the
 result of every operator is a set of solutions. Nothing here is clever: each
 operator is the set comprehension of its definition, over all pairs.
+
+Background knowledge (docs/language.md): the stream holds, besides each
+event, every triple the event entails under the background's RDFS schema,
+with the event's interval, and every triple of the background's RDFS
+closure as a timeless occurrence (start and end None). A merge takes the
+interval of its timed parts; a solution with no timed part is timeless.
+The temporal operators never relate a timeless solution, a filter that
+reads its interval is an error (false), and a query's timeless solutions
+are no answers: only events trigger detections.
 """
 
 from __future__ import annotations
@@ -14,12 +23,23 @@ from cep.algebra import ops
 from cep.reference.expressions import holds
 
 
-def stream_of(events) -> frozenset:
-    """The stream as a set of occurrences; identical events collapse."""
-    return frozenset(
-        (terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end)
-        for e in events
-    )
+def stream_of(events, background=None) -> frozenset:
+    """The stream as a set of occurrences; identical events collapse.
+    With background knowledge (cep.background.Background), the entailed
+    occurrences and the timeless background triples too."""
+    events = {(terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end)
+              for e in events}
+    if background is None:
+        return frozenset(events)
+    from cep.background import rdfs
+
+    schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
+    closed = rdfs.closure(schema)
+    out = {(s, p, o, None, None) for s, p, o in background.triples}
+    for s, p, o, start, end in events:
+        out |= {(*t, start, end) for t in (rdfs.closure(schema | {(s, p, o)}) - closed) | {(s, p, o)}}
+    return frozenset(out)
+
 
 
 def solutions(pattern, stream) -> set:
@@ -39,7 +59,11 @@ def compatible(a, b) -> bool:
 
 
 def merge(a, b):
-    """<mu1, ts1, te1> |x| <mu2, ts2, te2> = <mu1 u mu2, min ts, max te>."""
+    """<mu1, ts1, te1> |x| <mu2, ts2, te2> = <mu1 u mu2, min ts, max te>
+    (a timeless side adds no time)."""
+    if a[1] is None or b[1] is None:
+        timed = b if a[1] is None else a
+        return (a[0] | b[0], timed[1], timed[2])
     return (a[0] | b[0], min(a[1], b[1]), max(a[2], b[2]))
 
 
@@ -65,18 +89,24 @@ def _eval(op, S) -> set:
     if isinstance(op, ops.Join):
         return _joins(_eval(op.left, S), _eval(op.right, S), lambda a, b: True)
     if isinstance(op, ops.SeqJoin):
-        return _joins(_eval(op.left, S), _eval(op.right, S), lambda a, b: a[2] < b[1])
+        return _joins(_timed(op.left, S), _timed(op.right, S), lambda a, b: a[2] < b[1])
     if isinstance(op, ops.EqJoin):
-        return _joins(_eval(op.left, S), _eval(op.right, S), _same_interval)
+        return _joins(_timed(op.left, S), _timed(op.right, S), _same_interval)
     if isinstance(op, ops.LeftJoin):
         # the optional part ends no later than the mandatory one
-        return _optional(_eval(op.left, S), _eval(op.right, S), op.cond, lambda m, o: o[2] <= m[2])
+        return _optional(_timed(op.left, S), _timed(op.right, S), op.cond, lambda m, o: o[2] <= m[2])
     if isinstance(op, ops.SeqRightJoin):
         # `left` is the optional part; it ends strictly before the mandatory one starts
-        return _optional(_eval(op.right, S), _eval(op.left, S), op.cond, lambda m, o: o[2] < m[1])
+        return _optional(_timed(op.right, S), _timed(op.left, S), op.cond, lambda m, o: o[2] < m[1])
     if isinstance(op, ops.EqLeftJoin):
-        return _optional(_eval(op.left, S), _eval(op.right, S), op.cond, _same_interval)
+        return _optional(_timed(op.left, S), _timed(op.right, S), op.cond, _same_interval)
     raise TypeError(f"not an algebra operator: {op!r}")
+
+
+def _timed(op, S) -> set:
+    """The solutions of an operand of a temporal operator: the timeless
+    ones relate to nothing in time."""
+    return {x for x in _eval(op, S) if x[1] is not None}
 
 
 def _same_interval(a, b) -> bool:
@@ -107,8 +137,8 @@ def _bgp(triples, S) -> set:
                 if _match(tp.s, s, m) and _match(tp.p, p, m) and _match(tp.o, o, m):
                     grown.add((
                         frozenset(m.items()),
-                        start if ts is None else min(ts, start),
-                        end if te is None else max(te, end),
+                        start if ts is None else ts if start is None else min(ts, start),
+                        end if te is None else te if end is None else max(te, end),
                     ))
         partial = grown
     return partial

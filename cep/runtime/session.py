@@ -166,6 +166,13 @@ class _Session:
         self.call("cep_load", "cep_runtime", [("atom", module), program_text], outputs=0)
         self.loaded.add(module)
 
+    def load_background(self, module: str, triples_text):
+        """Load background facts (a batch text of triples), once per process."""
+        if module in self.loaded:
+            return
+        self.call("cep_load_background", "cep_runtime", [("atom", module), triples_text], outputs=0)
+        self.loaded.add(module)
+
     def push(self, module: str, events) -> bytes:
         """A batch (ASCII bytes or Arrow buffer, prolog/cep_fast.c) in, the
         answer lines (UTF-8 bytes, cep_runtime.pl) out."""

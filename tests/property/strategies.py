@@ -369,3 +369,29 @@ def note_case(queries, events):
     for q in queries if isinstance(queries, list) else [queries]:
         note(f"query {q.name}:\n" + sexpr.query(q))
     note("stream (as a set):\n" + show_stream(events))
+
+
+# ------------------------------------------------------------ background
+
+CLASSES = [terms.iri(EX + n) for n in ("C1", "C2", "C3")]
+RDFS_ = "http://www.w3.org/2000/01/rdf-schema#"
+
+
+@st.composite
+def background_triples(draw):
+    """A small ontology over the streams' vocabulary (subproperties among
+    the predicates, cycles included; domains and ranges; a class
+    hierarchy) and a few timeless instance triples of the streams' shape."""
+    def some(options, most):
+        return draw(st.lists(st.sampled_from(options), max_size=most, unique=True))
+
+    sub = terms.iri(RDFS_ + "subPropertyOf")
+    schema = [(a, sub, b) for a, b in some([(a, b) for a in PREDICATES for b in PREDICATES if a != b], 3)]
+    schema += [(a, terms.iri(RDFS_ + "subClassOf"), b)
+               for a, b in some([(a, b) for a in CLASSES for b in CLASSES if a != b], 3)]
+    schema += [(p, terms.iri(RDFS_ + kind), c) for kind, p, c in
+               some([(k, p, c) for k in ("domain", "range") for p in PREDICATES for c in CLASSES], 3)]
+    facts = [(s, p, integer(o)) for s, p, o in
+             some([(s, p, o) for s in SUBJECTS for p in PREDICATES for o in range(3)], 4)]
+    types = [(s, terms.iri(terms.RDF + "type"), c) for s, c in some([(s, c) for s in SUBJECTS for c in CLASSES], 2)]
+    return schema + facts + types

@@ -1,0 +1,1 @@
+"""Background knowledge: reading ontology files (load) and their RDFS entailments (rdfs)."""

@@ -1,0 +1,73 @@
+"""The background knowledge of a run: ontology files read (load), closed
+under the RDFS rules (rdfs), and handed to Prolog as facts.
+
+    background = load_background(["ontologies/sensors.ttl"])
+    Engine(queries, background=background)
+
+The rule compiler reads `schema` (stream triples are matched modulo it) and
+`module` (the Prolog module whose t/3 facts are the closure, joined with
+events in basic graph patterns); the engine loads `facts()` into that
+module once per process. The module's name carries a hash of the files'
+contents, so two runs over the same files share it and a changed file
+never meets facts loaded from its older version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from cep.background.load import read_ontology
+from cep.background.rdfs import Schema
+
+
+@dataclass(eq=False)
+class Background:
+    sources: tuple  # the files, as given
+    triples: frozenset  # the RDFS closure: (s, p, o) canonical N-Triples text
+    schema: Schema
+    digest: str
+    _facts: bytes | None = field(default=None, repr=False)
+
+    @property
+    def module(self) -> str:
+        return f"cep_bg_{self.digest}"
+
+    def facts(self) -> bytes:
+        """The closure as the text of an event batch (prolog/cep_fast.c),
+        which cep_runtime:cep_load_background/2 asserts as t/3 facts."""
+        if self._facts is None:
+            from cep.runtime.batch import table_text
+
+            s, p, o = (list(x) for x in zip(*self.triples)) if self.triples else ([], [], [])
+            zero = pa.array([0] * len(s), pa.int64())
+            self._facts = table_text(pa.array(s, pa.string()), pa.array(p, pa.string()),
+                                     pa.array(o, pa.string()), zero, zero).to_pybytes() if s else b""
+        return self._facts
+
+
+def load_background(paths) -> Background | None:
+    """The background knowledge of ontology files (None for no files).
+    Raises OntologyError, naming the file and line, on a malformed file."""
+    paths = [Path(p) for p in paths]
+    if not paths:
+        return None
+    digest = hashlib.sha256()
+    triples = []
+    for path in paths:
+        triples += read_ontology(path)  # names the file and line of what is wrong in it
+        digest.update(path.read_bytes())
+        digest.update(path.suffix.encode())
+    return background_of(triples, [str(p) for p in paths], digest.hexdigest()[:16])
+
+
+def background_of(triples, sources=(), digest: str | None = None) -> Background:
+    """The background knowledge of triples (canonical N-Triples text);
+    `digest` names it (default: a hash of the triples)."""
+    if digest is None:
+        digest = hashlib.sha256(repr(sorted(triples)).encode()).hexdigest()[:16]
+    schema = Schema(triples)  # closes the graph under the RDFS rules
+    return Background(tuple(sources), schema.graph, schema, digest)

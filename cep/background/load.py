@@ -1,0 +1,424 @@
+"""Reading background knowledge: an ontology file -> its triples as canonical text.
+
+Takes the path of an RDF or OBO file and returns its triples as (subject,
+predicate, object) tuples of canonical N-Triples text (cep.terms), the form
+events travel in, so that background terms and event terms compare as
+strings. The format follows the extension, and any of them may be gzipped
+(a further `.gz`):
+
+    .ttl              Turtle            rdflib
+    .rdf .owl .xml    RDF/XML           rdflib
+    .trig             TriG              rdflib; graph names are dropped
+    .nt               N-Triples         the line reader here
+    .nq               N-Quads           the line reader here; graph names are dropped
+    .obo              OBO 1.2           the stanza reader here
+
+Background knowledge is one graph: a triple occurs once. The line and
+stanza readers give the triples in file order; rdflib keeps no order, so
+its triples are sorted by their text, blank nodes masked.
+
+N-Triples and N-Quads are read here rather than by rdflib because rdflib is
+several times slower on them and its errors do not say which line is wrong.
+The line reader gives the same text for every term as rdflib would: typed
+literals not already in canonical form go through rdflib's Literal.
+
+Blank nodes are renamed `_:bg<tag>_<n>`: <tag> is the first 8 hex digits of
+the SHA-1 of the file's resolved path, so two files never share a blank
+node; n counts the file's blank nodes in the order of the triples. Reading a
+file twice gives the same labels, except that rdflib's formats may swap the
+labels of blank nodes whose triples read alike.
+
+A file that cannot be read raises OntologyError, whose pos is the path, or
+path:line:column (path:line where the parser does not give the column) of
+the problem.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import re
+import warnings
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+
+from cep import terms
+from cep.errors import OntologyError
+
+RDF_TYPE = terms.iri(terms.RDF + "type")
+RDFS_SUBCLASSOF = terms.iri("http://www.w3.org/2000/01/rdf-schema#subClassOf")
+RDFS_LABEL = terms.iri("http://www.w3.org/2000/01/rdf-schema#label")
+OWL_CLASS = terms.iri("http://www.w3.org/2002/07/owl#Class")
+OBO_PURL = "http://purl.obolibrary.org/obo/"
+
+FORMATS = {".ttl": "turtle", ".rdf": "xml", ".owl": "xml", ".xml": "xml", ".trig": "trig",
+           ".nt": "nt", ".nq": "nquads", ".obo": "obo"}
+_FORMAT_NAMES = {"turtle": "Turtle", "xml": "RDF/XML", "trig": "TriG", "nt": "N-Triples",
+                 "nquads": "N-Quads", "obo": "OBO"}
+
+
+def format_of(path) -> str:
+    """The format of a background file, by its extension (a `.gz` after it
+    means gzipped); OntologyError when the extension is not known."""
+    name = Path(path).name.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    fmt = FORMATS.get(Path(name).suffix)
+    if fmt is None:
+        raise OntologyError(f"unknown background file type {Path(name).suffix or '(no extension)'}; "
+                            f"background files end in {', '.join(FORMATS)}, optionally followed by .gz",
+                            str(path))
+    return fmt
+
+
+def read_ontology(path) -> list[tuple[str, str, str]]:
+    """The triples of one background file as canonical N-Triples text."""
+    fmt = format_of(path)
+    name = str(path)
+    data = _read_bytes(Path(path))
+    nodes = _BlankNodes(path)
+    if fmt == "xml":  # the XML declaration names the encoding
+        triples = _read_rdflib(data, fmt, path, nodes)
+    else:
+        text = _decode(data, name)
+        if fmt == "obo":
+            triples = _read_obo(text, name)
+        elif fmt in ("nt", "nquads"):
+            triples = _read_lines(text, name, nodes, quads=fmt == "nquads")
+        else:
+            triples = _read_rdflib(text, fmt, path, nodes)
+    return list(dict.fromkeys(triples))
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
+    except FileNotFoundError:
+        raise OntologyError("no such file", str(path)) from None
+    except OSError as exc:
+        raise OntologyError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
+    except (EOFError, zlib.error) as exc:
+        raise OntologyError(f"not a complete gzip file: {exc}", str(path)) from None
+
+
+def _decode(data: bytes, name: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise OntologyError(f"not UTF-8 text (byte {exc.start + 1} of the file)",
+                            f"{name}:{line}:{column}") from None
+
+
+class _BlankNodes:
+    """The labels of one file's blank nodes (see the module docstring)."""
+
+    def __init__(self, path):
+        digest = hashlib.sha1(str(Path(path).resolve()).encode("utf-8")).hexdigest()
+        self.prefix = f"_:bg{digest[:8]}_"
+        self.labels: dict = {}
+
+    def label(self, key) -> str:
+        found = self.labels.get(key)
+        if found is None:
+            found = self.labels[key] = self.prefix + str(len(self.labels))
+        return found
+
+
+# ------------------------------------------------- N-Triples and N-Quads
+
+_IRIREF = r'<[^<>"{}|^`\\\x00-\x20]*(?:\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})[^<>"{}|^`\\\x00-\x20]*)*>'
+_BNODE = r"_:[\w\-:]+(?:\.+[\w\-:]+)*"
+_LITERAL = r'"[^"\\\n\r]*(?:\\.[^"\\\n\r]*)*"(?:@[a-zA-Z]+(?:-[a-zA-Z0-9]+)*|\^\^' + _IRIREF + ")?"
+_WS = r"[ \t]*"
+_STATEMENT = re.compile(
+    f"{_WS}({_IRIREF}|{_BNODE}){_WS}({_IRIREF}){_WS}({_IRIREF}|{_BNODE}|{_LITERAL}){_WS}"
+    f"(?:({_IRIREF}|{_BNODE}){_WS})?\\.{_WS}(?:#.*)?\\Z")
+_BLANK_OR_COMMENT = re.compile(f"{_WS}(?:#.*)?\\Z")
+_SCHEME = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]*:")
+_TYPED = re.compile(r'"(.*)"\^\^<(.*)>\Z', re.S)
+_LINE_END = re.compile(r"\r\n?|\n")
+_ESCAPED = re.compile(r"[\\\x00-\x1f\x7f]")  # text that canonical form writes differently
+_WELL_FORMED = {  # lexical forms both cep.terms and rdflib read as the same value
+    terms.XSD_INTEGER: re.compile(r"-?[0-9]+\Z"),
+    terms.XSD_DECIMAL: re.compile(r"-?[0-9]+\.[0-9]+\Z"),
+    terms.XSD_DOUBLE: re.compile(r"-?[0-9]\.[0-9]+E-?[0-9]+\Z"),
+    terms.XSD_BOOLEAN: re.compile(r"(?:true|false)\Z"),
+    terms.XSD_DATETIME: re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\Z"),
+}
+
+
+def _read_lines(text: str, name: str, nodes: _BlankNodes, quads: bool) -> list:
+    """N-Triples (or N-Quads, whose graph names are dropped), line by line."""
+    fmt = "N-Quads" if quads else "N-Triples"
+    cache: dict[str, str] = {}
+    out = []
+    with _quiet_rdflib():
+        for number, line in enumerate(_LINE_END.split(text), 1):
+            m = _STATEMENT.match(line)
+            if m is None or (m.group(4) and not quads):
+                if _BLANK_OR_COMMENT.match(line):
+                    continue
+                column, why = _diagnose(line, quads)
+                raise OntologyError(f"{fmt} syntax error: {why}", f"{name}:{number}:{column}")
+            triple = []
+            for group in (1, 2, 3):
+                raw = m.group(group)
+                term = cache.get(raw)
+                if term is None:
+                    try:
+                        term = _term(raw, nodes)
+                    except terms.TermError as exc:
+                        raise OntologyError(f"{fmt} syntax error: {exc}",
+                                            f"{name}:{number}:{m.start(group) + 1}") from None
+                    if raw[0] != "_":  # blank nodes are per file, the rest may repeat widely
+                        cache[raw] = term
+                triple.append(term)
+            out.append(tuple(triple))
+    return out
+
+
+def _term(raw: str, nodes: _BlankNodes) -> str:
+    """Canonical text of one N-Triples term, as rdflib + terms.from_rdflib
+    would give it: typed literals go through rdflib's Literal, which
+    normalizes more datatypes (xsd:int, xsd:float, ...) and more lexical
+    forms (1_000 as an xsd:integer) than cep.terms does."""
+    if raw[0] == "_":
+        return nodes.label(raw)
+    if raw[0] == "<":
+        if not _SCHEME.match(raw):
+            raise terms.TermError(f"relative IRI {raw}: N-Triples needs absolute IRIs")
+        return raw if "\\" not in raw else terms.canonical(raw)
+    m = _TYPED.match(raw)
+    if m is None:
+        if _ESCAPED.search(raw) is None:  # already canonical but for the case of a language tag
+            at = raw.rfind('"')
+            return raw[:at] + raw[at:].lower()
+        return terms.canonical(raw)
+    lex, datatype = m.groups()
+    if datatype == terms.XSD_STRING:
+        return terms.canonical(raw)
+    form = _WELL_FORMED.get(datatype)
+    if form is not None and form.match(lex) and terms.canonical_lexical(lex, datatype) == lex:
+        # rdflib reads a canonical form as its value and writes back a form
+        # of that same value, whose canonical form is this one
+        return raw
+    from rdflib import Literal, URIRef
+
+    return terms.from_rdflib(Literal(terms.split('"' + lex + '"')[1],
+                                     datatype=URIRef(terms.split("<" + datatype + ">")[1])))
+
+
+_TERM_PATTERNS = {"iri": re.compile(_IRIREF), "blank": re.compile(_BNODE), "literal": re.compile(_LITERAL)}
+_ROLES = (
+    ("subject", ("iri", "blank"), "an IRI <...> or a blank node _:label"),
+    ("predicate", ("iri",), "an IRI <...>"),
+    ("object", ("iri", "blank", "literal"), 'an IRI <...>, a blank node _:label or a literal "..."'),
+)
+
+
+def _diagnose(line: str, quads: bool) -> tuple[int, str]:
+    """Where a statement line goes wrong (1-based column) and what was
+    expected there; called only on lines the fast pattern rejects."""
+    pos = len(line) - len(line.lstrip(" \t"))
+    for role, kinds, expected in _ROLES:
+        m = next((m for m in (_TERM_PATTERNS[k].match(line, pos) for k in kinds) if m), None)
+        if m is None:
+            return pos + 1, f"expected the {role}, {expected}, but found {_found(line, pos)}"
+        pos = m.end()
+        pos += len(line[pos:]) - len(line[pos:].lstrip(" \t"))
+    if quads:
+        m = _TERM_PATTERNS["iri"].match(line, pos) or _TERM_PATTERNS["blank"].match(line, pos)
+        if m:
+            pos = m.end()
+            pos += len(line[pos:]) - len(line[pos:].lstrip(" \t"))
+    if not line.startswith(".", pos):
+        ends = "a graph name or '.'" if quads else "'.'"
+        return pos + 1, f"expected {ends} after the object, but found {_found(line, pos)}"
+    return pos + 2, f"expected the end of the line after '.', but found {_found(line, pos + 1)}"
+
+
+def _found(line: str, pos: int) -> str:
+    rest = line[pos:].strip()
+    if not rest:
+        return "the end of the line"
+    if rest[0] == '"' and _TERM_PATTERNS["literal"].match(line, pos) is None:
+        return "a string that does not end on this line"
+    if rest[0] == "<" and ">" in rest:
+        iri = rest[:rest.index(">") + 1]
+        if _TERM_PATTERNS["iri"].fullmatch(iri):
+            return iri
+        return f"{iri} (IRIs cannot hold spaces, quotes, <, >, {{, }}, |, ^, ` or backslashes)"
+    return repr(rest[:30] + ("..." if len(rest) > 30 else ""))
+
+
+# ------------------------------------------------------ rdflib's formats
+
+
+@contextmanager
+def _quiet_rdflib():
+    """rdflib logs a warning for every ill-typed literal, which is kept as it
+    is (as SPARQL keeps it), and warns about its own deprecated classes."""
+    logger = logging.getLogger("rdflib")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            yield
+    finally:
+        logger.setLevel(level)
+
+
+def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
+    from xml.sax import SAXParseException
+
+    from rdflib import BNode, Dataset, Graph
+    from rdflib.exceptions import ParserError
+    from rdflib.plugins.parsers.notation3 import BadSyntax
+
+    graph = Dataset() if fmt == "trig" else Graph()
+    name = str(path)
+    try:
+        with _quiet_rdflib():
+            graph.parse(data=data, format=fmt, publicID=Path(path).resolve().as_uri())
+    except BadSyntax as exc:
+        raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: {exc._why}", _bad_syntax_pos(exc, name)) from None
+    except SAXParseException as exc:  # expat counts columns from 0
+        raise OntologyError(f"RDF/XML syntax error: {exc.getMessage()}",
+                            f"{name}:{exc.getLineNumber()}:{exc.getColumnNumber() + 1}") from None
+    except ParserError as exc:  # the RDF/XML parser's own checks: "<id>:<line>:<column>: <message>"
+        m = re.match(r"(?s).*?:(\d+):(\d+): (.*)", str(exc))
+        if m is None:
+            raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: {exc}", name) from None
+        raise OntologyError(f"RDF/XML error: {m.group(3)}", f"{name}:{m.group(1)}:{int(m.group(2)) + 1}") from None
+    except ValueError as exc:  # rdflib's terms refuse some values (a bad language tag) without a line
+        raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: {exc}", name) from None
+
+    texts: dict = {}  # most terms recur: convert each once
+
+    def masked(node):
+        text = texts.get(node)
+        if text is None:
+            text = texts[node] = "_:" if isinstance(node, BNode) else terms.from_rdflib(node)
+        return text
+
+    found = graph.quads((None, None, None, None)) if fmt == "trig" else graph
+    try:
+        rows = sorted((((masked(s), masked(p), masked(o)), (s, p, o)) for s, p, o, *_ in found),
+                      key=lambda row: row[0])
+    except terms.TermError as exc:
+        raise OntologyError(f"a term that N-Triples cannot write: {exc}", name) from None
+    return [tuple(nodes.label(node) if isinstance(node, BNode) else text for text, node in zip(*row))
+            for row in rows]
+
+
+def _bad_syntax_pos(exc, name: str) -> str:
+    """path:line:column of a Turtle/TriG error. rdflib counts lines from 0;
+    an error found at the end of the file is placed after its last token."""
+    line = exc.lines + 1
+    text = exc._str.decode("utf-8", "replace")
+    at = exc._i
+    if at < 0 or not text[at:].strip():  # the end of the file (offset -1 or trailing space)
+        at = len(text.rstrip())
+        line = text.count("\n", 0, at) + 1
+    elif text.count("\n", 0, at) + 1 != line:  # an offset into some other text: no column
+        return f"{name}:{line}"
+    return f"{name}:{line}:{at - (text.rfind(chr(10), 0, at) + 1) + 1}"
+
+
+# ------------------------------------------------------------------ OBO
+
+
+class _OboError(Exception):
+    pass
+
+
+def _read_obo(text: str, name: str) -> list:
+    """The classes of an OBO file: each [Term] stanza's id becomes a class
+    (rdf:type owl:Class), its name an rdfs:label and each is_a an
+    rdfs:subClassOf, as the OBO-to-OWL mapping has them. Obsolete terms,
+    other stanzas and other tags are left out."""
+    out = []
+    stanza = None  # the [Term] being read: dict of its tags, or None elsewhere
+
+    def finish():
+        if stanza is None:
+            return
+        if "id" not in stanza:
+            raise OntologyError("OBO syntax error: this [Term] stanza has no id: line", f"{name}:{stanza['line']}")
+        if stanza["obsolete"]:
+            return
+        cls = stanza["id"]
+        out.append((cls, RDF_TYPE, OWL_CLASS))
+        out.extend((cls, RDFS_LABEL, terms.literal(label)) for label in stanza["names"])
+        out.extend((cls, RDFS_SUBCLASSOF, parent) for parent in stanza["parents"])
+
+    for number, raw in enumerate(_LINE_END.split(text), 1):
+        line = raw.strip()
+        if not line or line.startswith("!"):
+            continue
+        try:
+            if line.startswith("["):
+                m = re.fullmatch(r"\[([A-Za-z]+)\]", line)
+                if m is None:
+                    raise _OboError(f"expected a stanza header such as [Term], but found {line[:40]!r}")
+                finish()
+                stanza = {"line": number, "names": [], "parents": [], "obsolete": False} \
+                    if m.group(1) == "Term" else None
+                continue
+            tag, colon, value = line.partition(":")
+            if not colon or not tag or " " in tag:
+                raise _OboError(f"expected `tag: value`, but found {line[:40]!r}")
+            if stanza is None:
+                continue
+            if tag == "id":
+                if "id" in stanza:
+                    raise _OboError(f"a second id: in the [Term] stanza of line {stanza['line']}")
+                stanza["id"] = _obo_class(value, "id:")
+            elif tag == "is_a":
+                stanza["parents"].append(_obo_class(value, "is_a:"))
+            elif tag == "name":
+                stanza["names"].append(_obo_text(value))
+            elif tag == "is_obsolete":
+                stanza["obsolete"] = _obo_text(value) == "true"
+        except _OboError as exc:
+            raise OntologyError(f"OBO syntax error: {exc}", f"{name}:{number}") from None
+    finish()
+    return out
+
+
+def _obo_class(value: str, tag: str) -> str:
+    """The class IRI of an OBO id (the first token of the value), by the OBO
+    PURL rule: NCBITaxon:9606 -> http://purl.obolibrary.org/obo/NCBITaxon_9606."""
+    token = next(iter(_obo_text(value).split()), "")
+    if not token:
+        raise _OboError(f"{tag} needs an id such as GO:0008150")
+    if token.startswith(("http://", "https://")):
+        return terms.iri(token)
+    prefix, colon, local = token.partition(":")
+    if not (prefix and colon and local):
+        raise _OboError(f"{tag} {token} is neither PREFIX:LOCAL (GO:0008150) nor an http(s) IRI")
+    return terms.iri(f"{OBO_PURL}{prefix}_{local}")
+
+
+_OBO_ESCAPES = {"n": "\n", "t": "\t", "W": " "}
+
+
+def _obo_text(value: str) -> str:
+    """An OBO value without its trailing `! comment`, escapes undone."""
+    out = []
+    chars = iter(value)
+    for ch in chars:
+        if ch == "\\":
+            nxt = next(chars, "")
+            out.append(_OBO_ESCAPES.get(nxt, nxt))
+        elif ch == "!":
+            break
+        else:
+            out.append(ch)
+    return "".join(out).strip()
