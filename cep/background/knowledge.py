@@ -42,10 +42,13 @@ class Background:
         if self._facts is None:
             from cep.runtime.batch import table_text
 
-            s, p, o = (list(x) for x in zip(*self.triples)) if self.triples else ([], [], [])
-            zero = pa.array([0] * len(s), pa.int64())
-            self._facts = table_text(pa.array(s, pa.string()), pa.array(p, pa.string()),
-                                     pa.array(o, pa.string()), zero, zero).to_pybytes() if s else b""
+            if not self.triples:
+                self._facts = b""
+                return self._facts
+            # a column at a time (zip(*triples) over a million triples takes seconds)
+            s, p, o = (pa.array([t[i] for t in self.triples], pa.string()) for i in range(3))
+            zero = pa.nulls(len(s), pa.int64()).fill_null(0)
+            self._facts = table_text(s, p, o, zero, zero).to_pybytes()
         return self._facts
 
 

@@ -355,11 +355,11 @@ def _leaf_rules(leaf: Leaf, background) -> list:
         ranged = [(p, r) for p in sorted(schema.properties()) for r in sorted(schema.ranges(p))]
     else:
         subclasses = sorted(schema.subclasses(t.o) - {t.o})
-        if subclasses:
+        if subclasses:  # one rule: D and its subclasses in one indexed table
             sub = f"$subclass{leaf.id}"
-            rules.append(_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], pl.Var("C0")],
-                                    [pl.Struct(sub, pl.Var("C0"))]))
-            rules += [pl.Clause(pl.Struct(sub, terms.to_prolog(c))) for c in subclasses]
+            rules = [_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], pl.Var("C0")],
+                                [pl.Struct(sub, pl.Var("C0"))])]
+            rules += [pl.Clause(pl.Struct(sub, terms.to_prolog(c))) for c in [t.o, *subclasses]]
         typed = [(p, t.o) for p in sorted(schema.properties()) if t.o in schema.domains(p)]
         ranged = [(p, t.o) for p in sorted(schema.properties()) if t.o in schema.ranges(p)]
     for p, d in typed:

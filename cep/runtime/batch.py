@@ -54,8 +54,13 @@ def _fields(column: pa.Array) -> pa.Array:
     digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
     integer = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, _INT_SUFFIX)),
                       pc.ascii_is_decimal(digits))
+    # plain strings "...": in ASCII with no escape, N-Triples and Prolog
+    # write them alike (labels and comments of ontologies)
+    plain = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, '"')),
+                    pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring(column, "\\"))))
     out = pc.if_else(iri, pc.binary_join_element_wise("I", inner, ""),
-                     pc.if_else(integer, pc.binary_join_element_wise("i", body, ""), None))
+                     pc.if_else(integer, pc.binary_join_element_wise("i", body, ""),
+                                pc.if_else(plain, pc.binary_join_element_wise("P", column, ""), None)))
     missing = pc.is_null(out)
     if pc.any(missing).as_py():
         index = pc.indices_nonzero(missing).to_pylist()
