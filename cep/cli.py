@@ -279,9 +279,6 @@ def _run_spark(args) -> int:
                          f"engine writes {', '.join(sinks.FILE_FORMATS)}")
     if args.format == "parquet" and not args.out:
         raise UsageError("--format parquet needs --out DIR")
-    if args.ontology:
-        raise UsageError("--ontology: background knowledge runs on the local engine for now "
-                         "(--engine local)")
     if args.files_per_batch is not None and args.files_per_batch < 1:
         raise UsageError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
     if args.trigger and not args.follow:
@@ -291,7 +288,8 @@ def _run_spark(args) -> int:
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
-                          files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet)
+                          files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
+                          background=_background(args))
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
@@ -392,9 +390,10 @@ def cmd_explain(args) -> int:
     from cep.spark import routing
 
     queries = load_queries(args.rules)
-    text = explain(queries, _background(args))
+    background = _background(args)
+    text = explain(queries, background)
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
-    sys.stdout.write(text + routing.explain(queries) + "\n")
+    sys.stdout.write(text + routing.explain(queries, background.schema if background else None) + "\n")
     return 0
 
 

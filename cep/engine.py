@@ -57,10 +57,13 @@ _instances = itertools.count()
 
 
 class Engine:
-    def __init__(self, queries, bnode_prefix: str = "c", background=None):
+    def __init__(self, queries, bnode_prefix: str = "c", background=None, compiled=None):
         """`background`: a cep.background.Background the queries read (RDFS
-        entailment and background triples), loaded once per process."""
-        self.compiled = compile_queries(queries, background)
+        entailment and background triples), loaded once per process.
+        `compiled`: the queries' CompiledRules, compiled elsewhere (the
+        Spark engine ships them to its workers; their background must then
+        be loaded already, Session.load_background)."""
+        self.compiled = compiled if compiled is not None else compile_queries(queries, background)
         self.session = session()
         if background is not None:
             self.session.load_background(background.module, background.facts())

@@ -24,7 +24,7 @@ class CompiledRules:
     layouts: tuple  # QueryLayout per query, in query order
     queries: tuple
     plan: Plan
-    background: object = None  # cep.background.Background the rules read, if any
+    background_module: str | None = None  # the Prolog module of the background facts the rules read
 
     @property
     def width(self) -> int:
@@ -53,7 +53,8 @@ def compile_queries(queries, background=None) -> CompiledRules:
     plan = binarize(queries)
     items, layouts = compile_plan(plan, background)
     body = pl.write_program(items)
-    return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan, background)
+    return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan,
+                         background.module if background is not None else None)
 
 
 def compile_rules(queries, background=None) -> str:

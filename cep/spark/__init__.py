@@ -22,7 +22,9 @@ DataFrame with a row per answer and per late event:
 
 Events are routed by each query's partition key (cep/spark/routing.py) to
 groups that each run the compiled rules in SWI-Prolog (cep/spark/worker.py),
-with their partial matches in Spark's state store. On a stream, events wait
+with their partial matches in Spark's state store. Background knowledge
+(`ontology=`) is compiled into the rules and its facts reach the workers as
+a broadcast variable, loaded once per worker process. On a stream, events wait
 in state until the watermark (the latest event time seen, minus `lateness`)
 passes them, and are then processed in time order: answers do not depend on
 the arrival order within the lateness. An event that arrives after its time
@@ -52,6 +54,14 @@ class Spec:
     rules_hash: str
     classes: tuple  # routing.QueryClass
     buckets: tuple  # per class: its number of buckets
+    compiled: tuple  # per class: its cep.compile.CompiledRules
+    background_module: str | None = None  # the Prolog module of the background facts
+    facts: object = None  # a Spark Broadcast of the background facts (Background.facts())
+
+    def layouts(self, queries) -> list:
+        """The answer layouts of the queries, in their order."""
+        by_name = {layout.name: layout for c in self.compiled for layout in c.layouts}
+        return [by_name[q.name] for q in queries]
 
 
 def spark_session(master: str | None = None, app: str = "cep"):
@@ -99,18 +109,30 @@ def _queries(rules):
     return list(load_rules([Path(r) for r in rules]))
 
 
-def plan(rules, buckets: int = DEFAULT_BUCKETS) -> Spec:
+def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None) -> Spec:
+    """What the workers run: the rule set in routing classes, each compiled
+    here; with `background` (cep.background.Background), its facts go to
+    the workers as a broadcast variable of `spark` (default: the active
+    session), read once per worker process."""
     from cep.compile import compile_queries
 
     queries = _queries(rules)
-    classes = tuple(routing.classes(queries))
+    classes = tuple(routing.classes(queries, background.schema if background is not None else None))
     counts = tuple(buckets if c.bucketed else 1 for c in classes)
-    compiled = compile_queries(queries)
-    # The workers keep engines by this key: the program's hash leaves out
+    compiled = tuple(compile_queries(c.queries, background) for c in classes)
+    # The workers keep engines by this key: the programs' hashes leave out
     # the names of queries and variables, which the answers carry.
-    names = repr([(q.name, layout.form, layout.fields) for q, layout in zip(compiled.queries, compiled.layouts)])
-    rules_hash = hashlib.sha256(f"{compiled.module}\n{names}".encode()).hexdigest()[:16]
-    return Spec(rules_hash, classes, counts)
+    names = repr([(c.module, [(q.name, layout.form, layout.fields) for q, layout in zip(c.queries, c.layouts)])
+                  for c in compiled])
+    rules_hash = hashlib.sha256(names.encode()).hexdigest()[:16]
+    if background is None:
+        return Spec(rules_hash, classes, counts, compiled)
+    if spark is None:
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.active()
+    return Spec(rules_hash, classes, counts, compiled, background.module,
+                spark.sparkContext.broadcast(background.facts()))
 
 
 def _times(df):
@@ -149,7 +171,8 @@ def _routed(df, spec: Spec):
         for route in c.routes:
             cond = F.lit(True)
             for slot, term in route.constants:
-                cond = cond & (F.col(slot) == F.lit(term))
+                cond = cond & (F.col(slot).isin(sorted(term)) if isinstance(term, frozenset)
+                               else F.col(slot) == F.lit(term))
             match = cond if match is None else match | cond
         bucket = (F.pmod(F.xxhash64(F.col(c.routes[0].key_slot)), F.lit(buckets)).cast("int")
                   if buckets > 1 else F.lit(0))
@@ -229,13 +252,21 @@ def _finish(raw):
                       "s", "p", "o", "source", "reason", "text")
 
 
-def detect(events, rules, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
+def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
            end_markers: str | None = None):
     """Answers (and late and rejected events) of a rule set over a DataFrame
     of events; see the module's docstring. `rules`: a rule file's path,
-    EP-SPARQL text, or parsed queries. `end_markers`: a folder watched for
-    the marks of end_input (streams only)."""
-    return _finish(run(_times(events), plan(rules, buckets), lateness, end_markers))
+    EP-SPARQL text, or parsed queries. `ontology`: background knowledge,
+    ontology files (a path or a list of them; docs/language.md) or a
+    cep.background.Background. `end_markers`: a folder watched for the
+    marks of end_input (streams only)."""
+    background = ontology
+    if ontology is not None and not hasattr(ontology, "schema"):
+        from cep.background.knowledge import load_background
+
+        background = load_background([ontology] if isinstance(ontology, (str, Path)) else ontology)
+    spec = plan(rules, buckets, background, events.sparkSession)
+    return _finish(run(_times(events), spec, lateness, end_markers))
 
 
 def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | None = None):

@@ -39,6 +39,7 @@ class Options:
     master: str | None = None
     buckets: int = 8
     quiet: bool = False
+    background: object = None  # cep.background.Background
 
 
 def quiet_spark() -> None:
@@ -117,7 +118,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
         raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
                          "(Spark's file sink): give a folder")
     spark = session(options.master)
-    spec = plan(queries, options.buckets)
+    spec = plan(queries, options.buckets, options.background, spark)
     own_checkpoint = options.checkpoint is None
     checkpoint = Path(options.checkpoint or tempfile.mkdtemp(prefix="cep-checkpoint-")).absolute()
     ends = checkpoint / END_FOLDER
@@ -126,7 +127,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
         events = sources.event_stream(spark, options.events, options.follow, options.files_per_batch)
         raw = engine(events, spec, options.lateness, str(ends))
         if options.out:
-            variables = [f for layout in _layouts(queries) if layout.form == "select" for f in layout.fields]
+            variables = [f for layout in spec.layouts(queries) if layout.form == "select" for f in layout.fields]
             writer = sinks.file_sink(raw, options.fmt, str(Path(options.out).absolute()),
                                      list(dict.fromkeys(variables)))
         else:
@@ -143,9 +144,3 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
     finally:
         if own_checkpoint:
             shutil.rmtree(checkpoint, ignore_errors=True)
-
-
-def _layouts(queries):
-    from cep.compile import compile_queries
-
-    return compile_queries(queries).layouts

@@ -16,6 +16,13 @@ A class whose patterns hold the key in different positions (?x :p ?k and
 ?k :q ?y) runs in a single group too: an event could match its patterns in
 two key positions and go to two buckets, and both groups could then find the
 same answer (QueryClass.bucketed).
+
+With background knowledge an event goes wherever a triple it entails could
+match (cep.compile.program, _leaf_rules): a pattern on :q takes the events
+of q's subproperties, `?x a :D` those of D's subclasses and of the
+properties whose domain (x in the event's subject) or range (x in its
+object) is under D. Background triples need no routing: every worker
+holds them all.
 """
 
 from __future__ import annotations
@@ -33,7 +40,7 @@ class Route:
     must have (slot -> N-Triples text), and the slot holding the key
     (None: the class has no key)."""
 
-    constants: tuple  # ((slot, term), ...)
+    constants: tuple  # ((slot, term or frozenset of terms), ...)
     key_slot: str | None
 
 
@@ -50,7 +57,8 @@ class QueryClass:
         a key, in the same slot of every pattern, so an event goes to one
         bucket; and each DISTINCT query keeps its key in its answers (else
         two buckets could give the same answer, each once)."""
-        return (all(k is not None for k in self.key) and len({r.key_slot for r in self.routes}) == 1
+        slots = {r.key_slot for r in self.routes}
+        return (all(k is not None for k in self.key) and len(slots) == 1 and slots <= set(SLOTS)
                 and all(_keeps_key(q, k) for q, k in zip(self.queries, self.key)))
 
 
@@ -87,25 +95,69 @@ def partition_key(query: ops.Query) -> str | None:
     return None
 
 
-def _routes(query: ops.Query, key: str | None) -> tuple:
+RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+ENTAILED = "entailed"  # a key slot that no event holds as it is: the class runs in one group
+
+
+def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
     out = []
     for t in triples(query.pattern):
-        constants = tuple((slot, getattr(t, slot)) for slot in SLOTS if not isinstance(getattr(t, slot), ops.Var))
-        key_slot = None
-        if key is not None:
-            key_slot = next(slot for slot in SLOTS if getattr(t, slot) == ops.Var(key))
-        route = Route(constants, key_slot)
-        if route not in out:
-            out.append(route)
+        for route in _pattern_routes(t, key, schema):
+            if route not in out:
+                out.append(route)
     return tuple(out)
 
 
-def classes(queries) -> list[QueryClass]:
-    """The queries of a rule set gathered by routing, in query order."""
+def _pattern_routes(t: ops.Triple, key: str | None, schema) -> list:
+    """The routes of the events that match triple pattern t (or, with a
+    schema, entail a triple that does)."""
+    slots = {slot: getattr(t, slot) for slot in SLOTS}
+    key_slot = None if key is None else next(slot for slot in SLOTS if slots[slot] == ops.Var(key))
+
+    def route(event: dict, key_at):
+        """event: slot -> the pattern's term it must hold (a Var: any)."""
+        constants = []
+        for slot in SLOTS:
+            x = event.get(slot)
+            if x is None or isinstance(x, ops.Var):
+                continue
+            constants.append((slot, x if isinstance(x, str) else (next(iter(x)) if len(x) == 1 else frozenset(x))))
+        return Route(tuple(constants), key_at)
+
+    if schema is None:
+        return [route(slots, key_slot)]
+    p, o = slots["p"], slots["o"]
+    if isinstance(p, ops.Var):  # any event can entail a match: p and o unrestricted
+        routes = [route({"s": slots["s"]}, key_slot)]
+        if key_slot != "s" or any(schema.ranges(q) for q in schema.properties()):
+            routes.append(Route((), None if key is None else ENTAILED))
+        return routes
+    if p != RDF_TYPE:
+        return [route({**slots, "p": {p} | schema.subproperties(p)}, key_slot)]
+    if isinstance(o, ops.Var):  # ?x a ?c: any type event, and every domain or range
+        routes = [route({"s": slots["s"], "p": p}, key_slot if key_slot != "o" else ENTAILED)]
+        domains = {q for q in schema.properties() if schema.domains(q)}
+        ranges = {q for q in schema.properties() if schema.ranges(q)}
+    else:
+        routes = [route({"s": slots["s"], "p": p, "o": {o} | schema.subclasses(o)}, key_slot)]
+        domains = {q for q in schema.properties() if o in schema.domains(q)}
+        ranges = {q for q in schema.properties() if o in schema.ranges(q)}
+    moved = {"s": "s", "o": ENTAILED, None: None}[key_slot]
+    if domains:  # x is the event's subject
+        routes.append(route({"s": slots["s"], "p": domains}, moved))
+    if ranges:  # x is the event's object
+        routes.append(route({"o": slots["s"], "p": ranges}, "o" if key_slot == "s" else moved))
+    return routes
+
+
+def classes(queries, schema=None) -> list[QueryClass]:
+    """The queries of a rule set gathered by routing, in query order;
+    `schema` (cep.background.rdfs.Schema): route the events that entail
+    a match too."""
     groups: dict = {}
     for q in queries:
         key = partition_key(q)
-        routes = _routes(q, key)
+        routes = _routes(q, key, schema)
         # a query without a key is a class of its own (one group each)
         signature = frozenset(routes) if key is not None else ("unkeyed", q.name)
         groups.setdefault(signature, []).append((q, key, routes))
@@ -113,10 +165,10 @@ def classes(queries) -> list[QueryClass]:
             for i, members in enumerate(groups.values())]
 
 
-def explain(queries) -> str:
+def explain(queries, schema=None) -> str:
     """What `cep explain` says of partitioning."""
     lines = []
-    for c in classes(queries):
+    for c in classes(queries, schema):
         for q, key in zip(c.queries, c.key):
             if key is None:
                 lines.append(f"{q.name}: no partition key (no variable is bound by every triple pattern): "

@@ -29,6 +29,7 @@ import pyarrow.compute as pc
 from cep import terms
 from cep.engine import Engine
 from cep.io.tables import checked_rows
+from cep.runtime.session import session
 
 # (rules hash, class, bucket) -> [engine, initial state, version or None]
 _ENGINES: dict = {}
@@ -48,7 +49,9 @@ def _engine(spec, cls: int, bucket: int):
     key = (spec.rules_hash, cls, bucket)
     entry = _ENGINES.get(key)
     if entry is None:
-        engine = Engine(list(spec.classes[cls].queries), bnode_prefix=f"c{cls}b{bucket}x")
+        if spec.background_module is not None:  # once per process (Session.load_background)
+            session().load_background(spec.background_module, spec.facts.value)
+        engine = Engine(None, bnode_prefix=f"c{cls}b{bucket}x", compiled=spec.compiled[cls])
         entry = _ENGINES[key] = [engine, engine.state(), None]
     return entry
 

@@ -158,3 +158,31 @@ def test_state_stops_growing_once_the_window_is_full(spark, tmp_path):
         'FILTER (getDURATION() < "PT2S"^^xsd:duration)', ""), files=20)
     assert unbounded[-1] > 2 * max(unbounded[2:5]), unbounded
     print(json.dumps({"windowed": windowed, "unbounded": unbounded}))
+
+
+def test_spark_engine_with_an_ontology_prints_the_local_engines_answers(spark, capsys, tmp_path):
+    """`--ontology` on both engines: a stream read as Spark's file stream,
+    events matched modulo the ontology and joined with its triples."""
+    rules = tmp_path / "sensors.rq"
+    rules.write_text("PREFIX sosa: <http://www.w3.org/ns/sosa/>\nPREFIX : <http://example.org/sensors#>\n"
+                     "REGISTER QUERY platforms AS SELECT ?p WHERE { ?p a sosa:Platform }\n"
+                     "REGISTER QUERY hosted AS\n"
+                     "SELECT ?obs ?station WHERE { ?obs sosa:madeBySensor ?s . ?station sosa:hosts ?s }\n")
+    events = tmp_path / "events.jsonl"
+    lines = []
+    for i, (s, p, o) in enumerate([(":b7", "rdf:type", ":DARTBuoy"), (":o1", "sosa:madeBySensor", ":bpr21418"),
+                                   (":b8", "sosa:hosts", ":x"), (":o2", "sosa:madeBySensor", ":x"),
+                                   (":o3", "sosa:madeBySensor", ":nothing")]):
+        full = {":": "http://example.org/sensors#", "sosa:": "http://www.w3.org/ns/sosa/",
+                "rdf:": "http://www.w3.org/1999/02/22-rdf-syntax-ns#"}
+        iri = [f"<{full[t[:t.index(':') + 1]]}{t[t.index(':') + 1:]}>" for t in (s, p, o)]
+        lines.append(f'{{"s": "{iri[0]}", "p": "{iri[1]}", "o": "{iri[2]}", "t": {1000 * (i + 1)}}}')
+    events.write_text("\n".join(lines) + "\n")
+    ontology = ROOT / "ontologies" / "sensors.ttl"
+    code, local, err = cep(["run", rules, "--events", events, "--ontology", ontology, "--engine", "local"], capsys)
+    assert code == 0, err
+    # b7 (a DARTBuoy) and b8 (hosts, domain Platform); o1 by station21418's recorder, o2 by b8's
+    assert len(local.splitlines()) == 4
+    code, out, err = cep(["run", rules, "--events", events, "--ontology", ontology], capsys)
+    assert code == 0, err
+    assert sorted(out.splitlines()) == sorted(local.splitlines())

@@ -125,3 +125,53 @@ def test_late_events_are_reported_and_change_nothing(spark, tmp_path):
     assert "watermark" in late_rows[0]["reason"]
     answers = on_spark([r for r in result if r["kind"] == "answer"])
     assert answers == in_process(early + later + far + closing)
+
+
+SOSA = "http://www.w3.org/ns/sosa/"
+SENSORS = "http://example.org/sensors#"
+RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
+BACKGROUND_RULES = f"""PREFIX sosa: <{SOSA}>
+PREFIX : <{SENSORS}>
+REGISTER QUERY platforms AS
+SELECT ?p WHERE {{ ?p a sosa:Platform }}
+REGISTER QUERY results AS
+SELECT ?obs ?v WHERE {{ ?obs sosa:hasSimpleResult ?v }}
+REGISTER QUERY observed AS
+SELECT ?obs ?sensor ?station WHERE {{ ?obs sosa:madeBySensor ?sensor . ?station sosa:hosts ?sensor }}
+REGISTER QUERY sensors AS
+SELECT ?s WHERE {{ ?s a sosa:Sensor }}
+"""
+
+
+def test_background_knowledge_on_spark_gives_the_in_process_answers(spark):
+    """Routing modulo the ontology (a subclass's events reach a class
+    pattern; domains and ranges move the key to the object), background
+    joins and the facts broadcast to the workers, on a batch DataFrame in
+    several buckets: the in-process engine's answers."""
+    from pathlib import Path
+
+    from cep.background.knowledge import load_background
+    from cep.spark import detect
+
+    background = load_background([Path(__file__).resolve().parents[2] / "ontologies" / "sensors.ttl"])
+    rng = random.Random(5)
+    rows = []
+    for i in range(300):
+        station, sensor, obs = (f"<{SENSORS}{k}{rng.randint(0, 5)}>" for k in ("station", "bpr", "obs"))
+        kind = rng.randrange(4)
+        if kind == 0:
+            rows.append((station, RDF_TYPE, f"<{SENSORS}{rng.choice(['DARTBuoy', 'Buoy', 'PressureRecorder'])}>", i))
+        elif kind == 1:
+            rows.append((obs, f"<{SENSORS}waterColumnHeight>", f'"{rng.randint(1, 9)}.5"^^<{XSD}decimal>', i))
+        elif kind == 2:
+            rows.append((obs, f"<{SOSA}madeBySensor>", rng.choice([sensor, f"<{SENSORS}bpr21418>"]), i))
+        else:
+            rows.append((station, f"<{SOSA}hosts>", sensor, i))
+    queries = parse_rules(BACKGROUND_RULES, "sensors.rq")
+    engine = Engine(queries, background=background)
+    answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows]) + engine.flush()
+    expected = sorted(_key(a.query, dict(a.bindings), [], a.start, a.end) for a in answers)
+    assert {a.query for a in answers} == {"platforms", "results", "observed", "sensors"}
+
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    assert on_spark(detect(df, queries, ontology=background, buckets=3).collect()) == expected

@@ -304,7 +304,7 @@ def test_unwritable_out_is_a_usage_error(capsys, rules, engine, tmp_path):
 def test_explain_and_compile(capsys, rules, monkeypatch, tmp_path):
     monkeypatch.setattr(cep.compile, "explain", lambda qs, background=None: "== algebra\n" + " ".join(q.name for q in qs))
     monkeypatch.setattr(cep.compile, "compile_rules", lambda qs, background=None: ":- module(rules, []).\n")
-    monkeypatch.setattr(cep.spark.routing, "explain", lambda qs: "q: partitioned by ?x (class 0)")
+    monkeypatch.setattr(cep.spark.routing, "explain", lambda qs, schema=None: "q: partitioned by ?x (class 0)")
     code, out, _ = run(["explain", rules.path], capsys)
     assert (code, out) == (0, "== algebra\nq\n== partitioning (spark engine)\nq: partitioned by ?x (class 0)\n")
     code, out, _ = run(["compile", rules.path], capsys)

@@ -43,3 +43,30 @@ def test_lateness_intervals_in_milliseconds():
     for bad in ("soon", "10 parsecs", ""):
         with pytest.raises(UsageError):
             interval_ms(bad)
+
+
+def test_with_an_ontology_events_go_where_what_they_entail_can_match():
+    from cep.background.knowledge import background_of
+
+    ex = "http://example.org/"
+    rdfs = "http://www.w3.org/2000/01/rdf-schema#"
+    schema = background_of([
+        (f"<{ex}Buoy>", f"<{rdfs}subClassOf>", f"<{ex}Platform>"),
+        (f"<{ex}waterHeight>", f"<{rdfs}subPropertyOf>", f"<{ex}result>"),
+        (f"<{ex}hosts>", f"<{rdfs}domain>", f"<{ex}Platform>"),
+        (f"<{ex}mounts>", f"<{rdfs}range>", f"<{ex}Platform>"),
+    ]).schema
+    results, platforms = parse_rules(PRE + """
+        REGISTER QUERY results AS SELECT * WHERE { ?k :result ?v }
+        REGISTER QUERY platforms AS SELECT * WHERE { ?k a :Platform }""")
+    (r,) = routing.classes([results], schema)
+    assert r.routes == (routing.Route((("p", frozenset({f"<{ex}result>", f"<{ex}waterHeight>"})),), "s"),)
+    assert r.bucketed
+    (p,) = routing.classes([platforms], schema)
+    assert set(p.routes) == {
+        routing.Route((("p", routing.RDF_TYPE), ("o", frozenset({f"<{ex}Platform>", f"<{ex}Buoy>"}))), "s"),
+        routing.Route((("p", f"<{ex}hosts>"),), "s"),  # the domain types the subject
+        routing.Route((("p", f"<{ex}mounts>"),), "o"),  # the range types the object: the key moves
+    }
+    assert not p.bucketed  # one event could reach two buckets
+    assert routing.classes([results, platforms])[0].routes[0].constants == (("p", f"<{ex}result>"),)
