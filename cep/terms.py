@@ -141,6 +141,9 @@ def iri(value: str) -> str:
     return "<" + value + ">"
 
 
+RDF_TYPE = iri(RDF + "type")
+
+
 def literal(lex: str, datatype: str | None = None, lang: str | None = None) -> str:
     body = '"' + escape_literal(lex) + '"'
     if lang:

@@ -43,7 +43,6 @@ from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.errors import QueryError
 
 XSD = terms.XSD
-RDF_TYPE_TERM = terms.iri(terms.RDF + "type")  # `a`
 
 # xsd constructor functions (SPARQL 17.5) the engine implements
 _CAST_ORDER = [XSD + name for name in ("integer", "decimal", "double", "float", "string",
@@ -545,7 +544,7 @@ class _Query:
         children = tree.children
         for i in range(0, len(children), 2):
             verb, objects = children[i], children[i + 1]
-            predicate = RDF_TYPE_TERM if isinstance(verb, Token) and verb.type == "A" \
+            predicate = terms.RDF_TYPE if isinstance(verb, Token) and verb.type == "A" \
                 else self.term(verb, template)
             for j, obj in enumerate(objects.children):
                 if isinstance(obj, Tree) and obj.data == "bnode_props":

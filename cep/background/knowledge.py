@@ -42,13 +42,10 @@ class Background:
         if self._facts is None:
             from cep.runtime.batch import table_text
 
-            if not self.triples:
-                self._facts = b""
-                return self._facts
             # a column at a time (zip(*triples) over a million triples takes seconds)
             s, p, o = (pa.array([t[i] for t in self.triples], pa.string()) for i in range(3))
-            zero = pa.nulls(len(s), pa.int64()).fill_null(0)
-            self._facts = table_text(s, p, o, zero, zero).to_pybytes()
+            zero = pa.repeat(pa.scalar(0, pa.int64()), len(s))
+            self._facts = table_text(s, p, o, zero, zero).to_pybytes() if len(s) else b""
         return self._facts
 
 

@@ -47,7 +47,6 @@ from pathlib import Path
 from cep import terms
 from cep.errors import OntologyError
 
-RDF_TYPE = terms.iri(terms.RDF + "type")
 RDFS_SUBCLASSOF = terms.iri("http://www.w3.org/2000/01/rdf-schema#subClassOf")
 RDFS_LABEL = terms.iri("http://www.w3.org/2000/01/rdf-schema#label")
 OWL_CLASS = terms.iri("http://www.w3.org/2002/07/owl#Class")
@@ -354,7 +353,7 @@ def _read_obo(text: str, name: str) -> list:
         if stanza["obsolete"]:
             return
         cls = stanza["id"]
-        out.append((cls, RDF_TYPE, OWL_CLASS))
+        out.append((cls, terms.RDF_TYPE, OWL_CLASS))
         out.extend((cls, RDFS_LABEL, terms.literal(label)) for label in stanza["names"])
         out.extend((cls, RDFS_SUBCLASSOF, parent) for parent in stanza["parents"])
 

@@ -35,7 +35,7 @@ from collections import defaultdict
 from cep import terms
 
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
-TYPE = terms.iri(terms.RDF + "type")
+TYPE = terms.RDF_TYPE
 SUBCLASSOF = terms.iri(RDFS + "subClassOf")
 SUBPROPERTYOF = terms.iri(RDFS + "subPropertyOf")
 DOMAIN = terms.iri(RDFS + "domain")
@@ -277,6 +277,15 @@ class Schema:
         """Every class R such that `x p y` entails `y rdf:type R`, for a y
         that is not a literal; built as domains() is."""
         return self._types(RANGE, p)
+
+    def properties_with_domain(self, c: str) -> frozenset:
+        """The properties p whose triples `x p y` entail `x rdf:type c`."""
+        return frozenset(p for p in self.properties() if c in self.domains(p))
+
+    def properties_with_range(self, c: str) -> frozenset:
+        """The properties p whose triples `x p y` entail `y rdf:type c`
+        (y not a literal)."""
+        return frozenset(p for p in self.properties() if c in self.ranges(p))
 
     def _types(self, kind: str, p: str) -> frozenset:
         memo = self._entailed[kind]

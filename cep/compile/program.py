@@ -315,9 +315,6 @@ def _leaf_rule(leaf: Leaf, slots=None, body=()):
     return pl.Clause(head, (*goals, pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
 
 
-RDF_TYPE = terms.iri(terms.RDF + "type")
-
-
 def _leaf_rules(leaf: Leaf, background) -> list:
     """The leaf rule, and with background knowledge those of the events
     that entail a matching triple by the RDFS rules (rdfs2, 3, 7, 9 over
@@ -326,42 +323,40 @@ def _leaf_rules(leaf: Leaf, background) -> list:
     range, for y), and an event `x rdf:type C` matches it when C is a
     subclass of D. The schema is compiled in, restricted to what the
     patterns name: an event costs one indexed lookup more, not a walk up
-    the hierarchy."""
+    the hierarchy. (The Schema's sets are strict: a class is not among
+    its own sub- or superclasses.)"""
     rules = [_leaf_rule(leaf)]
     if background is None:
         return rules
     schema = background.schema
     t = leaf.triple
-    table = f"$entails{leaf.id}"
     if isinstance(t.p, ops.Var):
         # any predicate: every entailed triple, from tables of the whole schema
+        table = f"$entails{leaf.id}"
         rules.append(_leaf_rule(leaf, lambda vs, pat: [pl.Var("S0"), pl.Var("P0"), pl.Var("O0")], lambda vs, pat: [
             pl.Struct(table, pl.Var("S0"), pl.Var("P0"), pl.Var("O0"), *pat)]))
         return rules + _entailment_table(table, schema)
-    if t.p != RDF_TYPE:
-        for sub in sorted(schema.subproperties(t.p) - {t.p}):
+    if t.p != terms.RDF_TYPE:
+        for sub in sorted(schema.subproperties(t.p)):
             rules.append(_leaf_rule(leaf, lambda vs, pat, sub=sub: [pat[0], terms.to_prolog(sub), pat[2]]))
         return rules
     # rdf:type: by subclass, by domain, by range
-    x = lambda vs, pat: pat[0]  # noqa: E731
+    cls = pl.Var("C0")
     if isinstance(t.o, ops.Var):
-        cls, sup = pl.Var("C0"), f"$superclass{leaf.id}"
+        sup = f"$superclass{leaf.id}"
         rules.append(_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], cls],
                                 lambda vs, pat: [pl.Struct(sup, cls, pat[2])]))
-        rules += [pl.Clause(pl.Struct(sup, terms.to_prolog(c), terms.to_prolog(d)))
-                  for c in sorted(schema.classes()) for d in sorted(schema.superclasses(c) - {c})]
-        rules.append(pl.Clause(pl.Struct(sup, pl.Var("_"), pl.Var("_")), (F,)))
+        rules += _table(sup, 2, [(c, d) for c in sorted(schema.classes()) for d in sorted(schema.superclasses(c))])
         typed = [(p, d) for p in sorted(schema.properties()) for d in sorted(schema.domains(p))]
         ranged = [(p, r) for p in sorted(schema.properties()) for r in sorted(schema.ranges(p))]
     else:
-        subclasses = sorted(schema.subclasses(t.o) - {t.o})
+        subclasses = sorted(schema.subclasses(t.o))
         if subclasses:  # one rule: D and its subclasses in one indexed table
             sub = f"$subclass{leaf.id}"
-            rules = [_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], pl.Var("C0")],
-                                [pl.Struct(sub, pl.Var("C0"))])]
-            rules += [pl.Clause(pl.Struct(sub, terms.to_prolog(c))) for c in [t.o, *subclasses]]
-        typed = [(p, t.o) for p in sorted(schema.properties()) if t.o in schema.domains(p)]
-        ranged = [(p, t.o) for p in sorted(schema.properties()) if t.o in schema.ranges(p)]
+            rules = [_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], cls], [pl.Struct(sub, cls)])]
+            rules += _table(sub, 1, [(c,) for c in [t.o, *subclasses]])
+        typed = [(p, t.o) for p in sorted(schema.properties_with_domain(t.o))]
+        ranged = [(p, t.o) for p in sorted(schema.properties_with_range(t.o))]
     for p, d in typed:
         rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pat[0], terms.to_prolog(p), pl.Var("_")],
                                 lambda vs, pat, d=d: [pl.Struct("=", pat[2], terms.to_prolog(d))]))
@@ -369,6 +364,14 @@ def _leaf_rules(leaf: Leaf, background) -> list:
         rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
                                 lambda vs, pat, r=r: [_resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))]))
     return rules
+
+
+def _table(name: str, arity: int, rows) -> list:
+    """Facts name(Term, ...) of rows of N-Triples terms; an empty table is
+    one clause that fails, so that calling it is no existence error."""
+    if not rows:
+        return [pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(arity))), (F,))]
+    return [pl.Clause(pl.Struct(name, *(terms.to_prolog(x) for x in row))) for row in rows]
 
 
 def _resource(term):
@@ -380,7 +383,7 @@ def _entailment_table(name, schema) -> list:
     """name(S0, P0, O0, S, P, O): the event (S0, P0, O0) entails (S, P, O)
     by rdfs2, 3, 7 or 9, other than itself."""
     S, P, O, X = pl.Var("S"), pl.Var("P"), pl.Var("O"), pl.Var("X")
-    rdf_type = terms.to_prolog(RDF_TYPE)
+    rdf_type = terms.to_prolog(terms.RDF_TYPE)
     items = []
     for p in sorted(schema.properties()):
         pp = terms.to_prolog(p)
@@ -394,7 +397,8 @@ def _entailment_table(name, schema) -> list:
     for c in sorted(schema.classes()):
         for d in sorted(schema.superclasses(c)):
             items.append(pl.Clause(pl.Struct(name, S, rdf_type, terms.to_prolog(c), S, rdf_type, terms.to_prolog(d))))
-    items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(6))), (F,)))
+    if not items:
+        items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(6))), (F,)))
     return items
 
 
@@ -508,15 +512,6 @@ def _join(step, left, right, plan=None, background=None):
     solution keeps this side's interval."""
     n = step.id
     items = []
-    timeless = {}
-    if background is not None and step.op == "join":
-        for side, mine, theirs in (("l", left, right), ("r", right, left)):
-            vs = _Vars()
-            found = _timeless(plan, theirs, vs, background.module)
-            if found is not None:
-                ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
-                timeless[side] = pl.Clause(pl.Struct(f"s{n}_{side}", tuple_term(vs, mine.vars), ts, te, ans),
-                                           (*found, pl.Struct(f"n{n}", tuple_term(vs, step.vars), ts, te, ans)))
     eq = step.op == "eq"
     for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
         vs = _Vars()
@@ -541,12 +536,25 @@ def _join(step, left, right, plan=None, background=None):
             else:
                 body = (pl.Struct("asserta", store_mine), pick, emit)
         head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
-        if side in timeless:
-            items.append(timeless[side])
+        if background is not None and not eq:
+            items += _timeless_clause(plan, step, side, mine, theirs, background.module)
         items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
     items.append(_ok_clause(step))
     scope = "group" if eq else ("window" if step.window is not None else "forever")
     return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], scope, None
+
+
+def _timeless_clause(plan, step, side, mine, theirs, module: str) -> list:
+    """s<N>_<side>: a solution of `mine` joined with the solutions of
+    `theirs` in the background graph, keeping its own interval (none if
+    `theirs` has no background solutions)."""
+    vs = _Vars()
+    found = _timeless(plan, theirs, vs, module)
+    if found is None:
+        return []
+    ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
+    return [pl.Clause(pl.Struct(f"s{step.id}_{side}", tuple_term(vs, mine.vars), ts, te, ans),
+                      (*found, pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans)))]
 
 
 def _timeless(plan, node, vs: _Vars, module: str):

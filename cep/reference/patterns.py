@@ -41,7 +41,6 @@ def stream_of(events, background=None) -> frozenset:
     return frozenset(out)
 
 
-
 def solutions(pattern, stream) -> set:
     """The solutions of `pattern` over `stream` (events, or a stream_of set)."""
     if not isinstance(stream, frozenset):

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cep import terms
 from cep.algebra import ops
 
 SLOTS = ("s", "p", "o")
@@ -95,7 +96,6 @@ def partition_key(query: ops.Query) -> str | None:
     return None
 
 
-RDF_TYPE = "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>"
 ENTAILED = "entailed"  # a key slot that no event holds as it is: the class runs in one group
 
 
@@ -132,7 +132,7 @@ def _pattern_routes(t: ops.Triple, key: str | None, schema) -> list:
         if key_slot != "s" or any(schema.ranges(q) for q in schema.properties()):
             routes.append(Route((), None if key is None else ENTAILED))
         return routes
-    if p != RDF_TYPE:
+    if p != terms.RDF_TYPE:
         return [route({**slots, "p": {p} | schema.subproperties(p)}, key_slot)]
     if isinstance(o, ops.Var):  # ?x a ?c: any type event, and every domain or range
         routes = [route({"s": slots["s"], "p": p}, key_slot if key_slot != "o" else ENTAILED)]
@@ -140,8 +140,7 @@ def _pattern_routes(t: ops.Triple, key: str | None, schema) -> list:
         ranges = {q for q in schema.properties() if schema.ranges(q)}
     else:
         routes = [route({"s": slots["s"], "p": p, "o": {o} | schema.subclasses(o)}, key_slot)]
-        domains = {q for q in schema.properties() if o in schema.domains(q)}
-        ranges = {q for q in schema.properties() if o in schema.ranges(q)}
+        domains, ranges = schema.properties_with_domain(o), schema.properties_with_range(o)
     moved = {"s": "s", "o": ENTAILED, None: None}[key_slot]
     if domains:  # x is the event's subject
         routes.append(route({"s": slots["s"], "p": domains}, moved))

@@ -1,5 +1,6 @@
 """Partition keys and query classes of the Spark engine (cep/spark/routing.py)."""
 
+from cep import terms
 from cep.rules import parse_rules
 import pytest
 
@@ -64,7 +65,7 @@ def test_with_an_ontology_events_go_where_what_they_entail_can_match():
     assert r.bucketed
     (p,) = routing.classes([platforms], schema)
     assert set(p.routes) == {
-        routing.Route((("p", routing.RDF_TYPE), ("o", frozenset({f"<{ex}Platform>", f"<{ex}Buoy>"}))), "s"),
+        routing.Route((("p", terms.RDF_TYPE), ("o", frozenset({f"<{ex}Platform>", f"<{ex}Buoy>"}))), "s"),
         routing.Route((("p", f"<{ex}hosts>"),), "s"),  # the domain types the subject
         routing.Route((("p", f"<{ex}mounts>"),), "o"),  # the range types the object: the key moves
     }
