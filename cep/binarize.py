@@ -51,6 +51,7 @@ class Leaf:
     vars: tuple
     filters: tuple = ()
     window: Optional[int] = None  # longest allowed duration, ms, inclusive
+    timed: bool = False  # see Step.timed
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,10 @@ class Step:
     filters: tuple = ()
     window: Optional[int] = None
     policy: str = "unrestricted"
+    # The window is a filter's bound on this node's own solutions (not one
+    # pushed down from above): a solution of background triples alone,
+    # which has no interval, fails it (getDURATION() is then an error).
+    timed: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,7 +244,9 @@ class _Builder:
         self.index[signature] = node_id
         return node_id
 
-    def build(self, op, pending: tuple, window, policy) -> int:
+    def build(self, op, pending: tuple, window, policy, timed=False) -> int:
+        """timed: a filter's window bound applies to this node's own
+        solutions (Step.timed)."""
         if isinstance(op, ops.Filter):
             cs = ()
             for c in ops.conjuncts(op.cond):
@@ -250,19 +257,20 @@ class _Builder:
                     # exactly the window check of the nodes below (integer ms):
                     # no need to evaluate it again as a filter
                     window = _min_window(window, bound)
-            return self.build(op.pattern, pending + cs, window, policy)
+                    timed = True
+            return self.build(op.pattern, pending + cs, window, policy, timed)
 
         if isinstance(op, ops.Triple):
             vars_ = tuple(dict.fromkeys(ops.slots_vars(op)))
             filters = _dedup(pending)
-            sig = ("leaf", op, filters, window)
-            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window))
+            sig = ("leaf", op, filters, window, timed)
+            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed))
 
         if isinstance(op, ops.Union_):
             # a filter over a union is the union of the filtered branches
-            left = self.build(op.left, pending, window, policy)
-            right = self.build(op.right, pending, window, policy)
-            return self._step("union", op, left, right, (), None, window, policy)
+            left = self.build(op.left, pending, window, policy, timed)
+            right = self.build(op.right, pending, window, policy, timed)
+            return self._step("union", op, left, right, (), None, window, policy, timed)
 
         if isinstance(op, ops.OPTIONAL_OPS):
             mandatory, optional = ops.mandatory_and_optional(op)
@@ -270,7 +278,7 @@ class _Builder:
             m_id = self.build(mandatory, down[0], window, policy)
             o_id = self.build(optional, (), None, policy)
             left, right = (o_id, m_id) if isinstance(op, ops.SeqRightJoin) else (m_id, o_id)
-            return self._step(OP_NAMES[type(op)], op, left, right, here, op.cond, window, policy)
+            return self._step(OP_NAMES[type(op)], op, left, right, here, op.cond, window, policy, timed)
 
         if isinstance(op, (ops.Join, ops.SeqJoin, ops.EqJoin)):
             down, here = _split_pending(
@@ -278,11 +286,11 @@ class _Builder:
             )
             left = self.build(op.left, down[0], window, policy)
             right = self.build(op.right, down[1], window, policy)
-            return self._step(OP_NAMES[type(op)], op, left, right, here, None, window, policy)
+            return self._step(OP_NAMES[type(op)], op, left, right, here, None, window, policy, timed)
 
         raise TypeError(f"cannot binarize {op!r}")
 
-    def _step(self, name, op, left, right, filters, cond, window, policy):
+    def _step(self, name, op, left, right, filters, cond, window, policy, timed=False):
         nodes = self.plan.nodes
         lvars, rvars = nodes[left].vars, nodes[right].vars
         vars_ = tuple(dict.fromkeys(lvars + rvars))
@@ -293,9 +301,9 @@ class _Builder:
             certain_r = _certain_of(nodes, right)
             key = tuple(v for v in vars_ if v in certain_l and v in certain_r)
         filters = _dedup(filters)
-        sig = ("step", name, left, right, cond, filters, window, policy)
+        sig = ("step", name, left, right, cond, filters, window, policy, timed)
         return self._add(
-            sig, lambda i: Step(i, name, left, right, vars_, key, cond, filters, window, policy)
+            sig, lambda i: Step(i, name, left, right, vars_, key, cond, filters, window, policy, timed)
         )
 
 

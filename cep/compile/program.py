@@ -562,7 +562,9 @@ def _timeless(plan, node, vs: _Vars, module: str):
     (module:t/3, the RDFS closure), or None where it has none: a triple
     pattern, or joins and unions of them, with their filters (in which
     the time functions are errors: a background solution has no
-    interval)."""
+    interval), unless a filter bounds the node's duration (node.timed)."""
+    if node.timed:
+        return None
     if isinstance(node, Leaf):
         goals = [q(module, "t", *(vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x)
                                   for x in (node.triple.s, node.triple.p, node.triple.o)))]

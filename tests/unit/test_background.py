@@ -147,3 +147,16 @@ def test_cep_run_with_an_ontology_and_a_malformed_one(tmp_path, capsys):
     assert code == 2 and out == ""
     assert f"{bad}:3:" in err and "Turtle syntax error" in err
     assert "event" not in err  # stopped before reading any event
+
+
+def test_a_duration_bound_fails_a_background_group_but_not_a_join_it_is_part_of(background):
+    # the group { ?x :locatedIn ?r } alone is background: its duration is an
+    # error, so its FILTER fails it; the same bound over the whole join
+    # measures the event's interval and passes
+    inner = ("SELECT ?x ?r WHERE { ?x :waterHeight ?v { ?x :locatedIn ?r "
+             'FILTER (getDURATION() < "PT1S"^^<http://www.w3.org/2001/XMLSchema#duration>) } }')
+    assert run(inner, [ev("b1", "waterHeight", 7, 10)], background) == []
+    outer = ("SELECT ?x ?r WHERE { ?x :waterHeight ?v . ?x :locatedIn ?r "
+             'FILTER (getDURATION() < "PT1S"^^<http://www.w3.org/2001/XMLSchema#duration>) }')
+    got = run(outer, [ev("b1", "waterHeight", 7, 10)], background)
+    assert [(short(b), s, e) for b, s, e in got] == [({"x": "b1", "r": "pacific"}, 10, 10)]
