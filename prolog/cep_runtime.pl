@@ -47,6 +47,7 @@
 :- use_module(library(pairs)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
+:- use_module(cep_paths).      % called by compiled rules: cep_paths:cep_path/5
 
 %!  cep_load(+Module, +ProgramText) is det.
 %

@@ -86,9 +86,33 @@ TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME"}
 
 
 @dataclass(frozen=True)
+class Path:
+    """A SPARQL 1.1 property path (section 9): `op` is "|" (alternatives),
+    "/" (sequence), "^" (inverse), or one of PATH_CLOSURES; `args` are Paths
+    or IRIs (canonical N-Triples text). After translation (SPARQL 18.2.2.4)
+    a triple pattern's predicate is a Path only for a closure, evaluated
+    over the background graph; the other forms appear inside one."""
+
+    op: str
+    args: tuple
+
+    def __str__(self):
+        def text(x):
+            return x if isinstance(x, str) else f"({x})"
+        if self.op in PATH_CLOSURES:
+            return text(self.args[0]) + self.op
+        if self.op == "^":
+            return "^" + text(self.args[0])
+        return self.op.join(text(a) for a in self.args)
+
+
+PATH_CLOSURES = ("+", "*", "?")  # one or more, zero or more, zero or one steps
+
+
+@dataclass(frozen=True)
 class Triple:
     s: Slot
-    p: Slot
+    p: Slot  # or a Path whose op is in PATH_CLOSURES
     o: Slot
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 

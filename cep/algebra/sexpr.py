@@ -17,7 +17,7 @@ NAMES = {
 
 
 def slot(x) -> str:
-    return str(x) if isinstance(x, ops.Var) else x
+    return str(x) if isinstance(x, (ops.Var, ops.Path)) else x
 
 
 def expr(e) -> str:

@@ -510,12 +510,58 @@ class _Query:
                 left = op(left, right, pos=pos)
         return left
 
-    def triples_block(self, tree: Tree) -> ops.BGP:
+    def triples_block(self, tree: Tree):
+        """A BGP; with property paths of alternatives, joined with their
+        unions (SPARQL 18.2.2.4)."""
         self.block += 1
         triples = []
         for child in tree.children:
             triples += self.triples(child, template=False)
-        return ops.BGP(tuple(triples), pos=triples[0].pos)
+        return self.bgp(triples)
+
+    def bgp(self, items: list):
+        """Triple patterns and the unions of path alternatives -> the BGP of
+        the triples joined with the unions, in order."""
+        triples = tuple(x for x in items if isinstance(x, ops.Triple))
+        out = ops.BGP(triples, pos=triples[0].pos) if triples else None
+        for x in items:
+            if not isinstance(x, ops.Triple):
+                out = x if out is None else ops.Join(out, x, pos=x.pos)
+        return out
+
+    def path_patterns(self, s, path, o, pos: Pos) -> list:
+        """The patterns of `s path o` by SPARQL's translation of property
+        paths (18.2.2.4): ^p swaps the ends, p/q is two triples joined by a
+        fresh variable, p|q a union, and a closure (p+ p* p?) stays a path
+        triple. So only closures are evaluated over the background graph
+        alone; the other forms match events like any triple pattern."""
+        if not isinstance(path, ops.Path) or path.op in ops.PATH_CLOSURES:
+            return [ops.Triple(s, path, o, pos=pos)]
+        if path.op == "^":
+            return self.path_patterns(o, path.args[0], s, pos)
+        if path.op == "/":
+            out, left = [], s
+            for i, step in enumerate(path.args):
+                right = o if i == len(path.args) - 1 else Var(self.fresh_blank())
+                out += self.path_patterns(left, step, right, pos)
+                left = right
+            return out
+        union = None
+        for alternative in path.args:
+            branch = self.bgp(self.path_patterns(s, alternative, o, pos))
+            union = branch if union is None else ops.Union_(union, branch, pos=pos)
+        return [union]
+
+    def path(self, node):
+        """A verb that is a property path -> ops.Path (an IRI stays one)."""
+        if isinstance(node, Token):
+            return terms.RDF_TYPE if node.type == "A" else terms.iri(self.iri(node))
+        parts = [c for c in node.children if not (isinstance(c, Token) and c.type in ("PIPE", "SLASH"))]
+        if node.data == "path_inv":
+            return ops.Path("^", (self.path(parts[1]),))
+        if node.data == "path_mod":
+            return ops.Path(str(parts[1]), (self.path(parts[0]),))
+        return ops.Path("|" if node.data == "path_alt" else "/", tuple(self.path(c) for c in parts))
 
     def template(self, tree: Tree) -> tuple:
         labels = {str(t) for t in tree.scan_values(lambda v: isinstance(v, Token)
@@ -544,8 +590,14 @@ class _Query:
         children = tree.children
         for i in range(0, len(children), 2):
             verb, objects = children[i], children[i + 1]
-            predicate = terms.RDF_TYPE if isinstance(verb, Token) and verb.type == "A" \
-                else self.term(verb, template)
+            if isinstance(verb, Tree):
+                if template:
+                    raise self.error("a property path cannot be in a CONSTRUCT template", verb)
+                predicate = self.path(verb)
+            elif verb.type == "A":
+                predicate = terms.RDF_TYPE
+            else:
+                predicate = self.term(verb, template)
             for j, obj in enumerate(objects.children):
                 if isinstance(obj, Tree) and obj.data == "bnode_props":
                     inner = []
@@ -558,7 +610,7 @@ class _Query:
                     pos = self.pos(verb)
                 else:
                     pos = first_pos
-                out.append(ops.Triple(subject, predicate, value, pos=pos))
+                out += self.path_patterns(subject, predicate, value, pos)
                 out += inner
 
     def bnode_props(self, tree: Tree, template: bool, out: list):

@@ -47,9 +47,11 @@ from cep import terms
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan, Step
 from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.errors import QueryError
 
 RUNTIME = "cep_runtime"
 VALUES = "cep_values"
+PATHS = "cep_paths"
 BANDS = "_bands"  # suffix of a store's band list (see Band)
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 DEFAULT_SWEEP_MS = 1000
@@ -202,6 +204,10 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
     """(program items, query layouts) for a plan; `background`
     (cep.background.Background) adds RDFS entailment to the leaf rules and
     background triples to the joins of basic graph patterns."""
+    paths = [n.triple for n in plan.nodes if isinstance(n, Leaf) and isinstance(n.triple.p, ops.Path)]
+    if paths and background is None:
+        raise QueryError(f"the property path {paths[0].p} is evaluated over the background graph, "
+                         f"and none is given (load one with --ontology)", paths[0].pos)
     items = [
         pl.Directive(pl.Struct("discontiguous", pl.indicator("leaf", 6))),
         pl.Directive(pl.Struct("style_check", pl.Struct("-", A("singleton")))),
@@ -234,7 +240,7 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
                 deferred.append(node.id)
                 checks.append(check)
 
-    if not any(isinstance(n, Leaf) for n in plan.nodes):
+    if not any(isinstance(n, Leaf) and not isinstance(n.triple.p, ops.Path) for n in plan.nodes):
         items.append(pl.Clause(pl.Struct("leaf", *(pl.Var("_") for _ in range(6))), (F,)))
     for name in dynamic:
         items.insert(0, pl.Directive(pl.Struct("dynamic", _indicator(name))))
@@ -325,6 +331,8 @@ def _leaf_rules(leaf: Leaf, background) -> list:
     patterns name: an event costs one indexed lookup more, not a walk up
     the hierarchy. (The Schema's sets are strict: a class is not among
     its own sub- or superclasses.)"""
+    if isinstance(leaf.triple.p, ops.Path):
+        return []  # a path is evaluated over the background graph only (_timeless)
     rules = [_leaf_rule(leaf)]
     if background is None:
         return rules
@@ -566,8 +574,13 @@ def _timeless(plan, node, vs: _Vars, module: str):
     if node.timed:
         return None
     if isinstance(node, Leaf):
-        goals = [q(module, "t", *(vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x)
-                                  for x in (node.triple.s, node.triple.p, node.triple.o)))]
+        s, p, o = (vs.of(x) if isinstance(x, ops.Var) else x if isinstance(x, ops.Path) else terms.to_prolog(x)
+                   for x in (node.triple.s, node.triple.p, node.triple.o))
+        if isinstance(p, ops.Path):
+            ends = "vars" if isinstance(node.triple.s, ops.Var) and isinstance(node.triple.o, ops.Var) else "term"
+            goals = [q(PATHS, "cep_path", A(module), path_term(p), A(ends), s, o)]
+        else:
+            goals = [q(module, "t", s, p, o)]
     elif node.op in ("join", "union"):
         left = _timeless(plan, plan.node(node.left), vs, module)
         right = _timeless(plan, plan.node(node.right), vs, module)
@@ -585,6 +598,19 @@ def _timeless(plan, node, vs: _Vars, module: str):
     # no interval: the time functions are errors (cep_values.pl)
     ec = ExprCompiler(dict(vs.names), A("timeless"), A("timeless"), vs.fresh)
     return goals + [ec.filter_goal(f) for f in node.filters]
+
+
+PATH_FUNCTORS = {"+": "plus", "*": "star", "?": "opt", "^": "inv", "/": "seq", "|": "alt"}
+
+
+def path_term(path) -> pl.Term:
+    """A property path as the term prolog/cep_paths.pl interprets."""
+    if isinstance(path, str):
+        return pl.Struct("iri", terms.to_prolog(path))
+    args = [path_term(a) for a in path.args]
+    if path.op in ("/", "|"):
+        return pl.Struct(PATH_FUNCTORS[path.op], pl.PList(args))
+    return pl.Struct(PATH_FUNCTORS[path.op], *args)
 
 
 def _seqright(step, opt, mand):

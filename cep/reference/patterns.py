@@ -113,6 +113,8 @@ def _same_interval(a, b) -> bool:
 
 
 def _match(slot, term, mu: dict) -> bool:
+    if isinstance(slot, ops.Path):  # a path's own occurrences (_path_occurrences)
+        return slot == term
     if isinstance(slot, ops.Var):
         if slot.name in mu:
             return mu[slot.name] == term
@@ -130,8 +132,9 @@ def _bgp(triples, S) -> set:
     partial = {(frozenset(), None, None)}
     for tp in triples:
         grown = set()
+        occurrences = _path_occurrences(tp, S) if isinstance(tp.p, ops.Path) else S
         for mu, ts, te in partial:
-            for s, p, o, start, end in S:
+            for s, p, o, start, end in occurrences:
                 m = dict(mu)
                 if _match(tp.s, s, m) and _match(tp.p, p, m) and _match(tp.o, o, m):
                     grown.add((
@@ -141,6 +144,49 @@ def _bgp(triples, S) -> set:
                     ))
         partial = grown
     return partial
+
+
+def _path_occurrences(tp, S) -> set:
+    """A property path's solutions as timeless occurrences (s, path, o):
+    SPARQL's evaluation (18.5) over the background graph (the timeless
+    triples of S), the path evaluated on its own and then joined. An end
+    given as a constant term is where the path starts, and reaches itself
+    by length zero even outside the graph; a variable end ranges over the
+    graph's nodes."""
+    graph = {(s, p, o) for s, p, o, start, _ in S if start is None}
+    nodes = {s for s, _, _ in graph} | {o for _, _, o in graph}
+    if not isinstance(tp.s, ops.Var):
+        pairs = {(tp.s, y) for y in _ends(tp.p, tp.s, graph, nodes)}
+    elif not isinstance(tp.o, ops.Var):
+        pairs = {(x, tp.o) for x in nodes | {tp.o} if tp.o in _ends(tp.p, x, graph, nodes)}
+    else:
+        pairs = {(x, y) for x in nodes for y in _ends(tp.p, x, graph, nodes)}
+    return {(x, tp.p, y, None, None) for x, y in pairs}
+
+
+def _ends(path, x, graph, nodes) -> set:
+    """{y | x path y}, by the definition of each path form."""
+    if isinstance(path, str):
+        return {o for s, p, o in graph if s == x and p == path}
+    op, args = path.op, path.args
+    if op == "^":
+        return {y for y in nodes | {x} if x in _ends(args[0], y, graph, nodes)}
+    if op == "/":
+        here = {x}
+        for step in args:
+            here = {z for y in here for z in _ends(step, y, graph, nodes)}
+        return here
+    if op == "|":
+        return set().union(*(_ends(a, x, graph, nodes) for a in args))
+    if op == "?":
+        return {x} | _ends(args[0], x, graph, nodes)
+    reached = _ends(args[0], x, graph, nodes)  # + and *: to a fixpoint
+    while True:
+        more = reached | {z for y in reached for z in _ends(args[0], y, graph, nodes)}
+        if more == reached:
+            break
+        reached = more
+    return reached | {x} if op == "*" else reached
 
 
 def _joins(left, right, when) -> set:

@@ -70,8 +70,10 @@ def _keeps_key(query, key: str) -> bool:
 
 
 def triples(op) -> list:
+    """The triple patterns an event can match (a property path matches
+    the background graph only)."""
     if isinstance(op, ops.Triple):
-        return [op]
+        return [] if isinstance(op.p, ops.Path) else [op]
     out = []
     for child in ops.children(op):
         out += triples(child)

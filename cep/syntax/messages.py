@@ -39,6 +39,7 @@ WORDS = {
     "OR": "'||'", "AND": "'&&'", "EQ": "'='", "NE": "'!='", "LT": "'<'", "GT": "'>'",
     "LE": "'<='", "GE": "'>='", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'",
     "SLASH": "'/'", "BANG": "'!'", "A": "'a'", "ANNOTATION": "an annotation",
+    "PIPE": "'|'", "CARET": "'^'", "QMARK": "'?'",
 }
 ORDER = {name: i for i, name in enumerate(WORDS)}
 
@@ -72,13 +73,15 @@ def phrases(expected) -> list:
         out += ["a variable", "(expression AS ?name)"]
         left -= EXPRESSION_START
     take({"BANG"}, EXPRESSION_START, "an expression")
-    if {"BARE_NAME", "LPAR"} <= left and "VAR" not in left:
+    if {"BARE_NAME", "LPAR"} <= left and not {"VAR", "CARET"} & left:
         out.append("'(' or a function call")
         left -= {"BARE_NAME", "LPAR", "PNAME", "IRIREF"}
     take({"VAR"}, {"VAR"}, "a variable")
     take({"IRIREF"}, IRI | BLANK, "an IRI")  # a blank node is a variable in disguise
     take({"NUMBER"}, LITERAL, "a literal")
     take(BLANK - {"LSQB"}, BLANK, "a blank node")
+    take({"CARET"}, {"CARET", "LPAR"}, "a property path")
+    take({"QMARK"}, {"PLUS", "STAR", "QMARK", "SLASH", "PIPE"}, "a path operator")
     take(CHAIN_OPS, CHAIN_OPS, "an operator such as SEQ or UNION")
     take(QUERY_START, QUERY_START, "another query")
     rest = sorted(left, key=lambda t: (t == END, ORDER.get(t, len(ORDER)), t))
@@ -117,6 +120,13 @@ EXAMPLES = {
         "SELECT * { ?s ?p ?o ; 5 }",
         "SELECT * { [ 5 ] ?p ?o }",
         "SELECT * { ?s ?p [ 5 ] }",
+    ],
+    "the property path": [
+        "SELECT * { ?s :p/ }",
+        "SELECT * { ?s :p| }",
+        "SELECT * { ?s ^ }",
+        "SELECT * { ?s ( }",
+        "SELECT * { ?s (:p| }",
     ],
     "the FILTER condition": [
         "SELECT * { ?s ?p ?o FILTER }",

@@ -395,3 +395,45 @@ def background_triples(draw):
              some([(s, p, o) for s in SUBJECTS for p in PREDICATES for o in range(3)], 4)]
     types = [(s, terms.iri(terms.RDF + "type"), c) for s, c in some([(s, c) for s in SUBJECTS for c in CLASSES], 2)]
     return schema + facts + types
+
+
+LINKS = [terms.iri(EX + n) for n in ("next", "link")]
+NODES = SUBJECTS + [terms.iri(EX + n) for n in ("n1", "n2")]
+
+
+@st.composite
+def path_backgrounds(draw):
+    """background_triples and a small random graph of links between the
+    streams' subjects and two nodes of the background only (cycles and
+    self-loops included), for property paths to walk."""
+    links = draw(st.lists(st.tuples(st.sampled_from(NODES), st.sampled_from(LINKS), st.sampled_from(NODES)),
+                          max_size=7, unique=True))
+    return draw(background_triples()) + links
+
+
+def _path(draw, depth):
+    kind = draw(st.integers(0, 9))
+    if depth == 0 or kind < 4:
+        return draw(st.sampled_from(LINKS + PREDICATES[:1]))
+    if kind < 6:
+        return ops.Path(draw(st.sampled_from(ops.PATH_CLOSURES)), (_path(draw, depth - 1),))
+    if kind == 6:
+        return ops.Path("^", (_path(draw, depth - 1),))
+    return ops.Path(draw(st.sampled_from(["/", "|"])), (_path(draw, depth - 1), _path(draw, depth - 1)))
+
+
+@st.composite
+def path_queries(draw):
+    """SELECT * over a random pattern joined with a property path (a
+    closure, as after SPARQL's translation, over any path inside) whose
+    ends are the streams' subject variables or constants."""
+    ends = [ops.Var("s"), ops.Var("t"), ops.Var("s")] + NODES
+    path = ops.Path(draw(st.sampled_from(ops.PATH_CLOSURES)), (_path(draw, 2),))
+    triple = ops.Triple(draw(st.sampled_from(ends)), path, draw(st.sampled_from(ends)))
+    base = _pattern(draw, 2, BINARY)
+    if draw(st.booleans()) and isinstance(base, (ops.Triple, ops.BGP)):
+        inner = base.triples if isinstance(base, ops.BGP) else (base,)
+        pattern = ops.BGP(inner + (triple,))
+    else:
+        pattern = ops.Join(base, triple) if draw(st.booleans()) else ops.Join(triple, base)
+    return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)

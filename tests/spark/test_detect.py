@@ -175,3 +175,37 @@ def test_background_knowledge_on_spark_gives_the_in_process_answers(spark):
 
     df = spark.createDataFrame(rows, "s string, p string, o string, t long")
     assert on_spark(detect(df, queries, ontology=background, buckets=3).collect()) == expected
+
+
+ROADS = """@prefix : <http://example.org/> .
+:a :road :b . :b :road :c . :c :road :a . :c :road :d . :d :tram :e . :f :road :g .
+"""
+PATH_RULES = f"""PREFIX : <{EX}>
+REGISTER QUERY reachable AS
+SELECT ?v ?to WHERE {{ ?v :at ?from . ?from (:road|:tram)+ ?to }}
+REGISTER QUERY route AS
+SELECT ?v WHERE {{ ?v :from ?x . ?v :to ?y . ?x :road+ ?y }}
+"""
+
+
+def test_property_paths_on_spark_give_the_in_process_answers(spark, tmp_path):
+    """Paths over the broadcast background graph, joined with events that
+    are partitioned by their vehicle: the in-process engine's answers."""
+    from cep.background.knowledge import load_background
+    from cep.spark import detect
+
+    path = tmp_path / "roads.ttl"
+    path.write_text(ROADS)
+    background = load_background([path])
+    rng = random.Random(9)
+    rows = [(f"<{EX}v{rng.randint(0, 9)}>", f"<{EX}{rng.choice(['at', 'from', 'to'])}>",
+             f"<{EX}{rng.choice('abcdefg')}>", i) for i in range(200)]
+    queries = parse_rules(PATH_RULES, "paths.rq")
+    engine = Engine(queries, background=background)
+    answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows]) + engine.flush()
+    expected = sorted(_key(a.query, dict(a.bindings), [], a.start, a.end) for a in answers)
+    assert {a.query for a in answers} == {"reachable", "route"}
+    assert any(dict(a.bindings).get("to") == f"<{EX}e>" for a in answers)  # over the tram, too
+
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    assert on_spark(detect(df, queries, ontology=background, buckets=3).collect()) == expected

@@ -31,9 +31,14 @@ SYNTAX = [
      "rules/x.rq:1:18: unexpected '}' \u2014 expected a variable, an IRI or a literal "
      "(the object of the triple)"),
     ("SELECT *\nWHERE { ?s ?p ?o . ?a }",
-     "rules/x.rq:2:23: unexpected '}' \u2014 expected a variable or an IRI (the predicate of the triple)"),
+     "rules/x.rq:2:23: unexpected '}' \u2014 expected a variable, an IRI or a property path (the predicate of the triple)"),
     ("SELECT * { [ 5 ] ?p ?o }",
-     "rules/x.rq:1:14: unexpected '5' \u2014 expected a variable or an IRI (the predicate of the triple)"),
+     "rules/x.rq:1:14: unexpected '5' \u2014 expected a variable, an IRI or a property path (the predicate of the triple)"),
+    ("SELECT * { ?s :p }",
+     "rules/x.rq:1:18: unexpected '}' \u2014 expected a variable, an IRI, a literal or a path operator "
+     "(the object of the triple)"),
+    ("SELECT * { ?s :p/ ?o }",
+     "rules/x.rq:1:19: unexpected '?o' \u2014 expected an IRI or a property path (the property path)"),
     ("SELECT * { ?s ?p ?o",
      "rules/x.rq:1:20: unexpected end of file \u2014 expected '}', '.', ';', ',', '{', FILTER, "
      "OPTIONAL or WITHIN"),
@@ -301,5 +306,5 @@ def test_an_error_in_a_loaded_file_names_the_file(tmp_path):
     with pytest.raises(QueryError) as info:
         load_rules(tmp_path)
     assert str(info.value) == (
-        f"{tmp_path / 'q.rq'}:4:1: unexpected '}}' \u2014 expected a variable, an IRI or a literal "
+        f"{tmp_path / 'q.rq'}:4:1: unexpected '}}' \u2014 expected a variable, an IRI, a literal or a path operator "
         "(the object of the triple)")

@@ -1,0 +1,119 @@
+/*  SPARQL 1.1 property paths (section 9) over the background graph.
+
+    A query's closures (p+, p*, p?, SPARQL's ArbitraryLengthPath and
+    ZeroOrOnePath, section 18.5) are compiled into calls of cep_path/5 with
+    the path as a term:
+
+        iri(A)          one step along predicate A
+        inv(P)          P backwards (^P)
+        seq([P, ...])   P, then the next (P/Q)
+        alt([P, ...])   any of them (P|Q)
+        plus(P)         one or more steps of P (P+)
+        star(P)         zero or more (P*)
+        opt(P)          zero or one (P?)
+
+    The path is data read by the interpreter below: nothing of it is ever
+    called as a goal. Reachability is breadth-first over ordered sets, so
+    cycles end and every pair is found once (set semantics, as SPARQL's
+    closures have). The graph is read afresh on every call, so a changed
+    background is seen at once.
+*/
+
+:- module(cep_paths, [cep_path/5]).
+
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(ordsets)).
+
+%!  cep_path(+Graph, +Path, +Ends, ?S, ?O) is nondet.
+%
+%   S and O are connected by Path in Graph (the module holding the
+%   background triples as t/3). A bound end is where the search starts:
+%   from S forwards, else from O backwards, else from every node that can
+%   start the path. Ends is `term` when the pattern names an end by a
+%   constant, `vars` when both are variables: then, as in SPARQL's
+%   evaluation of a zero-length path (18.5), the ends range over the
+%   nodes of the graph only, even when the rest of the pattern has bound
+%   them (a node outside the graph reaches only itself, by length zero).
+cep_path(G, Path, Ends, S, O) :-
+    path(G, Path, S, O),
+    (   Ends == vars, S == O
+    ->  once(node(G, S))
+    ;   true
+    ).
+
+node(G, X) :- triple(G, X, _, _).
+node(G, X) :- triple(G, _, _, X).
+
+path(G, Path, S, O) :-
+    normal(Path, P),
+    (   nonvar(S)
+    ->  ends(G, P, S, Os),
+        member(O, Os)
+    ;   nonvar(O)
+    ->  invert(P, Q),
+        ends(G, Q, O, Ss),
+        member(S, Ss)
+    ;   starts(G, P, Ss),
+        member(S, Ss),
+        ends(G, P, S, Os),
+        member(O, Os)
+    ).
+
+triple(G, S, P, O) :-
+    G:t(S, P, O).
+
+%   normal(+Path, -Normal): inverses pushed down to the steps, where
+%   rev(A) is a step backwards along A.
+normal(iri(A), iri(A)).
+normal(inv(P), Q) :- normal(P, P1), invert(P1, Q).
+normal(seq(Ps), seq(Qs)) :- maplist(normal, Ps, Qs).
+normal(alt(Ps), alt(Qs)) :- maplist(normal, Ps, Qs).
+normal(plus(P), plus(Q)) :- normal(P, Q).
+normal(star(P), star(Q)) :- normal(P, Q).
+normal(opt(P), opt(Q)) :- normal(P, Q).
+
+invert(iri(A), rev(A)).
+invert(rev(A), iri(A)).
+invert(seq(Ps), seq(Qs)) :- maplist(invert, Ps, Rs), reverse(Rs, Qs).
+invert(alt(Ps), alt(Qs)) :- maplist(invert, Ps, Qs).
+invert(plus(P), plus(Q)) :- invert(P, Q).
+invert(star(P), star(Q)) :- invert(P, Q).
+invert(opt(P), opt(Q)) :- invert(P, Q).
+
+%   ends(+G, +P, +X, -Ys): the ordered set of the nodes Y with X P Y.
+ends(G, iri(A), X, Ys) :- !, findall(Y, triple(G, X, A, Y), Y0), sort(Y0, Ys).
+ends(G, rev(A), X, Ys) :- !, findall(Y, triple(G, Y, A, X), Y0), sort(Y0, Ys).
+ends(G, seq(Ps), X, Ys) :- !, foldl(ends_of_set(G), Ps, [X], Ys).
+ends(G, alt(Ps), X, Ys) :- !,
+    findall(Y, (member(P, Ps), ends(G, P, X, Y1), member(Y, Y1)), Y0),
+    sort(Y0, Ys).
+ends(G, plus(P), X, Ys) :- !, ends(G, P, X, First), reach(G, P, First, First, Ys).
+ends(G, star(P), X, Ys) :- !, ends(G, plus(P), X, Ys0), ord_add_element(Ys0, X, Ys).
+ends(G, opt(P), X, Ys) :- ends(G, P, X, Ys0), ord_add_element(Ys0, X, Ys).
+
+ends_of_set(G, P, Xs, Ys) :-
+    findall(Y, (member(X, Xs), ends(G, P, X, Y1), member(Y, Y1)), Y0),
+    sort(Y0, Ys).
+
+%   reach(+G, +P, +Frontier, +Seen, -All): breadth-first, each node once.
+reach(_, _, [], Seen, Seen) :- !.
+reach(G, P, Frontier, Seen, All) :-
+    ends_of_set(G, P, Frontier, Next),
+    ord_subtract(Next, Seen, New),
+    ord_union(Seen, New, Seen1),
+    reach(G, P, New, Seen1, All).
+
+%   starts(+G, +P, -Xs): the nodes a path can start from when neither end
+%   is given: those with a first step, or every node of the graph where
+%   the path can have length zero (SPARQL's zero-length paths).
+starts(G, iri(A), Xs) :- !, findall(X, triple(G, X, A, _), X0), sort(X0, Xs).
+starts(G, rev(A), Xs) :- !, findall(X, triple(G, _, A, X), X0), sort(X0, Xs).
+starts(G, seq([P|_]), Xs) :- !, starts(G, P, Xs).
+starts(G, alt(Ps), Xs) :- !,
+    findall(X, (member(P, Ps), starts(G, P, X1), member(X, X1)), X0),
+    sort(X0, Xs).
+starts(G, plus(P), Xs) :- !, starts(G, P, Xs).
+starts(G, _, Xs) :-                     % star, opt: every node
+    findall(X, (triple(G, X, _, _) ; triple(G, _, _, X)), X0),
+    sort(X0, Xs).

@@ -1,0 +1,139 @@
+"""SPARQL 1.1 property paths over the background graph (p+ p* p? ^p p/q
+p|q), joined with events, on the in-process engine, with hand-checked
+answers; the reference evaluator (SPARQL's evaluation of paths, over the
+background graph) must give the same."""
+
+import pytest
+
+from cep import reference
+from cep.algebra import sexpr
+from cep.background.knowledge import load_background
+from cep.engine import Engine
+from cep.errors import QueryError
+from cep.events import Event
+from cep.rules import parse_rules
+
+EX = "http://example.org/"
+# a one-way ring a -> b -> c -> a, a spur c -> d, a tram line d ~ e, and e
+# a dead end: roads are directed, the tram goes both ways (declared once)
+ROADS = """\
+@prefix : <http://example.org/> .
+:a :road :b .
+:b :road :c .
+:c :road :a .
+:c :road :d .
+:d :tram :e .
+:depot :serves :a .
+"""
+PREFIX = "PREFIX : <http://example.org/>\n"
+
+
+@pytest.fixture(scope="module")
+def background(tmp_path_factory):
+    path = tmp_path_factory.mktemp("roads") / "roads.ttl"
+    path.write_text(ROADS)
+    return load_background([path])
+
+
+def ev(s, p, o, t):
+    return Event(f"<{EX}{s}>", f"<{EX}{p}>", f"<{EX}{o}>", t, t)
+
+
+def run(query: str, events, background):
+    queries = parse_rules(PREFIX + query, "<test>")
+    engine = Engine(queries, background=background)
+    got = engine.push(events) + engine.flush()
+    expected = reference.evaluate(queries, events, background)
+    assert reference.multiset(got) == reference.multiset(expected), "the engine and the reference differ"
+    return sorted((tuple(sorted((k, v.removeprefix(f"<{EX}").removesuffix(">")) for k, v in a.bindings)),
+                   a.start, a.end) for a in got)
+
+
+def test_one_or_more_steps_follow_cycles_and_end(background):
+    got = run("SELECT ?to WHERE { ?v :at ?from . ?from :road+ ?to }", [ev("van", "at", "a", 5)], background)
+    assert got == [((("to", "a"),), 5, 5), ((("to", "b"),), 5, 5), ((("to", "c"),), 5, 5),
+                   ((("to", "d"),), 5, 5)]
+
+
+def test_zero_or_more_steps_include_the_start(background):
+    got = run("SELECT ?to WHERE { ?v :at ?from . ?from :road* ?to }", [ev("van", "at", "d", 5)], background)
+    assert got == [((("to", "d"),), 5, 5)]  # d has no road out: only itself
+
+
+def test_zero_or_one_step(background):
+    got = run("SELECT ?to WHERE { ?v :at ?from . ?from :road? ?to }", [ev("van", "at", "c", 2)], background)
+    assert [dict(b)["to"] for b, _, _ in got] == ["a", "c", "d"]
+
+
+def test_inverse_path_and_alternatives_inside_a_closure(background):
+    # from e, backwards along roads or trams: e <- d <- c <- b <- a <- c ...
+    got = run("SELECT ?from WHERE { ?v :at ?to . ?from (:road|:tram)+ ?to }", [ev("van", "at", "e", 1)],
+              background)
+    assert [dict(b)["from"] for b, _, _ in got] == ["a", "b", "c", "d"]
+    got = run("SELECT ?x WHERE { ?v :at ?p . ?p (^:road)+ ?x }", [ev("van", "at", "d", 1)], background)
+    assert [dict(b)["x"] for b, _, _ in got] == ["a", "b", "c"]
+
+
+def test_a_sequence_inside_a_closure(background):
+    # two roads at a time: a -> c -> b -> a ... and c -> d has no second step
+    got = run("SELECT ?x WHERE { ?v :at ?p . ?p (:road/:road)+ ?x }", [ev("van", "at", "a", 1)], background)
+    assert [dict(b)["x"] for b, _, _ in got] == ["a", "b", "c", "d"]
+
+
+def test_the_end_of_a_path_bound_by_the_event_side(background):
+    # is there a route? both ends come from the event's bindings
+    q = "SELECT ?v WHERE { ?v :from ?x . ?v :to ?y . ?x :road+ ?y }"
+    got = run(q, [ev("v1", "from", "a", 1), ev("v1", "to", "d", 1), ev("v2", "from", "d", 2),
+                  ev("v2", "to", "a", 2)], background)
+    assert got == [((("v", "v1"),), 1, 1)]  # from d there is no road back
+
+
+def test_a_constant_end_reaches_itself_by_length_zero_even_outside_the_graph(background):
+    got = run("SELECT ?v WHERE { ?v :at :nowhere . :nowhere :road* :nowhere }",
+              [ev("van", "at", "nowhere", 3)], background)
+    assert got == [((("v", "van"),), 3, 3)]
+    # a variable end ranges over the graph's nodes (SPARQL 18.5): no zero-length match outside it
+    got = run("SELECT ?v WHERE { ?v :at ?p . ?p :road* ?p }", [ev("van", "at", "nowhere", 3),
+                                                               ev("car", "at", "d", 4)], background)
+    assert got == [((("v", "car"),), 4, 4)]
+
+
+def test_simple_paths_are_rewritten_and_match_events_too(background):
+    # ^p, p/q and p|q are SPARQL's rewritings into triple patterns: an event can match them
+    q = parse_rules(PREFIX + "SELECT * WHERE { ?x ^:at/:near|:by ?y }", "<t>")[0]
+    text = sexpr.query(q)
+    assert "(union" in text and "<http://example.org/at>" in text and "+" not in text
+    got = run("SELECT ?x ?y WHERE { ?x ^:at ?y }", [ev("van", "at", "b", 4)], background)
+    assert got == [((("x", "b"), ("y", "van")), 4, 4)]
+    got = run("SELECT ?y WHERE { :van :at/:road ?y }", [ev("van", "at", "c", 4)], background)
+    assert [dict(b)["y"] for b, _, _ in got] == ["a", "d"]  # the event, then the background road
+    got = run("SELECT ?y WHERE { :van :at|:near ?y }", [ev("van", "near", "c", 4), ev("van", "at", "b", 6)],
+              background)
+    assert got == [((("y", "b"),), 6, 6), ((("y", "c"),), 4, 4)]
+
+
+def test_rdf_type_in_a_path(background, tmp_path):
+    path = tmp_path / "classes.ttl"
+    path.write_text("@prefix : <http://example.org/> .\n"
+                    "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                    ":Van :kindOf :Vehicle . :Vehicle :kindOf :Thing .\n")
+    bg = load_background([path])
+    got = run("SELECT ?k WHERE { ?x a/:kindOf* ?k }", [Event(f"<{EX}v1>",
+              "<http://www.w3.org/1999/02/22-rdf-syntax-ns#type>", f"<{EX}Van>", 1, 1)], bg)
+    assert [dict(b)["k"] for b, _, _ in got] == ["Thing", "Van", "Vehicle"]
+
+
+def test_a_path_alone_never_fires(background):
+    assert run("SELECT * WHERE { ?x :road+ ?y }", [ev("van", "at", "a", 1)], background) == []
+
+
+def test_a_path_needs_background_knowledge():
+    queries = parse_rules(PREFIX + "SELECT ?y WHERE { ?v :at ?x .\n ?x :road+ ?y }", "rules.rq")
+    with pytest.raises(QueryError, match=r"rules.rq:3:2: the property path <http://example.org/road>\+ "
+                                         r"is evaluated over the background graph"):
+        Engine(queries)
+
+
+def test_a_path_in_a_construct_template_is_an_error():
+    with pytest.raises(QueryError, match=r"rules.rq:2:16: a property path cannot be in a CONSTRUCT template"):
+        parse_rules(PREFIX + "CONSTRUCT { ?x :road+ ?y } WHERE { ?x :road ?y }", "rules.rq")
