@@ -122,6 +122,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help=f"events pushed to the engine at a time (default {DEFAULT_BATCH:,})")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     _ontology_option(run)
+    _prolog_option(run)
     spark = run.add_argument_group("spark engine")
     spark.add_argument("--master", metavar="URL",
                        help="Spark master (default: spark.master of the Spark configuration, else local[*])")
@@ -147,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="example:\n  cep explain rules/stock.rq")
     explain.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
     _ontology_option(explain)
+    _prolog_option(explain)
     explain.set_defaults(func=cmd_explain)
 
     comp = sub.add_parser(
@@ -156,6 +158,7 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
     comp.add_argument("-o", "--out", metavar="FILE", help="write to FILE instead of standard output")
     _ontology_option(comp)
+    _prolog_option(comp)
     comp.set_defaults(func=cmd_compile)
     return parser
 
@@ -173,6 +176,25 @@ def _background(args):
     from cep.background.knowledge import load_background
 
     return load_background(args.ontology)
+
+
+def _prolog_option(parser):
+    parser.add_argument("--prolog", action="append", default=[], metavar="FILE.pl",
+                        help="a Prolog file whose predicates FILTER and SELECT expressions may call by name, "
+                             "e.g. FILTER(near(?a, ?b)) (repeatable; see docs/language.md)")
+
+
+def _user_prolog(args, queries):
+    """The run's Prolog files, loaded before any event (a file that does
+    not load stops the run here), with the queries' calls of their
+    predicates checked against them."""
+    from cep.user_prolog import check_calls, load_user_prolog
+
+    user = load_user_prolog(args.prolog)
+    for warning in user.warnings if user is not None else ():
+        _say(f"warning: {warning}")
+    check_calls(queries, user)
+    return user
 
 
 # ---------------------------------------------------------------- commands
@@ -289,7 +311,7 @@ def _run_spark(args) -> int:
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
                           files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
-                          background=_background(args))
+                          background=_background(args), prolog=_user_prolog(args, queries))
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
@@ -328,6 +350,7 @@ def _run_local(args) -> int:
     queries = load_queries(args.rules)
     check_format(args.format, queries)
     background = _background(args)
+    user = _user_prolog(args, queries)
 
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
@@ -346,7 +369,7 @@ def _run_local(args) -> int:
 
         from cep.engine import Engine
 
-        engine = Engine(queries, background=background)
+        engine = Engine(queries, background=background, prolog=user)
         counts = Counter()
         writer = make_writer(args.format, out, _select_variables(queries, engine))
         last_report = time.monotonic()
@@ -391,7 +414,7 @@ def cmd_explain(args) -> int:
 
     queries = load_queries(args.rules)
     background = _background(args)
-    text = explain(queries, background)
+    text = explain(queries, background, _user_prolog(args, queries))
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
     sys.stdout.write(text + routing.explain(queries, background.schema if background else None) + "\n")
     return 0
@@ -401,7 +424,7 @@ def cmd_compile(args) -> int:
     from cep.compile import compile_rules
 
     queries = load_queries(args.rules)
-    text = compile_rules(queries, _background(args))
+    text = compile_rules(queries, _background(args), _user_prolog(args, queries))
     if not text.endswith("\n"):
         text += "\n"
     if args.out:

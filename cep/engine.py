@@ -38,6 +38,7 @@ from cep.compile import compile_queries
 from cep.events import Answer, Event, Reject
 from cep.runtime.batch import table_text
 from cep.runtime.session import session
+from cep.user_prolog import ensure_loaded, load_user_prolog
 
 COLUMNS = ("s", "p", "o", "start", "end", "source")
 SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
@@ -57,16 +58,24 @@ _instances = itertools.count()
 
 
 class Engine:
-    def __init__(self, queries, bnode_prefix: str = "c", background=None, compiled=None):
+    def __init__(self, queries, bnode_prefix: str = "c", background=None, compiled=None, prolog=None):
         """`background`: a cep.background.Background the queries read (RDFS
         entailment and background triples), loaded once per process.
-        `compiled`: the queries' CompiledRules, compiled elsewhere (the
-        Spark engine ships them to its workers; their background must then
-        be loaded already, Session.load_background)."""
-        self.compiled = compiled if compiled is not None else compile_queries(queries, background)
+        `prolog`: the user's Prolog files whose predicates the queries'
+        expressions call (paths, or a cep.user_prolog.UserProlog), loaded
+        once per process. `compiled`: the queries' CompiledRules, compiled
+        elsewhere (the Spark engine ships them to its workers; their
+        background and Prolog files must then be loaded already,
+        Session.load_background, cep.user_prolog.load_sources)."""
+        user = load_user_prolog(prolog)  # a file that does not load stops here
+        self.compiled = compiled if compiled is not None else compile_queries(queries, background, user)
         self.session = session()
         if background is not None:
             self.session.load_background(background.module, background.facts())
+            if any(q.form == "update" for q in self.compiled.queries):  # they read the files' triples
+                self.session.load_instances(background.module, background.instance_facts())
+        if self.compiled.user_module is not None:
+            ensure_loaded(self.compiled.user_module)
         # a module of its own: two engines of the same rules never share goals
         self.module = f"{self.compiled.module}_{next(_instances)}"
         self.session.load_rules(self.module, self.compiled.program(self.module))

@@ -27,6 +27,17 @@ class OntologyError(CepError):
         super().__init__(f"{pos}: {message}" if pos is not None else message)
 
 
+class PrologFileError(CepError):
+    """A user Prolog file (--prolog) that cannot be loaded: missing, not
+    text, or refused by SWI-Prolog; `pos` is "path", "path:line" or
+    "path:line:column"."""
+
+    def __init__(self, message: str, pos=None):
+        self.message = message
+        self.pos = pos
+        super().__init__(f"{pos}: {message}" if pos is not None else message)
+
+
 class UsageError(CepError):
     """Wrong command-line use (missing file, unknown format, ...)."""
 

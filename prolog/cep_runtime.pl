@@ -96,18 +96,35 @@ message_text(Msg, Text) :-
 %   (prolog/cep_fast.c), so no term of it is read as Prolog code, and a
 %   million triples load in seconds where consulting them as clauses
 %   would take minutes.
-cep_load_background(Module, _Text) :-
-    current_predicate(Module:'$cep_background'/0),
-    !.
 cep_load_background(Module, Text) :-
-    dynamic(Module:t/3),
+    load_facts(Module, t, '$cep_background', Text).
+
+%!  cep_load_instances(+Module, +TriplesText) is det.
+%
+%   Load the instance triples of a background graph's files (its triples
+%   other than schema) into Module as facts i(S, P, O), once: the rule
+%   sets that update the background (DELETE/INSERT rules) read them to
+%   tell which triples of the closure a deletion takes away.
+cep_load_instances(Module, Text) :-
+    load_facts(Module, i, '$cep_instances', Text).
+
+%   load_facts(+Module, +Name, +Flag, +TriplesText): Module:Name(S, P, O)
+%   for every triple of the text, once (Flag marks it done); static once
+%   loaded, as updates go elsewhere (an empty one stays dynamic: calling
+%   it fails instead of raising).
+load_facts(Module, _, Flag, _) :-
+    current_predicate(Module:Flag/0),
+    !.
+load_facts(Module, Name, Flag, Text) :-
+    dynamic(Module:Name/3),
+    Head =.. [Name, S, P, O],
     forall(cep_batch_item(Text, 4611686018427387904, 1, false, e(S, P, O, _, _)),
-           assertz(Module:t(S, P, O))),
-    (   predicate_property(Module:t(_, _, _), number_of_clauses(N)), N > 0
-    ->  compile_predicates([Module:t/3])    % static from now on: updates go elsewhere
-    ;   true                                % an empty graph stays an empty dynamic t/3
+           assertz(Module:Head)),
+    (   predicate_property(Module:Head, number_of_clauses(N)), N > 0
+    ->  compile_predicates([Module:Name/3])
+    ;   true
     ),
-    assertz(Module:'$cep_background').
+    assertz(Module:Flag).
 
 %!  cep_push(+Module, +EventsText, -AnswersText) is det.
 %

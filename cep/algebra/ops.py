@@ -49,15 +49,19 @@ class Const:
 
 @dataclass(frozen=True)
 class Call:
-    """A function application. `name` is one of FUNCTIONS, or `cast:<IRI>`
-    for an XSD cast such as xsd:integer(?x)."""
+    """A function application. `name` is one of FUNCTIONS, `cast:<IRI>`
+    for an XSD cast such as xsd:integer(?x), or `prolog:<name>` for a call
+    of a predicate of the user's Prolog files (cep/user_prolog.py). `pos`
+    (where the call is in the query) takes no part in equality."""
 
     name: str
     args: tuple
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
-    def __init__(self, name, *args):
+    def __init__(self, name, *args, pos=None):
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "args", tuple(args))
+        object.__setattr__(self, "pos", pos)
 
 
 Expr = Union[Var, Const, Call]
@@ -79,6 +83,9 @@ FUNCTIONS = {
     "getDURATION", "getSTARTTIME", "getENDTIME",
 }
 CAST_PREFIX = "cast:"
+# a bare name that is not a SPARQL function: a user Prolog predicate, resolved
+# by the compiler against the --prolog files (cep/user_prolog.py)
+USER_PREFIX = "prolog:"
 TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME"}
 
 
@@ -207,7 +214,7 @@ class ProjectItem:
 @dataclass(frozen=True)
 class Query:
     name: str
-    form: str  # "select" or "construct"
+    form: str  # "select", "construct" or "update" (template: the triples to insert)
     pattern: object
     projection: Optional[tuple] = None  # tuple of ProjectItem; None for SELECT *
     distinct: bool = False
@@ -215,6 +222,13 @@ class Query:
     options: tuple = ()  # sorted (key, value) pairs: policy, binarize, ...
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
     warnings: tuple = field(default=(), compare=False, repr=False)  # texts for stderr
+    deletions: tuple = ()  # update: tuple of Triple, the triples to delete
+
+    @property
+    def outputs(self) -> bool:
+        """Whether the query's answers are output (an update's change the
+        background instead)."""
+        return self.form != "update"
 
     def option(self, key, default=None):
         return dict(self.options).get(key, default)

@@ -55,6 +55,10 @@ def query(q: ops.Query) -> str:
     """(select (ITEMS) PATTERN), (select-distinct ...), or
     (construct (TEMPLATE) PATTERN) with the items of a CONSTRUCT's
     sub-select, if any, on a line of their own before the pattern."""
+    if q.form == "update":
+        def triples(ts):
+            return " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in ts)
+        return f"(update (delete {triples(q.deletions)}) (insert {triples(q.template)})\n" + pattern(q.pattern, 1) + ")"
     if q.form == "construct":
         tmpl = " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in q.template)
         head = f"(construct ({tmpl})"

@@ -367,6 +367,9 @@ class _Query:
         if register is not None:
             kind, name_token = register.children[1], register.children[2]
             name = str(name_token)
+            if (kind.type == "UPDATE") != (body.data == "update_query"):
+                raise self.error("REGISTER UPDATE registers a DELETE/INSERT rule, and only that",
+                                 register)
             if kind.type == "QUERY" and body.data != "select_query":
                 raise self.error("REGISTER QUERY registers a SELECT query; register a "
                                  "CONSTRUCT query with REGISTER STREAM", register)
@@ -374,6 +377,8 @@ class _Query:
                 raise self.error("REGISTER STREAM registers a CONSTRUCT query; register a "
                                  "SELECT query with REGISTER QUERY", register)
         pos = self.pos(tree)
+        if body.data == "update_query":
+            return self.update(body, tree, name, options, pos)
         if body.data == "select_query":
             clause, where = body.children
             pattern = self.where(where, tree)
@@ -401,6 +406,37 @@ class _Query:
                         f"pattern: the triples that use it are never produced")
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
                          pos=pos, warnings=tuple(self.warnings))
+
+    def update(self, body: Tree, tree: Tree, name, options, pos) -> ops.Query:
+        """DELETE { ... } INSERT { ... } WHERE ...: a rule whose solutions
+        change the background graph's instance triples. Its templates
+        have no blank nodes (SPARQL forbids them in DELETE; an inserted
+        one would be a new node per solution that no later update could
+        delete) and name no RDFS schema predicate (the schema is fixed for
+        a run: the rules are compiled against it)."""
+        from cep.background.rdfs import SCHEMA_PREDICATES
+
+        pattern = self.where(body.children[-1], tree)
+        self.template_labels = set()
+        parts = {"delete_clause": (), "insert_clause": ()}
+        for clause in body.children[:-1]:
+            keyword = clause.children[0]
+            triples = []
+            for child in clause.children[1:]:
+                triples += self.triples(child, template=True)
+            for t in triples:
+                for slot in (t.s, t.o):
+                    if isinstance(slot, str) and slot.startswith("_:"):
+                        raise self.error(f"a blank node cannot be in the {keyword.upper()} template of "
+                                         f"an update: use a variable or an IRI", clause)
+                if t.p in SCHEMA_PREDICATES:
+                    raise self.error(f"an update cannot change the schema ({t.p}): the rules are "
+                                     f"compiled against it; updates change instance triples", clause)
+            parts[clause.data] = tuple(triples)
+        if not parts["delete_clause"] and not parts["insert_clause"]:
+            raise self.error("the update has no triple to delete or insert", body)
+        return ops.Query(name, "update", pattern, None, False, parts["insert_clause"], options,
+                         pos=pos, warnings=tuple(self.warnings), deletions=parts["delete_clause"])
 
     def where(self, where: Tree, query_tree: Tree):
         elements = [c for c in where.children if not isinstance(c, Token)]
@@ -744,7 +780,9 @@ class _Query:
         if name.type == "BARE_NAME":
             entry = BUILTINS.get(str(name).lower())
             if entry is None:
-                raise self.error(f"unknown function {name}", name)
+                # perhaps a predicate of the user's --prolog files: the
+                # compiler checks it against them (cep/user_prolog.py)
+                return Call(ops.USER_PREFIX + str(name), *args, pos=self.pos(name))
             function, least, most = entry
             if len(args) < least or (most is not None and len(args) > most):
                 raise self.error(f"{name} takes {_arity(least, most)}, not {len(args)}", name)

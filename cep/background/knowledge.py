@@ -30,6 +30,7 @@ class Background:
     triples: frozenset  # the RDFS closure: (s, p, o) canonical N-Triples text
     schema: Schema
     digest: str
+    instances: frozenset = frozenset()  # the files' triples other than schema (see updates)
     _facts: bytes | None = field(default=None, repr=False)
 
     @property
@@ -47,6 +48,16 @@ class Background:
             zero = pa.repeat(pa.scalar(0, pa.int64()), len(s))
             self._facts = table_text(s, p, o, zero, zero).to_pybytes() if len(s) else b""
         return self._facts
+
+    def instance_facts(self) -> bytes:
+        """The files' instance triples (not the closure) in the same form,
+        which cep_runtime:cep_load_instances/2 asserts as i/3 facts: the
+        rule sets that update the background read them."""
+        from cep.runtime.batch import table_text
+
+        s, p, o = (pa.array([t[i] for t in self.instances], pa.string()) for i in range(3))
+        zero = pa.repeat(pa.scalar(0, pa.int64()), len(s))
+        return table_text(s, p, o, zero, zero).to_pybytes() if len(s) else b""
 
 
 def load_background(paths) -> Background | None:
@@ -69,5 +80,8 @@ def background_of(triples, sources=(), digest: str | None = None) -> Background:
     `digest` names it (default: a hash of the triples)."""
     if digest is None:
         digest = hashlib.sha256(repr(sorted(triples)).encode()).hexdigest()[:16]
+    from cep.background.rdfs import SCHEMA_PREDICATES
+
     schema = Schema(triples)  # closes the graph under the RDFS rules
-    return Background(tuple(sources), schema.graph, schema, digest)
+    instances = frozenset(t for t in triples if t[1] not in SCHEMA_PREDICATES)
+    return Background(tuple(sources), schema.graph, schema, digest, instances)

@@ -2,9 +2,10 @@
 
 `compile_queries` returns a CompiledRules: the Prolog program text, the name
 of the module it loads into (a hash of the text, so loading is idempotent),
-and the layout of each query's answer lines. `compile_rules` gives the text
-alone (for `cep compile`), `explain` the readable account of every stage
-(for `cep explain`).
+and the layout of each query's answer lines (calls of the user's Prolog
+predicates resolved first against their files, cep/user_prolog.py).
+`compile_rules` gives the text alone (for `cep compile`), `explain` the
+readable account of every stage (for `cep explain`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from dataclasses import dataclass
 from cep import prolog as pl
 from cep.algebra import sexpr
 from cep.binarize import Leaf, Plan, binarize
+from cep.compile.expr import USER_PROLOG
 from cep.compile.program import QueryLayout, answer_width, compile_plan, program_hash
+from cep.user_prolog import calls, check_calls
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,7 @@ class CompiledRules:
     queries: tuple
     plan: Plan
     background_module: str | None = None  # the Prolog module of the background facts the rules read
+    user_module: str | None = None  # the Prolog module of the user predicates the rules call
 
     @property
     def width(self) -> int:
@@ -45,21 +49,30 @@ class CompiledRules:
         return _banner(self.queries) + pl.write_program(header) + self.body
 
 
-def compile_queries(queries, background=None) -> CompiledRules:
+def compile_queries(queries, background=None, prolog=None) -> CompiledRules:
     """`background` (cep.background.Background): the rules match events
     modulo its RDFS schema and join with its triples; it must be loaded
-    into Prolog (background.module) before the rules run."""
+    into Prolog (background.module) before the rules run. `prolog`
+    (cep.user_prolog.UserProlog): the user predicates the queries may
+    call; a call of any other name is a QueryError at its position."""
     queries = tuple(queries)
+    check_calls(queries, prolog)
     plan = binarize(queries)
-    items, layouts = compile_plan(plan, background)
+    token = USER_PROLOG.set(prolog)
+    try:
+        items, layouts = compile_plan(plan, background)
+    finally:
+        USER_PROLOG.reset(token)
     body = pl.write_program(items)
+    uses_user = prolog is not None and next(calls(queries), None) is not None
     return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan,
-                         background.module if background is not None else None)
+                         background.module if background is not None else None,
+                         prolog.module if uses_user else None)
 
 
-def compile_rules(queries, background=None) -> str:
+def compile_rules(queries, background=None, prolog=None) -> str:
     """The generated Prolog program, as readable text."""
-    return compile_queries(queries, background).text
+    return compile_queries(queries, background, prolog).text
 
 
 def _banner(queries) -> str:
@@ -93,9 +106,9 @@ def describe_plan(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def explain(queries, background=None) -> str:
+def explain(queries, background=None, prolog=None) -> str:
     """Algebra, binarized plan and generated rules of a rule set."""
-    compiled = compile_queries(queries, background)
+    compiled = compile_queries(queries, background, prolog)
     parts = ["== algebra"]
     for q in compiled.queries:
         parts.append(f"-- {q.name}\n{sexpr.query(q)}")

@@ -3,12 +3,15 @@
 An expression compiles to a list of goals that bind a result variable to an
 encoded value (cep.terms) and *fail* where SPARQL raises an error; `&&`,
 `||`, `!`, IF, COALESCE and BOUND are compiled so that SPARQL's error rules
-hold. The goals call only prolog/cep_values.pl and prolog/cep_runtime.pl,
-with function names fixed at compile time: nothing from a query is ever
-called as a goal.
+hold. The goals call only prolog/cep_values.pl, prolog/cep_runtime.pl and
+prolog/cep_user.pl, and the predicates of the user's --prolog files that the
+compiler resolved (cep/user_prolog.py), with names fixed at compile time:
+nothing from a query is ever called as a goal.
 """
 
 from __future__ import annotations
+
+from contextvars import ContextVar
 
 from cep import prolog as pl
 from cep import terms
@@ -17,6 +20,11 @@ from cep.errors import QueryError
 
 VALUES = "cep_values"
 RUNTIME = "cep_runtime"
+USER = "cep_user"
+# The UserProlog (cep/user_prolog.py) whose predicates the rules being
+# compiled call; compile_queries sets it around the whole compilation, so
+# the compilers of every operator see it without passing it along.
+USER_PROLOG = ContextVar("cep_user_prolog", default=None)
 ARITH = {"+": "cep_add", "-": "cep_sub", "*": "cep_mul", "/": "cep_div"}
 COMPARE = {"=", "!=", "<", ">", "<=", ">="}
 FN_CALLS = {
@@ -171,4 +179,40 @@ class ExprCompiler:
                 else pl.Atom(name)
             )
             return goals + [q(VALUES, "cep_fn", fn, pl.PList(values), r)], r
+        if name.startswith(ops.USER_PREFIX):
+            return self.user_call(e)
         raise QueryError(f"unknown function {name}")
+
+    def user_call(self, e):
+        """A user predicate, Module:name(A1, ..., An[, R]) with the name and
+        module fixed here: a function's value is R converted back, a
+        test's is whether the goal succeeds (once); an exception, a failed
+        function or a result with no RDF form is an error."""
+        user = USER_PROLOG.get()
+        name, n = e.name[len(ops.USER_PREFIX):], len(e.args)
+        kind = user.kind(name, n) if user is not None else None
+        if kind is None:
+            raise QueryError(f"unknown function {name}/{n}: no --prolog file defines {name}/{n} or {name}/{n + 1}",
+                             e.pos)
+        goals, values = [], []
+        for arg in e.args:
+            g, v = self.value(arg)
+            goals += g
+            values.append(v)
+        xs = [self.fresh() for _ in e.args]
+        r, caught = self.fresh(), self.fresh()
+        module = pl.Atom(user.module)
+        goals.append(q(USER, "cep_user_args", pl.PList(values), pl.PList(xs)))
+        arity = n + 1 if kind == "function" else n
+        goals.append(q(USER, "cep_user_ready", module, pl.Atom(name), arity))
+        recover = q(USER, "cep_user_caught", caught, pl.Struct(":", module, pl.indicator(name, arity)))
+        if kind == "function":
+            out = self.fresh()
+            call = pl.Struct(":", module, pl.Struct(name, *xs, out))
+            return goals + [pl.Struct("catch", pl.Struct("once", call), caught, recover),
+                            q(USER, "cep_user_result", out, r)], r
+        call = pl.Struct(":", module, pl.Struct(name, *xs) if xs else pl.Atom(name))
+        b = self.fresh()
+        test = ite(call, pl.Struct("=", b, pl.Atom("true")), pl.Struct("=", b, pl.Atom("false")))
+        return goals + [pl.Struct("catch", test, caught, recover),
+                        pl.Struct("=", r, pl.Struct("bool", b))], r

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
+from cep.background.rdfs import SCHEMA_PREDICATES
 from cep.binarize import Leaf, Plan, Step
 from cep.compile.expr import ExprCompiler, conj, ite, q
 from cep.errors import QueryError
@@ -208,6 +209,13 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
     if paths and background is None:
         raise QueryError(f"the property path {paths[0].p} is evaluated over the background graph, "
                          f"and none is given (load one with --ontology)", paths[0].pos)
+    updates = [out.query for out in plan.outputs if out.query.form == "update"]
+    if updates and background is None:
+        raise QueryError(f"the update {updates[0].name} changes the background graph, and none is "
+                         f"given (load one with --ontology, an empty file will do)", updates[0].pos)
+    # the graph the rules read: the background's facts, or with updates the
+    # live view of them in the rules' own module (_live_view)
+    graph = None if background is None else LIVE if updates else background.module
     items = [
         pl.Directive(pl.Struct("discontiguous", pl.indicator("leaf", 6))),
         pl.Directive(pl.Struct("style_check", pl.Struct("-", A("singleton")))),
@@ -225,11 +233,11 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
 
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
-        items += _emitter(plan, node, root_of.get(node.id, []), hoist)
+        items += _emitter(plan, node, root_of.get(node.id, []), hoist, updates)
         if isinstance(node, Leaf):
             items += _leaf_rules(node, background)
         else:
-            step_items, stores, scope, check = _step(plan, node, hoist, background)
+            step_items, stores, scope, check = _step(plan, node, hoist, graph)
             items += step_items
             dynamic += stores
             if scope == "group":
@@ -257,10 +265,14 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
 
     items.append(pl.Clause(A("$end_group"), tuple(
         pl.Struct("retractall", pl.Struct(s.split("/")[0], *(pl.Var("_") for _ in range(int(s.split("/")[1])))))
-        for s in group_scoped) or (T,)))
+        for s in group_scoped) + ((A("$apply_updates"),) if updates else ()) or (T,)))
     items.append(pl.Clause(pl.Struct("$deferred", pl.PList(deferred))))
     # whether the runtime must stop at the end of each instant at all
-    items.append(pl.Clause(pl.Struct("$instant_ends", A("true" if deferred or group_scoped else "false"))))
+    ends = deferred or group_scoped or updates
+    items.append(pl.Clause(pl.Struct("$instant_ends", A("true" if ends else "false"))))
+    if updates:
+        items += _live_view(background)
+        items += [_update_clause(plan, i, out) for i, out in enumerate(plan.outputs) if out.query.form == "update"]
     items += checks
     if not checks:
         items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
@@ -291,7 +303,7 @@ def _indicator(name_arity: str):
 # ------------------------------------------------------------- nodes
 
 
-def _emitter(plan, node, outputs, hoist=None):
+def _emitter(plan, node, outputs, hoist=None, updates=()):
     vs = _Vars()
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
@@ -300,7 +312,10 @@ def _emitter(plan, node, outputs, hoist=None):
     for step, side in plan.consumers(node.id):
         alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:
-        alternatives.append(pl.Struct("=", ans, pl.Struct("ans", index, v, ts, te)))
+        if plan.outputs[index].query.form == "update":  # applied at the instant's end ($apply_updates)
+            alternatives.append(conj([pl.Struct("assertz", pl.Struct("bg_pending", index, v)), F]))
+        else:
+            alternatives.append(pl.Struct("=", ans, pl.Struct("ans", index, v, ts, te)))
     body = alternatives[-1] if alternatives else F
     for alt in reversed(alternatives[:-1]):
         body = pl.Struct(";", alt, body)
@@ -410,12 +425,14 @@ def _entailment_table(name, schema) -> list:
     return items
 
 
-def _step(plan, step: Step, hoist=None, background=None):
-    """(clauses, store names, store scope, deferred check clause or None)."""
+def _step(plan, step: Step, hoist=None, graph=None):
+    """(clauses, store names, store scope, deferred check clause or None);
+    `graph`: the module of the background triples the joins read (LIVE:
+    the rules' live view of them), or None."""
     left, right = plan.node(step.left), plan.node(step.right)
     build = {
         "seq": lambda step, left, right: _seq(step, left, right, hoist),
-        "join": lambda step, left, right: _join(step, left, right, plan, background),
+        "join": lambda step, left, right: _join(step, left, right, plan, graph),
         "eq": _join,
         "union": _union,
         "seqright": _seqright,
@@ -511,7 +528,7 @@ def _seq(step, left, right, hoist=None):
     return [insert, check, _ok_clause(step)], stores, scope, None
 
 
-def _join(step, left, right, plan=None, background=None):
+def _join(step, left, right, plan=None, graph=None):
     """Join (juxtaposition) and EqJoin (EQUALS): both sides store goals and
     probe the other side (for EQUALS only goals with the same interval
     match, so its goals live for one group). With background knowledge,
@@ -544,8 +561,8 @@ def _join(step, left, right, plan=None, background=None):
             else:
                 body = (pl.Struct("asserta", store_mine), pick, emit)
         head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
-        if background is not None and not eq:
-            items += _timeless_clause(plan, step, side, mine, theirs, background.module)
+        if graph is not None and not eq:
+            items += _timeless_clause(plan, step, side, mine, theirs, graph)
         items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
     items.append(_ok_clause(step))
     scope = "group" if eq else ("window" if step.window is not None else "forever")
@@ -576,11 +593,14 @@ def _timeless(plan, node, vs: _Vars, module: str):
     if isinstance(node, Leaf):
         s, p, o = (vs.of(x) if isinstance(x, ops.Var) else x if isinstance(x, ops.Path) else terms.to_prolog(x)
                    for x in (node.triple.s, node.triple.p, node.triple.o))
+        live = module == LIVE  # the rules' own t/3: the module is the context
         if isinstance(p, ops.Path):
             ends = "vars" if isinstance(node.triple.s, ops.Var) and isinstance(node.triple.o, ops.Var) else "term"
-            goals = [q(PATHS, "cep_path", A(module), path_term(p), A(ends), s, o)]
+            g = vs.fresh() if live else A(module)
+            goals = ([pl.Struct("context_module", g)] if live else []) + [
+                q(PATHS, "cep_path", g, path_term(p), A(ends), s, o)]
         else:
-            goals = [q(module, "t", s, p, o)]
+            goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
     elif node.op in ("join", "union"):
         left = _timeless(plan, plan.node(node.left), vs, module)
         right = _timeless(plan, plan.node(node.right), vs, module)
@@ -598,6 +618,89 @@ def _timeless(plan, node, vs: _Vars, module: str):
     # no interval: the time functions are errors (cep_values.pl)
     ec = ExprCompiler(dict(vs.names), A("timeless"), A("timeless"), vs.fresh)
     return goals + [ec.filter_goal(f) for f in node.filters]
+
+
+# ------------------------------------------------------------ updates
+
+LIVE = "$live"  # the graph of a rule set with updates: its own t/3
+
+
+def _live_view(background) -> list:
+    """The background graph as updates leave it, in the rules' module:
+    t/3 is closure(schema + B), B the instance triples, that is the files'
+    (i/3 of the background module) plus those inserted (bg_asserted) minus
+    those deleted (bg_retracted). A triple of the files' closure stays
+    while some triple of B entails it (or it is schema); a triple entailed
+    by inserted ones only is in bg_added. Until the first deletion every
+    triple of the closure stands, unchecked. The bg_ facts are the
+    group's state (dumped with its goals)."""
+    bg = background.module
+    S, P, O, S0, P0, O0 = (pl.Var(n) for n in ("S", "P", "O", "S0", "P0", "O0"))
+    spo = (S, P, O)
+    check = ite(A("bg_retraction"), pl.Struct("$bg_live", *spo), T)
+    items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, a))) for n, a in (
+        ("bg_asserted", 3), ("bg_retracted", 3), ("bg_added", 3), ("bg_pending", 2), ("bg_retraction", 0))]
+    items += [
+        pl.Clause(pl.Struct("t", *spo), (q(bg, "t", *spo), check)),
+        pl.Clause(pl.Struct("t", *spo), (pl.Struct("bg_added", *spo), check)),
+        pl.Clause(pl.Struct("$bg_live", S, P, O), (pl.Struct("$schema_predicate", P), A("!"))),
+        pl.Clause(pl.Struct("$bg_live", S, P, O), (pl.Struct("$bg_in", *spo), A("!"))),
+        pl.Clause(pl.Struct("$bg_live", S, P, O), (pl.Struct("$bg_entails", S0, P0, O0, *spo),
+                                                   pl.Struct("$bg_in", S0, P0, O0), A("!"))),
+        pl.Clause(pl.Struct("$bg_in", *spo), (pl.Struct("bg_asserted", *spo),)),
+        pl.Clause(pl.Struct("$bg_in", *spo), (q(bg, "i", *spo), pl.Struct("\\+", pl.Struct("bg_retracted", *spo)))),
+    ]
+    items += [pl.Clause(pl.Struct("$schema_predicate", terms.to_prolog(p))) for p in sorted(SCHEMA_PREDICATES)]
+    items.append(pl.Clause(pl.Struct("$usable", pl.Struct("t", *spo)), (
+        pl.Struct("ground", pl.Struct("t", *spo)), pl.Struct("atom", P),
+        pl.Struct("\\+", pl.Struct("$schema_predicate", P)), _resource(S))))
+    items += _entailment_table("$bg_entails", background.schema)
+    # SPARQL's DELETE/INSERT: all deletions of the instant, then all insertions
+    Q, V, Ds, Is, Pending = (pl.Var(n) for n in ("Q", "V", "Ds", "Is", "Pending"))
+    each = pl.Struct("member", pl.Struct("-", Q, V), Pending)
+    items.append(pl.Clause(A("$apply_updates"), (
+        pl.Struct("findall", pl.Struct("-", Q, V), pl.Struct("retract", pl.Struct("bg_pending", Q, V)), Pending),
+        pl.Struct("forall", conj([each, pl.Struct("$update", Q, V, Ds, pl.Var("_")),
+                                  pl.Struct("member", pl.Struct("t", *spo), Ds)]), pl.Struct("$bg_delete", *spo)),
+        pl.Struct("forall", conj([each, pl.Struct("$update", Q, V, pl.Var("_"), Is),
+                                  pl.Struct("member", pl.Struct("t", *spo), Is)]), pl.Struct("$bg_insert", *spo)),
+    )))
+    in_files = conj([q(bg, "i", *spo), pl.Struct("\\+", pl.Struct("bg_retracted", *spo))])
+    items.append(pl.Clause(pl.Struct("$bg_delete", *spo), (
+        ite(pl.Struct("retract", pl.Struct("bg_asserted", *spo)), T, T),
+        ite(in_files, pl.Struct("assertz", pl.Struct("bg_retracted", *spo)), T),
+        ite(A("bg_retraction"), T, pl.Struct("assertz", A("bg_retraction"))),
+    )))
+    new = conj([pl.Struct("assertz", pl.Struct("bg_asserted", *spo)),
+                pl.Struct("$bg_add", *spo),
+                pl.Struct("forall", pl.Struct("$bg_entails", *spo, S0, P0, O0), pl.Struct("$bg_add", S0, P0, O0))])
+    items.append(pl.Clause(pl.Struct("$bg_insert", *spo), (
+        ite(pl.Struct("retract", pl.Struct("bg_retracted", *spo)), T,
+            ite(pl.Struct(";", q(bg, "i", *spo), pl.Struct("bg_asserted", *spo)), T, new)),)))
+    items.append(pl.Clause(pl.Struct("$bg_add", *spo), (
+        ite(pl.Struct(";", q(bg, "t", *spo), pl.Struct("bg_added", *spo)), T,
+            pl.Struct("assertz", pl.Struct("bg_added", *spo))),)))
+    return items
+
+
+def _update_clause(plan, index, out):
+    """'$update'(Index, Values, Deletions, Insertions): an update's
+    templates under a solution, as lists of t(S, P, O); a triple with an
+    unbound variable, a subject that is a literal or a predicate that is
+    not an IRI is left out (SPARQL 16.2), as is a schema triple (the
+    schema is fixed)."""
+    root = plan.node(out.root)
+    vs = _Vars()
+    v = tuple_term(vs, root.vars)
+
+    def triples(template):
+        return pl.PList([pl.Struct("t", *(vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x)
+                                          for x in (t.s, t.p, t.o))) for t in template])
+
+    ds, is_ = pl.Var("Ds"), pl.Var("Is")
+    return pl.Clause(pl.Struct("$update", index, v, ds, is_), (
+        pl.Struct("include", A("$usable"), triples(out.query.deletions), ds),
+        pl.Struct("include", A("$usable"), triples(out.query.template), is_)))
 
 
 PATH_FUNCTORS = {"+": "plus", "*": "star", "?": "opt", "^": "inv", "/": "seq", "|": "alt"}
@@ -735,6 +838,8 @@ def _projection(plan, index, out):
                 goals.append(ite(conj(g), pl.Struct("=", r, value), T))
                 fields.append(r)
                 ec.env[item.var] = r
+    if query.form == "update":  # no answers: its solutions change the background ($update)
+        names, fields = [], []
     if query.form == "construct":
         # the template's variables, after the sub-select's projection if any
         template_vars = []

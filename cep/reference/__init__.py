@@ -25,30 +25,72 @@ from collections import Counter
 
 from cep.algebra import ops
 from cep.events import Answer
-from cep.reference.expressions import ExprError, value
+from cep.reference.expressions import USER_PROLOG, ExprError, value
 from cep.reference.patterns import compatible, merge, solutions, stream_of
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
 
-def evaluate(queries, events, background=None) -> list[Answer]:
-    """`background`: a cep.background.Background (see patterns.py)."""
+def evaluate(queries, events, background=None, prolog=None) -> list[Answer]:
+    """`background`: a cep.background.Background (see patterns.py).
+    `prolog`: the user's Prolog files whose predicates the expressions call
+    (paths or a cep.user_prolog.UserProlog; expressions.py)."""
+    from cep.user_prolog import load_user_prolog
+
     stream = stream_of(events, background)
     out = []
     bnodes = itertools.count()
-    for q in queries:
-        out += answers(q, stream, bnodes)
+    token = USER_PROLOG.set(load_user_prolog(prolog))
+    try:
+        if any(q.form == "update" for q in queries):
+            out = _with_updates(queries, events, background, bnodes)
+        else:
+            for q in queries:
+                out += answers(q, stream, bnodes)
+    finally:
+        USER_PROLOG.reset(token)
     return out
 
 
-def answers(query: ops.Query, stream, bnodes=None) -> list[Answer]:
-    """The answers of one query over a stream (events or a stream_of set)."""
+def _with_updates(queries, events, background, bnodes) -> list[Answer]:
+    """Evaluation with updates of the background (docs/language.md): the
+    solutions that end at instant t are those over the stream and the
+    background as the updates of the instants before t left it, that is
+    closure(schema + B) with B the files' instance triples, changed at
+    the end of each instant by the updates' solutions that end then (all
+    deletions, then all insertions, as SPARQL's DELETE/INSERT)."""
+    from cep.background import rdfs
+
+    schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
+    instances = set(background.instances)
+    out = []
+    for t in sorted({e.end for e in events}):
+        stream = stream_of(events, background, rdfs.closure(schema | instances))
+        deletions, insertions = set(), set()
+        for q in queries:
+            if q.form != "update":
+                out += answers(q, stream, bnodes, at=t)
+                continue
+            for mu, ts, te in solutions(q.pattern, stream):
+                if te == t and ts is not None:
+                    mu = dict(mu)
+                    deletions |= set(ops.instantiate(q.deletions, mu, None))
+                    insertions |= set(ops.instantiate(q.template, mu, None))
+        instances -= deletions
+        instances |= {x for x in insertions if x[1] not in rdfs.SCHEMA_PREDICATES}
+    return out
+
+
+def answers(query: ops.Query, stream, bnodes=None, at=None) -> list[Answer]:
+    """The answers of one query over a stream (events or a stream_of set);
+    `at`: only those that end at that time."""
     bnodes = bnodes if bnodes is not None else itertools.count()
     policy = query.option("policy", "unrestricted")
     if policy != "unrestricted":
         raise ValueError(f"query {query.name}: the reference evaluates the paper's semantics only "
                          f"(policy unrestricted), not @policy {policy}")
-    timed = (s for s in solutions(query.pattern, stream) if s[1] is not None)  # only events detect
+    timed = (s for s in solutions(query.pattern, stream)
+             if s[1] is not None and (at is None or s[2] == at))  # only events detect
     ordered = sorted(timed, key=lambda s: (s[2], s[1], sorted(s[0])))
     out = []
     seen = set()

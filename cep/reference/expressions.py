@@ -19,12 +19,21 @@ Values inside are Python objects tagged with a kind:
     duration (months, ms)
     iri, bnode, literal   (an IRI, a blank node, a literal of another or an
                            ill-typed datatype: only identity applies to them)
+
+A call of a user Prolog predicate (`prolog:<name>`, cep/user_prolog.py) is
+made through pyswip with the arguments in the documented Prolog form
+(docs/language.md, "Prolog predicates in FILTER"), mapped here apart from
+the compiler's mapping: the predicate is a black box to both. The user's
+files are those of the evaluation under way (USER_PROLOG, set by
+cep.reference.evaluate).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import struct
+from contextvars import ContextVar
 from decimal import Decimal
 from fractions import Fraction
 
@@ -218,6 +227,8 @@ def _eval(e, mu, ts, te) -> Val:
     if name == "getENDTIME":
         return make("dateTime", te)
     vals = [_eval(a, mu, ts, te) for a in args]
+    if name.startswith(ops.USER_PREFIX):
+        return _user_call(name[len(ops.USER_PREFIX):], vals)
     if name.startswith(ops.CAST_PREFIX):
         target = name[len(ops.CAST_PREFIX):]
         if target.startswith("<") and target.endswith(">"):
@@ -578,6 +589,78 @@ FUNCTIONS = {
     "abs": _numeric_fn("abs"), "ceil": _numeric_fn("ceil"),
     "floor": _numeric_fn("floor"), "round": _numeric_fn("round"),
 }
+
+
+# ------------------------------------------------- user Prolog predicates
+
+USER_PROLOG = ContextVar("cep_reference_user_prolog", default=None)  # a cep.user_prolog.UserProlog
+
+
+def _user_call(name: str, vals) -> Val:
+    """name/(n+1) of the user's files is a function whose value is its last
+    argument after the first solution; else name/n is a test. An exception,
+    a failed function or a result with no RDF form is an error."""
+    from cep import prolog as pl
+    from cep.runtime.session import session
+
+    user = USER_PROLOG.get()
+    kind = user.kind(name, len(vals)) if user is not None else None
+    if kind is None:
+        raise ValueError(f"unknown function {name}/{len(vals)}")
+    args = [_prolog_arg(x) for x in vals]
+    if kind == "function":
+        goal = pl.write(pl.Struct(":", pl.Atom(user.module), pl.Struct(name, *args, pl.Var("R"))))
+        text = (f"catch((once({goal}) -> (integer(R) -> K = integer, number_string(R, T) ; "
+                "float(R) -> K = float, T = R ; string(R) -> K = string, T = R ; "
+                "atom(R) -> K = atom, atom_string(R, T) ; K = other) ; K = failed), _, K = raised)")
+    else:
+        head = pl.Struct(name, *args) if args else pl.Atom(name)
+        goal = pl.write(pl.Struct(":", pl.Atom(user.module), head))
+        text = f"catch(({goal} -> K = true ; K = false), _, K = raised)"
+    (answer,) = list(session().prolog.query(text, maxresult=1))
+    k = answer["K"]
+    if k in ("true", "false"):
+        return boolean(k == "true")
+    if k == "integer":
+        return make("integer", int(answer["T"]))
+    if k == "float":
+        return make("double", answer["T"])
+    if k == "string":
+        return make("string", answer["T"].decode("utf-8"))
+    if k == "atom":
+        value = answer["T"].decode("utf-8")
+        return boolean(value == "true") if value in ("true", "false") else make("iri", value)
+    raise ExprError(f"the Prolog predicate {name} gave no value ({k})")
+
+
+def _prolog_arg(x: Val):
+    """The Prolog form of a value as a user predicate's argument."""
+    from cep import prolog as pl
+
+    if x.kind == "iri":
+        return pl.Atom(x.v)
+    if x.kind == "bnode":
+        return pl.Struct("bnode", pl.Atom(x.v))
+    if x.kind == "string":
+        return pl.Str(x.v)
+    if x.kind == "lang":
+        return pl.Struct("lang", pl.Str(x.v[0]), pl.Atom(x.v[1]))
+    if x.kind == "integer":
+        return int(x.v)
+    if x.kind == "boolean":
+        return pl.Atom("true" if x.v else "false")
+    if x.kind in ("decimal", "double"):
+        try:
+            f = float(x.v)
+            if terms.split(x.term)[2] == XSD + "float":  # an xsd:float is a single-precision number
+                f = struct.unpack("f", struct.pack("f", f))[0]
+        except OverflowError:
+            raise ExprError(f"{x.term} is beyond the floats") from None
+        return f
+    datatype = {"dateTime": terms.XSD_DATETIME, "duration": terms.XSD_DURATION}.get(x.kind)
+    if datatype is None:  # a literal of another datatype, or ill-typed
+        datatype = x.v[1]
+    return pl.Struct("lit", pl.Str(lexical(x)), pl.Atom(datatype))
 
 
 # ------------------------------------------------------------- casts (17.5)

@@ -23,10 +23,11 @@ from cep.algebra import ops
 from cep.reference.expressions import holds
 
 
-def stream_of(events, background=None) -> frozenset:
+def stream_of(events, background=None, graph=None) -> frozenset:
     """The stream as a set of occurrences; identical events collapse.
     With background knowledge (cep.background.Background), the entailed
-    occurrences and the timeless background triples too."""
+    occurrences and the timeless background triples too: those of `graph`
+    when given (the background as updates changed it), else its own."""
     events = {(terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end)
               for e in events}
     if background is None:
@@ -35,7 +36,7 @@ def stream_of(events, background=None) -> frozenset:
 
     schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
     closed = rdfs.closure(schema)
-    out = {(s, p, o, None, None) for s, p, o in background.triples}
+    out = {(s, p, o, None, None) for s, p, o in (background.triples if graph is None else graph)}
     for s, p, o, start, end in events:
         out |= {(*t, start, end) for t in (rdfs.closure(schema | {(s, p, o)}) - closed) | {(s, p, o)}}
     return frozenset(out)

@@ -53,7 +53,7 @@ class _Session:
         self.lock = threading.Lock()
         base = prolog_dir()
         self._run_text("cep_boot", "user:asserta(file_search_path(cep, '%s'))" % str(base).replace("'", "\\'"))
-        for name in ("cep_values", "cep_runtime"):
+        for name in ("cep_values", "cep_runtime", "cep_user"):
             self._run_text("cep_boot", f"use_module(cep({name}))")
 
     def _bind(self):
@@ -172,6 +172,32 @@ class _Session:
             return
         self.call("cep_load_background", "cep_runtime", [("atom", module), triples_text], outputs=0)
         self.loaded.add(module)
+
+    def load_instances(self, module: str, triples_text):
+        """Load a background's instance triples (Background.instance_facts)
+        beside its facts, once per process."""
+        if (module, "i") in self.loaded:
+            return
+        self.call("cep_load_instances", "cep_runtime", [("atom", module), triples_text], outputs=0)
+        self.loaded.add((module, "i"))
+
+    def load_user(self, module: str, files) -> tuple[list[str], str]:
+        """Load a run's user Prolog files, (source id, text) each, into
+        `module` once per process (prolog/cep_user.pl). Returns the load's
+        report, a text per file (error and warning lines), and the
+        predicates the files define (lines Arity TAB Name)."""
+        reports = []
+        if self.call("cep_user_is_loaded", "cep_user", [("atom", module)])[0] != "true":
+            for source, text in files:
+                reports.append(self.call("cep_user_load_file", "cep_user",
+                                         [("atom", module), ("atom", source), text])[0])
+            if not any(line.startswith("error\t") for r in reports for line in r.splitlines()):
+                self.call("cep_user_done", "cep_user", [("atom", module)], outputs=0)
+        return reports, self.call("cep_user_predicates", "cep_user", [("atom", module)])[0]
+
+    def user_loaded(self, module: str) -> bool:
+        """Whether a run's user Prolog files are loaded into `module`."""
+        return self.call("cep_user_is_loaded", "cep_user", [("atom", module)])[0] == "true"
 
     def push(self, module: str, events) -> bytes:
         """A batch (ASCII bytes or Arrow buffer, prolog/cep_fast.c) in, the

@@ -24,11 +24,13 @@ Events are routed by each query's partition key (cep/spark/routing.py) to
 groups that each run the compiled rules in SWI-Prolog (cep/spark/worker.py),
 with their partial matches in Spark's state store. Background knowledge
 (`ontology=`) is compiled into the rules and its facts reach the workers as
-a broadcast variable, loaded once per worker process. On a stream, events wait
-in state until the watermark (the latest event time seen, minus `lateness`)
-passes them, and are then processed in time order: answers do not depend on
-the arrival order within the lateness. An event that arrives after its time
-was processed is a `late` row, never dropped silently.
+a broadcast variable, loaded once per worker process; so does the text of
+the user's Prolog files (`prolog=`) whose predicates the expressions call.
+On a stream, events wait in state until the watermark (the latest event
+time seen, minus `lateness`) passes them, and are then processed in time
+order: answers do not depend on the arrival order within the lateness. An
+event that arrives after its time was processed is a `late` row, never
+dropped silently.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Spec:
     compiled: tuple  # per class: its cep.compile.CompiledRules
     background_module: str | None = None  # the Prolog module of the background facts
     facts: object = None  # a Spark Broadcast of the background facts (Background.facts())
+    user_module: str | None = None  # the Prolog module of the user's Prolog files
+    user_files: object = None  # a Spark Broadcast of their (source id, text) (UserProlog.sources)
 
     def layouts(self, queries) -> list:
         """The answer layouts of the queries, in their order."""
@@ -109,30 +113,50 @@ def _queries(rules):
     return list(load_rules([Path(r) for r in rules]))
 
 
-def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None) -> Spec:
+def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, prolog=None) -> Spec:
     """What the workers run: the rule set in routing classes, each compiled
     here; with `background` (cep.background.Background), its facts go to
     the workers as a broadcast variable of `spark` (default: the active
-    session), read once per worker process."""
+    session), read once per worker process; with `prolog`
+    (cep.user_prolog.UserProlog), the text of the user's Prolog files
+    likewise."""
+    import dataclasses
+
     from cep.compile import compile_queries
+    from cep.user_prolog import check_calls
 
     queries = _queries(rules)
+    updates = [q.name for q in queries if q.form == "update"]
+    if updates:
+        from cep.errors import UsageError
+
+        # every group would need the updates, and each event reaches only its own groups
+        raise UsageError(f"{', '.join(updates)}: updates of the background (DELETE/INSERT rules) run on "
+                         f"the local engine (--engine local); the Spark engine does not take them yet")
+    check_calls(queries, prolog)  # the whole rule set's calls, before Spark is asked for anything
     classes = tuple(routing.classes(queries, background.schema if background is not None else None))
     counts = tuple(buckets if c.bucketed else 1 for c in classes)
-    compiled = tuple(compile_queries(c.queries, background) for c in classes)
+    compiled = tuple(compile_queries(c.queries, background, prolog) for c in classes)
     # The workers keep engines by this key: the programs' hashes leave out
     # the names of queries and variables, which the answers carry.
     names = repr([(c.module, [(q.name, layout.form, layout.fields) for q, layout in zip(c.queries, c.layouts)])
                   for c in compiled])
     rules_hash = hashlib.sha256(names.encode()).hexdigest()[:16]
-    if background is None:
-        return Spec(rules_hash, classes, counts, compiled)
+    spec = Spec(rules_hash, classes, counts, compiled)
+    calls_user = any(c.user_module for c in compiled)
+    if background is None and not calls_user:
+        return spec
     if spark is None:
         from pyspark.sql import SparkSession
 
         spark = SparkSession.active()
-    return Spec(rules_hash, classes, counts, compiled, background.module,
-                spark.sparkContext.broadcast(background.facts()))
+    if background is not None:
+        spec = dataclasses.replace(spec, background_module=background.module,
+                                   facts=spark.sparkContext.broadcast(background.facts()))
+    if calls_user:
+        spec = dataclasses.replace(spec, user_module=prolog.module,
+                                   user_files=spark.sparkContext.broadcast(prolog.sources))
+    return spec
 
 
 def _times(df):
@@ -253,19 +277,24 @@ def _finish(raw):
 
 
 def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
-           end_markers: str | None = None):
+           end_markers: str | None = None, prolog=None):
     """Answers (and late and rejected events) of a rule set over a DataFrame
     of events; see the module's docstring. `rules`: a rule file's path,
     EP-SPARQL text, or parsed queries. `ontology`: background knowledge,
     ontology files (a path or a list of them; docs/language.md) or a
-    cep.background.Background. `end_markers`: a folder watched for the
-    marks of end_input (streams only)."""
+    cep.background.Background. `prolog`: Prolog files whose predicates the
+    expressions call (a path, a list of them, or a cep.user_prolog.UserProlog;
+    docs/language.md), loaded here first: a file that does not load raises
+    PrologFileError. `end_markers`: a folder watched for the marks of
+    end_input (streams only)."""
+    from cep.user_prolog import load_user_prolog
+
     background = ontology
     if ontology is not None and not hasattr(ontology, "schema"):
         from cep.background.knowledge import load_background
 
         background = load_background([ontology] if isinstance(ontology, (str, Path)) else ontology)
-    spec = plan(rules, buckets, background, events.sparkSession)
+    spec = plan(rules, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog))
     return _finish(run(_times(events), spec, lateness, end_markers))
 
 

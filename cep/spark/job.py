@@ -40,6 +40,7 @@ class Options:
     buckets: int = 8
     quiet: bool = False
     background: object = None  # cep.background.Background
+    prolog: object = None  # cep.user_prolog.UserProlog
 
 
 def quiet_spark() -> None:
@@ -118,7 +119,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
         raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
                          "(Spark's file sink): give a folder")
     spark = session(options.master)
-    spec = plan(queries, options.buckets, options.background, spark)
+    spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog)
     own_checkpoint = options.checkpoint is None
     checkpoint = Path(options.checkpoint or tempfile.mkdtemp(prefix="cep-checkpoint-")).absolute()
     ends = checkpoint / END_FOLDER

@@ -30,6 +30,7 @@ from cep import terms
 from cep.engine import Engine
 from cep.io.tables import checked_rows
 from cep.runtime.session import session
+from cep.user_prolog import load_sources
 
 # (rules hash, class, bucket) -> [engine, initial state, version or None]
 _ENGINES: dict = {}
@@ -51,6 +52,8 @@ def _engine(spec, cls: int, bucket: int):
     if entry is None:
         if spec.background_module is not None:  # once per process (Session.load_background)
             session().load_background(spec.background_module, spec.facts.value)
+        if spec.user_module is not None:  # once per process (prolog/cep_user.pl)
+            load_sources(spec.user_module, spec.user_files.value)
         engine = Engine(None, bnode_prefix=f"c{cls}b{bucket}x", compiled=spec.compiled[cls])
         entry = _ENGINES[key] = [engine, engine.state(), None]
     return entry

@@ -437,3 +437,60 @@ def path_queries(draw):
     else:
         pattern = ops.Join(base, triple) if draw(st.booleans()) else ops.Join(triple, base)
     return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
+
+
+RDF_TYPE = terms.iri(terms.RDF + "type")
+
+
+@st.composite
+def update_cases(draw):
+    """(queries, background triples): DELETE/INSERT rules triggered by
+    events (`?s P ?x`, sometimes filtered) that change links between nodes
+    and the classes of the streams' subjects, and a query whose timed part
+    (over the streams' predicates only, which no background triple has)
+    joins a part that reads the background: a path over the links, a
+    link, or a class (by subclass, domain or range too)."""
+    updates = []
+    for i in range(draw(st.integers(1, 3))):
+        where = ops.Triple(ops.Var("s"), draw(st.sampled_from(PREDICATES)), ops.Var("x"))
+        pattern = where if draw(st.booleans()) else ops.Filter(
+            ops.Call("<", ops.Var("x"), ops.Const(integer(draw(st.integers(1, 4))))), where)
+        node = draw(st.sampled_from(NODES))
+        template = (draw(st.sampled_from([
+            ops.Triple(ops.Var("s"), draw(st.sampled_from(LINKS)), node),
+            ops.Triple(node, draw(st.sampled_from(LINKS)), ops.Var("s")),
+            ops.Triple(ops.Var("s"), RDF_TYPE, draw(st.sampled_from(CLASSES))),
+        ])),)
+        delete = draw(st.booleans())
+        updates.append(ops.Query(f"u{i}", "update", pattern, template=() if delete else template,
+                                 deletions=template if delete else ()))
+    kind = draw(st.integers(0, 2))
+    if kind == 0:
+        path = ops.Path(draw(st.sampled_from(ops.PATH_CLOSURES)), (_path(draw, 1),))
+        reads = ops.Triple(ops.Var("s"), path, ops.Var("n"))
+    elif kind == 1:
+        reads = ops.Triple(ops.Var("s"), draw(st.sampled_from(LINKS)), ops.Var("n"))
+    else:
+        reads = ops.Triple(ops.Var("s"), RDF_TYPE, draw(st.sampled_from(CLASSES + [ops.Var("c")])))
+    timed = _pattern(draw, 2, BINARY)
+    timed = _only_stream_predicates(timed)
+    query = ops.Query("q", "select", ops.Join(timed, reads), distinct=draw(st.integers(0, 4)) == 0)
+    background = draw(background_triples())
+    background = [t for t in background if t[1] in (RDF_TYPE,) or t[1].startswith("<" + RDFS_)]
+    background += draw(st.lists(st.tuples(st.sampled_from(NODES), st.sampled_from(LINKS), st.sampled_from(NODES)),
+                                max_size=6, unique=True))
+    return updates + [query], background
+
+
+def _only_stream_predicates(op):
+    """The pattern with a variable predicate replaced by :p (so that no
+    background triple matches inside the timed part)."""
+    if isinstance(op, ops.Triple):
+        return ops.Triple(op.s, PREDICATES[0], op.o) if isinstance(op.p, ops.Var) else op
+    if isinstance(op, ops.BGP):
+        return ops.BGP(tuple(_only_stream_predicates(t) for t in op.triples))
+    if isinstance(op, ops.Filter):
+        return ops.Filter(op.cond, _only_stream_predicates(op.pattern))
+    import dataclasses
+
+    return dataclasses.replace(op, left=_only_stream_predicates(op.left), right=_only_stream_predicates(op.right))

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from cep import reference
 from cep.engine import Engine
 from tests.property.strategies import (
-    background_triples, construct_queries, path_backgrounds, path_queries, examples, expression_queries, multiset, note_case, operator_queries, projected_queries,
+    background_triples, construct_queries, path_backgrounds, path_queries, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries,
     queries, query_sets, seeded, seq_filter_queries, streams, typed_streams,
 )
 
@@ -139,26 +139,30 @@ def test_engine_with_several_queries_equals_reference(queries, events):
                              f"extra in the engine: {sorted((got - expected).elements())}")
 
 
+def assert_same_with_background(queries, events, triples):
+    """The engine and the reference agree over the background of `triples`."""
+    from cep.background.knowledge import background_of
+
+    note_case(queries, events)
+    note(f"background: {sorted(triples)}")
+    background = background_of(triples)
+    engine = Engine(queries, background=background)
+    got = multiset(engine.push(events) + engine.flush())
+    expected = multiset(reference.evaluate(queries, events, background))
+    missing, extra = expected - got, got - expected
+    assert not missing and not extra, (
+        f"missing from the engine: {sorted(missing.elements())}\n"
+        f"extra in the engine: {sorted(extra.elements())}"
+    )
+
+
 @seeded
 @_settings(300)
 @given(query=queries(), events=streams(), triples=background_triples())
 def test_engine_equals_reference_with_background_knowledge(query, events, triples):
     """Events matched modulo a random RDFS ontology and joined with its
     timeless triples (docs/language.md, Background knowledge)."""
-    from cep.background.knowledge import background_of
-
-    note_case(query, events)
-    note(f"background: {sorted(triples)}")
-    background = background_of(triples)
-    engine = Engine([query], background=background)
-    got = engine.push(events) + engine.flush()
-    expected = multiset(reference.evaluate([query], events, background))
-    got = multiset(got)
-    missing, extra = expected - got, got - expected
-    assert not missing and not extra, (
-        f"missing from the engine: {sorted(missing.elements())}\n"
-        f"extra in the engine: {sorted(extra.elements())}"
-    )
+    assert_same_with_background([query], events, triples)
 
 
 @seeded
@@ -167,17 +171,14 @@ def test_engine_equals_reference_with_background_knowledge(query, events, triple
 def test_engine_equals_reference_with_property_paths(query, events, triples):
     """Property paths (closures over sequences, alternatives and inverses)
     over a random background graph, joined with events."""
-    from cep.background.knowledge import background_of
+    assert_same_with_background([query], events, triples)
 
-    note_case(query, events)
-    note(f"background: {sorted(triples)}")
-    background = background_of(triples)
-    engine = Engine([query], background=background)
-    got = engine.push(events) + engine.flush()
-    expected = multiset(reference.evaluate([query], events, background))
-    got = multiset(got)
-    missing, extra = expected - got, got - expected
-    assert not missing and not extra, (
-        f"missing from the engine: {sorted(missing.elements())}\n"
-        f"extra in the engine: {sorted(extra.elements())}"
-    )
+
+@seeded
+@_settings(300)
+@given(case=update_cases(), events=streams())
+def test_engine_equals_reference_with_background_updates(case, events):
+    """DELETE/INSERT rules change the background while the stream runs:
+    each instant's detections see the updates of the instants before."""
+    queries, triples = case
+    assert_same_with_background(queries, events, triples)

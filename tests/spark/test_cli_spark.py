@@ -186,3 +186,32 @@ def test_spark_engine_with_an_ontology_prints_the_local_engines_answers(spark, c
     code, out, err = cep(["run", rules, "--events", events, "--ontology", ontology], capsys)
     assert code == 0, err
     assert sorted(out.splitlines()) == sorted(local.splitlines())
+
+
+def test_spark_engine_with_prolog_prints_the_local_engines_answers(spark, capsys, tmp_path):
+    """`--prolog` on both engines: the file's text travels with the job and
+    is loaded once per worker process; a test and a function, in a keyed
+    SEQ condition and a SELECT expression."""
+    geo = ROOT / "tests" / "unit" / "user_prolog" / "geo.pl"
+    rules = tmp_path / "geo.rq"
+    rules.write_text(f"PREFIX : <{EX}>\n"
+                     "REGISTER QUERY near_meetings AS\n"
+                     "SELECT ?a ?b WHERE { ?a :meets ?b } FILTER (near(?a, ?b))\n"
+                     "REGISTER QUERY trips AS\n"
+                     "SELECT ?who ?from ?to (distance_km(?from, ?to) AS ?km)\n"
+                     "WHERE { ?who :at ?from } SEQ { ?who :at ?to } FILTER (distance_km(?from, ?to) < 50)\n")
+    towns = ["milano", "monza", "bergamo", "roma", "nowhere"]
+    lines = []
+    for i in range(40):
+        a, b = towns[i % 5], towns[(i * 3 + 1) % 5]
+        lines.append(json.dumps({"s": f"<{EX}{a}>", "p": f"<{EX}meets>", "o": f"<{EX}{b}>", "t": 1000 * i}))
+        lines.append(json.dumps({"s": f"<{EX}p{i % 4}>", "p": f"<{EX}at>", "o": f"<{EX}{b}>", "t": 1000 * i + 500}))
+    events = tmp_path / "events.jsonl"
+    events.write_text("\n".join(lines) + "\n")
+    code, local, err = cep(["run", rules, "--events", events, "--prolog", geo, "--engine", "local"], capsys)
+    assert code == 0, err
+    queries = Counter(json.loads(line)["query"] for line in local.splitlines())
+    assert queries["near_meetings"] > 0 and queries["trips"] > 0
+    code, out, err = cep(["run", rules, "--events", events, "--prolog", geo], capsys)
+    assert code == 0, err
+    assert sorted(out.splitlines()) == sorted(local.splitlines())

@@ -209,3 +209,13 @@ def test_property_paths_on_spark_give_the_in_process_answers(spark, tmp_path):
 
     df = spark.createDataFrame(rows, "s string, p string, o string, t long")
     assert on_spark(detect(df, queries, ontology=background, buckets=3).collect()) == expected
+
+
+def test_update_rules_are_refused_with_a_clear_message(spark):
+    from cep.errors import UsageError
+    from cep.spark import detect
+
+    df = spark.createDataFrame([(f"<{EX}a>", f"<{EX}closed>", f"<{EX}b>", 1)], "s string, p string, o string, t long")
+    rules = f"PREFIX : <{EX}>\nREGISTER UPDATE closing AS DELETE {{ ?a :road ?b }} WHERE {{ ?a :closed ?b }}\n"
+    with pytest.raises(UsageError, match="closing: updates of the background .* run on the local engine"):
+        detect(df, rules, ontology=[])

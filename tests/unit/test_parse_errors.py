@@ -157,8 +157,6 @@ SEMANTIC = [
      "rules/x.rq:2:38: WITHIN takes an xsd:duration, not a literal of type "
      "<http://www.w3.org/2001/XMLSchema#string>"),
     # functions
-    ("SELECT * { ?s ?p ?o FILTER(foo(?o)) }",
-     "rules/x.rq:1:28: unknown function foo"),
     (H + "SELECT * { ?s ?p ?o FILTER(:foo(?o)) }",
      "rules/x.rq:2:28: unknown function :foo"),
     ("SELECT * { ?s ?p ?o FILTER(<http://f.org/g>(?o)) }",
@@ -308,3 +306,16 @@ def test_an_error_in_a_loaded_file_names_the_file(tmp_path):
     assert str(info.value) == (
         f"{tmp_path / 'q.rq'}:4:1: unexpected '}}' \u2014 expected a variable, an IRI, a literal or a path operator "
         "(the object of the triple)")
+
+
+def test_an_unknown_bare_function_name_is_an_error_of_the_compiler():
+    """A bare name that is not a SPARQL function may be a predicate of a
+    --prolog file (cep/user_prolog.py): the compiler, which knows the
+    files, rejects it, at the call's position."""
+    from cep.compile import compile_queries
+
+    queries = parse_rules("SELECT * { ?s ?p ?o FILTER(foo(?o)) }", "rules/x.rq")
+    with pytest.raises(QueryError) as info:
+        compile_queries(queries)
+    assert str(info.value) == ("rules/x.rq:1:28: unknown function foo/1: not a SPARQL function and no --prolog "
+                               "file defines foo/1 or foo/2")

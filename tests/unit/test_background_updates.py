@@ -1,0 +1,99 @@
+"""DELETE/INSERT rules change the background graph while the stream runs
+(docs/language.md, "Updating background knowledge"): hand-checked cases on
+the in-process engine, each also checked against the reference."""
+
+import pytest
+
+from cep import reference
+from cep.background.knowledge import background_of
+from cep.engine import Engine
+from cep.errors import QueryError
+from cep.events import Event
+from cep.rules import parse_rules
+
+EX = "http://example.org/"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+RDFS = "http://www.w3.org/2000/01/rdf-schema#"
+PREFIX = f"PREFIX : <{EX}>\nPREFIX rdfs: <{RDFS}>\n"
+ROADS = "REGISTER UPDATE closing AS DELETE { ?a :road ?b } WHERE { ?a :closed ?b }\n" \
+        "REGISTER UPDATE opening AS INSERT { ?a :road ?b } WHERE { ?a :opened ?b }\n"
+
+
+def iri(x):
+    return f"<{RDF_TYPE}>" if x == "a" else f"<{RDFS}{x[5:]}>" if x.startswith("rdfs:") else f"<{EX}{x}>"
+
+
+def ev(s, p, o, t):
+    return Event(iri(s), iri(p), iri(o), t, t)
+
+
+def run(rules: str, events, triples):
+    background = background_of([tuple(iri(x) for x in t) for t in triples])
+    queries = parse_rules(PREFIX + rules, "<test>")
+    engine = Engine(queries, background=background)
+    got = engine.push(events) + engine.flush()
+    assert reference.multiset(got) == reference.multiset(reference.evaluate(queries, events, background))
+    return [(a.query, a.start, {k: v.removeprefix(f"<{EX}").removesuffix(">") for k, v in a.bindings})
+            for a in got]
+
+
+def test_an_update_between_two_events_changes_the_second_detection_and_not_the_first():
+    q = ROADS + "REGISTER QUERY next AS SELECT ?to WHERE { ?v :at ?p . ?p :road ?to }\n"
+    got = run(q, [ev("van", "at", "a", 1), ev("a", "closed", "b", 2), ev("van", "at", "a", 3)],
+              [("a", "road", "b"), ("a", "road", "c")])
+    assert got == [("next", 1, {"to": "b"}), ("next", 1, {"to": "c"}), ("next", 3, {"to": "c"})]
+
+
+def test_a_closed_road_reroutes_a_path_and_a_reopened_one_restores_it():
+    q = ROADS + "REGISTER QUERY reach AS SELECT ?to WHERE { ?v :at ?p . ?p :road+ ?to }\n"
+    events = [ev("a", "closed", "b", 1), ev("van", "at", "a", 2), ev("b", "opened", "d", 3),
+              ev("a", "opened", "b", 4), ev("van", "at", "a", 5)]
+    got = run(q, events, [("a", "road", "b"), ("b", "road", "c")])
+    assert got == [("reach", 5, {"to": "b"}), ("reach", 5, {"to": "c"}), ("reach", 5, {"to": "d"})]
+
+
+def test_an_update_is_seen_only_after_its_instant():
+    # the closure at 2 and the question at 2 are simultaneous: the question sees the road
+    q = ROADS + "REGISTER QUERY next AS SELECT ?to WHERE { ?v :at ?p . ?p :road ?to }\n"
+    got = run(q, [ev("a", "closed", "b", 2), ev("van", "at", "a", 2), ev("van", "at", "a", 3)],
+              [("a", "road", "b")])
+    assert got == [("next", 2, {"to": "b"})]
+
+
+def test_inserted_triples_bring_their_rdfs_entailments_and_deletions_take_them_away():
+    rules = ("REGISTER UPDATE tag AS INSERT { ?x a :Buoy } WHERE { ?x :deployed ?y }\n"
+             "REGISTER UPDATE untag AS DELETE { ?x a :Buoy } WHERE { ?x :retired ?y }\n"
+             "REGISTER QUERY sensing AS SELECT ?x WHERE { ?x :reads ?v . ?x a :Sensor }\n")
+    schema = [("Buoy", "rdfs:subClassOf", "Sensor"), ("hosts", "rdfs:domain", "Sensor")]
+    events = [ev("b1", "reads", "v1", 1), ev("b1", "deployed", "sea", 2), ev("b1", "reads", "v2", 3),
+              ev("b1", "retired", "sea", 4), ev("b1", "reads", "v3", 5)]
+    got = run(rules, events, schema)
+    assert got == [("sensing", 3, {"x": "b1"})]  # a Buoy, so a Sensor, between 2 and 4
+    # a triple of the files' closure stays while another triple still entails it
+    got = run(rules, events, schema + [("b1", "hosts", "p9")])
+    assert got == [("sensing", 1, {"x": "b1"}), ("sensing", 3, {"x": "b1"}), ("sensing", 5, {"x": "b1"})]
+    # deleting the only triple that entails it takes it away
+    unhost = rules.replace("DELETE { ?x a :Buoy }", "DELETE { ?x :hosts :p9 }").replace(
+        "INSERT { ?x a :Buoy } WHERE { ?x :deployed ?y }", "INSERT { ?x :near :p9 } WHERE { ?x :deployed ?y }")
+    got = run(unhost, events, schema + [("b1", "hosts", "p9")])
+    assert got == [("sensing", 1, {"x": "b1"}), ("sensing", 3, {"x": "b1"})]
+
+
+def test_update_rules_answer_nothing_themselves_and_need_a_background():
+    got = run(ROADS, [ev("a", "closed", "b", 1), ev("a", "opened", "b", 2)], [("a", "road", "b")])
+    assert got == []
+    with pytest.raises(QueryError, match=r"the update closing changes the background graph, and none is given"):
+        Engine(parse_rules(PREFIX + ROADS, "<test>"))
+
+
+@pytest.mark.parametrize("rules, message", [
+    ("DELETE { ?a rdfs:subClassOf ?b } WHERE { ?a :p ?b }", "an update cannot change the schema"),
+    ("INSERT { _:x :p ?b } WHERE { ?a :p ?b }", "a blank node cannot be in the INSERT template"),
+    ("INSERT { [] :p ?b } WHERE { ?a :p ?b }", "a blank node cannot be in the INSERT template"),
+    ("REGISTER QUERY x AS INSERT { ?a :p ?b } WHERE { ?a :p ?b }", "REGISTER UPDATE registers a DELETE/INSERT"),
+    ("REGISTER UPDATE x AS SELECT * WHERE { ?a :p ?b }", "REGISTER UPDATE registers a DELETE/INSERT"),
+    ("DELETE { } WHERE { ?a :p ?b }", "the update has no triple to delete or insert"),
+])
+def test_malformed_updates_are_reported_with_their_place(rules, message):
+    with pytest.raises(QueryError, match=r"rules.rq:3:\d+: " + message):
+        parse_rules(PREFIX + rules, "rules.rq")
