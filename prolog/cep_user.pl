@@ -241,13 +241,7 @@ cep_user_arg(V, _) :-
     !,
     fail.
 cep_user_arg(V, A) :-
-    (   atom(V)
-    ->  A = V
-    ;   string(V)
-    ->  A = V
-    ;   integer(V)
-    ->  A = V
-    ;   float(V)
+    (   ( atom(V) ; string(V) ; integer(V) ; float(V) )
     ->  A = V
     ;   arg_(V, A0)
     ->  A = A0
@@ -276,11 +270,7 @@ arg_(bn(Label), bnode(Label)).
 %   else: an unbound result, a compound term, a rational number, ...
 
 cep_user_result(R, V) :-
-    (   integer(R)
-    ->  V = R
-    ;   float(R)
-    ->  V = R
-    ;   string(R)
+    (   ( integer(R) ; float(R) ; string(R) )
     ->  V = R
     ;   R == true
     ->  V = bool(true)

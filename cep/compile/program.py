@@ -667,7 +667,7 @@ def _live_view(background) -> list:
     )))
     in_files = conj([q(bg, "i", *spo), pl.Struct("\\+", pl.Struct("bg_retracted", *spo))])
     items.append(pl.Clause(pl.Struct("$bg_delete", *spo), (
-        ite(pl.Struct("retract", pl.Struct("bg_asserted", *spo)), T, T),
+        pl.Struct("ignore", pl.Struct("retract", pl.Struct("bg_asserted", *spo))),
         ite(in_files, pl.Struct("assertz", pl.Struct("bg_retracted", *spo)), T),
         ite(A("bg_retraction"), T, pl.Struct("assertz", A("bg_retraction"))),
     )))

@@ -64,8 +64,10 @@ def _with_updates(queries, events, background, bnodes) -> list[Answer]:
     schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
     instances = set(background.instances)
     out = []
+    stream = None  # made again only when the instances change
     for t in sorted({e.end for e in events}):
-        stream = stream_of(events, background, rdfs.closure(schema | instances))
+        if stream is None:
+            stream = stream_of(events, background, rdfs.closure(schema | instances))
         deletions, insertions = set(), set()
         for q in queries:
             if q.form != "update":
@@ -76,8 +78,9 @@ def _with_updates(queries, events, background, bnodes) -> list[Answer]:
                     mu = dict(mu)
                     deletions |= set(ops.instantiate(q.deletions, mu, None))
                     insertions |= set(ops.instantiate(q.template, mu, None))
-        instances -= deletions
-        instances |= {x for x in insertions if x[1] not in rdfs.SCHEMA_PREDICATES}
+        changed = (instances - deletions) | {x for x in insertions if x[1] not in rdfs.SCHEMA_PREDICATES}
+        if changed != instances:
+            instances, stream = changed, None
     return out
 
 

@@ -35,8 +35,12 @@ def run_engine(query, events):
 
 
 def assert_same(query, events, got):
-    expected = multiset(reference.evaluate([query], events))
-    got = multiset(got)
+    assert_same_answers(reference.evaluate([query], events), got)
+
+
+def assert_same_answers(expected, got):
+    """The engine's answers are the reference's, as multisets."""
+    expected, got = multiset(expected), multiset(got)
     missing, extra = expected - got, got - expected
     assert not missing and not extra, (
         f"missing from the engine: {sorted(missing.elements())}\n"
@@ -147,13 +151,7 @@ def assert_same_with_background(queries, events, triples):
     note(f"background: {sorted(triples)}")
     background = background_of(triples)
     engine = Engine(queries, background=background)
-    got = multiset(engine.push(events) + engine.flush())
-    expected = multiset(reference.evaluate(queries, events, background))
-    missing, extra = expected - got, got - expected
-    assert not missing and not extra, (
-        f"missing from the engine: {sorted(missing.elements())}\n"
-        f"extra in the engine: {sorted(extra.elements())}"
-    )
+    assert_same_answers(reference.evaluate(queries, events, background), engine.push(events) + engine.flush())
 
 
 @seeded
