@@ -52,6 +52,10 @@ class Leaf:
     filters: tuple = ()
     window: Optional[int] = None  # longest allowed duration, ms, inclusive
     timed: bool = False  # see Step.timed
+    # The leaf of an update rule (DELETE/INSERT): never shared with other
+    # queries, so that an event can trigger the update rules alone (the
+    # Spark engine gives every group a copy of the events they read)
+    updates: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,7 @@ def binarize(queries) -> Plan:
         if policy not in POLICIES:
             raise ValueError(f"unknown consumption policy {policy!r}")
         pattern = reassociate(prepare_bgps(q.pattern), q.option("binarize", "left"))
+        builder.updates = q.form == "update"
         root = builder.build(pattern, (), None, policy)
         builder.plan.outputs.append(Output(q, root))
     return builder.plan
@@ -235,6 +240,7 @@ class _Builder:
     def __init__(self):
         self.plan = Plan()
         self.index = {}  # node signature -> id
+        self.updates = False  # building an update rule's nodes (Leaf.updates)
 
     def _add(self, signature, make):
         if signature in self.index:
@@ -263,8 +269,8 @@ class _Builder:
         if isinstance(op, ops.Triple):
             vars_ = tuple(dict.fromkeys(ops.slots_vars(op)))
             filters = _dedup(pending)
-            sig = ("leaf", op, filters, window, timed)
-            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed))
+            sig = ("leaf", op, filters, window, timed, self.updates)
+            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates))
 
         if isinstance(op, ops.Union_):
             # a filter over a union is the union of the filtered branches

@@ -40,9 +40,12 @@ from cep.runtime.batch import table_text
 from cep.runtime.session import session
 from cep.user_prolog import ensure_loaded, load_user_prolog
 
-COLUMNS = ("s", "p", "o", "start", "end", "source")
+COLUMNS = ("s", "p", "o", "start", "end", "source", "updates_only")
+# updates_only: the event triggers the rule set's update rules alone (the
+# Spark engine's copies of events for groups whose queries do not read them)
 SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
-                    ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string())])
+                    ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
+                    ("updates_only", pa.bool_())])
 
 
 def events_table(events) -> pa.Table:
@@ -51,6 +54,7 @@ def events_table(events) -> pa.Table:
         "s": [e.s for e in events], "p": [e.p for e in events], "o": [e.o for e in events],
         "start": [e.start for e in events], "end": [e.end for e in events],
         "source": [e.source for e in events],
+        "updates_only": pa.nulls(len(events), pa.bool_()),
     }, schema=SCHEMA)
 
 
@@ -99,7 +103,8 @@ class Engine:
 
     def push_table(self, table: pa.Table) -> AnswerBatch:
         """Like push, for a table with columns s, p, o (canonical N-Triples
-        text), start, end (epoch ms) and optionally source."""
+        text), start, end (epoch ms) and optionally source and updates_only
+        (true: the event triggers only the update rules)."""
         table = _conform(table)
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
@@ -131,7 +136,7 @@ class Engine:
         for start, stop in _chunks(table["end"].to_numpy()):
             part = table.slice(start, stop - start)
             lines.append(self.session.push(self.module, table_text(
-                part["s"], part["p"], part["o"], part["start"], part["end"])))
+                part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"])))
         return self._batch(b"".join(lines))
 
     def _batch(self, lines: bytes) -> AnswerBatch:
@@ -213,8 +218,9 @@ def _conform(table: pa.Table) -> pa.Table:
     names = table.column_names
     if "end" not in names:
         table = table.append_column("end", table["start"])
-    if "source" not in names:
-        table = table.append_column("source", pa.nulls(table.num_rows, pa.string()))
+    for name in ("source", "updates_only"):
+        if name not in names:
+            table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
     return table.select(list(COLUMNS)).cast(SCHEMA)
 
 

@@ -19,9 +19,10 @@ for every binary step N
                                its Key is then a hash of the join key and
                                the band of a value stored in the goal;
 and for the rule set
-    cep_event/5                the entry point: an event triggers the leaf
-                               rules (one clause per triple pattern, indexed
-                               on the predicate);
+    cep_event/6                the entry point: an event triggers the leaf
+                               rules (leaf/6, one clause per triple pattern,
+                               indexed on the predicate; uleaf/6 those of
+                               update rules);
     '$sweep'/2, '$end_group'/0, '$deferred'/1, '$instant_ends'/1,
     '$check'/1, '$project'/5,
     '$distinct'/1, '$clock'/2  used by prolog/cep_runtime.pl.
@@ -49,6 +50,7 @@ from cep.background.rdfs import SCHEMA_PREDICATES
 from cep.binarize import Leaf, Plan, Step
 from cep.compile.expr import ExprCompiler, conj, ite, q
 from cep.errors import QueryError
+from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
 
 RUNTIME = "cep_runtime"
 VALUES = "cep_values"
@@ -226,10 +228,18 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
     for out_index, out in enumerate(plan.outputs):
         root_of.setdefault(out.root, []).append(out_index)
 
-    # entry point: every event tries every leaf rule
+    # entry point: every event tries every leaf rule; with updates, a copy
+    # of an event meant for the update rules alone (its predicate wrapped,
+    # cep.runtime.batch.UPDATES_ONLY) tries only theirs (uleaf/6)
     S, P, O, Ts, Te, Ans = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te", "A"))
-    items.append(pl.Clause(pl.Struct("cep_event", S, P, O, Ts, Te, Ans),
-                           (pl.Struct("leaf", P, S, O, Ts, Te, Ans),)))
+    leaf, uleaf = (pl.Struct(name, P, S, O, Ts, Te, Ans) for name in ("leaf", "uleaf"))
+    if updates:
+        items.append(pl.Directive(pl.Struct("discontiguous", pl.indicator("uleaf", 6))))
+        items.append(pl.Clause(pl.Struct("cep_event", S, pl.Struct(UPDATES_ONLY, P), O, Ts, Te, Ans),
+                               (A("!"), uleaf)))
+        items.append(pl.Clause(pl.Struct("cep_event", S, P, O, Ts, Te, Ans), (pl.Struct(";", leaf, uleaf),)))
+    else:
+        items.append(pl.Clause(pl.Struct("cep_event", S, P, O, Ts, Te, Ans), (leaf,)))
 
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
@@ -248,8 +258,11 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
                 deferred.append(node.id)
                 checks.append(check)
 
-    if not any(isinstance(n, Leaf) and not isinstance(n.triple.p, ops.Path) for n in plan.nodes):
-        items.append(pl.Clause(pl.Struct("leaf", *(pl.Var("_") for _ in range(6))), (F,)))
+    for name, scope in (("leaf", False), ("uleaf", True)):
+        if (scope and not updates) or any(isinstance(n, Leaf) and n.updates == scope
+                                          and not isinstance(n.triple.p, ops.Path) for n in plan.nodes):
+            continue
+        items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(6))), (F,)))
     for name in dynamic:
         items.insert(0, pl.Directive(pl.Struct("dynamic", _indicator(name))))
     items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$clock", 2))))
@@ -331,7 +344,7 @@ def _leaf_rule(leaf: Leaf, slots=None, body=()):
                for x in (leaf.triple.s, leaf.triple.p, leaf.triple.o)]
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     event = pattern if slots is None else slots(vs, pattern)
-    head = pl.Struct("leaf", event[1], event[0], event[2], ts, te, ans)
+    head = pl.Struct("uleaf" if leaf.updates else "leaf", event[1], event[0], event[2], ts, te, ans)
     goals = body(vs, pattern) if callable(body) else body
     return pl.Clause(head, (*goals, pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
 

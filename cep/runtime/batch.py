@@ -71,11 +71,25 @@ def _fields(column: pa.Array) -> pa.Array:
     return out
 
 
-def table_text(s, p, o, start, end) -> pa.Buffer:
-    """The batch of columns already ordered by end time, as ASCII bytes."""
+UPDATES_ONLY = "$updates_only"  # the wrapper the compiled rules take apart (cep.compile.program)
+
+
+def table_text(s, p, o, start, end, updates_only=None) -> pa.Buffer:
+    """The batch of columns already ordered by end time, as ASCII bytes.
+    `updates_only`: a boolean column, true for the events that must
+    trigger the update rules alone. Their predicate is written wrapped, as
+    '$updates_only'(P), which the compiled rules take apart; no event's own
+    predicate (an IRI, an atom) has that form."""
     start = pc.cast(start, pa.string())
     end = pc.cast(end, pa.string())
-    lines = pc.binary_join_element_wise(column_text(s), column_text(p), column_text(o), start, end, "\t")
+    predicates = column_text(p)
+    if updates_only is not None and pc.any(updates_only).as_py():
+        marked = pc.fill_null(updates_only, False)
+        fields = predicates.to_pylist()
+        for i, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(p, marked).to_pylist()):
+            fields[i] = f"P'{UPDATES_ONLY}'({terms.prolog_text(nt)})"
+        predicates = pa.array(fields, pa.string())
+    lines = pc.binary_join_element_wise(column_text(s), predicates, column_text(o), start, end, "\t")
     if isinstance(lines, pa.ChunkedArray):
         lines = lines.combine_chunks()
     whole = pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines.cast(pa.large_string()))

@@ -61,6 +61,8 @@ class Spec:
     facts: object = None  # a Spark Broadcast of the background facts (Background.facts())
     user_module: str | None = None  # the Prolog module of the user's Prolog files
     user_files: object = None  # a Spark Broadcast of their (source id, text) (UserProlog.sources)
+    update_routes: tuple = ()  # routing.Route of the events the update rules read (every group's)
+    instances: object = None  # with update rules: a Broadcast of Background.instance_facts()
 
     def layouts(self, queries) -> list:
         """The answer layouts of the queries, in their order."""
@@ -126,23 +128,22 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     from cep.user_prolog import check_calls
 
     queries = _queries(rules)
-    updates = [q.name for q in queries if q.form == "update"]
-    if updates:
-        from cep.errors import UsageError
-
-        # every group would need the updates, and each event reaches only its own groups
-        raise UsageError(f"{', '.join(updates)}: updates of the background (DELETE/INSERT rules) run on "
-                         f"the local engine (--engine local); the Spark engine does not take them yet")
     check_calls(queries, prolog)  # the whole rule set's calls, before Spark is asked for anything
-    classes = tuple(routing.classes(queries, background.schema if background is not None else None))
+    schema = background.schema if background is not None else None
+    # Update rules change the background every group reads: each group runs
+    # them all, on copies of the events they read (_routed)
+    updates = tuple(q for q in queries if q.form == "update")
+    classes = tuple(routing.classes([q for q in queries if q.form != "update"], schema))
+    if not classes:  # updates alone: one group runs them
+        classes = (routing.QueryClass(0, (), (), ()),)
     counts = tuple(buckets if c.bucketed else 1 for c in classes)
-    compiled = tuple(compile_queries(c.queries, background, prolog) for c in classes)
+    compiled = tuple(compile_queries(c.queries + updates, background, prolog) for c in classes)
     # The workers keep engines by this key: the programs' hashes leave out
     # the names of queries and variables, which the answers carry.
     names = repr([(c.module, [(q.name, layout.form, layout.fields) for q, layout in zip(c.queries, c.layouts)])
                   for c in compiled])
     rules_hash = hashlib.sha256(names.encode()).hexdigest()[:16]
-    spec = Spec(rules_hash, classes, counts, compiled)
+    spec = Spec(rules_hash, classes, counts, compiled, update_routes=routing.update_routes(updates, schema))
     calls_user = any(c.user_module for c in compiled)
     if background is None and not calls_user:
         return spec
@@ -153,6 +154,8 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     if background is not None:
         spec = dataclasses.replace(spec, background_module=background.module,
                                    facts=spark.sparkContext.broadcast(background.facts()))
+        if updates:  # the files' own triples, which deletions take away (Session.load_instances)
+            spec = dataclasses.replace(spec, instances=spark.sparkContext.broadcast(background.instance_facts()))
     if calls_user:
         spec = dataclasses.replace(spec, user_module=prolog.module,
                                    user_files=spark.sparkContext.broadcast(prolog.sources))
@@ -182,32 +185,64 @@ def _times(df):
                      source.alias("source"))
 
 
+def _matches(routes):
+    """The condition that an event takes one of the routes (None for none)."""
+    from pyspark.sql import functions as F
+
+    match = None
+    for route in routes:
+        cond = F.lit(True)
+        for slot, term in route.constants:
+            cond = cond & (F.col(slot).isin(sorted(term)) if isinstance(term, frozenset)
+                           else F.col(slot) == F.lit(term))
+        match = cond if match is None else match | cond
+    return match
+
+
 def _routed(df, spec: Spec):
     """The events, once per (class, bucket) that needs them, in one pass
     over the input (a union of filters would read it once per class).
     Rows that carry a reason (rejected by the reader) go to one group,
-    which reports them."""
+    which reports them. With update rules, an event they read also goes
+    to every other group, as a copy for its update rules alone (column
+    copy, worker.COPY_*); one copy reports the event (late or malformed)
+    when no group has it as its own."""
     from pyspark.sql import functions as F
 
-    targets = []
+    def target(cls, bucket, copy=None):
+        return F.struct(F.lit(cls).alias("cls"), F.lit(bucket).alias("bucket") if isinstance(bucket, int)
+                        else bucket.alias("bucket"), F.lit(copy).cast("string").alias("copy"))
+
+    targets, owners = [], []
     for c, buckets in zip(spec.classes, spec.buckets):
-        match = None
-        for route in c.routes:
-            cond = F.lit(True)
-            for slot, term in route.constants:
-                cond = cond & (F.col(slot).isin(sorted(term)) if isinstance(term, frozenset)
-                               else F.col(slot) == F.lit(term))
-            match = cond if match is None else match | cond
+        match = _matches(c.routes)
+        if match is None:  # a class of no queries (the update rules alone)
+            owners.append((F.lit(False), F.lit(0)))
+            continue
         bucket = (F.pmod(F.xxhash64(F.col(c.routes[0].key_slot)), F.lit(buckets)).cast("int")
                   if buckets > 1 else F.lit(0))
-        targets.append(F.when(match, F.struct(F.lit(c.index).alias("cls"), bucket.alias("bucket"))))
+        targets.append(F.when(match, target(c.index, bucket)))
+        owners.append((match, bucket))
+    read = _matches(spec.update_routes)
+    if read is not None:
+        owned = F.lit(False)
+        for match, _ in owners:
+            owned = owned | match
+        for i, (c, buckets) in enumerate(zip(spec.classes, spec.buckets)):
+            match, bucket = owners[i]
+            for b in range(buckets):
+                copy = target(c.index, b, worker.COPY_QUIET)
+                if i == 0 and b == 0:
+                    copy = F.when(owned, copy).otherwise(target(c.index, b, worker.COPY_REPORTS))
+                own = match if buckets == 1 else match & (bucket == b)  # the group has the event itself
+                targets.append(F.when(read & ~own, copy))
     if "reason" in df.columns:
         rejected = F.col("reason").isNotNull()
-        first = F.struct(F.lit(spec.classes[0].index).alias("cls"), F.lit(0).alias("bucket"))
-        targets = [F.when(~rejected, t) for t in targets] + [F.when(rejected, first)]
+        targets = [F.when(~rejected, t) for t in targets] + [F.when(rejected, target(spec.classes[0].index, 0))]
     groups = F.filter(F.array(*targets), lambda g: g.isNotNull())
     return (df.select(F.explode(groups).alias("_g"), *df.columns)
-            .select(F.col("_g.cls").alias("cls"), F.col("_g.bucket").alias("bucket"), *df.columns))
+            .select(F.col("_g.cls").alias("cls"), F.col("_g.bucket").alias("bucket"), F.col("_g.copy").alias("copy"),
+                    *df.columns))
 
 
 def _end_rows(spark, folder: str, spec: Spec, rejects: bool):
@@ -223,7 +258,7 @@ def _end_rows(spark, folder: str, spec: Spec, rejects: bool):
             .select(F.col("g.cls").alias("cls"), F.col("g.bucket").alias("bucket"),
                     none.cast("string").alias("s"), none.cast("string").alias("p"), none.cast("string").alias("o"),
                     none.cast("long").alias("start"), none.cast("long").alias("end"),
-                    none.cast("string").alias("source"),
+                    none.cast("string").alias("copy"), none.cast("string").alias("source"),
                     *([none.cast("string").alias("reason"), none.cast("string").alias("text")] if rejects else []),
                     F.lit(worker.END).alias("ctl")))
 

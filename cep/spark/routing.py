@@ -23,6 +23,11 @@ of q's subproperties, `?x a :D` those of D's subclasses and of the
 properties whose domain (x in the event's subject) or range (x in its
 object) is under D. Background triples need no routing: every worker
 holds them all.
+
+Update rules (DELETE/INSERT) change the background that every group
+reads, so every group runs them on every event they read: a group gets
+such an event as a copy for its update rules alone (cep.spark._routed)
+unless the event is one of its own.
 """
 
 from __future__ import annotations
@@ -166,14 +171,29 @@ def classes(queries, schema=None) -> list[QueryClass]:
             for i, members in enumerate(groups.values())]
 
 
+def update_routes(updates, schema=None) -> tuple:
+    """The routes of the events that the update rules (DELETE/INSERT) read:
+    every group gets them (cep.spark._routed), since every group's rules
+    read the background those rules change."""
+    out = []
+    for q in updates:
+        for route in _routes(q, None, schema):
+            if route not in out:
+                out.append(route)
+    return tuple(out)
+
+
 def explain(queries, schema=None) -> str:
     """What `cep explain` says of partitioning."""
     lines = []
-    for c in classes(queries, schema):
+    for c in classes([q for q in queries if q.form != "update"], schema):
         for q, key in zip(c.queries, c.key):
             if key is None:
                 lines.append(f"{q.name}: no partition key (no variable is bound by every triple pattern): "
                              "it runs in a single group, on one core, with all its partial matches in one state")
             else:
                 lines.append(f"{q.name}: partitioned by ?{key} (class {c.index})")
+    for q in queries:
+        if q.form == "update":
+            lines.append(f"{q.name}: updates the background: every group runs it, on a copy of each event it reads")
     return "\n".join(lines)

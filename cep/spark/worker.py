@@ -35,9 +35,14 @@ from cep.user_prolog import load_sources
 # (rules hash, class, bucket) -> [engine, initial state, version or None]
 _ENGINES: dict = {}
 
-EVENT_COLUMNS = ["s", "p", "o", "start", "end", "source"]
+EVENT_COLUMNS = ["s", "p", "o", "start", "end", "source", "copy"]
 EVENT_SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
-                          ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string())])
+                          ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
+                          ("copy", pa.string())])
+# column copy: null for a group's own events; for the copy of an event that
+# the group gets for its update rules alone (cep.spark._routed), whether
+# this copy reports the event when it is late or malformed
+COPY_REPORTS, COPY_QUIET = "reports", "quiet"
 OUTPUT_COLUMNS = ["kind", "query", "bindings", "triples", "start", "end", "s", "p", "o", "source", "reason",
                   "text"]
 OUTPUT_DDL = ("kind string, query string, bindings string, triples string, start long, end long, "
@@ -52,6 +57,8 @@ def _engine(spec, cls: int, bucket: int):
     if entry is None:
         if spec.background_module is not None:  # once per process (Session.load_background)
             session().load_background(spec.background_module, spec.facts.value)
+            if spec.instances is not None:  # what the update rules delete from
+                session().load_instances(spec.background_module, spec.instances.value)
         if spec.user_module is not None:  # once per process (prolog/cep_user.pl)
             load_sources(spec.user_module, spec.user_files.value)
         engine = Engine(None, bnode_prefix=f"c{cls}b{bucket}x", compiled=spec.compiled[cls])
@@ -75,8 +82,9 @@ def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
             for source, reason, text in pdf.loc[rejected, ["source", "reason", "text"]].itertuples(index=False):
                 rows.append(("reject", None, None, None, None, None, None, None, None, source, reason, text))
             pdf = pdf[~rejected]
-        if "source" not in pdf.columns:
-            pdf = pdf.assign(source=None)
+        for name in ("source", "copy"):
+            if name not in pdf.columns:
+                pdf = pdf.assign(**{name: None})
         tables.append(pa.Table.from_pandas(pdf[EVENT_COLUMNS], schema=EVENT_SCHEMA, preserve_index=False))
     if not tables:
         return EVENT_SCHEMA.empty_table(), ended
@@ -85,8 +93,14 @@ def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
     if bad:
         raw = given.take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
         for e, (_, reason) in zip(raw, bad):
-            rows.append(_event_row("reject", e, reason))
+            if e["copy"] != COPY_QUIET:
+                rows.append(_event_row("reject", e, reason))
     return table, ended
+
+
+def _push(engine: Engine, table: pa.Table):
+    """The events to the engine, the copies for the update rules marked."""
+    return engine.push_table(table.append_column("updates_only", pc.is_valid(table["copy"])))
 
 
 def _event_row(kind: str, e: dict, reason: str) -> tuple:
@@ -182,7 +196,7 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     engine.restore(initial)
     rows = []
     events, _ = _events([pdf], rows)
-    answers = _answer_tables(engine, engine.push_table(events)) + _answer_tables(engine, engine.flush_table())
+    answers = _answer_tables(engine, _push(engine, events)) + _answer_tables(engine, engine.flush_table())
     return _frame(rows, answers)
 
 
@@ -215,6 +229,8 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     if new.num_rows:
         late = pc.less(new["end"], horizon)
         for e in new.filter(late).to_pylist():
+            if e["copy"] == COPY_QUIET:
+                continue
             rows.append(_event_row("late", e, f"late: ends at {terms.format_datetime_ms(e['end'])}, before "
                                               f"{terms.format_datetime_ms(horizon)}, where the watermark was "
                                               "(or where its group's input had ended)"))
@@ -224,9 +240,12 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     # Ready: what Spark's watermark has passed, or what ends more than the
     # lateness before the latest event of this group (the order within a
     # group is all its answers depend on), so that what waits is one
-    # lateness of events, not a whole micro-batch.
+    # lateness of events, not a whole micro-batch. With update rules the
+    # watermark alone, the same for every group: every group must take or
+    # refuse as late the same events of the update rules, or their
+    # backgrounds would differ.
     target = watermark
-    if waiting.num_rows:
+    if waiting.num_rows and not spec.update_routes:
         own = pc.max(waiting["end"]).as_py() - lateness_ms
         target = own if target is None else max(target, own)
     if ended and waiting.num_rows:
@@ -238,15 +257,17 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     else:
         ready = None
     if ready is not None:
-        answers += _answer_tables(engine, engine.push_table(waiting.filter(ready)))
+        answers += _answer_tables(engine, _push(engine, waiting.filter(ready)))
         answers += _answer_tables(engine, engine.flush_table())
         waiting = waiting.filter(pc.invert(ready))
     pending = engine.advance(processed) if processed is not None else True
 
-    if not waiting.num_rows and not pending and not engine.fresh_bnodes and processed <= (watermark or -2**63):
+    if (not waiting.num_rows and not pending and not engine.fresh_bnodes and not spec.update_routes
+            and processed <= (watermark or -2**63)):
         # Nothing waits and no partial match is left: forget the group. (It
         # stays while CONSTRUCT has numbered blank nodes: a new group would
-        # number them from 0 again.)
+        # number them from 0 again; and with update rules, whose changes of
+        # the background are in its state.)
         state.remove()
         entry[2] = None
     else:

@@ -64,7 +64,7 @@ def _key(query, bindings, triples, start, end):
     return (query, tuple(sorted(bindings.items())), shaped, start, end)
 
 
-def run_stream(spark, tmp_path, chunks, name, lateness, buckets):
+def run_stream(spark, tmp_path, chunks, name, lateness, buckets, rules=RULES, ontology=None):
     """detect() over a stream of Parquet files, one per chunk and per
     micro-batch, to the end of the files: (the query, its output rows)."""
     from cep.spark import detect
@@ -73,7 +73,7 @@ def run_stream(spark, tmp_path, chunks, name, lateness, buckets):
     write_files(folder, chunks, EVENTS)
     events = spark.readStream.schema("s string, p string, o string, t long").option(
         "maxFilesPerTrigger", 1).parquet(str(folder))
-    query = (detect(events, RULES, lateness=lateness, buckets=buckets)
+    query = (detect(events, rules, lateness=lateness, buckets=buckets, ontology=ontology)
              .writeStream.format("memory").queryName(name).outputMode("append")
              .option("checkpointLocation", str(tmp_path / "ckpt")).trigger(availableNow=True).start())
     query.awaitTermination()
@@ -211,11 +211,86 @@ def test_property_paths_on_spark_give_the_in_process_answers(spark, tmp_path):
     assert on_spark(detect(df, queries, ontology=background, buckets=3).collect()) == expected
 
 
-def test_update_rules_are_refused_with_a_clear_message(spark):
-    from cep.errors import UsageError
+UPDATE_RULES = f"""PREFIX : <{EX}>
+REGISTER UPDATE closing AS DELETE {{ ?a :road ?b }} WHERE {{ ?a :closed ?b }}
+REGISTER UPDATE opening AS INSERT {{ ?a :road ?b }} WHERE {{ ?a :opened ?b }}
+REGISTER QUERY reachable AS SELECT ?v ?to WHERE {{ ?v :at ?from . ?from :road+ ?to }}
+REGISTER QUERY next AS SELECT ?v ?to WHERE {{ ?v :at ?from . ?from :road ?to }}
+REGISTER QUERY closures AS SELECT ?a ?b WHERE {{ ?a :closed ?b }}
+"""
+
+
+def _roads(tmp_path):
+    from cep.background.knowledge import load_background
+
+    path = tmp_path / "roads.ttl"
+    path.write_text(ROADS)
+    return load_background([path])
+
+
+def _update_rows(n: int, seed: int):
+    """Vans asking where they can go, and roads closing and opening."""
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        t = i // 2 * 3 + rng.randint(0, 1)  # some simultaneous
+        if rng.random() < 0.3:
+            rows.append((f"<{EX}{rng.choice('abcdefg')}>", f"<{EX}{rng.choice(['closed', 'opened'])}>",
+                         f"<{EX}{rng.choice('abcdefg')}>", t))
+        else:
+            rows.append((f"<{EX}v{rng.randint(0, 9)}>", f"<{EX}at>", f"<{EX}{rng.choice('abcdefg')}>", t))
+    return rows
+
+
+def _in_process_answers(rules, rows, background):
+    engine = Engine(parse_rules(rules, "roads.rq"), background=background)
+    answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows]) + engine.flush()
+    return sorted(_key(a.query, dict(a.bindings), [], a.start, a.end) for a in answers)
+
+
+def test_an_update_on_spark_changes_the_later_detection_and_not_the_earlier(spark, tmp_path):
     from cep.spark import detect
 
-    df = spark.createDataFrame([(f"<{EX}a>", f"<{EX}closed>", f"<{EX}b>", 1)], "s string, p string, o string, t long")
-    rules = f"PREFIX : <{EX}>\nREGISTER UPDATE closing AS DELETE {{ ?a :road ?b }} WHERE {{ ?a :closed ?b }}\n"
-    with pytest.raises(UsageError, match="closing: updates of the background .* run on the local engine"):
-        detect(df, rules, ontology=[])
+    rows = [(f"<{EX}van>", f"<{EX}at>", f"<{EX}a>", 1), (f"<{EX}a>", f"<{EX}closed>", f"<{EX}b>", 2),
+            (f"<{EX}van>", f"<{EX}at>", f"<{EX}a>", 3)]
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    got = [(r["query"], r["bindings"].get("to"), round(r["start"].timestamp() * 1000))
+           for r in detect(df, UPDATE_RULES, ontology=_roads(tmp_path), buckets=3).collect()
+           if r["query"] == "next"]
+    assert sorted(got) == [("next", f"<{EX}b>", 1)]  # :a :road :b only, and closed at 2
+    # a rule set of updates alone runs (in one group) and answers nothing
+    updates = "\n".join(UPDATE_RULES.splitlines()[:3])
+    assert detect(df, updates, ontology=_roads(tmp_path), buckets=3).collect() == []
+
+
+def test_update_rules_on_spark_give_the_in_process_answers(spark, tmp_path):
+    """Every group runs the update rules on copies of the events they
+    read, so the queries of every bucket see the same background; the
+    copies answer nothing (the closures query answers each closure once)."""
+    from cep.spark import detect
+
+    background = _roads(tmp_path)
+    rows = _update_rows(400, seed=11)
+    expected = _in_process_answers(UPDATE_RULES, rows, background)
+    without = _in_process_answers(f"PREFIX : <{EX}>\n" + "\n".join(UPDATE_RULES.splitlines()[3:]), rows, background)
+    assert expected != without and {k[0] for k in expected} == {"reachable", "next", "closures"}
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    assert on_spark(detect(df, UPDATE_RULES, ontology=background, buckets=3).collect()) == expected
+
+
+def test_update_rules_on_a_stream_give_the_in_process_answers_and_report_a_late_closure_once(spark, tmp_path):
+    background = _roads(tmp_path)
+    rows = _update_rows(600, seed=12)
+    end = max(t for *_, t in rows)
+    late = [(f"<{EX}a>", f"<{EX}closed>", f"<{EX}b>", 5)]  # after the closing files moved the watermark
+    # closing files move the watermark past the data (a place with no road: no answer)
+    closing = [[(f"<{EX}v0>", f"<{EX}at>", f"<{EX}nowhere>", end + dt)] for dt in (2500, 2600)]
+    chunks = [rows[i:i + 200] for i in range(0, len(rows), 200)]
+    rng = random.Random(2)
+    for chunk in chunks:
+        rng.shuffle(chunk)  # within the lateness
+    _, result = run_stream(spark, tmp_path, chunks + closing + [late], "answers_updates", lateness="1 second",
+                           buckets=3, rules=UPDATE_RULES, ontology=background)
+    assert [(r["s"], r["p"], r["o"]) for r in result if r["kind"] == "late"] == [late[0][:3]]
+    expected = _in_process_answers(UPDATE_RULES, rows + closing[0] + closing[1], background)
+    assert len(expected) > 1000 and on_spark([r for r in result if r["kind"] == "answer"]) == expected

@@ -97,3 +97,20 @@ def test_update_rules_answer_nothing_themselves_and_need_a_background():
 def test_malformed_updates_are_reported_with_their_place(rules, message):
     with pytest.raises(QueryError, match=r"rules.rq:3:\d+: " + message):
         parse_rules(PREFIX + rules, "rules.rq")
+
+
+def test_events_marked_updates_only_trigger_the_update_rules_alone():
+    # the Spark engine gives such copies to the groups whose queries do not
+    # read the event: the closure must apply there, and answer nothing
+    import pyarrow as pa
+
+    queries = parse_rules(PREFIX + ROADS + "REGISTER QUERY next AS SELECT ?to WHERE { ?v :at ?p . ?p :road ?to }\n"
+                                           "REGISTER QUERY closures AS SELECT ?a WHERE { ?a :closed ?b }\n", "<test>")
+    engine = Engine(queries, background=background_of([(iri("a"), iri("road"), iri("b")),
+                                                       (iri("a"), iri("road"), iri("c"))]))
+    events = [ev("van", "at", "a", 1), ev("a", "closed", "b", 2), ev("van", "at", "a", 3), ev("van", "at", "a", 4)]
+    table = pa.table({"s": [e.s for e in events], "p": [e.p for e in events], "o": [e.o for e in events],
+                      "start": [e.start for e in events], "end": [e.end for e in events],
+                      "updates_only": [True, True, True, None]})
+    got = engine.push_table(table).to_list() + engine.flush()
+    assert [(a.query, a.start, dict(a.bindings)) for a in got] == [("next", 4, {"to": iri("c")})]

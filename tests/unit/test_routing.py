@@ -71,3 +71,29 @@ def test_with_an_ontology_events_go_where_what_they_entail_can_match():
     }
     assert not p.bucketed  # one event could reach two buckets
     assert routing.classes([results, platforms])[0].routes[0].constants == (("p", f"<{ex}result>"),)
+
+
+def test_update_rules_run_in_every_class_and_route_what_they_read():
+    from cep.background.knowledge import background_of
+
+    ex = "http://example.org/"
+    queries = parse_rules(PRE + """
+        REGISTER UPDATE closing AS DELETE { ?a :road ?b } WHERE { ?a :closed ?b }
+        REGISTER QUERY here AS SELECT * WHERE { ?v :at ?p }
+        REGISTER QUERY there AS SELECT * WHERE { ?v :left ?p } SEQ { ?w :came ?p }""")
+    background = background_of([(f"<{ex}sub>", "<http://www.w3.org/2000/01/rdf-schema#subPropertyOf>", f"<{ex}closed>")])
+    spec = plan(queries, buckets=4, background=background, spark=_NoSpark())
+    # the queries keep their classes; every class's rules hold the update
+    assert [[q.name for q in c.queries] for c in spec.classes] == [["here"], ["there"]]
+    assert [[q.name for q in c.queries] for c in spec.compiled] == [["here", "closing"], ["there", "closing"]]
+    assert spec.update_routes == (routing.Route((("p", frozenset({f"<{ex}closed>", f"<{ex}sub>"})),), None),)
+    assert "closing: updates the background: every group runs it" in routing.explain(queries)
+
+
+class _NoSpark:
+    """What plan() asks of a session: broadcast variables, kept as they are."""
+
+    class sparkContext:
+        @staticmethod
+        def broadcast(value):
+            return value
