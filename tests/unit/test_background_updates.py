@@ -114,3 +114,12 @@ def test_events_marked_updates_only_trigger_the_update_rules_alone():
                       "updates_only": [True, True, True, None]})
     got = engine.push_table(table).to_list() + engine.flush()
     assert [(a.query, a.start, dict(a.bindings)) for a in got] == [("next", 4, {"to": iri("c")})]
+
+
+def test_an_update_stream_by_namespace_asserts_its_triples_into_the_background():
+    # the docs' recipe: every event whose predicate is in bg: is also a background triple from then on
+    rules = ("PREFIX bg: <http://example.org/bg/>\n"
+             "REGISTER UPDATE feed AS INSERT { ?s ?p ?o } WHERE { ?s ?p ?o FILTER(STRSTARTS(STR(?p), STR(bg:))) }\n"
+             "REGISTER QUERY near AS SELECT ?x WHERE { ?v :at ?p . ?p bg:near ?x } WITHIN \"PT0.001S\"\n")
+    got = run(rules, [ev("van", "at", "a", 1), ev("a", "bg/near", "b", 2), ev("van", "at", "a", 3)], [])
+    assert got == [("near", 3, {"x": "b"})]  # at 1 nothing was near a; the event at 2 is not within 0 s of 1
