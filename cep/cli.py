@@ -167,15 +167,17 @@ def _ontology_option(parser):
     parser.add_argument("--ontology", action="append", default=[], metavar="PATH",
                         help="background knowledge: an RDF file (.ttl .nt .nq .trig .rdf .owl, or .obo "
                              "is_a hierarchies; may be gzipped) whose RDFS closure the rules match "
-                             "events against and join with (repeatable)")
+                             "events against and join with (repeatable; with the files the rules name "
+                             "with FROM <file>, one background graph)")
 
 
-def _background(args):
-    """The run's background knowledge, read before any event: a malformed
+def _background(args, queries):
+    """The run's background knowledge, one graph of the --ontology files and
+    the files the queries name with FROM, read before any event: a malformed
     file stops the run here."""
-    from cep.background.knowledge import load_background
+    from cep.background.knowledge import load_background, ontology_paths
 
-    return load_background(args.ontology)
+    return load_background(ontology_paths(queries, args.ontology))
 
 
 def _prolog_option(parser):
@@ -311,7 +313,7 @@ def _run_spark(args) -> int:
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
                           files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
-                          background=_background(args), prolog=_user_prolog(args, queries))
+                          background=_background(args, queries), prolog=_user_prolog(args, queries))
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
@@ -349,7 +351,7 @@ def _run_local(args) -> int:
     files = input_files(args.events)  # missing paths and unknown types fail before any work
     queries = load_queries(args.rules)
     check_format(args.format, queries)
-    background = _background(args)
+    background = _background(args, queries)
     user = _user_prolog(args, queries)
 
     began = time.monotonic()
@@ -413,7 +415,7 @@ def cmd_explain(args) -> int:
     from cep.spark import routing
 
     queries = load_queries(args.rules)
-    background = _background(args)
+    background = _background(args, queries)
     text = explain(queries, background, _user_prolog(args, queries))
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
     sys.stdout.write(text + routing.explain(queries, background.schema if background else None) + "\n")
@@ -424,7 +426,7 @@ def cmd_compile(args) -> int:
     from cep.compile import compile_rules
 
     queries = load_queries(args.rules)
-    text = compile_rules(queries, _background(args), _user_prolog(args, queries))
+    text = compile_rules(queries, _background(args, queries), _user_prolog(args, queries))
     if not text.endswith("\n"):
         text += "\n"
     if args.out:

@@ -34,6 +34,7 @@ import pyarrow.csv as pacsv
 
 from cep import terms
 from cep.algebra import ops
+from cep.background.knowledge import run_background
 from cep.compile import compile_queries
 from cep.events import Answer, Event, Reject
 from cep.runtime.batch import table_text
@@ -64,7 +65,8 @@ _instances = itertools.count()
 class Engine:
     def __init__(self, queries, bnode_prefix: str = "c", background=None, compiled=None, prolog=None):
         """`background`: a cep.background.Background the queries read (RDFS
-        entailment and background triples), loaded once per process.
+        entailment and background triples), loaded once per process; by
+        default the files the queries name by FROM.
         `prolog`: the user's Prolog files whose predicates the queries'
         expressions call (paths, or a cep.user_prolog.UserProlog), loaded
         once per process. `compiled`: the queries' CompiledRules, compiled
@@ -72,6 +74,9 @@ class Engine:
         background and Prolog files must then be loaded already,
         Session.load_background, cep.user_prolog.load_sources)."""
         user = load_user_prolog(prolog)  # a file that does not load stops here
+        if compiled is None:
+            queries = tuple(queries)
+            background = run_background(queries, background)  # with the files the queries name by FROM
         self.compiled = compiled if compiled is not None else compile_queries(queries, background, user)
         self.session = session()
         if background is not None:

@@ -223,6 +223,9 @@ class Query:
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
     warnings: tuple = field(default=(), compare=False, repr=False)  # texts for stderr
     deletions: tuple = ()  # update: tuple of Triple, the triples to delete
+    # FROM: the absolute paths (str) of the background files the query names,
+    # in order; the run's one background graph holds them (docs/language.md)
+    ontologies: tuple = ()
 
     @property
     def outputs(self) -> bool:

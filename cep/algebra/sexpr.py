@@ -3,6 +3,8 @@ the golden tests): `(seqjoin (bgp (triple ?k <http://ex/a> ?x)) ...)`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from cep.algebra import ops
 
 NAMES = {
@@ -54,11 +56,14 @@ def pattern(op, indent: int = 0) -> str:
 def query(q: ops.Query) -> str:
     """(select (ITEMS) PATTERN), (select-distinct ...), or
     (construct (TEMPLATE) PATTERN) with the items of a CONSTRUCT's
-    sub-select, if any, on a line of their own before the pattern."""
+    sub-select, if any, on a line of their own before the pattern; the
+    files a query names with FROM, if any, on a line (from <file:...> ...)
+    before the pattern."""
     if q.form == "update":
         def triples(ts):
             return " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in ts)
-        return f"(update (delete {triples(q.deletions)}) (insert {triples(q.template)})\n" + pattern(q.pattern, 1) + ")"
+        head = f"(update (delete {triples(q.deletions)}) (insert {triples(q.template)})"
+        return head + _from(q) + "\n" + pattern(q.pattern, 1) + ")"
     if q.form == "construct":
         tmpl = " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in q.template)
         head = f"(construct ({tmpl})"
@@ -67,7 +72,13 @@ def query(q: ops.Query) -> str:
     else:
         items = "*" if q.projection is None else _items(q.projection)
         head = f"({'select-distinct' if q.distinct else 'select'} ({items})"
-    return head + "\n" + pattern(q.pattern, 1) + ")"
+    return head + _from(q) + "\n" + pattern(q.pattern, 1) + ")"
+
+
+def _from(q: ops.Query) -> str:
+    if not q.ontologies:
+        return ""
+    return "\n  (from " + " ".join(f"<{Path(p).as_uri()}>" for p in q.ontologies) + ")"
 
 
 def _items(projection) -> str:

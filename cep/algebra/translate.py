@@ -22,6 +22,12 @@ FILTER(getDURATION() < d). Blank nodes in patterns become non-distinguished
 variables `_:b0`, `_:b1`, ... (not SPARQL variable names, so no clash, and
 SELECT * leaves them out). Constants are canonical N-Triples text.
 
+`FROM <file>` (SPARQL's dataset clause) names a background file: a file:
+IRI, or a relative IRI with no BASE in force, which is a path from the rule
+file's directory; the file must exist. Query.ontologies holds the absolute
+paths; cep.background.knowledge.ontology_paths makes the run's one
+background graph of them.
+
 Positions (file, line, column): a Triple's is where it starts (its subject,
 or the predicate after `;`, or the object after `,`); an operator's is its
 keyword (OPTIONAL, SEQ, ..., the first FILTER or WITHIN of the group), a
@@ -34,13 +40,15 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
+from urllib.parse import unquote
 
 from lark import Token, Tree
 
 from cep import terms
 from cep.algebra import ops
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
-from cep.errors import QueryError
+from cep.background.load import format_of
+from cep.errors import OntologyError, QueryError
 
 XSD = terms.XSD
 
@@ -115,6 +123,13 @@ ANNOTATIONS = {
 
 SUBQUERY = ("subqueries are supported only as the whole WHERE of a CONSTRUCT, "
             "as in CONSTRUCT { ... } { SELECT ... }")
+FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name its files "
+              "with FROM <file>")
+FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it after the "
+                    "CONSTRUCT template, before the subquery")
+LOCAL_ONLY = ("only local files can be loaded as background knowledge, not <{iri}>: name a file "
+              "by its path relative to the rule file, FROM <ontologies/roads.ttl>, or by a "
+              "file: IRI, FROM <file:///data/roads.ttl>")
 
 
 def translate(tree: Tree, filename: str = "<string>") -> list:
@@ -254,6 +269,14 @@ class _File:
     def pos(self, node) -> Pos:
         return _pos(node, self.filename)
 
+    @property
+    def directory(self) -> Path:
+        """Where a relative FROM path starts: the rule file's directory, or
+        the current one for text not read from a file ("<string>")."""
+        if self.filename.startswith("<") and self.filename.endswith(">"):
+            return Path.cwd()
+        return Path(self.filename).parent
+
     def iri(self, token: Token) -> str:
         """The absolute IRI of an IRIREF token, resolved against BASE."""
         ref = str(token)[1:-1]
@@ -377,17 +400,21 @@ class _Query:
                 raise self.error("REGISTER STREAM registers a CONSTRUCT query; register a "
                                  "SELECT query with REGISTER QUERY", register)
         pos = self.pos(tree)
+        ontologies = self.dataset(_children(body, "from_clause"))
         if body.data == "update_query":
-            return self.update(body, tree, name, options, pos)
+            return self.update(body, tree, name, options, pos, ontologies)
         if body.data == "select_query":
-            clause, where = body.children
+            clause, where = body.children[0], body.children[-1]
             pattern = self.where(where, tree)
             distinct, projection = self.select_clause(clause, pattern)
             return ops.Query(name, "select", pattern, projection, distinct, options=options,
-                             pos=pos, warnings=tuple(self.warnings))
-        _, template_tree, where = body.children
+                             pos=pos, warnings=tuple(self.warnings), ontologies=ontologies)
+        template_tree, where = body.children[1], body.children[-1]
         sub = _sub_select(where)
         if sub is not None:
+            froms = _children(sub, "from_clause")
+            if froms:
+                raise self.error(FROM_IN_SUBQUERY, froms[0])
             clause, sub_where = sub.children
             pattern = self.where(sub_where, tree)
             distinct, projection = self.select_clause(clause, pattern)
@@ -405,9 +432,40 @@ class _Query:
                         f"{t.pos}: ?{v.name} in the CONSTRUCT template is never bound by the "
                         f"pattern: the triples that use it are never produced")
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
-                         pos=pos, warnings=tuple(self.warnings))
+                         pos=pos, warnings=tuple(self.warnings), ontologies=ontologies)
 
-    def update(self, body: Tree, tree: Tree, name, options, pos) -> ops.Query:
+    def dataset(self, clauses) -> tuple:
+        """The background files named by FROM (SPARQL [13] DatasetClause),
+        as absolute paths in order. A file must exist when the rules are
+        loaded, so that a wrong name stops the run before any event."""
+        out = []
+        for clause in clauses:
+            if clause.children[1].type == "NAMED":
+                raise self.error(FROM_NAMED, clause)
+            path = self.local_path(clause.children[-1], clause)
+            if not path.is_file():
+                what = "is a directory, not a file" if path.is_dir() else "does not exist"
+                raise self.error(f"the background file {path} {what}", clause)
+            try:
+                format_of(path)
+            except OntologyError as exc:
+                raise self.error(exc.message, clause) from None
+            out.append(str(path))
+        return tuple(out)
+
+    def local_path(self, token: Token, clause: Tree) -> Path:
+        """The file a FROM IRI names: a file: IRI, or a relative IRI when no
+        BASE is in force, read as a path from the rule file's directory."""
+        ref = str(token)[1:-1]
+        if token.type == "IRIREF" and self.file.base is None and not _SCHEME.match(ref):
+            return (self.file.directory / unquote(ref)).resolve()
+        iri = self.iri(token)  # BASE and prefixes, as for every IRI
+        scheme, authority, path, _, _ = _IRI_PARTS.match(iri).groups()
+        if scheme.lower() != "file" or authority not in (None, "", "localhost"):
+            raise self.error(LOCAL_ONLY.format(iri=iri), clause)
+        return (self.file.directory / unquote(path)).resolve()
+
+    def update(self, body: Tree, tree: Tree, name, options, pos, ontologies) -> ops.Query:
         """DELETE { ... } INSERT { ... } WHERE ...: a rule whose solutions
         change the background graph's instance triples. Its templates
         have no blank nodes (SPARQL forbids them in DELETE; an inserted
@@ -419,7 +477,7 @@ class _Query:
         pattern = self.where(body.children[-1], tree)
         self.template_labels = set()
         parts = {"delete_clause": (), "insert_clause": ()}
-        for clause in body.children[:-1]:
+        for clause in _children(body, "delete_clause") + _children(body, "insert_clause"):
             keyword = clause.children[0]
             triples = []
             for child in clause.children[1:]:
@@ -436,7 +494,8 @@ class _Query:
         if not parts["delete_clause"] and not parts["insert_clause"]:
             raise self.error("the update has no triple to delete or insert", body)
         return ops.Query(name, "update", pattern, None, False, parts["insert_clause"], options,
-                         pos=pos, warnings=tuple(self.warnings), deletions=parts["delete_clause"])
+                         pos=pos, warnings=tuple(self.warnings), deletions=parts["delete_clause"],
+                         ontologies=ontologies)
 
     def where(self, where: Tree, query_tree: Tree):
         elements = [c for c in where.children if not isinstance(c, Token)]
@@ -820,6 +879,10 @@ def _vars_in_order(expr) -> list:
                 if v not in out:
                     out.append(v)
     return out
+
+
+def _children(tree: Tree, data: str) -> list:
+    return [c for c in tree.children if isinstance(c, Tree) and c.data == data]
 
 
 def _sub_select(where: Tree):

@@ -4,6 +4,12 @@ under the RDFS rules (rdfs), and handed to Prolog as facts.
     background = load_background(["ontologies/sensors.ttl"])
     Engine(queries, background=background)
 
+A run has one background graph (the paper's single knowledge base): the
+files given to it (`--ontology`) and those its queries name with FROM,
+each once, in the order ontology_paths gives:
+
+    background = load_background(ontology_paths(queries, given=["onto.ttl"]))
+
 The rule compiler reads `schema` (stream triples are matched modulo it) and
 `module` (the Prolog module whose t/3 facts are the closure, joined with
 events in basic graph patterns); the engine loads `facts()` into that
@@ -58,6 +64,37 @@ class Background:
         s, p, o = (pa.array([t[i] for t in self.instances], pa.string()) for i in range(3))
         zero = pa.repeat(pa.scalar(0, pa.int64()), len(s))
         return table_text(s, p, o, zero, zero).to_pybytes() if len(s) else b""
+
+
+def ontology_paths(queries, given=()) -> list[Path]:
+    """The files of a run's background graph: `given` (as given), then the
+    files the queries name with FROM (Query.ontologies), in order; a file
+    named twice, by whatever path, is kept the first time."""
+    out, seen = [], set()
+    for path in [*given, *(p for q in queries for p in q.ontologies)]:
+        key = Path(path).resolve()
+        if key not in seen:
+            seen.add(key)
+            out.append(Path(path))
+    return out
+
+
+def run_background(queries, ontology=None) -> Background | None:
+    """The background of a run of `queries` (for the Python API, as
+    ontology_paths is for the CLI): `ontology`, ontology files (a path or a
+    list) or a Background already loaded, with the files the queries name
+    with FROM. A Background given whole must hold those files already."""
+    if ontology is not None and hasattr(ontology, "schema"):
+        held = {Path(p).resolve() for p in ontology.sources}
+        missing = [str(p) for p in ontology_paths(queries) if p.resolve() not in held]
+        if missing:
+            from cep.errors import UsageError
+
+            raise UsageError(f"the rules name {', '.join(missing)} with FROM, and the background given "
+                             f"does not hold it: load it with the other files (load_background)")
+        return ontology
+    given = [ontology] if isinstance(ontology, (str, Path)) else list(ontology or ())
+    return load_background(ontology_paths(queries, given))
 
 
 def load_background(paths) -> Background | None:

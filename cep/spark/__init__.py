@@ -317,19 +317,17 @@ def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: 
     of events; see the module's docstring. `rules`: a rule file's path,
     EP-SPARQL text, or parsed queries. `ontology`: background knowledge,
     ontology files (a path or a list of them; docs/language.md) or a
-    cep.background.Background. `prolog`: Prolog files whose predicates the
+    cep.background.Background, with the files the rules name by FROM. `prolog`: Prolog files whose predicates the
     expressions call (a path, a list of them, or a cep.user_prolog.UserProlog;
     docs/language.md), loaded here first: a file that does not load raises
     PrologFileError. `end_markers`: a folder watched for the marks of
     end_input (streams only)."""
+    from cep.background.knowledge import run_background
     from cep.user_prolog import load_user_prolog
 
-    background = ontology
-    if ontology is not None and not hasattr(ontology, "schema"):
-        from cep.background.knowledge import load_background
-
-        background = load_background([ontology] if isinstance(ontology, (str, Path)) else ontology)
-    spec = plan(rules, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog))
+    queries = _queries(rules)
+    background = run_background(queries, ontology)
+    spec = plan(queries, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog))
     return _finish(run(_times(events), spec, lateness, end_markers))
 
 

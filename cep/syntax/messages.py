@@ -52,7 +52,7 @@ OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "GT", "LE", "GE", "PLUS", "MINUS", "
              "SLASH", "IN", "NOT"}
 CHAIN_OPS = {"UNION", "SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL"}
 QUERY_START = {"SELECT", "CONSTRUCT", "DELETE", "INSERT", "REGISTER", "PREFIX", "BASE", "ANNOTATION"}
-HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS"}  # recognized only to be rejected
+HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED"}  # recognized only to be rejected
 
 
 def phrases(expected) -> list:
@@ -181,7 +181,16 @@ EXAMPLES = {
     "BASE <IRI>": [
         "BASE ?x",
     ],
+    "the background file after FROM, such as FROM <ontology.ttl>": [
+        "SELECT * FROM ?x",
+        "SELECT * FROM { ?s ?p ?o }",
+        "SELECT * FROM NAMED ?x",
+    ],
 }
+
+# Where a FROM goes, for one written elsewhere in a query
+FROM_PLACE = ("FROM <file> goes after the SELECT clause (or the CONSTRUCT or DELETE/INSERT "
+              "template) and before WHERE")
 
 
 def _failure(parser, text: str):
@@ -269,6 +278,9 @@ def syntax_error(exc: UnexpectedInput, text: str, filename: str, parser) -> Quer
             return QueryError(_bad_iri(text, token.start_pos), pos)
         # a stray `@...` lexes as an annotation line: show its first word only
         found = _quote(str(token).split()[0] if token.type == "ANNOTATION" else str(token))
+        if str(token).upper() == "FROM" and (END in expected or expected == {"LBRACE"}):
+            # between queries, or after WHERE: a dataset clause out of place
+            return QueryError(f"unexpected {found} \u2014 {FROM_PLACE}", pos)
     message = f"unexpected {found}"
     words = phrases(expected)
     if words:

@@ -294,3 +294,14 @@ def test_update_rules_on_a_stream_give_the_in_process_answers_and_report_a_late_
     assert [(r["s"], r["p"], r["o"]) for r in result if r["kind"] == "late"] == [late[0][:3]]
     expected = _in_process_answers(UPDATE_RULES, rows + closing[0] + closing[1], background)
     assert len(expected) > 1000 and on_spark([r for r in result if r["kind"] == "answer"]) == expected
+
+
+def test_detect_loads_the_files_a_rule_file_names_by_from(spark, tmp_path):
+    from cep.spark import detect
+
+    (tmp_path / "roads.ttl").write_text(ROADS)
+    rules = tmp_path / "reach.rq"
+    rules.write_text(PATH_RULES.replace("WHERE {{ ?v :at".replace("{{", "{"), "FROM <roads.ttl> WHERE { ?v :at"))
+    df = spark.createDataFrame([(f"<{EX}v1>", f"<{EX}at>", f"<{EX}c>", 1)], "s string, p string, o string, t long")
+    got = sorted(r["bindings"]["to"] for r in detect(df, str(rules)).collect())
+    assert got == [f"<{EX}{x}>" for x in "abcde"]  # c -> a -> b -> c, c -> d, d :tram e

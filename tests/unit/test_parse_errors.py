@@ -102,6 +102,27 @@ SYNTAX = [
      "rules/x.rq:2:17: unexpected '@)' \u2014 expected an operator, a language tag, ')' or '^^'"),
     ("SELECT * { ?s ?p ?o } @policy recent",
      "rules/x.rq:1:23: @policy is not followed by a query"),
+    # FROM <file> (the dataset clause): what may follow it, and where it goes
+    ("SELECT * FROM ?x { ?s ?p ?o }",
+     "rules/x.rq:1:15: unexpected '?x' \u2014 expected an IRI "
+     "(the background file after FROM, such as FROM <ontology.ttl>)"),
+    ('CONSTRUCT { ?s ?p ?o } FROM "a.ttl" { ?s ?p ?o }',
+     "rules/x.rq:1:29: unexpected '\"a.ttl\"' \u2014 expected an IRI "
+     "(the background file after FROM, such as FROM <ontology.ttl>)"),
+    ("SELECT * FROM NAMED { ?s ?p ?o }",
+     "rules/x.rq:1:21: unexpected '{' \u2014 expected an IRI "
+     "(the background file after FROM, such as FROM <ontology.ttl>)"),
+    ("DELETE { ?s ?p ?o } FROM <a.ttl> ?s",
+     "rules/x.rq:1:34: unexpected '?s' \u2014 expected '{', FROM or WHERE"),
+    ("SELECT * { ?s ?p ?o } FROM <a.ttl>",
+     "rules/x.rq:1:23: unexpected 'FROM' \u2014 FROM <file> goes after the SELECT clause (or the "
+     "CONSTRUCT or DELETE/INSERT template) and before WHERE"),
+    ("SELECT * WHERE\nfrom <a.ttl> { ?s ?p ?o }",
+     "rules/x.rq:2:1: unexpected 'from' \u2014 FROM <file> goes after the SELECT clause (or the "
+     "CONSTRUCT or DELETE/INSERT template) and before WHERE"),
+    ("FROM <a.ttl>\nSELECT * { ?s ?p ?o }",
+     "rules/x.rq:1:1: unexpected 'FROM' \u2014 FROM <file> goes after the SELECT clause (or the "
+     "CONSTRUCT or DELETE/INSERT template) and before WHERE"),
 ]
 
 
