@@ -39,7 +39,7 @@ import taxonomy  # noqa: E402
 
 def load(nt: Path) -> tuple:
     """(background, {step: seconds}) for the hierarchy file."""
-    from cep.background.knowledge import background_of
+    from cep.background.knowledge import background_of, files_digest
     from cep.background.load import read_ontology
     from cep.runtime.session import session
 
@@ -48,7 +48,7 @@ def load(nt: Path) -> tuple:
     triples = read_ontology(nt)
     steps["read the N-Triples file"] = time.perf_counter() - t0
     t0 = time.perf_counter()
-    background = background_of(triples, [str(nt)])
+    background = background_of(triples, [str(nt)], files_digest([nt]))  # as load_background names it
     steps["RDFS closure and schema"] = time.perf_counter() - t0
     t0 = time.perf_counter()
     facts = background.facts()
