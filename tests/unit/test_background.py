@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from cep import reference
 from cep.background.knowledge import load_background
 from cep.engine import Engine
 from cep.events import Event
 from cep.rules import parse_rules
+from tests.unit.support import checked_answers
 
 EX = "http://example.org/"
 ONTOLOGY = """\
@@ -43,11 +43,7 @@ def ev(s, p, o, t):
 
 
 def run(query: str, events, background):
-    queries = parse_rules(PREFIX + query, "<test>")
-    engine = Engine(queries, background=background)
-    got = engine.push(events) + engine.flush()
-    expected = reference.evaluate(queries, events, background)
-    assert reference.multiset(got) == reference.multiset(expected), "the engine and the reference differ"
+    got = checked_answers(parse_rules(PREFIX + query, "<test>"), events, background)
     return [(dict(b), s, e) for b, s, e in sorted((a.bindings, a.start, a.end) for a in got)]
 
 

@@ -4,12 +4,12 @@ the in-process engine, each also checked against the reference."""
 
 import pytest
 
-from cep import reference
 from cep.background.knowledge import background_of
 from cep.engine import Engine
 from cep.errors import QueryError
 from cep.events import Event
 from cep.rules import parse_rules
+from tests.unit.support import checked_answers
 
 EX = "http://example.org/"
 RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
@@ -29,10 +29,7 @@ def ev(s, p, o, t):
 
 def run(rules: str, events, triples):
     background = background_of([tuple(iri(x) for x in t) for t in triples])
-    queries = parse_rules(PREFIX + rules, "<test>")
-    engine = Engine(queries, background=background)
-    got = engine.push(events) + engine.flush()
-    assert reference.multiset(got) == reference.multiset(reference.evaluate(queries, events, background))
+    got = checked_answers(parse_rules(PREFIX + rules, "<test>"), events, background)
     return [(a.query, a.start, {k: v.removeprefix(f"<{EX}").removesuffix(">") for k, v in a.bindings})
             for a in got]
 

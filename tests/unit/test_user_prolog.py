@@ -21,6 +21,7 @@ from cep.errors import EngineError, PrologFileError, QueryError
 from cep.events import Event
 from cep.rules import parse_rules
 from cep.user_prolog import load_user_prolog
+from tests.unit.support import checked_answers
 
 GEO = Path(__file__).resolve().parent / "user_prolog" / "geo.pl"
 EX = "http://example.org/"
@@ -49,10 +50,7 @@ def run_engine(queries, events, prolog=(GEO,)):
 
 def same_as_reference(queries, events, prolog=(GEO,)):
     """The engine's answers, checked equal to the reference evaluator's."""
-    got = run_engine(queries, events, prolog)
-    expected = reference.evaluate(queries, events, prolog=list(prolog))
-    assert reference.multiset(got) == reference.multiset(expected)
-    return got
+    return checked_answers(queries, events, prolog=list(prolog))
 
 
 def haversine_km(a: str, b: str) -> float:
