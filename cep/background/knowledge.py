@@ -48,29 +48,28 @@ class Background:
         """The closure as the text of an event batch (prolog/cep_fast.c),
         which cep_runtime:cep_load_background/2 asserts as t/3 facts."""
         if self._facts is None:
-            from cep.runtime.batch import table_text
-
-            s, p, o = _columns(self.triples)
-            zero = pa.repeat(pa.scalar(0, pa.int64()), len(s))
-            self._facts = table_text(s, p, o, zero, zero).to_pybytes() if len(s) else b""
+            self._facts = _facts_text(self.triples)
         return self._facts
 
     def instance_facts(self) -> bytes:
         """The files' instance triples (not the closure) in the same form,
         which cep_runtime:cep_load_instances/2 asserts as i/3 facts: the
         rule sets that update the background read them."""
-        from cep.runtime.batch import table_text
-
-        s, p, o = _columns(self.instances)
-        zero = pa.repeat(pa.scalar(0, pa.int64()), len(s))
-        return table_text(s, p, o, zero, zero).to_pybytes() if len(s) else b""
+        return _facts_text(self.instances)
 
 
-def _columns(triples) -> tuple:
-    """Arrow columns s, p, o of a set of triples, converted in one pass (a
-    list per slot, or zip(*triples), takes twice as long on a million)."""
+def _facts_text(triples) -> bytes:
+    """Triples as the text of an event batch (all at time 0). The columns
+    are converted in one pass (a list per slot, or zip(*triples), takes
+    twice as long on a million triples)."""
+    from cep.runtime.batch import table_text
+
+    if not triples:
+        return b""
     whole = pa.array(list(triples), pa.list_(pa.string(), 3))
-    return tuple(pc.list_element(whole, i) for i in range(3))
+    s, p, o = (pc.list_element(whole, i) for i in range(3))
+    zero = pa.repeat(pa.scalar(0, pa.int64()), len(s))
+    return table_text(s, p, o, zero, zero).to_pybytes()
 
 
 def ontology_paths(queries, given=()) -> list[Path]:
