@@ -33,6 +33,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from cep import terms
+from cep.graphs import components
 
 RDFS = "http://www.w3.org/2000/01/rdf-schema#"
 TYPE = terms.RDF_TYPE
@@ -126,17 +127,13 @@ def reach(edges: dict) -> dict[str, frozenset]:
     """For each node with an edge out, the nodes reachable from it by one
     edge or more (a node on a cycle reaches itself).
 
-    Tarjan's algorithm finds the strongly connected components and finishes
-    each after every component it reaches, so a component's set is the union
+    The strongly connected components (cep.graphs) are finished each after
+    every component it reaches, so a component's set is the union
     of its successors' sets, each computed once. Successors are taken largest
     set first: one already in the union brings nothing new (its set is part
     of the set that brought it), which keeps an already transitive relation
     linear."""
     out: dict[str, frozenset] = {}
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list = []
-    on_stack: set = set()
 
     def finish(component):
         if len(component) == 1:
@@ -163,38 +160,8 @@ def reach(edges: dict) -> dict[str, frozenset]:
             for node in component:
                 out[node] = shared
 
-    for root in edges:
-        if root in index:
-            continue
-        index[root] = low[root] = len(index)
-        stack.append(root)
-        on_stack.add(root)
-        work = [(root, iter(edges.get(root, ())))]
-        while work:
-            node, successors = work[-1]
-            for nxt in successors:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = len(index)
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(edges.get(nxt, ()))))
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            else:
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    component = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        component.append(member)
-                        if member == node:
-                            break
-                    finish(component)
+    for component in components(edges, edges):
+        finish(component)
     return out
 
 
