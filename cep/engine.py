@@ -63,7 +63,7 @@ _instances = itertools.count()
 
 
 class Engine:
-    def __init__(self, queries, bnode_prefix: str = "c", background=None, compiled=None, prolog=None):
+    def __init__(self, queries, background=None, compiled=None, prolog=None):
         """`background`: a cep.background.Background the queries read (RDFS
         entailment and background triples), loaded once per process; by
         default the files the queries name by FROM.
@@ -94,8 +94,6 @@ class Engine:
         self.late: list[Reject] = []
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
-        self._bnode_prefix = bnode_prefix  # CONSTRUCT's fresh blank nodes: _:<prefix><n>
-        self._bnode_next = 0
 
     def push(self, events) -> list[Answer]:
         """Process a batch of Events; returns the answers of every instant
@@ -156,14 +154,11 @@ class Engine:
                 f"{row['s']} {row['p']} {row['o']}"))
 
     def instantiate(self, layout, values):
-        """CONSTRUCT: the template with the answer's values."""
+        """CONSTRUCT: the template with the answer's values (its blank nodes
+        among them, named in Prolog: cep_runtime:cep_skolem/2)."""
         query = self.compiled.queries[layout.index]
-        return ops.instantiate(query.template, dict(zip(layout.fields, values)),
-                               self._fresh_bnode)
-
-    def _fresh_bnode(self) -> str:
-        self._bnode_next += 1
-        return f"_:{self._bnode_prefix}{self._bnode_next - 1}"
+        env = dict(zip(layout.fields, values))
+        return ops.instantiate(query.template, env, env.get)
 
     def advance(self, now_ms: int) -> bool:
         """Event time has reached now_ms with no event to process (a
@@ -173,19 +168,14 @@ class Engine:
             raise ValueError("Engine.advance() with an instant held back: flush first")
         return self.session.advance(self.module, now_ms)
 
-    @property
-    def fresh_bnodes(self) -> int:
-        """How many blank nodes CONSTRUCT answers have used."""
-        return self._bnode_next
-
     def state(self) -> bytes:
         """Everything the engine remembers between batches, as bytes: its
-        partial matches (Prolog's goal stores), the last instant processed
-        and the blank node counter. Call it after flush_table (the instant
+        partial matches (Prolog's goal stores) and the last instant
+        processed. Call it after flush_table (the instant
         held back by push is not part of it)."""
         if self._held.num_rows:
             raise ValueError("Engine.state() with an instant held back: flush first")
-        header = json.dumps({"last": self._last, "bnode": self._bnode_next}).encode()
+        header = json.dumps({"last": self._last}).encode()
         return header + b"\n" + self.session.dump(self.module)
 
     def restore(self, state: bytes):
@@ -193,7 +183,7 @@ class Engine:
         header, _, goals = state.partition(b"\n")
         fields = json.loads(header)
         self.session.restore(self.module, goals)
-        self._last, self._bnode_next = fields["last"], fields["bnode"]
+        self._last = fields["last"]
         self._held = SCHEMA.empty_table()
 
 

@@ -33,6 +33,7 @@
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
             cep_notin/2,         % +Bs, -B
+            cep_skolem/2,        % +Key, -BlankNode
             cep_expire/5,        % +Module, +Store, +Window, +GenerationMs, +Now
             cep_band_key/3,      % +Key, +Band, -BandKey
             cep_band_admits/3,   % +Direction, +Band, +ProbeBand
@@ -129,9 +130,15 @@ load_facts(Module, Name, Flag, Text) :-
 %!  cep_push(+Module, +EventsText, -AnswersText) is det.
 %
 %   Process a batch of events (complete groups, ordered by end time) and
-%   return the answers of all its groups.
+%   return the answers of all its groups. An error of the rules' own
+%   (cep_error) is thrown as cep_message(Text), its words for the user.
 cep_push(Module, EventsText, AnswersText) :-
-    findall(A, batch_answer(Module, EventsText, A), Answers),
+    catch(findall(A, batch_answer(Module, EventsText, A), Answers),
+          error(cep_error(E), C),
+          ( phrase(prolog:message(error(cep_error(E), C)), Lines),
+            with_output_to(string(Text0), print_message_lines(current_output, '', Lines)),
+            split_string(Text0, "", "\n", [Text]),
+            throw(cep_message(Text)) )),
     answer_rows(Answers, Module, Rows, []),
     cep_answer_text(Rows, AnswersText).
 
@@ -152,13 +159,67 @@ item_answer(e(S, P, O, Ts, Te), M, A) :-
 item_answer(sweep(Te), M, _) :-
     sweep(M, Te),
     fail.
-item_answer(end(_), M, A) :-
-    M:'$deferred'(Nodes),
+item_answer(end(Te), M, A) :-
+    M:'$deferred'(Strata),
+    (   M:'$chaining'(true)
+    ->  (   derived_answer(M, Te, 0, A)
+        ;   member(Nodes, Strata),
+            stratum_answer(M, Te, Nodes, A)
+        ;   M:'$end_group',
+            fail
+        )
+    ;   (   member(Nodes, Strata),
+            member(N, Nodes),
+            M:'$check'(N, A)
+        ;   M:'$end_group',
+            fail
+        )
+    ).
+
+%   Rule chaining (the paper's Q-closure): the triples that CONSTRUCT
+%   answers derived at an instant ('$queued', with their intervals) are
+%   events of that instant too. They are fed back in rounds until a round
+%   derives nothing new, first before the instant's optional checks, then
+%   after each stratum of them (cep/algebra/chaining.py): the checks of a
+%   stratum run once all it reads at the instant is derived, and again
+%   while derived events leave them mandatory solutions to decide.
+stratum_answer(M, Te, Nodes, A) :-
     (   member(N, Nodes),
         M:'$check'(N, A)
-    ;   M:'$end_group',
-        fail
+    ;   derived_answer(M, Te, 0, A)
+    ;   once(( member(N, Nodes), M:'$waiting'(N) )),
+        stratum_answer(M, Te, Nodes, A)
     ).
+
+derived_answer(M, Te, Round, A) :-
+    findall(e(S, P, O, Ts), retract(M:'$queued'(S, P, O, Ts, _)), Events),
+    Events \== [],
+    derivation_rounds(Limit),
+    (   Round >= Limit
+    ->  throw(error(cep_error(derivation_limit(Limit, Te)), _))
+    ;   true
+    ),
+    (   member(e(S, P, O, Ts), Events),
+        M:cep_event(S, P, O, Ts, Te, A)
+    ;   Next is Round + 1,
+        derived_answer(M, Te, Next, A)
+    ).
+
+%   More rounds than this at one instant: a cycle of rules that computes
+%   a new value each round (a counter), which would never end.
+derivation_rounds(1000).
+
+%!  cep_skolem(+Key, -BlankNode) is det.
+%
+%   The blank node of a CONSTRUCT template for Key: k(Query, Label,
+%   TemplateValues, Start, End). The same derivation always names the same
+%   node, so a rule set that derives again what it derived at the same
+%   instant (a cycle) derives nothing new and ends, and the fed-back triples
+%   are those the answer shows.
+cep_skolem(Key, bn(Label)) :-
+    variant_sha1(Key, Hash),
+    sub_atom(Hash, 0, 16, _, Short),
+    atom_concat(sk, Short, Label).
 
 sweep(M, Te) :-
     M:'$sweep'(M, Te),
@@ -366,5 +427,10 @@ prolog:message(error(cep_error(rules_do_not_load(Module, Message)), _)) -->
     [ 'cep: the compiled rule set ~w does not load: ~w'-[Module, Message] ].
 prolog:message(error(cep_error(bad_event_batch(What)), _)) -->
     [ 'cep: malformed event batch: ~w'-[What] ].
+prolog:message(error(cep_error(derivation_limit(Limit, Te)), _)) -->
+    { Stamp is Te / 1000.0, stamp_date_time(Stamp, Date, 'UTC'),
+      format_time(atom(At), '%FT%T%:z', Date) },
+    [ 'cep: the CONSTRUCT rules derived new triples for ~w rounds at ~w: '-[Limit, At],
+      'a cycle of rules that computes a new value each round never ends' ].
 prolog:message(error(cep_error(not_a_rule_set(Module)), _)) -->
     [ 'cep: the text loaded as ~w is not a compiled rule set'-[Module] ].

@@ -317,13 +317,25 @@ def children(op):
     return []
 
 
-def instantiate(template, env: dict, new_bnode) -> tuple:
+def template_fields(template) -> list:
+    """What a CONSTRUCT answer is made of: the names of the template's
+    variables, then its blank nodes (`_:label`), each once, in order."""
+    names, labels = [], []
+    for t in template:
+        for x in (t.s, t.p, t.o):
+            if isinstance(x, Var) and x.name not in names:
+                names.append(x.name)
+            elif isinstance(x, str) and x.startswith("_:") and x not in labels:
+                labels.append(x)
+    return names + labels
+
+
+def instantiate(template, env: dict, bnode=None) -> tuple:
     """A CONSTRUCT template under a solution (env: variable name -> term, or
-    None when unbound): its triples, with the template's blank nodes fresh
-    (new_bnode() gives a new label) for this solution. A triple with an
+    None when unbound): its triples, with bnode(label) the blank node that
+    stands for the template's `_:label` in this solution. A triple with an
     unbound variable, a literal subject or a predicate that is not an IRI
     is left out (SPARQL 16.2)."""
-    fresh = {}
     out = []
     for t in template:
         triple = []
@@ -331,9 +343,7 @@ def instantiate(template, env: dict, new_bnode) -> tuple:
             if isinstance(slot, Var):
                 triple.append(env.get(slot.name))
             elif slot.startswith("_:"):
-                if slot not in fresh:
-                    fresh[slot] = new_bnode()
-                triple.append(fresh[slot])
+                triple.append(bnode(slot))
             else:
                 triple.append(slot)
         s, p, o = triple

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cep import prolog as pl
 from cep.algebra import sexpr
+from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
 from cep.compile.expr import USER_PROLOG
 from cep.compile.program import QueryLayout, answer_width, compile_plan, program_hash
@@ -27,6 +28,7 @@ class CompiledRules:
     layouts: tuple  # QueryLayout per query, in query order
     queries: tuple
     plan: Plan
+    chaining: Chaining  # which queries read which CONSTRUCT rules' triples
     background_module: str | None = None  # the Prolog module of the background facts the rules read
     user_module: str | None = None  # the Prolog module of the user predicates the rules call
 
@@ -57,15 +59,16 @@ def compile_queries(queries, background=None, prolog=None) -> CompiledRules:
     call; a call of any other name is a QueryError at its position."""
     queries = tuple(queries)
     check_calls(queries, prolog)
+    chaining = analyse(queries, background.schema if background is not None else None)
     plan = binarize(queries)
     token = USER_PROLOG.set(prolog)
     try:
-        items, layouts = compile_plan(plan, background)
+        items, layouts = compile_plan(plan, background, chaining)
     finally:
         USER_PROLOG.reset(token)
     body = pl.write_program(items)
     uses_user = prolog is not None and next(calls(queries), None) is not None
-    return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan,
+    return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan, chaining,
                          background.module if background is not None else None,
                          prolog.module if uses_user else None)
 
@@ -114,6 +117,8 @@ def explain(queries, background=None, prolog=None) -> str:
         parts.append(f"-- {q.name}\n{sexpr.query(q)}")
     parts.append("== binarized plan (binary intermediate events, in binarization order)")
     parts.append(describe_plan(compiled.plan))
+    parts.append("== rule chaining (queries that read the triples CONSTRUCT rules derive)")
+    parts.append(compiled.chaining.explain())
     parts.append("== Prolog rules (module %s)" % compiled.module)
     parts.append(compiled.text)
     return "\n".join(parts)

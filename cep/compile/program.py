@@ -203,10 +203,12 @@ def _hoist(plan, step) -> Hoist | None:
     return Hoist(tuple(computed), tuple(checks), tuple(rest), band)
 
 
-def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
+def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list]:
     """(program items, query layouts) for a plan; `background`
     (cep.background.Background) adds RDFS entailment to the leaf rules and
-    background triples to the joins of basic graph patterns."""
+    background triples to the joins of basic graph patterns; `chaining`
+    (cep.algebra.chaining.Chaining): the CONSTRUCT rules whose triples are
+    fed back (_derivations) and the order of the optional checks."""
     paths = [n.triple for n in plan.nodes if isinstance(n, Leaf) and isinstance(n.triple.p, ops.Path)]
     if paths and background is None:
         raise QueryError(f"the property path {paths[0].p} is evaluated over the background graph, "
@@ -227,6 +229,8 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
     root_of = {}
     for out_index, out in enumerate(plan.outputs):
         root_of.setdefault(out.root, []).append(out_index)
+    producers = chaining.producers if chaining is not None else frozenset()
+    deriving = {i for i, out in enumerate(plan.outputs) if out.query.name in producers}
 
     # entry point: every event tries every leaf rule; with updates, a copy
     # of an event meant for the update rules alone (its predicate wrapped,
@@ -243,7 +247,7 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
 
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
-        items += _emitter(plan, node, root_of.get(node.id, []), hoist, updates)
+        items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
         if isinstance(node, Leaf):
             items += _leaf_rules(node, background)
         else:
@@ -276,13 +280,18 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
     period = min((generation_ms(w) for _, w in sweeps), default=DEFAULT_SWEEP_MS)
     items.append(pl.Clause(pl.Struct("$clock", -(2**62), max(period, 1))))
 
+    if deriving:
+        group_scoped.append("$derived/5")
     items.append(pl.Clause(A("$end_group"), tuple(
         pl.Struct("retractall", pl.Struct(s.split("/")[0], *(pl.Var("_") for _ in range(int(s.split("/")[1])))))
         for s in group_scoped) + ((A("$apply_updates"),) if updates else ()) or (T,)))
-    items.append(pl.Clause(pl.Struct("$deferred", pl.PList(deferred))))
+    items.append(pl.Clause(pl.Struct("$deferred", pl.PList([pl.PList(s) for s in _strata(plan, deferred, chaining)]))))
+    items.append(pl.Clause(pl.Struct("$chaining", A("true" if deriving else "false"))))
     # whether the runtime must stop at the end of each instant at all
     ends = deferred or group_scoped or updates
     items.append(pl.Clause(pl.Struct("$instant_ends", A("true" if ends else "false"))))
+    if deriving:
+        items += _derivations(plan, deriving, deferred)
     if updates:
         items += _live_view(background)
         items += [_update_clause(plan, i, out) for i, out in enumerate(plan.outputs) if out.query.form == "update"]
@@ -293,13 +302,68 @@ def compile_plan(plan: Plan, background=None) -> tuple[list, list]:
     projections = [_projection(plan, i, out) for i, out in enumerate(plan.outputs)]
     layouts = [layout for _, layout in projections]
     width = answer_width(layouts)
-    for i, (project, _) in enumerate(projections):
+    # a CONSTRUCT rule's result is a set of triple occurrences: equal
+    # template values (with their blank nodes) over one interval are one answer
+    distinct = [i for i, o in enumerate(plan.outputs) if o.query.distinct or o.query.form == "construct"]
+    for project, _ in projections:
         items.append(_padded(project, width))
-        if plan.outputs[i].query.distinct:
-            items.append(pl.Clause(pl.Struct("$distinct", i)))
-    if not any(o.query.distinct for o in plan.outputs):
+    items += [pl.Clause(pl.Struct("$distinct", i)) for i in distinct]
+    if not distinct:
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
     return items, layouts
+
+
+def _strata(plan, deferred, chaining) -> list:
+    """The deferred checks (node ids) grouped by stratum, lowest first: a
+    node's stratum is the lowest of the queries it is part of
+    (cep.algebra.chaining)."""
+    if not deferred:
+        return []
+    if chaining is None:
+        return [deferred]
+    level = {}
+    for out in plan.outputs:
+        stratum = chaining.stratum(out.query.name)
+        todo = [out.root]
+        while todo:
+            node = plan.node(todo.pop())
+            level[node.id] = min(level.get(node.id, stratum), stratum)
+            if not isinstance(node, Leaf):
+                todo += [node.left, node.right]
+    strata = sorted({level[n] for n in deferred})
+    return [[n for n in deferred if level[n] == s] for s in strata]
+
+
+def _derivations(plan, deriving, deferred) -> list:
+    """Rule chaining (the paper's Q-closure): an answer of a CONSTRUCT rule
+    whose triples a query reads queues them ('$derive'), each once per
+    instant with its interval ('$derived'); the runtime feeds the queue
+    back as events before the instant's optional checks and after each
+    stratum of them ('$waiting': a check has mandatory solutions left)."""
+    Q, V, Ts, Te, Fs, Tr, S, P, O = (pl.Var(n) for n in ("Q", "V", "Ts", "Te", "Fs", "Tr", "S", "P", "O"))
+    items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, 5))) for n in ("$derived", "$queued")]
+    items.append(pl.Clause(pl.Struct("$derive", Q, V, Ts, Te), (
+        pl.Struct("$project", Q, V, Ts, Te, Fs), pl.Struct("$template", Q, Fs, Tr),
+        pl.Struct("forall", pl.Struct("member", pl.Struct("t", S, P, O), Tr), pl.Struct("$queue", S, P, O, Ts, Te)))))
+    items.append(pl.Clause(pl.Struct("$queue", S, P, O, Ts, Te), (ite(
+        pl.Struct("$derived", S, P, O, Ts, Te), T,
+        conj([pl.Struct("assertz", pl.Struct("$derived", S, P, O, Ts, Te)),
+              pl.Struct("assertz", pl.Struct("$queued", S, P, O, Ts, Te))])),)))
+    items.append(pl.Clause(pl.Struct("$derivable", pl.Struct("t", S, P, O)), (
+        pl.Struct("ground", pl.Struct("t", S, P, O)), pl.Struct("atom", P), _resource(S))))
+    for index in sorted(deriving):
+        query = plan.outputs[index].query
+        fields = {name: pl.Var(f"F{i}") for i, name in enumerate(ops.template_fields(query.template))}
+        slot = lambda x: fields[x.name] if isinstance(x, ops.Var) else fields[x] if x.startswith("_:") else terms.to_prolog(x)
+        template = pl.PList([pl.Struct("t", slot(t.s), slot(t.p), slot(t.o)) for t in query.template])
+        head_fields = pl.PList(list(fields.values()), pl.Var("_")) if fields else pl.Var("_")
+        items.append(pl.Clause(pl.Struct("$template", index, head_fields, Tr),
+                               (pl.Struct("include", A("$derivable"), template, Tr),)))
+    for n in deferred:
+        items.append(pl.Clause(pl.Struct("$waiting", n), (pl.Struct(f"d{n}", *(pl.Var("_") for _ in range(3))),)))
+    if not deferred:
+        items.append(pl.Clause(pl.Struct("$waiting", pl.Var("_")), (F,)))
+    return items
 
 
 def _sweep_goal(module, store, window, now):
@@ -316,7 +380,7 @@ def _indicator(name_arity: str):
 # ------------------------------------------------------------- nodes
 
 
-def _emitter(plan, node, outputs, hoist=None, updates=()):
+def _emitter(plan, node, outputs, hoist=None, deriving=frozenset()):
     vs = _Vars()
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
@@ -327,6 +391,9 @@ def _emitter(plan, node, outputs, hoist=None, updates=()):
     for index in outputs:
         if plan.outputs[index].query.form == "update":  # applied at the instant's end ($apply_updates)
             alternatives.append(conj([pl.Struct("assertz", pl.Struct("bg_pending", index, v)), F]))
+        elif index in deriving:  # its triples are fed back (_derivations)
+            alternatives.append(conj([pl.Struct("=", ans, pl.Struct("ans", index, v, ts, te)),
+                                      pl.Struct("$derive", index, v, ts, te)]))
         else:
             alternatives.append(pl.Struct("=", ans, pl.Struct("ans", index, v, ts, te)))
     body = alternatives[-1] if alternatives else F
@@ -854,23 +921,27 @@ def _projection(plan, index, out):
     if query.form == "update":  # no answers: its solutions change the background ($update)
         names, fields = [], []
     if query.form == "construct":
-        # the template's variables, after the sub-select's projection if any
-        template_vars = []
-        for t in query.template:
-            for x in (t.s, t.p, t.o):
-                if isinstance(x, ops.Var) and x.name not in template_vars:
-                    template_vars.append(x.name)
+        # the template's variables, after the sub-select's projection if
+        # any; then its blank nodes, named by the rule, the values and the
+        # interval (the same derivation always names the same node)
+        template_fields = ops.template_fields(query.template)
         by_name = dict(zip(names, fields))
         fields2 = []
-        for name in template_vars:
+        for name in template_fields:
             var = ops.Var(name)
             if name in by_name:
                 fields2.append(by_name[name])
+            elif name.startswith("_:"):
+                label = pl.Var(f"B{len(fields2)}")
+                values = pl.PList(fields2[:len([n for n in template_fields if not n.startswith("_:")])])
+                goals.append(q(RUNTIME, "cep_skolem", pl.Struct("k", pl.Str(query.name), pl.Str(name), values, ts, te),
+                               label))
+                fields2.append(label)
             elif var in root.vars:
                 fields2.append(vs.of(var))
             else:
                 fields2.append(pl.Var(f"_T{len(fields2)}"))
-        names, fields = template_vars, fields2
+        names, fields = template_fields, fields2
     head = pl.Struct("$project", index, v, ts, te, pl.PList(fields))
     layout = QueryLayout(index, query.name, query.form, tuple(names))
     return pl.Clause(head, tuple(goals) or (T,)), layout

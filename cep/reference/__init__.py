@@ -9,22 +9,24 @@ evaluated naively over a finite stream. It is the test oracle of the engine.
 and returns every answer of every query over the whole stream, in a fixed
 order (query, end, start, content). SELECT answers form a multiset: one per
 solution of the pattern, DISTINCT keeps one per (bindings, start, end).
-CONSTRUCT gives one answer per solution that instantiates at least one
-template triple; template blank nodes are fresh per answer (`_:r0`, `_:r1`,
-...), so compare CONSTRUCT answers modulo blank node renaming.
+CONSTRUCT gives one answer per distinct values of the template's variables
+and interval that instantiate at least one template triple; template blank
+nodes are named per rule, values and interval (`_:r0`, `_:r1`, ...), so
+compare CONSTRUCT answers modulo blank node renaming.
 
-Constructed triples are not fed back into the stream (the paper's Q-closure
-is not computed here). Only the paper's semantics is evaluated: a query with
+Constructed triples are fed back into the stream: queries are evaluated
+over the paper's Q-closure, instant by instant and stratum by stratum
+(_by_instant). Only the paper's semantics is evaluated: a query with
 an event consumption policy other than `unrestricted` is refused.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections import Counter
 
 from cep.algebra import ops
-from cep.events import Answer
+from cep.algebra.chaining import analyse
+from cep.events import Answer, Event
 from cep.reference.expressions import USER_PROLOG, ExprError, value
 from cep.reference.patterns import compatible, merge, solutions, stream_of
 
@@ -37,57 +39,97 @@ def evaluate(queries, events, background=None, prolog=None) -> list[Answer]:
     (paths or a cep.user_prolog.UserProlog; expressions.py)."""
     from cep.user_prolog import load_user_prolog
 
-    stream = stream_of(events, background)
+    queries = list(queries)
+    chaining = analyse(queries, background.schema if background is not None else None)
     out = []
-    bnodes = itertools.count()
     token = USER_PROLOG.set(load_user_prolog(prolog))
     try:
-        if any(q.form == "update" for q in queries):
-            out = _with_updates(queries, events, background, bnodes)
+        if chaining.producers or any(q.form == "update" for q in queries):
+            out = _by_instant(queries, events, background, chaining)
         else:
+            stream = stream_of(events, background)
+            skolem = {}
             for q in queries:
-                out += answers(q, stream, bnodes)
+                out += answers(q, stream, skolem)
     finally:
         USER_PROLOG.reset(token)
     return out
 
 
-def _with_updates(queries, events, background, bnodes) -> list[Answer]:
-    """Evaluation with updates of the background (docs/language.md): the
-    solutions that end at instant t are those over the stream and the
-    background as the updates of the instants before t left it, that is
-    closure(schema + B) with B the files' instance triples, changed at
-    the end of each instant by the updates' solutions that end then (all
-    deletions, then all insertions, as SPARQL's DELETE/INSERT)."""
+def _by_instant(queries, events, background, chaining) -> list[Answer]:
+    """Evaluation instant by instant, for rule sets whose rules change the
+    stream or the background (docs/language.md):
+
+    - rule chaining, the paper's Q-closure: the triples of a CONSTRUCT
+      answer that ends at t occur with its interval, and every query reads
+      them. At each instant the CONSTRUCT rules are applied until nothing
+      new is derived, stratum by stratum (cep.algebra.chaining), so a rule
+      that reads a triple in an optional part sees all that the lower
+      strata derive at that instant;
+    - updates of the background: the solutions that end at t are those
+      over the background as the updates of the instants before t left
+      it, that is closure(schema + B) with B the files' instance triples,
+      changed at the end of each instant by the updates' solutions that
+      end then (all deletions, then all insertions, as SPARQL's
+      DELETE/INSERT)."""
     from cep.background import rdfs
 
-    schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
-    instances = set(background.instances)
+    if background is not None:
+        schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
+        instances = set(background.instances)
+        graph = rdfs.closure(schema | instances)
+    else:
+        graph = None
     out = []
-    stream = None  # made again only when the instances change
+    skolem = {}
+    derived, seen = [], set()
+    strata = sorted({s for _, s in chaining.strata})
+    producers = [q for q in queries if q.name in chaining.producers]
+    stream = None  # made again only when the stream or the instances change
     for t in sorted({e.end for e in events}):
+        for level in strata:
+            rules = [q for q in producers if chaining.stratum(q.name) == level]
+            while rules:
+                if stream is None:
+                    stream = stream_of(list(events) + derived, background, graph)
+                new = []
+                for q in rules:
+                    for a in answers(q, stream, skolem, at=t):
+                        for s, p, o in a.triples:
+                            if (s, p, o, a.start, a.end) not in seen:
+                                seen.add((s, p, o, a.start, a.end))
+                                new.append(Event(s, p, o, a.start, a.end, f"derived by {q.name}"))
+                if not new:
+                    break
+                derived += new
+                stream = None
         if stream is None:
-            stream = stream_of(events, background, rdfs.closure(schema | instances))
+            stream = stream_of(list(events) + derived, background, graph)
         deletions, insertions = set(), set()
         for q in queries:
             if q.form != "update":
-                out += answers(q, stream, bnodes, at=t)
+                out += answers(q, stream, skolem, at=t)
                 continue
             for mu, ts, te in solutions(q.pattern, stream):
                 if te == t and ts is not None:
                     mu = dict(mu)
-                    deletions |= set(ops.instantiate(q.deletions, mu, None))
-                    insertions |= set(ops.instantiate(q.template, mu, None))
-        changed = (instances - deletions) | {x for x in insertions if x[1] not in rdfs.SCHEMA_PREDICATES}
-        if changed != instances:
-            instances, stream = changed, None
+                    deletions |= set(ops.instantiate(q.deletions, mu))
+                    insertions |= set(ops.instantiate(q.template, mu))
+        if background is not None:
+            changed = (instances - deletions) | {x for x in insertions if x[1] not in rdfs.SCHEMA_PREDICATES}
+            if changed != instances:
+                instances, graph, stream = changed, rdfs.closure(schema | changed), None
     return out
 
 
-def answers(query: ops.Query, stream, bnodes=None, at=None) -> list[Answer]:
+def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
     """The answers of one query over a stream (events or a stream_of set);
-    `at`: only those that end at that time."""
-    bnodes = bnodes if bnodes is not None else itertools.count()
+    `at`: only those that end at that time. A CONSTRUCT query gives one
+    answer per distinct values of its template's variables and interval
+    (its result is a set of triple occurrences); `skolem` names the
+    template's blank nodes by the rule, the label, the values and the
+    interval (the same derivation names the same node)."""
+    skolem = skolem if skolem is not None else {}
     policy = query.option("policy", "unrestricted")
     if policy != "unrestricted":
         raise ValueError(f"query {query.name}: the reference evaluates the paper's semantics only "
@@ -99,7 +141,17 @@ def answers(query: ops.Query, stream, bnodes=None, at=None) -> list[Answer]:
     seen = set()
     for mu, ts, te in ordered:
         if query.form == "construct":
-            triples = _instantiate(query, dict(mu), ts, te, bnodes)
+            mu = dict(mu)
+            for item in query.projection or ():  # a sub-select's expressions
+                if item.expr is not None:
+                    _extend(mu, item, ts, te)
+            names = [n for n in ops.template_fields(query.template) if not n.startswith("_:")]
+            values = tuple(mu.get(n) for n in names)
+            if (values, ts, te) in seen:
+                continue
+            seen.add((values, ts, te))
+            triples = ops.instantiate(query.template, mu, lambda label: skolem.setdefault(
+                (query.name, label, values, ts, te), f"_:r{len(skolem)}"))
             if triples:
                 out.append(Answer(query.name, ts, te, triples=triples))
             continue
@@ -131,14 +183,6 @@ def _project(query, mu: dict, ts, te) -> tuple:
         if item.var.name in mu:
             out[item.var.name] = mu[item.var.name]
     return tuple(sorted(out.items()))
-
-
-def _instantiate(query, mu: dict, ts, te, bnodes) -> tuple:
-    """The template under mu, extended first by a sub-select's expressions."""
-    for item in query.projection or ():
-        if item.expr is not None:
-            _extend(mu, item, ts, te)
-    return ops.instantiate(query.template, mu, lambda: f"_:r{next(bnodes)}")
 
 
 def rename_bnodes(triples) -> tuple:

@@ -79,6 +79,14 @@ class _Session:
         lib.PL_cut_query.argtypes = [ctypes.c_void_p]
         lib.PL_open_foreign_frame.restype = ctypes.c_void_p
         lib.PL_discard_foreign_frame.argtypes = [ctypes.c_void_p]
+        lib.PL_new_term_ref.restype = ctypes.c_size_t
+        lib.PL_new_atom.argtypes = [ctypes.c_char_p]
+        lib.PL_new_atom.restype = ctypes.c_size_t
+        lib.PL_new_functor.argtypes = [ctypes.c_size_t, ctypes.c_int]
+        lib.PL_new_functor.restype = ctypes.c_size_t
+        lib.PL_is_functor.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+        lib.PL_get_arg.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t]
+        self._cep_message = lib.PL_new_functor(lib.PL_new_atom(b"cep_message"), 1)
         self._preds = {}
 
     def _pred(self, name: str, arity: int, module: str):
@@ -94,6 +102,15 @@ class _Session:
         if not self.lib.PL_get_nchars(term, ctypes.byref(length), ctypes.byref(ptr), flags):
             return "<unprintable>"
         return ctypes.string_at(ptr, length.value).decode("utf-8")
+
+    def _message(self, exc) -> str | None:
+        """The words of a cep_message(Text) exception (cep_runtime.pl)."""
+        lib = self.lib
+        if not lib.PL_is_functor(exc, self._cep_message):
+            return None
+        arg = lib.PL_new_term_ref()
+        lib.PL_get_arg(1, exc, arg)
+        return self._text_of(arg)
 
     def _latin1_of(self, term) -> bytes:
         """A Prolog string of bytes (codes 0-255) as those bytes."""
@@ -144,7 +161,8 @@ class _Session:
                     if not ok:
                         exc = lib.PL_exception(qid)
                         if exc:
-                            raise EngineError(f"Prolog error in {module}:{name}: {self._text_of(exc)}")
+                            raise EngineError(self._message(exc) or
+                                              f"Prolog error in {module}:{name}: {self._text_of(exc)}")
                         raise EngineError(f"{module}:{name} failed")
                     read = self._latin1_of if raw == "latin-1" else self._bytes_of if raw else self._text_of
                     return [read(base + len(args) + i) for i in range(outputs)]

@@ -133,6 +133,7 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     # Update rules change the background every group reads: each group runs
     # them all, on copies of the events they read (_routed)
     updates = tuple(q for q in queries if q.form == "update")
+    routing.refuse_derived_updates(queries, schema)
     classes = tuple(routing.classes([q for q in queries if q.form != "update"], schema))
     if not classes:  # updates alone: one group runs them
         classes = (routing.QueryClass(0, (), (), ()),)

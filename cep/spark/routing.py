@@ -24,6 +24,13 @@ properties whose domain (x in the event's subject) or range (x in its
 object) is under D. Background triples need no routing: every worker
 holds them all.
 
+Rule chaining: the triples a CONSTRUCT rule derives are fed back inside
+the group that derived them (cep.compile.program, _derivations), so a
+query that reads them runs in the rule's class. The class keeps many
+groups only where a derived triple carries the rule's own key in the
+class's key slot (it belongs to the group that derived it); otherwise it
+runs in a single group.
+
 Update rules (DELETE/INSERT) change the background that every group
 reads, so every group runs them on every event they read: a group gets
 such an event as a copy for its update rules alone (cep.spark._routed)
@@ -36,6 +43,8 @@ from dataclasses import dataclass
 
 from cep import terms
 from cep.algebra import ops
+from cep.algebra.chaining import analyse, reads
+from cep.errors import QueryError
 
 SLOTS = ("s", "p", "o")
 
@@ -56,6 +65,7 @@ class QueryClass:
     queries: tuple  # ops.Query
     key: tuple  # per query: its key variable's name, or None
     routes: tuple  # Route, distinct
+    local: bool = True  # every triple its rules derive and read goes to the group that derives it
 
     @property
     def bucketed(self) -> bool:
@@ -64,7 +74,7 @@ class QueryClass:
         bucket; and each DISTINCT query keeps its key in its answers (else
         two buckets could give the same answer, each once)."""
         slots = {r.key_slot for r in self.routes}
-        return (all(k is not None for k in self.key) and len(slots) == 1 and slots <= set(SLOTS)
+        return (self.local and all(k is not None for k in self.key) and len(slots) == 1 and slots <= set(SLOTS)
                 and all(_keeps_key(q, k) for q, k in zip(self.queries, self.key)))
 
 
@@ -159,7 +169,8 @@ def _pattern_routes(t: ops.Triple, key: str | None, schema) -> list:
 def classes(queries, schema=None) -> list[QueryClass]:
     """The queries of a rule set gathered by routing, in query order;
     `schema` (cep.background.rdfs.Schema): route the events that entail
-    a match too."""
+    a match too. Queries that read the triples of a CONSTRUCT rule are in
+    its class."""
     groups: dict = {}
     for q in queries:
         key = partition_key(q)
@@ -167,8 +178,56 @@ def classes(queries, schema=None) -> list[QueryClass]:
         # a query without a key is a class of its own (one group each)
         signature = frozenset(routes) if key is not None else ("unkeyed", q.name)
         groups.setdefault(signature, []).append((q, key, routes))
-    return [QueryClass(i, tuple(q for q, _, _ in members), tuple(k for _, k, _ in members), members[0][2])
-            for i, members in enumerate(groups.values())]
+    members = list(groups.values())
+    edges = analyse(queries, schema).edges
+    for e in edges:  # union of the classes of a producer and a consumer
+        a = next(m for m in members if any(q.name == e.producer for q, _, _ in m))
+        b = next(m for m in members if any(q.name == e.consumer for q, _, _ in m))
+        if a is not b:
+            a += b
+            members.remove(b)
+    out = []
+    for m in sorted(members, key=lambda m: min(queries.index(q) for q, _, _ in m)):
+        m = sorted(m, key=lambda x: queries.index(x[0]))
+        routes = tuple(dict.fromkeys(r for _, _, rs in m for r in rs))
+        out.append(QueryClass(len(out), tuple(q for q, _, _ in m), tuple(k for _, k, _ in m), routes,
+                              _derived_stay(m, routes, edges, schema)))
+    return out
+
+
+def _derived_stay(members, routes, edges, schema) -> bool:
+    """Whether every triple a rule of the class derives, where a query of
+    the class reads it, holds the rule's key in the class's key slot: it
+    then goes to the group that derived it, where it is fed back."""
+    slots = {r.key_slot for r in routes}
+    if len(slots) != 1:
+        return True  # one group anyway (QueryClass.bucketed)
+    (slot,) = slots
+    by_name = {q.name: (q, k) for q, k, _ in members}
+    for e in edges:
+        if e.producer not in by_name or e.consumer not in by_name:
+            continue
+        producer, key = by_name[e.producer]
+        consumer, _ = by_name[e.consumer]
+        for t in producer.template:
+            if any(reads(t, pattern, schema) for pattern in triples(consumer.pattern)):
+                if key is None or getattr(t, slot, None) != ops.Var(key):
+                    return False
+    return True
+
+
+def refuse_derived_updates(queries, schema=None):
+    """On Spark every group runs the update rules, but a derived triple is
+    fed back only in the group that derived it: an update rule that reads
+    the triples of a CONSTRUCT rule would change the background of that
+    group alone."""
+    for e in analyse(queries, schema).edges:
+        consumer = next(q for q in queries if q.name == e.consumer)
+        if consumer.form == "update":
+            raise QueryError(f"the update {consumer.name} reads the triples that {e.producer} derives: "
+                             f"the Spark engine cannot run it (every group runs the update rules, but a "
+                             f"derived triple is fed back only in the group that derived it); run it "
+                             f"in-process", consumer.pos)
 
 
 def update_routes(updates, schema=None) -> tuple:
@@ -191,6 +250,10 @@ def explain(queries, schema=None) -> str:
             if key is None:
                 lines.append(f"{q.name}: no partition key (no variable is bound by every triple pattern): "
                              "it runs in a single group, on one core, with all its partial matches in one state")
+            elif not c.bucketed and c.local is False:
+                lines.append(f"{q.name}: runs in a single group, with the CONSTRUCT rules it shares class "
+                             f"{c.index} with: a triple they derive does not hold their key where the "
+                             f"class's events do, so it would belong to another group")
             else:
                 lines.append(f"{q.name}: partitioned by ?{key} (class {c.index})")
     for q in queries:

@@ -61,7 +61,7 @@ def _engine(spec, cls: int, bucket: int):
                 session().load_instances(spec.background_module, spec.instances.value)
         if spec.user_module is not None:  # once per process (prolog/cep_user.pl)
             load_sources(spec.user_module, spec.user_files.value)
-        engine = Engine(None, bnode_prefix=f"c{cls}b{bucket}x", compiled=spec.compiled[cls])
+        engine = Engine(None, compiled=spec.compiled[cls])
         entry = _ENGINES[key] = [engine, engine.state(), None]
     return entry
 
@@ -132,8 +132,7 @@ def _json_string(column) -> pa.Array:
 def _answer_tables(engine: Engine, batch) -> list[pa.Table]:
     """A batch's answers as tables of output rows. SELECT bindings are
     written as JSON objects column by column (unbound variables left out);
-    CONSTRUCT answers are instantiated one by one, in the order found, as
-    their blank nodes are numbered in that order."""
+    CONSTRUCT answers are instantiated one by one."""
     table, out = batch.table, []
     if not table.num_rows:
         return out
@@ -262,12 +261,11 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         waiting = waiting.filter(pc.invert(ready))
     pending = engine.advance(processed) if processed is not None else True
 
-    if (not waiting.num_rows and not pending and not engine.fresh_bnodes and not spec.update_routes
+    if (not waiting.num_rows and not pending and not spec.update_routes
             and processed <= (watermark or -2**63)):
         # Nothing waits and no partial match is left: forget the group. (It
-        # stays while CONSTRUCT has numbered blank nodes: a new group would
-        # number them from 0 again; and with update rules, whose changes of
-        # the background are in its state.)
+        # stays with update rules, whose changes of the background are in
+        # its state.)
         state.remove()
         entry[2] = None
     else:

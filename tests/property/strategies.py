@@ -221,7 +221,9 @@ def projected_queries(draw):
 
 
 TEMPLATE_SUBJECTS = [ops.Var("s"), "_:b", ops.Var("t"), SUBJECTS[0], ops.Var("x")]
-TEMPLATE_PREDICATES = [PREDICATES[0], ops.Var("p"), PREDICATES[1], ops.Var("x")]
+# predicates no pattern reads (chained rules have chained_rule_sets)
+OUTPUTS = [terms.iri(EX + n) for n in ("out", "out2")]
+TEMPLATE_PREDICATES = [OUTPUTS[0], OUTPUTS[1], ops.Var("x")]
 TEMPLATE_OBJECTS = [ops.Var("x"), ops.Var("y"), "_:b", ops.Var("e"), integer(1), "_:c"]
 
 
@@ -229,7 +231,8 @@ TEMPLATE_OBJECTS = [ops.Var("x"), ops.Var("y"), "_:b", ops.Var("e"), integer(1),
 def construct_queries(draw):
     """CONSTRUCT with blank nodes, possibly unbound variables, literal
     subjects and non-IRI predicates (skipped triples), and sometimes the
-    sub-select form that binds ?e by an expression."""
+    sub-select form that binds ?e by an expression. Its triples are
+    output only: no pattern reads their predicates."""
     base = draw(st.one_of(queries(), operator_queries()))
     slots = (TEMPLATE_SUBJECTS, TEMPLATE_PREDICATES, TEMPLATE_OBJECTS)
     template = tuple(ops.Triple(*(draw(st.sampled_from(x)) for x in slots)) for _ in range(draw(st.integers(1, 3))))
@@ -238,6 +241,29 @@ def construct_queries(draw):
         names = _numeric_vars(base.pattern)
         projection = (ops.ProjectItem(ops.Var("e"), _numeric(draw, names, 2)),)
     return ops.Query("c", "construct", base.pattern, projection=projection, template=template)
+
+
+@st.composite
+def chained_rule_sets(draw):
+    """Two or three CONSTRUCT rules whose templates derive triples of the
+    stream's own predicates (or of the predicate a pattern bound), so that
+    the rules read each other's triples and their own, at the instant they
+    are derived and later, then a SELECT over the whole. Templates hold
+    variables and constants only: every derived term is a term of the
+    stream, so the closure is finite. (A rule set that is not stratified
+    is refused by the engine and the reference alike; tests skip it.)"""
+    rules = []
+    for n in range(draw(st.integers(2, 3))):
+        base = draw(st.one_of(queries(depth=2), operator_queries()))
+        names = sorted(v.name for v in ops.variables(base.pattern) if not v.name.startswith("_:"))
+        subjects = [ops.Var(v) for v in names if v in ("s", "t")] + SUBJECTS[:1]
+        objects = [ops.Var(v) for v in names if v in NUMERIC_VARS] + [integer(1)]
+        predicates = PREDICATES + ([ops.Var("p")] if "p" in names else [])
+        template = tuple(ops.Triple(draw(st.sampled_from(subjects)), draw(st.sampled_from(predicates)),
+                                    draw(st.sampled_from(objects))) for _ in range(draw(st.integers(1, 2))))
+        rules.append(ops.Query(f"c{n}", "construct", base.pattern, template=template))
+    reader = draw(st.one_of(queries(depth=2), operator_queries()))
+    return rules + [ops.Query("q", "select", reader.pattern, distinct=reader.distinct)]
 
 
 @st.composite

@@ -305,3 +305,43 @@ def test_detect_loads_the_files_a_rule_file_names_by_from(spark, tmp_path):
     df = spark.createDataFrame([(f"<{EX}v1>", f"<{EX}at>", f"<{EX}c>", 1)], "s string, p string, o string, t long")
     got = sorted(r["bindings"]["to"] for r in detect(df, str(rules)).collect())
     assert got == [f"<{EX}{x}>" for x in "abcde"]  # c -> a -> b -> c, c -> d, d :tram e
+
+
+CHAINED_RULES = f"""PREFIX : <{EX}>
+PREFIX xsd: <{XSD}>
+REGISTER STREAM hot AS
+CONSTRUCT {{ ?k :hot ?x }} WHERE {{ ?k :a ?x FILTER (?x > 8) }}
+REGISTER STREAM rising AS
+CONSTRUCT {{ ?k :rising ?y . ?k :mark _:m }} WHERE {{ {{ ?k :hot ?x }} SEQ {{ ?k :hot ?y }}
+  FILTER (?y > ?x && getDURATION() < "PT0.02S"^^xsd:duration) }}
+REGISTER QUERY seen AS
+SELECT ?k ?x ?r WHERE {{ ?k :b ?x OPTIONAL {{ ?k :rising ?r FILTER (?r > ?x) }} }}
+"""
+# the same chain, and a rule whose triples hold a constant where the
+# events hold their key: its class runs in one group
+GLOBAL_RULES = CHAINED_RULES + f"""REGISTER STREAM tally AS
+CONSTRUCT {{ :all :rose ?k }} WHERE {{ ?k :rising ?y }}
+REGISTER QUERY risers AS
+SELECT ?k ?x WHERE {{ {{ :all :rose ?k }} SEQ {{ ?k :b ?x }} }}
+"""
+
+
+def test_chained_rules_on_spark_give_the_in_process_answers(spark):
+    """CONSTRUCT rules whose triples other queries read (the Q-closure)
+    run in one class; with the key in the derived triples it runs in 3
+    buckets, else in one group. Both give the in-process answers, and the
+    fed-back triples change them."""
+    from cep.spark import detect, plan
+
+    rows = stream(600, seed=13)
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    for rules, buckets in ((CHAINED_RULES, (3,)), (GLOBAL_RULES, (1,))):
+        assert plan(rules, buckets=3).buckets == buckets
+        queries = parse_rules(rules, "chain.rq")
+        engine = Engine(queries)
+        answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows]) + engine.flush()
+        expected = sorted(_key(a.query, dict(a.bindings), [list(t) for t in a.triples], a.start, a.end)
+                          for a in answers)
+        assert len(expected) > 100 and any(a.query == "seen" and dict(a.bindings).get("r") for a in answers)
+        assert rules == CHAINED_RULES or any(a.query == "risers" for a in answers)
+        assert on_spark(detect(df, rules, buckets=3).collect()) == expected

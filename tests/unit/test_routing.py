@@ -97,3 +97,33 @@ class _NoSpark:
         @staticmethod
         def broadcast(value):
             return value
+
+
+def test_queries_that_read_a_rules_triples_share_its_class():
+    """Derived triples are fed back in the group that derived them: a rule
+    and its readers are one class, bucketed while each derived triple
+    holds the rule's key where the class's events hold theirs."""
+    rules = parse_rules(PRE + """
+        REGISTER STREAM hot AS CONSTRUCT { ?k :hot ?x } WHERE { ?k :a ?x FILTER (?x > 8) }
+        REGISTER QUERY alarms AS SELECT * WHERE { ?k :hot ?x } SEQ { ?k :b ?y }
+        REGISTER QUERY other AS SELECT * WHERE { ?k :c ?x }""")
+    classes = routing.classes(rules)
+    assert [[q.name for q in c.queries] for c in classes] == [["hot", "alarms"], ["other"]]
+    assert plan(rules, buckets=4).buckets == (4, 4)
+    # the derived triple's subject is another variable: it may belong to another bucket
+    moved = parse_rules(PRE + """
+        REGISTER STREAM hot AS CONSTRUCT { ?x :hot ?k } WHERE { ?k :a ?x }
+        REGISTER QUERY alarms AS SELECT * WHERE { ?k :hot ?x } SEQ { ?k :b ?y }""")
+    (c,) = routing.classes(moved)
+    assert not c.local and plan(moved, buckets=4).buckets == (1,)
+    assert "runs in a single group, with the CONSTRUCT rules" in routing.explain(moved)
+
+
+def test_an_update_rule_that_reads_derived_triples_is_refused_on_spark():
+    from cep.errors import QueryError
+
+    rules = parse_rules(PRE + """
+        REGISTER STREAM hot AS CONSTRUCT { ?k :hot ?x } WHERE { ?k :a ?x }
+        DELETE { ?k :ok ?x } INSERT { ?k :warm ?x } WHERE { ?k :hot ?x }""")
+    with pytest.raises(QueryError, match="reads the triples that hot derives"):
+        plan(rules)
