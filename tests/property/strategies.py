@@ -243,6 +243,27 @@ def construct_queries(draw):
     return ops.Query("c", "construct", base.pattern, projection=projection, template=template)
 
 
+def closure_is_finite(queries) -> bool:
+    """Whether the rules' chaining is stratified and derives from the
+    stream's own terms alone: no rule whose triples a query reads (a
+    pattern with a variable predicate reads every rule's) makes blank
+    nodes or computes values, which could give new terms without end
+    (the engine stops such a run after 1,000 rounds at one instant)."""
+    from cep.algebra.chaining import analyse
+    from cep.errors import QueryError
+
+    try:
+        producers = analyse(queries).producers
+    except QueryError:
+        return False
+    for q in queries:
+        if q.name in producers:
+            slots = [x for t in q.template for x in (t.s, t.p, t.o)]
+            if any(isinstance(x, str) and x.startswith("_:") for x in slots) or q.projection:
+                return False
+    return True
+
+
 @st.composite
 def chained_rule_sets(draw):
     """Two or three CONSTRUCT rules whose templates derive triples of the
