@@ -161,19 +161,12 @@ item_answer(sweep(Te), M, _) :-
     fail.
 item_answer(end(Te), M, A) :-
     M:'$deferred'(Strata),
-    (   M:'$chaining'(true)
-    ->  (   derived_answer(M, Te, 0, A)
-        ;   member(Nodes, Strata),
-            stratum_answer(M, Te, Nodes, A)
-        ;   M:'$end_group',
-            fail
-        )
-    ;   (   member(Nodes, Strata),
-            member(N, Nodes),
-            M:'$check'(N, A)
-        ;   M:'$end_group',
-            fail
-        )
+    (   M:'$chaining'(true),
+        derived_answer(M, Te, 0, A)
+    ;   member(Nodes, Strata),
+        stratum_answer(M, Te, Nodes, A)
+    ;   M:'$end_group',
+        fail
     ).
 
 %   Rule chaining (the paper's Q-closure): the triples that CONSTRUCT
@@ -186,9 +179,11 @@ item_answer(end(Te), M, A) :-
 stratum_answer(M, Te, Nodes, A) :-
     (   member(N, Nodes),
         M:'$check'(N, A)
-    ;   derived_answer(M, Te, 0, A)
-    ;   once(( member(N, Nodes), M:'$waiting'(N) )),
-        stratum_answer(M, Te, Nodes, A)
+    ;   M:'$chaining'(true),
+        (   derived_answer(M, Te, 0, A)
+        ;   once(( member(N, Nodes), M:'$waiting'(N) )),
+            stratum_answer(M, Te, Nodes, A)
+        )
     ).
 
 derived_answer(M, Te, Round, A) :-

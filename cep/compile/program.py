@@ -925,6 +925,7 @@ def _projection(plan, index, out):
         # any; then its blank nodes, named by the rule, the values and the
         # interval (the same derivation always names the same node)
         template_fields = ops.template_fields(query.template)
+        values = sum(not name.startswith("_:") for name in template_fields)  # the variables come first
         by_name = dict(zip(names, fields))
         fields2 = []
         for name in template_fields:
@@ -933,9 +934,8 @@ def _projection(plan, index, out):
                 fields2.append(by_name[name])
             elif name.startswith("_:"):
                 label = pl.Var(f"B{len(fields2)}")
-                values = pl.PList(fields2[:len([n for n in template_fields if not n.startswith("_:")])])
-                goals.append(q(RUNTIME, "cep_skolem", pl.Struct("k", pl.Str(query.name), pl.Str(name), values, ts, te),
-                               label))
+                key = pl.Struct("k", pl.Str(query.name), pl.Str(name), pl.PList(fields2[:values]), ts, te)
+                goals.append(q(RUNTIME, "cep_skolem", key, label))
                 fields2.append(label)
             elif var in root.vars:
                 fields2.append(vs.of(var))

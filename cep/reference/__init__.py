@@ -83,13 +83,14 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
     out = []
     skolem = {}
     derived, seen = [], set()
-    strata = sorted({s for _, s in chaining.strata})
-    producers = [q for q in queries if q.name in chaining.producers]
+    strata = {}  # stratum -> the rules whose triples some query reads
+    for q in queries:
+        if q.name in chaining.producers:
+            strata.setdefault(chaining.stratum(q.name), []).append(q)
     stream = None  # made again only when the stream or the instances change
     for t in sorted({e.end for e in events}):
-        for level in strata:
-            rules = [q for q in producers if chaining.stratum(q.name) == level]
-            while rules:
+        for _, rules in sorted(strata.items()):
+            while True:
                 if stream is None:
                     stream = stream_of(list(events) + derived, background, graph)
                 new = []
@@ -139,13 +140,13 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
     ordered = sorted(timed, key=lambda s: (s[2], s[1], sorted(s[0])))
     out = []
     seen = set()
+    names = [n for n in ops.template_fields(query.template) if not n.startswith("_:")]
     for mu, ts, te in ordered:
         if query.form == "construct":
             mu = dict(mu)
             for item in query.projection or ():  # a sub-select's expressions
                 if item.expr is not None:
                     _extend(mu, item, ts, te)
-            names = [n for n in ops.template_fields(query.template) if not n.startswith("_:")]
             values = tuple(mu.get(n) for n in names)
             if (values, ts, te) in seen:
                 continue

@@ -250,7 +250,7 @@ def explain(queries, schema=None) -> str:
             if key is None:
                 lines.append(f"{q.name}: no partition key (no variable is bound by every triple pattern): "
                              "it runs in a single group, on one core, with all its partial matches in one state")
-            elif not c.bucketed and c.local is False:
+            elif not c.local:
                 lines.append(f"{q.name}: runs in a single group, with the CONSTRUCT rules it shares class "
                              f"{c.index} with: a triple they derive does not hold their key where the "
                              f"class's events do, so it would belong to another group")
