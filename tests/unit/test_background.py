@@ -11,7 +11,7 @@ from cep.background.knowledge import load_background
 from cep.engine import Engine
 from cep.events import Event
 from cep.rules import parse_rules
-from tests.unit.support import checked_answers
+from tests.unit.support import checked_answers, turtle_background
 
 EX = "http://example.org/"
 ONTOLOGY = """\
@@ -32,9 +32,7 @@ PREFIX = "PREFIX : <http://example.org/>\n"
 
 @pytest.fixture(scope="module")
 def background(tmp_path_factory):
-    path = tmp_path_factory.mktemp("onto") / "sensors.ttl"
-    path.write_text(ONTOLOGY)
-    return load_background([path])
+    return turtle_background(tmp_path_factory, "sensors.ttl", ONTOLOGY)
 
 
 def ev(s, p, o, t):

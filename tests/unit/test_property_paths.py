@@ -11,7 +11,7 @@ from cep.engine import Engine
 from cep.errors import QueryError
 from cep.events import Event
 from cep.rules import parse_rules
-from tests.unit.support import checked_answers
+from tests.unit.support import checked_answers, turtle_background
 
 EX = "http://example.org/"
 # a one-way ring a -> b -> c -> a, a spur c -> d, a tram line d ~ e, and e
@@ -30,9 +30,7 @@ PREFIX = "PREFIX : <http://example.org/>\n"
 
 @pytest.fixture(scope="module")
 def background(tmp_path_factory):
-    path = tmp_path_factory.mktemp("roads") / "roads.ttl"
-    path.write_text(ROADS)
-    return load_background([path])
+    return turtle_background(tmp_path_factory, "roads.ttl", ROADS)
 
 
 def ev(s, p, o, t):
