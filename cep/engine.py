@@ -91,6 +91,10 @@ class Engine:
         self.layouts = self.compiled.layouts
         # per query: (variable name, column) in name order, for bindings
         self.orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
+        # windowed queries are evaluated as event time passes their windows
+        windows = [q.window for q in self.compiled.queries if q.window is not None]
+        self.windowed = bool(windows)
+        self.counting = any(w.count is not None for w in windows)  # count windows count instants' events
         self.late: list[Reject] = []
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
@@ -101,8 +105,10 @@ class Engine:
         return self.push_table(events_table(events)).to_list()
 
     def flush(self) -> list[Answer]:
-        """End of stream: process the instant held back."""
-        return self.flush_table().to_list()
+        """End of stream: process the instant held back, and evaluate the
+        windows of windowed queries up to the first evaluation at or after
+        the last event (every window that holds an event reports)."""
+        return self.flush_table(final=True).to_list()
 
     def push_table(self, table: pa.Table) -> AnswerBatch:
         """Like push, for a table with columns s, p, o (canonical N-Triples
@@ -119,10 +125,16 @@ class Engine:
         self._held = table.filter(at_cut)
         return self._process(table.filter(pc.invert(at_cut)))
 
-    def flush_table(self) -> AnswerBatch:
-        """Like flush, as an AnswerBatch."""
+    def flush_table(self, final: bool = False) -> AnswerBatch:
+        """Process the instant held back, as an AnswerBatch; `final`: the
+        stream has ended, as flush() says (without it, more events may
+        come: the Spark engine flushes each micro-batch)."""
         held, self._held = self._held, SCHEMA.empty_table()
-        return self._process(held)
+        batch = self._process(held)
+        if final and self.windowed and self._last is not None:
+            final = _read_lines(self._close("final", self._last), self.compiled.width)
+            batch = AnswerBatch(self, pa.concat_tables([batch.table, final]))
+        return batch
 
     def _process(self, table: pa.Table) -> AnswerBatch:
         if not table.num_rows:
@@ -140,7 +152,17 @@ class Engine:
             part = table.slice(start, stop - start)
             lines.append(self.session.push(self.module, table_text(
                 part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"])))
+            if self.windowed:  # every instant of the part is complete: windows up to its last close
+                lines.append(self._close("now", part["end"][-1].as_py() + 1, part))
         return self._batch(b"".join(lines))
+
+    def _close(self, how: str, time_ms: int, part=None) -> bytes:
+        counts = ()
+        if self.counting and part is not None:
+            ends = part.filter(pc.invert(pc.fill_null(part["updates_only"], False)))["end"].to_numpy()
+            instants, n = np.unique(ends, return_counts=True)
+            counts = zip(instants.tolist(), n.tolist())
+        return self.session.close(self.module, how, time_ms, counts)
 
     def _batch(self, lines: bytes) -> AnswerBatch:
         return AnswerBatch(self, _read_lines(lines, self.compiled.width))

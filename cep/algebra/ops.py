@@ -212,6 +212,52 @@ class ProjectItem:
 
 
 @dataclass(frozen=True)
+class Window:
+    """A window over the run's stream (C-SPARQL's FROM STREAM <iri> [...]):
+    time-based, RSP-QL's (t'-range, t'] at every t' that is a multiple of
+    `step` (tumbling: step = range), or count-based, the last `count`
+    events. `stream` is the stream's IRI (N-Triples text)."""
+
+    stream: str
+    range_ms: Optional[int] = None
+    step_ms: Optional[int] = None
+    count: Optional[int] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+AGGREGATES = ("count", "sum", "avg", "min", "max", "sample")
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """An aggregate of a window's solutions (SPARQL 1.1 section 18.5): `arg`
+    is an expression, or None for COUNT(*)."""
+
+    func: str  # one of AGGREGATES
+    arg: Optional[Expr] = None
+    distinct: bool = False
+
+
+@dataclass(frozen=True)
+class Grouping:
+    """What a windowed query does with the solutions in a window, at each
+    evaluation. SPARQL's GROUP BY form (`keys` given, possibly empty: one
+    group): the solutions are grouped, `aggregates` bind variables per
+    group, and a group is a row. C-SPARQL's AGGREGATE form (`keys` None):
+    each solution is a row, extended by the `extensions`, each an
+    aggregate over the solutions that share its own key variables. Then
+    `having` (HAVING, or the AGGREGATE clauses' FILTERs) keeps rows."""
+
+    keys: Optional[tuple] = None  # tuple of Var
+    aggregates: tuple = ()  # ((Var, Aggregate), ...): the variables the aggregates bind
+    extensions: tuple = ()  # C-SPARQL: ((Var, Aggregate, key Vars), ...)
+    having: tuple = ()  # conditions (Expr)
+
+
+REPORTS = ("rstream", "istream", "dstream")
+
+
+@dataclass(frozen=True)
 class Query:
     name: str
     form: str  # "select", "construct" or "update" (template: the triples to insert)
@@ -226,6 +272,13 @@ class Query:
     # FROM: the absolute paths (str) of the background files the query names,
     # in order; the run's one background graph holds them (docs/language.md)
     ontologies: tuple = ()
+    # a continuous query over a window (docs/language.md, "Windows"): its
+    # window, how often it is evaluated (COMPUTED EVERY, ms; None: at each
+    # window close), what it reports of each evaluation, and its grouping
+    window: Optional[Window] = None
+    every_ms: Optional[int] = None
+    report: str = "rstream"
+    grouping: Optional[Grouping] = None
 
     @property
     def outputs(self) -> bool:

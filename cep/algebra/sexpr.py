@@ -72,7 +72,39 @@ def query(q: ops.Query) -> str:
     else:
         items = "*" if q.projection is None else _items(q.projection)
         head = f"({'select-distinct' if q.distinct else 'select'} ({items})"
-    return head + _from(q) + "\n" + pattern(q.pattern, 1) + ")"
+    return head + _from(q) + _window(q) + "\n" + pattern(q.pattern, 1) + _grouping(q) + ")"
+
+
+def _window(q: ops.Query) -> str:
+    """(window <stream> (range MS) (step MS)) or (window <stream> (triples N)),
+    with (every MS) and the report operator when they are not the default."""
+    w = q.window
+    if w is None:
+        return ""
+    size = f"(triples {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
+    extra = (f" (every {q.every_ms})" if q.every_ms is not None else "") + \
+        (f" ({q.report})" if q.report != "rstream" else "")
+    return f"\n  (window {w.stream} {size}{extra})"
+
+
+def aggregate(a: ops.Aggregate) -> str:
+    arg = "*" if a.arg is None else expr(a.arg)
+    return f"({a.func}{' distinct' if a.distinct else ''} {arg})"
+
+
+def _grouping(q: ops.Query) -> str:
+    g = q.grouping
+    if g is None:
+        return ""
+    if g.keys is not None:
+        aggs = " ".join(f"({v} {aggregate(a)})" for v, a in g.aggregates)
+        out = f"\n  (group ({' '.join(str(k) for k in g.keys)}) {aggs})"
+    else:
+        out = "".join(f"\n  (aggregate {v} {aggregate(a)} ({' '.join(str(k) for k in keys)}))"
+                      for v, a, keys in g.extensions)
+    if g.having:
+        out += "\n  (having " + " ".join(expr(e) for e in g.having) + ")"
+    return out
 
 
 def _from(q: ops.Query) -> str:

@@ -362,6 +362,7 @@ class _Query:
         self.template_labels = set()  # blank node labels written in the template
         self.fresh = 0
         self.block = 0
+        self.aggregates = None  # while the SELECT clause and HAVING are read: [(Var, Aggregate)]
 
     # ---- helpers
 
@@ -400,22 +401,38 @@ class _Query:
                 raise self.error("REGISTER STREAM registers a CONSTRUCT query; register a "
                                  "SELECT query with REGISTER QUERY", register)
         pos = self.pos(tree)
-        ontologies = self.dataset(_children(body, "from_clause"))
+        froms = _children(body, "from_clause")
+        ontologies = self.dataset([c for c in froms if not _is_stream(c)])
+        window = self.window([c for c in froms if _is_stream(c)])
+        computed = _children(register, "computed") if register is not None else []
+        every = self.every(computed[0], window) if computed else None
         if body.data == "update_query":
+            if window is not None:
+                raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
             return self.update(body, tree, name, options, pos, ontologies)
+        windowed = dict(window=window, every_ms=every)
         if body.data == "select_query":
-            clause, where = body.children[0], body.children[-1]
+            clause, where = body.children[0], _children(body, "where_clause")[0]
+            windowed["report"] = self.report(clause, window)
             pattern = self.where(where, tree)
-            distinct, projection = self.select_clause(clause, pattern)
+            self.aggregates = []  # an aggregate may stand in the SELECT clause and in HAVING
+            # C-SPARQL's AGGREGATE clauses bind variables the SELECT clause may name
+            extended = {Var(str(c.children[1])[1:]) for c in _children(body, "aggregate_clause")}
+            distinct, projection = self.select_clause(clause, pattern, extended)
+            grouping, projection = self.grouping(body, pattern, projection, window)
             return ops.Query(name, "select", pattern, projection, distinct, options=options,
-                             pos=pos, warnings=tuple(self.warnings), ontologies=ontologies)
-        template_tree, where = body.children[1], body.children[-1]
+                             pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
+                             grouping=grouping, **windowed)
+        windowed["report"] = self.report(body, window)
+        template_tree, where = _children(body, "template")[0], body.children[-1]
         sub = _sub_select(where)
         if sub is not None:
             froms = _children(sub, "from_clause")
             if froms:
                 raise self.error(FROM_IN_SUBQUERY, froms[0])
             clause, sub_where = sub.children
+            if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
+                raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer CONSTRUCT", clause)
             pattern = self.where(sub_where, tree)
             distinct, projection = self.select_clause(clause, pattern)
         else:
@@ -432,7 +449,184 @@ class _Query:
                         f"{t.pos}: ?{v.name} in the CONSTRUCT template is never bound by the "
                         f"pattern: the triples that use it are never produced")
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
-                         pos=pos, warnings=tuple(self.warnings), ontologies=ontologies)
+                         pos=pos, warnings=tuple(self.warnings), ontologies=ontologies, **windowed)
+
+    # ---- windows (C-SPARQL FROM STREAM, RSP-QL window functions)
+
+    def window(self, clauses):
+        """The query's window over the stream, or None."""
+        if not clauses:
+            return None
+        if len(clauses) > 1:
+            raise self.error("a query reads one stream through one window: the events of a run "
+                             "form one stream", clauses[1])
+        clause = clauses[0]
+        if any(isinstance(c, Token) and c.type == "NAMED" for c in clause.children):
+            raise self.error("FROM NAMED STREAM is not supported: a run's events form one stream; "
+                             "read it with FROM STREAM <iri> [...]", clause)
+        iri = terms.iri(self.iri(clause.children[-2]))
+        spec = clause.children[-1]
+        words = [c for c in spec.children if isinstance(c, Token)]
+        pos = self.pos(clause)
+        if words[0].type == "TRIPLES":
+            count = int(str(words[1]))
+            if count < 1:
+                raise self.error("a count-based window holds at least one event: [TRIPLES 1]", words[1])
+            return ops.Window(iri, count=count, pos=pos)
+        range_ms = self.span(words[1])
+        step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
+        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos)
+
+    def span(self, token: Token) -> int:
+        """A C-SPARQL time span (10m, 500ms, 1h) or an ISO 8601 duration
+        (PT10M) -> positive milliseconds."""
+        text = str(token)
+        m = _SPAN.fullmatch(text)
+        if m:
+            ms = int(m.group(1)) * _UNIT_MS[m.group(2).lower()]
+        else:
+            try:
+                months, ms = terms.parse_duration(text.upper())
+            except terms.TermError:
+                months, ms = 0, 0
+            if months:
+                raise self.error(f"a window's time span has a fixed length: {text} counts months or "
+                                 f"years; write days (P30D)", token)
+        if ms <= 0:
+            raise self.error(f"a time span must be positive, not {text}", token)
+        return ms
+
+    def every(self, computed: Tree, window) -> int:
+        token = computed.children[-1]
+        if window is None or window.count is not None:
+            raise self.error("COMPUTED EVERY sets how often a query over a time-based window is "
+                             "evaluated: add FROM STREAM <iri> [RANGE ... STEP ...]", computed)
+        return self.span(token)
+
+    def report(self, clause: Tree, window) -> str:
+        """RSTREAM (the default), ISTREAM or DSTREAM: what is reported of
+        each evaluation of a windowed query (RSP-QL)."""
+        for c in clause.children:
+            if isinstance(c, Token) and c.type in REPORTS:
+                if window is None:
+                    raise self.error(f"{c.type} reports the evaluations of a query over a window: "
+                                     f"add FROM STREAM <iri> [RANGE ...]", c)
+                return c.type.lower()
+        return "rstream"
+
+    # ---- aggregation (SPARQL 1.1 section 11, C-SPARQL's AGGREGATE)
+
+    def aggregate(self, tree: Tree):
+        """An aggregate call in SELECT or HAVING -> the variable that stands
+        for its value (SPARQL 18.2.4.1: aggregates are computed per group,
+        and the expressions around them read their values)."""
+        if self.aggregates is None:
+            raise self.error("an aggregate stands only in the SELECT clause or HAVING of a "
+                             "query over a window", tree)
+        func = str(tree.children[0].children[0]).lower()
+        rest = tree.children[1:]
+        distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in rest)
+        arg = rest[-1]
+        if isinstance(arg, Token) and arg.type == "STAR":
+            if func != "count":
+                raise self.error(f"{func.upper()}(*) is not an aggregate: only COUNT takes *", arg)
+            arg_expr = None
+        else:
+            saved, self.aggregates = self.aggregates, None  # no aggregate inside an aggregate
+            try:
+                arg_expr = self.expr(arg)
+            finally:
+                self.aggregates = saved
+        agg = ops.Aggregate(func, arg_expr, distinct)
+        for var, known in self.aggregates:
+            if known == agg:
+                return var
+        var = Var(f".agg{len(self.aggregates)}")
+        self.aggregates.append((var, agg))
+        return var
+
+    def grouping(self, body: Tree, pattern, projection, window):
+        """(Grouping or None, projection) of a SELECT query: GROUP BY,
+        HAVING and aggregates in the SELECT clause (SPARQL's form), or
+        C-SPARQL's AGGREGATE clauses."""
+        group = _children(body, "group_clause")
+        having = _children(body, "having_clause")
+        clauses = _children(body, "aggregate_clause")
+        if clauses:
+            if group or having or self.aggregates:
+                raise self.error("C-SPARQL's AGGREGATE clauses and SPARQL's GROUP BY, HAVING and "
+                                 "aggregates in SELECT are two forms: use one", clauses[0])
+            return self.extensions(clauses, pattern, projection, window), projection
+        if not (group or having or self.aggregates):
+            return None, projection
+        first = (group or having or [body.children[0]])[0]
+        if window is None:
+            raise self.error("grouping and aggregates need a window over the stream: add "
+                             "FROM STREAM <iri> [RANGE 1h STEP 5m] (or [TRIPLES n])", first)
+        if projection is None:
+            raise self.error("SELECT * cannot be grouped: name the grouped variables and "
+                             "aggregates to select", body.children[0])
+        bound = ops.variables(pattern)
+        keys = []
+        for token in group[0].children[2:] if group else ():
+            var = Var(str(token)[1:])
+            if var not in bound:
+                raise self.error(f"{var} is grouped by but the pattern never binds it", token)
+            if var not in keys:
+                keys.append(var)
+        conditions = []
+        for clause in having:
+            for e in clause.children[1:]:
+                conditions.append(self.expr(e))
+        allowed = set(keys) | {v for v, _ in self.aggregates}
+        for item in projection:
+            if item.expr is None and item.var not in allowed:
+                raise self.error(f"{item.var} is selected but neither grouped by nor aggregated: "
+                                 f"add it to GROUP BY, or select an aggregate of it such as "
+                                 f"(SAMPLE({item.var}) AS ?x)", body.children[0])
+            if item.expr is not None:
+                self.check_grouped(item.expr, allowed, body.children[0])
+            allowed.add(item.var)
+        for e, clause in zip(conditions, having):
+            self.check_grouped(e, allowed, clause)
+        return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(conditions)), projection
+
+    def check_grouped(self, expr, allowed, node):
+        stray = [v for v in _vars_in_order(expr) if v not in allowed]
+        if stray:
+            raise self.error(f"{_var_list([v.name for v in stray])} is used outside an aggregate but "
+                             f"not grouped by: group by it or aggregate it", node)
+
+    def extensions(self, clauses, pattern, projection, window):
+        """C-SPARQL's AGGREGATE { (?v, FUNC[(?x)], {?g...}) [FILTER] }:
+        each solution is extended with the aggregate of its group."""
+        if window is None:
+            raise self.error("AGGREGATE needs a window over the stream: add FROM STREAM <iri> "
+                             "[RANGE 1h STEP 5m] (or [TRIPLES n])", clauses[0])
+        bound = ops.variables(pattern)
+        out, conditions, new = [], [], set()
+        for clause in clauses:
+            var_token, func_tree = clause.children[1:3]
+            var = Var(str(var_token)[1:])
+            if var in bound or var in new:
+                raise self.error(f"AGGREGATE binds {var}, which is already bound: choose a new name",
+                                 var_token)
+            func = str(func_tree.children[0]).lower()
+            if func == "sample":
+                raise self.error("C-SPARQL's AGGREGATE takes COUNT, SUM, AVG, MIN or MAX", func_tree)
+            args = _children(clause, "agg_arg")
+            arg = Var(str(args[0].children[0])[1:]) if args else None
+            if arg is None and func != "count":
+                raise self.error(f"{func.upper()} in AGGREGATE takes the variable to aggregate: "
+                                 f"({var}, {func.upper()}(?x), {{?group}})", func_tree)
+            keys = tuple(dict.fromkeys(Var(str(t)[1:]) for t in _children(clause, "agg_keys")[0].children))
+            for v in ([arg] if arg is not None else []) + list(keys):
+                if v not in bound:
+                    raise self.error(f"{v} in AGGREGATE is never bound by the pattern", clause)
+            conditions += [self.filter(f) for f in _children(clause, "filter")]
+            out.append((var, ops.Aggregate(func, arg), keys))
+            new.add(var)
+        return ops.Grouping(None, (), tuple(out), tuple(conditions))
 
     def dataset(self, clauses) -> tuple:
         """The background files named by FROM (SPARQL [13] DatasetClause),
@@ -507,12 +701,12 @@ class _Query:
 
     # ---- SELECT clause
 
-    def select_clause(self, clause: Tree, pattern):
+    def select_clause(self, clause: Tree, pattern, extended=frozenset()):
         items = [c for c in clause.children if isinstance(c, Tree)]
         distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in clause.children)
         if not items:  # SELECT *
             return distinct, None
-        bound = ops.variables(pattern)
+        bound = ops.variables(pattern) | extended
         defined, seen, out = set(), set(), []
         for item in items:
             var_token = item.children[-1]
@@ -529,7 +723,8 @@ class _Query:
                     raise self.error(f"(... AS {var}) names a variable that the pattern binds; "
                                      f"choose a new name", var_token)
                 expr = self.expr(item.children[0])
-                unbound = [v.name for v in _vars_in_order(expr) if v not in bound | defined]
+                unbound = [v.name for v in _vars_in_order(expr)
+                           if v not in bound | defined and not _is_aggregate(v)]
                 if unbound:
                     self.warn(f"{_var_list(unbound)} in the expression for {var} "
                               f"{'is' if len(unbound) == 1 else 'are'} never bound by the "
@@ -831,6 +1026,8 @@ class _Query:
                         *[self.expr(a) for a in args.children])
         if kind == "call":
             return self.call(node)
+        if kind == "aggregate":
+            return self.aggregate(node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
 
     def call(self, tree: Tree):
@@ -879,6 +1076,23 @@ def _vars_in_order(expr) -> list:
                 if v not in out:
                     out.append(v)
     return out
+
+
+_SPAN = re.compile(r"(\d+)(ms|s|m|h|d)", re.I)
+_UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+REPORTS = ("RSTREAM", "ISTREAM", "DSTREAM")
+
+
+def _is_stream(clause: Tree) -> bool:
+    return any(isinstance(c, Token) and c.type == "STREAM" for c in clause.children)
+
+
+def _is_aggregate(var: Var) -> bool:
+    return var.name.startswith(".agg")
+
+
+def window_clause(froms):
+    return next(c for c in froms if _is_stream(c))
 
 
 def _children(tree: Tree, data: str) -> list:

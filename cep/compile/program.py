@@ -49,6 +49,7 @@ from cep.algebra import ops
 from cep.background.rdfs import SCHEMA_PREDICATES
 from cep.binarize import Leaf, Plan, Step
 from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.compile.windows import window_items
 from cep.errors import QueryError
 from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
 
@@ -307,6 +308,8 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     distinct = [i for i, o in enumerate(plan.outputs) if o.query.distinct or o.query.form == "construct"]
     for project, _ in projections:
         items.append(_padded(project, width))
+    for item in window_items(plan, chaining, _Vars):
+        items.append(_padded(item, width) if isinstance(item, pl.Clause) and item.head.functor == "$wrow" else item)
     items += [pl.Clause(pl.Struct("$distinct", i)) for i in distinct]
     if not distinct:
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
@@ -389,7 +392,9 @@ def _emitter(plan, node, outputs, hoist=None, deriving=frozenset()):
     for step, side in plan.consumers(node.id):
         alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:
-        if plan.outputs[index].query.form == "update":  # applied at the instant's end ($apply_updates)
+        if plan.outputs[index].query.window is not None:  # kept for the window's evaluations (cep/compile/windows.py)
+            alternatives.append(conj([pl.Struct("$wstore", index, v, ts, te), F]))
+        elif plan.outputs[index].query.form == "update":  # applied at the instant's end ($apply_updates)
             alternatives.append(conj([pl.Struct("assertz", pl.Struct("bg_pending", index, v)), F]))
         elif index in deriving:  # its triples are fed back (_derivations)
             alternatives.append(conj([pl.Struct("=", ans, pl.Struct("ans", index, v, ts, te)),
@@ -897,6 +902,10 @@ def _projection(plan, index, out):
     """('$project' clause, layout) of an output."""
     query = out.query
     root = plan.node(out.root)
+    if query.grouping is not None:  # its rows are made by '$wrow' (cep/compile/windows.py)
+        names = tuple(item.var.name for item in query.projection)
+        head = pl.Struct("$project", index, pl.Var("_"), pl.Var("_"), pl.Var("_"), pl.PList([]))
+        return pl.Clause(head, (F,)), QueryLayout(index, query.name, query.form, names)
     vs = _Vars()
     ts, te = pl.Var("Ts"), pl.Var("Te")
     v = tuple_term(vs, root.vars)

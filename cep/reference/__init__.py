@@ -29,6 +29,7 @@ from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
 from cep.reference.expressions import USER_PROLOG, ExprError, value
 from cep.reference.patterns import compatible, merge, solutions, stream_of
+from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
@@ -43,17 +44,42 @@ def evaluate(queries, events, background=None, prolog=None) -> list[Answer]:
     chaining = analyse(queries, background.schema if background is not None else None)
     out = []
     token = USER_PROLOG.set(load_user_prolog(prolog))
+    windowed = [q for q in queries if q.window is not None]
     try:
+        skolem = {}
         if chaining.producers or any(q.form == "update" for q in queries):
-            out = _by_instant(queries, events, background, chaining)
+            if windowed and any(q.form == "update" for q in queries):
+                raise ValueError("the reference does not evaluate windows with background updates")
+            out, stream = _by_instant([q for q in queries if q.window is None], events, background,
+                                      chaining)
         else:
             stream = stream_of(events, background)
-            skolem = {}
             for q in queries:
-                out += answers(q, stream, skolem)
+                if q.window is None:
+                    out += answers(q, stream, skolem)
+        for q in windowed:
+            timed = [s for s in solutions(q.pattern, stream) if s[1] is not None]
+            out += window_answers(q, timed, events, _row_maker(q, skolem), skolem)
     finally:
         USER_PROLOG.reset(token)
     return out
+
+
+def _row_maker(query, skolem):
+    """A solution's row in a window: its projected bindings, or its
+    CONSTRUCT triples (blank nodes named as answers() names them)."""
+    names = [n for n in ops.template_fields(query.template) if not n.startswith("_:")]
+
+    def row(mu, ts, te):
+        if query.form != "construct":
+            return _project(query, mu, ts, te)
+        for item in query.projection or ():
+            if item.expr is not None:
+                _extend(mu, item, ts, te)
+        values = tuple(mu.get(n) for n in names)
+        return ops.instantiate(query.template, mu, lambda label: skolem.setdefault(
+            (query.name, label, values, ts, te), f"_:r{len(skolem)}"))
+    return row
 
 
 def _by_instant(queries, events, background, chaining) -> list[Answer]:
@@ -120,7 +146,9 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
             changed = (instances - deletions) | {x for x in insertions if x[1] not in rdfs.SCHEMA_PREDICATES}
             if changed != instances:
                 instances, graph, stream = changed, rdfs.closure(schema | changed), None
-    return out
+    if stream is None:
+        stream = stream_of(list(events) + derived, background, graph)
+    return out, stream
 
 
 def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:

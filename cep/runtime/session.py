@@ -53,7 +53,7 @@ class _Session:
         self.lock = threading.Lock()
         base = prolog_dir()
         self._run_text("cep_boot", "user:asserta(file_search_path(cep, '%s'))" % str(base).replace("'", "\\'"))
-        for name in ("cep_values", "cep_runtime", "cep_user"):
+        for name in ("cep_values", "cep_runtime", "cep_window", "cep_user"):
             self._run_text("cep_boot", f"use_module(cep({name}))")
 
     def _bind(self):
@@ -225,6 +225,14 @@ class _Session:
     def advance(self, module: str, now_ms: int) -> bool:
         """Prune to event time now_ms; whether goals remain (cep_advance/3)."""
         return self.call("cep_advance", "cep_runtime", [("atom", module), str(now_ms)])[0] == "true"
+
+    def close(self, module: str, how: str, time_ms: int, counts=()) -> bytes:
+        """Evaluate the windows due (cep_window:cep_close/3): `how` "now"
+        (event time has passed every instant before time_ms) or "final"
+        (the stream ended at time_ms); `counts`: (instant, events) of the
+        instants just processed, for count windows. The answer lines out."""
+        text = " ".join([how, str(time_ms), *(str(x) for pair in counts for x in pair)])
+        return self.call("cep_close", "cep_window", [("atom", module), text], raw=True)[0]
 
     def dump(self, module: str) -> bytes:
         """The state of a loaded rule set (cep_runtime:cep_dump/2)."""

@@ -230,6 +230,17 @@ def refuse_derived_updates(queries, schema=None):
                              f"in-process", consumer.pos)
 
 
+def refuse_windows(queries):
+    """A windowed query (FROM STREAM [...]) is evaluated as event time
+    passes its windows; a Spark group is called only when rows reach it,
+    so such a query runs in-process until groups close their windows on
+    event-time timeouts."""
+    for q in queries:
+        if q.window is not None:
+            raise QueryError(f"{q.name} reads a window (FROM STREAM ... [...]): the Spark engine does "
+                             f"not evaluate windows yet; run it in-process (--engine local)", q.window.pos)
+
+
 def update_routes(updates, schema=None) -> tuple:
     """The routes of the events that the update rules (DELETE/INSERT) read:
     every group gets them (cep.spark._routed), since every group's rules

@@ -40,11 +40,12 @@ WORDS = {
     "LE": "'<='", "GE": "'>='", "PLUS": "'+'", "MINUS": "'-'", "STAR": "'*'",
     "SLASH": "'/'", "BANG": "'!'", "A": "'a'", "ANNOTATION": "an annotation",
     "PIPE": "'|'", "CARET": "'^'", "QMARK": "'?'",
+    "TIME_SPAN": "a time span such as 10m, 1h, 30s, 500ms, 2d or PT5M",
 }
 ORDER = {name: i for i, name in enumerate(WORDS)}
 
 EXPRESSION_START = {"BANG", "PLUS", "MINUS", "LPAR", "VAR", "NUMBER", "STRING", "TRUE",
-                    "FALSE", "IRIREF", "PNAME", "BARE_NAME"}
+                    "FALSE", "IRIREF", "PNAME", "BARE_NAME", "COUNT", "SUM", "AVG", "MIN", "MAX", "SAMPLE"}
 IRI = {"IRIREF", "PNAME", "BARE_NAME", "A"}
 LITERAL = {"STRING", "NUMBER", "SIGNED_NUMBER", "TRUE", "FALSE"}
 BLANK = {"BLANK_NODE_LABEL", "ANON", "LSQB"}
@@ -52,7 +53,8 @@ OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "GT", "LE", "GE", "PLUS", "MINUS", "
              "SLASH", "IN", "NOT"}
 CHAIN_OPS = {"UNION", "SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL"}
 QUERY_START = {"SELECT", "CONSTRUCT", "DELETE", "INSERT", "REGISTER", "PREFIX", "BASE", "ANNOTATION"}
-HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED"}  # recognized only to be rejected
+HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED",  # recognized only to be rejected
+          "RSTREAM", "ISTREAM", "DSTREAM"}  # optional words that would crowd a message
 
 
 def phrases(expected) -> list:

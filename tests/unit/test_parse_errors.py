@@ -67,10 +67,10 @@ SYNTAX = [
      "rules/x.rq:1:30: unexpected '?o' \u2014 expected '(' or a function call (the FILTER condition)"),
     ("SELECT * { ?s ?p ?o } SEQUENCE { ?s ?p ?o }",
      "rules/x.rq:1:23: unexpected 'SEQUENCE' \u2014 expected an operator such as SEQ or UNION, "
-     "another query, FILTER, WITHIN or the end of the file"),
+     "another query, AGGREGATE, FILTER, GROUP, HAVING, WITHIN or the end of the file"),
     ("SELECT * { ?s ?p ?o } OPTIONAL { ?s ?p ?o }",
      "rules/x.rq:1:23: unexpected 'OPTIONAL' \u2014 expected an operator such as SEQ or UNION, "
-     "another query, FILTER, WITHIN or the end of the file"),
+     "another query, AGGREGATE, FILTER, GROUP, HAVING, WITHIN or the end of the file"),
     ("SELEC * { ?s ?p ?o }",
      "rules/x.rq:1:1: unexpected 'SELEC' \u2014 expected another query or the end of the file"),
     ("SELECT",
@@ -92,7 +92,7 @@ SYNTAX = [
      "rules/x.rq:1:10: unexpected end of file \u2014 expected a variable, an IRI, a literal or '{' "
      "(the template of the CONSTRUCT)"),
     ("REGISTER QUERY AS SELECT * { ?s ?p ?o }",
-     "rules/x.rq:1:19: unexpected 'SELECT' \u2014 expected AS "
+     "rules/x.rq:1:19: unexpected 'SELECT' \u2014 expected AS or COMPUTED "
      "(REGISTER QUERY name AS ... or REGISTER STREAM name AS ...)"),
     ("PREFIX ex <http://a/>",
      "rules/x.rq:1:8: unexpected 'ex' \u2014 expected a prefixed name (PREFIX name: <IRI>)"),
@@ -104,13 +104,13 @@ SYNTAX = [
      "rules/x.rq:1:23: @policy is not followed by a query"),
     # FROM <file> (the dataset clause): what may follow it, and where it goes
     ("SELECT * FROM ?x { ?s ?p ?o }",
-     "rules/x.rq:1:15: unexpected '?x' \u2014 expected an IRI "
+     "rules/x.rq:1:15: unexpected '?x' \u2014 expected an IRI or STREAM "
      "(the background file after FROM, such as FROM <ontology.ttl>)"),
     ('CONSTRUCT { ?s ?p ?o } FROM "a.ttl" { ?s ?p ?o }',
-     "rules/x.rq:1:29: unexpected '\"a.ttl\"' \u2014 expected an IRI "
+     "rules/x.rq:1:29: unexpected '\"a.ttl\"' \u2014 expected an IRI or STREAM "
      "(the background file after FROM, such as FROM <ontology.ttl>)"),
     ("SELECT * FROM NAMED { ?s ?p ?o }",
-     "rules/x.rq:1:21: unexpected '{' \u2014 expected an IRI "
+     "rules/x.rq:1:21: unexpected '{' \u2014 expected an IRI or STREAM "
      "(the background file after FROM, such as FROM <ontology.ttl>)"),
     ("DELETE { ?s ?p ?o } FROM <a.ttl> ?s",
      "rules/x.rq:1:34: unexpected '?s' \u2014 expected '{', FROM or WHERE"),
@@ -221,7 +221,7 @@ SEMANTIC = [
     ("register query a as select * { ?x ?x ?x }\nregister query a as select * { ?x ?x ?x }",
      "rules/x.rq:2:1: a query named a is already defined at rules/x.rq:1:1"),
     ("register query x#2 as select * { ?x ?x ?x }",  # `#` starts a comment
-     "rules/x.rq:1:17: unexpected end of file \u2014 expected AS "
+     "rules/x.rq:1:17: unexpected end of file \u2014 expected AS or COMPUTED "
      "(REGISTER QUERY name AS ... or REGISTER STREAM name AS ...)"),
     # annotations
     ("@policy\nSELECT * { ?x ?x ?x }",

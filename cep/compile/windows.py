@@ -1,0 +1,191 @@
+"""Windowed queries -> the clauses prolog/cep_window.pl evaluates them with.
+
+A windowed query's pattern compiles like any other's; its solutions are
+stored ('$wstore') instead of answered, and at each evaluation the window's
+solutions become rows (docs/language.md, "Windows and aggregates"):
+
+    plain    a row per solution ('$project', the query's own projection);
+    group    SPARQL's GROUP BY: '$wkey' gives a solution's group, '$wargs'
+             the arguments of the aggregates, '$wrow' a group's row (its
+             keys and aggregate values, then HAVING and the projection);
+    extend   C-SPARQL's AGGREGATE: '$wkey'/4 and '$wargs'/6 per extension,
+             '$wrow' a solution's row with the extensions' values.
+
+Aggregate values reach '$wrow' as values or '$error' (the variable stays
+unbound), group keys with '$unbound' for an unbound key variable.
+"""
+
+from __future__ import annotations
+
+from cep import prolog as pl
+from cep.algebra import ops
+from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.errors import QueryError
+
+A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
+WINDOW = "cep_window"
+DYNAMIC = (("$wsol", 7), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2), ("$wcut", 2), ("$wset", 1))
+
+
+def windowed(query) -> bool:
+    return query.window is not None
+
+
+def window_items(plan, chaining, vars_of) -> list:
+    """The clauses of every windowed query of the plan; `vars_of(node id)`
+    gives the compile-time variables helper (cep.compile.program)."""
+    indexes = [i for i, out in enumerate(plan.outputs) if windowed(out.query)]
+    if not indexes:
+        return []
+    for i in indexes:
+        query = plan.outputs[i].query
+        if chaining is not None and query.name in chaining.producers:
+            raise QueryError(f"the triples of {query.name}, a CONSTRUCT over a window, are read by "
+                             f"another query: feeding window results back into the stream is "
+                             f"not supported", query.pos)
+    items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, a))) for n, a in DYNAMIC]
+    Q, V, Ts, Te, Fst, Lst, H, Spec = (pl.Var(n) for n in ("Q", "V", "Ts", "Te", "F", "L", "H", "Spec"))
+    # a solution is stored once (solutions are sets), with the closes of the
+    # windows that hold it
+    items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
+        pl.Struct("$window", Q, Spec),
+        q(WINDOW, "cep_window_span", Spec, Ts, Te, Fst, Lst),
+        pl.Struct("variant_sha1", V, H),
+        pl.Struct("\\+", pl.Struct("$wsol", Q, pl.Var("_"), pl.Var("_"), H, pl.Var("_"), Ts, Te)),
+        pl.Struct("assertz", pl.Struct("$wsol", Q, Lst, Fst, H, V, Ts, Te)))))
+    clauses = []
+    for i in indexes:
+        query = plan.outputs[i].query
+        clauses += _query_items(i, query, plan.node(plan.outputs[i].root), vars_of)
+    # each predicate's clauses together, queries in order
+    order = {}
+    for c in clauses:
+        order.setdefault((c.head.functor, len(c.head.args)), []).append(c)
+    return items + [c for group in order.values() for c in group]
+
+
+def _spec(query):
+    w = query.window
+    if w.count is not None:
+        return pl.Struct("count", w.count)
+    return pl.Struct("time", w.range_ms, w.step_ms, query.every_ms or w.step_ms)
+
+
+def _func(agg: ops.Aggregate):
+    return pl.Struct("f", A(agg.func), A("true" if agg.distinct else "false"))
+
+
+def _query_items(index, query, root, vars_of) -> list:
+    g = query.grouping
+    items = [pl.Clause(pl.Struct("$window", index, _spec(query))),
+             pl.Clause(pl.Struct("$wreport", index, A(query.report)))]
+    if g is None:
+        kind = A("plain")
+    elif g.keys is not None:
+        kind = pl.Struct("group", pl.PList([_func(a) for _, a in g.aggregates]))
+    else:
+        kind = pl.Struct("extend", pl.PList([_func(a) for _, a, _ in g.extensions]))
+    items.append(pl.Clause(pl.Struct("$wkind", index, kind)))
+    # rows are a set where SPARQL makes them one: grouped rows, DISTINCT, and
+    # CONSTRUCT (a set of triple occurrences)
+    if g is not None and g.keys is not None or query.distinct or query.form == "construct":
+        items.append(pl.Clause(pl.Struct("$wset", index)))
+    if g is None:
+        return items
+    if g.keys is not None:
+        vs = vars_of()
+        v = _values(vs, root)
+        items.append(pl.Clause(pl.Struct("$wkey", index, v, _key(vs, g.keys)), (T,)))
+        items.append(_args_clause(("$wargs", index), vs, v, [a for _, a in g.aggregates]))
+        items.append(_group_row(index, query, vars_of))
+    else:
+        for j, (_, agg, keys) in enumerate(g.extensions, 1):
+            vs = vars_of()
+            v = _values(vs, root)
+            items.append(pl.Clause(pl.Struct("$wkey", index, j, v, _key(vs, keys)), (T,)))
+            items.append(_args_clause(("$wargs", index, j), vs, v, [agg], single=True))
+        items.append(_extended_row(index, query, root, vars_of))
+    return items
+
+
+def _values(vs, root):
+    return pl.Struct("v", *[vs.of(x) for x in root.vars]) if root.vars else A("v")
+
+
+def _key(vs, keys):
+    return pl.Struct("k", *[vs.of(k) for k in keys]) if keys else A("k")
+
+
+def _args_clause(head_args, vs, v, aggregates, single=False):
+    """'$wargs'(..., V, Ts, Te, Args): each aggregate's argument for the
+    solution, val(Value) or err (an error or unbound value); COUNT(*)
+    counts every solution."""
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    goals, out = [], []
+    for agg in aggregates:
+        a = vs.fresh()
+        if agg.arg is None:
+            goals.append(pl.Struct("=", a, pl.Struct("val", 1)))
+        else:
+            g, value = ec.value(agg.arg)
+            goals.append(ite(conj(g), pl.Struct("=", a, pl.Struct("val", value)), pl.Struct("=", a, A("err"))))
+        out.append(a)
+    result = out[0] if single else pl.PList(out)
+    name, *rest = head_args
+    return pl.Clause(pl.Struct(name, *rest, v, ts, te, result), tuple(goals) or (T,))
+
+
+def _unset(var, value):
+    """Bind `var` to `value` unless it is the mark of an unbound one."""
+    return ite(pl.Struct("memberchk", value, pl.PList([A("$unbound"), A("$error")])), T,
+               pl.Struct("=", var, value))
+
+
+def _group_row(index, query, vars_of):
+    """'$wrow'(Q, Key, Values, Ts, Te, Fields): a group's row; Ts and Te
+    are the window's start and the evaluation time (the time functions
+    read them)."""
+    g = query.grouping
+    vs = vars_of()
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    key_in = [vs.fresh() for _ in g.keys]
+    values_in = [vs.fresh() for _ in g.aggregates]
+    goals = [_unset(vs.of(k), x) for k, x in zip(g.keys, key_in)]
+    goals += [_unset(vs.of(v), x) for (v, _), x in zip(g.aggregates, values_in)]
+    head_key = pl.Struct("k", *key_in) if key_in else A("k")
+    head = ("$wrow", index, head_key, pl.PList(values_in), ts, te)
+    return _row_clause(head, vs, ts, te, goals, query)
+
+
+def _extended_row(index, query, root, vars_of):
+    """'$wrow'(Q, V, Ts, Te, Values, Fields): a solution with C-SPARQL's
+    AGGREGATE values."""
+    g = query.grouping
+    vs = vars_of()
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    v = _values(vs, root)
+    values_in = [vs.fresh() for _ in g.extensions]
+    goals = [_unset(vs.of(var), x) for (var, _, _), x in zip(g.extensions, values_in)]
+    head = ("$wrow", index, v, ts, te, pl.PList(values_in))
+    return _row_clause(head, vs, ts, te, goals, query)
+
+
+def _row_clause(head, vs, ts, te, goals, query):
+    """HAVING (or AGGREGATE's FILTERs), then the projection's fields."""
+    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    goals = list(goals)
+    for cond in query.grouping.having:
+        goals.append(ec.filter_goal(cond))
+    fields = []
+    for item in query.projection or ():
+        if item.expr is None:
+            fields.append(ec.env.get(item.var) or vs.fresh())
+        else:
+            g, value = ec.value(item.expr)
+            r = vs.fresh()
+            goals.append(ite(conj(g), pl.Struct("=", r, value), T))
+            fields.append(r)
+            ec.env[item.var] = r
+    name, *args = head
+    return pl.Clause(pl.Struct(name, *args, pl.PList(fields)), tuple(goals) or (T,))

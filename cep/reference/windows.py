@@ -1,0 +1,179 @@
+"""Windowed queries, evaluated naively from their definitions (the test
+oracle of prolog/cep_window.pl; docs/language.md, "Windows and aggregates").
+
+At each evaluation time tau the window holds the solutions of the pattern
+(over the whole stream, the paper's semantics) whose interval lies in it:
+for a time-based window of range l and step d, (c - l, c] with
+c = floor(tau / d) * d (RSP-QL); for a count-based one, the instants from
+the one where the last n events begin up to tau. The solutions are then
+rows (SPARQL 1.1 section 18.5 for GROUP BY and the aggregates; C-SPARQL
+3.1 for AGGREGATE), and the report operator picks what is answered.
+Evaluation times: the multiples of the period (COMPUTED EVERY, else the
+step) from the first event's up to the first at or after the last event;
+for a count window, every instant of the stream.
+"""
+
+from __future__ import annotations
+
+from cep import terms
+from cep.algebra import ops
+from cep.events import Answer
+from cep.reference.expressions import ExprError, holds, value
+
+INTEGER = terms.XSD + "integer"
+
+
+def window_answers(query: ops.Query, sols, events, project, skolem) -> list[Answer]:
+    """`sols`: the timed solutions (mu, ts, te) of the query's pattern;
+    `events`: the stream's events (for the evaluation times and count
+    windows); `project(mu, ts, te)`: a solution's row (its bindings, or its
+    CONSTRUCT triples)."""
+    w = query.window
+    if not events:
+        return []
+    ends = sorted({e.end for e in events})
+    out, previous = [], []
+    for tau, start, inside in _evaluations(query, w, ends, events):
+        content = [s for s in sols if inside(s[1], s[2])]
+        rows = _rows(query, content, start, tau, project)
+        if query.report == "rstream":
+            chosen = rows
+        else:
+            new = sorted(set(rows))
+            chosen = [r for r in new if r not in previous] if query.report == "istream" \
+                else [r for r in previous if r not in new]
+            previous = new
+        for row in chosen:
+            if query.form == "construct":
+                out.append(Answer(query.name, start, tau, triples=row))
+            else:
+                out.append(Answer(query.name, start, tau, bindings=row))
+    return out
+
+
+def _evaluations(query, w, ends, events):
+    """(tau, the window's start, test of a solution's interval) per evaluation."""
+    if w.count is not None:
+        for tau in ends:
+            counted, cut = 0, tau
+            for t in reversed([t for t in ends if t <= tau]):
+                counted += sum(1 for e in events if e.end == t)
+                cut = t
+                if counted >= w.count:
+                    break
+            yield tau, cut, (lambda ts, te, cut=cut, tau=tau: ts >= cut and te <= tau)
+        return
+    period = query.every_ms or w.step_ms
+    tau = (ends[0] // period) * period
+    last = -(-ends[-1] // period) * period
+    while tau <= last:
+        c = (tau // w.step_ms) * w.step_ms
+        yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)
+        tau += period
+
+
+def _rows(query, content, start, tau, project) -> list:
+    g = query.grouping
+    if not content:
+        return []
+    if g is None:
+        rows = [project(dict(mu), ts, te) for mu, ts, te in content]
+        rows = [r for r in rows if r or query.form != "construct"]
+    elif g.keys is not None:
+        groups = {}
+        for mu, ts, te in content:
+            key = tuple(dict(mu).get(k.name) for k in g.keys)
+            groups.setdefault(key, []).append((dict(mu), ts, te))
+        rows = []
+        for key, members in groups.items():
+            mu = {k.name: v for k, v in zip(g.keys, key) if v is not None}
+            for var, agg in g.aggregates:
+                result = aggregate(agg, members)
+                if result is not None:
+                    mu[var.name] = result
+            row = _row(query, mu, start, tau)
+            if row is not None:
+                rows.append(row)
+    else:
+        rows = []
+        for mu, ts, te in content:
+            mu = dict(mu)
+            for var, agg, keys in g.extensions:
+                key = tuple(mu.get(k.name) for k in keys)
+                members = [(dict(m), s, e) for m, s, e in content
+                           if tuple(dict(m).get(k.name) for k in keys) == key]
+                result = aggregate(agg, members)
+                if result is not None:
+                    mu[var.name] = result
+            row = _row(query, mu, ts, te)
+            if row is not None:
+                rows.append(row)
+    if g is not None and g.keys is not None or query.distinct or query.form == "construct":
+        return sorted(set(rows))
+    return sorted(rows)
+
+
+def _row(query, mu, ts, te):
+    """HAVING (or AGGREGATE's FILTERs), then the projection; None if rejected."""
+    if not all(holds(c, mu, ts, te) for c in query.grouping.having):
+        return None
+    out = {}
+    for item in query.projection or ():
+        if item.expr is not None:
+            try:
+                mu[item.var.name] = value(item.expr, mu, ts, te)
+            except ExprError:
+                mu.pop(item.var.name, None)
+        if item.var.name in mu:
+            out[item.var.name] = mu[item.var.name]
+    return tuple(sorted(out.items()))
+
+
+def aggregate(agg: ops.Aggregate, members) -> str | None:
+    """SPARQL 1.1 section 18.5.1 over a group's solutions; None for an error.
+    COUNT, MIN, MAX and SAMPLE read the bound, error-free values; one error
+    makes SUM and AVG an error; DISTINCT reads each value once."""
+    values, errors = [], 0
+    for mu, ts, te in members:
+        if agg.arg is None:
+            values.append(terms.literal("1", INTEGER))
+            continue
+        try:
+            values.append(value(agg.arg, mu, ts, te))
+        except ExprError:
+            errors += 1
+    if agg.distinct:
+        values = sorted(set(values))
+    if agg.func == "count":
+        return terms.literal(str(len(values)), INTEGER)
+    if agg.func in ("sum", "avg"):
+        if errors:
+            return None
+        total = terms.literal("0", INTEGER)
+        try:
+            for v in values:
+                total = value(ops.Call("+", ops.Const(total), ops.Const(v)), {}, 0, 0)
+            if agg.func == "sum":
+                return total
+            if not values:
+                return terms.literal("0", INTEGER)
+            n = terms.literal(str(len(values)), INTEGER)
+            return value(ops.Call("/", ops.Const(total), ops.Const(n)), {}, 0, 0)
+        except ExprError:
+            return None
+    if not values:
+        return None
+    if agg.func == "sample":
+        return min(values)
+    op = "<" if agg.func == "min" else ">"
+    best = values[0]
+    for v in values[1:]:
+        try:
+            better = value(ops.Call(op, ops.Const(v), ops.Const(best)), {}, 0, 0)
+        except ExprError:
+            if v != best:
+                return None
+            continue
+        if better.startswith('"true"'):
+            best = v
+    return best
