@@ -19,6 +19,7 @@ from cep import cli, terms
 from cep.algebra.ops import ProjectItem, Query, Var
 from cep.errors import EngineError
 from cep.events import Answer, Reject
+from tests.unit.support import policy_case
 
 ROOT = Path(__file__).resolve().parents[2]
 STOCK_RULES = ROOT / "rules/stock.rq"
@@ -332,15 +333,6 @@ def test_policy_reaches_the_rule_loader_of_every_command(capsys, rules, engine, 
 # ------------------------------------------------------ the real engine
 
 
-POLICY_RULES = f"""PREFIX : <{EX}>
-REGISTER QUERY plain AS
-SELECT ?x ?y WHERE {{ {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} }}
-@policy unrestricted
-REGISTER QUERY annotated AS
-SELECT ?x ?y WHERE {{ {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} }}
-"""
-
-
 @pytest.mark.parametrize("policy, plain", [
     (None, [(1, 3), (1, 4), (2, 3), (2, 4)]),
     ("unrestricted", [(1, 3), (1, 4), (2, 3), (2, 4)]),
@@ -350,11 +342,7 @@ SELECT ?x ?y WHERE {{ {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} }}
 def test_policy_option_is_the_default_and_an_annotation_wins(capsys, tmp_path, policy, plain):
     """a1 a2 b3 b4 on one key: --policy decides the query without @policy;
     the one annotated unrestricted keeps every pair."""
-    rules_path = tmp_path / "pairs.rq"
-    rules_path.write_text(POLICY_RULES)
-    events = tmp_path / "pairs.jsonl"
-    events.write_text("".join(json.dumps({"s": f"<{EX}k>", "p": f"<{EX}{p}>", "o": f"<{EX}v{i}>", "t": T0 + i})
-                              + "\n" for p, i in (("a", 1), ("a", 2), ("b", 3), ("b", 4))))
+    rules_path, events = policy_case(tmp_path)
     code, out, err = run(["run", rules_path, "--events", events] + (["--policy", policy] if policy else []), capsys)
     assert code == 0, err
     got = {"plain": [], "annotated": []}
