@@ -123,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     _ontology_option(run)
     _prolog_option(run)
+    _policy_option(run)
     spark = run.add_argument_group("spark engine")
     spark.add_argument("--master", metavar="URL",
                        help="Spark master (default: spark.master of the Spark configuration, else local[*])")
@@ -149,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
     _ontology_option(explain)
     _prolog_option(explain)
+    _policy_option(explain)
     explain.set_defaults(func=cmd_explain)
 
     comp = sub.add_parser(
@@ -159,6 +161,7 @@ def build_parser() -> argparse.ArgumentParser:
     comp.add_argument("-o", "--out", metavar="FILE", help="write to FILE instead of standard output")
     _ontology_option(comp)
     _prolog_option(comp)
+    _policy_option(comp)
     comp.set_defaults(func=cmd_compile)
     return parser
 
@@ -186,6 +189,14 @@ def _prolog_option(parser):
                              "e.g. FILTER(near(?a, ?b)) (repeatable; see docs/language.md)")
 
 
+def _policy_option(parser):
+    from cep.binarize import POLICIES
+
+    parser.add_argument("--policy", choices=POLICIES, metavar="POLICY",
+                        help="the consumption policy of the queries that carry no @policy annotation: "
+                             f"{', '.join(POLICIES)} (default: unrestricted; see docs/language.md)")
+
+
 def _user_prolog(args, queries):
     """The run's Prolog files, loaded before any event (a file that does
     not load stops the run here), with the queries' calls of their
@@ -206,8 +217,9 @@ def _say(message: str) -> None:
     print(f"cep: {message}", file=sys.stderr, flush=True)
 
 
-def load_queries(paths):
-    """The queries of the rule files; each query's warnings go to stderr."""
+def load_queries(paths, policy=None):
+    """The queries of the rule files, with the run's default `policy`
+    (--policy); each query's warnings go to stderr."""
     for path in paths:
         p = Path(path)
         if not p.exists():
@@ -216,7 +228,7 @@ def load_queries(paths):
             raise UsageError(f"{path}: is a directory; give the rule files (for example {path}/*.rq)")
     from cep.rules import load_rules
 
-    queries = load_rules([str(p) for p in paths])
+    queries = load_rules([str(p) for p in paths], policy)
     for query in queries:
         for warning in query.warnings:
             _say(f"warning: {warning}")
@@ -307,7 +319,7 @@ def _run_spark(args) -> int:
         raise UsageError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
     if args.trigger and not args.follow:
         raise UsageError("--trigger sets the interval of a followed run: use it with --follow")
-    queries = load_queries(args.rules)
+    queries = load_queries(args.rules, args.policy)
     if args.format != "parquet":
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
@@ -349,7 +361,7 @@ def _run_local(args) -> int:
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
     files = input_files(args.events)  # missing paths and unknown types fail before any work
-    queries = load_queries(args.rules)
+    queries = load_queries(args.rules, args.policy)
     check_format(args.format, queries)
     background = _background(args, queries)
     user = _user_prolog(args, queries)
@@ -414,7 +426,7 @@ def cmd_explain(args) -> int:
 
     from cep.spark import routing
 
-    queries = load_queries(args.rules)
+    queries = load_queries(args.rules, args.policy)
     background = _background(args, queries)
     text = explain(queries, background, _user_prolog(args, queries))
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
@@ -425,7 +437,7 @@ def cmd_explain(args) -> int:
 def cmd_compile(args) -> int:
     from cep.compile import compile_rules
 
-    queries = load_queries(args.rules)
+    queries = load_queries(args.rules, args.policy)
     text = compile_rules(queries, _background(args, queries), _user_prolog(args, queries))
     if not text.endswith("\n"):
         text += "\n"

@@ -12,8 +12,9 @@ an AnswerBatch holds the answers as one table and gives a table per query
 
 Events are processed in order of their end time (a solution is detected when
 its last event ends); events that end at the same instant are simultaneous.
-Within a push the order does not matter; across pushes, events must come in
-non-decreasing order of their *end* time (sort interval events by end, not
+Within a push the order does not matter (a rule set with a consumption
+policy takes an instant's events in a fixed order, see _instant_order);
+across pushes, events must come in non-decreasing order of their *end* time (sort interval events by end, not
 by start, before pushing them in several batches).
 Because more events of the latest instant may still come in the next batch,
 `push` holds them back until a later instant arrives or `flush` is called.
@@ -95,6 +96,7 @@ class Engine:
         windows = [q.window for q in self.compiled.queries if q.window is not None]
         self.windowed = bool(windows)
         self.counting = any(w.count is not None for w in windows)  # count windows count instants' events
+        self._order = _instant_order(self.compiled.queries)
         self.late: list[Reject] = []
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
@@ -119,7 +121,7 @@ class Engine:
             table = pa.concat_tables([self._held, table])
         if not table.num_rows:
             return self._batch(b"")
-        table = table.sort_by("end")
+        table = table.sort_by(self._order)
         cut = pc.max(table["end"]).as_py()
         at_cut = pc.equal(table["end"], cut)
         self._held = table.filter(at_cut)
@@ -147,6 +149,8 @@ class Engine:
                 if not table.num_rows:
                     return self._batch(b"")
         self._last = table["end"][-1].as_py()
+        if len(self._order) > 1:
+            table = _distinct_events(table)
         lines = []
         for start, stop in _chunks(table["end"].to_numpy()):
             part = table.slice(start, stop - start)
@@ -207,6 +211,35 @@ class Engine:
         self.session.restore(self.module, goals)
         self._last = fields["last"]
         self._held = SCHEMA.empty_table()
+
+
+def _instant_order(queries) -> list:
+    """How a push sorts its events: by end time; with a consumption policy
+    other than unrestricted, an instant's events then by start and by
+    their terms' text, so that which partial match is "most recent" or
+    "oldest" among those of one instant (the order they were stored in)
+    does not depend on the order they arrived in (docs/language.md,
+    "Consumption policies")."""
+    if all(q.option("policy", "unrestricted") == "unrestricted" for q in queries):
+        return [("end", "ascending")]
+    return [(name, "ascending") for name in ("end", "start", "s", "p", "o", "updates_only")]
+
+
+def _distinct_events(table: pa.Table) -> pa.Table:
+    """A sorted table without repeated events (the same triple over the
+    same interval): a stream is a set of occurrences, so a repeat is the
+    same event, which a consuming policy must not use twice. (Without a
+    policy, answers are deduplicated and repeats cost nothing else.)"""
+    if table.num_rows < 2:
+        return table
+    same = None
+    for name in ("s", "p", "o", "start", "end", "updates_only"):
+        column = table[name].combine_chunks()
+        if name == "updates_only":
+            column = pc.fill_null(column, False)
+        equal = pc.equal(column.slice(1), column.slice(0, len(column) - 1))
+        same = equal if same is None else pc.and_(same, equal)
+    return table.filter(pa.concat_arrays([pa.array([True]), pc.invert(same)]))
 
 
 CHUNK_EVENTS = 10_000

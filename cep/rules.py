@@ -2,6 +2,10 @@
 
     parse_rules(text, filename) -> list[Query]   one file's text
     load_rules(paths) -> list[Query]             files, or directories of *.rq
+    with_policy(queries, policy) -> list[Query]  the run's default @policy
+
+Both loaders take `policy=`, the consumption policy of the queries that
+carry no @policy annotation (docs/language.md, "Consumption policies").
 
 A rule file holds one or more queries (see docs/language.md): parsed by
 cep.syntax, translated and checked by cep.algebra.translate. Every problem
@@ -12,19 +16,35 @@ file (`stem`, or `stem#N` for the N-th query of a file with several).
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from cep.algebra.translate import translate
+from cep.binarize import POLICIES
 from cep.errors import QueryError
 from cep.syntax import parse
 
 
-def parse_rules(text: str, filename: str = "<string>") -> list:
+def parse_rules(text: str, filename: str = "<string>", policy: str | None = None) -> list:
     """The queries of one rule file, in file order."""
-    return translate(parse(text, filename), filename)
+    return with_policy(translate(parse(text, filename), filename), policy)
 
 
-def load_rules(paths) -> list:
+def with_policy(queries, policy: str | None) -> list:
+    """The queries, each without an @policy annotation given `policy` (an
+    annotation in the file wins); None leaves them as they are. The one
+    place a run's default policy is applied, so that every engine compiles
+    the same queries."""
+    if policy is None:
+        return list(queries)
+    if policy not in POLICIES:
+        raise QueryError(f"unknown consumption policy {policy!r}: the policies are {', '.join(POLICIES)}")
+    return [q if q.option("policy") is not None
+            else dataclasses.replace(q, options=tuple(sorted(q.options + (("policy", policy),))))
+            for q in queries]
+
+
+def load_rules(paths, policy: str | None = None) -> list:
     """The queries of the given files; a directory stands for its *.rq
     files in name order. A single path may be given as a str or Path."""
     if isinstance(paths, (str, Path)):
@@ -52,4 +72,4 @@ def load_rules(paths) -> list:
                                  q.pos)
             where[q.name] = q.pos
             queries.append(q)
-    return queries
+    return with_policy(queries, policy)

@@ -58,12 +58,14 @@ def query(q: ops.Query) -> str:
     (construct (TEMPLATE) PATTERN) with the items of a CONSTRUCT's
     sub-select, if any, on a line of their own before the pattern; the
     files a query names with FROM, if any, on a line (from <file:...> ...)
-    before the pattern."""
+    before the pattern; its annotations (@policy, @binarize), if any, on a
+    line (options (policy recent) ...) before that: they can change the
+    answers (docs/language.md, "Consumption policies")."""
     if q.form == "update":
         def triples(ts):
             return " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in ts)
         head = f"(update (delete {triples(q.deletions)}) (insert {triples(q.template)})"
-        return head + _from(q) + "\n" + pattern(q.pattern, 1) + ")"
+        return head + _options(q) + _from(q) + "\n" + pattern(q.pattern, 1) + ")"
     if q.form == "construct":
         tmpl = " ".join(f"(triple {slot(t.s)} {slot(t.p)} {slot(t.o)})" for t in q.template)
         head = f"(construct ({tmpl})"
@@ -72,7 +74,13 @@ def query(q: ops.Query) -> str:
     else:
         items = "*" if q.projection is None else _items(q.projection)
         head = f"({'select-distinct' if q.distinct else 'select'} ({items})"
-    return head + _from(q) + _window(q) + "\n" + pattern(q.pattern, 1) + _grouping(q) + ")"
+    return head + _options(q) + _from(q) + _window(q) + "\n" + pattern(q.pattern, 1) + _grouping(q) + ")"
+
+
+def _options(q: ops.Query) -> str:
+    if not q.options:
+        return ""
+    return "\n  (options " + " ".join(f"({key} {value})" for key, value in q.options) + ")"
 
 
 def _window(q: ops.Query) -> str:

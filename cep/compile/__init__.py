@@ -114,7 +114,7 @@ def explain(queries, background=None, prolog=None) -> str:
     compiled = compile_queries(queries, background, prolog)
     parts = ["== algebra"]
     for q in compiled.queries:
-        parts.append(f"-- {q.name}\n{sexpr.query(q)}")
+        parts.append(f"-- {q.name} (policy {q.option('policy', 'unrestricted')})\n{sexpr.query(q)}")
     parts.append("== binarized plan (binary intermediate events, in binarization order)")
     parts.append(describe_plan(compiled.plan))
     parts.append("== rule chaining (queries that read the triples CONSTRUCT rules derive)")

@@ -314,7 +314,7 @@ def _finish(raw):
 
 
 def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
-           end_markers: str | None = None, prolog=None):
+           end_markers: str | None = None, prolog=None, policy: str | None = None):
     """Answers (and late and rejected events) of a rule set over a DataFrame
     of events; see the module's docstring. `rules`: a rule file's path,
     EP-SPARQL text, or parsed queries. `ontology`: background knowledge,
@@ -323,11 +323,13 @@ def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: 
     expressions call (a path, a list of them, or a cep.user_prolog.UserProlog;
     docs/language.md), loaded here first: a file that does not load raises
     PrologFileError. `end_markers`: a folder watched for the marks of
-    end_input (streams only)."""
+    end_input (streams only). `policy`: the consumption policy of the
+    queries without an @policy annotation (cep.rules.with_policy)."""
     from cep.background.knowledge import run_background
+    from cep.rules import with_policy
     from cep.user_prolog import load_user_prolog
 
-    queries = _queries(rules)
+    queries = with_policy(_queries(rules), policy)
     background = run_background(queries, ontology)
     spec = plan(queries, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog))
     return _finish(run(_times(events), spec, lateness, end_markers))

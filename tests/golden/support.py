@@ -168,11 +168,17 @@ def _items(x):
 def query_from_text(name: str, text: str) -> ops.Query:
     """The inverse of cep.algebra.sexpr.query. A CONSTRUCT may carry a
     sub-select's items between its template and its pattern:
-    (construct (TEMPLATE) (ITEMS) PATTERN)."""
+    (construct (TEMPLATE) (ITEMS) PATTERN). A query's annotations are a
+    line (options (policy recent) ...) before its pattern."""
     x = _tree(text)
+    options = tuple((k, v) for part in x if isinstance(part, list) and part[:1] == ["options"]
+                    for k, v in part[1:])
+    x = [part for part in x if not (isinstance(part, list) and part[:1] == ["options"])]
     head = x[0]
     if head == "construct":
         template = tuple(_pattern(t) for t in x[1])
         projection = _items(x[2]) if len(x) == 4 else None
-        return ops.Query(name, "construct", _pattern(x[-1]), projection=projection, template=template)
-    return ops.Query(name, "select", _pattern(x[2]), projection=_items(x[1]), distinct=head == "select-distinct")
+        return ops.Query(name, "construct", _pattern(x[-1]), projection=projection, template=template,
+                         options=options)
+    return ops.Query(name, "select", _pattern(x[2]), projection=_items(x[1]), distinct=head == "select-distinct",
+                     options=options)

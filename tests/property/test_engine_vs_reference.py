@@ -9,12 +9,16 @@ hypothesis prints.
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
 from cep import reference
+from cep.algebra import ops
 from cep.engine import Engine
 from tests.property.strategies import (
+    BINARY,
     background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries,
     queries, query_sets, seeded, seq_filter_queries, streams, typed_streams,
 )
@@ -201,3 +205,26 @@ def test_engine_equals_reference_with_background_updates(case, events):
     each instant's detections see the updates of the instants before."""
     queries, triples = case
     assert_same_with_background(queries, events, triples)
+
+
+# The reference has no consumption policies (docs/language.md, "Consumption
+# policies": they are defined on the plan's steps, not by the formal
+# semantics), so a query under a policy is checked for what must hold:
+# its answers are unrestricted answers (without optional operators, where
+# a policy may leave a mandatory solution alone), and they do not depend on
+# the order in which an instant's events arrive.
+NOT_OPTIONAL = tuple(cls for cls in BINARY if cls not in ops.OPTIONAL_OPS)
+
+
+@seeded
+@_settings(200)
+@given(query=queries(operators=NOT_OPTIONAL), events=streams(), policy=st.sampled_from(["recent", "chronological"]),
+       data=st.data())
+def test_policy_answers_are_unrestricted_answers_whatever_the_arrival_order(query, events, policy, data):
+    query = dataclasses.replace(query, options=(("policy", policy),))
+    note_case(query, events)
+    got = run_engine(query, sorted(events, key=lambda e: e.end))
+    extra = multiset(got) - multiset(reference.evaluate([dataclasses.replace(query, options=())], events))
+    assert not extra, f"answers no combination gives: {sorted(extra.elements())}"
+    shuffled = data.draw(st.permutations(events), label="arrival order")
+    assert multiset(run_engine(query, sorted(shuffled, key=lambda e: e.end))) == multiset(got)

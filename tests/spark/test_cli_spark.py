@@ -18,6 +18,7 @@ import pytest
 
 from cep import cli
 from tests.spark.support import write_files
+from tests.unit.support import policy_case
 
 pytestmark = pytest.mark.spark
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,3 +216,17 @@ def test_spark_engine_with_prolog_prints_the_local_engines_answers(spark, capsys
     code, out, err = cep(["run", rules, "--events", events, "--prolog", geo], capsys)
     assert code == 0, err
     assert sorted(out.splitlines()) == sorted(local.splitlines())
+
+
+def test_spark_engine_honours_the_policy_option(spark, capsys, tmp_path):
+    """a1 a2 then b3 b4 on one key, with --policy chronological: the pairs
+    (1,3) and (2,4), as on the local engine; the query annotated
+    unrestricted keeps all four pairs."""
+    rules, events = policy_case(tmp_path)
+    argv = ["run", rules, "--events", events, "--policy", "chronological", "-q"]
+    code, local, _ = cep(argv + ["--engine", "local"], capsys)
+    assert code == 0
+    code, out, err = cep(argv, capsys)
+    assert code == 0, err
+    assert sorted(out.splitlines()) == sorted(local.splitlines())
+    assert Counter(json.loads(line)["query"] for line in out.splitlines()) == {"plain": 2, "annotated": 4}

@@ -19,6 +19,7 @@ from cep import cli, terms
 from cep.algebra.ops import ProjectItem, Query, Var
 from cep.errors import EngineError
 from cep.events import Answer, Reject
+from tests.unit.support import policy_case
 
 ROOT = Path(__file__).resolve().parents[2]
 STOCK_RULES = ROOT / "rules/stock.rq"
@@ -53,8 +54,8 @@ def rules(monkeypatch, tmp_path):
     state = types.SimpleNamespace(queries=[select()], loaded=None)
     module = types.ModuleType("cep.rules")
 
-    def load_rules(paths):
-        state.loaded = list(paths)
+    def load_rules(paths, policy=None):
+        state.loaded, state.policy = list(paths), policy
         return list(state.queries)
 
     module.load_rules = load_rules
@@ -315,7 +316,43 @@ def test_explain_and_compile(capsys, rules, monkeypatch, tmp_path):
     assert target.read_text() == ":- module(rules, []).\n"
 
 
+def test_policy_reaches_the_rule_loader_of_every_command(capsys, rules, engine, monkeypatch, tmp_path):
+    monkeypatch.setattr(cep.compile, "explain", lambda qs, background=None, prolog=None: "")
+    monkeypatch.setattr(cep.compile, "compile_rules", lambda qs, background=None, prolog=None: "")
+    monkeypatch.setattr(cep.spark.routing, "explain", lambda qs, schema=None: "")
+    for argv in (["run", rules.path, "--events", events_file(tmp_path)], ["explain", rules.path],
+                 ["compile", rules.path]):
+        assert run(argv + ["--policy", "recent"], capsys)[0] == 0
+        assert rules.policy == "recent"
+        assert run(argv, capsys)[0] == 0
+        assert rules.policy is None
+    code, _, err = run(["explain", rules.path, "--policy", "newest"], capsys)
+    assert code == 2 and "invalid choice: 'newest'" in err
+
+
 # ------------------------------------------------------ the real engine
+
+
+@pytest.mark.parametrize("policy, plain", [
+    (None, [(1, 3), (1, 4), (2, 3), (2, 4)]),
+    ("unrestricted", [(1, 3), (1, 4), (2, 3), (2, 4)]),
+    ("recent", [(2, 3), (2, 4)]),
+    ("chronological", [(1, 3), (2, 4)]),
+])
+def test_policy_option_is_the_default_and_an_annotation_wins(capsys, tmp_path, policy, plain):
+    """a1 a2 b3 b4 on one key: --policy decides the query without @policy;
+    the one annotated unrestricted keeps every pair."""
+    rules_path, events = policy_case(tmp_path)
+    code, out, err = run(["run", rules_path, "--events", events] + (["--policy", policy] if policy else []), capsys)
+    assert code == 0, err
+    got = {"plain": [], "annotated": []}
+    for a in map(json.loads, out.splitlines()):
+        got[a["query"]].append(tuple(int(a["bindings"][v]["value"][len(EX) + 1:]) for v in "xy"))
+    assert sorted(got["plain"]) == plain
+    assert sorted(got["annotated"]) == [(1, 3), (1, 4), (2, 3), (2, 4)]
+    code, out, _ = run(["explain", rules_path] + (["--policy", policy] if policy else []), capsys)
+    assert f"-- plain (policy {policy or 'unrestricted'})" in out and "-- annotated (policy unrestricted)" in out
+
 
 
 def test_run_with_the_real_engine_loses_no_interval_event(capsys, rules, tmp_path):

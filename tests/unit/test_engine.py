@@ -211,6 +211,23 @@ def test_consumption_policies_take_only_candidates_that_pass_the_filter(policy, 
     assert got == expected
 
 
+@pytest.mark.parametrize("policy, expected", [("recent", [(2, 3, 10)]), ("chronological", [(1, 3, 10)])])
+def test_policies_take_an_instants_events_in_a_fixed_order(policy, expected):
+    """a1 and a2 end at one instant: the most recent of them is the one
+    taken last (by start, then by the terms' text), whatever order they
+    arrive in."""
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))), policy=policy)
+    a1, a2, b = ev("k1", "a", 1, 1), ev("k1", "a", 2, 1), ev("k1", "b", 10, 3)
+    for events in ([a1, a2, b], [a2, a1, b]):
+        assert sorted((r[2]["x"], r[1], r[2]["y"]) for r in rows(run(q, events))) == expected
+
+
+def test_a_repeated_event_is_one_event_that_a_policy_consumes_once():
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))), policy="chronological")
+    events = [ev("k1", "a", 1, 1), ev("k1", "a", 1, 1), ev("k1", "b", 10, 3), ev("k1", "b", 11, 4)]
+    assert [(r[2]["x"], r[1], r[2]["y"]) for r in rows(run(q, events))] == [(1, 3, 10)]
+
+
 def test_batches_split_inside_an_instant_give_the_same_answers():
     q = select(ops.EqLeftJoin(bgp((k, "m", x)), bgp((k, "opt", z))))
     events = [ev("k1", "m", 1, 5), ev("k1", "opt", 9, 5), ev("k2", "m", 2, 5), ev("k2", "m", 3, 6)]
