@@ -186,6 +186,16 @@ class Engine:
         env = dict(zip(layout.fields, values))
         return ops.instantiate(query.template, env, env.get)
 
+    def close_windows(self, now_ms: int) -> AnswerBatch:
+        """Event time has reached now_ms (a watermark, a clock): evaluate
+        the windows of windowed queries due before it, whether or not an
+        event has come since. Call it after flush_table."""
+        if self._held.num_rows:
+            raise ValueError("Engine.close_windows() with an instant held back: flush first")
+        if not self.windowed:
+            return self._batch(b"")
+        return self._batch(self._close("now", now_ms))
+
     def advance(self, now_ms: int) -> bool:
         """Event time has reached now_ms with no event to process (a
         watermark): drop the partial matches past their window. Returns

@@ -34,10 +34,11 @@ from cep.reference.windows import window_answers
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
 
-def evaluate(queries, events, background=None, prolog=None) -> list[Answer]:
+def evaluate(queries, events, background=None, prolog=None, until=None) -> list[Answer]:
     """`background`: a cep.background.Background (see patterns.py).
     `prolog`: the user's Prolog files whose predicates the expressions call
-    (paths or a cep.user_prolog.UserProlog; expressions.py)."""
+    (paths or a cep.user_prolog.UserProlog; expressions.py). `until`: event
+    time has reached it, for the windows (reference/windows.py)."""
     from cep.user_prolog import load_user_prolog
 
     queries = list(queries)
@@ -59,7 +60,7 @@ def evaluate(queries, events, background=None, prolog=None) -> list[Answer]:
                     out += answers(q, stream, skolem)
         for q in windowed:
             timed = [s for s in solutions(q.pattern, stream) if s[1] is not None]
-            out += window_answers(q, timed, events, _row_maker(q, skolem), skolem)
+            out += window_answers(q, timed, events, _row_maker(q, skolem), until)
     finally:
         USER_PROLOG.reset(token)
     return out

@@ -23,17 +23,19 @@ from cep.reference.expressions import ExprError, holds, value
 INTEGER = terms.XSD + "integer"
 
 
-def window_answers(query: ops.Query, sols, events, project, skolem) -> list[Answer]:
+def window_answers(query: ops.Query, sols, events, project, until=None) -> list[Answer]:
     """`sols`: the timed solutions (mu, ts, te) of the query's pattern;
     `events`: the stream's events (for the evaluation times and count
     windows); `project(mu, ts, te)`: a solution's row (its bindings, or its
-    CONSTRUCT triples)."""
+    CONSTRUCT triples); `until`: event time is known to have reached it
+    (a watermark), so the evaluations are those before it instead of those
+    up to the first at or after the last event (the end of the stream)."""
     w = query.window
     if not events:
         return []
     ends = sorted({e.end for e in events})
     out, previous = [], []
-    for tau, start, inside in _evaluations(query, w, ends, events):
+    for tau, start, inside in _evaluations(query, w, ends, events, until):
         content = [s for s in sols if inside(s[1], s[2])]
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
@@ -51,7 +53,7 @@ def window_answers(query: ops.Query, sols, events, project, skolem) -> list[Answ
     return out
 
 
-def _evaluations(query, w, ends, events):
+def _evaluations(query, w, ends, events, until):
     """(tau, the window's start, test of a solution's interval) per evaluation."""
     if w.count is not None:
         for tau in ends:
@@ -65,7 +67,7 @@ def _evaluations(query, w, ends, events):
         return
     period = query.every_ms or w.step_ms
     tau = (ends[0] // period) * period
-    last = -(-ends[-1] // period) * period
+    last = -(-ends[-1] // period) * period if until is None else until - 1
     while tau <= last:
         c = (tau // w.step_ms) * w.step_ms
         yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)

@@ -171,14 +171,53 @@ def query_from_text(name: str, text: str) -> ops.Query:
     (construct (TEMPLATE) (ITEMS) PATTERN). A query's annotations are a
     line (options (policy recent) ...) before its pattern."""
     x = _tree(text)
-    options = tuple((k, v) for part in x if isinstance(part, list) and part[:1] == ["options"]
-                    for k, v in part[1:])
-    x = [part for part in x if not (isinstance(part, list) and part[:1] == ["options"])]
+    parts = {}
+    for part in x:
+        if isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS:
+            parts.setdefault(part[0], []).append(part)
+    options = tuple((k, v) for part in parts.get("options", []) for k, v in part[1:])
+    extra = _windowing(parts)
+    x = [part for part in x if not (isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS)]
     head = x[0]
     if head == "construct":
         template = tuple(_pattern(t) for t in x[1])
         projection = _items(x[2]) if len(x) == 4 else None
         return ops.Query(name, "construct", _pattern(x[-1]), projection=projection, template=template,
-                         options=options)
+                         options=options, **extra)
     return ops.Query(name, "select", _pattern(x[2]), projection=_items(x[1]), distinct=head == "select-distinct",
-                     options=options)
+                     options=options, **extra)
+
+
+# the lines of a query's text around its pattern (cep.algebra.sexpr.query)
+_QUERY_PARTS = ("options", "window", "group", "aggregate", "having")
+
+
+def _windowing(parts) -> dict:
+    """The window, report, COMPUTED EVERY and grouping of a query's text."""
+    if "window" not in parts:
+        return {}
+    _, stream, *specs = parts["window"][0]
+    fields = {spec[0]: spec[1:] for spec in specs}
+    if "triples" in fields:
+        window = ops.Window(stream, count=int(fields["triples"][0]))
+    else:
+        window = ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
+    out = {"window": window, "every_ms": int(fields["every"][0]) if "every" in fields else None,
+           "report": next((r for r in ops.REPORTS if r in fields), "rstream")}
+    having = tuple(_expr(e) for part in parts.get("having", []) for e in part[1:])
+    if "group" in parts:
+        _, keys, *aggs = parts["group"][0]
+        out["grouping"] = ops.Grouping(tuple(ops.Var(k[1:]) for k in keys),
+                                       tuple((ops.Var(v[1:]), _aggregate(a)) for v, a in aggs), (), having)
+    elif "aggregate" in parts:
+        out["grouping"] = ops.Grouping(None, (), tuple(
+            (ops.Var(v[1:]), _aggregate(a), tuple(ops.Var(k[1:]) for k in keys))
+            for _, v, a, keys in parts["aggregate"]), having)
+    return out
+
+
+def _aggregate(x) -> ops.Aggregate:
+    func, *rest = x
+    distinct = rest[0] == "distinct"
+    arg = rest[-1]
+    return ops.Aggregate(func, None if arg == "*" else _expr(arg), distinct)

@@ -541,3 +541,69 @@ def _only_stream_predicates(op):
     import dataclasses
 
     return dataclasses.replace(op, left=_only_stream_predicates(op.left), right=_only_stream_predicates(op.right))
+
+
+# ---------------------------------------------------------------- windows
+
+AGGREGATE_FUNCS = ("count", "sum", "avg", "min", "max", "sample")
+
+
+@st.composite
+def windowed_queries(draw):
+    """A query over a window (time-based sliding, tumbling or hopping, with
+    or without COMPUTED EVERY, or count-based) with a report operator: plain
+    (projected), SPARQL's GROUP BY with aggregates and HAVING, or C-SPARQL's
+    AGGREGATE extensions. Times are the streams' ms."""
+    base = draw(st.one_of(queries(depth=2), operator_queries()))
+    if draw(st.integers(0, 3)) == 0:
+        window = ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)))
+        every = None
+    else:
+        range_ms = draw(st.integers(1, 8))
+        step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
+        window = ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms)
+        every = draw(st.sampled_from([None, None, 1, 2, 5]))
+    report = draw(st.sampled_from(ops.REPORTS))
+    names = sorted(v.name for v in ops.variables(base.pattern))
+    numeric = _numeric_vars(base.pattern)
+
+    def aggregate():
+        func = draw(st.sampled_from(AGGREGATE_FUNCS))
+        if func == "count" and draw(st.booleans()):
+            return ops.Aggregate("count", None, draw(st.booleans()))
+        arg = _numeric(draw, numeric, 1) if numeric and draw(st.booleans()) else ops.Var(draw(st.sampled_from(names)))
+        return ops.Aggregate(func, arg, draw(st.integers(0, 3)) == 0)
+
+    kind = draw(st.sampled_from(["plain", "group", "extend"])) if names else "star"
+    projection, grouping, distinct = None, None, draw(st.integers(0, 3)) == 0
+    if kind == "star":  # a pattern without variables: SELECT *
+        pass
+    elif kind == "plain":
+        chosen = draw(st.lists(st.sampled_from(names), unique=True, min_size=1, max_size=3))
+        projection = tuple(ops.ProjectItem(ops.Var(n)) for n in chosen)
+    elif kind == "group":
+        keys = tuple(ops.Var(n) for n in draw(st.lists(st.sampled_from(names), unique=True, max_size=2)))
+        aggs = tuple((ops.Var(f".agg{i}"), aggregate()) for i in range(draw(st.integers(1, 3))))
+        having = ()
+        if draw(st.booleans()):
+            having = (ops.Call(draw(st.sampled_from(["<", ">", "="])), aggs[0][0], ops.Const(integer(draw(st.integers(0, 4))))),)
+        projection = tuple(ops.ProjectItem(k) for k in keys) + tuple(
+            ops.ProjectItem(ops.Var(f"a{i}"), v) for i, (v, _) in enumerate(aggs))
+        grouping = ops.Grouping(keys, aggs, (), having)
+    else:
+        extensions = []
+        for i in range(draw(st.integers(1, 2))):
+            keys = tuple(ops.Var(n) for n in draw(st.lists(st.sampled_from(names), unique=True, max_size=2)))
+            agg = aggregate()
+            if not isinstance(agg.arg, (ops.Var, type(None))):
+                agg = ops.Aggregate(agg.func, ops.Var(draw(st.sampled_from(names))))
+            extensions.append((ops.Var(f"n{i}"), ops.Aggregate(agg.func, agg.arg), keys))
+        having = ()
+        if draw(st.booleans()):
+            having = (ops.Call(">", ops.Var("n0"), ops.Const(integer(draw(st.integers(0, 3))))),)
+        chosen = draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
+        projection = tuple(ops.ProjectItem(ops.Var(n)) for n in chosen) + tuple(
+            ops.ProjectItem(v) for v, _, _ in extensions)
+        grouping = ops.Grouping(None, (), tuple(extensions), having)
+    return ops.Query("w", "select", base.pattern, projection, distinct, window=window, every_ms=every,
+                     report=report, grouping=grouping)

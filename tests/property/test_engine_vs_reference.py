@@ -228,3 +228,18 @@ def test_policy_answers_are_unrestricted_answers_whatever_the_arrival_order(quer
     assert not extra, f"answers no combination gives: {sorted(extra.elements())}"
     shuffled = data.draw(st.permutations(events), label="arrival order")
     assert multiset(run_engine(query, sorted(shuffled, key=lambda e: e.end))) == multiset(got)
+
+
+@seeded
+@_settings(300)
+@given(data=st.data())
+def test_engine_equals_reference_on_windows_and_aggregates(data):
+    """Windows (sliding, tumbling, hopping, COMPUTED EVERY, count-based),
+    RStream/IStream/DStream, GROUP BY aggregates with HAVING and C-SPARQL's
+    AGGREGATE over random patterns: the engine's evaluations are the
+    reference's, which follows the definitions literally."""
+    from tests.property.strategies import windowed_queries
+    query = data.draw(windowed_queries())
+    events = data.draw(streams())
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))

@@ -219,3 +219,17 @@ def test_reference_and_engine_agree_on_grouped_queries_over_a_long_stream():
     got = checked_answers(queries, events)
     assert len(got) > 100
     assert reference.multiset(got)  # the comparison above is what counts
+
+
+def test_windows_close_on_a_watermark_without_any_event():
+    rules = parse_rules(PREFIX + """SELECT ?c (COUNT(*) AS ?n)
+        FROM STREAM <http://e/ticks> [RANGE 1h STEP 30m] WHERE { ?c :price ?p } GROUP BY ?c""")
+    events = [price("acme", 1, 10), price("acme", 2, 50)]
+    engine = Engine(rules)
+    assert engine.push(events) == []
+    got = engine.flush_table().to_list()  # the instant held back; the stream goes on
+    assert table(got, "c", "n") == [(-30, 30, "acme", "1")]
+    got += engine.close_windows(121 * MIN).to_list()  # event time passed 02:00
+    assert table(got, "c", "n") == [(-30, 30, "acme", "1"), (0, 60, "acme", "2"), (30, 90, "acme", "1")]
+    expected = reference.evaluate(rules, events, until=121 * MIN)
+    assert reference.multiset(got) == reference.multiset(expected)
