@@ -233,3 +233,23 @@ def test_windows_close_on_a_watermark_without_any_event():
     assert table(got, "c", "n") == [(-30, 30, "acme", "1"), (0, 60, "acme", "2"), (30, 90, "acme", "1")]
     expected = reference.evaluate(rules, events, until=121 * MIN)
     assert reference.multiset(got) == reference.multiset(expected)
+
+
+def test_cep_run_reports_each_window_of_the_stock_sample(tmp_path, capsys):
+    import json
+    from pathlib import Path
+
+    from cep import cli
+    rules = tmp_path / "avg.rq"
+    rules.write_text(PREFIX.replace("http://e/", "http://example.org/") + """
+        SELECT ?company (AVG(?price) AS ?average) (COUNT(*) AS ?n)
+        FROM STREAM <http://example.org/ticker> [RANGE 10d STEP 5d]
+        WHERE { ?company :hasStockPrice ?price } GROUP BY ?company""")
+    ticks = Path(__file__).resolve().parents[2] / "examples/stock/ticks.trig"
+    assert cli.main(["run", str(rules), "--events", str(ticks), "--engine", "local"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    first = [(a["bindings"]["company"]["value"][len("http://example.org/"):], a["bindings"]["n"]["value"])
+             for a in lines if a["end"] == "2026-01-07T00:00:00Z"]
+    # the window (Dec 28, Jan 7] holds ACME's 100 (Jan 5) and Globex's 50 (Jan 6)
+    assert sorted(first) == [("ACME", "1"), ("Globex", "1")]
+    assert {a["start"] for a in lines if a["end"] == "2026-01-07T00:00:00Z"} == {"2025-12-28T00:00:00Z"}
