@@ -86,37 +86,31 @@ def _rows(query, content, start, tau, project) -> list:
         for mu, ts, te in content:
             key = tuple(dict(mu).get(k.name) for k in g.keys)
             groups.setdefault(key, []).append((dict(mu), ts, te))
-        rows = []
-        for key, members in groups.items():
-            mu = {k.name: v for k, v in zip(g.keys, key) if v is not None}
-            for var, agg in g.aggregates:
-                result = aggregate(agg, members)
-                if result is not None:
-                    mu[var.name] = result
-            row = _row(query, mu, start, tau)
-            if row is not None:
-                rows.append(row)
+        rows = [_row(query, {k.name: v for k, v in zip(g.keys, key) if v is not None},
+                     [(var, agg, members) for var, agg in g.aggregates], start, tau)
+                for key, members in groups.items()]
     else:
+        def sharing(keys, mu):  # the solutions with mu's values of the keys
+            return [(dict(m), s, e) for m, s, e in content
+                    if all(dict(m).get(k.name) == mu.get(k.name) for k in keys)]
         rows = []
         for mu, ts, te in content:
             mu = dict(mu)
-            for var, agg, keys in g.extensions:
-                key = tuple(mu.get(k.name) for k in keys)
-                members = [(dict(m), s, e) for m, s, e in content
-                           if tuple(dict(m).get(k.name) for k in keys) == key]
-                result = aggregate(agg, members)
-                if result is not None:
-                    mu[var.name] = result
-            row = _row(query, mu, ts, te)
-            if row is not None:
-                rows.append(row)
+            rows.append(_row(query, mu, [(var, agg, sharing(keys, mu)) for var, agg, keys in g.extensions],
+                             ts, te))
+    rows = [r for r in rows if r is not None]
     if g is not None and g.keys is not None or query.distinct or query.form == "construct":
         return sorted(set(rows))
     return sorted(rows)
 
 
-def _row(query, mu, ts, te):
-    """HAVING (or AGGREGATE's FILTERs), then the projection; None if rejected."""
+def _row(query, mu, aggregates, ts, te):
+    """The aggregates' values (each over its solutions) bound in mu, then
+    HAVING (or AGGREGATE's FILTERs) and the projection; None if rejected."""
+    for var, agg, members in aggregates:
+        result = aggregate(agg, members)
+        if result is not None:
+            mu[var.name] = result
     if not all(holds(c, mu, ts, te) for c in query.grouping.having):
         return None
     out = {}
