@@ -81,6 +81,8 @@ FUNCTIONS = {
     "abs", "ceil", "floor", "round",
     # the paper's interval functions
     "getDURATION", "getSTARTTIME", "getENDTIME",
+    # C-SPARQL's timestamp(?v) (cep/algebra/timestamps.py)
+    "timestamp",
 }
 CAST_PREFIX = "cast:"
 # a bare name that is not a SPARQL function: a user Prolog predicate, resolved
