@@ -124,6 +124,9 @@ class Triple:
     p: Slot  # or a Path whose op is in PATH_CLOSURES
     o: Slot
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+    # the hidden variable bound to the end of the event the pattern matched,
+    # for timestamp() (cep/algebra/timestamps.py); None until that rewrite
+    end: Optional[Var] = None
 
 
 @dataclass(frozen=True)
