@@ -27,9 +27,9 @@ from collections import Counter
 from cep.algebra import ops
 from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
+from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
 from cep.reference.expressions import USER_PROLOG, ExprError, value
-from cep.reference.patterns import (compatible, merge, solutions, stamped_solutions, stream_of,
-                                    timestamp_vars, with_timestamps)
+from cep.reference.patterns import compatible, merge, solutions, stream_of
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
@@ -167,16 +167,17 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
     return out
 
 
-def _extend(mu: dict, item: ops.ProjectItem, ts, te, stamps):
+def _extend(mu: dict, item: ops.ProjectItem, ts, te, stamps=frozenset()):
     """SELECT (expr AS ?v): ?v is bound to the value, or left unbound on an
-    error. Later items see the variables of earlier ones."""
+    error. Later items see the variables of earlier ones. `stamps`: the
+    solution's (patterns.stamped_solutions), which timestamp() reads."""
     try:
         mu[item.var.name] = value(with_timestamps(item.expr, stamps), mu, ts, te)
     except ExprError:
         mu.pop(item.var.name, None)
 
 
-def _project(query, mu: dict, ts, te, stamps) -> tuple:
+def _project(query, mu: dict, ts, te, stamps=frozenset()) -> tuple:
     if query.projection is None:
         return tuple(sorted((k, v) for k, v in mu.items() if not k.startswith("_:")))
     out = {}
