@@ -19,6 +19,10 @@ What happens here, per query:
   every mandatory step below it, so expired partial matches are never built
   and stored goals can expire;
 - identical steps across the queries of the rule set become one node.
+
+Before all that, a query that calls timestamp() gets the hidden variables
+it reads (cep.algebra.timestamps): a leaf whose triple has an `end` binds
+it to the end of the event it matched.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from typing import Optional
 
 from cep import terms
 from cep.algebra import ops
+from cep.algebra.timestamps import capture_ends
 
 MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
 
@@ -108,6 +113,7 @@ def binarize(queries) -> Plan:
         policy = q.option("policy", "unrestricted")
         if policy not in POLICIES:
             raise ValueError(f"unknown consumption policy {policy!r}")
+        q = capture_ends(q)
         pattern = reassociate(prepare_bgps(q.pattern), q.option("binarize", "left"))
         builder.updates = q.form == "update"
         root = builder.build(pattern, (), None, policy)
@@ -267,7 +273,7 @@ class _Builder:
             return self.build(op.pattern, pending + cs, window, policy, timed)
 
         if isinstance(op, ops.Triple):
-            vars_ = tuple(dict.fromkeys(ops.slots_vars(op)))
+            vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ([op.end] if op.end else [])))
             filters = _dedup(pending)
             sig = ("leaf", op, filters, window, timed, self.updates)
             return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates))

@@ -29,9 +29,10 @@ queries (Anicic et al., "EP-SPARQL: a unified language for event processing
 and stream reasoning", WWW 2011): SPARQL graph patterns over timestamped
 triples, combined in time with SEQ (one pattern strictly before another),
 EQUALS (at the same time), OPTIONALSEQ and EQUALSOPTIONAL, and filtered with
-getDURATION(), getSTARTTIME() and getENDTIME(). Queries are compiled to
-event-driven Prolog rules that detect each answer as soon as its last event
-arrives; CONSTRUCT queries feed their triples back into the stream.
+getDURATION(), getSTARTTIME(), getENDTIME() and C-SPARQL's timestamp(?v).
+Queries are compiled to event-driven Prolog rules that detect each answer as
+soon as its last event arrives; CONSTRUCT queries feed their triples back
+into the stream.
 """
 
 COMMANDS = """\

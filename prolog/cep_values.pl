@@ -44,7 +44,8 @@
             cep_pos/2,              % +A, -Value
             cep_fn/3,               % +Name, +Args, -Value
             cep_time_duration/3,    % +StartMs, +EndMs, -Duration
-            cep_time_point/2        % +Ms, -DateTime
+            cep_time_point/2,       % +Ms, -DateTime
+            cep_timestamp/2         % +Ends, -DateTime
           ]).
 
 :- use_module(library(lists)).
@@ -1990,6 +1991,17 @@ cep_time_duration(Start, End, dur(0, D)) :-
 cep_time_point(Ms, dt(Ms)) :-
     Ms \== timeless,
     must_be(integer, Ms).
+
+%!  cep_timestamp(+Ends, -DateTime) is semidet.
+%
+%   C-SPARQL's timestamp(?v): the latest of Ends, the ends of the events
+%   that matched a triple pattern with ?v (unbound where a pattern matched
+%   the background, or did not match), as a dateTime. Fails (an error)
+%   when none is bound: no stream triple bound ?v.
+
+cep_timestamp(Ends, dt(Max)) :-
+    include(integer, Ends, Bound),
+    max_list(Bound, Max).
 
 
                  /*******************************

@@ -81,6 +81,8 @@ FUNCTIONS = {
     "abs", "ceil", "floor", "round",
     # the paper's interval functions
     "getDURATION", "getSTARTTIME", "getENDTIME",
+    # C-SPARQL's timestamp(?v) (cep/algebra/timestamps.py)
+    "timestamp",
 }
 CAST_PREFIX = "cast:"
 # a bare name that is not a SPARQL function: a user Prolog predicate, resolved
@@ -122,6 +124,9 @@ class Triple:
     p: Slot  # or a Path whose op is in PATH_CLOSURES
     o: Slot
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+    # the hidden variable bound to the end of the event the pattern matched,
+    # for timestamp() (cep/algebra/timestamps.py); None until that rewrite
+    end: Optional[Var] = None
 
 
 @dataclass(frozen=True)

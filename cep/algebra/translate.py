@@ -88,6 +88,7 @@ BUILTINS = {
     "getduration": ("getDURATION", 0, 0),
     "getstarttime": ("getSTARTTIME", 0, 0),
     "getendtime": ("getENDTIME", 0, 0),
+    "timestamp": ("timestamp", 1, 1),  # C-SPARQL's, one stream per run (timestamp_args)
 }
 
 OPERATORS = {
@@ -1030,6 +1031,15 @@ class _Query:
             return self.aggregate(node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
 
+    def timestamp_args(self, name: Token, args: list, args_tree: Tree):
+        """C-SPARQL's timestamp(?v [, stream]): a run reads one stream, so
+        the stream argument (C-SPARQL's GRAPH IRI) would name nothing."""
+        if len(args) == 2:
+            raise self.error(f"{name} takes 1 argument, not 2: C-SPARQL's second argument names a "
+                             f"stream, and a run reads one stream; write {name}(?v)", name)
+        if len(args) == 1 and not isinstance(args[0], Var):
+            raise self.error(f"{name} takes a variable", args_tree.children[0])
+
     def call(self, tree: Tree):
         name, args_tree = tree.children
         args = [self.expr(a) for a in args_tree.children]
@@ -1040,6 +1050,8 @@ class _Query:
                 # compiler checks it against them (cep/user_prolog.py)
                 return Call(ops.USER_PREFIX + str(name), *args, pos=self.pos(name))
             function, least, most = entry
+            if function == "timestamp":
+                self.timestamp_args(name, args, args_tree)
             if len(args) < least or (most is not None and len(args) > most):
                 raise self.error(f"{name} takes {_arity(least, most)}, not {len(args)}", name)
             if function == "bound" and not isinstance(args[0], Var):

@@ -167,6 +167,13 @@ class ExprCompiler:
             return [q(VALUES, "cep_time_point", self.start, r)], r
         if name == "getENDTIME":
             return [q(VALUES, "cep_time_point", self.end, r)], r
+        if name == "timestamp":
+            # timestamp(?v, Ends...) as cep.algebra.timestamps rewrote it:
+            # the latest end bound in this solution, an error if none is
+            ends = [self.env[x] for x in args[1:] if x in self.env]
+            if not ends:
+                return [pl.Atom("fail")], r
+            return [q(VALUES, "cep_timestamp", pl.PList(ends), r)], r
         if name in FN_CALLS or name.startswith(ops.CAST_PREFIX):
             goals, values = [], []
             for arg in args:

@@ -418,6 +418,8 @@ def _leaf_rule(leaf: Leaf, slots=None, body=()):
     event = pattern if slots is None else slots(vs, pattern)
     head = pl.Struct("uleaf" if leaf.updates else "leaf", event[1], event[0], event[2], ts, te, ans)
     goals = body(vs, pattern) if callable(body) else body
+    if leaf.triple.end is not None:  # read by timestamp() (cep.algebra.timestamps)
+        goals = (*goals, pl.Struct("=", vs.of(leaf.triple.end), te))
     return pl.Clause(head, (*goals, pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
 
 

@@ -27,6 +27,7 @@ from collections import Counter
 from cep.algebra import ops
 from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
+from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
 from cep.reference.expressions import USER_PROLOG, ExprError, value
 from cep.reference.patterns import compatible, merge, solutions, stream_of
 from cep.reference.windows import window_answers
@@ -164,18 +165,19 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
     if policy != "unrestricted":
         raise ValueError(f"query {query.name}: the reference evaluates the paper's semantics only "
                          f"(policy unrestricted), not @policy {policy}")
-    timed = (s for s in solutions(query.pattern, stream)
+    watch = timestamp_vars(query.pattern, query.projection)
+    timed = (s for s in stamped_solutions(query.pattern, stream, watch)
              if s[1] is not None and (at is None or s[2] == at))  # only events detect
     ordered = sorted(timed, key=lambda s: (s[2], s[1], sorted(s[0])))
     out = []
     seen = set()
     names = [n for n in ops.template_fields(query.template) if not n.startswith("_:")]
-    for mu, ts, te in ordered:
+    for mu, ts, te, stamps in ordered:
         if query.form == "construct":
             mu = dict(mu)
             for item in query.projection or ():  # a sub-select's expressions
                 if item.expr is not None:
-                    _extend(mu, item, ts, te)
+                    _extend(mu, item, ts, te, stamps)
             values = tuple(mu.get(n) for n in names)
             if (values, ts, te) in seen:
                 continue
@@ -185,7 +187,7 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
             if triples:
                 out.append(Answer(query.name, ts, te, triples=triples))
             continue
-        bindings = _project(query, dict(mu), ts, te)
+        bindings = _project(query, dict(mu), ts, te, stamps)
         if query.distinct:
             if (bindings, ts, te) in seen:
                 continue
@@ -194,22 +196,23 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
     return out
 
 
-def _extend(mu: dict, item: ops.ProjectItem, ts, te):
+def _extend(mu: dict, item: ops.ProjectItem, ts, te, stamps=frozenset()):
     """SELECT (expr AS ?v): ?v is bound to the value, or left unbound on an
-    error. Later items see the variables of earlier ones."""
+    error. Later items see the variables of earlier ones. `stamps`: the
+    solution's (patterns.stamped_solutions), which timestamp() reads."""
     try:
-        mu[item.var.name] = value(item.expr, mu, ts, te)
+        mu[item.var.name] = value(with_timestamps(item.expr, stamps), mu, ts, te)
     except ExprError:
         mu.pop(item.var.name, None)
 
 
-def _project(query, mu: dict, ts, te) -> tuple:
+def _project(query, mu: dict, ts, te, stamps=frozenset()) -> tuple:
     if query.projection is None:
         return tuple(sorted((k, v) for k, v in mu.items() if not k.startswith("_:")))
     out = {}
     for item in query.projection:
         if item.expr is not None:
-            _extend(mu, item, ts, te)
+            _extend(mu, item, ts, te, stamps)
         if item.var.name in mu:
             out[item.var.name] = mu[item.var.name]
     return tuple(sorted(out.items()))

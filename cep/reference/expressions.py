@@ -218,6 +218,9 @@ def _eval(e, mu, ts, te) -> Val:
     name, args = e.name, e.args
     if name in SPECIAL:
         return SPECIAL[name](args, mu, ts, te)
+    if name == "timestamp":
+        # a defined one was replaced by its value (patterns.with_timestamps)
+        raise ExprError(f"timestamp({args[0]}): no stream triple bound {args[0]}")
     if name in ("getDURATION", "getSTARTTIME", "getENDTIME") and ts is None:
         raise ExprError(f"{name}() of a background solution, which has no interval")
     if name == "getDURATION":

@@ -14,13 +14,23 @@ interval of its timed parts; a solution with no timed part is timeless.
 The temporal operators never relate a timeless solution, a filter that
 reads its interval is an error (false), and a query's timeless solutions
 are no answers: only events trigger detections.
+
+C-SPARQL's timestamp(?v) (sections 2.7 and 3.3): ts(v, P) = max
+TS_set(v, P), the latest timestamp of the stream triple occurrences that
+matched a triple pattern t of P with v in dom(t), undefined if none did.
+The timestamp of an occurrence is its end. So that it can be read, a
+solution carries a fourth part: for each triple pattern of P that mentions
+a watched variable (one that some timestamp() of the query reads) and
+matched a timed occurrence, (the pattern's position in P, its watched
+variables, the occurrence's end). Solutions that differ there are two
+solutions; with nothing watched it is always empty.
 """
 
 from __future__ import annotations
 
 from cep import terms
 from cep.algebra import ops
-from cep.reference.expressions import holds
+from cep.reference.expressions import holds, make
 
 
 def stream_of(events, background=None, graph=None) -> frozenset:
@@ -44,9 +54,47 @@ def stream_of(events, background=None, graph=None) -> frozenset:
 
 def solutions(pattern, stream) -> set:
     """The solutions of `pattern` over `stream` (events, or a stream_of set)."""
+    return {x[:3] for x in stamped_solutions(pattern, stream, timestamp_vars(pattern))}
+
+
+def stamped_solutions(pattern, stream, watch) -> set:
+    """The solutions (mu, ts, te, stamps) of `pattern`, stamps being the
+    matches that bound the variables (names) of `watch` (see above)."""
     if not isinstance(stream, frozenset):
         stream = stream_of(stream)
-    return _eval(pattern, stream)
+    return _eval(pattern, stream, (), frozenset(watch))
+
+
+def timestamp_vars(pattern, projection=()) -> set:
+    """The names of the variables whose timestamp the pattern's conditions
+    and the projection's expressions read."""
+    exprs = [item.expr for item in projection or () if item.expr is not None]
+    todo = [pattern]
+    while todo:
+        op = todo.pop()
+        if getattr(op, "cond", None) is not None:
+            exprs.append(op.cond)
+        todo += ops.children(op)
+    out = set()
+    while exprs:
+        e = exprs.pop()
+        if isinstance(e, ops.Call):
+            if e.name == "timestamp":
+                out.add(e.args[0].name)
+            exprs += e.args
+    return out
+
+
+def with_timestamps(expr, stamps):
+    """`expr` with each timestamp(?v) that the solution defines replaced by
+    its value, max TS_set(v, P) as a dateTime; an undefined one is left to
+    the evaluator, where it is an error."""
+    if not isinstance(expr, ops.Call):
+        return expr
+    if expr.name == "timestamp":
+        ends = [end for _, names, end in stamps if expr.args[0].name in names]
+        return ops.Const(make("dateTime", max(ends)).term) if ends else expr
+    return ops.Call(expr.name, *[with_timestamps(a, stamps) for a in expr.args], pos=expr.pos)
 
 
 # ------------------------------------------------------------ solutions
@@ -60,53 +108,61 @@ def compatible(a, b) -> bool:
 
 def merge(a, b):
     """<mu1, ts1, te1> |x| <mu2, ts2, te2> = <mu1 u mu2, min ts, max te>
-    (a timeless side adds no time)."""
+    (a timeless side adds no time); the stamps, where solutions carry
+    them, are those of both."""
     if a[1] is None or b[1] is None:
         timed = b if a[1] is None else a
-        return (a[0] | b[0], timed[1], timed[2])
-    return (a[0] | b[0], min(a[1], b[1]), max(a[2], b[2]))
+        out = (a[0] | b[0], timed[1], timed[2])
+    else:
+        out = (a[0] | b[0], min(a[1], b[1]), max(a[2], b[2]))
+    return out + tuple(x | y for x, y in zip(a[3:], b[3:]))
 
 
 def satisfies(cond, solution) -> bool:
     """F under mu with getDURATION() = te - ts, getSTARTTIME() = ts,
-    getENDTIME() = te has effective boolean value true (None: no condition)."""
-    mu, ts, te = solution
-    return holds(cond, dict(mu), ts, te)
+    getENDTIME() = te and timestamp(?v) = ts(v, P) has effective boolean
+    value true (None: no condition)."""
+    mu, ts, te, stamps = solution
+    return holds(with_timestamps(cond, stamps), dict(mu), ts, te)
 
 
 # ------------------------------------------------------------- operators
 
 
-def _eval(op, S) -> set:
+def _eval(op, S, at: tuple, watch) -> set:
+    """`at`: the position of op in the query's pattern (child indexes)."""
     if isinstance(op, ops.Triple):
-        return _bgp((op,), S)
+        return _bgp([(at, op)], S, watch)
     if isinstance(op, ops.BGP):
-        return _bgp(op.triples, S)
+        return _bgp([(at + (i,), t) for i, t in enumerate(op.triples)], S, watch)
     if isinstance(op, ops.Filter):
-        return {x for x in _eval(op.pattern, S) if satisfies(op.cond, x)}
+        return {x for x in _eval(op.pattern, S, at + (0,), watch) if satisfies(op.cond, x)}
+    left, right = (at + (0,), op.left), (at + (1,), op.right)
     if isinstance(op, ops.Union_):
-        return _eval(op.left, S) | _eval(op.right, S)
+        return _eval(op.left, S, left[0], watch) | _eval(op.right, S, right[0], watch)
     if isinstance(op, ops.Join):
-        return _joins(_eval(op.left, S), _eval(op.right, S), lambda a, b: True)
+        return _joins(_eval(op.left, S, left[0], watch), _eval(op.right, S, right[0], watch),
+                      lambda a, b: True)
+    left, right = _timed(*left, S, watch), _timed(*right, S, watch)
     if isinstance(op, ops.SeqJoin):
-        return _joins(_timed(op.left, S), _timed(op.right, S), lambda a, b: a[2] < b[1])
+        return _joins(left, right, lambda a, b: a[2] < b[1])
     if isinstance(op, ops.EqJoin):
-        return _joins(_timed(op.left, S), _timed(op.right, S), _same_interval)
+        return _joins(left, right, _same_interval)
     if isinstance(op, ops.LeftJoin):
         # the optional part ends no later than the mandatory one
-        return _optional(_timed(op.left, S), _timed(op.right, S), op.cond, lambda m, o: o[2] <= m[2])
+        return _optional(left, right, op.cond, lambda m, o: o[2] <= m[2])
     if isinstance(op, ops.SeqRightJoin):
         # `left` is the optional part; it ends strictly before the mandatory one starts
-        return _optional(_timed(op.right, S), _timed(op.left, S), op.cond, lambda m, o: o[2] < m[1])
+        return _optional(right, left, op.cond, lambda m, o: o[2] < m[1])
     if isinstance(op, ops.EqLeftJoin):
-        return _optional(_timed(op.left, S), _timed(op.right, S), op.cond, _same_interval)
+        return _optional(left, right, op.cond, _same_interval)
     raise TypeError(f"not an algebra operator: {op!r}")
 
 
-def _timed(op, S) -> set:
+def _timed(at, op, S, watch) -> set:
     """The solutions of an operand of a temporal operator: the timeless
     ones relate to nothing in time."""
-    return {x for x in _eval(op, S) if x[1] is not None}
+    return {x for x in _eval(op, S, at, watch) if x[1] is not None}
 
 
 def _same_interval(a, b) -> bool:
@@ -124,17 +180,20 @@ def _match(slot, term, mu: dict) -> bool:
     return terms.canonical(slot) == term
 
 
-def _bgp(triples, S) -> set:
+def _bgp(triples, S, watch) -> set:
     """mu binds exactly the variables of the list; every triple pattern picks
     any occurrence of its instantiated triple, independently of the others;
-    ts is the least start and te the greatest end of the picked occurrences."""
+    ts is the least start and te the greatest end of the picked occurrences.
+    `triples`: (position, triple pattern) pairs; a pattern with watched
+    variables that picks a timed occurrence adds its stamp."""
     if not triples:
         raise ValueError("the paper gives an empty BGP no interval: nothing to evaluate")
-    partial = {(frozenset(), None, None)}
-    for tp in triples:
+    partial = {(frozenset(), None, None, frozenset())}
+    for position, tp in triples:
         grown = set()
         occurrences = _path_occurrences(tp, S) if isinstance(tp.p, ops.Path) else S
-        for mu, ts, te in partial:
+        watched = frozenset(watch & {v.name for v in ops.slots_vars(tp)})
+        for mu, ts, te, stamps in partial:
             for s, p, o, start, end in occurrences:
                 m = dict(mu)
                 if _match(tp.s, s, m) and _match(tp.p, p, m) and _match(tp.o, o, m):
@@ -142,6 +201,7 @@ def _bgp(triples, S) -> set:
                         frozenset(m.items()),
                         start if ts is None else ts if start is None else min(ts, start),
                         end if te is None else te if end is None else max(te, end),
+                        stamps | {(position, watched, end)} if watched and start is not None else stamps,
                     ))
         partial = grown
     return partial

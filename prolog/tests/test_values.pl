@@ -753,6 +753,9 @@ test(time_duration_unbound, error(instantiation_error)) :- cep_time_duration(_, 
 test(time_duration_type, error(type_error(integer, a))) :- cep_time_duration(a, 1, _).
 test(time_point, D == dt(5)) :- cep_time_point(5, D).
 test(time_point_type, error(type_error(integer, 1.5))) :- cep_time_point(1.5, _).
+test(timestamp_latest_bound, D == dt(7)) :- cep_timestamp([5, _, 7, _], D).
+test(timestamp_none_bound, fail) :- cep_timestamp([_, _], _).
+test(timestamp_no_pattern, fail) :- cep_timestamp([], _).
 test(unknown_function, error(cep_error(unknown_function(substr/2)))) :- cep_fn(substr, ["a", 1], _).
 test(wrong_arity, error(cep_error(unknown_function(str/2)))) :- cep_fn(str, ["a", "b"], _).
 test(cast_arity, error(cep_error(unknown_function(cast(x)/2)))) :- cep_fn(cast(x), ["a", "b"], _).

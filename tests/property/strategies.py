@@ -5,10 +5,12 @@ Streams use few keys so that joins meet: 2-3 subjects, 2-3 predicates,
 integer objects 0..4, start times 0..12 ms with many ties, and (optionally)
 events that last a few ms. Queries are SELECT * over trees of every pattern
 operator, with FILTERs and join conditions over the integer variables, BOUND,
-!, &&, || and the interval functions (durations in the same ms range):
+!, &&, || and the interval functions (durations in the same ms range) and
+C-SPARQL's timestamp(?v), of bound, optional and never bound variables:
 `queries` (trees up to depth 3), `operator_queries` (one operator over small
 operands: its edge cases come up often), `projected_queries` (projection and
-`expr AS ?e`), `construct_queries`, `query_sets` (several queries sharing a
+`expr AS ?e`), `timestamp_queries` (the timestamp of every variable),
+`construct_queries`, `query_sets` (several queries sharing a
 pattern, for one engine), and `expression_queries` over `typed_streams`
 (values of every datatype the expressions know, for the SPARQL functions).
 
@@ -108,12 +110,21 @@ def _numeric(draw, names, depth):
     return ops.Call(op, _numeric(draw, names, depth - 1), _numeric(draw, names, depth - 1))
 
 
-def _time_test(draw):
+def _timestamp(draw, names):
+    """timestamp(?v) of a variable of `names`, a subject variable, or ?u,
+    which no pattern binds."""
+    return ops.Call("timestamp", ops.Var(draw(st.sampled_from(list(names) + ["s", "t", "u"]))))
+
+
+def _time_test(draw, names):
     op = draw(st.sampled_from(["<", "<=", ">", ">=", "=", "!="]))
-    fn = draw(st.sampled_from(["getDURATION", "getDURATION", "getSTARTTIME", "getENDTIME"]))
+    fn = draw(st.sampled_from(["getDURATION", "getDURATION", "getSTARTTIME", "getENDTIME", "timestamp"]))
     k = draw(st.integers(0, MAX_TIME + 2))
     const = duration_ms(k) if fn == "getDURATION" else datetime_ms(k)
-    call = ops.Call(fn)
+    call = _timestamp(draw, names) if fn == "timestamp" else ops.Call(fn)
+    if fn == "timestamp" and draw(st.booleans()):  # C-SPARQL's use: two timestamps, or with the interval
+        other = draw(st.sampled_from(["timestamp", "getSTARTTIME", "getENDTIME"]))
+        return ops.Call(op, call, _timestamp(draw, names) if other == "timestamp" else ops.Call(other))
     if draw(st.booleans()):
         return ops.Call(op, call, ops.Const(const))
     return ops.Call(op, ops.Const(const), call)
@@ -126,7 +137,7 @@ def _condition(draw, names, depth):
         op = draw(st.sampled_from(["=", "!=", "<", ">", "<=", ">="]))
         return ops.Call(op, _numeric(draw, names, 1), _numeric(draw, names, 1))
     if choice <= 5:
-        return _time_test(draw)
+        return _time_test(draw, names)
     if choice == 6:
         return ops.Call("bound", ops.Var(draw(st.sampled_from(NUMERIC_VARS))))
     if choice == 7:
@@ -214,10 +225,28 @@ def projected_queries(draw):
     chosen = draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
     items = [ops.ProjectItem(ops.Var(n)) for n in chosen]
     if draw(st.booleans()):
-        expr = _numeric(draw, _numeric_vars(base.pattern), 2) if draw(st.booleans()) else _condition(
-            draw, _numeric_vars(base.pattern), 1)
+        kind = draw(st.integers(0, 2))
+        names = _numeric_vars(base.pattern)
+        expr = (_numeric(draw, names, 2) if kind == 0 else _condition(draw, names, 1) if kind == 1
+                else _timestamp(draw, sorted(v.name for v in ops.variables(base.pattern))))
         items.insert(draw(st.integers(0, len(items))), ops.ProjectItem(ops.Var("e"), expr))
     return ops.Query("q", "select", base.pattern, projection=tuple(items), distinct=base.distinct)
+
+
+@st.composite
+def timestamp_queries(draw):
+    """SELECT * with (timestamp(?v) AS ?ts_v) for every variable of the
+    pattern and for ?u (never bound), sometimes under a FILTER that compares
+    timestamps as C-SPARQL's example does: every answer shows the
+    timestamps, which the optional parts, unions and repeated variables
+    make differ."""
+    base = draw(st.one_of(queries(depth=2), operator_queries()))
+    pattern, names = base.pattern, sorted(v.name for v in ops.variables(base.pattern))
+    if draw(st.booleans()):
+        pattern = ops.Filter(_time_test(draw, names), pattern)
+    items = [ops.ProjectItem(ops.Var(n)) for n in names]
+    items += [ops.ProjectItem(ops.Var("ts_" + n), ops.Call("timestamp", ops.Var(n))) for n in names + ["u"]]
+    return ops.Query("q", "select", pattern, projection=tuple(items), distinct=base.distinct)
 
 
 TEMPLATE_SUBJECTS = [ops.Var("s"), "_:b", ops.Var("t"), SUBJECTS[0], ops.Var("x")]
@@ -349,7 +378,10 @@ def _typed_expr(draw, depth):
             return ops.Call("regex", sub(), sub(), ops.Const(draw(st.sampled_from(
                 [terms.literal(f) for f in ("i", "", "s", "q")]))))
         return ops.Call(name, sub(), sub(), sub())
-    return ops.Call(draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME"])))
+    fn = draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME", "timestamp"]))
+    if fn == "timestamp":
+        return ops.Call(fn, ops.Var(draw(st.sampled_from(["a", "b", "s", "u"]))))
+    return ops.Call(fn)
 
 
 @st.composite

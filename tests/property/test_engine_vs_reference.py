@@ -20,7 +20,7 @@ from cep.engine import Engine
 from tests.property.strategies import (
     BINARY,
     background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries,
-    queries, query_sets, seeded, seq_filter_queries, streams, typed_streams,
+    queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams,
 )
 
 
@@ -98,6 +98,14 @@ def test_engine_answers_do_not_depend_on_batching(query, events, data):
 @_settings(200)
 @given(query=projected_queries(), events=streams())
 def test_engine_equals_reference_with_projections(query, events):
+    note_case(query, events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(200)
+@given(query=timestamp_queries(), events=streams())
+def test_engine_equals_reference_with_timestamps(query, events):
     note_case(query, events)
     assert_same(query, events, run_engine(query, events))
 

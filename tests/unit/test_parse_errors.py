@@ -197,6 +197,16 @@ SEMANTIC = [
      "rules/x.rq:1:28: STR takes 1 argument, not 0"),
     ("SELECT * { ?s ?p ?o FILTER(BOUND(1)) }",
      "rules/x.rq:1:34: BOUND takes a variable"),
+    # C-SPARQL's timestamp: one stream per run, so no stream argument
+    ("SELECT * { ?s ?p ?o FILTER(timestamp(?s, <http://streams.org/cams>) > 1) }",
+     "rules/x.rq:1:28: timestamp takes 1 argument, not 2: C-SPARQL's second argument names a "
+     "stream, and a run reads one stream; write timestamp(?v)"),
+    ("SELECT * { ?s ?p ?o FILTER(TIMESTAMP() > 1) }",
+     "rules/x.rq:1:28: TIMESTAMP takes 1 argument, not 0"),
+    ("SELECT * {\n  ?s ?p ?o\n} FILTER(timestamp(?s, ?p, ?o))",
+     "rules/x.rq:3:10: timestamp takes 1 argument, not 3"),
+    ("SELECT (timestamp(\"x\") AS ?t) { ?s ?p ?o }",
+     "rules/x.rq:1:19: timestamp takes a variable"),
     # projection
     ("SELECT ?z WHERE { ?x ?p ?y }",
      "rules/x.rq:1:8: ?z is projected but the pattern never binds it"),
