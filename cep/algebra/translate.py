@@ -557,7 +557,10 @@ class _Query:
             if group or having or self.aggregates:
                 raise self.error("C-SPARQL's AGGREGATE clauses and SPARQL's GROUP BY, HAVING and "
                                  "aggregates in SELECT are two forms: use one", clauses[0])
-            return self.extensions(clauses, pattern, projection, window), projection
+            grouping = self.extensions(clauses, pattern, projection, window)
+            for e in [i.expr for i in projection or () if i.expr is not None] + list(grouping.having):
+                self.check_grouped(e, ops.expr_vars(e), clauses[0])
+            return grouping, projection
         if not (group or having or self.aggregates):
             return None, projection
         first = (group or having or [body.children[0]])[0]
@@ -593,6 +596,11 @@ class _Query:
         return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(conditions)), projection
 
     def check_grouped(self, expr, allowed, node):
+        if ops.expr_uses(expr, {"timestamp"}) or any(
+                a.arg is not None and ops.expr_uses(a.arg, {"timestamp"}) for _, a in self.aggregates):
+            raise self.error("timestamp() reads the events of one solution: it stands in the SELECT "
+                             "expressions of a query over a window without grouping, not with "
+                             "aggregates", node)
         stray = [v for v in _vars_in_order(expr) if v not in allowed]
         if stray:
             raise self.error(f"{_var_list([v.name for v in stray])} is used outside an aggregate but "

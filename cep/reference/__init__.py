@@ -60,7 +60,8 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
                 if q.window is None:
                     out += answers(q, stream, skolem)
         for q in windowed:
-            timed = [s for s in solutions(q.pattern, stream) if s[1] is not None]
+            watch = timestamp_vars(q.pattern, q.projection)
+            timed = [s for s in stamped_solutions(q.pattern, stream, watch) if s[1] is not None]
             out += window_answers(q, timed, events, _row_maker(q, skolem), until)
     finally:
         USER_PROLOG.reset(token)
@@ -72,12 +73,12 @@ def _row_maker(query, skolem):
     CONSTRUCT triples (blank nodes named as answers() names them)."""
     names = [n for n in ops.template_fields(query.template) if not n.startswith("_:")]
 
-    def row(mu, ts, te):
+    def row(mu, ts, te, stamps):
         if query.form != "construct":
-            return _project(query, mu, ts, te)
+            return _project(query, mu, ts, te, stamps)
         for item in query.projection or ():
             if item.expr is not None:
-                _extend(mu, item, ts, te)
+                _extend(mu, item, ts, te, stamps)
         values = tuple(mu.get(n) for n in names)
         return ops.instantiate(query.template, mu, lambda label: skolem.setdefault(
             (query.name, label, values, ts, te), f"_:r{len(skolem)}"))

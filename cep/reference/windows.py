@@ -24,10 +24,10 @@ INTEGER = terms.XSD + "integer"
 
 
 def window_answers(query: ops.Query, sols, events, project, until=None) -> list[Answer]:
-    """`sols`: the timed solutions (mu, ts, te) of the query's pattern;
+    """`sols`: the timed solutions (mu, ts, te, stamps) of the query's pattern;
     `events`: the stream's events (for the evaluation times and count
-    windows); `project(mu, ts, te)`: a solution's row (its bindings, or its
-    CONSTRUCT triples); `until`: event time is known to have reached it
+    windows); `project(mu, ts, te, stamps)`: a solution's row (its
+    bindings, or its CONSTRUCT triples); `until`: event time is known to have reached it
     (a watermark), so the evaluations are those before it instead of those
     up to the first at or after the last event (the end of the stream)."""
     w = query.window
@@ -79,11 +79,11 @@ def _rows(query, content, start, tau, project) -> list:
     if not content:
         return []
     if g is None:
-        rows = [project(dict(mu), ts, te) for mu, ts, te in content]
+        rows = [project(dict(mu), ts, te, stamps) for mu, ts, te, stamps in content]
         rows = [r for r in rows if r or query.form != "construct"]
     elif g.keys is not None:
         groups = {}
-        for mu, ts, te in content:
+        for mu, ts, te, _ in content:
             key = tuple(dict(mu).get(k.name) for k in g.keys)
             groups.setdefault(key, []).append((dict(mu), ts, te))
         rows = [_row(query, {k.name: v for k, v in zip(g.keys, key) if v is not None},
@@ -91,10 +91,10 @@ def _rows(query, content, start, tau, project) -> list:
                 for key, members in groups.items()]
     else:
         def sharing(keys, mu):  # the solutions with mu's values of the keys
-            return [(dict(m), s, e) for m, s, e in content
+            return [(dict(m), s, e) for m, s, e, _ in content
                     if all(dict(m).get(k.name) == mu.get(k.name) for k in keys)]
         rows = []
-        for mu, ts, te in content:
+        for mu, ts, te, _ in content:
             mu = dict(mu)
             rows.append(_row(query, mu, [(var, agg, sharing(keys, mu)) for var, agg, keys in g.extensions],
                              ts, te))

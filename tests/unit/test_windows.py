@@ -253,3 +253,18 @@ def test_cep_run_reports_each_window_of_the_stock_sample(tmp_path, capsys):
     # the window (Dec 28, Jan 7] holds ACME's 100 (Jan 5) and Globex's 50 (Jan 6)
     assert sorted(first) == [("ACME", "1"), ("Globex", "1")]
     assert {a["start"] for a in lines if a["end"] == "2026-01-07T00:00:00Z"} == {"2025-12-28T00:00:00Z"}
+
+
+def test_timestamp_in_a_window_without_grouping_and_refused_with_aggregates():
+    events = [price("acme", 1, 10), price("acme", 2, 20), price("bolt", 3, 70)]
+    got = run("""SELECT ?c (timestamp(?p) AS ?t) FROM STREAM <http://e/ticks> [RANGE 1h TUMBLING]
+                 WHERE { ?c :price ?p }""", events)
+    assert sorted((a.end // MIN, a.binding("t")) for a in got) == [
+        (60, terms.datetime_literal(10 * MIN)), (60, terms.datetime_literal(20 * MIN)),
+        (120, terms.datetime_literal(70 * MIN))]
+    for text in ["SELECT (MAX(timestamp(?p)) AS ?m) FROM STREAM <http://s> [RANGE 1h TUMBLING] "
+                 "WHERE { ?c :price ?p }",
+                 "SELECT ?c ?n FROM STREAM <http://s> [RANGE 1h TUMBLING] WHERE { ?c :price ?p } "
+                 "AGGREGATE { (?n, COUNT, ?c) FILTER (timestamp(?p) > ?n) }"]:
+        with pytest.raises(QueryError, match="timestamp\\(\\) reads the events of one solution"):
+            parse_rules(PREFIX + text, "x.rq")
