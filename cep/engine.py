@@ -108,8 +108,8 @@ class Engine:
 
     def flush(self) -> list[Answer]:
         """End of stream: process the instant held back, and evaluate the
-        windows of windowed queries up to the first evaluation at or after
-        the last event (every window that holds an event reports)."""
+        windows of windowed queries until they hold nothing (every window
+        that holds a solution reports)."""
         return self.flush_table(final=True).to_list()
 
     def push_table(self, table: pa.Table) -> AnswerBatch:
@@ -199,10 +199,18 @@ class Engine:
     def advance(self, now_ms: int) -> bool:
         """Event time has reached now_ms with no event to process (a
         watermark): drop the partial matches past their window. Returns
-        whether any partial match remains. Call it after flush_table."""
+        whether any partial match remains, or anything the windows of
+        windowed queries still need. Call it after flush_table (and
+        close_windows)."""
         if self._held.num_rows:
             raise ValueError("Engine.advance() with an instant held back: flush first")
-        return self.session.advance(self.module, now_ms)
+        pending = self.session.advance(self.module, now_ms)
+        return pending or self.windowed and self.session.window_status(self.module)[1]
+
+    def next_window(self) -> int | None:
+        """The next time at which a window of a windowed query can report
+        (its evaluation is due once event time passes it), or None."""
+        return self.session.window_status(self.module)[0] if self.windowed else None
 
     def state(self) -> bytes:
         """Everything the engine remembers between batches, as bytes: its

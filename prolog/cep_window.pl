@@ -12,7 +12,7 @@
     k*Step whose window (k*Step - Range, k*Step] holds the solution's
     interval (a count window stores 0, 0). Event time drives evaluation:
     cep_close/3 evaluates every evaluation time before Now (or, at the end
-    of the stream, up to the first one at or after the last event), from
+    of the stream, every one whose window still holds a solution), from
     the solutions stored, and drops those no later window can hold. So a
     window closes when event time passes it, whether or not an event of
     the same key arrives, and memory holds one window of solutions.
@@ -35,6 +35,7 @@
 
 :- module(cep_window,
           [ cep_close/3,           % +Module, +ArgsText, -AnswersText
+            cep_window_status/2,   % +Module, -StatusText
             cep_window_span/5      % +Spec, +Start, +End, -First, -Last
           ]).
 
@@ -63,8 +64,9 @@ cep_window_span(count(_), _, _, 0, 0).
 %   ArgsText is "now Now T1 N1 T2 N2 ..." (event time has passed every
 %   instant before Now; the instants Ti of the batch just processed had Ni
 %   events each) or "final Last ..." (the stream ended with its last event
-%   at Last). Returns the answer lines of the evaluations now due, in the
-%   format of cep_runtime:cep_push/3.
+%   at Last: time-based windows are evaluated until they hold nothing,
+%   count windows at the instants up to Last). Returns the answer lines of
+%   the evaluations now due, in the format of cep_runtime:cep_push/3.
 cep_close(M, ArgsText, Text) :-
     split_string(ArgsText, " ", "", [How, TimeText|CountTexts]),
     number_string(Time, TimeText),
@@ -83,39 +85,51 @@ count_instants(M, [T, N|Rest]) :-
     count_instants(M, Rest).
 
 close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
-    evaluation_times(Spec, M, Q, How, Time, Taus),
-    foldl(evaluate(M, Q, Spec), Taus, Rows0, Rows).
+    (   Spec = time(_, _, _)
+    ->  (   How == "final" -> Limit = inf ; Limit = Time ),
+        close_time(M, Q, Spec, Limit, Rows0, Rows)
+    ;   (   How == "final" -> Limit is Time + 1 ; Limit = Time ),
+        findall(T, ( M:'$wcount'(T, _), T < Limit, \+ evaluated(M, Q, T) ), Ts),
+        sort(Ts, Taus),
+        foldl(evaluate(M, Q, Spec), Taus, Rows0, Rows)
+    ).
 
-%   The evaluation times due, in order. A time-based window is evaluated
-%   at every multiple of Every (its step unless COMPUTED EVERY says
-%   otherwise) from the first one whose window can hold a stored solution;
-%   evaluations with nothing stored and nothing reported before are
-%   skipped (the next is computed again after each, in evaluate/6).
-evaluation_times(time(_, Step, Every), M, Q, How, Time, Taus) :-
-    (   How == "final"
-    ->  Limit is -((-Time) div Every) * Every + 1   % through the first one at or after Time
-    ;   Limit = Time
+%   A time-based window is evaluated at every multiple of Every (its step
+%   unless COMPUTED EVERY says otherwise) before Limit, from the first one
+%   whose window can hold a stored solution; evaluations with nothing
+%   stored and nothing reported before are skipped. At the end of the
+%   stream (Limit inf) it is evaluated until its windows hold nothing:
+%   every window that holds a solution reports.
+close_time(M, Q, Spec, Limit, Rows0, Rows) :-
+    Spec = time(_, Step, Every),
+    (   next_time(M, Q, Step, Every, Tau),
+        Tau < Limit
+    ->  evaluate(M, Q, Spec, Tau, Rows0, Rows1),
+        close_time(M, Q, Spec, Limit, Rows1, Rows)
+    ;   Rows0 = Rows
+    ).
+
+%!  cep_window_status(+Module, -Text) is det.
+%
+%   "Due Held": Due the next evaluation time of a time-based window that
+%   can report something ("none" if none), Held "true" while the windows
+%   hold anything the next evaluations need (solutions, the last rows of
+%   an IStream or DStream query, the counts of a count window). The Spark
+%   engine sets a group's event-time timeout to Due and keeps the group
+%   while Held.
+cep_window_status(M, Text) :-
+    findall(Tau, ( M:'$window'(Q, time(_, Step, Every)),
+                   next_time(M, Q, Step, Every, Tau) ), Taus),
+    (   Taus == [] -> Due = none ; min_list(Taus, Due) ),
+    (   ( M:'$wsol'(_, _, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
+    ->  Held = true
+    ;   Held = false
     ),
-    findall(Tau, time_due(M, Q, Step, Every, Limit, Tau), Taus).
-evaluation_times(count(_), M, Q, How, Time, Taus) :-
-    (   How == "final" -> Limit is Time + 1 ; Limit = Time ),
-    findall(T, ( M:'$wcount'(T, _), T < Limit, \+ evaluated(M, Q, T) ), Ts),
-    sort(Ts, Taus).
+    format(string(Text), "~w ~w", [Due, Held]).
 
 evaluated(M, Q, T) :-
     M:'$wnext'(Q, Next),
     T < Next.
-
-time_due(M, Q, Step, Every, Limit, Tau) :-
-    next_time(M, Q, Step, Every, Tau0),
-    between_steps(Tau0, Every, Limit, Tau).
-
-between_steps(From, Every, Limit, Tau) :-
-    From < Limit,
-    (   Tau = From
-    ;   Next is From + Every,
-        between_steps(Next, Every, Limit, Tau)
-    ).
 
 %   The first evaluation time not yet evaluated: the stored one, or after a
 %   skip the first multiple of Every at or after the earliest window close

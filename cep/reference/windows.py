@@ -9,8 +9,10 @@ the one where the last n events begin up to tau. The solutions are then
 rows (SPARQL 1.1 section 18.5 for GROUP BY and the aggregates; C-SPARQL
 3.1 for AGGREGATE), and the report operator picks what is answered.
 Evaluation times: the multiples of the period (COMPUTED EVERY, else the
-step) from the first event's up to the first at or after the last event;
-for a count window, every instant of the stream.
+step) from the first event's, up to the last whose window holds a solution
+and one more (the stream has ended: every window that holds a solution
+reports, and DSTREAM reports the last rows leaving); or, with `until`,
+those before it; for a count window, every instant of the stream.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ def window_answers(query: ops.Query, sols, events, project, until=None) -> list[
         return []
     ends = sorted({e.end for e in events})
     out, previous = [], []
-    for tau, start, inside in _evaluations(query, w, ends, events, until):
+    for tau, start, inside in _evaluations(query, w, ends, events, until, sols):
         content = [s for s in sols if inside(s[1], s[2])]
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
@@ -53,7 +55,7 @@ def window_answers(query: ops.Query, sols, events, project, until=None) -> list[
     return out
 
 
-def _evaluations(query, w, ends, events, until):
+def _evaluations(query, w, ends, events, until, sols):
     """(tau, the window's start, test of a solution's interval) per evaluation."""
     if w.count is not None:
         for tau in ends:
@@ -67,7 +69,11 @@ def _evaluations(query, w, ends, events, until):
         return
     period = query.every_ms or w.step_ms
     tau = (ends[0] // period) * period
-    last = -(-ends[-1] // period) * period if until is None else until - 1
+    if until is not None:
+        last = until - 1
+    else:  # the last window close that holds a solution, then one evaluation past it
+        closes = [-(-(s[1] + w.range_ms) // w.step_ms) - 1 for s in sols]
+        last = (max(closes) + 1) * w.step_ms + period if closes else tau - 1
     while tau <= last:
         c = (tau // w.step_ms) * w.step_ms
         yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)

@@ -234,6 +234,12 @@ class _Session:
         text = " ".join([how, str(time_ms), *(str(x) for pair in counts for x in pair)])
         return self.call("cep_close", "cep_window", [("atom", module), text], raw=True)[0]
 
+    def window_status(self, module: str) -> tuple[int | None, bool]:
+        """(the next evaluation time of a window that can report, or None;
+        whether the windows hold anything), cep_window:cep_window_status/2."""
+        due, held = self.call("cep_window_status", "cep_window", [("atom", module)])[0].split()
+        return (None if due == "none" else int(due)), held == "true"
+
     def dump(self, module: str) -> bytes:
         """The state of a loaded rule set (cep_runtime:cep_dump/2)."""
         return self.call("cep_dump", "cep_runtime", [("atom", module)], raw="latin-1")[0]

@@ -79,7 +79,24 @@ class QueryClass:
 
 
 def _keeps_key(query, key: str) -> bool:
-    if not getattr(query, "distinct", False) or query.projection is None:
+    """Whether each bucket's answers of the query are its own: a query over
+    a window groups within a bucket (every group, and every solution an
+    AGGREGATE reads, shares its key); where answers are sets (DISTINCT,
+    and the rows of a window compared as sets: grouped, ISTREAM, DSTREAM,
+    CONSTRUCT), an answer holds the key."""
+    g = getattr(query, "grouping", None)
+    if g is not None:
+        groups = [g.keys] if g.keys is not None else [keys for _, _, keys in g.extensions]
+        if not all(ops.Var(key) in keys for keys in groups):
+            return False
+    windowed = getattr(query, "window", None) is not None
+    sets = getattr(query, "distinct", False) or windowed and (
+        g is not None and g.keys is not None or query.report != "rstream" or query.form == "construct")
+    if not sets:
+        return True
+    if query.form == "construct":
+        return any(ops.Var(key) in ops.slots_vars(t) for t in query.template)
+    if query.projection is None:
         return True
     return any(item.var.name == key and item.expr is None for item in query.projection)
 
@@ -122,6 +139,9 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
         for route in _pattern_routes(t, key, schema):
             if route not in out:
                 out.append(route)
+    if query.window is not None and query.window.count is not None:
+        # a count window counts every event of the stream: its one group gets them all
+        out.append(Route((), None))
     return tuple(out)
 
 
@@ -230,17 +250,6 @@ def refuse_derived_updates(queries, schema=None):
                              f"in-process", consumer.pos)
 
 
-def refuse_windows(queries):
-    """A windowed query (FROM STREAM [...]) is evaluated as event time
-    passes its windows; a Spark group is called only when rows reach it,
-    so such a query runs in-process until groups close their windows on
-    event-time timeouts."""
-    for q in queries:
-        if q.window is not None:
-            raise QueryError(f"{q.name} reads a window (FROM STREAM ... [...]): the Spark engine does "
-                             f"not evaluate windows yet; run it in-process (--engine local)", q.window.pos)
-
-
 def update_routes(updates, schema=None) -> tuple:
     """The routes of the events that the update rules (DELETE/INSERT) read:
     every group gets them (cep.spark._routed), since every group's rules
@@ -265,6 +274,11 @@ def explain(queries, schema=None) -> str:
                 lines.append(f"{q.name}: runs in a single group, with the CONSTRUCT rules it shares class "
                              f"{c.index} with: a triple they derive does not hold their key where the "
                              f"class's events do, so it would belong to another group")
+            elif not c.bucketed:
+                lines.append(f"{q.name}: runs in a single group (class {c.index}): a query of the class "
+                             f"holds ?{key} in different places of its patterns, or its answers over a "
+                             f"bucket would not be its own (a DISTINCT or a window's rows without the key, "
+                             f"a grouping by another variable, a count window)")
             else:
                 lines.append(f"{q.name}: partitioned by ?{key} (class {c.index})")
     for q in queries:

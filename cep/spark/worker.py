@@ -195,7 +195,8 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     engine.restore(initial)
     rows = []
     events, _ = _events([pdf], rows)
-    answers = _answer_tables(engine, _push(engine, events)) + _answer_tables(engine, engine.flush_table())
+    answers = (_answer_tables(engine, _push(engine, events))
+               + _answer_tables(engine, engine.flush_table(final=True)))
     return _frame(rows, answers)
 
 
@@ -203,8 +204,11 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     """A streaming group's micro-batch (applyInPandasWithState): buffer the
     new events, report those that come after their time was processed,
     process, in time order, the events that the watermark has passed (all
-    of them when the input ends), prune the goals past their window at the
-    watermark, and forget the group when nothing is left in it."""
+    of them when the input ends), evaluate the windows event time has
+    passed, prune the goals past their window at the watermark, and forget
+    the group when nothing is left in it. With windows, a group also asks
+    to be called when the watermark passes its next window (an event-time
+    timeout), so that the window closes even if no row reaches the group."""
     cls, bucket = (int(x) for x in key)
     entry = _engine(spec, cls, bucket)
     engine = entry[0]
@@ -257,8 +261,10 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         ready = None
     if ready is not None:
         answers += _answer_tables(engine, _push(engine, waiting.filter(ready)))
-        answers += _answer_tables(engine, engine.flush_table())
+        answers += _answer_tables(engine, engine.flush_table(final=ended))
         waiting = waiting.filter(pc.invert(ready))
+        if not ended:  # event time has reached `processed`: the windows before it close
+            answers += _answer_tables(engine, engine.close_windows(processed))
     pending = engine.advance(processed) if processed is not None else True
 
     if (not waiting.num_rows and not pending and not spec.update_routes
@@ -272,4 +278,12 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         version = uuid.uuid4().hex
         state.update((version, engine.state(), _ipc(waiting), processed))
         entry[2] = version
+        if engine.windowed:
+            # called again once the watermark passes the next window or the
+            # first waiting event, whether or not rows come (Spark times a
+            # group out when the watermark passes its timeout timestamp)
+            due = [t for t in (engine.next_window(),
+                               pc.min(waiting["end"]).as_py() if waiting.num_rows else None) if t is not None]
+            if due:
+                state.setTimeoutTimestamp(max(min(due), watermark or 0))
     yield _frame(rows, answers)

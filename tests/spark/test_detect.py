@@ -345,3 +345,39 @@ def test_chained_rules_on_spark_give_the_in_process_answers(spark):
         assert len(expected) > 100 and any(a.query == "seen" and dict(a.bindings).get("r") for a in answers)
         assert rules == CHAINED_RULES or any(a.query == "risers" for a in answers)
         assert on_spark(detect(df, rules, buckets=3).collect()) == expected
+
+
+WINDOW_RULES = f"""PREFIX : <{EX}>
+REGISTER QUERY per_key AS
+SELECT ?k (COUNT(*) AS ?n) (SUM(?x) AS ?total)
+FROM STREAM <{EX}s> [RANGE 20ms STEP 10ms]
+WHERE {{ ?k :a ?x }} GROUP BY ?k
+"""
+
+
+def test_a_window_closes_on_spark_when_the_watermark_passes_it_without_a_row_of_its_group(spark, tmp_path):
+    """k0's events all come in the first file; every later file holds only
+    keys of other buckets, the last ones far later in time. k0's group is
+    called again only by its event-time timeout, when the watermark passes
+    its next window: its windows must all be answered, as the in-process
+    engine answers them once event time has passed them."""
+    buckets = 3
+    names = [f"<{EX}k{i}>" for i in range(12)]
+    # the bucket of each key, as the engine's router computes it
+    row = spark.sql("select " + ", ".join(f"pmod(xxhash64('{n}'), {buckets})" for n in names)).collect()[0]
+    bucket = dict(zip(names, row))
+    others = [n for n in names[1:] if bucket[n] != bucket[names[0]]]
+    first = [(names[0], f"<{EX}a>", f'"{i}"^^<{XSD}integer>', 1000 + 7 * i) for i in range(10)]
+    middle = [(others[i % len(others)], f"<{EX}a>", f'"{i}"^^<{XSD}integer>', 1070 + 5 * i) for i in range(20)]
+    end = 1200
+    closing = [[(others[0], f"<{EX}a>", f'"1"^^<{XSD}integer>', end + dt)] for dt in (2500, 2600)]
+    _, result = run_stream(spark, tmp_path, [first, middle] + closing, "answers_windows", lateness="1 second",
+                           buckets=buckets, rules=WINDOW_RULES)
+    got = [r for r in on_spark(result) if r[1][0] == ("k", names[0])]
+    engine = Engine(parse_rules(WINDOW_RULES, "w.rq"))
+    rows = first + middle + closing[0] + closing[1]
+    answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows])
+    expected = sorted(_key(a.query, dict(a.bindings), [], a.start, a.end) for a in answers)
+    expected = [r for r in expected if r[1][0] == ("k", names[0])]
+    # k0's windows close at 1000, 1010, ..., 1080 (the last holds its event at 1063)
+    assert len(expected) == 9 and got == expected

@@ -43,14 +43,16 @@ def test_sliding_window_aggregates_per_group():
     got = run("""SELECT ?c (COUNT(*) AS ?n) (SUM(?p) AS ?s) (AVG(?p) AS ?a) (MIN(?p) AS ?lo) (MAX(?p) AS ?hi)
                  FROM STREAM <http://e/ticks> [RANGE 1h STEP 30m]
                  WHERE { ?c :price ?p } GROUP BY ?c""", STREAM)
-    # windows (c - 60, c] at c = 0, 30, 60, 90 minutes; the last event is at
-    # 75, so the last evaluation is at 90 (the first at or after it)
+    # windows (c - 60, c] at c = 30, 60, 90, 120 minutes; at the end of the
+    # stream the evaluations go on while a window holds a solution: the
+    # last is (60, 120], which holds 70 and 75
     assert table(got, "c", "n", "s", "a", "lo", "hi") == [
         (-30, 30, "acme", "1", "10", "10.0", "10", "10"),
         (0, 60, "acme", "2", "30", "15.0", "10", "20"),
         (0, 60, "bolt", "1", "5", "5.0", "5", "5"),     # 60 is in (0, 60]
         (30, 90, "acme", "3", "81", "27.0", "20", "31"),
         (30, 90, "bolt", "1", "5", "5.0", "5", "5"),
+        (60, 120, "acme", "2", "61", "30.5", "30", "31"),  # bolt's 60 is not in (60, 120]
     ]
 
 
@@ -68,7 +70,7 @@ def test_sliding_and_tumbling_differ_on_the_same_stream():
                      WHERE { ?c :price ?p }""", STREAM)
     tumbling = run("""SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/ticks> [RANGE 1h TUMBLING]
                       WHERE { ?c :price ?p }""", STREAM)
-    assert table(sliding, "n") == [(-30, 30, "1"), (0, 60, "3"), (30, 90, "4")]
+    assert table(sliding, "n") == [(-30, 30, "1"), (0, 60, "3"), (30, 90, "4"), (60, 120, "2")]
     assert table(tumbling, "n") == [(0, 60, "3"), (60, 120, "2")]
 
 
@@ -114,19 +116,22 @@ def test_istream_and_dstream_report_what_changes():
     r = run(text.format(op="RSTREAM"), events)
     i = run(text.format(op="ISTREAM"), events)
     d = run(text.format(op="DSTREAM"), events)
-    # windows: 30 {acme}, 60 {acme, bolt}, 90 {bolt}
-    assert table(r, "c") == [(-30, 30, "acme"), (0, 60, "acme"), (0, 60, "bolt"), (30, 90, "bolt")]
+    # windows: 30 {acme}, 60 {acme, bolt}, 90 {bolt}, 120 {bolt}, 150 {}
+    assert table(r, "c") == [(-30, 30, "acme"), (0, 60, "acme"), (0, 60, "bolt"), (30, 90, "bolt"),
+                             (60, 120, "bolt")]
     assert table(i, "c") == [(-30, 30, "acme"), (0, 60, "bolt")]
-    assert table(d, "c") == [(30, 90, "acme")]
+    assert table(d, "c") == [(30, 90, "acme"), (90, 150, "bolt")]
 
 
 def test_computed_every_evaluates_the_last_closed_window():
     got = run("""REGISTER QUERY every COMPUTED EVERY 15m AS
                  SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/ticks> [RANGE 1h STEP 30m]
                  WHERE { ?c :price ?p }""", STREAM)
-    # evaluated at 15, 30, ..., 75 (the first at or after the last event);
-    # at 45 the window is still the one closed at 30
-    assert table(got, "n") == [(-30, 30, "1"), (-30, 45, "1"), (0, 60, "3"), (0, 75, "3")]
+    # evaluated at 15, 30, ..., 150 (nothing at 15 and 150: the windows
+    # closed at 0 and 150 are empty); at 45 the window is still the one
+    # closed at 30
+    assert table(got, "n") == [(-30, 30, "1"), (-30, 45, "1"), (0, 60, "3"), (0, 75, "3"),
+                               (30, 90, "4"), (30, 105, "4"), (60, 120, "2"), (60, 135, "2")]
 
 
 def test_a_window_closes_when_event_time_passes_it_without_an_event_of_its_key():
@@ -198,12 +203,22 @@ def test_windowed_construct_read_by_another_query_is_refused():
         Engine(rules)
 
 
-def test_the_spark_engine_refuses_windows_with_a_message():
+def test_spark_buckets_a_windowed_query_only_where_each_bucket_answers_alone():
     from cep.spark import routing
-    rules = parse_rules(PREFIX + """SELECT ?c FROM STREAM <http://e/t> [RANGE 1h TUMBLING]
-        WHERE { ?c :price ?p }""", "x.rq")
-    with pytest.raises(QueryError, match="x.rq:2:11: .*does not evaluate windows yet"):
-        routing.refuse_windows(rules)
+    rules = parse_rules(PREFIX + """
+        SELECT ?c (COUNT(*) AS ?n) FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p } GROUP BY ?c
+        SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p }
+        SELECT ?p (COUNT(*) AS ?n) FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p } GROUP BY ?p
+        SELECT ISTREAM ?p FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p }
+        SELECT ?c ?p FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p }
+        SELECT ?c (COUNT(*) AS ?n) FROM STREAM <http://e/t> [TRIPLES 5] WHERE { ?c :price ?p } GROUP BY ?c""")
+    bucketed = [routing.QueryClass(0, (q,), (routing.partition_key(q),), routing._routes(q, routing.partition_key(q)))
+                .bucketed for q in rules]
+    # grouped by the key: yes; one group of all: no; grouped by another
+    # variable: no; rows as sets without the key: no; a multiset of rows:
+    # yes; a count window counts every event: one group, that gets them all
+    assert bucketed == [True, False, False, False, True, False]
+    assert routing.Route((), None) in routing._routes(rules[-1], "c")
 
 
 def test_reference_and_engine_agree_on_grouped_queries_over_a_long_stream():
