@@ -44,6 +44,7 @@ OP_NAMES = {
     ops.SeqRightJoin: "seqright",
     ops.EqLeftJoin: "eqleft",
     ops.LeftJoin: "leftjoin",
+    ops.SeqAbsence: "absence",
 }
 ASSOCIATIVE = (ops.Join, ops.SeqJoin, ops.EqJoin, ops.Union_)
 POLICIES = ("unrestricted", "recent", "chronological")
@@ -79,6 +80,9 @@ class Step:
     # pushed down from above): a solution of background triples alone,
     # which has no interval, fails it (getDURATION() is then an error).
     timed: bool = False
+    # NOTSEQ ("absence"): the deadline after the left solution's end, ms;
+    # the step's solutions are the left ones (vars: the left's only)
+    deadline: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,8 @@ def _flatten(op, kind):
 
 
 def _rebuild(op, left, right):
+    if isinstance(op, ops.SeqAbsence):
+        return ops.SeqAbsence(left, right, op.deadline_ms, op.cond, pos=op.pos)
     if isinstance(op, ops.OPTIONAL_OPS):
         return type(op)(left, right, op.cond, pos=op.pos)
     return type(op)(left, right, pos=op.pos)
@@ -292,6 +298,15 @@ class _Builder:
             left, right = (o_id, m_id) if isinstance(op, ops.SeqRightJoin) else (m_id, o_id)
             return self._step(OP_NAMES[type(op)], op, left, right, here, op.cond, window, policy, timed)
 
+        if isinstance(op, ops.SeqAbsence):
+            # the right operand only decides absence: no filter or window of
+            # the answer's applies to it (like an optional part)
+            down, here = _split_pending(pending, [ops.certain_variables(op.left)])
+            left = self.build(op.left, down[0], window, policy)
+            right = self.build(op.right, (), None, policy)
+            return self._step("absence", op, left, right, here, op.cond, window, policy, timed,
+                              deadline=op.deadline_ms)
+
         if isinstance(op, (ops.Join, ops.SeqJoin, ops.EqJoin)):
             down, here = _split_pending(
                 pending, [ops.certain_variables(op.left), ops.certain_variables(op.right)]
@@ -302,10 +317,10 @@ class _Builder:
 
         raise TypeError(f"cannot binarize {op!r}")
 
-    def _step(self, name, op, left, right, filters, cond, window, policy, timed=False):
+    def _step(self, name, op, left, right, filters, cond, window, policy, timed=False, deadline=None):
         nodes = self.plan.nodes
         lvars, rvars = nodes[left].vars, nodes[right].vars
-        vars_ = tuple(dict.fromkeys(lvars + rvars))
+        vars_ = lvars if name == "absence" else tuple(dict.fromkeys(lvars + rvars))
         if name == "union":
             key = ()
         else:
@@ -313,9 +328,9 @@ class _Builder:
             certain_r = _certain_of(nodes, right)
             key = tuple(v for v in vars_ if v in certain_l and v in certain_r)
         filters = _dedup(filters)
-        sig = ("step", name, left, right, cond, filters, window, policy, timed)
+        sig = ("step", name, left, right, cond, filters, window, policy, timed, deadline)
         return self._add(
-            sig, lambda i: Step(i, name, left, right, vars_, key, cond, filters, window, policy, timed)
+            sig, lambda i: Step(i, name, left, right, vars_, key, cond, filters, window, policy, timed, deadline)
         )
 
 
@@ -325,7 +340,7 @@ def _certain_of(nodes, node_id) -> set:
         return set(node.vars)
     if node.op == "union":
         return _certain_of(nodes, node.left) & _certain_of(nodes, node.right)
-    if node.op in ("eqleft", "leftjoin"):
+    if node.op in ("eqleft", "leftjoin", "absence"):
         return _certain_of(nodes, node.left)
     if node.op == "seqright":
         return _certain_of(nodes, node.right)

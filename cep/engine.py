@@ -92,9 +92,13 @@ class Engine:
         self.layouts = self.compiled.layouts
         # per query: (variable name, column) in name order, for bindings
         self.orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
-        # windowed queries are evaluated as event time passes their windows
+        # windowed queries are evaluated, and NOTSEQ deadlines fire, as event
+        # time passes them: the close step (cep_window:cep_close/3) runs
+        # after each push and at the end of the stream
         windows = [q.window for q in self.compiled.queries if q.window is not None]
+        absence = any(getattr(n, "op", None) == "absence" for n in self.compiled.plan.nodes)
         self.windowed = bool(windows)
+        self.timed = self.windowed or absence
         self.counting = any(w.count is not None for w in windows)  # count windows count instants' events
         self._order = _instant_order(self.compiled.queries)
         self.late: list[Reject] = []
@@ -133,7 +137,7 @@ class Engine:
         come: the Spark engine flushes each micro-batch)."""
         held, self._held = self._held, SCHEMA.empty_table()
         batch = self._process(held)
-        if final and self.windowed and self._last is not None:
+        if final and self.timed and self._last is not None:
             final = _read_lines(self._close("final", self._last), self.compiled.width)
             batch = AnswerBatch(self, pa.concat_tables([batch.table, final]))
         return batch
@@ -156,7 +160,7 @@ class Engine:
             part = table.slice(start, stop - start)
             lines.append(self.session.push(self.module, table_text(
                 part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"])))
-            if self.windowed:  # every instant of the part is complete: windows up to its last close
+            if self.timed:  # every instant of the part is complete: windows up to its last close
                 lines.append(self._close("now", part["end"][-1].as_py() + 1, part))
         return self._batch(b"".join(lines))
 
@@ -188,11 +192,13 @@ class Engine:
 
     def close_windows(self, now_ms: int) -> AnswerBatch:
         """Event time has reached now_ms (a watermark, a clock): evaluate
-        the windows of windowed queries due before it, whether or not an
-        event has come since. Call it after flush_table."""
+        the windows of windowed queries due before it, and give the NOTSEQ
+        answers whose deadline is before it, whether or not an event has
+        come since. Call it after flush_table, and only when no event
+        before now_ms will come."""
         if self._held.num_rows:
             raise ValueError("Engine.close_windows() with an instant held back: flush first")
-        if not self.windowed:
+        if not self.timed:
             return self._batch(b"")
         return self._batch(self._close("now", now_ms))
 

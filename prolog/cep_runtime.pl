@@ -39,6 +39,7 @@
             cep_band_admits/3,   % +Direction, +Band, +ProbeBand
             cep_expire_bands/3,  % +Module, +Store, +Bands
             cep_advance/3,       % +Module, +NowText, -Pending
+            cep_absence/3,       % +Module, +Limit, -Rows
             cep_dump/2,          % +Module, -State
             cep_restore/2        % +Module, +State
           ]).
@@ -46,6 +47,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(pairs)).
+:- use_module(library(aggregate)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
 :- use_module(cep_paths).      % called by compiled rules: cep_paths:cep_path/5
@@ -156,9 +158,11 @@ batch_answer(M, EventsText, A) :-
 
 item_answer(e(S, P, O, Ts, Te), M, A) :-
     M:cep_event(S, P, O, Ts, Te, A).
-item_answer(sweep(Te), M, _) :-
-    sweep(M, Te),
-    fail.
+item_answer(sweep(Te), M, A) :-
+    (   absence_answer(M, Te, A)            % first: what fires before Te may join goals the sweep drops
+    ;   sweep(M, Te),
+        fail
+    ).
 item_answer(end(Te), M, A) :-
     M:'$deferred'(Strata),
     (   M:'$chaining'(true),
@@ -178,13 +182,46 @@ item_answer(end(Te), M, A) :-
 %   while derived events leave them mandatory solutions to decide.
 stratum_answer(M, Te, Nodes, A) :-
     (   member(N, Nodes),
-        M:'$check'(N, A)
+        node_answer(N, M, Te, A)
     ;   M:'$chaining'(true),
         (   derived_answer(M, Te, 0, A)
         ;   once(( member(N, Nodes), M:'$waiting'(N) )),
             stratum_answer(M, Te, Nodes, A)
         )
     ).
+
+%   At the end of an instant, in the order of the plan's nodes (bottom-up):
+%   the deferred check of an optional operator, or the firing of the
+%   NOTSEQ solutions whose deadline is the instant.
+node_answer(fire(N), M, Te, A) :-
+    !,
+    M:'$absence_fire'(N, Te, A).
+node_answer(N, M, _, A) :-
+    M:'$check'(N, A).
+
+%   Absence by a deadline (NOTSEQ): event time has passed every instant
+%   before Limit, so the pending solutions whose deadline is before Limit
+%   are answers. Each deadline D, earliest first, is an instant of its own
+%   with no event: its firings and checks (end(D)), then its end. (A
+%   deadline that is an instant of the stream fires at that instant's end,
+%   after its events.)
+absence_answer(M, Limit, A) :-
+    M:'$absence_nodes'(Nodes),
+    Nodes \== [],
+    aggregate_all(min(D), ( member(N, Nodes), M:'$absence_next'(N, D) ), Due),
+    Due < Limit,
+    (   item_answer(end(Due), M, A)
+    ;   absence_answer(M, Limit, A)
+    ).
+
+%!  cep_absence(+Module, +Limit, -Rows) is det.
+%
+%   The answers of the NOTSEQ deadlines before Limit (event time has
+%   passed them with no event to process: a watermark, the end of the
+%   stream), as rows r(Q, Start, End, Fields) for cep_window:cep_close/3.
+cep_absence(M, Limit, Rows) :-
+    findall(A, absence_answer(M, Limit, A), Answers),
+    answer_rows(Answers, M, Rows, []).
 
 derived_answer(M, Te, Round, A) :-
     findall(e(S, P, O, Ts), retract(M:'$queued'(S, P, O, Ts, _)), Events),

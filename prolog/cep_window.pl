@@ -46,6 +46,7 @@
 :- use_module(library(ordsets)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
+:- use_module(cep_runtime, [cep_absence/3]).
 
 %!  cep_window_span(+Spec, +Start, +End, -First, -Last) is semidet.
 %
@@ -66,15 +67,23 @@ cep_window_span(count(_), _, _, 0, 0).
 %   events each) or "final Last ..." (the stream ended with its last event
 %   at Last: time-based windows are evaluated until they hold nothing,
 %   count windows at the instants up to Last). Returns the answer lines of
-%   the evaluations now due, in the format of cep_runtime:cep_push/3.
+%   the NOTSEQ deadlines passed (before Now, or up to Last:
+%   cep_runtime:cep_absence/3) and of the window evaluations now due, in
+%   the format of cep_runtime:cep_push/3.
 cep_close(M, ArgsText, Text) :-
     split_string(ArgsText, " ", "", [How, TimeText|CountTexts]),
     number_string(Time, TimeText),
     maplist(number_string, Counts, CountTexts),
     count_instants(M, Counts),
-    findall(Q-Spec, M:'$window'(Q, Spec), Windows),
+    (   How == "final" -> Limit is Time + 1 ; Limit = Time ),
+    cep_absence(M, Limit, Fired),           % NOTSEQ deadlines first: their answers may be in windows
+    (   current_predicate(M:'$window'/2)   % a rule set with NOTSEQ may have no window
+    ->  findall(Q-Spec, M:'$window'(Q, Spec), Windows)
+    ;   Windows = []
+    ),
     foldl(close_query(M, How, Time), Windows, Rows, []),
-    cep_answer_text(Rows, Text).
+    append(Fired, Rows, All),
+    cep_answer_text(All, Text).
 
 count_instants(_, []).
 count_instants(M, [T, N|Rest]) :-

@@ -135,6 +135,9 @@ def _positions(op, last=True, negative=False):
     elif isinstance(op, (ops.SeqJoin, ops.SeqRightJoin)):  # the left operand ends before the right starts
         yield from _positions(op.left, False, negative)
         yield from _positions(op.right, last, negative)
+    elif isinstance(op, ops.SeqAbsence):  # the left operand ends before the answer; the right is negated
+        yield from _positions(op.left, False, negative)
+        yield from _positions(op.right, last, True)
     elif isinstance(op, (ops.LeftJoin, ops.EqLeftJoin)):
         yield from _positions(op.left, last, negative)
         yield from _positions(op.right, last, True)

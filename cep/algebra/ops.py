@@ -5,7 +5,8 @@ Triple (one triple pattern), BGP (a list of them), Join, Union, LeftJoin
 (SPARQL OPTIONAL), SeqJoin (SEQ), EqJoin (EQUALS), SeqRightJoin (OPTIONALSEQ:
 the *left* operand is optional and occurs strictly before the right one),
 EqLeftJoin (EQUALSOPTIONAL: the *right* operand is optional and simultaneous),
-and Filter. Every solution is a binding plus a time interval [start, end].
+SeqAbsence (NOTSEQ: the left operand not followed by the right one within
+a deadline), and Filter. Every solution is a binding plus a time interval [start, end].
 
 Terms in patterns and expressions are `Var` or canonical N-Triples text
 (cep.terms). All nodes are immutable and hashable; `pos` is where the node
@@ -188,6 +189,21 @@ class EqLeftJoin:
 
 
 @dataclass(frozen=True)
+class SeqAbsence:
+    """NOTSEQ (this project): a solution of `left` [s1, e1] with no
+    compatible solution of `right` satisfying `cond` (right's own FILTER)
+    that starts after e1 and ends by e1 + deadline_ms. Its solutions bind
+    left's variables only, over [s1, e1 + deadline_ms]: absence by a
+    deadline, decided when event time passes the deadline."""
+
+    left: object  # what occurred
+    right: object  # what must not follow it within the deadline
+    deadline_ms: int
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Filter:
     cond: Expr
     pattern: object
@@ -195,7 +211,7 @@ class Filter:
 
 
 Union = Union_  # the paper's name; the class name avoids typing.Union
-BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin)
+BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence)
 OPTIONAL_OPS = (LeftJoin, SeqRightJoin, EqLeftJoin)
 PATTERN_OPS = (Triple, BGP, Filter) + BINARY
 
@@ -330,6 +346,8 @@ def variables(op) -> set:
         return out
     if isinstance(op, Filter):
         return variables(op.pattern)
+    if isinstance(op, SeqAbsence):
+        return variables(op.left)
     return variables(op.left) | variables(op.right)
 
 
@@ -343,6 +361,8 @@ def certain_variables(op) -> set:
         return certain_variables(op.left) & certain_variables(op.right)
     if isinstance(op, OPTIONAL_OPS):
         return certain_variables(mandatory_and_optional(op)[0])
+    if isinstance(op, SeqAbsence):
+        return certain_variables(op.left)
     return certain_variables(op.left) | certain_variables(op.right)
 
 

@@ -1,5 +1,6 @@
 """Canonical S-expression text of algebra trees (used by `cep explain` and
-the golden tests): `(seqjoin (bgp (triple ?k <http://ex/a> ?x)) ...)`."""
+the golden tests): `(seqjoin (bgp (triple ?k <http://ex/a> ?x)) ...)`; NOTSEQ is
+`(notseq DEADLINE_MS [COND] P1 P2)`."""
 
 from __future__ import annotations
 
@@ -43,6 +44,10 @@ def pattern(op, indent: int = 0) -> str:
         return f"{pad}(bgp\n{inner})"
     if isinstance(op, ops.Filter):
         return f"{pad}(filter {expr(op.cond)}\n{pattern(op.pattern, indent + 1)})"
+    if isinstance(op, ops.SeqAbsence):  # (notseq MS [COND] P1 P2)
+        cond = f" {expr(op.cond)}" if op.cond is not None else ""
+        return (f"{pad}(notseq {op.deadline_ms}{cond}\n" + pattern(op.left, indent + 1) + "\n"
+                + pattern(op.right, indent + 1) + ")")
     if type(op) in NAMES:
         head = NAMES[type(op)]
         cond = getattr(op, "cond", None)

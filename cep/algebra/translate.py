@@ -103,6 +103,7 @@ CHAIN_OPS = {
     "EQUALS": ops.EqJoin,
     "OPTIONALSEQ": ops.SeqRightJoin,
     "EQUALSOPTIONAL": ops.EqLeftJoin,
+    "NOTSEQ": ops.SeqAbsence,
 }
 REJECTED_OPS = {
     "SEQOPTIONAL": (
@@ -788,6 +789,9 @@ class _Query:
         left = self.group(items[0])
         for i in range(1, len(items), 2):
             keyword, right_tree = items[i], items[i + 1]
+            if isinstance(keyword, Tree):  # NOTSEQ "duration": the keyword and its deadline
+                deadline = self.deadline(keyword)
+                keyword = keyword.children[0]
             if keyword.type in REJECTED_OPS:
                 raise self.error(REJECTED_OPS[keyword.type], keyword)
             right = self.group(right_tree)
@@ -800,6 +804,11 @@ class _Query:
                     left = ops.SeqRightJoin(left.pattern, right, left.cond, pos=pos)
                 else:
                     left = ops.SeqRightJoin(left, right, None, pos=pos)
+            elif op is ops.SeqAbsence:
+                if isinstance(right, ops.Filter):
+                    left = ops.SeqAbsence(left, right.pattern, deadline, right.cond, pos=pos)
+                else:
+                    left = ops.SeqAbsence(left, right, deadline, None, pos=pos)
             elif op is ops.EqLeftJoin:
                 if isinstance(right, ops.Filter):
                     left = ops.EqLeftJoin(left, right.pattern, right.cond, pos=pos)
@@ -1006,6 +1015,28 @@ class _Query:
             raise self.error(f"WITHIN needs a positive duration, not \"{lexical}\"", string)
         limit = Const(terms.canonical(terms.literal(lexical, terms.XSD_DURATION)))
         return Call("<", Call("getDURATION"), limit)
+
+    def deadline(self, tree: Tree) -> int:
+        """NOTSEQ's duration, in ms: positive, and without months or years,
+        which have no fixed length (a deadline is an instant)."""
+        string = tree.children[1]
+        lexical = _string_value(string, self.file.filename)
+        if len(tree.children) == 3:
+            datatype = self.iri(tree.children[2])
+            if datatype != terms.XSD_DURATION:
+                raise self.error(f"NOTSEQ takes an xsd:duration, not a literal of type <{datatype}>",
+                                 tree.children[2])
+        try:
+            months, millis = terms.parse_duration(lexical)
+        except terms.TermError:
+            raise self.error(f"NOTSEQ needs a duration such as \"PT10M\" or \"P1D\", "
+                             f"not \"{lexical}\"", string) from None
+        if months:
+            raise self.error(f"NOTSEQ needs a duration of fixed length: \"{lexical}\" has months or "
+                             f"years (write days instead, such as \"P30D\")", string)
+        if millis <= 0:
+            raise self.error(f"NOTSEQ needs a positive duration, not \"{lexical}\"", string)
+        return millis
 
     # ---- expressions (SPARQL 17, paper section 3)
 

@@ -99,6 +99,8 @@ def describe_plan(plan: Plan) -> str:
             head = f"e{node.id} = {node.op}(e{node.left}, e{node.right})"
             if node.key:
                 extra.append("key: " + " ".join(str(v) for v in node.key))
+            if node.deadline is not None:
+                extra.append(f"deadline: {node.deadline}ms")
             if node.cond is not None:
                 extra.append("condition: " + sexpr.expr(node.cond))
             if node.policy != "unrestricted":

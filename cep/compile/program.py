@@ -232,6 +232,13 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
         root_of.setdefault(out.root, []).append(out_index)
     producers = chaining.producers if chaining is not None else frozenset()
     deriving = {i for i, out in enumerate(plan.outputs) if out.query.name in producers}
+    absences = [n.id for n in plan.nodes if isinstance(n, Step) and n.op == "absence"]
+    if absences and (deriving or updates):
+        query = next(out.query for out in plan.outputs if _reaches(plan, out.root, absences[0]))
+        what = "rule chaining (queries that read CONSTRUCT rules' triples)" if deriving else \
+            "DELETE/INSERT updates"
+        raise QueryError(f"{query.name}: NOTSEQ in a rule set with {what} is not supported yet: "
+                         f"run them in separate rule sets", query.pos)
 
     # entry point: every event tries every leaf rule; with updates, a copy
     # of an event meant for the update rules alone (its predicate wrapped,
@@ -279,6 +286,8 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     if sweeps:
         items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$expired", 2))))
     period = min((generation_ms(w) for _, w in sweeps), default=DEFAULT_SWEEP_MS)
+    if absences:  # a sweep before every instant: deadlines passed by then fire first (cep_runtime.pl)
+        period = 1
     items.append(pl.Clause(pl.Struct("$clock", -(2**62), max(period, 1))))
 
     if deriving:
@@ -286,10 +295,20 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     items.append(pl.Clause(A("$end_group"), tuple(
         pl.Struct("retractall", pl.Struct(s.split("/")[0], *(pl.Var("_") for _ in range(int(s.split("/")[1])))))
         for s in group_scoped) + ((A("$apply_updates"),) if updates else ()) or (T,)))
-    items.append(pl.Clause(pl.Struct("$deferred", pl.PList([pl.PList(s) for s in _strata(plan, deferred, chaining)]))))
+    strata = _strata(plan, deferred, chaining)
+    if absences:
+        # no chaining: one stratum, the checks and the firings of an
+        # instant's deadlines bottom-up, so each node has its operands' all
+        strata = [sorted(deferred + [pl.Struct("fire", n) for n in absences],
+                         key=lambda x: x if isinstance(x, int) else x.args[0])]
+    items.append(pl.Clause(pl.Struct("$deferred", pl.PList([pl.PList(s) for s in strata]))))
+    items.append(pl.Clause(pl.Struct("$absence_nodes", pl.PList(list(absences)))))
+    if not absences:
+        for name, arity in (("$absence_fire", 3), ("$absence_next", 2)):
+            items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(arity))), (F,)))
     items.append(pl.Clause(pl.Struct("$chaining", A("true" if deriving else "false"))))
     # whether the runtime must stop at the end of each instant at all
-    ends = deferred or group_scoped or updates
+    ends = deferred or group_scoped or updates or absences
     items.append(pl.Clause(pl.Struct("$instant_ends", A("true" if ends else "false"))))
     if deriving:
         items += _derivations(plan, deriving, deferred)
@@ -314,6 +333,17 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     if not distinct:
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
     return items, layouts
+
+
+def _reaches(plan, root, node_id) -> bool:
+    todo = [root]
+    while todo:
+        node = plan.node(todo.pop())
+        if node.id == node_id:
+            return True
+        if not isinstance(node, Leaf):
+            todo += [node.left, node.right]
+    return False
 
 
 def _strata(plan, deferred, chaining) -> list:
@@ -525,6 +555,7 @@ def _step(plan, step: Step, hoist=None, graph=None):
         "seqright": _seqright,
         "eqleft": _deferred_optional,
         "leftjoin": _deferred_optional,
+        "absence": _absence,
     }[step.op]
     return build(step, left, right)
 
@@ -857,6 +888,41 @@ def _deferred_optional(step, mand, opt):
         ite(pl.Struct("\\+", match), alone, joined)))
     stores = [opt_store + "/5", pending + "/3"]
     return [wait, insert, _ok_clause(step)], stores, ("group" if eq else "forever"), check
+
+
+def _absence(step, left, right):
+    """SeqAbsence (NOTSEQ): a left solution waits as pending, with its
+    deadline, in p<N>(Key, Deadline, Values, Start, End); a right solution
+    that is compatible, satisfies the condition, starts after its end and
+    ends by the deadline removes it (right solutions are not stored: they
+    only remove pending ones that ended before they start). When event
+    time passes a deadline, '$absence_fire'/3 emits the pending solutions
+    due then as solutions of the node ending at the deadline. A node's
+    pending solutions are stored in the order of their ends, hence of
+    their deadlines: its first one is due first ('$absence_next'/2)."""
+    n = step.id
+    store = f"p{n}"
+    vs = _Vars()
+    ts1, te1, ts2, te2, h, d, ref = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "D", "Ref"))
+    lv, rv = tuple_term(vs, left.vars), tuple_term(vs, right.vars)
+    pending = pl.Struct(store, h, d, lv, ts1, te1)
+    insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
+        key_goal(vs, step.key, h), pl.Struct("is", d, pl.Struct("+", te1, step.deadline)),
+        pl.Struct("assertz", pending), F))
+    found = conj([pl.Struct("clause", pending, T, ref), pl.Struct("<", te1, ts2), pl.Struct("=<", te2, d)]
+                 + _cond_goals(step, vs, ts1, te2))
+    remove = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, pl.Var("_")), (
+        key_goal(vs, step.key, h), pl.Struct("forall", found, pl.Struct("erase", ref)), F))
+    fvs = _Vars()
+    v, ts, due, ans = tuple_term(fvs, step.vars), pl.Var("Ts"), pl.Var("Due"), pl.Var("A")
+    fire = pl.Clause(pl.Struct("$absence_fire", n, due, ans), (
+        pl.Struct("retract", pl.Struct(store, pl.Var("_"), due, v, ts, pl.Var("_"))),
+        pl.Struct(f"n{n}", v, ts, due, ans)))
+    first = pl.Var("D0")
+    nxt = pl.Clause(pl.Struct("$absence_next", n, d), (
+        pl.Struct(store, pl.Var("_"), first, pl.Var("_"), pl.Var("_"), pl.Var("_")),
+        A("!"), pl.Struct("=", d, first)))
+    return [insert, remove, fire, nxt, _ok_clause(step)], [store + "/5"], "forever", None
 
 
 def _cond_goals(step, vs, ts, te):

@@ -29,7 +29,7 @@ from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
 from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
 from cep.reference.expressions import USER_PROLOG, ExprError, value
-from cep.reference.patterns import compatible, merge, solutions, stream_of
+from cep.reference.patterns import HORIZON, compatible, merge, solutions, stream_of
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
@@ -39,13 +39,19 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
     """`background`: a cep.background.Background (see patterns.py).
     `prolog`: the user's Prolog files whose predicates the expressions call
     (paths or a cep.user_prolog.UserProlog; expressions.py). `until`: event
-    time has reached it, for the windows (reference/windows.py)."""
+    time has reached it, for the windows (reference/windows.py) and NOTSEQ's
+    deadlines (those before it have passed; without it, those up to the
+    last event's end)."""
     from cep.user_prolog import load_user_prolog
 
     queries = list(queries)
     chaining = analyse(queries, background.schema if background is not None else None)
     out = []
+    if any(_has_absence(q.pattern) for q in queries) and (
+            chaining.producers or any(q.form == "update" for q in queries)):
+        raise ValueError("the reference does not evaluate NOTSEQ with rule chaining or updates")
     token = USER_PROLOG.set(load_user_prolog(prolog))
+    horizon = HORIZON.set(None if until is None else until - 1)
     windowed = [q for q in queries if q.window is not None]
     try:
         skolem = {}
@@ -65,7 +71,12 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
             out += window_answers(q, timed, events, _row_maker(q, skolem), until)
     finally:
         USER_PROLOG.reset(token)
+        HORIZON.reset(horizon)
     return out
+
+
+def _has_absence(op) -> bool:
+    return isinstance(op, ops.SeqAbsence) or any(_has_absence(c) for c in ops.children(op))
 
 
 def _row_maker(query, skolem):

@@ -28,9 +28,17 @@ solutions; with nothing watched it is always empty.
 
 from __future__ import annotations
 
+from contextvars import ContextVar
+
 from cep import terms
 from cep.algebra import ops
 from cep.reference.expressions import holds, make
+
+
+# How far event time is known to have gone, for NOTSEQ's deadlines: None
+# for the end of the stream (its last event's end); evaluate(until=t)
+# sets it to t - 1 (event time reached t: every instant before it passed)
+HORIZON: ContextVar = ContextVar("horizon", default=None)
 
 
 def stream_of(events, background=None, graph=None) -> frozenset:
@@ -156,6 +164,8 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _optional(right, left, op.cond, lambda m, o: o[2] < m[1])
     if isinstance(op, ops.EqLeftJoin):
         return _optional(left, right, op.cond, _same_interval)
+    if isinstance(op, ops.SeqAbsence):
+        return _absence(left, right, op, S)
     raise TypeError(f"not an algebra operator: {op!r}")
 
 
@@ -248,6 +258,27 @@ def _ends(path, x, graph, nodes) -> set:
             break
         reached = more
     return reached | {x} if op == "*" else reached
+
+
+def _absence(left, right, op, S) -> set:
+    """NOTSEQ: each solution a of the left operand with no compatible
+    solution b of the right one such that a ends before b starts, b ends by
+    a's deadline (end + d) and the condition holds on their merge gives a
+    solution over [a's start, the deadline], once event time is known to
+    have passed the deadline (HORIZON, else the stream's last end)."""
+    horizon = HORIZON.get()
+    if horizon is None:
+        horizon = max((end for *_, start, end in S if start is not None), default=None)
+    out = set()
+    for a in left:
+        deadline = a[2] + op.deadline_ms
+        if horizon is None or deadline > horizon:
+            continue
+        if any(compatible(a, b) and a[2] < b[1] and b[2] <= deadline and satisfies(op.cond, merge(a, b))
+               for b in right):
+            continue
+        out.add((a[0], a[1], deadline) + a[3:])
+    return out
 
 
 def _joins(left, right, when) -> set:

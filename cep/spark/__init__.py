@@ -134,6 +134,7 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     # them all, on copies of the events they read (_routed)
     updates = tuple(q for q in queries if q.form == "update")
     routing.refuse_derived_updates(queries, schema)
+    routing.refuse_absence(queries)
     classes = tuple(routing.classes([q for q in queries if q.form != "update"], schema))
     if not classes:  # updates alone: one group runs them
         classes = (routing.QueryClass(0, (), (), ()),)

@@ -51,7 +51,7 @@ LITERAL = {"STRING", "NUMBER", "SIGNED_NUMBER", "TRUE", "FALSE"}
 BLANK = {"BLANK_NODE_LABEL", "ANON", "LSQB"}
 OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "GT", "LE", "GE", "PLUS", "MINUS", "STAR",
              "SLASH", "IN", "NOT"}
-CHAIN_OPS = {"UNION", "SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL"}
+CHAIN_OPS = {"UNION", "SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "NOTSEQ"}
 QUERY_START = {"SELECT", "CONSTRUCT", "DELETE", "INSERT", "REGISTER", "PREFIX", "BASE", "ANNOTATION"}
 HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED",  # recognized only to be rejected
           "RSTREAM", "ISTREAM", "DSTREAM"}  # optional words that would crowd a message
@@ -166,6 +166,10 @@ EXAMPLES = {
     "the duration after WITHIN, a string such as \"PT30M\"": [
         "SELECT * { ?s ?p ?o WITHIN 5 }",
         "SELECT * { ?s ?p ?o } WITHIN 5",
+    ],
+    "the deadline after NOTSEQ, a string such as \"PT10M\"": [
+        "SELECT * { ?s ?p ?o } NOTSEQ { ?s ?p ?o }",
+        "SELECT * { { ?s ?p ?o } NOTSEQ 5 { ?s ?p ?o } }",
     ],
     "the template of the CONSTRUCT": [
         "CONSTRUCT ",

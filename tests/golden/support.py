@@ -145,6 +145,9 @@ def _pattern(x):
         return ops.BGP(tuple(_pattern(t) for t in x[1:]))
     if head == "filter":
         return ops.Filter(_expr(x[1]), _pattern(x[2]))
+    if head == "notseq":  # (notseq MS [COND] P1 P2)
+        cond = _expr(x[2]) if len(x) == 5 else None
+        return ops.SeqAbsence(_pattern(x[-2]), _pattern(x[-1]), int(x[1]), cond)
     cls = _OPERATORS[head]
     if len(x) == 4:
         return cls(_pattern(x[2]), _pattern(x[3]), _expr(x[1]))

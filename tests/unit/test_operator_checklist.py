@@ -25,6 +25,7 @@ SYNTAX = {
     ops.EqJoin: "{ ?k :a ?x } EQUALS { ?k :b ?y }",
     ops.SeqRightJoin: "{ ?k :a ?x } OPTIONALSEQ { ?k :b ?y }",
     ops.EqLeftJoin: "{ ?k :a ?x } EQUALSOPTIONAL { ?k :b ?y }",
+    ops.SeqAbsence: '{ ?k :a ?x } NOTSEQ "PT0.001S" { ?k :b ?y FILTER (?y > 2) }',
     ops.Filter: "{ ?k :a ?x } FILTER (?x > 1)",
 }
 

@@ -88,6 +88,12 @@ SYNTAX = [
     ("SELECT * { ?s ?p ?o WITHIN 30 }",
      "rules/x.rq:1:28: unexpected '30' \u2014 expected a string "
      "(the duration after WITHIN, a string such as \"PT30M\")"),
+    ("SELECT * { ?s ?p ?o } NOTSEQ { ?s ?q ?o }",
+     "rules/x.rq:1:30: unexpected '{' \u2014 expected a string "
+     "(the deadline after NOTSEQ, a string such as \"PT10M\")"),
+    ("SELECT * { ?s ?p ?o }\n  NOTSEQ 10 { ?s ?q ?o }",
+     "rules/x.rq:2:10: unexpected '10' \u2014 expected a string "
+     "(the deadline after NOTSEQ, a string such as \"PT10M\")"),
     ("CONSTRUCT",
      "rules/x.rq:1:10: unexpected end of file \u2014 expected a variable, an IRI, a literal or '{' "
      "(the template of the CONSTRUCT)"),
@@ -177,6 +183,20 @@ SEMANTIC = [
     ('PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nSELECT * { ?s ?p ?o } WITHIN "PT1M"^^xsd:string',
      "rules/x.rq:2:38: WITHIN takes an xsd:duration, not a literal of type "
      "<http://www.w3.org/2001/XMLSchema#string>"),
+    # NOTSEQ's deadline
+    ('SELECT * { ?s ?p ?o } NOTSEQ "ten minutes" { ?s ?q ?o }',
+     'rules/x.rq:1:30: NOTSEQ needs a duration such as "PT10M" or "P1D", not "ten minutes"'),
+    ('SELECT * { ?s ?p ?o } NOTSEQ "P1M" { ?s ?q ?o }',
+     'rules/x.rq:1:30: NOTSEQ needs a duration of fixed length: "P1M" has months or years '
+     '(write days instead, such as "P30D")'),
+    ('SELECT * { ?s ?p ?o } NOTSEQ "PT0S" { ?s ?q ?o }',
+     'rules/x.rq:1:30: NOTSEQ needs a positive duration, not "PT0S"'),
+    ('PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n'
+     'SELECT * { ?s ?p ?o } NOTSEQ "PT1M"^^xsd:string { ?s ?q ?o }',
+     "rules/x.rq:2:38: NOTSEQ takes an xsd:duration, not a literal of type "
+     "<http://www.w3.org/2001/XMLSchema#string>"),
+    ('SELECT * { ?s ?p ?o } NOTSEQ "PT1M" {}',
+     "rules/x.rq:1:37: an empty group cannot be an operand of NOTSEQ"),
     # functions
     (H + "SELECT * { ?s ?p ?o FILTER(:foo(?o)) }",
      "rules/x.rq:2:28: unknown function :foo"),
