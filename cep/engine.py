@@ -111,9 +111,10 @@ class Engine:
         return self.push_table(events_table(events)).to_list()
 
     def flush(self) -> list[Answer]:
-        """End of stream: process the instant held back, and evaluate the
+        """End of stream: process the instant held back, evaluate the
         windows of windowed queries until they hold nothing (every window
-        that holds a solution reports)."""
+        that holds a solution reports), and fire every NOTSEQ deadline (no
+        event can cancel it any more)."""
         return self.flush_table(final=True).to_list()
 
     def push_table(self, table: pa.Table) -> AnswerBatch:
@@ -213,10 +214,10 @@ class Engine:
         pending = self.session.advance(self.module, now_ms)
         return pending or self.windowed and self.session.window_status(self.module)[1]
 
-    def next_window(self) -> int | None:
-        """The next time at which a window of a windowed query can report
-        (its evaluation is due once event time passes it), or None."""
-        return self.session.window_status(self.module)[0] if self.windowed else None
+    def next_due(self) -> int | None:
+        """The next time at which a window of a windowed query can report,
+        or a NOTSEQ deadline fires (once event time passes it), or None."""
+        return self.session.window_status(self.module)[0] if self.timed else None
 
     def state(self) -> bytes:
         """Everything the engine remembers between batches, as bytes: its

@@ -6,7 +6,7 @@
     The compiled rules (cep/compile/windows.py) store each solution of a
     windowed query's pattern instead of answering it:
 
-        '$wsol'(Q, Last, First, Hash, Values, Start, End)
+        '$wsol'(Hash, Q, Last, First, Values, Start, End)
 
     First and Last are the indexes k of the first and last window closes
     k*Step whose window (k*Step - Range, k*Step] holds the solution's
@@ -27,7 +27,8 @@
         '$wrow'(Q, ...)          the row of a group (or an extended
                                  solution): HAVING, then the projection
         '$project'(Q, V, S, E, Fields)  plain: a solution's row
-    and the dynamic facts '$wsol'/7, '$wnext'/2 (the next evaluation
+    and the dynamic facts '$wsol'/7, '$wpart'/6 (the panes of grouped
+    queries over time-based windows), '$wgone'/2, '$wnext'/2 (the next evaluation
     time), '$wlast'/2 (the rows of the last evaluation, for IStream and
     DStream) and '$wcount'/2 (events per instant, for count windows): they
     are part of the rule set's state (cep_runtime:cep_dump/2).
@@ -35,6 +36,7 @@
 
 :- module(cep_window,
           [ cep_close/3,           % +Module, +ArgsText, -AnswersText
+            cep_accumulate/6,      % +Module, +Query, +Last, +First, +Key, +Args
             cep_window_status/2,   % +Module, -StatusText
             cep_window_span/5      % +Spec, +Start, +End, -First, -Last
           ]).
@@ -66,16 +68,16 @@ cep_window_span(count(_), _, _, 0, 0).
 %   instant before Now; the instants Ti of the batch just processed had Ni
 %   events each) or "final Last ..." (the stream ended with its last event
 %   at Last: time-based windows are evaluated until they hold nothing,
-%   count windows at the instants up to Last). Returns the answer lines of
-%   the NOTSEQ deadlines passed (before Now, or up to Last:
-%   cep_runtime:cep_absence/3) and of the window evaluations now due, in
+%   count windows at the instants up to Last, and every NOTSEQ deadline
+%   fires). Returns the answer lines of the NOTSEQ deadlines passed
+%   (cep_runtime:cep_absence/3) and of the window evaluations now due, in
 %   the format of cep_runtime:cep_push/3.
 cep_close(M, ArgsText, Text) :-
     split_string(ArgsText, " ", "", [How, TimeText|CountTexts]),
     number_string(Time, TimeText),
     maplist(number_string, Counts, CountTexts),
     count_instants(M, Counts),
-    (   How == "final" -> Limit is Time + 1 ; Limit = Time ),
+    (   How == "final" -> Limit = inf ; Limit = Time ),  % the stream ended: no event can cancel a deadline
     cep_absence(M, Limit, Fired),           % NOTSEQ deadlines first: their answers may be in windows
     (   current_predicate(M:'$window'/2)   % a rule set with NOTSEQ may have no window
     ->  findall(Q-Spec, M:'$window'(Q, Spec), Windows)
@@ -121,16 +123,22 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
 %!  cep_window_status(+Module, -Text) is det.
 %
 %   "Due Held": Due the next evaluation time of a time-based window that
-%   can report something ("none" if none), Held "true" while the windows
+%   can report something, or the next NOTSEQ deadline ("none" if none),
+%   Held "true" while the windows
 %   hold anything the next evaluations need (solutions, the last rows of
 %   an IStream or DStream query, the counts of a count window). The Spark
 %   engine sets a group's event-time timeout to Due and keeps the group
 %   while Held.
 cep_window_status(M, Text) :-
-    findall(Tau, ( M:'$window'(Q, time(_, Step, Every)),
-                   next_time(M, Q, Step, Every, Tau) ), Taus),
+    findall(Tau, ( current_predicate(M:'$window'/2),
+                   M:'$window'(Q, time(_, Step, Every)),
+                   next_time(M, Q, Step, Every, Tau)
+                 ; M:'$absence_nodes'(Nodes),
+                   member(N, Nodes),
+                   M:'$absence_next'(N, Tau) ), Taus),
     (   Taus == [] -> Due = none ; min_list(Taus, Due) ),
-    (   ( M:'$wsol'(_, _, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
+    (   current_predicate(M:'$wsol'/7),
+        ( M:'$wsol'(_, _, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
     ->  Held = true
     ;   Held = false
     ),
@@ -140,19 +148,20 @@ evaluated(M, Q, T) :-
     M:'$wnext'(Q, Next),
     T < Next.
 
-%   The first evaluation time not yet evaluated: the stored one, or after a
-%   skip the first multiple of Every at or after the earliest window close
-%   a stored solution is in.
+%   The next evaluation time of a time-based window: after an evaluation
+%   whose window held something, the next multiple of Every ('$wnext'(Q,
+%   Tau)), while anything is stored or was reported; after an empty one
+%   ('$wnext'(Q, idle(Tau))) or at the start, the first multiple of Every
+%   at or after the earliest window close a stored solution is in (found
+%   by one scan, so a gap in event time is skipped at once, and a busy
+%   window costs no scan).
 next_time(M, Q, Step, Every, Tau) :-
-    (   M:'$wnext'(Q, Tau0)
-    ->  true
-    ;   Tau0 = none
-    ),
-    (   Tau0 \== none, reported(M, Q)
-    ->  Tau = Tau0
-    ;   aggregate_all(min(F), M:'$wsol'(Q, _, F, _, _, _, _), First),
+    (   M:'$wnext'(Q, Tau0), integer(Tau0)
+    ->  (   once(M:'$wsol'(_, Q, _, _, _, _, _)) ; reported(M, Q) ),
+        Tau = Tau0
+    ;   aggregate_all(min(F), M:'$wsol'(_, Q, _, F, _, _, _), First),
         Earliest is -((-(First * Step)) div Every) * Every,
-        (   Tau0 == none -> Tau = Earliest ; Tau is max(Tau0, Earliest) )
+        (   M:'$wnext'(Q, idle(Tau0)) -> Tau is max(Tau0, Earliest) ; Tau = Earliest )
     ).
 
 reported(M, Q) :-
@@ -164,26 +173,31 @@ reported(M, Q) :-
 %   Evaluations stop (for this call) once nothing is stored and the last
 %   rows are empty: next_time/5 resumes from the next stored solution.
 evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
-    (   M:'$wnext'(Q, Next), Tau < Next
-    ->  Rows0 = Rows                        % evaluated already (a skip computed it again)
-    ;   window_solutions(Spec, M, Q, Tau, Ts, Sols),
-        rows(M, Q, Sols, Ts, Tau, New),
-        report(M, Q, Ts, Tau, New, Rows0, Rows),
-        (   Spec = time(_, _, Every) -> After is Tau + Every ; After is Tau + 1 ),
-        retractall(M:'$wnext'(Q, _)),
-        assertz(M:'$wnext'(Q, After))
-    ).
+    window_solutions(Spec, M, Q, Tau, Ts, Sols),
+    rows(M, Q, Sols, Ts, Tau, New),
+    report(M, Q, Ts, Tau, New, Rows0, Rows),
+    (   Spec = time(_, _, Every)
+    ->  After0 is Tau + Every,
+        (   Sols == [] -> After = idle(After0) ; After = After0 )
+    ;   After is Tau + 1
+    ),
+    retractall(M:'$wnext'(Q, _)),
+    assertz(M:'$wnext'(Q, After)).
 
 %   The solutions in the window evaluated at Tau, and the window's start.
 window_solutions(time(Range, Step, _), M, Q, Tau, Ts, Sols) :-
     K is Tau div Step,
     Ts is K * Step - Range,
-    forall(( clause(M:'$wsol'(Q, L, _, _, _, _, _), true, Ref), L < K ), erase(Ref)),
-    findall(s(V, S, E), ( M:'$wsol'(Q, _, F, _, V, S, E), F =< K ), Sols).
+    expire(M, Q, K),
+    (   M:'$wkind'(Q, group(_))             % aggregated as they came: the window's panes
+    ->  findall(Key-Accs, ( M:'$wpart'(_, Q, _, F, Key, Accs), F =< K ), Panes),
+        (   Panes == [] -> Sols = [] ; Sols = panes(Panes) )
+    ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, F, V, S, E), F =< K ), Sols)
+    ).
 window_solutions(count(N), M, Q, Tau, Cut, Sols) :-
     cutoff(M, N, Tau, Cut),
-    forall(( clause(M:'$wsol'(Q, _, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
-    findall(s(V, S, E), ( M:'$wsol'(Q, _, _, _, V, S, E), E =< Tau ), Sols),
+    forall(( clause(M:'$wsol'(_, Q, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
+    findall(s(V, S, E), ( M:'$wsol'(_, Q, _, _, V, S, E), E =< Tau ), Sols),
     forget_counts(M, Cut).
 
 %   A count window at instant T holds the last N events: those of the
@@ -235,6 +249,14 @@ row_key(Row, Key) :-
 
 kind_rows(plain, M, Q, Sols, _, _, Rows) :-
     findall(Fields, ( member(s(V, S, E), Sols), M:'$project'(Q, V, S, E, Fields) ), Rows).
+kind_rows(group(Funcs), M, Q, panes(Panes), Ts, Te, Rows) :-
+    !,
+    keysort(Panes, Sorted),
+    group_pairs_by_key(Sorted, Groups),
+    findall(Fields, ( member(Key-[Accs0|AccLists], Groups),
+                      foldl(merge_accs(Funcs), AccLists, Accs0, Accs),
+                      maplist(acc_value, Funcs, Accs, Values),
+                      M:'$wrow'(Q, Key, Values, Ts, Te, Fields) ), Rows).
 kind_rows(group(Funcs), M, Q, Sols, Ts, Te, Rows) :-
     findall(Key-Args, ( member(s(V, S, E), Sols),
                         M:'$wkey'(Q, V, Key0), ground_key(Key0, Key),
@@ -277,79 +299,129 @@ ground_key(Key0, Key) :-
 %   solution of a group, an argument per aggregate; a Value is the
 %   aggregate's value, or '$error' (the variable it binds stays unbound).
 aggregates(Funcs, ArgLists, Values) :-
-    transpose_args(Funcs, ArgLists, Columns),
-    maplist(aggregate, Funcs, Columns, Values).
+    maplist(empty_acc, Funcs, Accs0),
+    foldl(add_args(Funcs), ArgLists, Accs0, Accs),
+    maplist(acc_value, Funcs, Accs, Values).
 
-transpose_args([], _, []).
-transpose_args([_|Fs], ArgLists, [Col|Cols]) :-
-    maplist(first_rest, ArgLists, Col, Rests),
-    transpose_args(Fs, Rests, Cols).
+add_args(Funcs, Args, Accs0, Accs) :-
+    maplist(add_arg, Funcs, Args, Accs0, Accs).
 
-first_rest([A|As], A, As).
+%   SPARQL 1.1 section 18.5.1 as accumulators, so that the solutions of a
+%   time-based window can be aggregated as they come, per pane (the
+%   solutions that share their first and last window), and the panes of a
+%   window merged when it is evaluated. An argument is val(X), or err where
+%   the expression is an error or unbound. Func is f(Name, Distinct):
+%   - COUNT counts the values (each once with DISTINCT), errors left out;
+%   - SUM: one error makes it an error, else op:numeric-add of the values
+%     (each once with DISTINCT); AVG is SUM / COUNT of them, 0 for none;
+%   - MIN and MAX (Choice: values that SPARQL's < and > do not compare, an
+%     IRI and a number, make them an error), errors left out;
+%   - SAMPLE (Choice: the value with the least N-Triples text).
+empty_acc(f(count, false), 0) :- !.
+empty_acc(f(F, false), s(0, 0)) :- memberchk(F, [sum, avg]), !.
+empty_acc(f(F, true), d([], false)) :- memberchk(F, [count, sum, avg]), !.
+empty_acc(_, '$none').
 
-%!  aggregate(+Func, +Args, -Value) is det.
-%
-%   SPARQL 1.1 section 18.5.1 over a group's arguments (val(X), or err
-%   where the expression is an error or unbound): f(Name, Distinct).
-aggregate(f(count, D), Args, N) :-
-    bound_values(D, Args, Vs),
-    length(Vs, N).
-aggregate(f(sum, D), Args, Sum) :-
-    (   memberchk(err, Args)
-    ->  Sum = '$error'                      % Sum is op:numeric-add of all: one error, an error
-    ;   bound_values(D, Args, Vs),
-        (   foldl(add, Vs, 0, Sum0) -> Sum = Sum0 ; Sum = '$error' )
+add_arg(f(count, false), A, N0, N) :- !,
+    (   A = val(_) -> N is N0 + 1 ; N = N0 ).
+add_arg(f(F, false), A, S0, S) :- memberchk(F, [sum, avg]), !,
+    (   S0 == err -> S = err
+    ;   A = val(X), S0 = s(Sum0, N0), cep_add(Sum0, X, Sum) -> N is N0 + 1, S = s(Sum, N)
+    ;   S = err                             % an error, or a value that is not a number
     ).
-aggregate(f(avg, D), Args, Avg) :-
-    aggregate(f(sum, D), Args, Sum),
-    bound_values(D, Args, Vs),
-    length(Vs, N),
-    (   Sum == '$error'
-    ->  Avg = '$error'
-    ;   N =:= 0
-    ->  Avg = 0
-    ;   cep_div(Sum, N, Avg0)
-    ->  Avg = Avg0
-    ;   Avg = '$error'
-    ).
-aggregate(f(min, D), Args, Min) :-
-    bound_values(D, Args, Vs),
-    extreme(Vs, <, Min).
-aggregate(f(max, D), Args, Max) :-
-    bound_values(D, Args, Vs),
-    extreme(Vs, >, Max).
-aggregate(f(sample, D), Args, Sample) :-
-    bound_values(D, Args, Vs),
-    (   Vs == []
-    ->  Sample = '$error'
-    ;   findall(Text-V, ( member(V, Vs), cep_nt(V, Text) ), Pairs),
-        keysort(Pairs, [_-Sample|_])        % Choice: the value with the least N-Triples text
+add_arg(f(_, true), A, d(Set0, E0), d(Set, E)) :- !,
+    (   A = val(X) -> ord_add_element(Set0, X, Set), E = E0 ; Set = Set0, E = true ).
+add_arg(f(Op, _), A, B0, B) :-
+    (   A = val(X) -> better_of(Op, X, B0, B) ; B = B0 ).
+
+%   The better of a value and the best so far ('$none', '$error' or a value).
+better_of(_, _, '$error', '$error') :- !.
+better_of(_, X, '$none', X) :- !.
+better_of(sample, X, B0, B) :- !,
+    cep_nt(X, T), cep_nt(B0, T0),
+    (   T @< T0 -> B = X ; B = B0 ).
+better_of(min, X, B0, B) :- !, compared(<, X, B0, B).
+better_of(max, X, B0, B) :- compared(>, X, B0, B).
+
+compared(Op, X, B0, B) :-
+    (   cep_compare(Op, X, B0, R)
+    ->  ( R == true -> B = X ; B = B0 )
+    ;   X == B0
+    ->  B = B0
+    ;   B = '$error'
     ).
 
-add(V, S0, S) :-
-    cep_add(S0, V, S).
-
-%   The values the aggregate reads: the bound ones (COUNT, MIN, MAX and
-%   SAMPLE leave errors out), each once with DISTINCT.
-bound_values(D, Args, Vs) :-
-    findall(V, member(val(V), Args), Vs0),
-    (   D == true -> sort(Vs0, Vs) ; Vs = Vs0 ).
-
-%   Choice: MIN and MAX compare with SPARQL's < and >; values that do not
-%   compare (an IRI and a number) make the aggregate an error.
-extreme([], _, '$error').
-extreme([V|Vs], Op, X) :-
-    foldl(better(Op), Vs, V, X0),
-    X = X0.
-
-better(_, _, '$error', '$error') :- !.
-better(Op, V, Best, X) :-
-    (   cep_compare(Op, V, Best, B)
-    ->  ( B == true -> X = V ; X = Best )
-    ;   V == Best
-    ->  X = Best
-    ;   X = '$error'
+%   merge_acc(+Func, +Acc1, +Acc2, -Acc): the accumulator of two panes.
+merge_acc(f(count, false), N1, N2, N) :- !, N is N1 + N2.
+merge_acc(f(F, false), S1, S2, S) :- memberchk(F, [sum, avg]), !,
+    (   S1 = s(A, N1), S2 = s(B, N2), cep_add(A, B, Sum) -> N is N1 + N2, S = s(Sum, N) ; S = err ).
+merge_acc(f(_, true), d(A, E1), d(B, E2), d(Set, E)) :- !,
+    ord_union(A, B, Set),
+    (   E1 == true -> E = true ; E = E2 ).
+merge_acc(f(Op, _), B1, B2, B) :-
+    (   B2 == '$none' -> B = B1
+    ;   B2 == '$error' -> B = '$error'
+    ;   better_of(Op, B2, B1, B)
     ).
+
+merge_accs(Funcs, Accs2, Accs1, Accs) :-
+    maplist(merge_acc, Funcs, Accs1, Accs2, Accs).
+
+%   acc_value(+Func, +Acc, -Value): the aggregate's value, or '$error'.
+acc_value(f(count, false), N, N) :- !.
+acc_value(f(count, true), d(Set, _), N) :- !, length(Set, N).
+acc_value(f(F, true), d(Set, E), V) :- !,   % SUM and AVG of each value once
+    (   E == true
+    ->  V = '$error'
+    ;   findall(val(X), member(X, Set), Args),
+        foldl(add_arg(f(F, false)), Args, s(0, 0), S),
+        acc_value(f(F, false), S, V)
+    ).
+acc_value(f(sum, false), S, V) :- !,
+    (   S = s(Sum, _) -> V = Sum ; V = '$error' ).
+acc_value(f(avg, false), S, V) :- !,
+    (   S = s(_, 0) -> V = 0
+    ;   S = s(Sum, N), cep_div(Sum, N, Avg) -> V = Avg
+    ;   V = '$error'
+    ).
+acc_value(_, B, V) :-                       % MIN, MAX, SAMPLE
+    (   B == '$none' -> V = '$error' ; V = B ).
+
+%   The aggregates of a time-based window's panes: '$wpart'(Hash, Q, Last,
+%   First, Key, Accs) holds the accumulators of the solutions of group Key
+%   whose windows are First..Last (Hash of Q, Last, First and Key, so a
+%   pane is found by the first argument's index). A solution is added to
+%   its pane as it is stored (cep_accumulate/6, called by the rules'
+%   '$wstore').
+cep_accumulate(M, Q, L, F, Key0, Args) :-
+    M:'$wkind'(Q, group(Funcs)),
+    ground_key(Key0, Key),
+    term_hash(p(Q, L, F, Key), H),
+    (   retract(M:'$wpart'(H, Q, L, F, Key, Accs0))
+    ->  true
+    ;   maplist(empty_acc, Funcs, Accs0)
+    ),
+    maplist(add_arg, Funcs, Args, Accs0, Accs),
+    assertz(M:'$wpart'(H, Q, L, F, Key, Accs)).
+
+%   Drop the solutions and panes of Q that no window from K on holds (their
+%   Last is before K), by their Last argument: '$wgone'(Q, G) says those
+%   up to G are gone, and a solution stored later has a Last after it (it
+%   ends after the evaluations made), so an evaluation visits only what
+%   goes. The first time, and after a jump in event time, the facts are
+%   scanned once instead.
+expire(M, Q, K) :-
+    Top is K - 1,
+    (   M:'$wgone'(Q, G), Top - G =< 64
+    ->  From is G + 1,
+        forall(between(From, Top, L),
+               ( retractall(M:'$wsol'(_, Q, L, _, _, _, _)),
+                 retractall(M:'$wpart'(_, Q, L, _, _, _)) ))
+    ;   forall(( clause(M:'$wsol'(_, Q, L, _, _, _, _), true, Ref), L =< Top ), erase(Ref)),
+        forall(( clause(M:'$wpart'(_, Q, L, _, _, _), true, Ref), L =< Top ), erase(Ref))
+    ),
+    retractall(M:'$wgone'(Q, _)),
+    assertz(M:'$wgone'(Q, Top)).
 
 %   What an evaluation reports (RSP-QL's stream operators): RStream every
 %   row, IStream the rows not in the last evaluation, DStream the rows of

@@ -303,8 +303,10 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
                          key=lambda x: x if isinstance(x, int) else x.args[0])]
     items.append(pl.Clause(pl.Struct("$deferred", pl.PList([pl.PList(s) for s in strata]))))
     items.append(pl.Clause(pl.Struct("$absence_nodes", pl.PList(list(absences)))))
-    if not absences:
-        for name, arity in (("$absence_fire", 3), ("$absence_next", 2)):
+    for name, arity in (("$absence_fire", 3), ("$absence_next", 2)):
+        if absences:  # a clause per NOTSEQ node, each among its node's rules
+            items.insert(0, pl.Directive(pl.Struct("discontiguous", pl.indicator(name, arity))))
+        else:
             items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(arity))), (F,)))
     items.append(pl.Clause(pl.Struct("$chaining", A("true" if deriving else "false"))))
     # whether the runtime must stop at the end of each instant at all

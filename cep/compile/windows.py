@@ -24,7 +24,8 @@ from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 WINDOW = "cep_window"
-DYNAMIC = (("$wsol", 7), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2), ("$wcut", 2), ("$wset", 1))
+DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
+           ("$wcut", 2), ("$wset", 1))
 
 
 def windowed(query) -> bool:
@@ -44,15 +45,25 @@ def window_items(plan, chaining, vars_of) -> list:
                              f"another query: feeding window results back into the stream is "
                              f"not supported", query.pos)
     items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, a))) for n, a in DYNAMIC]
-    Q, V, Ts, Te, Fst, Lst, H, Spec = (pl.Var(n) for n in ("Q", "V", "Ts", "Te", "F", "L", "H", "Spec"))
+    Q, V, Ts, Te, Fst, Lst, H, Spec, M, K, Args = (pl.Var(n) for n in (
+        "Q", "V", "Ts", "Te", "F", "L", "H", "Spec", "M", "K", "Args"))
+    _ = pl.Var("_")
     # a solution is stored once (solutions are sets), with the closes of the
-    # windows that hold it
+    # windows that hold it; a grouped query over a time-based window adds
+    # it to its pane's aggregates at once, and keeps only what tells a
+    # solution seen (cep_window:cep_accumulate/6)
+    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _))])
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
         pl.Struct("$window", Q, Spec),
         q(WINDOW, "cep_window_span", Spec, Ts, Te, Fst, Lst),
         pl.Struct("variant_sha1", V, H),
-        pl.Struct("\\+", pl.Struct("$wsol", Q, pl.Var("_"), pl.Var("_"), H, pl.Var("_"), Ts, Te)),
-        pl.Struct("assertz", pl.Struct("$wsol", Q, Lst, Fst, H, V, Ts, Te)))))
+        pl.Struct("\\+", pl.Struct("$wsol", H, Q, _, _, _, Ts, Te)),
+        ite(grouped,
+            conj([pl.Struct("assertz", pl.Struct("$wsol", H, Q, Lst, Fst, A("-"), Ts, Te)),
+                  pl.Struct("$wkey", Q, V, K), pl.Struct("$wargs", Q, V, Ts, Te, Args),
+                  pl.Struct("context_module", M),
+                  q(WINDOW, "cep_accumulate", M, Q, Lst, Fst, K, Args)]),
+            pl.Struct("assertz", pl.Struct("$wsol", H, Q, Lst, Fst, V, Ts, Te))))))
     clauses = []
     for i in indexes:
         query = plan.outputs[i].query

@@ -36,7 +36,7 @@ from cep.reference.expressions import holds, make
 
 
 # How far event time is known to have gone, for NOTSEQ's deadlines: None
-# for the end of the stream (its last event's end); evaluate(until=t)
+# for the end of the stream (every deadline has passed); evaluate(until=t)
 # sets it to t - 1 (event time reached t: every instant before it passed)
 HORIZON: ContextVar = ContextVar("horizon", default=None)
 
@@ -265,14 +265,13 @@ def _absence(left, right, op, S) -> set:
     solution b of the right one such that a ends before b starts, b ends by
     a's deadline (end + d) and the condition holds on their merge gives a
     solution over [a's start, the deadline], once event time is known to
-    have passed the deadline (HORIZON, else the stream's last end)."""
+    have passed the deadline (HORIZON); at the end of the stream (no
+    HORIZON) every deadline has passed: no event can come any more."""
     horizon = HORIZON.get()
-    if horizon is None:
-        horizon = max((end for *_, start, end in S if start is not None), default=None)
     out = set()
     for a in left:
         deadline = a[2] + op.deadline_ms
-        if horizon is None or deadline > horizon:
+        if horizon is not None and deadline > horizon:
             continue
         if any(compatible(a, b) and a[2] < b[1] and b[2] <= deadline and satisfies(op.cond, merge(a, b))
                for b in right):

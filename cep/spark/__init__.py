@@ -134,7 +134,6 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     # them all, on copies of the events they read (_routed)
     updates = tuple(q for q in queries if q.form == "update")
     routing.refuse_derived_updates(queries, schema)
-    routing.refuse_absence(queries)
     classes = tuple(routing.classes([q for q in queries if q.form != "update"], schema))
     if not classes:  # updates alone: one group runs them
         classes = (routing.QueryClass(0, (), (), ()),)
@@ -352,13 +351,13 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
         df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
                                          "reason" in events.columns))
     df = df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", lateness)
-    # No timeouts, unless a query has a window: with event-time timeouts
+    # No timeouts, unless a query has a window or a NOTSEQ: with event-time timeouts
     # Spark drops late rows unseen (without them the group reports them),
     # and processing-time ones make Spark run a micro-batch after every
     # micro-batch, so a bounded run never ends. A window must close when
     # the watermark passes it, even in a group no row reaches: there the
     # group asks for an event-time timeout at its next window.
-    windowed = any(q.window is not None for c in spec.classes for q in c.queries)
+    timed = any(routing.timed(q) for c in spec.classes for q in c.queries)
     return df.groupBy("cls", "bucket").applyInPandasWithState(
         partial(worker.detect_streaming, spec, interval_ms(lateness)), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
-        GroupStateTimeout.EventTimeTimeout if windowed else GroupStateTimeout.NoTimeout)
+        GroupStateTimeout.EventTimeTimeout if timed else GroupStateTimeout.NoTimeout)

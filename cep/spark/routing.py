@@ -250,19 +250,19 @@ def refuse_derived_updates(queries, schema=None):
                              f"in-process", consumer.pos)
 
 
-def refuse_absence(queries):
-    """NOTSEQ fires when event time passes a deadline, with no event of
-    its group: like a window, it waits for groups that close on
-    event-time timeouts, and runs in-process until then."""
-    for q in queries:
-        todo = [q.pattern]
-        while todo:
-            op = todo.pop()
-            if isinstance(op, ops.SeqAbsence):
-                raise QueryError(f"{q.name} uses NOTSEQ, which fires as event time passes a deadline: "
-                                 f"the Spark engine does not run it yet; run it in-process (--engine local)",
-                                 op.pos)
-            todo += ops.children(op)
+def timed(query) -> bool:
+    """Whether event time alone makes the query answer (a window that
+    closes, a NOTSEQ deadline that passes): its groups need event-time
+    timeouts, to be called when no row reaches them."""
+    if query.window is not None:
+        return True
+    todo = [query.pattern]
+    while todo:
+        op = todo.pop()
+        if isinstance(op, ops.SeqAbsence):
+            return True
+        todo += ops.children(op)
+    return False
 
 
 def update_routes(updates, schema=None) -> tuple:

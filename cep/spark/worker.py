@@ -278,11 +278,11 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         version = uuid.uuid4().hex
         state.update((version, engine.state(), _ipc(waiting), processed))
         entry[2] = version
-        if engine.windowed:
-            # called again once the watermark passes the next window or the
-            # first waiting event, whether or not rows come (Spark times a
-            # group out when the watermark passes its timeout timestamp)
-            due = [t for t in (engine.next_window(),
+        if engine.timed:
+            # called again once the watermark passes the next window, NOTSEQ
+            # deadline or waiting event, whether or not rows come (Spark
+            # times a group out when the watermark passes its timeout)
+            due = [t for t in (engine.next_due(),
                                pc.min(waiting["end"]).as_py() if waiting.num_rows else None) if t is not None]
             if due:
                 state.setTimeoutTimestamp(max(min(due), watermark or 0))

@@ -100,11 +100,17 @@ def test_state_and_restore_keep_the_pending_deadlines():
     assert rows(checked_answers(queries, whole)) == rows(got)
 
 
-def test_at_the_end_of_the_stream_deadlines_up_to_the_last_event_fire():
+def test_at_the_end_of_the_stream_every_deadline_fires():
     queries = parse_rules(UNCONFIRMED, "t.rq")
     events = [ev("o1", "committed", 0), ev("o2", "committed", 5), ev("o9", "other", 10)]
-    # o1's deadline is the last event's time: event time reached it; o2's is after
-    assert rows(checked_answers(queries, events)) == [("o1", 0, 10)]
+    # o1's deadline is the last event's time; o2's is after it: the stream
+    # has ended, nothing can confirm o2 any more
+    assert rows(checked_answers(queries, events)) == [("o1", 0, 10), ("o2", 5, 15)]
+    # with event time known only to have reached 10:10, o2's deadline has not passed
+    engine = Engine(queries)
+    engine.push(events)
+    got = engine.flush_table().to_list() + engine.close_windows(10 * M + 1).to_list()
+    assert rows(got) == [("o1", 0, 10)]
 
 
 def test_a_pending_solution_is_dropped_once_fired_or_cancelled():
@@ -116,11 +122,11 @@ def test_a_pending_solution_is_dropped_once_fired_or_cancelled():
     assert not engine.advance(31 * M)  # no partial match left
 
 
-def test_the_spark_engine_refuses_notseq():
+def test_notseq_makes_its_spark_groups_wake_on_event_time():
     from cep.spark import routing
 
-    with pytest.raises(QueryError, match="NOTSEQ.*Spark engine does not run it yet"):
-        routing.refuse_absence(parse_rules(UNCONFIRMED, "t.rq"))
+    assert [routing.timed(q) for q in parse_rules(UNCONFIRMED, "t.rq")] == [True]
+    assert not routing.timed(parse_rules(PREFIX + "SELECT ?o WHERE { ?o :committed ?t }", "u.rq")[0])
 
 
 def test_notseq_with_rule_chaining_is_refused_for_now():
