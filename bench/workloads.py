@@ -7,6 +7,9 @@ W1 pairs:  event i has s = <http://example.org/k{i mod 1000}>, p = :a if
 W2 stock:  1,000 companies, one tick per company per minute, prices on seeded
            random walks with occasional crash-and-recovery episodes; the
            paper's query (1) with getDURATION() < PT1H.
+W3 window: W2's ticks; a sliding-window aggregation, each company's average
+           price over the last hour, every 5 minutes (C-SPARQL's RANGE 1h
+           STEP 5m with GROUP BY).
 """
 
 from __future__ import annotations
@@ -34,6 +37,15 @@ REGISTER QUERY w2 AS
 SELECT ?company ?price1 ?price2 ?price3
 WHERE {{ ?company :hasStockPrice ?price1 }} SEQ {{ ?company :hasStockPrice ?price2 }} SEQ {{ ?company :hasStockPrice ?price3 }}
 FILTER (?price2 < ?price1 * 0.7 && ?price3 > ?price1 * 1.05 && getDURATION() < "PT1H"^^xsd:duration)
+"""
+
+
+W3_QUERY = f"""PREFIX : <{EX}>
+REGISTER QUERY w3 AS
+SELECT ?company (AVG(?price) AS ?average) (COUNT(*) AS ?ticks)
+FROM STREAM <{EX}ticker> [RANGE 1h STEP 5m]
+WHERE {{ ?company :hasStockPrice ?price }}
+GROUP BY ?company
 """
 
 
@@ -77,12 +89,12 @@ def w2(n: int, seed: int = 7) -> pa.Table:
     return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64())})
 
 
-WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY)}
+WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY), "w3": (w2, W3_QUERY)}
 
 # Events in one window of each workload's query (1.5 s of W1 at an event a
 # millisecond; an hour of W2 at 1,000 ticks a minute): after them, partial
 # matches and answers per event have reached their steady state.
-WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000}
+WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000, "w3": 60_000}
 
 
 def path_for(out: Path, name: str, n: int) -> Path:
@@ -94,6 +106,7 @@ def ensure(out: Path, name: str, n: int, files: int = 1) -> Path:
     files > 1) and return its path."""
     out.mkdir(parents=True, exist_ok=True)
     make, _ = WORKLOADS[name]
+    name = make.__name__  # workloads over the same events share their files
     if files == 1:
         path = path_for(out, name, n)
         if not path.exists():

@@ -1,0 +1,100 @@
+"""Memory over a long stream: the in-process engine on 4,000,000 events of
+W2 (the paper's query (1) within an hour) and W3 (each company's average
+price over a sliding window, RANGE 1h STEP 5m), bench/workloads.py.
+
+    python bench/memory.py                       # W2 and W3, 4M events
+    python bench/memory.py --workloads w3 --sizes 1000000,2000000
+
+Each workload runs in a fresh process, which reads its Parquet file in
+batches (so the input is never all in memory) and pushes them to one engine
+(Engine.push_table), counting the answers. At each size it prints:
+events/s over the whole run so far and over the last stretch, the peak and
+current resident memory of the process, and the engine's state (its goal
+stores and window contents, Engine.state(), in bytes). Once the windows are
+full (after the first hour of event time: 60,000 events), a bounded engine
+keeps its state and memory level while the stream goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import workloads  # noqa: E402
+
+
+def _rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def measure(name: str, sizes: list[int], out: Path, batch_size: int) -> list[dict]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from cep.engine import Engine
+    from cep.rules import parse_rules
+
+    path = workloads.ensure(out, name, sizes[-1])
+    engine = Engine(parse_rules(workloads.WORKLOADS[name][1], f"{name}.rq"))
+    rows, pushed, answers, clock, last = [], 0, 0, 0.0, (0, 0.0)
+    marks = list(sizes)
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=batch_size):
+        table = pa.Table.from_batches([batch]).rename_columns(["s", "p", "o", "start"])
+        t0 = time.perf_counter()
+        answers += len(engine.push_table(table))
+        clock += time.perf_counter() - t0
+        pushed += table.num_rows
+        if marks and pushed >= marks[0]:
+            marks.pop(0)
+            t0 = time.perf_counter()
+            answers += len(engine.flush_table())  # the instant held back (the stream goes on)
+            clock += time.perf_counter() - t0
+            state = len(engine.state())  # untimed
+            rows.append({
+                "workload": name, "events": pushed, "answers": answers,
+                "events_per_s": round(pushed / clock),
+                "stretch_events_per_s": round((pushed - last[0]) / (clock - last[1])),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+                "rss_mb": round(_rss_mb(), 1),
+                "state_bytes": state,
+            })
+            last = (pushed, clock)
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workloads", default="w2,w3")
+    ap.add_argument("--sizes", default="1000000,2000000,4000000")
+    ap.add_argument("--batch-size", type=int, default=100_000)
+    ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--one", metavar="WORKLOAD", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    sizes = sorted(int(x) for x in args.sizes.split(","))
+    if args.one:
+        print(json.dumps(measure(args.one, sizes, args.out, args.batch_size)))
+        return
+    print(f"{'workload':8} {'events':>9} {'events/s':>9} {'last stretch':>12} {'peak MB':>8} "
+          f"{'RSS MB':>7} {'state bytes':>12} {'answers':>10}")
+    for name in args.workloads.split(","):
+        done = subprocess.run([sys.executable, __file__, "--one", name, "--sizes", args.sizes,
+                               "--batch-size", str(args.batch_size), "--out", str(args.out)],
+                              check=True, capture_output=True, text=True)
+        for r in json.loads(done.stdout.strip().splitlines()[-1]):
+            print(f"{r['workload']:8} {r['events']:>9,} {r['events_per_s']:>9,} {r['stretch_events_per_s']:>12,} "
+                  f"{r['peak_rss_mb']:>8} {r['rss_mb']:>7} {r['state_bytes']:>12,} {r['answers']:>10,}")
+
+
+if __name__ == "__main__":
+    main()
