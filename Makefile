@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test setup system-deps bench bench-spark bench-reasoning clean
+.PHONY: run test setup system-deps bench bench-spark bench-reasoning bench-memory clean
 
 run: setup
 	$(VENV)/bin/cep run rules/stock.rq --events examples/stock/ticks.trig
@@ -44,6 +44,10 @@ bench: setup
 # The Spark engine against Spark's own pass-through and no-op stateful operators.
 bench-spark: setup
 	$(PY) bench/spark.py
+
+# Memory over 4M events: W2 and a sliding-window aggregation (W3).
+bench-memory: setup
+	$(PY) bench/memory.py
 
 # Stream reasoning (the paper's Test 2): a WordNet class hierarchy, installed
 # from Debian's wordnet-base when missing.
