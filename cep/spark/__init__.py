@@ -350,7 +350,12 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
             Path(end_markers).mkdir(parents=True, exist_ok=True)
         df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
                                          "reason" in events.columns))
-    df = df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", lateness)
+    # Spark's watermark is kept 1 ms behind the engine's (the workers add it
+    # back, worker.WATERMARK_LAG_MS): a stateful operator with timeouts drops
+    # the rows that end at or before Spark's watermark, and an event that
+    # ends exactly at the engine's is on time
+    lag = f"{interval_ms(lateness) + worker.WATERMARK_LAG_MS} milliseconds"
+    df = df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", lag)
     # No timeouts, unless a query has a window or a NOTSEQ: with event-time timeouts
     # Spark drops late rows unseen (without them the group reports them),
     # and processing-time ones make Spark run a micro-batch after every
