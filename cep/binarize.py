@@ -62,6 +62,10 @@ class Leaf:
     # queries, so that an event can trigger the update rules alone (the
     # Spark engine gives every group a copy of the events they read)
     updates: bool = False
+    # the streams whose events the leaf takes (ops.Query.triple_streams): a
+    # frozenset of IRIs, or None for every event; an event without a
+    # stream is of every stream
+    streams: Optional[frozenset] = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,7 @@ def binarize(queries) -> Plan:
         q = capture_ends(q)
         pattern = reassociate(prepare_bgps(q.pattern), q.option("binarize", "left"))
         builder.updates = q.form == "update"
+        builder.query = q
         root = builder.build(pattern, (), None, policy)
         builder.plan.outputs.append(Output(q, root))
     return builder.plan
@@ -253,6 +258,7 @@ class _Builder:
         self.plan = Plan()
         self.index = {}  # node signature -> id
         self.updates = False  # building an update rule's nodes (Leaf.updates)
+        self.query = None  # the query being built (its streams: Leaf.streams)
 
     def _add(self, signature, make):
         if signature in self.index:
@@ -281,8 +287,9 @@ class _Builder:
         if isinstance(op, ops.Triple):
             vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ([op.end] if op.end else [])))
             filters = _dedup(pending)
-            sig = ("leaf", op, filters, window, timed, self.updates)
-            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates))
+            streams = self.query.triple_streams(op)
+            sig = ("leaf", op, filters, window, timed, self.updates, streams)
+            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates, streams))
 
         if isinstance(op, ops.Union_):
             # a filter over a union is the union of the filtered branches

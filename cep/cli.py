@@ -65,6 +65,8 @@ event files (--events; a directory stands for its event files, by name order):
   .parquet  columns s, p, o, t [, t_end]
   s, p, o are RDF terms in N-Triples syntax; t and t_end are xsd:dateTime text
   (UTC when no zone is given) or integer epoch milliseconds; t_end defaults to t.
+  An optional column stream names the event's stream (an IRI); --events IRI=PATH
+  gives the stream IRI to the events of PATH that name none (FROM STREAM, GRAPH).
   Input need not be in time order: it is sorted before it is processed.
   Records that cannot be read are skipped and reported (--rejects).
 
@@ -107,7 +109,8 @@ def build_parser() -> argparse.ArgumentParser:
                + FORMATS_HELP)
     run.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
     run.add_argument("--events", nargs="+", required=True, metavar="PATH",
-                     help="event files or directories (.trig, .jsonl, .csv, .parquet)")
+                     help="event files or directories (.trig, .jsonl, .csv, .parquet); IRI=PATH: "
+                          "the events of PATH that name no stream are of the stream IRI (FROM STREAM)")
     run.add_argument("--engine", choices=ENGINES, default="spark",
                      help="where the rules run: spark = Spark Structured Streaming, local mode unless "
                           "--master says otherwise (default); local = in this process")
@@ -357,11 +360,12 @@ def _run_spark(args) -> int:
 
 
 def _run_local(args) -> int:
-    from cep.io import check_format, input_files, make_writer, read_events
+    from cep.io import check_format, make_writer, read_events
+    from cep.io.readers import input_streams
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
-    files = input_files(args.events)  # missing paths and unknown types fail before any work
+    files = input_streams(args.events)  # missing paths and unknown types fail before any work
     queries = load_queries(args.rules, args.policy)
     check_format(args.format, queries)
     background = _background(args, queries)

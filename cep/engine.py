@@ -42,12 +42,14 @@ from cep.runtime.batch import table_text
 from cep.runtime.session import session
 from cep.user_prolog import ensure_loaded, load_user_prolog
 
-COLUMNS = ("s", "p", "o", "start", "end", "source", "updates_only")
+COLUMNS = ("s", "p", "o", "start", "end", "source", "updates_only", "stream")
 # updates_only: the event triggers the rule set's update rules alone (the
-# Spark engine's copies of events for groups whose queries do not read them)
+# Spark engine's copies of events for groups whose queries do not read them);
+# stream: the IRI (N-Triples text) of the event's stream, null for none (an
+# event of every stream: docs/language.md, "Windows and aggregates")
 SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
                     ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
-                    ("updates_only", pa.bool_())])
+                    ("updates_only", pa.bool_()), ("stream", pa.string())])
 
 
 def events_table(events) -> pa.Table:
@@ -57,6 +59,7 @@ def events_table(events) -> pa.Table:
         "start": [e.start for e in events], "end": [e.end for e in events],
         "source": [e.source for e in events],
         "updates_only": pa.nulls(len(events), pa.bool_()),
+        "stream": [e.stream or None for e in events],
     }, schema=SCHEMA)
 
 
@@ -100,6 +103,8 @@ class Engine:
         self.windowed = bool(windows)
         self.timed = self.windowed or absence
         self.counting = any(w.count is not None for w in windows)  # count windows count instants' events
+        self.count_streams = self.compiled.count_streams if self.counting else None
+        self.streamed = self.compiled.streamed
         self._order = _instant_order(self.compiled.queries)
         self.late: list[Reject] = []
         self._held = SCHEMA.empty_table()
@@ -119,8 +124,9 @@ class Engine:
 
     def push_table(self, table: pa.Table) -> AnswerBatch:
         """Like push, for a table with columns s, p, o (canonical N-Triples
-        text), start, end (epoch ms) and optionally source and updates_only
-        (true: the event triggers only the update rules)."""
+        text), start, end (epoch ms) and optionally source, updates_only
+        (true: the event triggers only the update rules) and stream (the
+        IRI of the event's stream, `<...>`; null: none)."""
         table = _conform(table)
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
@@ -160,7 +166,8 @@ class Engine:
         for start, stop in _chunks(table["end"].to_numpy()):
             part = table.slice(start, stop - start)
             lines.append(self.session.push(self.module, table_text(
-                part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"])))
+                part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"],
+                part["stream"] if self.streamed else None)))
             if self.timed:  # every instant of the part is complete: windows up to its last close
                 lines.append(self._close("now", part["end"][-1].as_py() + 1, part))
         return self._batch(b"".join(lines))
@@ -168,7 +175,11 @@ class Engine:
     def _close(self, how: str, time_ms: int, part=None) -> bytes:
         counts = ()
         if self.counting and part is not None:
-            ends = part.filter(pc.invert(pc.fill_null(part["updates_only"], False)))["end"].to_numpy()
+            counted = pc.invert(pc.fill_null(part["updates_only"], False))
+            if self.count_streams is not None:  # the events of the count windows' streams (or of none)
+                of = pc.is_in(part["stream"], pa.array(sorted(self.count_streams), pa.string()))
+                counted = pc.and_(counted, pc.or_(pc.is_null(part["stream"]), pc.fill_null(of, False)))
+            ends = part.filter(counted)["end"].to_numpy()
             instants, n = np.unique(ends, return_counts=True)
             counts = zip(instants.tolist(), n.tolist())
         return self.session.close(self.module, how, time_ms, counts)
@@ -247,7 +258,7 @@ def _instant_order(queries) -> list:
     "Consumption policies")."""
     if all(q.option("policy", "unrestricted") == "unrestricted" for q in queries):
         return [("end", "ascending")]
-    return [(name, "ascending") for name in ("end", "start", "s", "p", "o", "updates_only")]
+    return [(name, "ascending") for name in ("end", "start", "s", "p", "o", "updates_only", "stream")]
 
 
 def _distinct_events(table: pa.Table) -> pa.Table:
@@ -258,10 +269,12 @@ def _distinct_events(table: pa.Table) -> pa.Table:
     if table.num_rows < 2:
         return table
     same = None
-    for name in ("s", "p", "o", "start", "end", "updates_only"):
+    for name in ("s", "p", "o", "start", "end", "updates_only", "stream"):
         column = table[name].combine_chunks()
         if name == "updates_only":
             column = pc.fill_null(column, False)
+        elif name == "stream":
+            column = pc.fill_null(column, "")
         equal = pc.equal(column.slice(1), column.slice(0, len(column) - 1))
         same = equal if same is None else pc.and_(same, equal)
     return table.filter(pa.concat_arrays([pa.array([True]), pc.invert(same)]))
@@ -293,10 +306,17 @@ def _conform(table: pa.Table) -> pa.Table:
     names = table.column_names
     if "end" not in names:
         table = table.append_column("end", table["start"])
-    for name in ("source", "updates_only"):
+    for name in ("source", "updates_only", "stream"):
         if name not in names:
             table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
-    return table.select(list(COLUMNS)).cast(SCHEMA)
+    table = table.select(list(COLUMNS)).cast(SCHEMA)
+    stream = table["stream"]
+    if stream.null_count < table.num_rows:  # "" is no stream; a bare IRI is written <...>
+        stream = pc.if_else(pc.equal(stream, ""), pa.scalar(None, pa.string()), stream)
+        bare = pc.and_(pc.is_valid(stream), pc.invert(pc.starts_with(stream, "<")))
+        stream = pc.if_else(bare, pc.binary_join_element_wise("<", stream, ">", ""), stream)
+        table = table.set_column(COLUMNS.index("stream"), "stream", stream)
+    return table
 
 
 def _read_lines(data: bytes, width: int) -> pa.Table:

@@ -18,6 +18,10 @@ class Event:
     start: int
     end: int
     source: str = field(default="", compare=False)  # "file:line", for reports
+    # the IRI of the event's stream (N-Triples text, "<...>"); "": none, an
+    # event of every stream. Two occurrences of one triple at one time in
+    # two streams are two occurrences.
+    stream: str = ""
 
 
 class Answer(NamedTuple):

@@ -128,6 +128,10 @@ class Triple:
     # the hidden variable bound to the end of the event the pattern matched,
     # for timestamp() (cep/algebra/timestamps.py); None until that rewrite
     end: Optional[Var] = None
+    # GRAPH <stream> { ... }: the stream (an IRI, N-Triples text) whose
+    # events the pattern matches; None: the query's FROM STREAM streams (or
+    # every event, in a query without them); see Query.streams
+    stream: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -297,6 +301,10 @@ class Query:
     # window, how often it is evaluated (COMPUTED EVERY, ms; None: at each
     # window close), what it reports of each evaluation, and its grouping
     window: Optional[Window] = None
+    # the streams the query reads (FROM [NAMED] STREAM), in order: pairs
+    # (IRI as N-Triples text, named); a named stream is read only through
+    # GRAPH. The window (one size) applies to them all. () without FROM STREAM
+    streams: tuple = ()
     every_ms: Optional[int] = None
     report: str = "rstream"
     grouping: Optional[Grouping] = None
@@ -306,6 +314,16 @@ class Query:
         """Whether the query's answers are output (an update's change the
         background instead)."""
         return self.form != "update"
+
+    def triple_streams(self, triple: Triple):
+        """The streams whose events `triple` (one of the pattern's) matches:
+        a frozenset of IRIs, or None for every event (a query without FROM
+        STREAM). An event without a stream belongs to every stream."""
+        if triple.stream is not None:
+            return frozenset((triple.stream,))
+        if not self.streams:
+            return None
+        return frozenset(iri for iri, named in self.streams if not named)
 
     def option(self, key, default=None):
         return dict(self.options).get(key, default)

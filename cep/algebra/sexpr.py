@@ -37,8 +37,9 @@ def expr(e) -> str:
 
 def pattern(op, indent: int = 0) -> str:
     pad = "  " * indent
-    if isinstance(op, ops.Triple):
-        return f"{pad}(triple {slot(op.s)} {slot(op.p)} {slot(op.o)})"
+    if isinstance(op, ops.Triple):  # GRAPH <stream> { ... }: (triple S P O (graph <stream>))
+        graph = f" (graph {op.stream})" if op.stream is not None else ""
+        return f"{pad}(triple {slot(op.s)} {slot(op.p)} {slot(op.o)}{graph})"
     if isinstance(op, ops.BGP):
         inner = "\n".join(pattern(t, indent + 1) for t in op.triples)
         return f"{pad}(bgp\n{inner})"
@@ -97,7 +98,11 @@ def _window(q: ops.Query) -> str:
     size = f"(triples {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
     extra = (f" (every {q.every_ms})" if q.every_ms is not None else "") + \
         (f" ({q.report})" if q.report != "rstream" else "")
-    return f"\n  (window {w.stream} {size}{extra})"
+    out = f"\n  (window {w.stream} {size}{extra})"
+    if len(q.streams) > 1 or any(named for _, named in q.streams):
+        # several streams, or a named one: (streams <s1> (named <s2>) ...)
+        out += "\n  (streams " + " ".join(f"(named {iri})" if named else iri for iri, named in q.streams) + ")"
+    return out
 
 
 def aggregate(a: ops.Aggregate) -> str:

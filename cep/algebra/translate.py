@@ -365,6 +365,8 @@ class _Query:
         self.fresh = 0
         self.block = 0
         self.aggregates = None  # while the SELECT clause and HAVING are read: [(Var, Aggregate)]
+        self.streams = ()  # the query's FROM [NAMED] STREAM: ((iri, named), ...)
+        self.graph = None  # inside GRAPH <iri> { ... }: the stream's IRI
 
     # ---- helpers
 
@@ -405,14 +407,14 @@ class _Query:
         pos = self.pos(tree)
         froms = _children(body, "from_clause")
         ontologies = self.dataset([c for c in froms if not _is_stream(c)])
-        window = self.window([c for c in froms if _is_stream(c)])
+        window, self.streams = self.window([c for c in froms if _is_stream(c)])
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
         if body.data == "update_query":
             if window is not None:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
             return self.update(body, tree, name, options, pos, ontologies)
-        windowed = dict(window=window, every_ms=every)
+        windowed = dict(window=window, every_ms=every, streams=self.streams)
         if body.data == "select_query":
             clause, where = body.children[0], _children(body, "where_clause")[0]
             windowed["report"] = self.report(clause, window)
@@ -456,17 +458,30 @@ class _Query:
     # ---- windows (C-SPARQL FROM STREAM, RSP-QL window functions)
 
     def window(self, clauses):
-        """The query's window over the stream, or None."""
+        """(the query's window, the streams it reads): (None, ()) without
+        FROM STREAM. Every FROM [NAMED] STREAM names a stream and its
+        window; the windows of one query have one size, as a solution's
+        interval is what the window test reads (docs/language.md)."""
         if not clauses:
-            return None
-        if len(clauses) > 1:
-            raise self.error("a query reads one stream through one window: the events of a run "
-                             "form one stream", clauses[1])
-        clause = clauses[0]
-        if any(isinstance(c, Token) and c.type == "NAMED" for c in clause.children):
-            raise self.error("FROM NAMED STREAM is not supported: a run's events form one stream; "
-                             "read it with FROM STREAM <iri> [...]", clause)
-        iri = terms.iri(self.iri(clause.children[-2]))
+            return None, ()
+        window, streams, seen = None, [], set()
+        for clause in clauses:
+            named = any(isinstance(c, Token) and c.type == "NAMED" for c in clause.children)
+            iri = terms.iri(self.iri(clause.children[-2]))
+            if iri in seen:
+                raise self.error(f"the query reads the stream {iri} twice", clause)
+            seen.add(iri)
+            this = self.window_spec(clause, iri)
+            if window is None:
+                window = this
+            elif (this.range_ms, this.step_ms, this.count) != (window.range_ms, window.step_ms, window.count):
+                raise self.error(f"the windows of one query must have the same size: the window on "
+                                 f"{iri} differs from the one on {window.stream} (a solution's "
+                                 f"interval is what a window holds, whatever its streams)", clause)
+            streams.append((iri, named))
+        return window, tuple(streams)
+
+    def window_spec(self, clause, iri):
         spec = clause.children[-1]
         words = [c for c in spec.children if isinstance(c, Token)]
         pos = self.pos(clause)
@@ -478,6 +493,26 @@ class _Query:
         range_ms = self.span(words[1])
         step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
         return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos)
+
+    def graph_pattern(self, tree: Tree):
+        """GRAPH <stream> { ... }: the group's triple patterns match the
+        events of that stream only (C-SPARQL)."""
+        keyword, name, group = tree.children
+        if name.type == "VAR":
+            raise self.error(f"GRAPH {name} is not supported: name the stream, as in "
+                             f"GRAPH <http://example.org/stream> {{ ... }}", name)
+        iri = terms.iri(self.iri(name))
+        if not self.streams:
+            raise self.error(f"GRAPH {iri} names a stream, and the query reads none: add "
+                             f"FROM [NAMED] STREAM {iri} [window]", keyword)
+        if iri not in {s for s, _ in self.streams}:
+            raise self.error(f"GRAPH {iri}: the query does not read that stream; its streams are "
+                             f"{', '.join(s for s, _ in self.streams)} (FROM [NAMED] STREAM)", name)
+        outer, self.graph = self.graph, iri
+        try:
+            return self.group(group)
+        finally:
+            self.graph = outer
 
     def span(self, token: Token) -> int:
         """A C-SPARQL time span (10m, 500ms, 1h) or an ISO 8601 duration
@@ -768,7 +803,10 @@ class _Query:
                 else:
                     pattern = ops.LeftJoin(pattern, part, None, pos=self.pos(keyword))
             else:
-                part = self.triples_block(el) if kind == "triples_block" else self.chain(el)
+                if kind == "graph":
+                    part = self.graph_pattern(el)
+                else:
+                    part = self.triples_block(el) if kind == "triples_block" else self.chain(el)
                 if part is None:
                     continue
                 pattern = part if pattern is None else ops.Join(pattern, part, pos=self.pos(el))
@@ -844,7 +882,7 @@ class _Query:
         triple. So only closures are evaluated over the background graph
         alone; the other forms match events like any triple pattern."""
         if not isinstance(path, ops.Path) or path.op in ops.PATH_CLOSURES:
-            return [ops.Triple(s, path, o, pos=pos)]
+            return [ops.Triple(s, path, o, pos=pos, stream=self.graph)]
         if path.op == "^":
             return self.path_patterns(o, path.args[0], s, pos)
         if path.op == "/":

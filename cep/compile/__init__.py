@@ -17,7 +17,7 @@ from cep.algebra import sexpr
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
 from cep.compile.expr import USER_PROLOG
-from cep.compile.program import QueryLayout, answer_width, compile_plan, program_hash
+from cep.compile.program import QueryLayout, answer_width, compile_plan, count_streams, is_streamed, program_hash
 from cep.user_prolog import calls, check_calls
 
 
@@ -31,6 +31,18 @@ class CompiledRules:
     chaining: Chaining  # which queries read which CONSTRUCT rules' triples
     background_module: str | None = None  # the Prolog module of the background facts the rules read
     user_module: str | None = None  # the Prolog module of the user predicates the rules call
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the events of a stream must say so (cep.runtime.batch:
+        their predicate wrapped, '$in'(Stream, P))."""
+        return is_streamed(self.plan)
+
+    @property
+    def count_streams(self):
+        """The streams the count windows count the events of (a frozenset
+        of IRIs), or None for every event."""
+        return count_streams(self.plan)
 
     @property
     def width(self) -> int:

@@ -253,11 +253,14 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     else:
         items.append(pl.Clause(pl.Struct("cep_event", S, P, O, Ts, Te, Ans), (leaf,)))
 
+    streamed = is_streamed(plan)
+    count_streams(plan)  # the count windows' streams agree
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
         items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
         if isinstance(node, Leaf):
-            items += _leaf_rules(node, background)
+            rules = _leaf_rules(node, background)
+            items += _stream_rules(rules, node.streams) if streamed else rules
         else:
             step_items, stores, scope, check = _step(plan, node, hoist, graph)
             items += step_items
@@ -506,6 +509,60 @@ def _leaf_rules(leaf: Leaf, background) -> list:
         rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
                                 lambda vs, pat, r=r: [_resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))]))
     return rules
+
+
+STREAM_EVENT = "$in"  # an event of a stream: its predicate wrapped, '$in'(Stream, P) (cep.runtime.batch)
+
+
+def is_streamed(plan: Plan) -> bool:
+    """Whether a leaf of the plan takes the events of some streams only
+    (GRAPH, FROM STREAM): the events that name a stream then reach the
+    rules with their predicate wrapped as '$in'(Stream, P)."""
+    return any(isinstance(n, Leaf) and n.streams is not None for n in plan.nodes)
+
+
+def count_streams(plan: Plan):
+    """The streams whose events the count windows of the plan count
+    (a frozenset of IRIs), or None for every event: a rule set counts
+    events once for all its count windows, so their queries must read the
+    same streams."""
+    seen = {}
+    for out in plan.outputs:
+        q = out.query
+        if q.window is not None and q.window.count is not None:
+            streams = frozenset(iri for iri, _ in q.streams)
+            seen.setdefault(streams, q)
+    if len(seen) > 1:
+        first, second = list(seen.values())[:2]
+        raise QueryError(f"{second.name}: the count windows of one rule set count the events of "
+                         f"the same streams, and {first.name} reads other streams: run them in "
+                         f"separate rule sets", second.pos)
+    return next(iter(seen), None)
+
+
+def _stream_rules(rules: list, streams) -> list:
+    """A leaf's rules in a rule set with streams: an event without a
+    stream (its predicate as it is) is of every stream and takes them as
+    they are; an event of a stream ('$in'(G, P)) takes the copies whose
+    first goal checks G (none when the leaf reads every stream). The
+    stream is an atom compared with memberchk/2, never called."""
+    out = []
+    stream = pl.Var("StreamOf")
+    for rule in rules:
+        head = rule.head
+        if not isinstance(head, pl.Struct) or head.functor not in ("leaf", "uleaf"):
+            out.append(rule)  # the tables of entailment
+            continue
+        if isinstance(head.args[0], pl.Var):  # any predicate, but not an event of a stream
+            guard = pl.Struct("\\+", pl.Struct("=", head.args[0], pl.Struct(STREAM_EVENT, pl.Var("_"), pl.Var("_"))))
+            out.append(pl.Clause(head, (guard, *rule.body)))
+        else:
+            out.append(rule)
+        wrapped = pl.Struct(head.functor, pl.Struct(STREAM_EVENT, stream, head.args[0]), *head.args[1:])
+        check = () if streams is None else (pl.Struct("memberchk", stream, pl.PList(
+            [terms.to_prolog(iri) for iri in sorted(streams)])),)
+        out.append(pl.Clause(wrapped, check + tuple(rule.body)))
+    return out
 
 
 def _table(name: str, arity: int, rows) -> list:

@@ -8,10 +8,14 @@ A bad record never stops the reading. The format is chosen by extension:
     .jsonl     one JSON object per line with s, p, o, t [, t_end]  (cep.io.tables)
     .csv       a header row, then s, p, o, t [, t_end]              (cep.io.tables)
     .parquet   columns s, p, o, t [, t_end]                          (cep.io.tables)
+
+A path may be given as IRI=PATH: the events of those files that name no
+stream (a table's stream column) are then of the stream IRI.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from cep.errors import UsageError
@@ -36,13 +40,48 @@ def format_of(path) -> str:
     return fmt
 
 
+def split_stream(raw) -> tuple[str, str]:
+    """An --events argument -> (stream IRI as "<iri>" or "", path): IRI=PATH
+    names the stream of a file's events; a path that exists as it is
+    (with or without "=" in it) is a path."""
+    raw = str(raw)
+    if "=" not in raw or Path(raw).exists():
+        return "", raw
+    for i, c in enumerate(raw):
+        if c == "=" and i > 0 and Path(raw[i + 1:]).exists():
+            from cep.io.tables import _Bad, stream_iri
+
+            try:
+                return stream_iri(raw[:i]), raw[i + 1:]
+            except _Bad:
+                raise UsageError(f"{raw}: in IRI=PATH, {raw[:i]!r} is not an IRI") from None
+    return "", raw
+
+
+def input_streams(paths) -> list[tuple[Path, str]]:
+    """(file, stream IRI or "") for each file named by `paths` (input_files),
+    an argument IRI=PATH giving its files the stream IRI."""
+    out = []
+    for raw in paths:
+        if isinstance(raw, tuple):
+            out.append(raw)
+            continue
+        stream, path = split_stream(raw)
+        out += [(f, stream) for f in input_files([path])]
+    return out
+
+
 def input_files(paths) -> list[Path]:
     """The files named by `paths`: a file as it is (its extension must be
     known), a directory as its supported files, sorted by name (not
-    recursive; other files in it are left alone)."""
+    recursive; other files in it are left alone); IRI=PATH stands for
+    PATH (input_streams)."""
     out = []
     for raw in paths:
-        path = Path(raw)
+        if isinstance(raw, tuple):
+            out.append(raw[0])
+            continue
+        path = Path(split_stream(raw)[1])
         if path.is_dir():
             found = sorted(p for p in path.iterdir()
                            if p.is_file() and not p.name.startswith(".") and p.suffix.lower() in FORMATS)
@@ -77,7 +116,10 @@ def read_events(paths) -> tuple[list[Event], list[Reject]]:
     """All events of `paths` sorted by (start, end, s, p, o), and the rejects.
     The files need not be in time order: the whole input is sorted."""
     events, rejects = [], []
-    for path in input_files(paths):
-        events.extend(read_file(path, rejects))
+    for path, stream in input_streams(paths):
+        found = read_file(path, rejects)
+        if stream:  # IRI=PATH: the stream of the events that name none
+            found = [e if e.stream else dataclasses.replace(e, stream=stream) for e in found]
+        events.extend(found)
     events.sort(key=sort_key)
     return events, rejects

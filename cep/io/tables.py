@@ -7,6 +7,9 @@ Takes a .jsonl, .csv or .parquet file with the columns
     t         when the triple occurs: xsd:dateTime text (2026-01-05T10:00:00Z;
               no time zone means UTC) or integer epoch milliseconds
     t_end     optional: the end of the occurrence's interval (default: t)
+    stream    optional: the IRI of the occurrence's stream, <http://...> or
+              bare (default: none, an event of every stream; docs/language.md,
+              "Windows and aggregates")
 
 and gives Events (or, for large files, columns of them) plus a Reject for
 each row that cannot be used (a malformed term, a literal subject, a bad
@@ -33,7 +36,7 @@ from cep import terms
 from cep.events import Event, Reject
 
 COLUMNS = ("s", "p", "o", "t")
-OPTIONAL_COLUMNS = ("t_end",)
+OPTIONAL_COLUMNS = ("t_end", "stream")
 
 
 class Columns(NamedTuple):
@@ -46,6 +49,7 @@ class Columns(NamedTuple):
     o: object
     start: object
     end: object
+    stream: object = None  # the stream IRIs (<...>, null for none), or None without a stream column
 
 
 class _Bad(ValueError):
@@ -128,7 +132,23 @@ def row_event(row: dict, source: str) -> Event:
                    f"a row needs s, p, o and t")
     s, p, o = _term(row["s"], "s"), _term(row["p"], "p"), _term(row["o"], "o")
     start, end = _interval(row["t"], row.get("t_end"))
-    return Event(s, p, o, start, end, source)
+    return Event(s, p, o, start, end, source, stream_iri(row.get("stream")))
+
+
+def stream_iri(value) -> str:
+    """A stream column's value -> "<iri>", or "" for none."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        raise _Bad(f"column stream is not an IRI: {value!r}")
+    text = value.strip()
+    if not text:
+        return ""
+    if text.startswith("<") and text.endswith(">"):
+        text = text[1:-1]
+    if not text or re.search(r'[\x00-\x20<>"{}|^`\\]', text):
+        raise _Bad(f"column stream is not an IRI: {value!r}")
+    return f"<{text}>"
 
 
 # --------------------------------------------------------------- JSON Lines
@@ -293,6 +313,17 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
             for i in np.nonzero(end < start)[0]:  # a t_end that did not parse is noted already
                 note([i], f"t_end ({terms.format_datetime_ms(int(end[i]))}) is before "
                           f"t ({terms.format_datetime_ms(int(start[i]))})")
+        stream = None
+        if "stream" in table.column_names:
+            values = table.column("stream").to_pylist()
+            out_stream = []
+            for i, v in enumerate(values):
+                try:
+                    out_stream.append(stream_iri(v) or None)
+                except _Bad as bad:
+                    note([i], str(bad))
+                    out_stream.append(None)
+            stream = pa.array(out_stream, pa.string())
     except _Bad as bad:
         rejects.append(Reject(name, f"{bad}; file skipped"))
         return empty, np.zeros(0, dtype=np.int64)
@@ -308,9 +339,10 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
         keep[rows] = False
         mask = pa.array(keep)
         return (Columns(out["s"].filter(mask), out["p"].filter(mask), out["o"].filter(mask),
-                        pa.array(start[keep], pa.int64()), pa.array(end[keep], pa.int64())),
+                        pa.array(start[keep], pa.int64()), pa.array(end[keep], pa.int64()),
+                        None if stream is None else stream.filter(mask)),
                 np.nonzero(keep)[0])
-    return (Columns(out["s"], out["p"], out["o"], pa.array(start, pa.int64()), pa.array(end, pa.int64())),
+    return (Columns(out["s"], out["p"], out["o"], pa.array(start, pa.int64()), pa.array(end, pa.int64()), stream),
             np.arange(n))
 
 
@@ -428,7 +460,8 @@ def checked_rows(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
 
 def _columns_from_events(events) -> Columns:
     return Columns([e.s for e in events], [e.p for e in events], [e.o for e in events],
-                   [e.start for e in events], [e.end for e in events])
+                   [e.start for e in events], [e.end for e in events],
+                   [e.stream or None for e in events] if any(e.stream for e in events) else None)
 
 
 def read_table_columns(path, rejects: list | None = None) -> Columns:
@@ -456,5 +489,6 @@ def read_parquet(path, rejects: list, data: bytes | None = None) -> list[Event]:
     name = str(path)
     s, p, o = cols.s.to_pylist(), cols.p.to_pylist(), cols.o.to_pylist()
     start, end = cols.start.to_pylist(), cols.end.to_pylist()
-    return [Event(*values, f"{name}:row {i + 1}")
-            for values, i in zip(zip(s, p, o, start, end), rows.tolist())]
+    streams = [""] * len(s) if cols.stream is None else [g or "" for g in cols.stream.to_pylist()]
+    return [Event(*values, f"{name}:row {i + 1}", g)
+            for values, i, g in zip(zip(s, p, o, start, end), rows.tolist(), streams)]

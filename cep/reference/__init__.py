@@ -29,7 +29,7 @@ from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
 from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
 from cep.reference.expressions import USER_PROLOG, ExprError, value
-from cep.reference.patterns import HORIZON, compatible, merge, solutions, stream_of
+from cep.reference.patterns import HORIZON, compatible, merge, solutions, stream_of, streams_of
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
@@ -67,7 +67,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
                     out += answers(q, stream, skolem)
         for q in windowed:
             watch = timestamp_vars(q.pattern, q.projection)
-            timed = [s for s in stamped_solutions(q.pattern, stream, watch) if s[1] is not None]
+            timed = [s for s in stamped_solutions(streams_of(q), stream, watch) if s[1] is not None]
             out += window_answers(q, timed, events, _row_maker(q, skolem), until)
     finally:
         USER_PROLOG.reset(token)
@@ -178,7 +178,7 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
         raise ValueError(f"query {query.name}: the reference evaluates the paper's semantics only "
                          f"(policy unrestricted), not @policy {policy}")
     watch = timestamp_vars(query.pattern, query.projection)
-    timed = (s for s in stamped_solutions(query.pattern, stream, watch)
+    timed = (s for s in stamped_solutions(streams_of(query), stream, watch)
              if s[1] is not None and (at is None or s[2] == at))  # only events detect
     ordered = sorted(timed, key=lambda s: (s[2], s[1], sorted(s[0])))
     out = []

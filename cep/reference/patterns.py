@@ -1,7 +1,9 @@
 """Graph patterns over a finite RDF stream, evaluated literally as in the
 paper's formal semantics (section 4.2).
 
-The stream is a set of occurrences (s, p, o, start, end); a solution is a
+The stream is a set of occurrences (s, p, o, start, end, stream), `stream`
+the IRI of the event's stream or None (no stream: an event of every stream;
+a background triple); a solution is a
 triple (mu, ts, te) with mu a frozenset of (variable name, term) items; the
 result of every operator is a set of solutions. Nothing here is clever: each
 operator is the set comprehension of its definition, over all pairs.
@@ -24,10 +26,16 @@ a watched variable (one that some timestamp() of the query reads) and
 matched a timed occurrence, (the pattern's position in P, its watched
 variables, the occurrence's end). Solutions that differ there are two
 solutions; with nothing watched it is always empty.
+
+Streams (C-SPARQL's FROM STREAM and GRAPH): a triple pattern whose `stream`
+is a set of IRIs (streams_of, from the query) matches the occurrences of
+those streams and those of no stream; one whose `stream` is None matches
+every occurrence.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from contextvars import ContextVar
 
 from cep import terms
@@ -46,7 +54,8 @@ def stream_of(events, background=None, graph=None) -> frozenset:
     With background knowledge (cep.background.Background), the entailed
     occurrences and the timeless background triples too: those of `graph`
     when given (the background as updates changed it), else its own."""
-    events = {(terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end)
+    events = {(terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end,
+               _stream_iri(getattr(e, "stream", "")))
               for e in events}
     if background is None:
         return frozenset(events)
@@ -54,10 +63,37 @@ def stream_of(events, background=None, graph=None) -> frozenset:
 
     schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
     closed = rdfs.closure(schema)
-    out = {(s, p, o, None, None) for s, p, o in (background.triples if graph is None else graph)}
-    for s, p, o, start, end in events:
-        out |= {(*t, start, end) for t in (rdfs.closure(schema | {(s, p, o)}) - closed) | {(s, p, o)}}
+    out = {(s, p, o, None, None, None) for s, p, o in (background.triples if graph is None else graph)}
+    for s, p, o, start, end, g in events:
+        out |= {(*t, start, end, g) for t in (rdfs.closure(schema | {(s, p, o)}) - closed) | {(s, p, o)}}
     return frozenset(out)
+
+
+def _stream_iri(text):
+    """An event's stream as N-Triples text, or None for none."""
+    if not text:
+        return None
+    return text if text.startswith("<") else f"<{text}>"
+
+
+def streams_of(query: ops.Query):
+    """The query's pattern with each triple pattern's `stream` the set of
+    streams it reads: the GRAPH's one; outside GRAPH, the query's FROM
+    STREAM (not NAMED) streams; None (every occurrence) for a query
+    without FROM STREAM."""
+    def read(op):
+        if isinstance(op, ops.Triple):
+            if op.stream is not None:
+                return dataclasses.replace(op, stream=frozenset({op.stream}))
+            if not query.streams:
+                return op
+            return dataclasses.replace(op, stream=frozenset(i for i, named in query.streams if not named))
+        if isinstance(op, ops.BGP):
+            return dataclasses.replace(op, triples=tuple(read(t) for t in op.triples))
+        if isinstance(op, ops.Filter):
+            return dataclasses.replace(op, pattern=read(op.pattern))
+        return dataclasses.replace(op, left=read(op.left), right=read(op.right))
+    return read(query.pattern)
 
 
 def solutions(pattern, stream) -> set:
@@ -204,7 +240,9 @@ def _bgp(triples, S, watch) -> set:
         occurrences = _path_occurrences(tp, S) if isinstance(tp.p, ops.Path) else S
         watched = frozenset(watch & {v.name for v in ops.slots_vars(tp)})
         for mu, ts, te, stamps in partial:
-            for s, p, o, start, end in occurrences:
+            for s, p, o, start, end, g in occurrences:
+                if g is not None and tp.stream is not None and g not in tp.stream:
+                    continue  # an occurrence of another stream
                 m = dict(mu)
                 if _match(tp.s, s, m) and _match(tp.p, p, m) and _match(tp.o, o, m):
                     grown.add((
@@ -224,7 +262,7 @@ def _path_occurrences(tp, S) -> set:
     given as a constant term is where the path starts, and reaches itself
     by length zero even outside the graph; a variable end ranges over the
     graph's nodes."""
-    graph = {(s, p, o) for s, p, o, start, _ in S if start is None}
+    graph = {(s, p, o) for s, p, o, start, _, _ in S if start is None}
     nodes = {s for s, _, _ in graph} | {o for _, _, o in graph}
     if not isinstance(tp.s, ops.Var):
         pairs = {(tp.s, y) for y in _ends(tp.p, tp.s, graph, nodes)}
@@ -232,7 +270,7 @@ def _path_occurrences(tp, S) -> set:
         pairs = {(x, tp.o) for x in nodes | {tp.o} if tp.o in _ends(tp.p, x, graph, nodes)}
     else:
         pairs = {(x, y) for x in nodes for y in _ends(tp.p, x, graph, nodes)}
-    return {(x, tp.p, y, None, None) for x, y in pairs}
+    return {(x, tp.p, y, None, None, None) for x, y in pairs}
 
 
 def _ends(path, x, graph, nodes) -> set:

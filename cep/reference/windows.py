@@ -33,6 +33,10 @@ def window_answers(query: ops.Query, sols, events, project, until=None) -> list[
     (a watermark), so the evaluations are those before it instead of those
     up to the first at or after the last event (the end of the stream)."""
     w = query.window
+    if w.count is not None and query.streams:
+        # a count window counts the events of the query's streams (and those of no stream)
+        mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
+        events = [e for e in events if not e.stream or f"<{e.stream.strip('<>')}>" in mine]
     if not events:
         return []
     ends = sorted({e.end for e in events})

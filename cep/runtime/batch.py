@@ -72,22 +72,36 @@ def _fields(column: pa.Array) -> pa.Array:
 
 
 UPDATES_ONLY = "$updates_only"  # the wrapper the compiled rules take apart (cep.compile.program)
+STREAM_EVENT = "$in"  # '$in'(Stream, P): an event of a stream (cep.compile.program)
 
 
-def table_text(s, p, o, start, end, updates_only=None) -> pa.Buffer:
+def table_text(s, p, o, start, end, updates_only=None, stream=None) -> pa.Buffer:
     """The batch of columns already ordered by end time, as ASCII bytes.
     `updates_only`: a boolean column, true for the events that must
     trigger the update rules alone. Their predicate is written wrapped, as
     '$updates_only'(P), which the compiled rules take apart; no event's own
-    predicate (an IRI, an atom) has that form."""
+    predicate (an IRI, an atom) has that form. `stream`: a column of the
+    events' stream IRIs (null: none), for a rule set whose patterns read
+    some streams only: the predicate of an event of a stream is written
+    '$in'(Stream, P), inside '$updates_only'(...) if both."""
     start = pc.cast(start, pa.string())
     end = pc.cast(end, pa.string())
     predicates = column_text(p)
+    wrap = [None] * len(p)
+    if stream is not None and pc.any(pc.is_valid(stream)).as_py():
+        marked = pc.is_valid(stream)
+        for i, g, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(stream, marked).to_pylist(),
+                            pc.filter(p, marked).to_pylist()):
+            wrap[i] = f"'{STREAM_EVENT}'({terms.prolog_text(g)},{terms.prolog_text(nt)})"
     if updates_only is not None and pc.any(updates_only).as_py():
         marked = pc.fill_null(updates_only, False)
-        fields = predicates.to_pylist()
         for i, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(p, marked).to_pylist()):
-            fields[i] = f"P'{UPDATES_ONLY}'({terms.prolog_text(nt)})"
+            wrap[i] = f"'{UPDATES_ONLY}'({wrap[i] or terms.prolog_text(nt)})"
+    if any(w is not None for w in wrap):
+        fields = predicates.to_pylist()
+        for i, w in enumerate(wrap):
+            if w is not None:
+                fields[i] = "P" + w
         predicates = pa.array(fields, pa.string())
     lines = pc.binary_join_element_wise(column_text(s), predicates, column_text(o), start, end, "\t")
     if isinstance(lines, pa.ChunkedArray):

@@ -183,7 +183,19 @@ def _times(df):
     end = millis("t_end") if "t_end" in df.columns else start
     source = F.col("source").cast("string") if "source" in df.columns else F.lit(None).cast("string")
     return df.select("s", "p", "o", start.alias("start"), F.coalesce(end, start).alias("end"),
-                     source.alias("source"))
+                     source.alias("source"), _stream_column(df).alias("stream"))
+
+
+def _stream_column(df):
+    """The events' stream IRIs (<...>; a bare IRI gets its brackets), null
+    when the events have no stream column."""
+    from pyspark.sql import functions as F
+
+    if "stream" not in df.columns:
+        return F.lit(None).cast("string")
+    g = F.trim(F.col("stream").cast("string"))
+    return (F.when(g.isNull() | (g == ""), F.lit(None).cast("string"))
+            .when(g.startswith("<"), g).otherwise(F.concat(F.lit("<"), g, F.lit(">"))))
 
 
 def _matches(routes):
@@ -260,6 +272,7 @@ def _end_rows(spark, folder: str, spec: Spec, rejects: bool):
                     none.cast("string").alias("s"), none.cast("string").alias("p"), none.cast("string").alias("o"),
                     none.cast("long").alias("start"), none.cast("long").alias("end"),
                     none.cast("string").alias("copy"), none.cast("string").alias("source"),
+                    none.cast("string").alias("stream"),
                     *([none.cast("string").alias("reason"), none.cast("string").alias("text")] if rejects else []),
                     F.lit(worker.END).alias("ctl")))
 
@@ -340,6 +353,8 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
     from pyspark.sql import functions as F
     from pyspark.sql.streaming.state import GroupStateTimeout
 
+    if "stream" not in events.columns:  # events of no stream
+        events = events.withColumn("stream", F.lit(None).cast("string"))
     df = _routed(events, spec)
     if not events.isStreaming:
         return df.groupBy("cls", "bucket").applyInPandas(

@@ -11,7 +11,8 @@ engines.
 
 The stream has the columns s, p, o, start, end (epoch ms), source, and
 reason and text (set on a record that could not be read, which the engine
-reports as a `reject` row).
+reports as a `reject` row), and stream (the event's stream IRI, from a
+table's stream column or an --events IRI=PATH; null for none).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from cep.errors import UsageError
 from cep.io.readers import FORMATS
 
 STREAM_DDL = ("s string, p string, o string, start long, end long, source string, reason string, "
-              "text string")
+              "text string, stream string")
 BINARY_FILE_DDL = "path string, modificationTime timestamp, length long, content binary"
 PARQUET_DEFAULT_DDL = "s string, p string, o string, t timestamp"
 
@@ -33,10 +34,14 @@ def _glob_escape(name: str) -> str:
 
 
 def _sources(paths, follow: bool):
-    """(folder, glob, format) per Spark stream to open, in a fixed order
-    (a restarted query must see its sources in the same order)."""
+    """(folder, glob, format, stream IRI or "") per Spark stream to open, in
+    a fixed order (a restarted query must see its sources in the same
+    order); IRI=PATH gives PATH's events that name no stream the stream IRI."""
+    from cep.io.readers import split_stream
+
     out = []
-    for raw in paths:
+    for given in paths:
+        stream, raw = split_stream(given)
         path = Path(raw).absolute()
         if path.is_dir():
             present = {FORMATS[p.suffix.lower()] for p in path.iterdir()
@@ -45,13 +50,13 @@ def _sources(paths, follow: bool):
                 raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
             for ext, fmt in FORMATS.items():
                 if fmt in present or not present:  # an empty folder followed: watch every format
-                    out.append((path, f"*{ext}", fmt))
+                    out.append((path, f"*{ext}", fmt, stream))
         elif path.is_file():
             fmt = FORMATS.get(path.suffix.lower())
             if fmt is None:
                 raise UsageError(f"{raw}: unknown event file type {path.suffix or '(no extension)'}; "
                                  f"event files end in {', '.join(FORMATS)}")
-            out.append((path.parent, _glob_escape(path.name), fmt))
+            out.append((path.parent, _glob_escape(path.name), fmt, stream))
         else:
             raise UsageError(f"{raw}: no such file or directory")
     return out
@@ -63,15 +68,15 @@ def _parse_files(batches):
 
     from cep.io.readers import read_file
 
-    columns = ["s", "p", "o", "start", "end", "source", "reason", "text"]
+    columns = ["s", "p", "o", "start", "end", "source", "reason", "text", "stream"]
     for pdf in batches:
         rows = []
         for uri, content in zip(pdf["path"], pdf["content"]):
             name = _local_name(uri)
             rejects = []
             events = read_file(name, rejects, bytes(content), base=uri)
-            rows += [(e.s, e.p, e.o, e.start, e.end, e.source, None, None) for e in events]
-            rows += [(None, None, None, None, None, r.source, r.reason, r.text) for r in rejects]
+            rows += [(e.s, e.p, e.o, e.start, e.end, e.source, None, None, e.stream or None) for e in events]
+            rows += [(None, None, None, None, None, r.source, r.reason, r.text, None) for r in rejects]
         yield pd.DataFrame(rows, columns=columns).astype({"start": "Int64", "end": "Int64"})
 
 
@@ -90,7 +95,7 @@ def event_stream(spark, paths, follow: bool = False, files_per_batch: int | None
     from cep.spark import _times
 
     parts = []
-    for folder, glob, fmt in _sources(paths, follow):
+    for folder, glob, fmt, stream in _sources(paths, follow):
         reader = spark.readStream.option("pathGlobFilter", glob)
         if files_per_batch:
             reader = reader.option("maxFilesPerTrigger", files_per_batch)
@@ -110,6 +115,8 @@ def event_stream(spark, paths, follow: bool = False, files_per_batch: int | None
         else:
             df = (reader.schema(BINARY_FILE_DDL).format("binaryFile").load(str(folder))
                   .select("path", "content").mapInPandas(_parse_files, STREAM_DDL))
+        if stream:
+            df = df.withColumn("stream", F.coalesce(F.col("stream"), F.lit(stream)))
         parts.append(df)
     out = parts[0]
     for df in parts[1:]:

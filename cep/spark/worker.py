@@ -35,10 +35,11 @@ from cep.user_prolog import load_sources
 # (rules hash, class, bucket) -> [engine, initial state, version or None]
 _ENGINES: dict = {}
 
-EVENT_COLUMNS = ["s", "p", "o", "start", "end", "source", "copy"]
+EVENT_COLUMNS = ["s", "p", "o", "start", "end", "source", "copy", "stream"]
 EVENT_SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
                           ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
-                          ("copy", pa.string())])
+                          ("copy", pa.string()), ("stream", pa.string())])
+# column stream: the IRI of the event's stream (<...>), null for none
 # column copy: null for a group's own events; for the copy of an event that
 # the group gets for its update rules alone (cep.spark._routed), whether
 # this copy reports the event when it is late or malformed
@@ -83,7 +84,7 @@ def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
             for source, reason, text in pdf.loc[rejected, ["source", "reason", "text"]].itertuples(index=False):
                 rows.append(("reject", None, None, None, None, None, None, None, None, source, reason, text))
             pdf = pdf[~rejected]
-        for name in ("source", "copy"):
+        for name in ("source", "copy", "stream"):
             if name not in pdf.columns:
                 pdf = pdf.assign(**{name: None})
         tables.append(pa.Table.from_pandas(pdf[EVENT_COLUMNS], schema=EVENT_SCHEMA, preserve_index=False))

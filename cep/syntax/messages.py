@@ -162,6 +162,10 @@ EXAMPLES = {
         "SELECT * { ?s ?p ?o } SEQ ?s",
         "SELECT * { { ?s ?p ?o } SEQ ?s }",
         "SELECT * { ?s ?p ?o OPTIONAL ?s }",
+        "SELECT * { GRAPH <s> ?s }",
+    ],
+    "the stream after GRAPH, such as GRAPH <http://example.org/stream> { ... }": [
+        "SELECT * { GRAPH { ?s ?p ?o } }",
     ],
     "the duration after WITHIN, a string such as \"PT30M\"": [
         "SELECT * { ?s ?p ?o WITHIN 5 }",

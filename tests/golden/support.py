@@ -139,8 +139,9 @@ def _expr(x):
 
 def _pattern(x):
     head = x[0]
-    if head == "triple":
-        return ops.Triple(*(_slot(t) for t in x[1:]))
+    if head == "triple":  # (triple S P O [(graph <stream>)])
+        graph = [t[1] for t in x[4:] if isinstance(t, list) and t[0] == "graph"]
+        return ops.Triple(*(_slot(t) for t in x[1:4]), stream=graph[0] if graph else None)
     if head == "bgp":
         return ops.BGP(tuple(_pattern(t) for t in x[1:]))
     if head == "filter":
@@ -192,7 +193,7 @@ def query_from_text(name: str, text: str) -> ops.Query:
 
 
 # the lines of a query's text around its pattern (cep.algebra.sexpr.query)
-_QUERY_PARTS = ("options", "window", "group", "aggregate", "having")
+_QUERY_PARTS = ("options", "window", "streams", "group", "aggregate", "having")
 
 
 def _windowing(parts) -> dict:
@@ -205,7 +206,11 @@ def _windowing(parts) -> dict:
         window = ops.Window(stream, count=int(fields["triples"][0]))
     else:
         window = ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
-    out = {"window": window, "every_ms": int(fields["every"][0]) if "every" in fields else None,
+    # (streams <s1> (named <s2>) ...) when not just the window's stream
+    streams = tuple((x[1], True) if isinstance(x, list) else (x, False)
+                    for x in parts["streams"][0][1:]) if "streams" in parts else ((stream, False),)
+    out = {"window": window, "streams": streams,
+           "every_ms": int(fields["every"][0]) if "every" in fields else None,
            "report": next((r for r in ops.REPORTS if r in fields), "rstream")}
     having = tuple(_expr(e) for part in parts.get("having", []) for e in part[1:])
     if "group" in parts:

@@ -22,6 +22,7 @@ CEP_EXAMPLES_SCALE.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import random
 from collections import Counter
@@ -450,8 +451,9 @@ def multiset(answers) -> Counter:
 
 
 def show_stream(events) -> str:
-    ordered = sorted(set(events), key=lambda e: (e.start, e.end, e.s, e.p, e.o))
-    return "\n".join(f"  {e.s} {e.p} {e.o} [{e.start}, {e.end}]" for e in ordered)
+    ordered = sorted(set(events), key=lambda e: (e.start, e.end, e.s, e.p, e.o, e.stream))
+    return "\n".join(f"  {e.s} {e.p} {e.o} [{e.start}, {e.end}]" + (f" in {e.stream}" if e.stream else "")
+                     for e in ordered)
 
 
 def note_case(queries, events):
@@ -649,5 +651,40 @@ def windowed_queries(draw):
         projection = tuple(ops.ProjectItem(ops.Var(n)) for n in chosen) + tuple(
             ops.ProjectItem(v) for v, _, _ in extensions)
         grouping = ops.Grouping(None, (), tuple(extensions), having)
-    return ops.Query("w", "select", base.pattern, projection, distinct, window=window, every_ms=every,
-                     report=report, grouping=grouping)
+    streams, pattern = _drawn_streams(draw, base.pattern)
+    return ops.Query("w", "select", pattern, projection, distinct, window=window, every_ms=every,
+                     report=report, grouping=grouping, streams=streams)
+
+
+STREAM_IRIS = ("<http://example.org/s>", "<http://example.org/t>")  # the first is the windows' stream
+
+
+def _drawn_streams(draw, pattern):
+    """The streams a windowed query reads (FROM STREAM, FROM NAMED STREAM)
+    and its pattern with some triple patterns in GRAPH <stream> { ... }:
+    one stream; two; or one and a named one read through GRAPH."""
+    kind = draw(st.sampled_from(["one", "one", "two", "named"]))
+    s, t = STREAM_IRIS
+    streams = {"one": ((s, False),), "two": ((s, False), (t, False)), "named": ((s, False), (t, True))}[kind]
+
+    def put(op):
+        if isinstance(op, ops.Triple):
+            if isinstance(op.p, ops.Path) or draw(st.integers(0, 2)) == 0:
+                return op
+            return dataclasses.replace(op, stream=draw(st.sampled_from([iri for iri, _ in streams])))
+        if isinstance(op, ops.BGP):
+            return dataclasses.replace(op, triples=tuple(put(x) for x in op.triples))
+        if isinstance(op, ops.Filter):
+            return dataclasses.replace(op, pattern=put(op.pattern))
+        return dataclasses.replace(op, left=put(op.left), right=put(op.right))
+    return streams, put(pattern) if kind != "one" or draw(st.booleans()) else pattern
+
+
+@st.composite
+def streamed(draw, events):
+    """The events, each of stream s, stream t or of none (every stream)."""
+    out = []
+    for e in events:
+        g = draw(st.sampled_from(["", "", STREAM_IRIS[0], STREAM_IRIS[1]]))
+        out.append(dataclasses.replace(e, stream=g))
+    return out

@@ -246,8 +246,10 @@ def test_engine_equals_reference_on_windows_and_aggregates(data):
     RStream/IStream/DStream, GROUP BY aggregates with HAVING and C-SPARQL's
     AGGREGATE over random patterns: the engine's evaluations are the
     reference's, which follows the definitions literally."""
-    from tests.property.strategies import windowed_queries
+    from tests.property.strategies import streamed, windowed_queries
     query = data.draw(windowed_queries())
     events = data.draw(streams())
+    if data.draw(st.booleans(), label="events of two streams"):  # the query reads one or both
+        events = data.draw(streamed(events))
     note_case([query], events)
     assert_same(query, events, run_engine(query, events))

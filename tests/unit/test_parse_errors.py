@@ -41,10 +41,10 @@ SYNTAX = [
      "rules/x.rq:1:19: unexpected '?o' \u2014 expected an IRI or a property path (the property path)"),
     ("SELECT * { ?s ?p ?o",
      "rules/x.rq:1:20: unexpected end of file \u2014 expected '}', '.', ';', ',', '{', FILTER, "
-     "OPTIONAL or WITHIN"),
+     "GRAPH, OPTIONAL or WITHIN"),
     ("SELECT * { ?s ?p ?o % }",
      "rules/x.rq:1:21: unexpected character '%' \u2014 expected '}', '.', ';', ',', '{', FILTER, "
-     "OPTIONAL or WITHIN"),
+     "GRAPH, OPTIONAL or WITHIN"),
     ('SELECT * { ?s ?p "abc }',
      'rules/x.rq:1:18: unterminated string: no closing " on this line'),
     ("SELECT * { ?s ?p 'abc\n}",

@@ -1,0 +1,40 @@
+"""Several streams in one query on the Spark engine: a batch DataFrame
+with a stream column gives the in-process engine's answers."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from cep.rules import parse_rules
+from tests.spark.support import in_process, output_columns, split_rows
+from tests.unit.test_streams import CAM, FULL_STREETS, TOLL, ev
+
+
+def test_a_two_stream_query_on_spark_answers_as_in_process(spark):
+    from cep.spark import detect
+
+    queries = parse_rules(FULL_STREETS)
+    events = [
+        ev("g1", "registers", "car1", 1, TOLL), ev("g1", "placedIn", "main", 1, TOLL),
+        ev("c1", "registers", "car2", 2, CAM), ev("c1", "placedAt", "main", 2, CAM),
+        ev("g2", "registers", "car3", 3, CAM), ev("g2", "placedIn", "side", 3, TOLL),
+        ev("g3", "registers", "car4", 6), ev("g3", "placedIn", "side", 6),
+    ]
+    rows = [(e.s, e.p, e.o, e.start, e.end, e.stream.strip("<>") or None) for e in events]
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long, t_end long, stream string")
+    answers, others = split_rows(output_columns(detect(df, queries, buckets=2)).collect())
+    expected = in_process(queries, events)
+    assert not others
+    assert len(expected) == 2
+    assert Counter(answers) == Counter(expected)
+
+
+def test_events_without_a_stream_column_are_of_every_stream(spark):
+    from cep.spark import detect
+
+    queries = parse_rules(FULL_STREETS)
+    events = [ev("g3", "registers", "car4", 6), ev("g3", "placedIn", "side", 6), ev("g3", "placedAt", "side", 6)]
+    df = spark.createDataFrame([(e.s, e.p, e.o, e.start, e.end) for e in events],
+                               "s string, p string, o string, t long, t_end long")
+    answers, others = split_rows(output_columns(detect(df, queries)).collect())
+    assert not others and Counter(answers) == Counter(in_process(queries, events)) and len(answers) == 1
