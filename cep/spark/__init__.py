@@ -365,12 +365,15 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
             Path(end_markers).mkdir(parents=True, exist_ok=True)
         df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
                                          "reason" in events.columns))
-    # Spark's watermark is kept 1 ms behind the engine's (the workers add it
-    # back, worker.WATERMARK_LAG_MS): a stateful operator with timeouts drops
-    # the rows that end at or before Spark's watermark, and an event that
-    # ends exactly at the engine's is on time
-    lag = f"{interval_ms(lateness) + worker.WATERMARK_LAG_MS} milliseconds"
-    df = df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", lag)
+    # Spark's event time is an event's end plus 1 ms, and its delay the
+    # lateness plus 1 ms: its watermark is then the engine's (the latest end
+    # less the lateness), and a stateful operator with timeouts, which drops
+    # the rows at or before its watermark, drops only the events that end
+    # before the engine's watermark, those the engine reports late (with
+    # the end itself, an event at the watermark, or at 1970-01-01T00:00Z in
+    # the first micro-batch, would be lost)
+    delay = f"{interval_ms(lateness) + 1} milliseconds"
+    df = df.withColumn("_at", F.timestamp_millis(F.col("end") + 1)).withWatermark("_at", delay)
     # No timeouts, unless a query has a window or a NOTSEQ: with event-time timeouts
     # Spark drops late rows unseen (without them the group reports them),
     # and processing-time ones make Spark run a micro-batch after every

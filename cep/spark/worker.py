@@ -50,7 +50,6 @@ OUTPUT_DDL = ("kind string, query string, bindings string, triples string, start
               "s string, p string, o string, source string, reason string, text string")
 STATE_DDL = "version string, engine binary, waiting binary, processed long"
 END = "end"  # the value of column ctl on the rows that mark the end of the input
-WATERMARK_LAG_MS = 1  # Spark's watermark is the engine's less this (cep.spark.run)
 
 
 def _engine(spec, cls: int, bucket: int):
@@ -229,8 +228,7 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     new, ended = _events(pdfs, rows)
     # Late: before the watermark of this micro-batch (Spark's rule), or
     # before what the group already processed (after the end of an input).
-    raw_watermark = state.getCurrentWatermarkMs() or None
-    watermark = raw_watermark + WATERMARK_LAG_MS if raw_watermark else None
+    watermark = state.getCurrentWatermarkMs() or None
     horizon = max(x for x in (watermark, processed, -2**63) if x is not None)
     if new.num_rows:
         late = pc.less(new["end"], horizon)
@@ -288,6 +286,5 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
             due = [t for t in (engine.next_due(),
                                pc.min(waiting["end"]).as_py() if waiting.num_rows else None) if t is not None]
             if due:
-                # (Spark times out once its watermark passes the timestamp)
-                state.setTimeoutTimestamp(max(min(due) - WATERMARK_LAG_MS, raw_watermark or 0))
+                state.setTimeoutTimestamp(max(min(due), watermark or 0))
     yield _frame(rows, answers)
