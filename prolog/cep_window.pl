@@ -198,7 +198,7 @@ window_solutions(count(N), M, Q, Tau, Cut, Sols) :-
     cutoff(M, N, Tau, Cut),
     forall(( clause(M:'$wsol'(_, Q, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     findall(s(V, S, E), ( M:'$wsol'(_, Q, _, _, V, S, E), E =< Tau ), Sols),
-    forget_counts(M, Cut).
+    forget_counts(M, Q, Cut).
 
 %   A count window at instant T holds the last N events: those of the
 %   latest instants up to T whose counts add up to N, the oldest of them
@@ -218,13 +218,17 @@ take_count([_-C|Rest], N, _, Cut) :-
     Rest = [I|_],
     take_count(Rest, N1, I, Cut).
 
-%   Counts of instants before the oldest cutoff any count query still needs.
-forget_counts(M, Cut) :-
-    (   M:'$window'(Q2, count(_)), \+ M:'$wnext'(Q2, _)
+%   '$wcut'(Q, Cut): the latest cutoff of each count query, which never
+%   moves back; the counts of instants before the oldest of them are
+%   dropped (a query with a longer window still needs what a shorter
+%   one no longer does).
+forget_counts(M, Q, Cut) :-
+    retractall(M:'$wcut'(Q, _)),
+    assertz(M:'$wcut'(Q, Cut)),
+    (   M:'$window'(Q2, count(_)), \+ M:'$wcut'(Q2, _)
     ->  true                                % a query not evaluated yet needs them all
-    ;   forall(( clause(M:'$wcount'(I, _), true, Ref), I < Cut,
-                 \+ ( M:'$window'(Q2, count(_)), M:'$wnext'(Q2, Next), Next =< I ) ),
-               erase(Ref))
+    ;   aggregate_all(min(C), M:'$wcut'(_, C), Oldest),
+        forall(( clause(M:'$wcount'(I, _), true, Ref), I < Oldest ), erase(Ref))
     ).
 
 %   The rows of an evaluation: lists of field values (cep_runtime's

@@ -83,6 +83,19 @@ def test_count_window_holds_the_last_events_and_a_whole_instant():
     assert table(got, "n", "s") == [(1, 1, "1", "1"), (2, 2, "2", "5"), (2, 3, "3", "9")]
 
 
+def test_count_windows_of_different_sizes_in_one_rule_set_keep_what_each_needs():
+    events = [price(c, i, i) for i, c in enumerate("abcabcab", start=1)]
+    got = run("""REGISTER QUERY last1 AS SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/t> [TRIPLES 1]
+                 WHERE { ?c :price ?p }
+                 REGISTER QUERY last3 AS SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/t> [TRIPLES 3]
+                 WHERE { ?c :price ?p }""", events)
+    # one event a minute: the shorter window must not drop the counts the
+    # longer one still needs
+    assert [a.binding("n") for a in sorted(got, key=lambda a: a.end) if a.query == "last3"] == [
+        f'"{n}"^^{INT}' for n in (1, 2, 3, 3, 3, 3, 3, 3)]
+    assert len([a for a in got if a.query == "last1"]) == 8
+
+
 def test_distinct_aggregates_and_having():
     events = [price("acme", 10, 1), price("acme", 10, 2), price("acme", 20, 3), price("bolt", 7, 4)]
     got = run("""SELECT ?c (COUNT(DISTINCT ?p) AS ?n) (SUM(DISTINCT ?p) AS ?s)
