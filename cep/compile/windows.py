@@ -28,14 +28,10 @@ DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast",
            ("$wcut", 2), ("$wset", 1))
 
 
-def windowed(query) -> bool:
-    return query.window is not None
-
-
 def window_items(plan, chaining, vars_of) -> list:
-    """The clauses of every windowed query of the plan; `vars_of(node id)`
-    gives the compile-time variables helper (cep.compile.program)."""
-    indexes = [i for i, out in enumerate(plan.outputs) if windowed(out.query)]
+    """The clauses of every windowed query of the plan; `vars_of()`
+    makes a clause's variables (cep.compile.program._Vars)."""
+    indexes = [i for i, out in enumerate(plan.outputs) if out.query.window is not None]
     if not indexes:
         return []
     for i in indexes:
