@@ -594,8 +594,8 @@ class _Query:
                 raise self.error("C-SPARQL's AGGREGATE clauses and SPARQL's GROUP BY, HAVING and "
                                  "aggregates in SELECT are two forms: use one", clauses[0])
             grouping = self.extensions(clauses, pattern, projection, window)
-            for e in [i.expr for i in projection or () if i.expr is not None] + list(grouping.having):
-                self.check_grouped(e, ops.expr_vars(e), clauses[0])
+            self.refuse_timestamp([i.expr for i in projection or () if i.expr is not None]
+                                  + list(grouping.having), clauses[0])
             return grouping, projection
         if not (group or having or self.aggregates):
             return None, projection
@@ -614,10 +614,12 @@ class _Query:
                 raise self.error(f"{var} is grouped by but the pattern never binds it", token)
             if var not in keys:
                 keys.append(var)
-        conditions = []
+        conditions = []  # (condition, its HAVING clause)
         for clause in having:
             for e in clause.children[1:]:
-                conditions.append(self.expr(e))
+                conditions.append((self.expr(e), clause))
+        self.refuse_timestamp([i.expr for i in projection if i.expr is not None] + [e for e, _ in conditions]
+                              + [a.arg for _, a in self.aggregates if a.arg is not None], body.children[0])
         allowed = set(keys) | {v for v, _ in self.aggregates}
         for item in projection:
             if item.expr is None and item.var not in allowed:
@@ -627,16 +629,17 @@ class _Query:
             if item.expr is not None:
                 self.check_grouped(item.expr, allowed, body.children[0])
             allowed.add(item.var)
-        for e, clause in zip(conditions, having):
+        for e, clause in conditions:
             self.check_grouped(e, allowed, clause)
-        return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(conditions)), projection
+        return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(e for e, _ in conditions)), projection
 
-    def check_grouped(self, expr, allowed, node):
-        if ops.expr_uses(expr, {"timestamp"}) or any(
-                a.arg is not None and ops.expr_uses(a.arg, {"timestamp"}) for _, a in self.aggregates):
+    def refuse_timestamp(self, exprs, node):
+        if any(ops.expr_uses(e, {"timestamp"}) for e in exprs):
             raise self.error("timestamp() reads the events of one solution: it stands in the SELECT "
                              "expressions of a query over a window without grouping, not with "
                              "aggregates", node)
+
+    def check_grouped(self, expr, allowed, node):
         stray = [v for v in _vars_in_order(expr) if v not in allowed]
         if stray:
             raise self.error(f"{_var_list([v.name for v in stray])} is used outside an aggregate but "

@@ -199,6 +199,8 @@ def test_windowed_construct_answers_triples_per_window():
      "WHERE { ?c :p ?p }", "x.rq:2:53: the windows of one query must have the same size"),
     ("SELECT ?c (SUM(?p) AS ?s) FROM STREAM <http://s> [RANGE 1h STEP 5m] WHERE { ?c :p ?p } "
      "GROUP BY ?c HAVING (?p > 1)", "x.rq:2:100: ?p is used outside an aggregate but not grouped by"),
+    ("SELECT ?c (SUM(?p) AS ?s) FROM STREAM <http://s> [RANGE 1h STEP 5m] WHERE { ?c :p ?p } "  # the second condition
+     "GROUP BY ?c HAVING (SUM(?p) > 1) (?p > 1)", "x.rq:2:100: ?p is used outside an aggregate but not grouped by"),
     ("SELECT ?c ?n FROM STREAM <http://s> [RANGE 1h STEP 5m] WHERE { ?c :p ?p } "
      "AGGREGATE { (?n, SUM, ?c) }", "x.rq:2:92: SUM in AGGREGATE takes the variable to aggregate"),
 ])
