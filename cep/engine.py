@@ -145,8 +145,8 @@ class Engine:
         held, self._held = self._held, SCHEMA.empty_table()
         batch = self._process(held)
         if final and self.timed and self._last is not None:
-            final = _read_lines(self._close("final", self._last), self.compiled.width)
-            batch = AnswerBatch(self, pa.concat_tables([batch.table, final]))
+            closing = _read_lines(self._close("final", self._last), self.compiled.width)
+            batch = AnswerBatch(self, pa.concat_tables([batch.table, closing]))
         return batch
 
     def _process(self, table: pa.Table) -> AnswerBatch:
