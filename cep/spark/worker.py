@@ -282,9 +282,12 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         if engine.timed:
             # called again once the watermark passes the next window, NOTSEQ
             # deadline or waiting event, whether or not rows come (Spark
-            # times a group out when the watermark passes its timeout)
+            # times a group out when the watermark passes its timeout;
+            # PySpark refuses a timeout at or before 1970-01-01T00:00Z, so
+            # one due there waits for the watermark to pass 1 ms, which
+            # changes no answer: any event before it is late already)
             due = [t for t in (engine.next_due(),
                                pc.min(waiting["end"]).as_py() if waiting.num_rows else None) if t is not None]
             if due:
-                state.setTimeoutTimestamp(max(min(due), watermark or 0))
+                state.setTimeoutTimestamp(max(min(due), watermark or 0, 1))
     yield _frame(rows, answers)

@@ -381,3 +381,20 @@ def test_a_window_closes_on_spark_when_the_watermark_passes_it_without_a_row_of_
     expected = [r for r in expected if r[1][0] == ("k", names[0])]
     # k0's windows close at 1000, 1010, ..., 1080 (the last holds its event at 1063)
     assert len(expected) == 9 and got == expected
+
+
+def test_a_window_due_at_the_epoch_on_a_stream(spark, tmp_path):
+    """An event at 1970-01-01T00:00Z makes its window due at 0, where
+    PySpark refuses an event-time timeout (it must be positive): the group
+    waits for the next one instead, and the answers are the in-process
+    engine's (the random streams of test_equivalence found this)."""
+    rows = [[(f"<{EX}k0>", f"<{EX}a>", f'"1"^^<{XSD}integer>', 0)],
+            [(f"<{EX}k1>", f"<{EX}a>", f'"2"^^<{XSD}integer>', 5)],
+            [(f"<{EX}k1>", f"<{EX}a>", f'"3"^^<{XSD}integer>', 3000)]]
+    _, result = run_stream(spark, tmp_path, rows, "answers_epoch", lateness="1 second", buckets=2,
+                           rules=WINDOW_RULES)
+    engine = Engine(parse_rules(WINDOW_RULES, "w.rq"))
+    answers = engine.push([Event(s, p, o, t, t) for chunk in rows for s, p, o, t in chunk]) + engine.flush()
+    # Spark's watermark ends at 3000 + 1 - 1001 ms: the windows before it closed (k0's at 0 and 10, k1's at 10 and 20)
+    expected = sorted(_key(a.query, dict(a.bindings), [], a.start, a.end) for a in answers if a.end < 2000)
+    assert len(expected) == 4 and on_spark(result) == expected
