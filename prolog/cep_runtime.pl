@@ -40,6 +40,7 @@
             cep_expire_bands/3,  % +Module, +Store, +Bands
             cep_advance/3,       % +Module, +NowText, -Pending
             cep_absence/3,       % +Module, +Limit, -Rows
+            cep_feed/3,          % +Module, +Time, -Rows
             cep_dump/2,          % +Module, -State
             cep_restore/2        % +Module, +State
           ]).
@@ -221,6 +222,17 @@ absence_answer(M, Limit, A) :-
 %   stream), as rows r(Q, Start, End, Fields) for cep_window:cep_close/3.
 cep_absence(M, Limit, Rows) :-
     findall(A, absence_answer(M, Limit, A), Answers),
+    answer_rows(Answers, M, Rows, []).
+
+%!  cep_feed(+Module, +Time, -Rows) is det.
+%
+%   The triples a window's evaluation at Time queued ('$queue'/5) are
+%   events of the instant Time, fed back as rule chaining feeds an
+%   instant's derived triples (event time has passed every instant
+%   before Time and no later one); Rows are the answers they lead to, as
+%   rows r(Q, Start, End, Fields) for cep_window:cep_close/3.
+cep_feed(M, Te, Rows) :-
+    findall(A, item_answer(end(Te), M, A), Answers),
     answer_rows(Answers, M, Rows, []).
 
 derived_answer(M, Te, Round, A) :-

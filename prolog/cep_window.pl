@@ -48,7 +48,7 @@
 :- use_module(library(ordsets)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
-:- use_module(cep_runtime, [cep_absence/3]).
+:- use_module(cep_runtime, [cep_absence/3, cep_feed/3]).
 
 %!  cep_window_span(+Spec, +Start, +End, -First, -Last) is semidet.
 %
@@ -447,4 +447,19 @@ report(M, Q, Ts, Tau, New, Rows0, Rows) :-
         maplist(varnumbers, OutKeys, Out)           % their unbound fields unbound again
     ),
     findall(r(Q, Ts, Tau, Fields), member(Fields, Out), Answers),
-    append(Answers, Rows, Rows0).
+    feed(M, Q, Ts, Tau, Out, Fed),
+    append(Fed, Rows, Rows1),
+    append(Answers, Rows1, Rows0).
+
+%   A CONSTRUCT over a window whose triples other queries read: the
+%   triples of the rows reported are events over the window, fed back at
+%   Tau (event time has passed every instant before Tau and no later one),
+%   with the answers they lead to (cep_runtime:cep_feed/3).
+feed(M, Q, Ts, Tau, Out, Fed) :-
+    (   Out \== [],
+        clause(M:'$wfeed'(Q, _, _), _)
+    ->  forall(( member(Fields, Out), M:'$wfeed'(Q, Fields, Triples), member(t(S, P, O), Triples) ),
+               M:'$queue'(S, P, O, Ts, Tau)),
+        cep_feed(M, Tau, Fed)
+    ;   Fed = []
+    ).

@@ -434,14 +434,18 @@ class _Query:
             froms = _children(sub, "from_clause")
             if froms:
                 raise self.error(FROM_IN_SUBQUERY, froms[0])
-            clause, sub_where = sub.children
+            clause, sub_where = _children(sub, "select_clause")[0], _children(sub, "where_clause")[0]
             if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
                 raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer CONSTRUCT", clause)
             pattern = self.where(sub_where, tree)
-            distinct, projection = self.select_clause(clause, pattern)
+            self.aggregates = []
+            extended = {Var(str(c.children[1])[1:]) for c in _children(sub, "aggregate_clause")}
+            distinct, projection = self.select_clause(clause, pattern, extended)
+            # grouping in the subquery aggregates over the CONSTRUCT's window
+            grouping, projection = self.grouping(sub, pattern, projection, window)
         else:
             pattern = self.where(where, tree)
-            distinct, projection = False, None
+            distinct, projection, grouping = False, None, None
         template = self.template(template_tree)
         visible = ops.variables(pattern) | {p.var for p in projection or ()}
         warned = set()
@@ -453,7 +457,8 @@ class _Query:
                         f"{t.pos}: ?{v.name} in the CONSTRUCT template is never bound by the "
                         f"pattern: the triples that use it are never produced")
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
-                         pos=pos, warnings=tuple(self.warnings), ontologies=ontologies, **windowed)
+                         pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
+                         grouping=grouping, **windowed)
 
     # ---- windows (C-SPARQL FROM STREAM, RSP-QL window functions)
 

@@ -18,6 +18,7 @@ unbound), group keys with '$unbound' for an unbound key variable.
 from __future__ import annotations
 
 from cep import prolog as pl
+from cep import terms
 from cep.algebra import ops
 from cep.compile.expr import ExprCompiler, conj, ite, q
 from cep.errors import QueryError
@@ -34,12 +35,12 @@ def window_items(plan, chaining, vars_of) -> list:
     indexes = [i for i, out in enumerate(plan.outputs) if out.query.window is not None]
     if not indexes:
         return []
-    for i in indexes:
-        query = plan.outputs[i].query
-        if chaining is not None and query.name in chaining.producers:
-            raise QueryError(f"the triples of {query.name}, a CONSTRUCT over a window, are read by "
-                             f"another query: feeding window results back into the stream is "
-                             f"not supported", query.pos)
+    feeding = [i for i in indexes if chaining is not None and plan.outputs[i].query.name in chaining.producers]
+    for i in feeding:
+        _check_feeding(plan.outputs[i].query, chaining, {plan.outputs[j].query.name for j in indexes})
+    # producers before the queries that read them: an evaluation at tau
+    # feeds its triples back before a reader's evaluation at tau
+    indexes = _feeding_order(plan, indexes, chaining)
     items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, a))) for n, a in DYNAMIC]
     Q, V, Ts, Te, Fst, Lst, H, Spec, M, K, Args = (pl.Var(n) for n in (
         "Q", "V", "Ts", "Te", "F", "L", "H", "Spec", "M", "K", "Args"))
@@ -64,11 +65,72 @@ def window_items(plan, chaining, vars_of) -> list:
     for i in indexes:
         query = plan.outputs[i].query
         clauses += _query_items(i, query, plan.node(plan.outputs[i].root), vars_of)
+    clauses += [_feed_clause(i, plan.outputs[i].query) for i in feeding]
+    if not feeding:
+        clauses.append(pl.Clause(pl.Struct("$wfeed", _, _, _), (F,)))
     # each predicate's clauses together, queries in order
     order = {}
     for c in clauses:
         order.setdefault((c.head.functor, len(c.head.args)), []).append(c)
     return items + [c for group in order.values() for c in group]
+
+
+def _check_feeding(query, chaining, windowed):
+    """A windowed CONSTRUCT whose triples are read: each evaluation's rows
+    are fed back as events over the window (docs/language.md, "Windows and
+    aggregates"), at the evaluation time, before any later event. Refused
+    where that order cannot hold."""
+    if query.window.count is not None:
+        raise QueryError(f"the triples of {query.name}, a CONSTRUCT over a count window, are read by "
+                         f"another query: only time-based windows feed their results back", query.pos)
+    if any(isinstance(x, str) and x.startswith("_:") for t in query.template for x in (t.s, t.p, t.o)):
+        raise QueryError(f"the triples of {query.name}, a CONSTRUCT over a window, are read by another "
+                         f"query: its template may not hold blank nodes", query.pos)
+    for e in chaining.edges:
+        if e.producer == query.name and e.negative:
+            raise QueryError(f"{e.consumer} reads the triples of {query.name}, a CONSTRUCT over a "
+                             f"window, in an optional part: its answers would depend on the absence "
+                             f"of triples fed back after the instant was decided; read them in a "
+                             f"mandatory part", query.pos)
+    for names, _ in chaining.cycles():
+        if query.name in names:
+            loop = " -> ".join(names + (names[0],))
+            raise QueryError(f"{query.name}, a CONSTRUCT over a window, is in the cycle {loop}: the "
+                             f"results of a window are fed back only into rules that do not feed it",
+                             query.pos)
+
+
+def _feeding_order(plan, indexes, chaining) -> list:
+    """The windowed queries with every producer before its readers (the
+    cycles through windows are refused), otherwise in query order."""
+    if chaining is None or not chaining.edges:
+        return indexes
+    name = {i: plan.outputs[i].query.name for i in indexes}
+    reads = {i: {e.producer for e in chaining.edges if e.consumer == name[i]} for i in indexes}
+    ordered, placed = [], set()
+    while len(ordered) < len(indexes):
+        for i in indexes:
+            if i not in placed and not (reads[i] & ({name[j] for j in indexes} - {name[j] for j in placed})):
+                ordered.append(i)
+                placed.add(i)
+                break
+        else:  # a cycle among windowed queries that feed none (not reached: refused above)
+            ordered += [i for i in indexes if i not in placed]
+            break
+    return ordered
+
+
+def _feed_clause(index, query):
+    """'$wfeed'(Q, Fields, Triples): the template triples of one reported
+    row (its fields in the answer's order: the projection of a grouped
+    query, else the template's variables), those that are RDF."""
+    names = ([item.var.name for item in query.projection] if query.grouping is not None
+             else ops.template_fields(query.template))
+    fields = {name: pl.Var(f"F{i}") for i, name in enumerate(names)}
+    slot = lambda x: fields.get(x.name, pl.Var("_")) if isinstance(x, ops.Var) else terms.to_prolog(x)
+    template = pl.PList([pl.Struct("t", slot(t.s), slot(t.p), slot(t.o)) for t in query.template])
+    return pl.Clause(pl.Struct("$wfeed", index, pl.PList(list(fields.values()), pl.Var("_")), pl.Var("Tr")),
+                     (pl.Struct("include", A("$derivable"), template, pl.Var("Tr")),))
 
 
 def _spec(query):

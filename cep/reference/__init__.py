@@ -52,26 +52,49 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
         raise ValueError("the reference does not evaluate NOTSEQ with rule chaining or updates")
     token = USER_PROLOG.set(load_user_prolog(prolog))
     horizon = HORIZON.set(None if until is None else until - 1)
-    windowed = [q for q in queries if q.window is not None]
     try:
-        skolem = {}
-        if chaining.producers or any(q.form == "update" for q in queries):
-            if windowed and any(q.form == "update" for q in queries):
-                raise ValueError("the reference does not evaluate windows with background updates")
-            out, stream = _by_instant([q for q in queries if q.window is None], events, background,
-                                      chaining)
-        else:
-            stream = stream_of(events, background)
-            for q in queries:
-                if q.window is None:
-                    out += answers(q, stream, skolem)
-        for q in windowed:
-            watch = timestamp_vars(q.pattern, q.projection)
-            timed = [s for s in stamped_solutions(streams_of(q), stream, watch) if s[1] is not None]
-            out += window_answers(q, timed, events, _row_maker(q, skolem), until)
+        fed = [q.name for q in queries if q.window is not None and q.name in chaining.producers]
+        if not fed:
+            return _evaluate(queries, events, background, chaining, until, ())
+        # windows whose triples are read: their triples are events over the
+        # window, and what the rules answer over the stream with them; no
+        # cycle goes through a window, so adding them until nothing new
+        # comes ends (each round settles one more window of the chain)
+        extra = ()
+        while True:
+            out = _evaluate(queries, events, background, chaining, until, extra)
+            new = tuple(sorted({Event(s, p, o, a.start, a.end, f"derived by {a.query}")
+                                for a in out if a.query in fed for s, p, o in a.triples},
+                               key=lambda e: (e.end, e.start, e.s, e.p, e.o)))
+            if new == extra:
+                return out
+            extra = new
     finally:
         USER_PROLOG.reset(token)
         HORIZON.reset(horizon)
+
+
+def _evaluate(queries, events, background, chaining, until, extra) -> list[Answer]:
+    """evaluate() with `extra`, the events the windows of fed CONSTRUCTs
+    give: read by the patterns, not counted by the windows."""
+    out = []
+    windowed = [q for q in queries if q.window is not None]
+    stream_events = list(events) + list(extra)
+    skolem = {}
+    if chaining.producers or any(q.form == "update" for q in queries):
+        if windowed and any(q.form == "update" for q in queries):
+            raise ValueError("the reference does not evaluate windows with background updates")
+        out, stream = _by_instant([q for q in queries if q.window is None], stream_events, background,
+                                  chaining)
+    else:
+        stream = stream_of(stream_events, background)
+        for q in queries:
+            if q.window is None:
+                out += answers(q, stream, skolem)
+    for q in windowed:
+        watch = timestamp_vars(q.pattern, q.projection)
+        timed = [s for s in stamped_solutions(streams_of(q), stream, watch) if s[1] is not None]
+        out += window_answers(q, timed, events, _row_maker(q, skolem), until)
     return out
 
 

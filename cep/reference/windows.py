@@ -109,6 +109,9 @@ def _rows(query, content, start, tau, project) -> list:
             rows.append(_row(query, mu, [(var, agg, sharing(keys, mu)) for var, agg, keys in g.extensions],
                              ts, te))
     rows = [r for r in rows if r is not None]
+    if g is not None and query.form == "construct":  # a grouped row's bindings instantiate the template
+        rows = [ops.instantiate(query.template, dict(r)) for r in rows]
+        rows = [r for r in rows if r]
     if g is not None and g.keys is not None or query.distinct or query.form == "construct":
         return sorted(set(rows))
     return sorted(rows)

@@ -398,3 +398,29 @@ def test_a_window_due_at_the_epoch_on_a_stream(spark, tmp_path):
     # Spark's watermark ends at 3000 + 1 - 1001 ms: the windows before it closed (k0's at 0 and 10, k1's at 10 and 20)
     expected = sorted(_key(a.query, dict(a.bindings), [], a.start, a.end) for a in answers if a.end < 2000)
     assert len(expected) == 4 and on_spark(result) == expected
+
+
+FED_WINDOW_RULES = f"""PREFIX : <{EX}>
+REGISTER STREAM averaged AS
+CONSTRUCT {{ ?k :average ?m }} FROM STREAM <{EX}s> [RANGE 20ms STEP 10ms]
+WHERE {{ SELECT ?k (AVG(?x) AS ?m) WHERE {{ ?k :a ?x }} GROUP BY ?k }}
+REGISTER QUERY above AS
+SELECT ?k ?m ?x WHERE {{ {{ ?k :average ?m }} SEQ {{ ?k :a ?x }} FILTER (?x > ?m) }} WITHIN "PT0.03S"
+"""
+
+
+def test_a_windowed_construct_fed_back_on_spark_gives_the_in_process_answers(spark):
+    """The averages of a window are events read by a SEQ, in the buckets
+    of their key (the class keeps 3 buckets: the derived triples hold the
+    key)."""
+    from cep.spark import detect, plan
+
+    rows = stream(400, seed=5)
+    assert plan(FED_WINDOW_RULES, buckets=3).buckets == (3,)
+    engine = Engine(parse_rules(FED_WINDOW_RULES, "fed.rq"))
+    answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows]) + engine.flush()
+    expected = sorted(_key(a.query, dict(a.bindings), [list(t) for t in a.triples], a.start, a.end)
+                      for a in answers)
+    assert sum(a.query == "above" for a in answers) > 20
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    assert on_spark(detect(df, FED_WINDOW_RULES, buckets=3).collect()) == expected

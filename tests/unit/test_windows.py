@@ -210,12 +210,55 @@ def test_window_and_aggregate_errors_name_their_place(text, message):
     assert str(err.value).startswith(message), str(err.value)
 
 
-def test_windowed_construct_read_by_another_query_is_refused():
-    rules = parse_rules(PREFIX + """CONSTRUCT { ?c :seen ?p } FROM STREAM <http://e/t> [RANGE 1h TUMBLING]
-        WHERE { ?c :price ?p }
-        SELECT ?c WHERE { ?c :seen ?p }""", "x.rq")
-    with pytest.raises(QueryError, match="feeding window results back into the stream is not supported"):
-        Engine(rules)
+AVERAGES = """REGISTER STREAM averaged AS
+CONSTRUCT { ?c :average ?a } FROM STREAM <http://e/t> [RANGE 10m TUMBLING]
+WHERE { SELECT ?c (AVG(?p) AS ?a) WHERE { ?c :price ?p } GROUP BY ?c }
+"""
+
+
+def test_a_windowed_construct_feeds_its_triples_back_at_its_evaluation():
+    """Averages per 10 minutes (a grouped CONSTRUCT over a window) are
+    events over their window, read by a SEQ with a later price: acme's
+    averages are 15 over (0, 10] (prices 10 at 5 and 20 at 10) and 40 over
+    (10, 20] (40 at 12). A price above the previous window's average:
+    40 at 12 (after the window closing at 10: 40 > 15), 30 at 25 (> 15,
+    and not > 40)."""
+    events = [price("acme", 10, 5), price("acme", 20, 10), price("acme", 40, 12), price("acme", 30, 25)]
+    got = run(AVERAGES + """REGISTER QUERY above AS
+        SELECT ?c ?a ?p WHERE { { ?c :average ?a } SEQ { ?c :price ?p } FILTER (?p > ?a) }""", events)
+    assert table([a for a in got if a.query == "above"], "c", "a", "p") == [
+        (0, 12, "acme", "15.0", "40"), (0, 25, "acme", "15.0", "30")]
+    # the derived triples themselves: one per window with prices, over the window
+    assert sorted((a.start // MIN, a.end // MIN) for a in got if a.query == "averaged") == [(0, 10), (10, 20), (20, 30)]
+
+
+def test_a_windowed_construct_feeds_another_window():
+    """A chain of windows: the highest 10-minute average of the last 30
+    minutes, every 10 minutes. The averages are 15 over [0, 10], 40 over
+    [10, 20], 30 over [20, 30] and 50 over [30, 40]; a window's start is
+    open, so the window (10, 40] holds the last two only."""
+    events = [price("acme", v, m) for v, m in ((10, 5), (20, 10), (40, 12), (30, 25), (50, 31))]
+    got = run(AVERAGES + """REGISTER QUERY highest AS
+        SELECT ?c (MAX(?a) AS ?m) FROM STREAM <http://e/t> [RANGE 30m STEP 10m]
+        WHERE { ?c :average ?a } GROUP BY ?c""", events)
+    assert table([a for a in got if a.query == "highest"], "c", "m") == [
+        (-20, 10, "acme", "15.0"), (-10, 20, "acme", "40.0"), (0, 30, "acme", "40.0"),
+        (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0")]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("""CONSTRUCT { ?c :seen ?p } FROM STREAM <http://e/t> [TRIPLES 3] WHERE { ?c :price ?p }
+        SELECT ?c WHERE { ?c :seen ?p }""", "only time-based windows feed their results back"),
+    ("""CONSTRUCT { ?c :seen [ :at ?p ] } FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p }
+        SELECT ?c WHERE { ?c :seen ?p }""", "its template may not hold blank nodes"),
+    ("""CONSTRUCT { ?c :seen ?p } FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p }
+        SELECT ?c WHERE { { ?c :price ?p } OPTIONAL { ?c :seen ?q } }""", "in an optional part"),
+    ("""CONSTRUCT { ?c :price ?p } FROM STREAM <http://e/t> [RANGE 1h TUMBLING] WHERE { ?c :price ?p }""",
+     "is in the cycle"),
+])
+def test_a_windowed_construct_feeds_only_where_the_order_holds(text, message):
+    with pytest.raises(QueryError, match=message):
+        Engine(parse_rules(PREFIX + text, "x.rq"))
 
 
 def test_spark_buckets_a_windowed_query_only_where_each_bucket_answers_alone():
