@@ -366,7 +366,8 @@ def main(argv=None) -> int:
     background = load_background(ontology_paths(queries, [*ONTOLOGIES, settings]))
     prolog = load_user_prolog([str(PROLOG)])
     check_calls(queries, prolog)
-    say(f"running {len(queries)} queries over {len(readings):,} readings on the {args.engine} engine")
+    say(f"running {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} over {len(readings):,} readings "
+        f"on the {args.engine} engine")
     answers, bad = run_rules(queries, events_path, readings, args.engine, background, prolog, say, args.quiet)
     for r in bad[:5]:
         say(f"engine reported {r.source}: {r.reason}")
