@@ -282,3 +282,17 @@ def test_the_demo_command_runs_the_app(tmp_path):
     assert all(p["distanceKm"] < 300 for w in warnings for p in w["places"])
     assert not list(out.glob("*.png"))
     assert main(["demo", "nowhere"]) == 2
+
+
+@pytest.mark.spark
+def test_the_app_on_spark_warns_as_the_local_engine_does(tmp_path):
+    from cep.spark import spark_session
+    from examples.tsunami import app
+
+    spark_session("local[2]")  # the one session of the test run (tests/spark/conftest.py)
+    rules = str(Path(__file__).resolve().parent / "wiring.rq")
+    for engine in ("local", "spark"):
+        assert app.main(["--engine", engine, "--out", str(tmp_path / engine), "--rules", rules,
+                         "--no-plots", "-q"]) == 0
+    local, spark = ((tmp_path / e / "warnings.jsonl").read_text() for e in ("local", "spark"))
+    assert local and local == spark
