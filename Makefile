@@ -7,10 +7,14 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test setup system-deps bench bench-spark bench-reasoning bench-memory clean
+.PHONY: run demo-tsunami test setup system-deps bench bench-spark bench-reasoning bench-memory clean
 
-run: setup
-	$(VENV)/bin/cep run rules/stock.rq --events examples/stock/ticks.trig
+# The tsunami warning app (examples/tsunami) on its own sample, on Spark in
+# local mode: warnings and a picture per buoy in out/tsunami.
+run: demo-tsunami
+
+demo-tsunami: setup
+	$(VENV)/bin/cep demo tsunami
 
 test: setup
 	$(VENV)/bin/python -m pytest -q

@@ -45,6 +45,8 @@ examples, by command:
               cep explain rules/stock.rq
   compile   write the generated Prolog program
               cep compile rules/stock.rq -o stock.pl
+  demo      run an example application: tsunami warnings from DART buoys
+              cep demo tsunami --engine local
 
 Run `cep COMMAND --help` for the options of a command.
 """
@@ -167,6 +169,15 @@ def build_parser() -> argparse.ArgumentParser:
     _prolog_option(comp)
     _policy_option(comp)
     comp.set_defaults(func=cmd_compile)
+
+    demo = sub.add_parser(
+        "demo", formatter_class=raw, help="run an example application (examples/APP)",
+        description="Run one of the example applications of the checkout (examples/APP/app.py); the "
+                    "options after APP are the app's own (cep demo APP --help).",
+        epilog="example:\n  cep demo tsunami --engine local")
+    demo.add_argument("app", metavar="APP", help="the application: " + ", ".join(DEMOS))
+    demo.add_argument("options", nargs=argparse.REMAINDER, help="the app's options")
+    demo.set_defaults(func=cmd_demo)
     return parser
 
 
@@ -452,6 +463,28 @@ def cmd_compile(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+DEMOS = ("tsunami",)
+
+
+def cmd_demo(args) -> int:
+    """`cep demo APP ...`: examples.APP.app.main(...) from the checkout
+    (the package is installed editable; the apps live beside it)."""
+    import importlib
+
+    import cep
+
+    if args.app not in DEMOS:
+        raise UsageError(f"unknown demo {args.app!r}; the demos are: {', '.join(DEMOS)}")
+    root = str(Path(cep.__file__).resolve().parents[1])
+    if not (Path(root) / "examples" / args.app / "app.py").exists():
+        raise UsageError(f"examples/{args.app}/app.py is not beside the cep package ({root}): "
+                         "the demos run from a checkout of the project")
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    app = importlib.import_module(f"examples.{args.app}.app")
+    return app.main(args.options)
 
 
 # ------------------------------------------------------------------- main
