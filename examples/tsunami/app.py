@@ -243,10 +243,11 @@ def collect_results(answers, readings, labels: dict):
             warned[(station, a.end)].append(a)
         elif a.query == "seismic":
             of(station).seismic.append(a.end)
-            seismic.append({"station": station, "time": terms.format_datetime_ms(a.end),
-                            "start": terms.format_datetime_ms(a.start),
-                            **{k: _number(b.get(k)) for k in ("observed", "predicted", "residual")
-                               if b.get(k)}})
+            seismic.append({"station": station, "time": terms.format_datetime_ms(a.end)})
+    for s in series.values():
+        for name in ("predicted", "averages", "residuals"):
+            getattr(s, name).sort()
+        s.seismic.sort()
     warnings = []
     for (station, t), group in sorted(warned.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         first = dict(group[0].bindings)
@@ -256,18 +257,21 @@ def collect_results(answers, readings, labels: dict):
             if b.get("place"):
                 places[_text(b["place"])] = {"place": _text(b["place"]), "name": _text(b.get("placeName")),
                                              "distanceKm": _round(_number(b.get("distanceKm")), 1)}
-        residual = _number(first.get("residual"))
+        # the reading that completed the detection: the station's latest
+        # compared reading at the warning's time (rule 3, query prediction)
+        observed = {t_: h for t_, h, _ in of(station).observed}
+        latest = [(t_, r) for t_, r in of(station).residuals if t_ <= t]
+        predicted = [(t_, h) for t_, h in of(station).predicted if latest and t_ == latest[-1][0]]
+        at = latest[-1][0] if latest else None
         warnings.append({
-            "station": station, "time": terms.format_datetime_ms(t),
-            "observed": _number(first.get("observed")), "predicted": _number(first.get("predicted")),
-            "residualMm": _round(residual * 1000 if residual is not None else None, 1),
+            "station": station, "time": terms.format_datetime_ms(t), "direction": _text(first.get("direction")),
+            "reading": terms.format_datetime_ms(at) if at is not None else None,
+            "observed": observed.get(at), "predicted": predicted[-1][1] if predicted else None,
+            "residualMm": _round(latest[-1][1] * 1000, 1) if latest else None,
             "places": sorted(places.values(), key=lambda p: (p["distanceKm"] is None, p["distanceKm"] or 0)),
         })
         of(station).warnings.append(t)
     for s in series.values():
-        for name in ("predicted", "averages", "residuals"):
-            getattr(s, name).sort()
-        s.seismic.sort()
         s.warnings.sort()
     seismic.sort(key=lambda d: (d["time"], d["station"]))
     return series, warnings, seismic
@@ -299,7 +303,8 @@ def summary(listings, series, warnings, seismic) -> str:
             w = first[st]
             names = ", ".join(p["name"] or p["place"] for p in w["places"][:8])
             more = len(w["places"]) - 8
-            lines.append(f"{head}; first tsunami warning at {w['time']} (residual {w['residualMm']:+g} mm), "
+            lines.append(f"{head}; first tsunami warning at {w['time']} ({w['direction']}, residual "
+                         f"{w['residualMm']:+g} mm), "
                          f"{n_warn:,} in all" + (f"; {n_seis:,} seismic disturbances" if n_seis else ""))
             lines.append(f"    places warned: {names}" + (f" and {more} more" if more > 0 else "")
                          if w["places"] else "    places warned: none within the radius")
