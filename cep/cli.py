@@ -19,6 +19,7 @@ from pathlib import Path
 from cep.errors import CepError, UsageError
 
 ENGINES = ("spark", "local")
+DEMOS = ("delivery",)  # examples/APP/app.py, each with cli(argv) -> exit status
 DEFAULT_BATCH = 50_000
 PROGRESS_SECONDS = 5.0
 REJECTS_SHOWN = 20
@@ -45,6 +46,8 @@ examples, by command:
               cep explain rules/stock.rq
   compile   write the generated Prolog program
               cep compile rules/stock.rq -o stock.pl
+  demo      run an example application (examples/APP/README.md)
+              cep demo delivery --agents 3 --out out/delivery
 
 Run `cep COMMAND --help` for the options of a command.
 """
@@ -167,6 +170,15 @@ def build_parser() -> argparse.ArgumentParser:
     _prolog_option(comp)
     _policy_option(comp)
     comp.set_defaults(func=cmd_compile)
+
+    demo = sub.add_parser(
+        "demo", formatter_class=raw, help="run an example application (examples/APP)",
+        description="Run one of the example applications of the checkout's examples/ folder, with its "
+                    "own options (cep demo APP --help).",
+        epilog="example:\n  cep demo delivery --agents 3 --out out/delivery")
+    demo.add_argument("app", choices=DEMOS, help="the application")
+    demo.add_argument("options", nargs=argparse.REMAINDER, help="the application's options")
+    demo.set_defaults(func=cmd_demo)
     return parser
 
 
@@ -452,6 +464,22 @@ def cmd_compile(args) -> int:
     else:
         sys.stdout.write(text)
     return 0
+
+
+def cmd_demo(args) -> int:
+    import importlib
+
+    import cep
+
+    # the examples live in the checkout beside the package (installed editable),
+    # not in the package itself
+    root = Path(cep.__file__).resolve().parents[1]
+    if not (root / "examples" / args.app / "app.py").is_file():
+        raise UsageError(f"cep demo {args.app}: {root / 'examples' / args.app} is missing "
+                         "(the demos run from a checkout of the project)")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(f"examples.{args.app}.app").cli(args.options)
 
 
 # ------------------------------------------------------------------- main

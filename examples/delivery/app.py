@@ -401,11 +401,21 @@ def main(args) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+def cli(argv) -> int:
+    """`cep demo delivery ARGS`: parse the arguments and run the demo."""
+    parser = argparse.ArgumentParser(prog="cep demo delivery", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     add_arguments(parser)
     try:
-        sys.exit(main(parser.parse_args()))
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a wrong option (2, message printed)
+        return exc.code if isinstance(exc.code, int) else 2
+    return main(args)
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(cli(sys.argv[1:]))
     except CepError as exc:
         print(f"error: {exc}", file=sys.stderr)
         sys.exit(2)
