@@ -26,6 +26,18 @@ RDFS_LABEL = "http://www.w3.org/2000/01/rdf-schema#label"
 EARTH_RADIUS_M = 6_371_000.0
 
 
+# No property here is a subproperty of another: an update that deletes a
+# dl:road triple must not take a dl:link with it, nor the reverse.
+SCHEMA = """\
+dl:Place a rdfs:Class ; rdfs:comment "A place of the road network: a junction, a dead end, a stop." .
+dl:link a rdf:Property ; rdfs:domain dl:Place ; rdfs:range dl:Place ;
+    rdfs:comment "A road from the subject to the object, on the map as built." .
+dl:road a rdf:Property ; rdfs:domain dl:Place ; rdfs:range dl:Place ;
+    rdfs:comment "The road from the subject to the object is open (changed by the update rules)." .
+dl:x a rdf:Property ; rdfs:domain dl:Place ; rdfs:comment "Metres east of the map's origin." .
+dl:y a rdf:Property ; rdfs:domain dl:Place ; rdfs:comment "Metres north of the map's origin." ."""
+
+
 @dataclass
 class Network:
     """Nodes by IRI -> (x, y) in metres, labels by IRI, and directed links
@@ -87,7 +99,8 @@ class Network:
         its outgoing links, each as dl:link (as built) and dl:road (open)."""
         out = [f"# {line}".rstrip() for line in title.splitlines()]
         out += ["@prefix dl:   <%s> ." % NS,
-                "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .", ""]
+                "@prefix rdf:  <http://www.w3.org/1999/02/22-rdf-syntax-ns#> .",
+                "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .", "", SCHEMA, ""]
         succ = self.successors()
         for node, (x, y) in self.nodes.items():
             parts = [f"dl:x {x}", f"dl:y {y}"]

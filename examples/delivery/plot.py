@@ -5,9 +5,9 @@ PNG of the roads (grey; one-way links with an arrow head), the roads
 closed when the agent was first rerouted on the drawn leg (red), the
 agent's route on that leg (blue, numbered from its start), the usual hops
 that were blocked at its reroutes (orange, dashed), and the leg's start and
-destination. The leg drawn is the agent's leg with the most reroutes (the
-first one on a tie); the agent is the one named, or the first with a
-reroute. Returns a one-line description of what it drew.
+destination, framed around the leg. The leg drawn is the agent's shortest
+leg with a reroute (the first one on a tie); the agent is the one named,
+or the first with a reroute. Returns a one-line description of what it drew.
 """
 
 from __future__ import annotations
@@ -35,7 +35,19 @@ def _pick(records: list[dict], agent: str | None):
         else:
             agent = legs[0]["agent"]
         legs = [r for r in legs if r["agent"] == agent]
-    return max(legs, key=lambda r: (r["reroutes"], -r["leg"]))
+    # the shortest rerouted leg: its detour is what the picture should show
+    return min(legs, key=lambda r: (r["reroutes"] == 0, r["hops"], r["leg"]))
+
+
+def _frame(points, net: Network):
+    """The leg's box with a margin, or the whole map when the leg spans most of it."""
+    xs, ys = [p[0] for p in points], [p[1] for p in points]
+    allx, ally = [p[0] for p in net.nodes.values()], [p[1] for p in net.nodes.values()]
+    margin = max(max(xs) - min(xs), max(ys) - min(ys), 1) * 0.25 + 50
+    box = ((min(xs) - margin, min(ys) - margin), (max(xs) + margin, max(ys) + margin))
+    whole = ((min(allx) - 50, min(ally) - 50), (max(allx) + 50, max(ally) + 50))
+    return (tuple(max(a, b) for a, b in zip(box[0], whole[0])),
+            tuple(min(a, b) for a, b in zip(box[1], whole[1])))
 
 
 def plot_agent(net: Network, scenario, records: list[dict], path, agent: str | None = None) -> str:
@@ -84,11 +96,13 @@ def plot_agent(net: Network, scenario, records: list[dict], path, agent: str | N
         ax.plot([], [], color="tab:red", lw=2, alpha=0.55, label="closed at the first reroute")
         ax.plot([], [], marker="s", color="black", ls="", label="leg start")
         ax.plot([], [], marker="*", color="gold", mec="black", ls="", ms=12, label="destination")
+        (x0, y0), (x1, y1) = _frame([net.nodes[n] for n in leg["route"] + [leg["to"]]], net)
+        ax.set_xlim(x0, x1)
+        ax.set_ylim(y0, y1)
         ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
         ax.set_title(f"{leg['agent']}, delivery {leg['leg']}: {leg['start']} to {leg['end']} ({leg['status']})",
                      fontsize=10)
         what = f"{leg['agent']}, delivery {leg['leg']}, {leg['reroutes']} reroute(s)"
-    fig.tight_layout()
-    fig.savefig(Path(path), format="png")
+    fig.savefig(Path(path), format="png", bbox_inches="tight")
     plt.close(fig)
     return what
