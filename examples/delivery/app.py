@@ -171,7 +171,7 @@ def choose(candidates, visits: Counter) -> str | None:
     return min(candidates, key=lambda c: (visits[c[1]], c[0], c[1]))[1]
 
 
-def simulate(net: Network, map_path, scenario: Scenario, log=None) -> Result:
+def simulate(net: Network, map_path, scenario: Scenario) -> Result:
     """Run every agent's round to its end; returns what happened."""
     clock = time.perf_counter()
     dispatcher = Dispatcher(map_path)
@@ -198,8 +198,6 @@ def simulate(net: Network, map_path, scenario: Scenario, log=None) -> Result:
         replies = dispatcher.ask(traffic[start:ti], requests, t)
         for a, (req, *_) in zip(asking, requests):
             due[a.name] = now + _step(a, replies.get(req, Reply()), net, t, records, max_hops)
-        if log and len(records) > 0 and records[-1].get("event") == "done":
-            log(f"{records[-1]['agent']}: done at {records[-1]['end']}")
     result = Result(records, dispatcher.log, dispatcher.answers, dispatcher.events,
                     sum(a.requests for a in agents), dispatcher.seconds)
     result.state_bytes = dispatcher.state_bytes()
