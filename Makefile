@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run demo-tsunami test setup system-deps bench bench-spark bench-reasoning bench-memory clean
+.PHONY: run demo-tsunami demo-delivery test setup system-deps bench bench-spark bench-reasoning bench-memory bench-delivery clean
 
 # The tsunami warning app (examples/tsunami) on its own sample, on Spark in
 # local mode: warnings and a picture per buoy in out/tsunami.
@@ -57,6 +57,14 @@ bench-memory: setup
 # from Debian's wordnet-base when missing.
 bench-reasoning: setup
 	$(PY) bench/reasoning.py
+
+# The goods delivery app (examples/delivery) on the project's own city graph.
+demo-delivery: setup
+	$(VENV)/bin/cep demo delivery --map ontologies/city.ttl --agents 3 --out out/delivery
+
+# The paper's Test 3 figures: throughput and memory for 1 and 10 delivery agents.
+bench-delivery: setup
+	$(PY) bench/delivery.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache prolog/cep_fast.so

@@ -19,6 +19,7 @@ from pathlib import Path
 from cep.errors import CepError, UsageError
 
 ENGINES = ("spark", "local")
+DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
 PROGRESS_SECONDS = 5.0
 REJECTS_SHOWN = 20
@@ -45,8 +46,9 @@ examples, by command:
               cep explain rules/stock.rq
   compile   write the generated Prolog program
               cep compile rules/stock.rq -o stock.pl
-  demo      run an example application: tsunami warnings from DART buoys
+  demo      run an example application (examples/APP/README.md): tsunami, delivery
               cep demo tsunami --engine local
+              cep demo delivery --agents 3 --out out/delivery
 
 Run `cep COMMAND --help` for the options of a command.
 """
@@ -172,11 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser(
         "demo", formatter_class=raw, help="run an example application (examples/APP)",
-        description="Run one of the example applications of the checkout (examples/APP/app.py); the "
-                    "options after APP are the app's own (cep demo APP --help).",
-        epilog="example:\n  cep demo tsunami --engine local")
-    demo.add_argument("app", metavar="APP", help="the application: " + ", ".join(DEMOS))
-    demo.add_argument("options", nargs=argparse.REMAINDER, help="the app's options")
+        description="Run one of the example applications of the checkout's examples/ folder, with its "
+                    "own options (cep demo APP --help).",
+        epilog="examples:\n  cep demo tsunami --engine local\n  cep demo delivery --agents 3 --out out/delivery")
+    demo.add_argument("app", choices=DEMOS, help="the application")
+    demo.add_argument("options", nargs=argparse.REMAINDER, help="the application's options")
     demo.set_defaults(func=cmd_demo)
     return parser
 
@@ -465,26 +467,21 @@ def cmd_compile(args) -> int:
     return 0
 
 
-DEMOS = ("tsunami",)
-
-
 def cmd_demo(args) -> int:
-    """`cep demo APP ...`: examples.APP.app.main(...) from the checkout
-    (the package is installed editable; the apps live beside it)."""
+    """`cep demo APP ...`: examples.APP.app.main(options) from the checkout."""
     import importlib
 
     import cep
 
-    if args.app not in DEMOS:
-        raise UsageError(f"unknown demo {args.app!r}; the demos are: {', '.join(DEMOS)}")
-    root = str(Path(cep.__file__).resolve().parents[1])
-    if not (Path(root) / "examples" / args.app / "app.py").exists():
-        raise UsageError(f"examples/{args.app}/app.py is not beside the cep package ({root}): "
-                         "the demos run from a checkout of the project")
-    if root not in sys.path:
-        sys.path.insert(0, root)
-    app = importlib.import_module(f"examples.{args.app}.app")
-    return app.main(args.options)
+    # the examples live in the checkout beside the package (installed editable),
+    # not in the package itself
+    root = Path(cep.__file__).resolve().parents[1]
+    if not (root / "examples" / args.app / "app.py").is_file():
+        raise UsageError(f"cep demo {args.app}: {root / 'examples' / args.app} is missing "
+                         "(the demos run from a checkout of the project)")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    return importlib.import_module(f"examples.{args.app}.app").main(args.options)
 
 
 # ------------------------------------------------------------------- main
