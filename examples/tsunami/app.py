@@ -21,26 +21,24 @@ and writes to OUT (default out/tsunami):
 
 and prints a summary: the first warning of each buoy and the places warned.
 
-What the app reads from the rules: answers of queries with these names
-(other queries run, and their answers go to answers.jsonl only). A SELECT
-answer's time is its end (the observation that completes it).
+What the app reads from the rules (examples/tsunami/ndbc.rq; other queries
+run too, and their answers go to answers.jsonl only):
 
-    prediction  SELECT ?station ?observed ?predicted ?residual  [?average]
-                one answer per observation the predictor covers: the plot's
-                observed and predicted lines and residual panel
-    average     SELECT ?station ?average   (optional)
-                the averaged points H*, plotted as dots
-    warning     SELECT ?station ?observed ?predicted ?residual ?place ?placeName ?distanceKm
-                a tsunami warning, one answer per place warned; answers of one
-                station at one time make one line of warnings.jsonl
-    seismic     SELECT ?station  [?observed ?predicted ?residual]
-                a disturbance recognised as seismic shaking, not a tsunami
+    prediction  SELECT ?station ?observed ?predicted ?residual
+                one answer per reading the predictor covers, at the reading's
+                time: the plot's observed and predicted lines and residual panel
+    detected    CONSTRUCT { ?station dart:tsunamiDetected "rise"|"fall" }
+                a tsunami warning, at the minute it begins
+    warning     SELECT ?station ?direction ?place ?placeName ?distanceKm
+                the places a warning names, one answer per place; a warning
+                with no place within the radius is a warning all the same
+    seismic     SELECT ?station
+                seismic shaking told apart from a tsunami, at the minute it begins
 
-CONSTRUCT answers work too: a derived triple `?station dart:averageHeight
-?h` is an averaged point and `?station dart:predictedHeight ?h` a
-prediction, at the answer's end time. ?station is the station IRI
-(dart:station21418), heights and the residual are numbers in metres, and
-?distanceKm a number.
+and the derived triples `?station dart:averageHeight ?h` (the averaged
+points H*, plotted as dots) and `?station dart:predictedHeight ?h`, at their
+answer's end time. ?station is the station IRI (dart:station21418), heights
+and residuals are numbers in metres, ?distanceKm a number.
 
 The rules read the run's settings as background triples (OUT/settings.ttl):
 
@@ -72,6 +70,7 @@ DEFAULT_RADIUS_KM = 1200.0
 
 AVERAGE_P = dart.NS + "averageHeight"
 PREDICTED_P = dart.NS + "predictedHeight"
+DETECTED_P = dart.NS + "tsunamiDetected"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -212,12 +211,15 @@ def collect_results(answers, readings, labels: dict):
 
     for r in readings:
         of(r.station).observed.append((r.time_ms, r.metres, r.record_type))
-    warned = defaultdict(list)  # (station, time) -> answers
+    warned = defaultdict(list)  # (station, time) -> answers of the warning query (one per place)
+    detected = {}  # (station, time) -> direction: a warning even with no place within the radius
     seismic = []
     for a in answers:
         if a.triples:
             for s, p, o in a.triples:
                 pred = terms.split(p)[1]
+                if pred == DETECTED_P:
+                    detected[(_station(s), a.end)] = _text(o)
                 if pred in (AVERAGE_P, PREDICTED_P) and _number(o) is not None:
                     target = of(_station(s))
                     (target.averages if pred == AVERAGE_P else target.predicted).append((a.end, _number(o)))
@@ -249,8 +251,10 @@ def collect_results(answers, readings, labels: dict):
             getattr(s, name).sort()
         s.seismic.sort()
     warnings = []
+    for key in detected:
+        warned.setdefault(key, [])
     for (station, t), group in sorted(warned.items(), key=lambda kv: (kv[0][1], kv[0][0])):
-        first = dict(group[0].bindings)
+        first = dict(group[0].bindings) if group else {}
         places = {}
         for a in group:
             b = dict(a.bindings)
@@ -264,7 +268,8 @@ def collect_results(answers, readings, labels: dict):
         predicted = [(t_, h) for t_, h in of(station).predicted if latest and t_ == latest[-1][0]]
         at = latest[-1][0] if latest else None
         warnings.append({
-            "station": station, "time": terms.format_datetime_ms(t), "direction": _text(first.get("direction")),
+            "station": station, "time": terms.format_datetime_ms(t),
+            "direction": _text(first.get("direction")) or detected.get((station, t)),
             "reading": terms.format_datetime_ms(at) if at is not None else None,
             "observed": observed.get(at), "predicted": predicted[-1][1] if predicted else None,
             "residualMm": _round(latest[-1][1] * 1000, 1) if latest else None,

@@ -247,18 +247,19 @@ def test_distance_km_tokyo_to_sendai_is_about_300_km():
 
 
 def test_the_app_on_the_sample_writes_warnings_and_pictures(tmp_path, capsys):
+    """The app with its rules (examples/tsunami/ndbc.rq) on its own sample:
+    both synthetic stations warn, the places near 99901 are Japan's."""
     from examples.tsunami import app
 
     out = tmp_path / "out"
-    rules = Path(__file__).resolve().parent / "wiring.rq"
-    assert app.main(["--engine", "local", "--out", str(out), "--rules", str(rules), "--quiet"]) == 0
+    assert app.main(["--engine", "local", "--out", str(out), "--quiet"]) == 0
     for station in ("99901", "99902"):
         png = out / f"{station}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     warnings = [json.loads(line) for line in (out / "warnings.jsonl").read_text().splitlines()]
     assert {w["station"] for w in warnings} == {"99901", "99902"}
     first = warnings[0]
-    assert abs(first["residualMm"]) > 30
+    assert first["station"] == "99901" and first["direction"] == "rise" and first["residualMm"] > 30
     names = [p["name"] for p in first["places"]]
     assert "Miyako" in names and "Honolulu" not in names
     assert all(p["distanceKm"] < app.DEFAULT_RADIUS_KM for w in warnings for p in w["places"])
@@ -270,17 +271,23 @@ def test_the_app_on_the_sample_writes_warnings_and_pictures(tmp_path, capsys):
     assert "first tsunami warning" in printed and "Miyako" in printed
 
 
-def test_the_demo_command_runs_the_app(tmp_path):
+def test_the_demo_command_takes_the_threshold_and_the_radius(tmp_path):
+    """A threshold of 1 m is more than the sample's waves: no warning; a
+    radius of 300 km names fewer places than the default."""
     from cep.cli import main
 
-    out = tmp_path / "out"
-    rules = Path(__file__).resolve().parent / "wiring.rq"
-    assert main(["demo", "tsunami", "--engine", "local", "--out", str(out), "--rules", str(rules),
-                 "--no-plots", "-q", "--threshold-mm", "100", "--radius-km", "300"]) == 0
-    warnings = [json.loads(line) for line in (out / "warnings.jsonl").read_text().splitlines()]
-    assert warnings and all(abs(w["residualMm"]) > 100 for w in warnings)
-    assert all(p["distanceKm"] < 300 for w in warnings for p in w["places"])
-    assert not list(out.glob("*.png"))
+    def warnings(out):
+        return [json.loads(line) for line in (out / "warnings.jsonl").read_text().splitlines()]
+
+    assert main(["demo", "tsunami", "--engine", "local", "--out", str(tmp_path / "high"), "--no-plots", "-q",
+                 "--threshold-mm", "1000"]) == 0
+    assert warnings(tmp_path / "high") == []
+    assert main(["demo", "tsunami", "--engine", "local", "--out", str(tmp_path / "near"), "--no-plots", "-q",
+                 "--radius-km", "300"]) == 0
+    near = warnings(tmp_path / "near")
+    assert near and all(p["distanceKm"] <= 300 for w in near for p in w["places"])
+    assert any(not w["places"] for w in near)  # 99902 has no place within 300 km: warned all the same
+    assert not list((tmp_path / "near").glob("*.png"))
     assert main(["demo", "nowhere"]) == 2
 
 
@@ -290,9 +297,7 @@ def test_the_app_on_spark_warns_as_the_local_engine_does(tmp_path):
     from examples.tsunami import app
 
     spark_session("local[2]")  # the one session of the test run (tests/spark/conftest.py)
-    rules = str(Path(__file__).resolve().parent / "wiring.rq")
     for engine in ("local", "spark"):
-        assert app.main(["--engine", engine, "--out", str(tmp_path / engine), "--rules", rules,
-                         "--no-plots", "-q"]) == 0
+        assert app.main(["--engine", engine, "--out", str(tmp_path / engine), "--no-plots", "-q"]) == 0
     local, spark = ((tmp_path / e / "warnings.jsonl").read_text() for e in ("local", "spark"))
     assert local and local == spark
