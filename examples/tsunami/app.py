@@ -271,7 +271,7 @@ def collect_results(answers, readings, labels: dict):
             "station": station, "time": terms.format_datetime_ms(t),
             "direction": _text(first.get("direction")) or detected.get((station, t)),
             "reading": terms.format_datetime_ms(at) if at is not None else None,
-            "observed": observed.get(at), "predicted": predicted[-1][1] if predicted else None,
+            "observed": observed.get(at), "predicted": _round(predicted[-1][1], 4) if predicted else None,
             "residualMm": _round(latest[-1][1] * 1000, 1) if latest else None,
             "places": sorted(places.values(), key=lambda p: (p["distanceKm"] is None, p["distanceKm"] or 0)),
         })
