@@ -49,6 +49,7 @@
 :- use_module(library(apply)).
 :- use_module(library(pairs)).
 :- use_module(library(aggregate)).
+:- use_module(library(ordsets)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
 :- use_module(cep_paths).      % called by compiled rules: cep_paths:cep_path/5
@@ -142,6 +143,10 @@ cep_push(Module, EventsText, AnswersText) :-
             with_output_to(string(Text0), print_message_lines(current_output, '', Lines)),
             split_string(Text0, "", "\n", [Text]),
             throw(cep_message(Text)) )),
+    (   current_predicate(Module:'$wfeeding'/1)
+    ->  last_instant_answers(Module, Answers)
+    ;   true
+    ),
     answer_rows(Answers, Module, Rows, []),
     cep_answer_text(Rows, AnswersText).
 
@@ -232,8 +237,36 @@ cep_absence(M, Limit, Rows) :-
 %   before Time and no later one); Rows are the answers they lead to, as
 %   rows r(Q, Start, End, Fields) for cep_window:cep_close/3.
 cep_feed(M, Te, Rows) :-
-    findall(A, item_answer(end(Te), M, A), Answers),
+    findall(A, item_answer(end(Te), M, A), Answers0),
+    (   retract(instant_answers(M, Te, Given)) -> true ; Given = [] ),
+    keyed(Answers0, Keyed),
+    findall(K-A, ( member(K-A, Keyed), \+ ord_memberchk(K, Given) ), New),
+    pairs_keys_values(New, NewKeys, Answers),
+    sort(NewKeys, Sorted),
+    ord_union(Given, Sorted, Now),
+    assertz(instant_answers(M, Te, Now)),
     answer_rows(Answers, M, Rows, []).
+
+%   instant_answers(Module, Te, Keys): the answers already given at the
+%   instant Te, the last one a push processed, while windows evaluated at
+%   Te feed their triples back (cep_feed/3): a solution is answered once in
+%   its instant (answer_rows/4), also when the fed triples find it again.
+:- dynamic instant_answers/3.
+
+last_instant_answers(M, Answers) :-
+    retractall(instant_answers(M, _, _)),
+    (   last(Answers, A)
+    ->  arg(4, A, Te),
+        findall(B, ( member(B, Answers), arg(4, B, Te) ), Last),
+        keyed(Last, Keyed),
+        pairs_keys(Keyed, Keys0),
+        sort(Keys0, Keys),
+        assertz(instant_answers(M, Te, Keys))
+    ;   true
+    ).
+
+keyed(Answers, Keyed) :-
+    findall(K-A, ( member(A, Answers), copy_term(A, K), numbervars(K, 0, _) ), Keyed).
 
 derived_answer(M, Te, Round, A) :-
     findall(e(S, P, O, Ts), retract(M:'$queued'(S, P, O, Ts, _)), Events),

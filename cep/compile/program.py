@@ -1030,7 +1030,8 @@ def _projection(plan, index, out):
     query = out.query
     root = plan.node(out.root)
     if query.grouping is not None:  # its rows are made by '$wrow' (cep/compile/windows.py)
-        names = tuple(item.var.name for item in query.projection)
+        names = tuple(ops.template_fields(query.template) if query.form == "construct"
+                      else (item.var.name for item in query.projection))
         head = pl.Struct("$project", index, pl.Var("_"), pl.Var("_"), pl.Var("_"), pl.PList([]))
         return pl.Clause(head, (F,)), QueryLayout(index, query.name, query.form, names)
     vs = _Vars()

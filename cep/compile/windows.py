@@ -72,6 +72,8 @@ def window_items(plan, chaining, vars_of) -> list:
     order = {}
     for c in clauses:
         order.setdefault((c.head.functor, len(c.head.args)), []).append(c)
+    if feeding:  # the runtime remembers an instant's answers for the feeds (cep_runtime:cep_feed/3)
+        items.append(pl.Clause(pl.Struct("$wfeeding", T)))
     return items + [c for group in order.values() for c in group]
 
 
@@ -122,10 +124,8 @@ def _feeding_order(plan, indexes, chaining) -> list:
 
 def _feed_clause(index, query):
     """'$wfeed'(Q, Fields, Triples): the template triples of one reported
-    row (its fields in the answer's order: the projection of a grouped
-    query, else the template's variables), those that are RDF."""
-    names = ([item.var.name for item in query.projection] if query.grouping is not None
-             else ops.template_fields(query.template))
+    row (its fields: the template's variables), those that are RDF."""
+    names = ops.template_fields(query.template)
     fields = {name: pl.Var(f"F{i}") for i, name in enumerate(names)}
     slot = lambda x: fields.get(x.name, pl.Var("_")) if isinstance(x, ops.Var) else terms.to_prolog(x)
     template = pl.PList([pl.Struct("t", slot(t.s), slot(t.p), slot(t.o)) for t in query.template])
@@ -256,5 +256,8 @@ def _row_clause(head, vs, ts, te, goals, query):
             goals.append(ite(conj(g), pl.Struct("=", r, value), T))
             fields.append(r)
             ec.env[item.var] = r
+    if query.form == "construct":  # a CONSTRUCT's rows are its template's values: a set of triples
+        by_name = {item.var.name: f for item, f in zip(query.projection, fields)}
+        fields = [by_name.get(n) or vs.fresh() for n in ops.template_fields(query.template)]
     name, *args = head
     return pl.Clause(pl.Struct(name, *args, pl.PList(fields)), tuple(goals) or (T,))
