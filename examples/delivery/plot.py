@@ -39,10 +39,16 @@ def _pick(records: list[dict], agent: str | None):
     return min(legs, key=lambda r: (r["reroutes"] == 0, r["hops"], r["leg"]))
 
 
+WHOLE_MAP_NODES = 200
+
+
 def _frame(points, net: Network):
-    """The leg's box with a margin, or the whole map when the leg spans most of it."""
+    """The whole map when it is small enough to read (the project's city),
+    else the leg's box with a margin (a real town's hundreds of junctions)."""
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     allx, ally = [p[0] for p in net.nodes.values()], [p[1] for p in net.nodes.values()]
+    if len(net.nodes) <= WHOLE_MAP_NODES:
+        return (min(allx) - 50, min(ally) - 50), (max(allx) + 50, max(ally) + 50)
     margin = max(max(xs) - min(xs), max(ys) - min(ys), 1) * 0.25 + 50
     box = ((min(xs) - margin, min(ys) - margin), (max(xs) + margin, max(ys) + margin))
     whole = ((min(allx) - 50, min(ally) - 50), (max(allx) + 50, max(ally) + 50))
