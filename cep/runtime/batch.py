@@ -10,7 +10,9 @@ writer escapes them), so it crosses into Prolog as bytes with no
 conversion. Columns are converted with Arrow kernels that neither copy
 terms one by one nor run regular expressions on every row: a column with
 few distinct terms is converted once per distinct term (dictionary), and
-IRIs and integers, the common shapes, are recognised by prefix and suffix.
+IRIs, integers and decimals, the common shapes, are recognised by prefix
+and suffix (a decimal's value is reduced to lowest terms in int64
+arithmetic, column-wise).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from cep import terms
 from cep.errors import EngineError
 
 _INT_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
+_DEC_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#decimal>'
+_DEC_DIGITS = 18  # significant and fractional digits of a decimal kept in int64 arithmetic
 # characters that keep an IRI off the verbatim I form: those N-Triples
 # escapes (so the term's text is not its IRI), and the batch's separators
 _NOT_VERBATIM = r'[\x00-\x20<>"{}|^`\\]'
@@ -60,7 +64,8 @@ def _fields(column: pa.Array) -> pa.Array:
                     pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring(column, "\\"))))
     out = pc.if_else(iri, pc.binary_join_element_wise("I", inner, ""),
                      pc.if_else(integer, pc.binary_join_element_wise("i", body, ""),
-                                pc.if_else(plain, pc.binary_join_element_wise("P", column, ""), None)))
+                                pc.if_else(plain, pc.binary_join_element_wise("P", column, ""),
+                                           _decimals(column))))
     missing = pc.is_null(out)
     if pc.any(missing).as_py():
         index = pc.indices_nonzero(missing).to_pylist()
@@ -69,6 +74,56 @@ def _fields(column: pa.Array) -> pa.Array:
             values[i] = field(nt)
         out = pa.array(values, pa.string())
     return out
+
+
+def _decimals(column: pa.Array) -> pa.Array:
+    """The fields of the xsd:decimal literals of a column whose lexical form
+    is [+-]?digits[.digits] (either side of the point may be empty, not
+    both) with at most 18 significant and 18 fractional digits; null for
+    every other term. The text is the slow path's, dec(N) or dec(NrD) with
+    N/D the value in lowest terms: 10^k's factors 2 and 5 are divided out
+    of the digits' integer as far as they go."""
+    candidate = pc.fill_null(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, _DEC_SUFFIX)), False)
+    if not pc.any(candidate).as_py():
+        return pa.nulls(len(column), pa.string())
+    lex = pc.utf8_slice_codeunits(column, 1, -len(_DEC_SUFFIX))
+    negative = pc.starts_with(lex, "-")
+    unsigned = pc.if_else(pc.or_(negative, pc.starts_with(lex, "+")), pc.utf8_slice_codeunits(lex, 1), lex)
+    # a point appended, so that every term splits in two at its first point
+    parts = pc.split_pattern(pc.binary_join_element_wise(unsigned, ".", ""), ".", max_splits=1)
+    whole = pc.list_element(parts, 0)
+    frac = pc.utf8_slice_codeunits(pc.list_element(parts, 1), 0, -1)
+
+    def digits_or_empty(text):
+        return pc.or_(pc.ascii_is_decimal(text), pc.equal(text, ""))
+
+    frac = pc.utf8_rtrim(frac, "0")
+    places = pc.utf8_length(frac)
+    significant = pc.utf8_ltrim(pc.binary_join_element_wise(whole, frac, ""), "0")
+    ok = pc.and_(candidate, pc.and_(pc.and_(digits_or_empty(whole), digits_or_empty(frac)),
+                                    pc.not_equal(pc.binary_join_element_wise(whole, frac, ""), "")))
+    ok = pc.and_(ok, pc.and_(pc.less_equal(pc.utf8_length(significant), _DEC_DIGITS),
+                             pc.less_equal(places, _DEC_DIGITS)))
+    ok = pc.fill_null(ok, False)
+    if not pc.any(ok).as_py():
+        return pa.nulls(len(column), pa.string())
+    num = pc.cast(pc.if_else(pc.and_(ok, pc.not_equal(significant, "")), significant, "0"), pa.int64())
+    twos = fives = pc.if_else(pc.equal(num, 0), 0, pc.cast(places, pa.int64()))
+    for _ in range(_DEC_DIGITS):
+        even = pc.and_(pc.greater(twos, 0), pc.equal(pc.bit_wise_and(num, 1), 0))
+        fifth = pc.divide(num, 5)
+        by_five = pc.and_(pc.and_(pc.greater(fives, 0), pc.equal(pc.multiply(fifth, 5), num)), pc.invert(even))
+        if not pc.any(pc.or_(even, by_five)).as_py():
+            break
+        num = pc.if_else(even, pc.shift_right(num, 1), pc.if_else(by_five, fifth, num))
+        twos = pc.subtract(twos, pc.cast(even, pa.int64()))
+        fives = pc.subtract(fives, pc.cast(by_five, pa.int64()))
+    den = pc.multiply(pc.power(2, twos), pc.power(5, fives))
+    sign = pc.if_else(pc.and_(negative, pc.not_equal(num, 0)), "-", "")
+    value = pc.binary_join_element_wise(sign, pc.cast(num, pa.string()), "")
+    value = pc.if_else(pc.equal(den, 1), value,
+                       pc.binary_join_element_wise(value, "r", pc.cast(den, pa.string()), ""))
+    return pc.if_else(ok, pc.binary_join_element_wise("Pdec(", value, ")", ""), None)
 
 
 UPDATES_ONLY = "$updates_only"  # the wrapper the compiled rules take apart (cep.compile.program)

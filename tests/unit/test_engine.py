@@ -397,6 +397,47 @@ def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers(
     assert column_text(many).to_pylist() == [f"I{EX}a", "i1"] * 100
 
 
+DECIMAL_FORMS = [
+    "1.50", "-0.0", "+3", ".5", "5.", "-.5", "+.5", "007.50", "-007.50", "0", "-0", "+0.000", "000", "100.00",
+    "-100.0", "0.2", "0.04", "0.008", "3.125", "12.34", "123456789.123456789", "12345678901234567.8",
+    "123456789012345678", "-999999999999999999", "0.999999999999999999", "-0.000000000000000005",
+    "1.000000000000000000000", "0000000000000000000000001.5",
+    # beyond int64 arithmetic: the slow path, same text
+    "1234567890123456789", "0.0000000000000000001", "999999999999999999.5", "1" * 60 + "." + "5" * 60,
+    # no xsd:decimal lexical form: kept as l(Lexical, Datatype), or trimmed as the slow path does
+    "1e2", "1.5e0", ".", "-", "+", "", "1.2.3", "1,5", "--1", "+-1", " 1.5", "1.5 ", "NaN", "INF", "0x10",
+    "\u0661.\u0665", "\u00311.5",
+]
+
+
+def test_decimals_take_a_columnar_path_with_the_slow_paths_text():
+    import random
+
+    import pyarrow as pa
+
+    from cep import terms
+    from cep.runtime.batch import _decimals, column_text, field
+
+    rng = random.Random(20260101)
+    forms = list(DECIMAL_FORMS)
+    for _ in range(3000):
+        digits = [rng.choice("0123456789" if i % 3 else "0") for i in range(rng.randint(0, 24))]
+        point = rng.randint(0, len(digits))
+        forms.append(rng.choice(["", "-", "+"]) + "".join(digits[:point]) + rng.choice([".", ""]) + "".join(digits[point:]))
+    column = [f'"{f}"^^<{terms.XSD_DECIMAL}>' for f in forms]
+    slow = [field(t) for t in column]
+    assert column_text(pa.array(column)).to_pylist() == slow
+    assert column_text(pa.array(column * 5)).to_pylist() == slow * 5  # through the dictionary
+    fast = _decimals(pa.array(column)).to_pylist()
+    assert [f for f, x in zip(forms, fast) if x is not None][:28] == DECIMAL_FORMS[:28]
+    assert sum(x is not None for x in fast) > 2000
+    # the fast path leaves the term cache alone: a stream of prices does not fill it
+    before = terms.prolog_text.cache_info().currsize
+    column_text(pa.array([f'"{rng.randint(0, 10**6)}.{rng.randint(0, 99):02d}"^^<{terms.XSD_DECIMAL}>'
+                          for _ in range(500)]))
+    assert terms.prolog_text.cache_info().currsize == before
+
+
 def test_columnar_answers_give_a_table_per_query():
     import pyarrow as pa
 
