@@ -307,10 +307,12 @@ class _Builder:
 
         if isinstance(op, ops.SeqAbsence):
             # the right operand only decides absence: no filter or window of
-            # the answer's applies to it (like an optional part)
+            # the answer's applies to it (like an optional part), and no
+            # policy consumes its events: any confirmation cancels (consumed,
+            # it would let a deadline fire that the stream cancels)
             down, here = _split_pending(pending, [ops.certain_variables(op.left)])
             left = self.build(op.left, down[0], window, policy)
-            right = self.build(op.right, (), None, policy)
+            right = self.build(op.right, (), None, "unrestricted")
             return self._step("absence", op, left, right, here, op.cond, window, policy, timed,
                               deadline=op.deadline_ms)
 
