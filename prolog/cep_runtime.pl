@@ -143,7 +143,7 @@ cep_push(Module, EventsText, AnswersText) :-
             with_output_to(string(Text0), print_message_lines(current_output, '', Lines)),
             split_string(Text0, "", "\n", [Text]),
             throw(cep_message(Text)) )),
-    (   current_predicate(Module:'$wfeeding'/1)
+    (   current_predicate(Module:'$wfeed'/3)  % windows feed back: cep_feed/3 reads the last instant's answers
     ->  last_instant_answers(Module, Answers)
     ;   true
     ),

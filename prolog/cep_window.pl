@@ -457,6 +457,7 @@ report(M, Q, Ts, Tau, New, Rows0, Rows) :-
 %   with the answers they lead to (cep_runtime:cep_feed/3).
 feed(M, Q, Ts, Tau, Out, Fed) :-
     (   Out \== [],
+        current_predicate(M:'$wfeed'/3),
         clause(M:'$wfeed'(Q, _, _), _)
     ->  forall(( member(Fields, Out), M:'$wfeed'(Q, Fields, Triples), member(t(S, P, O), Triples) ),
                M:'$queue'(S, P, O, Ts, Tau)),

@@ -57,6 +57,11 @@ class Chaining:
         """The CONSTRUCT queries whose triples some query reads."""
         return frozenset(e.producer for e in self.edges)
 
+    def order(self) -> list:
+        """The query names with every producer before the queries that read
+        its triples (a cycle's queries together, in query order)."""
+        return [n for c in _components([n for n, _ in self.strata], self.edges) for n in c]
+
     def stratum(self, name: str) -> int:
         return dict(self.strata)[name]
 

@@ -37,10 +37,12 @@ def window_items(plan, chaining, vars_of) -> list:
         return []
     feeding = [i for i in indexes if chaining is not None and plan.outputs[i].query.name in chaining.producers]
     for i in feeding:
-        _check_feeding(plan.outputs[i].query, chaining, {plan.outputs[j].query.name for j in indexes})
-    # producers before the queries that read them: an evaluation at tau
-    # feeds its triples back before a reader's evaluation at tau
-    indexes = _feeding_order(plan, indexes, chaining)
+        _check_feeding(plan.outputs[i].query, chaining)
+    if feeding:
+        # producers before the queries that read them (through any rules): an
+        # evaluation at tau feeds its triples back before a reader's at tau
+        rank = {name: r for r, name in enumerate(chaining.order())}
+        indexes.sort(key=lambda i: rank[plan.outputs[i].query.name])
     items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, a))) for n, a in DYNAMIC]
     Q, V, Ts, Te, Fst, Lst, H, Spec, M, K, Args = (pl.Var(n) for n in (
         "Q", "V", "Ts", "Te", "F", "L", "H", "Spec", "M", "K", "Args"))
@@ -66,18 +68,14 @@ def window_items(plan, chaining, vars_of) -> list:
         query = plan.outputs[i].query
         clauses += _query_items(i, query, plan.node(plan.outputs[i].root), vars_of)
     clauses += [_feed_clause(i, plan.outputs[i].query) for i in feeding]
-    if not feeding:
-        clauses.append(pl.Clause(pl.Struct("$wfeed", _, _, _), (F,)))
     # each predicate's clauses together, queries in order
     order = {}
     for c in clauses:
         order.setdefault((c.head.functor, len(c.head.args)), []).append(c)
-    if feeding:  # the runtime remembers an instant's answers for the feeds (cep_runtime:cep_feed/3)
-        items.append(pl.Clause(pl.Struct("$wfeeding", T)))
     return items + [c for group in order.values() for c in group]
 
 
-def _check_feeding(query, chaining, windowed):
+def _check_feeding(query, chaining):
     """A windowed CONSTRUCT whose triples are read: each evaluation's rows
     are fed back as events over the window (docs/language.md, "Windows and
     aggregates"), at the evaluation time, before any later event. Refused
@@ -102,29 +100,10 @@ def _check_feeding(query, chaining, windowed):
                              query.pos)
 
 
-def _feeding_order(plan, indexes, chaining) -> list:
-    """The windowed queries with every producer before its readers (the
-    cycles through windows are refused), otherwise in query order."""
-    if chaining is None or not chaining.edges:
-        return indexes
-    name = {i: plan.outputs[i].query.name for i in indexes}
-    reads = {i: {e.producer for e in chaining.edges if e.consumer == name[i]} for i in indexes}
-    ordered, placed = [], set()
-    while len(ordered) < len(indexes):
-        for i in indexes:
-            if i not in placed and not (reads[i] & ({name[j] for j in indexes} - {name[j] for j in placed})):
-                ordered.append(i)
-                placed.add(i)
-                break
-        else:  # a cycle among windowed queries that feed none (not reached: refused above)
-            ordered += [i for i in indexes if i not in placed]
-            break
-    return ordered
-
-
 def _feed_clause(index, query):
     """'$wfeed'(Q, Fields, Triples): the template triples of one reported
-    row (its fields: the template's variables), those that are RDF."""
+    row (its fields: the template's variables), those that are RDF. A rule
+    set without such a query has no '$wfeed'/3 (cep_window:feed/6)."""
     names = ops.template_fields(query.template)
     fields = {name: pl.Var(f"F{i}") for i, name in enumerate(names)}
     slot = lambda x: fields.get(x.name, pl.Var("_")) if isinstance(x, ops.Var) else terms.to_prolog(x)

@@ -246,6 +246,21 @@ def test_a_windowed_construct_feeds_another_window():
         (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0")]
 
 
+def test_a_window_reads_what_another_window_feeds_through_a_rule_whatever_their_order():
+    """The window `highest` reads :relayed, which a plain rule derives from
+    the averages another window feeds back; written first, it is still
+    evaluated after the window it depends on, at each evaluation time."""
+    events = [price("acme", v, m) for v, m in ((10, 5), (20, 10), (40, 12), (30, 25), (50, 31))]
+    got = run("""REGISTER QUERY highest AS
+        SELECT ?c (MAX(?a) AS ?m) FROM STREAM <http://e/t> [RANGE 30m STEP 10m]
+        WHERE { ?c :relayed ?a } GROUP BY ?c
+        CONSTRUCT { ?c :relayed ?a } WHERE { ?c :average ?a }
+        """ + AVERAGES, events)
+    assert table([a for a in got if a.query == "highest"], "c", "m") == [
+        (-20, 10, "acme", "15.0"), (-10, 20, "acme", "40.0"), (0, 30, "acme", "40.0"),
+        (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0")]
+
+
 @pytest.mark.parametrize("text, message", [
     ("""CONSTRUCT { ?c :seen ?p } FROM STREAM <http://e/t> [TRIPLES 3] WHERE { ?c :price ?p }
         SELECT ?c WHERE { ?c :seen ?p }""", "only time-based windows feed their results back"),
