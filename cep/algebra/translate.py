@@ -419,11 +419,7 @@ class _Query:
             clause, where = body.children[0], _children(body, "where_clause")[0]
             windowed["report"] = self.report(clause, window)
             pattern = self.where(where, tree)
-            self.aggregates = []  # an aggregate may stand in the SELECT clause and in HAVING
-            # C-SPARQL's AGGREGATE clauses bind variables the SELECT clause may name
-            extended = {Var(str(c.children[1])[1:]) for c in _children(body, "aggregate_clause")}
-            distinct, projection = self.select_clause(clause, pattern, extended)
-            grouping, projection = self.grouping(body, pattern, projection, window)
+            distinct, projection, grouping = self.selection(body, clause, pattern, window)
             return ops.Query(name, "select", pattern, projection, distinct, options=options,
                              pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
                              grouping=grouping, **windowed)
@@ -438,11 +434,8 @@ class _Query:
             if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
                 raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer CONSTRUCT", clause)
             pattern = self.where(sub_where, tree)
-            self.aggregates = []
-            extended = {Var(str(c.children[1])[1:]) for c in _children(sub, "aggregate_clause")}
-            distinct, projection = self.select_clause(clause, pattern, extended)
             # grouping in the subquery aggregates over the CONSTRUCT's window
-            grouping, projection = self.grouping(sub, pattern, projection, window)
+            distinct, projection, grouping = self.selection(sub, clause, pattern, window)
         else:
             pattern = self.where(where, tree)
             distinct, projection, grouping = False, None, None
@@ -459,6 +452,17 @@ class _Query:
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
                          pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
                          grouping=grouping, **windowed)
+
+    def selection(self, body: Tree, clause: Tree, pattern, window):
+        """(distinct, projection, grouping) of a SELECT query or subquery:
+        its SELECT clause, then its grouping (GROUP BY, HAVING, aggregates,
+        or C-SPARQL's AGGREGATE clauses)."""
+        self.aggregates = []  # an aggregate may stand in the SELECT clause and in HAVING
+        # C-SPARQL's AGGREGATE clauses bind variables the SELECT clause may name
+        extended = {Var(str(c.children[1])[1:]) for c in _children(body, "aggregate_clause")}
+        distinct, projection = self.select_clause(clause, pattern, extended)
+        grouping, projection = self.grouping(body, pattern, projection, window)
+        return distinct, projection, grouping
 
     # ---- windows (C-SPARQL FROM STREAM, RSP-QL window functions)
 
