@@ -48,7 +48,9 @@ The rules read the run's settings as background triples (OUT/settings.ttl):
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
+import math
 import sys
 import time
 from collections import Counter, defaultdict
@@ -213,6 +215,7 @@ def collect_results(answers, readings, labels: dict):
         of(r.station).observed.append((r.time_ms, r.metres, r.record_type))
     warned = defaultdict(list)  # (station, time) -> answers of the warning query (one per place)
     detected = {}  # (station, time) -> direction: a warning even with no place within the radius
+    compared = defaultdict(list)  # station -> (time, observed, predicted, residual) of its compared readings
     seismic = []
     for a in answers:
         if a.triples:
@@ -237,6 +240,7 @@ def collect_results(answers, readings, labels: dict):
                 residual = _number(b["observed"]) - _number(b["predicted"])
             if residual is not None:
                 target.residuals.append((a.end, residual))
+                compared[station].append((a.end, _number(b.get("observed")), _number(b.get("predicted")), residual))
             if _number(b.get("average")) is not None:
                 target.averages.append((a.end, _number(b["average"])))
         elif a.query == "average" and _number(b.get("average")) is not None:
@@ -250,6 +254,8 @@ def collect_results(answers, readings, labels: dict):
         for name in ("predicted", "averages", "residuals"):
             getattr(s, name).sort()
         s.seismic.sort()
+    for readings in compared.values():
+        readings.sort()
     warnings = []
     for key in detected:
         warned.setdefault(key, [])
@@ -263,16 +269,15 @@ def collect_results(answers, readings, labels: dict):
                                              "distanceKm": _round(_number(b.get("distanceKm")), 1)}
         # the reading that completed the detection: the station's latest
         # compared reading at the warning's time (rule 3, query prediction)
-        observed = {t_: h for t_, h, _ in of(station).observed}
-        latest = [(t_, r) for t_, r in of(station).residuals if t_ <= t]
-        predicted = [(t_, h) for t_, h in of(station).predicted if latest and t_ == latest[-1][0]]
-        at = latest[-1][0] if latest else None
+        readings = compared[station]
+        i = bisect.bisect_right(readings, (t, math.inf))
+        at, observed, predicted, residual = readings[i - 1] if i else (None, None, None, None)
         warnings.append({
             "station": station, "time": terms.format_datetime_ms(t),
             "direction": _text(first.get("direction")) or detected.get((station, t)),
             "reading": terms.format_datetime_ms(at) if at is not None else None,
-            "observed": observed.get(at), "predicted": _round(predicted[-1][1], 4) if predicted else None,
-            "residualMm": _round(latest[-1][1] * 1000, 1) if latest else None,
+            "observed": observed, "predicted": _round(predicted, 4),
+            "residualMm": _round(residual * 1000, 1) if residual is not None else None,
             "places": sorted(places.values(), key=lambda p: (p["distanceKm"] is None, p["distanceKm"] or 0)),
         })
         of(station).warnings.append(t)

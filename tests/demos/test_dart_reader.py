@@ -260,6 +260,8 @@ def test_the_app_on_the_sample_writes_warnings_and_pictures(tmp_path, capsys):
     assert {w["station"] for w in warnings} == {"99901", "99902"}
     first = warnings[0]
     assert first["station"] == "99901" and first["direction"] == "rise" and first["residualMm"] > 30
+    # each warning shows the reading it was compared at: observed - predicted is its residual
+    assert all(abs((w["observed"] - w["predicted"]) * 1000 - w["residualMm"]) < 0.1 for w in warnings)
     names = [p["name"] for p in first["places"]]
     assert "Miyako" in names and "Honolulu" not in names
     assert all(p["distanceKm"] < app.DEFAULT_RADIUS_KM for w in warnings for p in w["places"])
