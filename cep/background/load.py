@@ -31,6 +31,17 @@ labels of blank nodes whose triples read alike.
 A file that cannot be read raises OntologyError, whose pos is the path, or
 path:line:column (path:line where the parser does not give the column) of
 the problem.
+
+Hostile files meet limits before they can exhaust the machine: a file's
+text (after gzip decompression, and in RDF/XML after entity expansion) may
+hold at most size_limit() bytes, CEP_MAX_BACKGROUND_SIZE in the
+environment (default 256 MiB), so that a small gzip bomb or a few
+nested XML entities ("billion laughs") stop with a message naming the file
+and the limit. An environment variable rather than an option, because the
+limit guards every way background files are read (cep run, explain and
+compile, Engine, cep.spark.detect, the demos) and is a resource policy of
+the machine, not a property of a run. Only regular files are read: a FIFO
+or a device named as a background file would block or never end.
 """
 
 from __future__ import annotations
@@ -38,14 +49,16 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import os
 import re
+import stat
 import warnings
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
 
 from cep import terms
-from cep.errors import OntologyError
+from cep.errors import OntologyError, UsageError
 
 RDFS_SUBCLASSOF = terms.iri("http://www.w3.org/2000/01/rdf-schema#subClassOf")
 RDFS_LABEL = terms.iri("http://www.w3.org/2000/01/rdf-schema#label")
@@ -72,14 +85,57 @@ def format_of(path) -> str:
     return fmt
 
 
+LIMIT_VARIABLE = "CEP_MAX_BACKGROUND_SIZE"
+DEFAULT_LIMIT = 256 * 2**20
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def size_limit() -> int:
+    """The most bytes of text a background file may hold: the environment's
+    CEP_MAX_BACKGROUND_SIZE (bytes, or with a unit: 512M, 2G), else 256 MiB."""
+    text = os.environ.get(LIMIT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_LIMIT
+    m = re.fullmatch(r"([0-9]{1,15})\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if m is None or int(m.group(1)) == 0:
+        raise UsageError(f"{LIMIT_VARIABLE}={text!r}: expected a size in bytes, or with a unit "
+                         "such as 512M or 2G")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def _size_text(n: int, setting: bool = False) -> str:
+    """n bytes for a message (256 MiB), or as CEP_MAX_BACKGROUND_SIZE takes it (256M)."""
+    unit = next((u for u in "TGMK" if n % _UNITS[u] == 0), "")
+    if setting:
+        return f"{n // _UNITS[unit]}{unit}"
+    return f"{n // _UNITS[unit]} {unit}iB" if unit else f"{n:,} bytes"
+
+
+def _too_large(name: str, limit: int, what: str) -> OntologyError:
+    return OntologyError(f"{what} is larger than the limit of {_size_text(limit)} on a background file; "
+                         f"raise it with the environment variable {LIMIT_VARIABLE} (for example "
+                         f"{LIMIT_VARIABLE}={_size_text(2 * limit, setting=True)})", name)
+
+
+def not_regular(mode: int) -> str | None:
+    """What a file of this st_mode is, when it is not a regular file."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
 def read_ontology(path) -> list[tuple[str, str, str]]:
     """The triples of one background file as canonical N-Triples text."""
     fmt = format_of(path)
     name = str(path)
-    data = _read_bytes(Path(path))
+    limit = size_limit()
+    data = _read_bytes(Path(path), limit)
     nodes = _BlankNodes(path)
     if fmt == "xml":  # the XML declaration names the encoding
-        triples = _read_rdflib(data, fmt, path, nodes)
+        triples = _read_rdflib(data, fmt, path, nodes, limit)
     else:
         text = _decode(data, name)
         if fmt == "obo":
@@ -87,20 +143,45 @@ def read_ontology(path) -> list[tuple[str, str, str]]:
         elif fmt in ("nt", "nquads"):
             triples = _read_lines(text, name, nodes, quads=fmt == "nquads")
         else:
-            triples = _read_rdflib(text, fmt, path, nodes)
+            triples = _read_rdflib(text, fmt, path, nodes, limit)
     return list(dict.fromkeys(triples))
 
 
-def _read_bytes(path: Path) -> bytes:
+_CHUNK = 2**20
+
+
+def _read_bytes(path: Path, limit: int) -> bytes:
+    """The file's bytes, decompressed if it is gzipped: at most `limit` of
+    them, read a chunk at a time so that a bomb never takes more memory."""
+    name = str(path)
+    gzipped = path.name.lower().endswith(".gz")
     try:
-        data = path.read_bytes()
-        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise OntologyError("no such file", str(path)) from None
-    except OSError as exc:
-        raise OntologyError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
-    except (EOFError, zlib.error) as exc:
-        raise OntologyError(f"not a complete gzip file: {exc}", str(path)) from None
+        raise OntologyError("no such file", name) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise OntologyError(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", name) from None
+    kind = not_regular(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise OntologyError(f"is {kind}, not a regular file", name)
+    with open(fd, "rb") as raw:
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
+        chunks, size = [], 0
+        try:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(name, limit, "its text once decompressed" if gzipped else "the file")
+                chunks.append(chunk)
+        except gzip.BadGzipFile:
+            raise OntologyError("not a gzip file (its name ends in .gz)", name) from None
+        except (EOFError, zlib.error) as exc:
+            raise OntologyError(f"not a complete gzip file: {exc}", name) from None
+        except OSError as exc:
+            raise OntologyError(f"cannot read the file: {exc.strerror or exc}", name) from None
+    return b"".join(chunks)
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -155,9 +236,9 @@ def _read_lines(text: str, name: str, nodes: _BlankNodes, quads: bool) -> list:
     """N-Triples (or N-Quads, whose graph names are dropped), line by line."""
     fmt = "N-Quads" if quads else "N-Triples"
     cache: dict[str, str] = {}
-    out = []
+    out: dict = {}  # a file of one line repeated holds one triple: memory follows the distinct ones
     with _quiet_rdflib():
-        for number, line in enumerate(_LINE_END.split(text), 1):
+        for number, line in enumerate(_lines(text), 1):
             m = _STATEMENT.match(line)
             if m is None or (m.group(4) and not quads):
                 if _BLANK_OR_COMMENT.match(line):
@@ -177,8 +258,18 @@ def _read_lines(text: str, name: str, nodes: _BlankNodes, quads: bool) -> list:
                     if raw[0] != "_":  # blank nodes are per file, the rest may repeat widely
                         cache[raw] = term
                 triple.append(term)
-            out.append(tuple(triple))
-    return out
+            out[tuple(triple)] = None
+    return list(out)
+
+
+def _lines(text: str):
+    """The lines of the text one at a time (a list of them all would take
+    several times the text's memory)."""
+    start = 0
+    for m in _LINE_END.finditer(text):
+        yield text[start:m.start()]
+        start = m.end()
+    yield text[start:]
 
 
 def _term(raw: str, nodes: _BlankNodes) -> str:
@@ -273,7 +364,7 @@ def _quiet_rdflib():
         logger.setLevel(level)
 
 
-def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
+def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
     from xml.sax import SAXParseException
 
     from rdflib import BNode, Dataset, Graph
@@ -282,9 +373,16 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
 
     graph = Dataset() if fmt == "trig" else Graph()
     name = str(path)
+    public_id = Path(path).resolve().as_uri()
     try:
         with _quiet_rdflib():
-            graph.parse(data=data, format=fmt, publicID=Path(path).resolve().as_uri())
+            if fmt == "xml":
+                _parse_rdfxml(graph, data, public_id, _Expansion(name, limit))
+            else:
+                graph.parse(data=data, format=fmt, publicID=public_id)
+    except RecursionError:  # rdflib's Turtle reader recurses once per nested [ ] or ( )
+        raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: blank nodes or collections nested too deeply "
+                            f"for the reader (at most a few hundred levels)", name) from None
     except BadSyntax as exc:
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: {exc._why}", _bad_syntax_pos(exc, name)) from None
     except SAXParseException as exc:  # expat counts columns from 0
@@ -314,6 +412,86 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
         raise OntologyError(f"a term that N-Triples cannot write: {exc}", name) from None
     return [tuple(nodes.label(node) if isinstance(node, BNode) else text for text, node in zip(*row))
             for row in rows]
+
+
+# Expat gives a run of text to rdflib in one piece up to this size; in
+# smaller pieces (a line, an entity) rdflib's RDF/XML reader takes time
+# quadratic in a literal's length (a 1.6 MB literal of short lines: 40 s).
+_XML_TEXT_BUFFER = 8 * 2**20
+
+
+def _parse_rdfxml(graph, data: bytes, public_id: str, expansion: _Expansion) -> None:
+    """rdflib's RDF/XML reader, as Graph.parse runs it, on an expat parser
+    bounded by `expansion`. xml.sax makes a new expat parser in each
+    parse's reset, so the bounds are set there."""
+    from rdflib.parser import create_input_source
+    from rdflib.plugins.parsers.rdfxml import create_parser
+
+    source = create_input_source(data=data, publicID=public_id, format="xml")
+    reader = create_parser(source, graph)
+    reset = reader.reset
+
+    def bounded_reset():
+        reset()
+        expansion.bound(reader._parser)
+
+    reader.reset = bounded_reset
+    try:
+        reader.parse(source)
+    finally:
+        source.close()
+
+
+class _Expansion:
+    """The bounds of one RDF/XML file's entities. Entities defined with other
+    entities (how "billion laughs" bombs grow), parameter entities and
+    external entities are refused where they are declared; the text of the
+    others, expanded, counts with the rest of the file's text against the
+    size limit."""
+
+    def __init__(self, name: str, limit: int):
+        self.name = name
+        self.limit = limit
+        self.size = 0
+        self.expat = None
+
+    def bound(self, expat) -> None:
+        self.expat = expat
+        expat.buffer_text = True
+        expat.buffer_size = _XML_TEXT_BUFFER
+        expat.EntityDeclHandler = self.declared
+        text, start = expat.CharacterDataHandler, expat.StartElementHandler
+
+        def counted_text(data):
+            self.count(len(data))
+            text(data)
+
+        def counted_start(element, attributes):
+            self.count(sum(map(len, attributes.values())))
+            start(element, attributes)
+
+        expat.CharacterDataHandler = counted_text
+        expat.StartElementHandler = counted_start
+
+    def where(self) -> str:
+        return f"{self.name}:{self.expat.CurrentLineNumber}:{self.expat.CurrentColumnNumber + 1}"
+
+    def count(self, n: int) -> None:
+        self.size += n
+        if self.size > self.limit:
+            raise _too_large(self.where(), self.limit, "its text with the XML entities expanded")
+
+    def declared(self, entity, parameter, value, base, system_id, public_id, notation) -> None:
+        if parameter:
+            why = "a parameter entity (%name;)"
+        elif value is None:
+            why = "an external entity (SYSTEM or PUBLIC): background files are read alone"
+        elif "&" in value:
+            why = "defined with another entity or an escaped '&' (entities within entities are how XML bombs grow)"
+        else:
+            return
+        raise OntologyError(f"RDF/XML error: the entity {entity} is {why}; write its text where it is "
+                            "used, or define it as plain text", self.where())
 
 
 def _bad_syntax_pos(exc, name: str) -> str:

@@ -1,0 +1,226 @@
+"""Hostile background files (issue 17, item 12): a gzip bomb, XML entity
+bombs, a FIFO or a device, text past the size limit (CEP_MAX_BACKGROUND_SIZE),
+and inputs on which the readers would take unbounded time. Each stops with
+exit 2 and a message naming the file, the limit and how to raise it. The
+bombs are built here; the runs that could hang or exhaust memory without the
+limits run in a subprocess whose timeout is a guard, not a speed claim."""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import subprocess
+import sys
+import zlib
+
+import pytest
+
+from cep import cli
+from cep.background.knowledge import load_background
+from cep.background.load import read_ontology
+from cep.errors import OntologyError, UsageError
+
+EX = "http://example.org/"
+GUARD = 300  # seconds: far beyond a bounded run, short of a hung one
+RULES = f"PREFIX : <{EX}>\nSELECT ?x WHERE {{ ?x a :Sensor }}\n"
+RDF_HEAD = ('<?xml version="1.0"?>\n'
+            '<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://example.org/">\n')
+
+
+def _cep(tmp_path, *argv, env=None):
+    """`cep explain` of a small rule file with `argv`, run by cep.cli.main in
+    a subprocess: (exit status, stderr)."""
+    rules = tmp_path / "q.rq"
+    rules.write_text(RULES)
+    code = "import sys; from cep.cli import main; sys.exit(main(sys.argv[1:]))"
+    done = subprocess.run([sys.executable, "-c", code, "explain", str(rules), *map(str, argv)],
+                          capture_output=True, text=True, timeout=GUARD, cwd=tmp_path,
+                          env={**os.environ, **(env or {})})
+    return done.returncode, done.stderr
+
+
+def _bomb(path, megabytes: int):
+    """A gzip file of `megabytes` MiB of zeros, a chunk at a time (a few
+    hundred KB on disk)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(2**20)
+    with open(path, "wb") as out:
+        for _ in range(megabytes):
+            out.write(packer.compress(zeros))
+        out.write(packer.flush())
+    return path
+
+
+# ------------------------------------------------------------ decompressed size
+
+
+def test_a_gzip_bomb_stops_at_the_default_limit(tmp_path):
+    bomb = _bomb(tmp_path / "bomb.ttl.gz", 300)
+    assert bomb.stat().st_size < 400_000
+    code, err = _cep(tmp_path, "--ontology", bomb, env={"CEP_MAX_BACKGROUND_SIZE": ""})
+    assert code == 2, err
+    assert err == (f"cep: error: {bomb}: its text once decompressed is larger than the limit of 256 MiB on "
+                   "a background file; raise it with the environment variable CEP_MAX_BACKGROUND_SIZE "
+                   "(for example CEP_MAX_BACKGROUND_SIZE=512M)\n")
+
+
+def test_the_limit_is_set_by_the_environment(tmp_path, monkeypatch):
+    bomb = _bomb(tmp_path / "bomb.nt.gz", 3)
+    monkeypatch.setenv("CEP_MAX_BACKGROUND_SIZE", "2M")
+    with pytest.raises(OntologyError, match=r"bomb\.nt\.gz: its text once decompressed is larger than the "
+                                            r"limit of 2 MiB .*CEP_MAX_BACKGROUND_SIZE=4M\)$"):
+        load_background([bomb])
+    monkeypatch.setenv("CEP_MAX_BACKGROUND_SIZE", "4m")  # raised: the zeros are read, and are no N-Triples
+    with pytest.raises(OntologyError, match=r"bomb\.nt\.gz:1:1: N-Triples syntax error"):
+        read_ontology(bomb)
+    plain = tmp_path / "small.nt"
+    plain.write_text(f"<{EX}a> <{EX}b> <{EX}c> .\n" * 3)
+    monkeypatch.setenv("CEP_MAX_BACKGROUND_SIZE", "100")  # bytes
+    with pytest.raises(OntologyError) as caught:
+        read_ontology(plain)
+    assert str(caught.value) == (
+        f"{plain}: the file is larger than the limit of 100 bytes on a background file; raise it with the "
+        "environment variable CEP_MAX_BACKGROUND_SIZE (for example CEP_MAX_BACKGROUND_SIZE=200)")
+    monkeypatch.setenv("CEP_MAX_BACKGROUND_SIZE", "1K")
+    assert len(read_ontology(plain)) == 1
+
+
+@pytest.mark.parametrize("value", ["lots", "-5", "0", "1.5G", "12Q"])
+def test_a_malformed_limit_is_a_usage_error(tmp_path, monkeypatch, value):
+    plain = tmp_path / "a.nt"
+    plain.write_text("")
+    monkeypatch.setenv("CEP_MAX_BACKGROUND_SIZE", value)
+    with pytest.raises(UsageError, match=f"^CEP_MAX_BACKGROUND_SIZE='{value}': expected a size in bytes"):
+        read_ontology(plain)
+
+
+def test_a_gz_name_on_a_plain_file(tmp_path):
+    fake = tmp_path / "fake.ttl.gz"
+    fake.write_text(f"<{EX}a> <{EX}b> <{EX}c> .\n")
+    with pytest.raises(OntologyError) as caught:
+        read_ontology(fake)
+    assert str(caught.value) == f"{fake}: not a gzip file (its name ends in .gz)"
+
+
+# ---------------------------------------------------- what is not a regular file
+
+
+def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path):
+    fifo = tmp_path / "pipe.ttl"
+    os.mkfifo(fifo)
+    code, err = _cep(tmp_path, "--ontology", fifo)
+    assert (code, err) == (2, f"cep: error: {fifo}: is a named pipe (FIFO), not a regular file\n")
+
+
+def test_a_device_and_a_directory_are_no_background_files(tmp_path):
+    folder = tmp_path / "folder.ttl"
+    folder.mkdir()
+    with pytest.raises(OntologyError) as caught:
+        read_ontology(folder)
+    assert str(caught.value) == f"{folder}: is a directory, not a regular file"
+    device = tmp_path / "null.nt"
+    device.symlink_to("/dev/null")
+    with pytest.raises(OntologyError) as caught:
+        read_ontology(device)
+    assert str(caught.value) == f"{device}: is a character device, not a regular file"
+
+
+# ------------------------------------------------------------- XML entities
+
+
+def _laughs(levels: int = 9) -> str:
+    """The "billion laughs": each entity ten of the one before."""
+    entities = ['<!ENTITY l0 "lol">'] + [f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, levels + 1)]
+    return ('<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n' + "\n".join(entities) + "\n]>\n" + RDF_HEAD[22:]
+            + f'<rdf:Description rdf:about="{EX}x"><ex:p>&l{levels};</ex:p></rdf:Description>\n</rdf:RDF>\n')
+
+
+def test_billion_laughs_is_refused_where_the_nested_entity_is_declared(tmp_path):
+    bomb = tmp_path / "laughs.rdf"
+    bomb.write_text(_laughs())
+    assert bomb.stat().st_size < 1200
+    code, err = _cep(tmp_path, "--ontology", bomb)
+    assert code == 2, err
+    assert err.startswith(f"cep: error: {bomb}:4:") and err.endswith(
+        ": RDF/XML error: the entity l1 is defined with another entity or an escaped '&' (entities within "
+        "entities are how XML bombs grow); write its text where it is used, or define it as plain text\n")
+
+
+@pytest.mark.parametrize("declaration, what", [
+    ('<!ENTITY ext SYSTEM "file:///etc/hostname">', "an external entity (SYSTEM or PUBLIC)"),
+    ('<!ENTITY % par "x">', "a parameter entity (%name;)"),
+    ('<!ENTITY amp2 "a&#38;b">', "defined with another entity or an escaped '&'"),
+])
+def test_external_parameter_and_smuggled_entities_are_refused(tmp_path, declaration, what):
+    path = tmp_path / "e.rdf"
+    path.write_text(f'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n{declaration}\n]>\n{RDF_HEAD[22:]}</rdf:RDF>\n')
+    with pytest.raises(OntologyError, match=f"^{path}:3:[0-9]+: RDF/XML error: the entity [a-z0-9]+ is {re.escape(what)}"):
+        read_ontology(path)
+
+
+def test_plain_entities_as_ontology_editors_write_them_still_work(tmp_path):
+    path = tmp_path / "onto.owl"
+    path.write_text(f'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n<!ENTITY ex "{EX}">\n'
+                    '<!ENTITY rdfs "http://www.w3.org/2000/01/rdf-schema#">\n]>\n' + RDF_HEAD[22:]
+                    + '<rdf:Description rdf:about="&ex;Buoy"><rdfs:subClassOf xmlns:rdfs="&rdfs;" '
+                      'rdf:resource="&ex;Sensor"/><ex:note>a &ex; b</ex:note></rdf:Description>\n</rdf:RDF>\n')
+    assert sorted(read_ontology(path)) == [
+        (f"<{EX}Buoy>", f"<{EX}note>", f'"a {EX} b"'),
+        (f"<{EX}Buoy>", "<http://www.w3.org/2000/01/rdf-schema#subClassOf>", f"<{EX}Sensor>")]
+
+
+def test_flat_entities_count_against_the_limit_once_expanded(tmp_path, monkeypatch):
+    """One entity of 1,000 characters used 3,000 times: 9 KB of file, 3 MB
+    of text."""
+    path = tmp_path / "wide.rdf"
+    path.write_text(f'<?xml version="1.0"?>\n<!DOCTYPE rdf:RDF [\n<!ENTITY k "{"k" * 1000}">\n]>\n'
+                    + RDF_HEAD[22:] + f'<rdf:Description rdf:about="{EX}x">\n<ex:p>'
+                    + "&k;" * 3000 + "</ex:p></rdf:Description>\n</rdf:RDF>\n")
+    monkeypatch.setenv("CEP_MAX_BACKGROUND_SIZE", "2M")
+    with pytest.raises(OntologyError) as caught:
+        read_ontology(path)
+    assert str(caught.value).startswith(f"{path}:7:")  # where the text run ends
+    assert caught.value.message == (
+        "its text with the XML entities expanded is larger than the limit of 2 MiB on a background file; "
+        "raise it with the environment variable CEP_MAX_BACKGROUND_SIZE (for example CEP_MAX_BACKGROUND_SIZE=4M)")
+    monkeypatch.setenv("CEP_MAX_BACKGROUND_SIZE", "4M")
+    ((_, _, text),) = read_ontology(path)
+    assert len(text) == 3_000_002
+
+
+def test_a_literal_of_many_lines_in_rdfxml_is_read_in_bounded_time(tmp_path):
+    """rdflib's RDF/XML reader adds a literal's pieces one by one: fed a
+    line at a time, a 4 MB literal of two million lines took many minutes."""
+    path = tmp_path / "long.rdf"
+    path.write_text(RDF_HEAD + f'<rdf:Description rdf:about="{EX}x"><ex:p>' + "a\n" * 2_000_000
+                    + "</ex:p></rdf:Description>\n</rdf:RDF>\n")
+    code = ("import sys; from cep.background.load import read_ontology; "
+            "((s, p, o),) = read_ontology(sys.argv[1]); print(len(o))")
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=GUARD)
+    assert (done.returncode, done.stdout) == (0, f"{2 + 3 * 2_000_000}\n"), done.stderr  # "a\n" is written a\\n
+
+
+# ------------------------------------------------------- Turtle nesting
+
+
+@pytest.mark.parametrize("open_, close", [("[ :p ", " ]"), ("( ", " )")])
+def test_turtle_nested_too_deeply_is_an_error_not_a_traceback(tmp_path, capsys, open_, close):
+    path = tmp_path / "deep.ttl"
+    path.write_text(f"@prefix : <{EX}> .\n:a :p " + open_ * 3000 + ":b" + close * 3000 + " .\n")
+    code = cli.main(["explain", str(_rules(tmp_path)), "--ontology", str(path)])
+    err = capsys.readouterr().err
+    assert (code, err) == (2, f"cep: error: {path}: Turtle error: blank nodes or collections nested too deeply "
+                              "for the reader (at most a few hundred levels)\n")
+
+
+def _rules(tmp_path):
+    rules = tmp_path / "q.rq"
+    rules.write_text(RULES)
+    return rules
+
+
+def test_a_gzipped_turtle_file_within_the_limit_still_reads(tmp_path):
+    path = tmp_path / "ok.ttl.gz"
+    path.write_bytes(gzip.compress(f"@prefix : <{EX}> .\n:a :b :c .\n".encode()))
+    assert read_ontology(path) == [(f"<{EX}a>", f"<{EX}b>", f"<{EX}c>")]
