@@ -56,6 +56,7 @@ import warnings
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
 from cep import terms
 from cep.errors import OntologyError, UsageError
@@ -125,6 +126,49 @@ def not_regular(mode: int) -> str | None:
         if test(mode):
             return kind
     return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+_ODD = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def from_file(path: str, folder: Path, allow=()) -> Path:
+    """The background file a rule file names with FROM, checked before
+    anything of it is read. `path` is the path of the FROM's IRI, still
+    percent-encoded, absolute or relative to `folder`, the rule file's
+    folder. The file, its symbolic links resolved, must lie under `folder`
+    or under a folder of `allow`, or be a file of `allow` (the run's
+    --ontology files); it must be a regular file of a background type.
+    Raises OntologyError, without a position (the caller has the FROM's);
+    a file outside is refused whether or not it exists."""
+    try:
+        decoded = unquote(path, errors="strict")
+    except UnicodeDecodeError:
+        raise OntologyError(f"the percent-escapes of the path {path} are not UTF-8 text") from None
+    odd = _ODD.search(decoded)
+    if odd is not None:
+        raise OntologyError(f"the path of the background file holds the character U+{ord(odd.group()):04X} "
+                            "(a control character or a lone surrogate), which FROM does not take")
+    try:
+        resolved = (folder / decoded).resolve()
+        roots = [Path(folder).resolve(), *(Path(a).resolve() for a in allow)]
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of symbolic links
+        raise OntologyError(f"the path {decoded} cannot be resolved: {getattr(exc, 'strerror', None) or exc}") from None
+    if not any(resolved == root or root in resolved.parents for root in roots):
+        others = "".join(f", {root}" for root in roots[1:])
+        raise OntologyError(f"the background file {resolved} is outside the folders FROM may read "
+                            f"({roots[0]}, the rule file's{others}): name it with --ontology, or allow its "
+                            "folder with --allow-from DIR (allow_from= in the Python API)")
+    try:
+        mode = resolved.stat().st_mode
+    except FileNotFoundError:
+        raise OntologyError(f"the background file {resolved} does not exist") from None
+    except OSError as exc:
+        raise OntologyError(f"the background file {resolved} cannot be read: {exc.strerror or exc}") from None
+    kind = not_regular(mode)
+    if kind is not None:
+        raise OntologyError(f"the background file {resolved} is {kind}, not a regular file")
+    format_of(resolved)
+    return resolved
 
 
 def read_ontology(path) -> list[tuple[str, str, str]]:
