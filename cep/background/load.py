@@ -41,7 +41,10 @@ and the limit. An environment variable rather than an option, because the
 limit guards every way background files are read (cep run, explain and
 compile, Engine, cep.spark.detect, the demos) and is a resource policy of
 the machine, not a property of a run. Only regular files are read: a FIFO
-or a device named as a background file would block or never end.
+or a device named as a background file would block or never end. Where
+rdflib's readers would take unbounded time on a small file (a Turtle
+literal of millions of lines, blank nodes nested thousands deep), the file
+is refused with a message saying why.
 """
 
 from __future__ import annotations
@@ -187,6 +190,7 @@ def read_ontology(path) -> list[tuple[str, str, str]]:
         elif fmt in ("nt", "nquads"):
             triples = _read_lines(text, name, nodes, quads=fmt == "nquads")
         else:
+            _check_literals(text, fmt, name)
             triples = _read_rdflib(text, fmt, path, nodes, limit)
     return list(dict.fromkeys(triples))
 
@@ -424,6 +428,8 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
                 _parse_rdfxml(graph, data, public_id, _Expansion(name, limit))
             else:
                 graph.parse(data=data, format=fmt, publicID=public_id)
+    except AssertionError:  # rdflib's Turtle reader asserts that a string ends
+        raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: a string literal that does not end", name) from None
     except RecursionError:  # rdflib's Turtle reader recurses once per nested [ ] or ( )
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: blank nodes or collections nested too deeply "
                             f"for the reader (at most a few hundred levels)", name) from None
@@ -456,6 +462,42 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
         raise OntologyError(f"a term that N-Triples cannot write: {exc}", name) from None
     return [tuple(nodes.label(node) if isinstance(node, BNode) else text for text, node in zip(*row))
             for row in rows]
+
+
+# Turtle and TriG tokens that may hold a quote: rdflib's reader builds a
+# string literal a piece at a time, a piece ending at each line break,
+# quote or backslash, so its time grows with their number times the
+# literal's length (a 4 MB literal of two million lines: many minutes).
+_TURTLE_TOKENS = re.compile(r"""
+    \\.                                           # an escape in a local name: \#, \'
+  | \#[^\r\n]*+                                   # a comment
+  | <(?:[^<>"{}|^`\\\x00-\x20]++|\\[uU])*+>       # an IRI
+  | \"\"\"(?:[^"\\]++|\\.|""?(?!"))*+"{3,5}       # long strings
+  | '''(?:[^'\\]++|\\.|''?(?!'))*+'{3,5}
+  | "(?:[^"\\\r\n]++|\\.)*+"                      # short strings
+  | '(?:[^'\\\r\n]++|\\.)*+'
+""", re.VERBOSE | re.DOTALL)
+_PIECES = ("\n", "\r", "\\", '"', "'")
+_LITERAL_WORK = 2**35  # pieces x length, summed over a file's literals: a few seconds of rdflib's time
+
+
+def _check_literals(text: str, fmt: str, name: str) -> None:
+    """Refuse a Turtle or TriG file whose literals would take rdflib
+    unbounded time (see _TURTLE_TOKENS), before it is given to rdflib."""
+    work = 0
+    for m in _TURTLE_TOKENS.finditer(text):
+        token = m.group()
+        if token[0] not in "\"'":
+            continue
+        pieces = sum(map(token.count, _PIECES))
+        work += pieces * len(token)
+        if work > _LITERAL_WORK:
+            line = text.count("\n", 0, m.start()) + 1
+            raise OntologyError(
+                f"{_FORMAT_NAMES[fmt]} error: a literal of {len(token):,} characters with {pieces:,} line breaks, "
+                "quotes or backslashes: the reader's time grows with their number times the length of the "
+                "literal, and the file's literals are past its bound; write such text in shorter literals, "
+                "or the file as N-Triples", f"{name}:{line}")
 
 
 # Expat gives a run of text to rdflib in one piece up to this size; in

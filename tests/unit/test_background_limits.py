@@ -225,3 +225,47 @@ def test_a_gzipped_turtle_file_within_the_limit_still_reads(tmp_path):
     path = tmp_path / "ok.ttl.gz"
     path.write_bytes(gzip.compress(f"@prefix : <{EX}> .\n:a :b :c .\n".encode()))
     assert read_ontology(path) == [(f"<{EX}a>", f"<{EX}b>", f"<{EX}c>")]
+
+
+# ------------------------------------------------------- Turtle literals
+
+
+@pytest.mark.parametrize("name, text", [
+    ("long.ttl", f"@prefix : <{EX}> .\n:a :p \"\"\"" + "x\n" * 2_000_000 + "\"\"\" .\n"),
+    ("long.trig", f"@prefix : <{EX}> .\n:g {{ :a :p '" + "\\n" * 2_000_000 + "' }\n"),
+])
+def test_a_turtle_literal_rdflib_would_read_for_minutes_is_refused(tmp_path, name, text):
+    """rdflib's Turtle reader takes time that grows with a literal's line
+    breaks (or escapes, or quotes) times its length: these 4 MB files ran
+    for many minutes."""
+    path = tmp_path / name
+    path.write_text(text)
+    code, err = _cep(tmp_path, "--ontology", path)
+    assert code == 2, err
+    assert err.startswith(f"cep: error: {path}:2: T") and err.endswith(
+        " line breaks, quotes or backslashes: the reader's time grows with their number times the length of the "
+        "literal, and the file's literals are past its bound; write such text in shorter literals, or the file "
+        "as N-Triples\n")
+
+
+def test_ordinary_literals_of_many_kinds_read_as_before(tmp_path):
+    """Quotes inside IRIs, comments and local names, strings ending in
+    quotes, and a literal of a thousand lines are no trouble."""
+    path = tmp_path / "ok.ttl"
+    path.write_text(f"@prefix : <{EX}> .  # it's \"quoted\"\n"
+                    f":a :p <{EX}it's> ; :q \"\"\"two \"\"quotes\"\" then one\"\"\"\" ; :r '''x''''' ;\n"
+                    f"   :s :it\\'s ; :t \"\"\"" + "line\n" * 1000 + "\"\"\" .\n")
+    got = {p: o for _, p, o in read_ontology(path)}
+    assert got[f"<{EX}p>"] == f"<{EX}it's>"
+    assert got[f"<{EX}q>"] == '"two \\"\\"quotes\\"\\" then one\\""'
+    assert got[f"<{EX}r>"] == "\"x''\""
+    assert got[f"<{EX}s>"] == f"<{EX}it's>"
+    assert got[f"<{EX}t>"] == '"' + "line\\n" * 1000 + '"'
+
+
+def test_a_string_that_runs_to_the_end_of_the_file_is_an_error_not_a_traceback(tmp_path, capsys):
+    path = tmp_path / "cut.ttl"
+    path.write_text(f"@prefix : <{EX}> .\n:a :p \"\"\"never ends")
+    code = cli.main(["explain", str(_rules(tmp_path)), "--ontology", str(path)])
+    assert (code, capsys.readouterr().err) == (
+        2, f"cep: error: {path}: Turtle syntax error: a string literal that does not end\n")
