@@ -425,7 +425,7 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
     try:
         with _quiet_rdflib():
             if fmt == "xml":
-                _parse_rdfxml(graph, data, public_id, _Expansion(name, limit))
+                _parse_rdfxml(graph, data, public_id, _XmlBounds(name, limit))
             else:
                 graph.parse(data=data, format=fmt, publicID=public_id)
     except AssertionError:  # rdflib's Turtle reader asserts that a string ends
@@ -467,9 +467,10 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
 # Turtle and TriG tokens that may hold a quote: rdflib's reader builds a
 # string literal a piece at a time, a piece ending at each line break,
 # quote or backslash, so its time grows with their number times the
-# literal's length (a 4 MB literal of two million lines: many minutes).
+# literal's length (a 4 MB literal of two million lines: many minutes);
+# likewise a local name with escapes (:a\#\#...).
 _TURTLE_TOKENS = re.compile(r"""
-    \\.                                           # an escape in a local name: \#, \'
+    \\.(?:[^\s\\<>"'#(),;\[\]{}^]*+\\.)*+        # the escapes of a local name: \#, \'
   | \#[^\r\n]*+                                   # a comment
   | <(?:[^<>"{}|^`\\\x00-\x20]++|\\[uU])*+>       # an IRI
   | \"\"\"(?:[^"\\]++|\\.|""?(?!"))*+"{3,5}       # long strings
@@ -487,28 +488,31 @@ def _check_literals(text: str, fmt: str, name: str) -> None:
     work = 0
     for m in _TURTLE_TOKENS.finditer(text):
         token = m.group()
-        if token[0] not in "\"'":
+        if token[0] not in "\"'\\":  # a string, or escapes in a name, which rdflib reads alike
             continue
         pieces = sum(map(token.count, _PIECES))
         work += pieces * len(token)
         if work > _LITERAL_WORK:
             line = text.count("\n", 0, m.start()) + 1
+            what = "a name" if token[0] == "\\" else "a literal"
             raise OntologyError(
-                f"{_FORMAT_NAMES[fmt]} error: a literal of {len(token):,} characters with {pieces:,} line breaks, "
-                "quotes or backslashes: the reader's time grows with their number times the length of the "
-                "literal, and the file's literals are past its bound; write such text in shorter literals, "
-                "or the file as N-Triples", f"{name}:{line}")
+                f"{_FORMAT_NAMES[fmt]} error: {what} of "
+                f"{len(token):,} characters with {pieces:,} line breaks, quotes or backslashes: the reader's time "
+                "grows with their number times the length of the literal, and the file's literals are past its "
+                "bound; write such text in shorter literals, or the file as N-Triples", f"{name}:{line}")
 
 
 # Expat gives a run of text to rdflib in one piece up to this size; in
 # smaller pieces (a line, an entity) rdflib's RDF/XML reader takes time
 # quadratic in a literal's length (a 1.6 MB literal of short lines: 40 s).
 _XML_TEXT_BUFFER = 8 * 2**20
+_XML_LITERAL_WORK = 2**25  # bytes of XML literal parsed again: some 10 s of rdflib's time
+_RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
 
 
-def _parse_rdfxml(graph, data: bytes, public_id: str, expansion: _Expansion) -> None:
+def _parse_rdfxml(graph, data: bytes, public_id: str, bounds: _XmlBounds) -> None:
     """rdflib's RDF/XML reader, as Graph.parse runs it, on an expat parser
-    bounded by `expansion`. xml.sax makes a new expat parser in each
+    bounded by `bounds`. xml.sax makes a new expat parser in each
     parse's reset, so the bounds are set there."""
     from rdflib.parser import create_input_source
     from rdflib.plugins.parsers.rdfxml import create_parser
@@ -519,7 +523,7 @@ def _parse_rdfxml(graph, data: bytes, public_id: str, expansion: _Expansion) -> 
 
     def bounded_reset():
         reset()
-        expansion.bound(reader._parser)
+        bounds.bound(reader._parser)
 
     reader.reset = bounded_reset
     try:
@@ -528,17 +532,23 @@ def _parse_rdfxml(graph, data: bytes, public_id: str, expansion: _Expansion) -> 
         source.close()
 
 
-class _Expansion:
-    """The bounds of one RDF/XML file's entities. Entities defined with other
-    entities (how "billion laughs" bombs grow), parameter entities and
-    external entities are refused where they are declared; the text of the
-    others, expanded, counts with the rest of the file's text against the
-    size limit."""
+class _XmlBounds:
+    """The bounds of one RDF/XML file. Entities defined with other entities
+    (how "billion laughs" bombs grow), parameter entities and external
+    entities are refused where they are declared; the text of the others,
+    expanded, counts with the rest of the file's text against the size
+    limit. And the work of its XML literals (rdf:parseType="Literal") is
+    bounded: rdflib makes a literal's value again, parsing all of its XML,
+    at each element or text run added to it, so that work grows with the
+    square of a literal's size (800 empty elements in one literal: 4 s)."""
 
     def __init__(self, name: str, limit: int):
         self.name = name
         self.limit = limit
         self.size = 0
+        self.literal_at = None  # the byte where the XML literal being read starts
+        self.depth = 0  # elements open within it
+        self.work = 0  # bytes of XML literal parsed again, summed
         self.expat = None
 
     def bound(self, expat) -> None:
@@ -546,18 +556,34 @@ class _Expansion:
         expat.buffer_text = True
         expat.buffer_size = _XML_TEXT_BUFFER
         expat.EntityDeclHandler = self.declared
-        text, start = expat.CharacterDataHandler, expat.StartElementHandler
+        text, start, end = expat.CharacterDataHandler, expat.StartElementHandler, expat.EndElementHandler
 
         def counted_text(data):
             self.count(len(data))
+            self.literal_work(1)
             text(data)
 
         def counted_start(element, attributes):
             self.count(sum(map(len, attributes.values())))
+            if self.literal_at is not None:
+                self.depth += 1
+                self.literal_work(1 + len(attributes))
+            elif any(key.split(" ")[:2] == [_RDF_NS, "parseType"] and value not in ("Resource", "Collection")
+                     for key, value in attributes.items()):  # rdflib reads any other parseType as Literal
+                self.literal_at, self.depth = expat.CurrentByteIndex, 0
             start(element, attributes)
+
+        def counted_end(element):
+            if self.literal_at is not None:
+                self.literal_work(1)
+                self.depth -= 1
+                if self.depth < 0:  # the end of the property element that holds the literal
+                    self.literal_at = None
+            end(element)
 
         expat.CharacterDataHandler = counted_text
         expat.StartElementHandler = counted_start
+        expat.EndElementHandler = counted_end
 
     def where(self) -> str:
         return f"{self.name}:{self.expat.CurrentLineNumber}:{self.expat.CurrentColumnNumber + 1}"
@@ -566,6 +592,15 @@ class _Expansion:
         self.size += n
         if self.size > self.limit:
             raise _too_large(self.where(), self.limit, "its text with the XML entities expanded")
+
+    def literal_work(self, additions: int) -> None:
+        if self.literal_at is None:
+            return
+        self.work += additions * (self.expat.CurrentByteIndex - self.literal_at)
+        if self.work > _XML_LITERAL_WORK:
+            raise OntologyError("RDF/XML error: XML literals (rdf:parseType=\"Literal\") too large for the reader, "
+                                "whose work grows with the square of a literal's elements: write such text as a "
+                                "plain string literal, or in smaller literals", self.where())
 
     def declared(self, entity, parameter, value, base, system_id, public_id, notation) -> None:
         if parameter:

@@ -269,3 +269,40 @@ def test_a_string_that_runs_to_the_end_of_the_file_is_an_error_not_a_traceback(t
     code = cli.main(["explain", str(_rules(tmp_path)), "--ontology", str(path)])
     assert (code, capsys.readouterr().err) == (
         2, f"cep: error: {path}: Turtle syntax error: a string literal that does not end\n")
+
+
+# ------------------------------------------------------------ XML literals
+
+
+def test_an_xml_literal_rdflib_would_read_for_hours_is_refused(tmp_path):
+    """rdflib parses an XML literal's value again at each element added to
+    it: 800 elements took 4 s, these 100,000 (800 KB) would take hours."""
+    path = tmp_path / "big.rdf"
+    path.write_text(RDF_HEAD + f'<rdf:Description rdf:about="{EX}x"><ex:p rdf:parseType="Literal">'
+                    + "<a>b</a>" * 100_000 + "</ex:p></rdf:Description>\n</rdf:RDF>\n")
+    code, err = _cep(tmp_path, "--ontology", path)
+    assert code == 2, err
+    assert err.startswith(f"cep: error: {path}:3:") and err.endswith(
+        ': RDF/XML error: XML literals (rdf:parseType="Literal") too large for the reader, whose work grows with '
+        "the square of a literal's elements: write such text as a plain string literal, or in smaller literals\n")
+
+
+def test_ordinary_xml_literals_read_as_before(tmp_path):
+    path = tmp_path / "doc.rdf"
+    path.write_text(RDF_HEAD + "".join(
+        f'<rdf:Description rdf:about="{EX}x{i}"><ex:p rdf:parseType="Literal">some <b>bold</b> text</ex:p>'
+        '<ex:q rdf:parseType="Resource"><ex:r>plain</ex:r></ex:q></rdf:Description>\n' for i in range(200))
+        + "</rdf:RDF>\n")
+    triples = read_ontology(path)
+    assert len(triples) == 600
+    assert (f"<{EX}x7>", f"<{EX}p>", '"some <b>bold</b> text"^^<http://www.w3.org/1999/02/22-rdf-syntax-ns#'
+                                      'XMLLiteral>') in triples
+
+
+def test_a_local_name_of_escapes_is_bounded_alike(tmp_path):
+    path = tmp_path / "name.ttl"
+    path.write_text(f"@prefix : <{EX}> .\n:a :p :x" + "\\#" * 2_000_000 + " .\n")
+    code, err = _cep(tmp_path, "--ontology", path)
+    assert code == 2, err
+    assert err.startswith(f"cep: error: {path}:2: Turtle error: a name of 4,000,000 characters with 2,000,000 line "
+                          "breaks, quotes or backslashes")
