@@ -428,8 +428,6 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
                 _parse_rdfxml(graph, data, public_id, _XmlBounds(name, limit))
             else:
                 graph.parse(data=data, format=fmt, publicID=public_id)
-    except AssertionError:  # rdflib's Turtle reader asserts that a string ends
-        raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: a string literal that does not end", name) from None
     except RecursionError:  # rdflib's Turtle reader recurses once per nested [ ] or ( )
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: blank nodes or collections nested too deeply "
                             f"for the reader (at most a few hundred levels)", name) from None
@@ -445,6 +443,13 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
         raise OntologyError(f"RDF/XML error: {m.group(3)}", f"{name}:{m.group(1)}:{int(m.group(2)) + 1}") from None
     except ValueError as exc:  # rdflib's terms refuse some values (a bad language tag) without a line
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: {exc}", name) from None
+    except (AssertionError, AttributeError, IndexError, KeyError, TypeError) as exc:
+        # rdflib's Turtle reader fails so on some malformed input, with no
+        # position: a string that runs to the end of the file (an assert),
+        # a datatype that is no IRI ("1"^^.x), a ?variable, ...
+        detail = " ".join(str(exc).split())[:100]
+        raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: the reader stopped on malformed input "
+                            f"({type(exc).__name__}{': ' if detail else ''}{detail})", name) from None
 
     texts: dict = {}  # most terms recur: convert each once
 

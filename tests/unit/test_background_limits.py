@@ -15,6 +15,8 @@ import sys
 import zlib
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from cep import cli
 from cep.background.knowledge import load_background
@@ -263,12 +265,19 @@ def test_ordinary_literals_of_many_kinds_read_as_before(tmp_path):
     assert got[f"<{EX}t>"] == '"' + "line\\n" * 1000 + '"'
 
 
-def test_a_string_that_runs_to_the_end_of_the_file_is_an_error_not_a_traceback(tmp_path, capsys):
-    path = tmp_path / "cut.ttl"
-    path.write_text(f"@prefix : <{EX}> .\n:a :p \"\"\"never ends")
+@pytest.mark.parametrize("name, text, failure", [
+    ("cut.ttl", ':a :p """never ends', "AssertionError: Quote expected in string at ^ in "),  # at the end of the file
+    ("type.ttl", ':a :p "1"^^.x:y .\n', "IndexError: list index out of range"),
+    ("var.trig", ':g { :a :p :b }\n:a :p? 1 .\n', "AttributeError: 'NoneType' object has no attribute"),
+])
+def test_malformed_turtle_that_trips_rdflib_is_an_error_not_a_traceback(tmp_path, capsys, name, text, failure):
+    path = tmp_path / name
+    path.write_text(f"@prefix : <{EX}> .\n" + text)
     code = cli.main(["explain", str(_rules(tmp_path)), "--ontology", str(path)])
-    assert (code, capsys.readouterr().err) == (
-        2, f"cep: error: {path}: Turtle syntax error: a string literal that does not end\n")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"cep: error: {path}: T") and f" syntax error: the reader stopped on malformed input " \
+                                                       f"({failure}" in err
 
 
 # ------------------------------------------------------------ XML literals
@@ -306,3 +315,62 @@ def test_a_local_name_of_escapes_is_bounded_alike(tmp_path):
     assert code == 2, err
     assert err.startswith(f"cep: error: {path}:2: Turtle error: a name of 4,000,000 characters with 2,000,000 line "
                           "breaks, quotes or backslashes")
+
+
+# ------------------------------------------------------------------ fuzzing
+
+_SAMPLES = None
+
+
+def _samples():
+    """Valid files of every background format (those of test_background_load)."""
+    global _SAMPLES
+    if _SAMPLES is None:
+        from tests.unit.test_background_load import OBO_SAMPLE, SAMPLES
+
+        _SAMPLES = sorted({**SAMPLES, "sample.obo": OBO_SAMPLE}.items())
+    return _SAMPLES
+
+
+_ODD_BYTES = b'<>"\'\\:#@^_.;,[](){}\n\r\t %&!?=/'
+
+
+@st.composite
+def _mangled(draw):
+    """A sample file of some format, changed in a few places: bytes and runs
+    of the characters that matter to the syntaxes put in, spans taken out or
+    copied elsewhere; gzipped or not."""
+    name, text = draw(st.sampled_from(_samples()))
+    data = bytearray(text.encode())
+    for _ in range(draw(st.integers(1, 6))):
+        at = draw(st.integers(0, len(data)))
+        kind = draw(st.sampled_from(["insert", "delete", "copy", "byte"]))
+        if kind == "insert":
+            byte = draw(st.sampled_from(list(_ODD_BYTES)) | st.integers(0, 255))
+            data[at:at] = bytes([byte]) * draw(st.sampled_from([1, 1, 2, 3, 40]))
+        elif kind == "delete":
+            del data[at:at + draw(st.integers(1, 20))]
+        elif kind == "copy" and data:
+            start = draw(st.integers(0, len(data) - 1))
+            data[at:at] = data[start:start + draw(st.integers(1, 40))]
+        elif at < len(data):
+            data[at] = draw(st.integers(0, 255))
+    return name + (".gz" if draw(st.booleans()) else ""), bytes(data)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_mangled())
+def test_a_mangled_background_file_is_read_or_refused_with_a_message(tmp_path, case):
+    """Every format, changed at random: its triples or an OntologyError,
+    never another exception (rdflib's Turtle reader raised IndexError,
+    AttributeError and AssertionError on such files). A hang would stop
+    the test run: no example takes more than a fraction of a second."""
+    name, data = case
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    try:
+        triples = read_ontology(path)
+    except OntologyError as exc:
+        assert str(exc).startswith(str(path)), exc
+    else:
+        assert all(len(t) == 3 and all(isinstance(x, str) for x in t) for t in triples)
