@@ -188,7 +188,8 @@ def _ontology_option(parser):
                         help="background knowledge: an RDF file (.ttl .nt .nq .trig .rdf .owl, or .obo "
                              "is_a hierarchies; may be gzipped) whose RDFS closure the rules match "
                              "events against and join with (repeatable; with the files the rules name "
-                             "with FROM <file>, one background graph)")
+                             "with FROM <file>, one background graph; at most 256 MiB of text each, "
+                             "CEP_MAX_BACKGROUND_SIZE in the environment sets another limit)")
     parser.add_argument("--allow-from", action="append", default=[], metavar="DIR",
                         help="a folder whose files the rules may name with FROM <file>, beyond the rule "
                              "file's own folder and the --ontology files (repeatable)")
