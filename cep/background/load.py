@@ -121,7 +121,7 @@ def _too_large(name: str, limit: int, what: str) -> OntologyError:
                          f"{LIMIT_VARIABLE}={_size_text(2 * limit, setting=True)})", name)
 
 
-def not_regular(mode: int) -> str | None:
+def _not_regular(mode: int) -> str | None:
     """What a file of this st_mode is, when it is not a regular file."""
     for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
                        (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -167,7 +167,7 @@ def from_file(path: str, folder: Path, allow=()) -> Path:
         raise OntologyError(f"the background file {resolved} does not exist") from None
     except OSError as exc:
         raise OntologyError(f"the background file {resolved} cannot be read: {exc.strerror or exc}") from None
-    kind = not_regular(mode)
+    kind = _not_regular(mode)
     if kind is not None:
         raise OntologyError(f"the background file {resolved} is {kind}, not a regular file")
     format_of(resolved)
@@ -210,7 +210,7 @@ def _read_bytes(path: Path, limit: int) -> bytes:
         raise OntologyError("no such file", name) from None
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
         raise OntologyError(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", name) from None
-    kind = not_regular(os.fstat(fd).st_mode)
+    kind = _not_regular(os.fstat(fd).st_mode)
     if kind is not None:
         os.close(fd)
         raise OntologyError(f"is {kind}, not a regular file", name)
