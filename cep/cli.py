@@ -188,7 +188,20 @@ def _ontology_option(parser):
                         help="background knowledge: an RDF file (.ttl .nt .nq .trig .rdf .owl, or .obo "
                              "is_a hierarchies; may be gzipped) whose RDFS closure the rules match "
                              "events against and join with (repeatable; with the files the rules name "
-                             "with FROM <file>, one background graph)")
+                             "with FROM <file>, one background graph; at most 256 MiB of text each, "
+                             "CEP_MAX_BACKGROUND_SIZE in the environment sets another limit)")
+    parser.add_argument("--allow-from", action="append", default=[], metavar="DIR",
+                        help="a folder whose files the rules may name with FROM <file>, beyond the rule "
+                             "file's own folder and the --ontology files (repeatable)")
+
+
+def _allow_from(args) -> list:
+    """What FROM may read beyond each rule file's folder: the --allow-from
+    folders and the --ontology files."""
+    for folder in args.allow_from:
+        if not Path(folder).is_dir():
+            raise UsageError(f"--allow-from {folder}: not a folder")
+    return [*args.allow_from, *args.ontology]
 
 
 def _background(args, queries):
@@ -234,9 +247,10 @@ def _say(message: str) -> None:
     print(f"cep: {message}", file=sys.stderr, flush=True)
 
 
-def load_queries(paths, policy=None):
+def load_queries(paths, policy=None, allow_from=()):
     """The queries of the rule files, with the run's default `policy`
-    (--policy); each query's warnings go to stderr."""
+    (--policy) and what FROM may read beyond the rule files' folders
+    (_allow_from); each query's warnings go to stderr."""
     for path in paths:
         p = Path(path)
         if not p.exists():
@@ -245,7 +259,7 @@ def load_queries(paths, policy=None):
             raise UsageError(f"{path}: is a directory; give the rule files (for example {path}/*.rq)")
     from cep.rules import load_rules
 
-    queries = load_rules([str(p) for p in paths], policy)
+    queries = load_rules([str(p) for p in paths], policy, allow_from)
     for query in queries:
         for warning in query.warnings:
             _say(f"warning: {warning}")
@@ -336,7 +350,7 @@ def _run_spark(args) -> int:
         raise UsageError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
     if args.trigger and not args.follow:
         raise UsageError("--trigger sets the interval of a followed run: use it with --follow")
-    queries = load_queries(args.rules, args.policy)
+    queries = load_queries(args.rules, args.policy, _allow_from(args))
     if args.format != "parquet":
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
@@ -379,7 +393,7 @@ def _run_local(args) -> int:
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
     files = input_streams(args.events)  # missing paths and unknown types fail before any work
-    queries = load_queries(args.rules, args.policy)
+    queries = load_queries(args.rules, args.policy, _allow_from(args))
     check_format(args.format, queries)
     background = _background(args, queries)
     user = _user_prolog(args, queries)
@@ -444,7 +458,7 @@ def cmd_explain(args) -> int:
 
     from cep.spark import routing
 
-    queries = load_queries(args.rules, args.policy)
+    queries = load_queries(args.rules, args.policy, _allow_from(args))
     background = _background(args, queries)
     text = explain(queries, background, _user_prolog(args, queries))
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
@@ -455,7 +469,7 @@ def cmd_explain(args) -> int:
 def cmd_compile(args) -> int:
     from cep.compile import compile_rules
 
-    queries = load_queries(args.rules, args.policy)
+    queries = load_queries(args.rules, args.policy, _allow_from(args))
     text = compile_rules(queries, _background(args, queries), _user_prolog(args, queries))
     if not text.endswith("\n"):
         text += "\n"

@@ -5,7 +5,12 @@
     with_policy(queries, policy) -> list[Query]  the run's default @policy
 
 Both loaders take `policy=`, the consumption policy of the queries that
-carry no @policy annotation (docs/language.md, "Consumption policies").
+carry no @policy annotation (docs/language.md, "Consumption policies"),
+and `allow_from=`, the folders (and files; a path or a list of them)
+beyond a rule file's own folder
+whose files its FROM clauses may read (docs/language.md, "Naming the
+background in a rule file"; for text not read from a file, the current
+directory stands for the rule file's folder).
 
 A rule file holds one or more queries (see docs/language.md): parsed by
 cep.syntax, translated and checked by cep.algebra.translate. Every problem
@@ -25,9 +30,11 @@ from cep.errors import QueryError
 from cep.syntax import parse
 
 
-def parse_rules(text: str, filename: str = "<string>", policy: str | None = None) -> list:
+def parse_rules(text: str, filename: str = "<string>", policy: str | None = None, allow_from=()) -> list:
     """The queries of one rule file, in file order."""
-    return with_policy(translate(parse(text, filename), filename), policy)
+    if isinstance(allow_from, (str, Path)):  # one folder (a str is no list of them)
+        allow_from = [allow_from]
+    return with_policy(translate(parse(text, filename), filename, allow_from), policy)
 
 
 def with_policy(queries, policy: str | None) -> list:
@@ -44,7 +51,7 @@ def with_policy(queries, policy: str | None) -> list:
             for q in queries]
 
 
-def load_rules(paths, policy: str | None = None) -> list:
+def load_rules(paths, policy: str | None = None, allow_from=()) -> list:
     """The queries of the given files; a directory stands for its *.rq
     files in name order. A single path may be given as a str or Path."""
     if isinstance(paths, (str, Path)):
@@ -66,7 +73,7 @@ def load_rules(paths, policy: str | None = None) -> list:
             raise QueryError(f"cannot read rule file {file}: {exc.strerror}") from None
         except UnicodeDecodeError as exc:
             raise QueryError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        for q in parse_rules(text, str(file)):
+        for q in parse_rules(text, str(file), allow_from=allow_from):
             if q.name in where:
                 raise QueryError(f"a query named {q.name} is already defined at {where[q.name]}",
                                  q.pos)

@@ -24,9 +24,10 @@ SELECT * leaves them out). Constants are canonical N-Triples text.
 
 `FROM <file>` (SPARQL's dataset clause) names a background file: a file:
 IRI, or a relative IRI with no BASE in force, which is a path from the rule
-file's directory; the file must exist. Query.ontologies holds the absolute
-paths; cep.background.knowledge.ontology_paths makes the run's one
-background graph of them.
+file's directory; the file must lie under that directory or be allowed by
+`allow_from` (cep.background.load.from_file), and exist. Query.ontologies
+holds the absolute paths; cep.background.knowledge.ontology_paths makes the
+run's one background graph of them.
 
 Positions (file, line, column): a Triple's is where it starts (its subject,
 or the predicate after `;`, or the object after `,`); an operator's is its
@@ -40,14 +41,13 @@ from __future__ import annotations
 import dataclasses
 import re
 from pathlib import Path
-from urllib.parse import unquote
 
 from lark import Token, Tree
 
 from cep import terms
 from cep.algebra import ops
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
-from cep.background.load import format_of
+from cep.background.load import from_file
 from cep.errors import OntologyError, QueryError
 
 XSD = terms.XSD
@@ -134,9 +134,10 @@ LOCAL_ONLY = ("only local files can be loaded as background knowledge, not <{iri
               "file: IRI, FROM <file:///data/roads.ttl>")
 
 
-def translate(tree: Tree, filename: str = "<string>") -> list:
-    """The queries of a parsed rule file, in file order."""
-    return _File(filename).translate(tree)
+def translate(tree: Tree, filename: str = "<string>", allow_from=()) -> list:
+    """The queries of a parsed rule file, in file order. `allow_from`: the
+    folders (and files) beyond the rule file's folder that FROM may read."""
+    return _File(filename, allow_from).translate(tree)
 
 
 # ------------------------------------------------------------------ IRIs
@@ -263,8 +264,9 @@ class _File:
     """Walks the units of a file: declarations stay in force for the later
     queries, annotations attach to the next query."""
 
-    def __init__(self, filename: str):
+    def __init__(self, filename: str, allow_from=()):
         self.filename = filename
+        self.allow_from = tuple(allow_from)
         self.base = None
         self.prefixes = {}
 
@@ -687,34 +689,32 @@ class _Query:
 
     def dataset(self, clauses) -> tuple:
         """The background files named by FROM (SPARQL [13] DatasetClause),
-        as absolute paths in order. A file must exist when the rules are
-        loaded, so that a wrong name stops the run before any event."""
+        as absolute paths in order. A file must be one FROM may read, and
+        exist, when the rules are loaded, so that a wrong name stops the
+        run before any event."""
         out = []
         for clause in clauses:
             if clause.children[1].type == "NAMED":
                 raise self.error(FROM_NAMED, clause)
             path = self.local_path(clause.children[-1], clause)
-            if not path.is_file():
-                what = "is a directory, not a file" if path.is_dir() else "does not exist"
-                raise self.error(f"the background file {path} {what}", clause)
             try:
-                format_of(path)
+                out.append(str(from_file(path, self.file.directory, self.file.allow_from)))
             except OntologyError as exc:
                 raise self.error(exc.message, clause) from None
-            out.append(str(path))
         return tuple(out)
 
-    def local_path(self, token: Token, clause: Tree) -> Path:
-        """The file a FROM IRI names: a file: IRI, or a relative IRI when no
-        BASE is in force, read as a path from the rule file's directory."""
+    def local_path(self, token: Token, clause: Tree) -> str:
+        """The path, percent-encoded, of the file a FROM IRI names: a file:
+        IRI, or a relative IRI when no BASE is in force, read as a path from
+        the rule file's directory."""
         ref = str(token)[1:-1]
         if token.type == "IRIREF" and self.file.base is None and not _SCHEME.match(ref):
-            return (self.file.directory / unquote(ref)).resolve()
+            return ref
         iri = self.iri(token)  # BASE and prefixes, as for every IRI
         scheme, authority, path, _, _ = _IRI_PARTS.match(iri).groups()
         if scheme.lower() != "file" or authority not in (None, "", "localhost"):
             raise self.error(LOCAL_ONLY.format(iri=iri), clause)
-        return (self.file.directory / unquote(path)).resolve()
+        return path
 
     def update(self, body: Tree, tree: Tree, name, options, pos, ontologies) -> ops.Query:
         """DELETE { ... } INSERT { ... } WHERE ...: a rule whose solutions

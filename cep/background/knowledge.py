@@ -99,8 +99,17 @@ def run_background(queries, ontology=None) -> Background | None:
             raise UsageError(f"the rules name {', '.join(missing)} with FROM, and the background given "
                              f"does not hold it: load it with the other files (load_background)")
         return ontology
-    given = [ontology] if isinstance(ontology, (str, Path)) else list(ontology or ())
-    return load_background(ontology_paths(queries, given))
+    return load_background(ontology_paths(queries, given_files(ontology)))
+
+
+def given_files(ontology) -> list:
+    """The paths of an argument of the Python API that takes a path or a
+    list of them (or, for `ontology`, a Background: its files); None for none."""
+    if ontology is None:
+        return []
+    if hasattr(ontology, "schema"):
+        return list(ontology.sources)
+    return [ontology] if isinstance(ontology, (str, Path)) else list(ontology)
 
 
 def load_background(paths) -> Background | None:

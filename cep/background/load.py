@@ -31,6 +31,20 @@ labels of blank nodes whose triples read alike.
 A file that cannot be read raises OntologyError, whose pos is the path, or
 path:line:column (path:line where the parser does not give the column) of
 the problem.
+
+Hostile files meet limits before they can exhaust the machine: a file's
+text (after gzip decompression, and in RDF/XML after entity expansion) may
+hold at most size_limit() bytes, CEP_MAX_BACKGROUND_SIZE in the
+environment (default 256 MiB), so that a small gzip bomb or a few
+nested XML entities ("billion laughs") stop with a message naming the file
+and the limit. An environment variable rather than an option, because the
+limit guards every way background files are read (cep run, explain and
+compile, Engine, cep.spark.detect, the demos) and is a resource policy of
+the machine, not a property of a run. Only regular files are read: a FIFO
+or a device named as a background file would block or never end. Where
+rdflib's readers would take unbounded time on a small file (a Turtle
+literal of millions of lines, blank nodes nested thousands deep), the file
+is refused with a message saying why.
 """
 
 from __future__ import annotations
@@ -38,14 +52,17 @@ from __future__ import annotations
 import gzip
 import hashlib
 import logging
+import os
 import re
+import stat
 import warnings
 import zlib
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import unquote
 
 from cep import terms
-from cep.errors import OntologyError
+from cep.errors import OntologyError, UsageError
 
 RDFS_SUBCLASSOF = terms.iri("http://www.w3.org/2000/01/rdf-schema#subClassOf")
 RDFS_LABEL = terms.iri("http://www.w3.org/2000/01/rdf-schema#label")
@@ -72,14 +89,100 @@ def format_of(path) -> str:
     return fmt
 
 
+LIMIT_VARIABLE = "CEP_MAX_BACKGROUND_SIZE"
+DEFAULT_LIMIT = 256 * 2**20
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def size_limit() -> int:
+    """The most bytes of text a background file may hold: the environment's
+    CEP_MAX_BACKGROUND_SIZE (bytes, or with a unit: 512M, 2G), else 256 MiB."""
+    text = os.environ.get(LIMIT_VARIABLE, "").strip()
+    if not text:
+        return DEFAULT_LIMIT
+    m = re.fullmatch(r"([0-9]{1,15})\s*([KMGT]?)(?:i?B)?", text, re.IGNORECASE)
+    if m is None or int(m.group(1)) == 0:
+        raise UsageError(f"{LIMIT_VARIABLE}={text!r}: expected a size in bytes, or with a unit "
+                         "such as 512M or 2G")
+    return int(m.group(1)) * _UNITS[m.group(2).upper()]
+
+
+def _size_text(n: int, setting: bool = False) -> str:
+    """n bytes for a message (256 MiB), or as CEP_MAX_BACKGROUND_SIZE takes it (256M)."""
+    unit = next((u for u in "TGMK" if n % _UNITS[u] == 0), "")
+    if setting:
+        return f"{n // _UNITS[unit]}{unit}"
+    return f"{n // _UNITS[unit]} {unit}iB" if unit else f"{n:,} bytes"
+
+
+def _too_large(name: str, limit: int, what: str) -> OntologyError:
+    return OntologyError(f"{what} is larger than the limit of {_size_text(limit)} on a background file; "
+                         f"raise it with the environment variable {LIMIT_VARIABLE} (for example "
+                         f"{LIMIT_VARIABLE}={_size_text(2 * limit, setting=True)})", name)
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file of this st_mode is, when it is not a regular file."""
+    for test, kind in ((stat.S_ISDIR, "a directory"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISFIFO, "a named pipe (FIFO)"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None if stat.S_ISREG(mode) else "not a regular file"
+
+
+_ODD = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def from_file(path: str, folder: Path, allow=()) -> Path:
+    """The background file a rule file names with FROM, checked before
+    anything of it is read. `path` is the path of the FROM's IRI, still
+    percent-encoded, absolute or relative to `folder`, the rule file's
+    folder. The file, its symbolic links resolved, must lie under `folder`
+    or under a folder of `allow`, or be a file of `allow` (the run's
+    --ontology files); it must be a regular file of a background type.
+    Raises OntologyError, without a position (the caller has the FROM's);
+    a file outside is refused whether or not it exists."""
+    try:
+        decoded = unquote(path, errors="strict")
+    except UnicodeDecodeError:
+        raise OntologyError(f"the percent-escapes of the path {path} are not UTF-8 text") from None
+    odd = _ODD.search(decoded)
+    if odd is not None:
+        raise OntologyError(f"the path of the background file holds the character U+{ord(odd.group()):04X} "
+                            "(a control character or a lone surrogate), which FROM does not take")
+    try:
+        resolved = (folder / decoded).resolve()
+        roots = [Path(folder).resolve(), *(Path(a).resolve() for a in allow)]
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a loop of symbolic links
+        raise OntologyError(f"the path {decoded} cannot be resolved: {getattr(exc, 'strerror', None) or exc}") from None
+    if not any(resolved == root or root in resolved.parents for root in roots):
+        others = "".join(f", {root}" for root in roots[1:])
+        raise OntologyError(f"the background file {resolved} is outside the folders FROM may read "
+                            f"({roots[0]}, the rule file's{others}): name it with --ontology, or allow its "
+                            "folder with --allow-from DIR (allow_from= in the Python API)")
+    try:
+        mode = resolved.stat().st_mode
+    except FileNotFoundError:
+        raise OntologyError(f"the background file {resolved} does not exist") from None
+    except OSError as exc:
+        raise OntologyError(f"the background file {resolved} cannot be read: {exc.strerror or exc}") from None
+    kind = _not_regular(mode)
+    if kind is not None:
+        raise OntologyError(f"the background file {resolved} is {kind}, not a regular file")
+    format_of(resolved)
+    return resolved
+
+
 def read_ontology(path) -> list[tuple[str, str, str]]:
     """The triples of one background file as canonical N-Triples text."""
     fmt = format_of(path)
     name = str(path)
-    data = _read_bytes(Path(path))
+    limit = size_limit()
+    data = _read_bytes(Path(path), limit)
     nodes = _BlankNodes(path)
     if fmt == "xml":  # the XML declaration names the encoding
-        triples = _read_rdflib(data, fmt, path, nodes)
+        triples = _read_rdflib(data, fmt, path, nodes, limit)
     else:
         text = _decode(data, name)
         if fmt == "obo":
@@ -87,20 +190,46 @@ def read_ontology(path) -> list[tuple[str, str, str]]:
         elif fmt in ("nt", "nquads"):
             triples = _read_lines(text, name, nodes, quads=fmt == "nquads")
         else:
-            triples = _read_rdflib(text, fmt, path, nodes)
+            _check_literals(text, fmt, name)
+            triples = _read_rdflib(text, fmt, path, nodes, limit)
     return list(dict.fromkeys(triples))
 
 
-def _read_bytes(path: Path) -> bytes:
+_CHUNK = 2**20
+
+
+def _read_bytes(path: Path, limit: int) -> bytes:
+    """The file's bytes, decompressed if it is gzipped: at most `limit` of
+    them, read a chunk at a time so that a bomb never takes more memory."""
+    name = str(path)
+    gzipped = path.name.lower().endswith(".gz")
     try:
-        data = path.read_bytes()
-        return gzip.decompress(data) if path.name.lower().endswith(".gz") else data
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except FileNotFoundError:
-        raise OntologyError("no such file", str(path)) from None
-    except OSError as exc:
-        raise OntologyError(f"cannot read the file: {exc.strerror or exc}", str(path)) from None
-    except (EOFError, zlib.error) as exc:
-        raise OntologyError(f"not a complete gzip file: {exc}", str(path)) from None
+        raise OntologyError("no such file", name) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise OntologyError(f"cannot read the file: {getattr(exc, 'strerror', None) or exc}", name) from None
+    kind = _not_regular(os.fstat(fd).st_mode)
+    if kind is not None:
+        os.close(fd)
+        raise OntologyError(f"is {kind}, not a regular file", name)
+    with open(fd, "rb") as raw:
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if gzipped else raw
+        chunks, size = [], 0
+        try:
+            while chunk := stream.read(_CHUNK):
+                size += len(chunk)
+                if size > limit:
+                    raise _too_large(name, limit, "its text once decompressed" if gzipped else "the file")
+                chunks.append(chunk)
+        except gzip.BadGzipFile:
+            raise OntologyError("not a gzip file (its name ends in .gz)", name) from None
+        except (EOFError, zlib.error) as exc:
+            raise OntologyError(f"not a complete gzip file: {exc}", name) from None
+        except OSError as exc:
+            raise OntologyError(f"cannot read the file: {exc.strerror or exc}", name) from None
+    return b"".join(chunks)
 
 
 def _decode(data: bytes, name: str) -> str:
@@ -155,9 +284,9 @@ def _read_lines(text: str, name: str, nodes: _BlankNodes, quads: bool) -> list:
     """N-Triples (or N-Quads, whose graph names are dropped), line by line."""
     fmt = "N-Quads" if quads else "N-Triples"
     cache: dict[str, str] = {}
-    out = []
+    out: dict = {}  # a file of one line repeated holds one triple: memory follows the distinct ones
     with _quiet_rdflib():
-        for number, line in enumerate(_LINE_END.split(text), 1):
+        for number, line in enumerate(_lines(text), 1):
             m = _STATEMENT.match(line)
             if m is None or (m.group(4) and not quads):
                 if _BLANK_OR_COMMENT.match(line):
@@ -177,8 +306,18 @@ def _read_lines(text: str, name: str, nodes: _BlankNodes, quads: bool) -> list:
                     if raw[0] != "_":  # blank nodes are per file, the rest may repeat widely
                         cache[raw] = term
                 triple.append(term)
-            out.append(tuple(triple))
-    return out
+            out[tuple(triple)] = None
+    return list(out)
+
+
+def _lines(text: str):
+    """The lines of the text one at a time (a list of them all would take
+    several times the text's memory)."""
+    start = 0
+    for m in _LINE_END.finditer(text):
+        yield text[start:m.start()]
+        start = m.end()
+    yield text[start:]
 
 
 def _term(raw: str, nodes: _BlankNodes) -> str:
@@ -273,7 +412,7 @@ def _quiet_rdflib():
         logger.setLevel(level)
 
 
-def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
+def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
     from xml.sax import SAXParseException
 
     from rdflib import BNode, Dataset, Graph
@@ -282,9 +421,16 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
 
     graph = Dataset() if fmt == "trig" else Graph()
     name = str(path)
+    public_id = Path(path).resolve().as_uri()
     try:
         with _quiet_rdflib():
-            graph.parse(data=data, format=fmt, publicID=Path(path).resolve().as_uri())
+            if fmt == "xml":
+                _parse_rdfxml(graph, data, public_id, _XmlBounds(name, limit))
+            else:
+                graph.parse(data=data, format=fmt, publicID=public_id)
+    except RecursionError:  # rdflib's Turtle reader recurses once per nested [ ] or ( )
+        raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: blank nodes or collections nested too deeply "
+                            f"for the reader (at most a few hundred levels)", name) from None
     except BadSyntax as exc:
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: {exc._why}", _bad_syntax_pos(exc, name)) from None
     except SAXParseException as exc:  # expat counts columns from 0
@@ -297,6 +443,13 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
         raise OntologyError(f"RDF/XML error: {m.group(3)}", f"{name}:{m.group(1)}:{int(m.group(2)) + 1}") from None
     except ValueError as exc:  # rdflib's terms refuse some values (a bad language tag) without a line
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: {exc}", name) from None
+    except (AssertionError, AttributeError, IndexError, KeyError, TypeError) as exc:
+        # rdflib's Turtle reader fails so on some malformed input, with no
+        # position: a string that runs to the end of the file (an assert),
+        # a datatype that is no IRI ("1"^^.x), a ?variable, ...
+        detail = " ".join(str(exc).split())[:100]
+        raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: the reader stopped on malformed input "
+                            f"({type(exc).__name__}{': ' if detail else ''}{detail})", name) from None
 
     texts: dict = {}  # most terms recur: convert each once
 
@@ -314,6 +467,157 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes) -> list:
         raise OntologyError(f"a term that N-Triples cannot write: {exc}", name) from None
     return [tuple(nodes.label(node) if isinstance(node, BNode) else text for text, node in zip(*row))
             for row in rows]
+
+
+# Turtle and TriG tokens that may hold a quote: rdflib's reader builds a
+# string literal a piece at a time, a piece ending at each line break,
+# quote or backslash, so its time grows with their number times the
+# literal's length (a 4 MB literal of two million lines: many minutes);
+# likewise a local name with escapes (:a\#\#...).
+_TURTLE_TOKENS = re.compile(r"""
+    \\.(?:[^\s\\<>"'#(),;\[\]{}^]*+\\.)*+        # the escapes of a local name: \#, \'
+  | \#[^\r\n]*+                                   # a comment
+  | <(?:[^<>"{}|^`\\\x00-\x20]++|\\[uU])*+>       # an IRI
+  | \"\"\"(?:[^"\\]++|\\.|""?(?!"))*+"{3,5}       # long strings
+  | '''(?:[^'\\]++|\\.|''?(?!'))*+'{3,5}
+  | "(?:[^"\\\r\n]++|\\.)*+"                      # short strings
+  | '(?:[^'\\\r\n]++|\\.)*+'
+""", re.VERBOSE | re.DOTALL)
+_PIECES = ("\n", "\r", "\\", '"', "'")
+_LITERAL_WORK = 2**35  # pieces x length, summed over a file's literals: a few seconds of rdflib's time
+
+
+def _check_literals(text: str, fmt: str, name: str) -> None:
+    """Refuse a Turtle or TriG file whose literals would take rdflib
+    unbounded time (see _TURTLE_TOKENS), before it is given to rdflib."""
+    work = 0
+    for m in _TURTLE_TOKENS.finditer(text):
+        token = m.group()
+        if token[0] not in "\"'\\":  # a string, or escapes in a name, which rdflib reads alike
+            continue
+        pieces = sum(map(token.count, _PIECES))
+        work += pieces * len(token)
+        if work > _LITERAL_WORK:
+            line = text.count("\n", 0, m.start()) + 1
+            what = "a name" if token[0] == "\\" else "a literal"
+            raise OntologyError(
+                f"{_FORMAT_NAMES[fmt]} error: {what} of "
+                f"{len(token):,} characters with {pieces:,} line breaks, quotes or backslashes: the reader's time "
+                "grows with their number times the length of the literal, and the file's literals are past its "
+                "bound; write such text in shorter literals, or the file as N-Triples", f"{name}:{line}")
+
+
+# Expat gives a run of text to rdflib in one piece up to this size; in
+# smaller pieces (a line, an entity) rdflib's RDF/XML reader takes time
+# quadratic in a literal's length (a 1.6 MB literal of short lines: 40 s).
+_XML_TEXT_BUFFER = 8 * 2**20
+_XML_LITERAL_WORK = 2**25  # bytes of XML literal parsed again: some 10 s of rdflib's time
+_RDF_NS = "http://www.w3.org/1999/02/22-rdf-syntax-ns#"
+
+
+def _parse_rdfxml(graph, data: bytes, public_id: str, bounds: _XmlBounds) -> None:
+    """rdflib's RDF/XML reader, as Graph.parse runs it, on an expat parser
+    bounded by `bounds`. xml.sax makes a new expat parser in each
+    parse's reset, so the bounds are set there."""
+    from rdflib.parser import create_input_source
+    from rdflib.plugins.parsers.rdfxml import create_parser
+
+    source = create_input_source(data=data, publicID=public_id, format="xml")
+    reader = create_parser(source, graph)
+    reset = reader.reset
+
+    def bounded_reset():
+        reset()
+        bounds.bound(reader._parser)
+
+    reader.reset = bounded_reset
+    try:
+        reader.parse(source)
+    finally:
+        source.close()
+
+
+class _XmlBounds:
+    """The bounds of one RDF/XML file. Entities defined with other entities
+    (how "billion laughs" bombs grow), parameter entities and external
+    entities are refused where they are declared; the text of the others,
+    expanded, counts with the rest of the file's text against the size
+    limit. And the work of its XML literals (rdf:parseType="Literal") is
+    bounded: rdflib makes a literal's value again, parsing all of its XML,
+    at each element or text run added to it, so that work grows with the
+    square of a literal's size (800 empty elements in one literal: 4 s)."""
+
+    def __init__(self, name: str, limit: int):
+        self.name = name
+        self.limit = limit
+        self.size = 0
+        self.literal_at = None  # the byte where the XML literal being read starts
+        self.depth = 0  # elements open within it
+        self.work = 0  # bytes of XML literal parsed again, summed
+        self.expat = None
+
+    def bound(self, expat) -> None:
+        self.expat = expat
+        expat.buffer_text = True
+        expat.buffer_size = _XML_TEXT_BUFFER
+        expat.EntityDeclHandler = self.declared
+        text, start, end = expat.CharacterDataHandler, expat.StartElementHandler, expat.EndElementHandler
+
+        def counted_text(data):
+            self.count(len(data))
+            self.literal_work(1)
+            text(data)
+
+        def counted_start(element, attributes):
+            self.count(sum(map(len, attributes.values())))
+            if self.literal_at is not None:
+                self.depth += 1
+                self.literal_work(1 + len(attributes))
+            elif any(key.split(" ")[:2] == [_RDF_NS, "parseType"] and value not in ("Resource", "Collection")
+                     for key, value in attributes.items()):  # rdflib reads any other parseType as Literal
+                self.literal_at, self.depth = expat.CurrentByteIndex, 0
+            start(element, attributes)
+
+        def counted_end(element):
+            if self.literal_at is not None:
+                self.literal_work(1)
+                self.depth -= 1
+                if self.depth < 0:  # the end of the property element that holds the literal
+                    self.literal_at = None
+            end(element)
+
+        expat.CharacterDataHandler = counted_text
+        expat.StartElementHandler = counted_start
+        expat.EndElementHandler = counted_end
+
+    def where(self) -> str:
+        return f"{self.name}:{self.expat.CurrentLineNumber}:{self.expat.CurrentColumnNumber + 1}"
+
+    def count(self, n: int) -> None:
+        self.size += n
+        if self.size > self.limit:
+            raise _too_large(self.where(), self.limit, "its text with the XML entities expanded")
+
+    def literal_work(self, additions: int) -> None:
+        if self.literal_at is None:
+            return
+        self.work += additions * (self.expat.CurrentByteIndex - self.literal_at)
+        if self.work > _XML_LITERAL_WORK:
+            raise OntologyError("RDF/XML error: XML literals (rdf:parseType=\"Literal\") too large for the reader, "
+                                "whose work grows with the square of a literal's elements: write such text as a "
+                                "plain string literal, or in smaller literals", self.where())
+
+    def declared(self, entity, parameter, value, base, system_id, public_id, notation) -> None:
+        if parameter:
+            why = "a parameter entity (%name;)"
+        elif value is None:
+            why = "an external entity (SYSTEM or PUBLIC): background files are read alone"
+        elif "&" in value:
+            why = "defined with another entity or an escaped '&' (entities within entities are how XML bombs grow)"
+        else:
+            return
+        raise OntologyError(f"RDF/XML error: the entity {entity} is {why}; write its text where it is "
+                            "used, or define it as plain text", self.where())
 
 
 def _bad_syntax_pos(exc, name: str) -> str:

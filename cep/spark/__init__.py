@@ -101,18 +101,18 @@ def spark_session(master: str | None = None, app: str = "cep"):
     return spark
 
 
-def _queries(rules):
+def _queries(rules, allow_from=()):
     from cep.algebra import ops
     from cep.rules import load_rules, parse_rules
 
     if isinstance(rules, (str, Path)) and Path(rules).exists():
-        return list(load_rules([Path(rules)]))
+        return list(load_rules([Path(rules)], allow_from=allow_from))
     if isinstance(rules, str):
-        return list(parse_rules(rules, "<rules>"))
+        return list(parse_rules(rules, "<rules>", allow_from=allow_from))
     rules = list(rules)
     if all(isinstance(q, ops.Query) for q in rules):
         return rules
-    return list(load_rules([Path(r) for r in rules]))
+    return list(load_rules([Path(r) for r in rules], allow_from=allow_from))
 
 
 def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, prolog=None) -> Spec:
@@ -326,7 +326,7 @@ def _finish(raw):
 
 
 def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
-           end_markers: str | None = None, prolog=None, policy: str | None = None):
+           end_markers: str | None = None, prolog=None, policy: str | None = None, allow_from=()):
     """Answers (and late and rejected events) of a rule set over a DataFrame
     of events; see the module's docstring. `rules`: a rule file's path,
     EP-SPARQL text, or parsed queries. `ontology`: background knowledge,
@@ -336,12 +336,16 @@ def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: 
     docs/language.md), loaded here first: a file that does not load raises
     PrologFileError. `end_markers`: a folder watched for the marks of
     end_input (streams only). `policy`: the consumption policy of the
-    queries without an @policy annotation (cep.rules.with_policy)."""
-    from cep.background.knowledge import run_background
+    queries without an @policy annotation (cep.rules.with_policy).
+    `allow_from`: folders (a path or a list) whose files the rules may
+    name with FROM, beyond the rule file's folder (the current one for
+    EP-SPARQL text) and the `ontology` files, as cep.rules.load_rules takes
+    it; rules given parsed were checked when they were parsed."""
+    from cep.background.knowledge import given_files, run_background
     from cep.rules import with_policy
     from cep.user_prolog import load_user_prolog
 
-    queries = with_policy(_queries(rules), policy)
+    queries = with_policy(_queries(rules, [*given_files(allow_from), *given_files(ontology)]), policy)
     background = run_background(queries, ontology)
     spec = plan(queries, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog))
     return _finish(run(_times(events), spec, lateness, end_markers))

@@ -54,8 +54,8 @@ def rules(monkeypatch, tmp_path):
     state = types.SimpleNamespace(queries=[select()], loaded=None)
     module = types.ModuleType("cep.rules")
 
-    def load_rules(paths, policy=None):
-        state.loaded, state.policy = list(paths), policy
+    def load_rules(paths, policy=None, allow_from=()):
+        state.loaded, state.policy, state.allow_from = list(paths), policy, list(allow_from)
         return list(state.queries)
 
     module.load_rules = load_rules
