@@ -887,10 +887,24 @@ def path_term(path) -> pl.Term:
     """A property path as the term prolog/cep_paths.pl interprets."""
     if isinstance(path, str):
         return pl.Struct("iri", terms.to_prolog(path))
+    path = _one_closure(path)
     args = [path_term(a) for a in path.args]
     if path.op in ("/", "|"):
         return pl.Struct(PATH_FUNCTORS[path.op], pl.PList(args))
     return pl.Struct(PATH_FUNCTORS[path.op], *args)
+
+
+def _one_closure(path):
+    """A closure of a closure as one closure, so that nesting them costs
+    nothing (each would run its inner closure from every node it
+    reaches): closures are sets of pairs, so (p+)+ is p+, (p?)? is p?,
+    and any other two, such as (p+)* or (p?)+, make p*."""
+    if path.op not in ops.PATH_CLOSURES or isinstance(path.args[0], str):
+        return path
+    inner = _one_closure(path.args[0])
+    if inner.op in ops.PATH_CLOSURES:
+        return ops.Path(path.op if path.op == inner.op else "*", inner.args)
+    return ops.Path(path.op, (inner,))
 
 
 def _seqright(step, opt, mand):
