@@ -48,7 +48,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.background.rdfs import SCHEMA_PREDICATES
 from cep.binarize import Leaf, Plan, Step
-from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.compile.expr import ExprCompiler, conj, for_queries, ite, q
 from cep.compile.windows import window_items
 from cep.errors import QueryError
 from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
@@ -255,14 +255,17 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
 
     streamed = is_streamed(plan)
     count_streams(plan)  # the count windows' streams agree
+    part_of = _part_of(plan)
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
-        items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
+        with for_queries(part_of[node.id]):
+            items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
+            built = None if isinstance(node, Leaf) else _step(plan, node, hoist, graph)
         if isinstance(node, Leaf):
             rules = _leaf_rules(node, background)
             items += _stream_rules(rules, node.streams) if streamed else rules
         else:
-            step_items, stores, scope, check = _step(plan, node, hoist, graph)
+            step_items, stores, scope, check = built
             items += step_items
             dynamic += stores
             if scope == "group":
@@ -294,7 +297,7 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     items.append(pl.Clause(pl.Struct("$clock", -(2**62), max(period, 1))))
 
     if deriving:
-        group_scoped.append("$derived/5")
+        group_scoped.append("$derived/6")
     items.append(pl.Clause(A("$end_group"), tuple(
         pl.Struct("retractall", pl.Struct(s.split("/")[0], *(pl.Var("_") for _ in range(int(s.split("/")[1])))))
         for s in group_scoped) + ((A("$apply_updates"),) if updates else ()) or (T,)))
@@ -324,7 +327,10 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     if not checks:
         items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
 
-    projections = [_projection(plan, i, out) for i, out in enumerate(plan.outputs)]
+    projections = []
+    for i, out in enumerate(plan.outputs):
+        with for_queries((i,)):
+            projections.append(_projection(plan, i, out))
     layouts = [layout for _, layout in projections]
     width = answer_width(layouts)
     # a CONSTRUCT rule's result is a set of triple occurrences: equal
@@ -338,6 +344,22 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     if not distinct:
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
     return items, layouts
+
+
+def _part_of(plan) -> dict:
+    """Node id -> the indexes of the queries (outputs) it is part of."""
+    part_of = {node.id: [] for node in plan.nodes}
+    for index, out in enumerate(plan.outputs):
+        todo, seen = [out.root], set()
+        while todo:
+            node = plan.node(todo.pop())
+            if node.id in seen:
+                continue
+            seen.add(node.id)
+            part_of[node.id].append(index)
+            if not isinstance(node, Leaf):
+                todo += [node.left, node.right]
+    return part_of
 
 
 def _reaches(plan, root, node_id) -> bool:
@@ -378,17 +400,17 @@ def _derivations(plan, deriving, deferred) -> list:
     instant with its interval ('$derived'); the runtime feeds the queue
     back as events before the instant's optional checks and after each
     stratum of them ('$waiting': a check has mandatory solutions left)."""
-    Q, V, Ts, Te, Fs, Tr, S, P, O = (pl.Var(n) for n in ("Q", "V", "Ts", "Te", "Fs", "Tr", "S", "P", "O"))
-    items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, 5))) for n in ("$derived", "$queued")]
+    Q, V, Ts, Te, Fs, Tr, S, P, O, M = (pl.Var(n) for n in ("Q", "V", "Ts", "Te", "Fs", "Tr", "S", "P", "O", "M"))
+    items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, a))) for n, a in (("$derived", 6), ("$queued", 5))]
+    # queued once per instant, counted against the limits (cep_runtime:cep_queue/7)
     items.append(pl.Clause(pl.Struct("$derive", Q, V, Ts, Te), (
-        pl.Struct("$project", Q, V, Ts, Te, Fs), pl.Struct("$template", Q, Fs, Tr),
-        pl.Struct("forall", pl.Struct("member", pl.Struct("t", S, P, O), Tr), pl.Struct("$queue", S, P, O, Ts, Te)))))
-    items.append(pl.Clause(pl.Struct("$queue", S, P, O, Ts, Te), (ite(
-        pl.Struct("$derived", S, P, O, Ts, Te), T,
-        conj([pl.Struct("assertz", pl.Struct("$derived", S, P, O, Ts, Te)),
-              pl.Struct("assertz", pl.Struct("$queued", S, P, O, Ts, Te))])),)))
+        pl.Struct("$project", Q, V, Ts, Te, Fs), pl.Struct("$template", Q, Fs, Tr), pl.Struct("context_module", M),
+        pl.Struct("forall", pl.Struct("member", pl.Struct("t", S, P, O), Tr),
+                  q(RUNTIME, "cep_queue", M, Q, S, P, O, Ts, Te)))))
     items.append(pl.Clause(pl.Struct("$derivable", pl.Struct("t", S, P, O)), (
         pl.Struct("ground", pl.Struct("t", S, P, O)), pl.Struct("atom", P), _resource(S))))
+    # the rules' names, for errors (cep_runtime:cep_queue/7)
+    items += [pl.Clause(pl.Struct("$rule", i, pl.Str(plan.outputs[i].query.name))) for i in sorted(deriving)]
     for index in sorted(deriving):
         query = plan.outputs[index].query
         fields = {name: pl.Var(f"F{i}") for i, name in enumerate(ops.template_fields(query.template))}
