@@ -241,6 +241,14 @@ def _limits(args):
     return Limits(**{name: value for name, value in given.items() if value is not None})
 
 
+def _warn_state(queries):
+    """A warning for each query whose partial matches grow with the stream."""
+    from cep.compile import state_warnings
+
+    for warning in state_warnings(queries):
+        _say(f"warning: {warning}")
+
+
 def _user_prolog(args, queries):
     """The run's Prolog files, loaded before any event (a file that does
     not load stops the run here), with the queries' calls of their
@@ -372,6 +380,7 @@ def _run_spark(args) -> int:
                           files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
                           limits=limits)
+    _warn_state(queries)
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
@@ -418,6 +427,7 @@ def _run_local(args) -> int:
     check_format(args.format, queries)
     background = _background(args, queries)
     user = _user_prolog(args, queries)
+    _warn_state(queries)
 
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
@@ -493,6 +503,7 @@ def cmd_explain(args) -> int:
     queries = load_queries(args.rules, args.policy)
     background = _background(args, queries)
     text = explain(queries, background, _user_prolog(args, queries), limits=limits)
+    _warn_state(queries)
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
     sys.stdout.write(text + routing.explain(queries, background.schema if background else None) + "\n")
     return 0

@@ -17,7 +17,8 @@ from cep.algebra import sexpr
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
 from cep.compile.expr import USER_PROLOG
-from cep.compile.program import QueryLayout, answer_width, compile_plan, count_streams, is_streamed, program_hash
+from cep.compile.program import (QueryLayout, answer_width, compile_plan, count_streams, is_streamed, program_hash,
+                                 unbounded_state)
 from cep.compile.windows import check_windows
 from cep.limits import Limits
 from cep.user_prolog import calls, check_calls
@@ -95,6 +96,13 @@ def compile_rules(queries, background=None, prolog=None, limits=None) -> str:
     return compile_queries(queries, background, prolog, limits).text
 
 
+def state_warnings(queries) -> list[str]:
+    """A warning for each query whose partial matches are kept with no
+    time bound, so its state grows with the stream (cep run and cep
+    explain print them)."""
+    return unbounded_state(binarize(tuple(queries)))
+
+
 def _banner(queries) -> str:
     names = ", ".join(q.name for q in queries)
     return f"% Event-driven backward-chaining rules compiled from EP-SPARQL queries: {names}\n"
@@ -143,4 +151,4 @@ def explain(queries, background=None, prolog=None, limits=None) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["CompiledRules", "QueryLayout", "compile_queries", "compile_rules", "explain"]
+__all__ = ["CompiledRules", "QueryLayout", "compile_queries", "compile_rules", "explain", "state_warnings"]

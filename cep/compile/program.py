@@ -641,6 +641,66 @@ def _step(plan, step: Step, hoist=None, graph=None):
     return build(step, left, right)
 
 
+def store_scope(step) -> str | None:
+    """How long a step keeps the solutions it stores: None, nothing
+    (UNION); "group", the instant (EQUALS, EQUALSOPTIONAL); "deadline",
+    each until its deadline (NOTSEQ); "window", until they are older than
+    the step's window (SEQ and joins under WITHIN, a getDURATION() bound or
+    a time-based window: swept); "forever", for the rest of the stream: a
+    SEQ's left side and a join's sides without a window, and the optional
+    part of OPTIONALSEQ and OPTIONAL, whose every solution is kept
+    (whether one ever occurred decides absence)."""
+    if step.op == "union":
+        return None
+    if step.op in ("eq", "eqleft"):
+        return "group"
+    if step.op == "absence":
+        return "deadline"
+    if step.op in ("seq", "join") and step.window is not None:
+        return "window"
+    return "forever"
+
+
+# what a step kind keeps for ever, in a warning (state_warnings)
+KEPT = {
+    "seq": "the left side of SEQ",
+    "join": "both sides of joins",
+    "seqright": "the optional part of OPTIONALSEQ",
+    "leftjoin": "the optional part of OPTIONAL",
+}
+
+
+def unbounded_state(plan) -> list[str]:
+    """A warning per query that keeps partial matches with no bound
+    (store_scope "forever"): its state, and the work per event of a
+    policy that scans it, grow with the stream. Each names the steps (as
+    `cep explain` numbers them) and says how to bound them. No consumption
+    policy bounds a store: `recent` keeps every solution, `chronological`
+    every one not yet taken."""
+    part_of = _part_of(plan)
+    warnings = []
+    for index, out in enumerate(plan.outputs):
+        steps = [n for n in plan.nodes if isinstance(n, Step) and index in part_of[n.id]
+                 and store_scope(n) == "forever"]
+        if not steps:
+            continue
+        kinds = list(dict.fromkeys(n.op for n in steps))
+        kept = ", ".join(f"{KEPT[op]} ({', '.join(f'e{n.id}' for n in steps if n.op == op)})" for op in kinds)
+        query = out.query
+        where = f"{query.pos}: " if query.pos is not None else ""
+        text = (f"{where}{query.name} keeps partial matches with no time bound, so its state grows with "
+                f"the stream: {kept}")
+        if {"seq", "join"} & set(kinds):
+            text += (". Bound them with WITHIN \"PT1H\" (or FILTER(getDURATION() < ...)) on the group, or "
+                     "a time-based window (FROM STREAM <...> [RANGE ... STEP ...]); events that occur "
+                     "together can be joined with EQUALS, which keeps them for one instant")
+        if {"seqright", "leftjoin"} & set(kinds):
+            text += (". The optional part of OPTIONALSEQ and OPTIONAL is kept whatever the bound: "
+                     "absence is judged over the whole stream")
+        warnings.append(text)
+    return warnings
+
+
 def _store(step, side):
     return f"g{step.id}_{side}"
 
@@ -672,7 +732,7 @@ def _union(step, left, right):
         ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
         head = pl.Struct(f"s{step.id}_{side}", tuple_term(vs, child.vars), ts, te, ans)
         items.append(pl.Clause(head, (pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans),)))
-    return items, [], None, None
+    return items, [], store_scope(step), None
 
 
 def _seq(step, left, right, hoist=None):
@@ -723,8 +783,7 @@ def _seq(step, left, right, hoist=None):
         pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)]))
         body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
     check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
-    scope = "window" if step.window is not None else "forever"
-    return [insert, check, _ok_clause(step)], stores, scope, None
+    return [insert, check, _ok_clause(step)], stores, store_scope(step), None
 
 
 def _join(step, left, right, plan=None, graph=None):
@@ -764,8 +823,7 @@ def _join(step, left, right, plan=None, graph=None):
             items += _timeless_clause(plan, step, side, mine, theirs, graph)
         items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
     items.append(_ok_clause(step))
-    scope = "group" if eq else ("window" if step.window is not None else "forever")
-    return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], scope, None
+    return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], store_scope(step), None
 
 
 def _timeless_clause(plan, step, side, mine, theirs, module: str) -> list:
@@ -947,8 +1005,7 @@ def _seqright(step, opt, mand):
     joined = conj([match, pl.Struct(f"n{n}", out, ts1, te2, ans)])
     check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2, ans),
                       (key_goal(vs, step.key, h), ite(pl.Struct("\\+", match), alone, joined)))
-    # optional goals are kept: whether one ever occurred decides absence
-    return [insert, check, _ok_clause(step)], [store + "/5"], "forever", None
+    return [insert, check, _ok_clause(step)], [store + "/5"], store_scope(step), None
 
 
 def _deferred_optional(step, mand, opt):
@@ -982,7 +1039,7 @@ def _deferred_optional(step, mand, opt):
         key_goal(vs, step.key, h),
         ite(pl.Struct("\\+", match), alone, joined)))
     stores = [opt_store + "/5", pending + "/3"]
-    return [wait, insert, _ok_clause(step)], stores, ("group" if eq else "forever"), check
+    return [wait, insert, _ok_clause(step)], stores, store_scope(step), check
 
 
 def _absence(step, left, right):
@@ -1017,7 +1074,7 @@ def _absence(step, left, right):
     nxt = pl.Clause(pl.Struct("$absence_next", n, d), (
         pl.Struct(store, pl.Var("_"), first, pl.Var("_"), pl.Var("_"), pl.Var("_")),
         A("!"), pl.Struct("=", d, first)))
-    return [insert, remove, fire, nxt, _ok_clause(step)], [store + "/5"], "forever", None
+    return [insert, remove, fire, nxt, _ok_clause(step)], [store + "/5"], store_scope(step), None
 
 
 def _cond_goals(step, vs, ts, te):

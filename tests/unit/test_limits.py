@@ -21,7 +21,7 @@ from cep import cli
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.background.knowledge import load_background
-from cep.compile import compile_queries
+from cep.compile import compile_queries, state_warnings
 from cep.compile.program import path_term
 from cep.engine import Engine
 from cep.errors import EngineError, QueryError
@@ -332,3 +332,71 @@ def test_nested_paths_give_the_reference_answers(tmp_path_factory, edges, path, 
                      + "".join(f":n{a} :{p} :n{b} .\n" for a, p, b in edges))
     queries = rules(f"SELECT ?to WHERE {{ ?v :at ?from . ?from ({path})+ ?to }}")
     checked_answers(queries, [ev("v", "at", f"n{start}", 1)], load_background([graph]))
+
+
+# ------------------------------------------ 11: state that grows unbounded
+
+def warned(text: str) -> list[str]:
+    return state_warnings(rules(text))
+
+
+def test_an_unwindowed_seq_warns_naming_the_query_and_how_to_bound_it():
+    (warning,) = warned("REGISTER QUERY pairs AS SELECT * WHERE { { ?k :a ?x } SEQ { ?k :b ?y } }")
+    assert warning.startswith("r.rq:3:1: pairs keeps partial matches with no time bound, so its state grows "
+                              "with the stream: the left side of SEQ (e2)")
+    assert 'WITHIN "PT1H"' in warning and "getDURATION()" in warning and "[RANGE" in warning
+
+
+def test_joins_and_optional_parts_warn():
+    (join,) = warned("SELECT * WHERE { ?k :a ?x . ?k :b ?y }")
+    assert "both sides of joins (e2)" in join
+    # the optional part of OPTIONALSEQ is kept even under WITHIN: absence is judged over the stream
+    (optional,) = warned("""SELECT * WHERE { { ?k :a ?x } OPTIONALSEQ { ?k :b ?y } WITHIN "PT1M" }""")
+    assert "the optional part of OPTIONALSEQ (e2)" in optional and "kept whatever the bound" in optional
+    assert "the left side" not in optional
+
+
+@pytest.mark.parametrize("pattern", [
+    '{ ?k :a ?x } SEQ { ?k :b ?y } WITHIN "PT1H"',
+    '{ { ?k :a ?x } SEQ { ?k :b ?y } FILTER (getDURATION() < "PT10M"^^<http://www.w3.org/2001/XMLSchema#duration>) }',
+    "{ ?k :a ?x } EQUALS { ?k :b ?y }",
+    "{ ?k :a ?x } EQUALSOPTIONAL { ?k :b ?y }",
+    '{ ?k :a ?x } NOTSEQ "PT1M" { ?k :b ?y }',
+    "{ ?k :a ?x } UNION { ?k :b ?y }",
+    "?k :a ?x",
+], ids=["within", "getduration", "equals", "equalsoptional", "notseq", "union", "one-pattern"])
+def test_bounded_state_does_not_warn(pattern):
+    assert warned(f"SELECT * WHERE {{ {pattern} }}") == []
+
+
+def test_a_time_window_bounds_its_patterns_partial_matches():
+    queries = rules(f"""REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}s> [RANGE 10s STEP 5s]
+        WHERE {{ {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} }}""")
+    assert state_warnings(queries) == []
+    # the SEQ's goals expire with the range: an :a older than the range joins nothing
+    engine = Engine(queries)
+    got = engine.push([ev("k", "a", "x", T0), ev("k", "b", "y", T0 + 20_000), ev("k", "a", "x", T0 + 21_000),
+                       ev("k", "b", "y", T0 + 22_000)]) + engine.flush()
+    assert {dict(a.bindings)["n"] for a in got} == {num(1)}
+    assert [n.window for n in engine.compiled.plan.nodes if getattr(n, "op", None) == "seq"] == [9_999]
+    # and no partial match is left once event time is past them
+    assert not engine.advance(T0 + 60_000)
+
+
+def test_a_count_window_does_not_bound_its_pattern():
+    (warning,) = warned(f"""REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}s> [TRIPLES 5]
+        WHERE {{ {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} }}""")
+    assert "w keeps partial matches" in warning
+
+
+def test_cep_explain_and_run_warn_once_per_unbounded_query(tmp_path, capsys):
+    rules_file = tmp_path / "r.rq"
+    rules_file.write_text(PREFIX + """REGISTER QUERY pairs AS SELECT * WHERE { { ?k :a ?x } SEQ { ?k :b ?y } }
+REGISTER QUERY bounded AS SELECT * WHERE { { ?k :a ?x } SEQ { ?k :b ?y } WITHIN "PT1H" }""")
+    events = jsonl(tmp_path / "e.jsonl", [ev("k", "a", "x", T0), ev("k", "b", "y", T0 + 1)])
+    for command in (["explain", rules_file], ["run", rules_file, "--events", events, "--engine", "local", "-q"]):
+        code, _, err = cep(command, capsys)
+        assert code == 0
+        lines = [line for line in err.splitlines() if "keeps partial matches" in line]
+        assert len(lines) == 1
+        assert lines[0].startswith(f"cep: warning: {rules_file}:3:1: pairs keeps partial matches")
