@@ -15,7 +15,6 @@ from dataclasses import dataclass
 DERIVED = 100_000
 DERIVED_VALUE_CHARS = 16 * 1024 * 1024
 WINDOW_EVALUATIONS = 10_000
-DERIVATION_ROUNDS = 1_000  # fixed: a cycle that computes a new value each round (a counter)
 
 
 @dataclass(frozen=True)

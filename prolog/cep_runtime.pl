@@ -294,15 +294,14 @@ derived_answer(M, Te, Round, A) :-
     ).
 
 %   More rounds than this at one instant: a cycle of rules that computes
-%   a new value each round (a counter), which would never end
-%   (cep/limits.py, DERIVATION_ROUNDS).
+%   a new value each round (a counter), which would never end.
 derivation_rounds(1000).
 
 %!  cep_queue(+Module, +Rule, +S, +P, +O, +Ts, +Te) is det.
 %
 %   The CONSTRUCT rule of index Rule derived the triple (S, P, O) over
 %   [Ts, Te] at the instant Te: it is queued to be fed back ('$queued'/5),
-%   once per instant ('$derived'/5). New triples are counted per rule and
+%   once per instant ('$derived'/6, first the triple's hash). New triples are counted per rule and
 %   instant: past the rule set's limit (cep_set_limits/2), or with a value
 %   whose N-Triples text is longer than its limit, the run stops with an
 %   error that names the rules deriving at the instant, before a cycle of
