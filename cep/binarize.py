@@ -15,9 +15,9 @@ What happens here, per query:
 - filter conjuncts are placed at the first step where all their variables are
   bound for sure; conjuncts that read the interval (getDURATION & co.) stay
   where the query put them;
-- a window bound (`getDURATION() < d` as a conjunct, or WITHIN) is pushed into
-  every mandatory step below it, so expired partial matches are never built
-  and stored goals can expire;
+- a window bound (`getDURATION() < d` as a conjunct, WITHIN, or the range of
+  a time-based window) is pushed into every mandatory step below it, so
+  expired partial matches are never built and stored goals can expire;
 - identical steps across the queries of the rule set become one node.
 
 Before all that, a query that calls timestamp() gets the hidden variables
@@ -125,7 +125,7 @@ def binarize(queries) -> Plan:
         pattern = reassociate(prepare_bgps(q.pattern), q.option("binarize", "left"))
         builder.updates = q.form == "update"
         builder.query = q
-        root = builder.build(pattern, (), None, policy)
+        root = builder.build(pattern, (), _range_bound(q), policy)
         builder.plan.outputs.append(Output(q, root))
     return builder.plan
 
@@ -236,6 +236,17 @@ def window_bound(conjunct) -> Optional[int]:
     if op == "<=":
         return d
     return None
+
+
+def _range_bound(query) -> Optional[int]:
+    """A time-based window's bound on its solutions' length: a window
+    (t' - range, t'] holds only solutions shorter than its range, so the
+    pattern's partial matches are bounded as WITHIN bounds them, and
+    expire. None for a count window, whose solutions may be of any length."""
+    w = query.window
+    if w is None or w.count is not None:
+        return None
+    return w.range_ms - 1
 
 
 def _is_duration_call(e):

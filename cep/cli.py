@@ -132,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
     _ontology_option(run)
     _prolog_option(run)
     _policy_option(run)
+    _limit_options(run, derived=True)
     spark = run.add_argument_group("spark engine")
     spark.add_argument("--master", metavar="URL",
                        help="Spark master (default: spark.master of the Spark configuration, else local[*])")
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     _ontology_option(explain)
     _prolog_option(explain)
     _policy_option(explain)
+    _limit_options(explain)
     explain.set_defaults(func=cmd_explain)
 
     comp = sub.add_parser(
@@ -170,6 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     _ontology_option(comp)
     _prolog_option(comp)
     _policy_option(comp)
+    _limit_options(comp)
     comp.set_defaults(func=cmd_compile)
 
     demo = sub.add_parser(
@@ -225,6 +228,38 @@ def _policy_option(parser):
     parser.add_argument("--policy", choices=POLICIES, metavar="POLICY",
                         help="the consumption policy of the queries that carry no @policy annotation: "
                              f"{', '.join(POLICIES)} (default: unrestricted; see docs/language.md)")
+
+
+def _limit_options(parser, derived=False):
+    from cep import limits
+
+    if derived:
+        parser.add_argument("--max-derived", type=int, default=limits.DERIVED, metavar="N",
+                            help="stop the run with an error when the CONSTRUCT rules derive more than N triples "
+                                 f"at one instant: a cycle of rules that never ends (default {limits.DERIVED:,})")
+    parser.add_argument("--max-window-evaluations", type=int, default=limits.WINDOW_EVALUATIONS, metavar="N",
+                        help="refuse a time-based window evaluated more than N times with each instant in it "
+                             f"(RANGE / STEP; default {limits.WINDOW_EVALUATIONS:,})")
+
+
+def _limits(args):
+    """The run's cep.limits.Limits, from the options."""
+    from cep.limits import Limits
+
+    given = {"derived": getattr(args, "max_derived", None), "window_evaluations": args.max_window_evaluations}
+    for name, value in given.items():
+        if value is not None and value < 1:
+            option = "--max-window-evaluations" if name == "window_evaluations" else "--max-derived"
+            raise UsageError(f"{option} must be at least 1, not {value}")
+    return Limits(**{name: value for name, value in given.items() if value is not None})
+
+
+def _warn_state(queries):
+    """A warning for each query whose partial matches grow with the stream."""
+    from cep.compile import state_warnings
+
+    for warning in state_warnings(queries):
+        _say(f"warning: {warning}")
 
 
 def _user_prolog(args, queries):
@@ -339,7 +374,7 @@ def cmd_run(args) -> int:
 
 def _run_spark(args) -> int:
     from cep.io import check_format
-    from cep.spark import job, sinks
+    from cep.spark import job, sinks, worker_error
 
     if args.format == "trig":
         raise UsageError("--format trig: the local engine writes TriG (--engine local); the spark "
@@ -350,13 +385,16 @@ def _run_spark(args) -> int:
         raise UsageError(f"--files-per-batch must be at least 1, not {args.files_per_batch}")
     if args.trigger and not args.follow:
         raise UsageError("--trigger sets the interval of a followed run: use it with --follow")
+    limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     if args.format != "parquet":
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
                           files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
-                          background=_background(args, queries), prolog=_user_prolog(args, queries))
+                          background=_background(args, queries), prolog=_user_prolog(args, queries),
+                          limits=limits)
+    _warn_state(queries)
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
@@ -373,6 +411,11 @@ def _run_spark(args) -> int:
         progress = job.run(queries, options, console, _say)
         if console:
             console.writer.close()
+    except Exception as exc:  # a worker's error of the rules (a limit reached) is the user's to fix
+        error = worker_error(exc) if not isinstance(exc, CepError) else None
+        if error is None:
+            raise
+        raise error from None
     finally:
         rejects.close()
     if not args.quiet:
@@ -393,10 +436,12 @@ def _run_local(args) -> int:
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
     files = input_streams(args.events)  # missing paths and unknown types fail before any work
+    limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     check_format(args.format, queries)
     background = _background(args, queries)
     user = _user_prolog(args, queries)
+    _warn_state(queries)
 
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
@@ -415,14 +460,16 @@ def _run_local(args) -> int:
 
         from cep.engine import Engine
 
-        engine = Engine(queries, background=background, prolog=user)
+        engine = Engine(queries, background=background, prolog=user, limits=limits)
         counts = Counter()
         writer = make_writer(args.format, out, _select_variables(queries, engine))
         last_report = time.monotonic()
         done = 0
+        warned = 0  # engine.warnings said so far
         for i in range(0, len(events), args.batch_size):
             batch = events[i:i + args.batch_size]
             answers = engine.push(batch)
+            warned = _say_warnings(engine.warnings, warned)
             writer.write(answers)
             counts.update(a.query for a in answers)
             out.flush()
@@ -434,6 +481,7 @@ def _run_local(args) -> int:
                      f"{_plural(sum(counts.values()), 'answer')} ({rate:,.0f} events/s)")
                 last_report = now
         answers = engine.flush()
+        _say_warnings(engine.warnings, warned)
         writer.write(answers)
         counts.update(a.query for a in answers)
         writer.close()
@@ -453,14 +501,23 @@ def _run_local(args) -> int:
     return 0
 
 
+def _say_warnings(warnings, said: int) -> int:
+    """The warnings after the first `said`; returns how many are said."""
+    for warning in warnings[said:]:
+        _say(f"warning: {warning}")
+    return len(warnings)
+
+
 def cmd_explain(args) -> int:
     from cep.compile import explain
 
     from cep.spark import routing
 
+    limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     background = _background(args, queries)
-    text = explain(queries, background, _user_prolog(args, queries))
+    text = explain(queries, background, _user_prolog(args, queries), limits=limits)
+    _warn_state(queries)
     text = (text if text.endswith("\n") else text + "\n") + "== partitioning (spark engine)\n"
     sys.stdout.write(text + routing.explain(queries, background.schema if background else None) + "\n")
     return 0
@@ -469,8 +526,9 @@ def cmd_explain(args) -> int:
 def cmd_compile(args) -> int:
     from cep.compile import compile_rules
 
+    limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
-    text = compile_rules(queries, _background(args, queries), _user_prolog(args, queries))
+    text = compile_rules(queries, _background(args, queries), _user_prolog(args, queries), limits=limits)
     if not text.endswith("\n"):
         text += "\n"
     if args.out:

@@ -39,6 +39,7 @@ from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
 from cep.events import Answer, Event, Reject
+from cep.limits import Limits
 from cep.runtime.batch import table_text
 from cep.runtime.session import session
 from cep.user_prolog import ensure_loaded, load_user_prolog
@@ -68,7 +69,7 @@ _instances = itertools.count()
 
 
 class Engine:
-    def __init__(self, queries, background=None, compiled=None, prolog=None):
+    def __init__(self, queries, background=None, compiled=None, prolog=None, limits=None):
         """`background`: a cep.background.Background the queries read (RDFS
         entailment and background triples), loaded once per process; by
         default the files the queries name by FROM.
@@ -77,12 +78,15 @@ class Engine:
         once per process. `compiled`: the queries' CompiledRules, compiled
         elsewhere (the Spark engine ships them to its workers; their
         background and Prolog files must then be loaded already,
-        Session.load_background, cep.user_prolog.load_sources)."""
+        Session.load_background, cep.user_prolog.load_sources).
+        `limits`: a cep.limits.Limits (default: its defaults)."""
         user = load_user_prolog(prolog)  # a file that does not load stops here
+        self.limits = limits if limits is not None else Limits()
         if compiled is None:
             queries = tuple(queries)
             background = run_background(queries, background)  # with the files the queries name by FROM
-        self.compiled = compiled if compiled is not None else compile_queries(queries, background, user)
+        self.compiled = (compiled if compiled is not None
+                         else compile_queries(queries, background, user, self.limits))
         self.session = session()
         if background is not None:
             self.session.load_background(background.module, background.facts())
@@ -93,6 +97,7 @@ class Engine:
         # a module of its own: two engines of the same rules never share goals
         self.module = f"{self.compiled.module}_{next(_instances)}"
         self.session.load_rules(self.module, self.compiled.program(self.module))
+        self.session.set_limits(self.module, self.limits)
         self.layouts = self.compiled.layouts
         # per query: (variable name, column) in name order, for bindings
         self.orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
@@ -115,6 +120,11 @@ class Engine:
         self._feed_every = math.gcd(*everies) if everies else None
         self._order = _instant_order(self.compiled.queries)
         self.late: list[Reject] = []
+        # what the run should know but is no error, each said once (cep run
+        # prints them as they come): a REGEX that PCRE gave up on
+        self.warnings: list[str] = []
+        self._regex = "cep_regex(" in self.compiled.body  # whether a query calls REGEX
+        self._regex_warned: set = set()
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
 
@@ -153,8 +163,8 @@ class Engine:
         held, self._held = self._held, SCHEMA.empty_table()
         batch = self._process(held)
         if final and self.timed and self._last is not None:
-            closing = _read_lines(self._close("final", self._last), self.compiled.width)
-            batch = AnswerBatch(self, pa.concat_tables([batch.table, closing]))
+            closing = self._batch(self._close("final", self._last))
+            batch = AnswerBatch(self, pa.concat_tables([batch.table, closing.table]))
         return batch
 
     def _process(self, table: pa.Table) -> AnswerBatch:
@@ -202,7 +212,23 @@ class Engine:
         return self.session.close(self.module, how, time_ms, counts)
 
     def _batch(self, lines: bytes) -> AnswerBatch:
+        """The answers of a call of the rules (every call's lines come here)."""
+        if self._regex:
+            self._regex_warnings()
         return AnswerBatch(self, _read_lines(lines, self.compiled.width))
+
+    def _regex_warnings(self):
+        """A warning per query whose REGEX PCRE gave up on (the solution
+        failed the filter: cep_values:cep_regex/3), once per query."""
+        for where in self.session.regex_gave_up():
+            new = [i for i in (where or [None]) if i not in self._regex_warned]
+            self._regex_warned.update(new)
+            names = [self.layouts[i].name if i is not None else "a query" for i in new]
+            if names:
+                self.warnings.append(
+                    f"{', '.join(names)}: REGEX gave up on a value (PCRE's match limit: the pattern "
+                    f"backtracks too much on that text); the solution fails the filter, as a SPARQL "
+                    f"error does, and the run goes on (said once per query)")
 
     def _reject_late(self, table):
         for row in table.to_pylist():

@@ -15,8 +15,11 @@
     The path is data read by the interpreter below: nothing of it is ever
     called as a goal. Reachability is breadth-first over ordered sets, so
     cycles end and every pair is found once (set semantics, as SPARQL's
-    closures have). The graph is read afresh on every call, so a changed
-    background is seen at once.
+    closures have); within a call each closure is run once from a node,
+    so nested closures cost a polynomial of the graph's size (and the
+    compiler makes a closure of a closure one: cep/compile/program.py).
+    The graph is read afresh on every call, so a changed background is
+    seen at once.
 */
 
 :- module(cep_paths, [cep_path/5]).
@@ -47,17 +50,23 @@ node(G, X) :- triple(G, _, _, X).
 
 path(G, Path, S, O) :-
     normal(Path, P),
+    setup_call_cleanup(true,
+                       pairs(G, P, S, O, Pairs),
+                       retractall(closure_ends(_, _, _, _))),
+    member(S-O, Pairs).
+
+%   pairs(+G, +P, ?S, ?O, -Pairs): the S-O pairs connected by P, found
+%   from the bound end, or from every node that can start the path.
+pairs(G, P, S, O, Pairs) :-
     (   nonvar(S)
     ->  ends(G, P, S, Os),
-        member(O, Os)
+        findall(S-O1, member(O1, Os), Pairs)
     ;   nonvar(O)
     ->  invert(P, Q),
         ends(G, Q, O, Ss),
-        member(S, Ss)
+        findall(S1-O, member(S1, Ss), Pairs)
     ;   starts(G, P, Ss),
-        member(S, Ss),
-        ends(G, P, S, Os),
-        member(O, Os)
+        findall(S1-O1, ( member(S1, Ss), ends(G, P, S1, Os), member(O1, Os) ), Pairs)
     ).
 
 triple(G, S, P, O) :-
@@ -88,7 +97,7 @@ ends(G, seq(Ps), X, Ys) :- !, foldl(ends_of_set(G), Ps, [X], Ys).
 ends(G, alt(Ps), X, Ys) :- !,
     findall(Y, (member(P, Ps), ends(G, P, X, Y1), member(Y, Y1)), Y0),
     sort(Y0, Ys).
-ends(G, plus(P), X, Ys) :- !, ends(G, P, X, First), reach(G, P, First, First, Ys).
+ends(G, plus(P), X, Ys) :- !, closure(G, P, X, Ys).
 ends(G, star(P), X, Ys) :- !, ends(G, plus(P), X, Ys0), ord_add_element(Ys0, X, Ys).
 ends(G, opt(P), X, Ys) :- ends(G, P, X, Ys0), ord_add_element(Ys0, X, Ys).
 
@@ -96,13 +105,51 @@ ends_of_set(G, P, Xs, Ys) :-
     findall(Y, (member(X, Xs), ends(G, P, X, Y1), member(Y, Y1)), Y0),
     sort(Y0, Ys).
 
+%   closure(+G, +P, +X, -Ys): the nodes one or more steps of P from X,
+%   computed once per P and X within a call of cep_path/5 (closure_ends/4
+%   is emptied after it): a closure inside another, as in (p+/q)+, is run
+%   from every node the outer one reaches, which without this costs a
+%   factor of the graph's size per level of nesting.
+closure(G, P, X, Ys) :-
+    (   closed(P, X, Ys0)
+    ->  Ys = Ys0
+    ;   ends(G, P, X, First),
+        reach(G, P, First, First, Ys),
+        term_hash(P-X, H),
+        assertz(closure_ends(H, P, X, Ys))
+    ).
+
+:- dynamic closure_ends/4.
+
 %   reach(+G, +P, +Frontier, +Seen, -All): breadth-first, each node once.
+%   A node whose closure is known already (closure/4) is not expanded:
+%   all it reaches is taken at once, and so are the nodes in it (all they
+%   reach is in it too), so on a cycle the closures from its nodes after
+%   the first cost about one step each.
 reach(_, _, [], Seen, Seen) :- !.
 reach(G, P, Frontier, Seen, All) :-
-    ends_of_set(G, P, Frontier, Next),
-    ord_subtract(Next, Seen, New),
-    ord_union(Seen, New, Seen1),
+    partition(closed(P), Frontier, Closed, Open0),
+    foldl(add_closure(P), Closed, [], Reached),
+    ord_union(Seen, Reached, Seen0),
+    ord_subtract(Open0, Reached, Open),
+    ends_of_set(G, P, Open, Next),
+    ord_subtract(Next, Seen0, New),
+    ord_union(Seen0, New, Seen1),
     reach(G, P, New, Seen1, All).
+
+closed(P, X) :-
+    closed(P, X, _).
+
+add_closure(P, X, Reached0, Reached) :-
+    (   ord_memberchk(X, Reached0)          % all it reaches is in already
+    ->  Reached = Reached0
+    ;   closed(P, X, Ys),
+        ord_union(Reached0, Ys, Reached)
+    ).
+
+closed(P, X, Ys) :-
+    term_hash(P-X, H),
+    closure_ends(H, P, X, Ys).
 
 %   starts(+G, +P, -Xs): the nodes a path can start from when neither end
 %   is given: those with a first step, or every node of the graph where

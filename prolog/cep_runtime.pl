@@ -41,6 +41,9 @@
             cep_advance/3,       % +Module, +NowText, -Pending
             cep_absence/3,       % +Module, +Limit, -Rows
             cep_feed/3,          % +Module, +Time, -Rows
+            cep_queue/7,         % +Module, +Rule, +S, +P, +O, +Start, +End
+            cep_reporting/1,     % :Goal
+            cep_set_limits/2,    % +Module, +LimitsText
             cep_dump/2,          % +Module, -State
             cep_restore/2        % +Module, +State
           ]).
@@ -137,18 +140,26 @@ load_facts(Module, Name, Flag, Text) :-
 %   return the answers of all its groups. An error of the rules' own
 %   (cep_error) is thrown as cep_message(Text), its words for the user.
 cep_push(Module, EventsText, AnswersText) :-
-    catch(findall(A, batch_answer(Module, EventsText, A), Answers),
-          error(cep_error(E), C),
-          ( phrase(prolog:message(error(cep_error(E), C)), Lines),
-            with_output_to(string(Text0), print_message_lines(current_output, '', Lines)),
-            split_string(Text0, "", "\n", [Text]),
-            throw(cep_message(Text)) )),
+    cep_reporting(findall(A, batch_answer(Module, EventsText, A), Answers)),
     (   current_predicate(Module:'$wfeed'/3)  % windows feed back: cep_feed/3 reads the last instant's answers
     ->  last_instant_answers(Module, Answers)
     ;   true
     ),
     answer_rows(Answers, Module, Rows, []),
     cep_answer_text(Rows, AnswersText).
+
+%!  cep_reporting(:Goal) is det.
+%
+%   Goal, with an error of the rules' own (cep_error) thrown as
+%   cep_message(Text), its words for the user (cep/runtime/session.py
+%   gives them as they are).
+:- meta_predicate cep_reporting(0).
+cep_reporting(Goal) :-
+    catch(Goal, error(cep_error(E), C),
+          ( phrase(prolog:message(error(cep_error(E), C)), Lines),
+            with_output_to(string(Text0), print_message_lines(current_output, '', Lines)),
+            split_string(Text0, "", "\n", [Text]),
+            throw(cep_message(Text)) )).
 
 %   The answers of a batch, instant by instant, in order: for each
 %   instant the events' answers, then those of the deferred checks
@@ -231,7 +242,7 @@ cep_absence(M, Limit, Rows) :-
 
 %!  cep_feed(+Module, +Time, -Rows) is det.
 %
-%   The triples a window's evaluation at Time queued ('$queue'/5) are
+%   The triples a window's evaluation at Time queued (cep_queue/7) are
 %   events of the instant Time, fed back as rule chaining feeds an
 %   instant's derived triples (event time has passed every instant
 %   before Time and no later one); Rows are the answers they lead to, as
@@ -273,7 +284,7 @@ derived_answer(M, Te, Round, A) :-
     Events \== [],
     derivation_rounds(Limit),
     (   Round >= Limit
-    ->  throw(error(cep_error(derivation_limit(Limit, Te)), _))
+    ->  derivation_error(M, rounds(Limit), Te)
     ;   true
     ),
     (   member(e(S, P, O, Ts), Events),
@@ -285,6 +296,103 @@ derived_answer(M, Te, Round, A) :-
 %   More rounds than this at one instant: a cycle of rules that computes
 %   a new value each round (a counter), which would never end.
 derivation_rounds(1000).
+
+%!  cep_queue(+Module, +Rule, +S, +P, +O, +Ts, +Te) is det.
+%
+%   The CONSTRUCT rule of index Rule derived the triple (S, P, O) over
+%   [Ts, Te] at the instant Te: it is queued to be fed back ('$queued'/5),
+%   once per instant ('$derived'/6, first the triple's hash). New triples are counted per rule and
+%   instant: past the rule set's limit (cep_set_limits/2), or with a value
+%   whose N-Triples text is longer than its limit, the run stops with an
+%   error that names the rules deriving at the instant, before a cycle of
+%   rules that never ends (a new blank node or a new value every round)
+%   takes all memory. Counted as they come, so a single round that
+%   explodes stops too.
+cep_queue(M, Q, S, P, O, Ts, Te) :-
+    term_hash(t(S, P, O, Ts), H),           % the first argument: always indexed well
+    (   M:'$derived'(H, S, P, O, Ts, Te)
+    ->  true
+    ;   limits(M, Most, Chars),
+        (   member(V, [S, P, O]),
+            \+ value_fits(V, Chars)
+        ->  derivation_error(M, value(Chars, Q), Te)
+        ;   true
+        ),
+        count_derived(M, Q, Te, Total),
+        (   Total > Most
+        ->  derivation_error(M, triples(Most), Te)
+        ;   true
+        ),
+        assertz(M:'$derived'(H, S, P, O, Ts, Te)),
+        assertz(M:'$queued'(S, P, O, Ts, Te))
+    ).
+
+value_fits(V, Chars) :-
+    (   atom(V)                             % an IRI: <...>
+    ->  atom_length(V, N)
+    ;   cep_nt(V, Text),
+        string_length(Text, N)
+    ),
+    N =< Chars.
+
+%   The count of an instant's derived triples is a global variable of the
+%   module, derived(Te, Total, Rule-Count pairs): one fact retracted and
+%   asserted per triple would leave a chain of erased clauses that every
+%   later retract walks while the instant's answers are being collected.
+count_derived(M, Q, Te, Total) :-
+    derived_key(M, Key),
+    (   nb_current(Key, derived(Te, Total0, Counts0))
+    ->  true
+    ;   Total0 = 0,
+        Counts0 = []
+    ),
+    Total is Total0 + 1,
+    (   selectchk(Q-N0, Counts0, Rest)
+    ->  N is N0 + 1
+    ;   N = 1,
+        Rest = Counts0
+    ),
+    nb_setval(Key, derived(Te, Total, [Q-N|Rest])).
+
+derived_key(M, Key) :-
+    atom_concat('$cep_derived:', M, Key).
+
+%   derivation_error(+Module, +What, +Te): the rules that derived triples
+%   at the instant Te (name-count pairs, most first) in the error.
+derivation_error(M, What, Te) :-
+    derived_key(M, Key),
+    (   nb_current(Key, derived(Te, _, Counts))
+    ->  true
+    ;   Counts = []
+    ),
+    findall(N-Name, ( member(Q-N, Counts), M:'$rule'(Q, Name) ), Pairs),
+    sort(0, @>=, Pairs, Sorted),
+    findall(Name-N, member(N-Name, Sorted), Rules),
+    (   What = value(Chars, Q), M:'$rule'(Q, Name)
+    ->  What1 = value(Chars, Name)
+    ;   What1 = What
+    ),
+    throw(error(cep_error(derivation_limit(What1, Rules, Te)), _)).
+
+%!  cep_set_limits(+Module, +Text) is det.
+%
+%   The limits of a loaded rule set (cep/limits.py), Text "Derived
+%   ValueChars": the most triples its CONSTRUCT rules derive at one
+%   instant, and the most characters of the N-Triples text of a value
+%   of a derived triple.
+cep_set_limits(M, Text) :-
+    split_string(Text, " ", "", Parts),
+    maplist(number_string, [Most, Chars], Parts),
+    retractall(limit_of(M, _, _)),
+    assertz(limit_of(M, Most, Chars)).
+
+:- dynamic limit_of/3.
+
+limits(M, Most, Chars) :-
+    (   limit_of(M, Most, Chars)
+    ->  true
+    ;   throw(error(existence_error(cep_limits, M), _))
+    ).
 
 %!  cep_skolem(+Key, -BlankNode) is det.
 %
@@ -504,10 +612,25 @@ prolog:message(error(cep_error(rules_do_not_load(Module, Message)), _)) -->
     [ 'cep: the compiled rule set ~w does not load: ~w'-[Module, Message] ].
 prolog:message(error(cep_error(bad_event_batch(What)), _)) -->
     [ 'cep: malformed event batch: ~w'-[What] ].
-prolog:message(error(cep_error(derivation_limit(Limit, Te)), _)) -->
+prolog:message(error(cep_error(derivation_limit(What, Rules, Te)), _)) -->
     { Stamp is Te / 1000.0, stamp_date_time(Stamp, Date, 'UTC'),
-      format_time(atom(At), '%FT%T%:z', Date) },
-    [ 'cep: the CONSTRUCT rules derived new triples for ~w rounds at ~w: '-[Limit, At],
-      'a cycle of rules that computes a new value each round never ends' ].
+      format_time(atom(At), '%FT%T%:z', Date),
+      findall(Text, ( member(Name-N, Rules),
+                      format(string(Text), "~w (~D new triples)", [Name, N]) ), Texts),
+      atomic_list_concat(Texts, ', ', Derived) },
+    derivation_limit(What, At, Derived).
 prolog:message(error(cep_error(not_a_rule_set(Module)), _)) -->
     [ 'cep: the text loaded as ~w is not a compiled rule set'-[Module] ].
+
+derivation_limit(rounds(Limit), At, Derived) -->
+    [ 'at ~w the CONSTRUCT rules ~w derived new triples for ~D rounds: '-[At, Derived, Limit],
+      'a cycle of rules that computes a new value each round never ends' ].
+derivation_limit(triples(Most), At, Derived) -->
+    [ 'at ~w the CONSTRUCT rules ~w derived more than ~D triples, the limit '-[At, Derived, Most],
+      'of one instant: a cycle of rules that derives a new blank node or a new value each round ',
+      'never ends (if the rules do need more, raise the limit: cep run --max-derived, ',
+      'cep.limits.Limits.derived)' ].
+derivation_limit(value(Chars, Name), At, _) -->
+    [ 'at ~w the CONSTRUCT rule ~w derived a value longer than ~D characters: '-[At, Name, Chars],
+      'a cycle of rules that grows a value each round never ends (the limit is ',
+      'cep.limits.Limits.derived_value_chars)' ].

@@ -43,6 +43,8 @@
             cep_neg/2,              % +A, -Negated
             cep_pos/2,              % +A, -Value
             cep_fn/3,               % +Name, +Args, -Value
+            cep_regex/3,            % +Where, +Args, -Value
+            cep_regex_gave_up/1,    % -Wheres
             cep_time_duration/3,    % +StartMs, +EndMs, -Duration
             cep_time_point/2,       % +Ms, -DateTime
             cep_timestamp/2         % +Ends, -DateTime
@@ -1768,6 +1770,35 @@ rat_round(round, X, R) :-
                  /*******************************
                  *            REGEX             *
                  *******************************/
+
+%!  cep_regex(+Where, +Args:list, -Value) is semidet.
+%
+%   REGEX as cep_fn(regex, Args, Value), but where PCRE gives up on the
+%   text (its match limit or its heap limit: a pattern such as
+%   "^(a+)+$" backtracks catastrophically on "aaa...a!"), the call is an
+%   evaluation error (it fails, SPARQL's error value) instead of an
+%   exception that would stop the run, and Where (the indexes of the
+%   queries whose expression it is, cep/compile/expr.py) is noted for
+%   cep_regex_gave_up/1, so the run can warn.
+cep_regex(Where, Args, V) :-
+    catch(cep_fn(regex, Args, V),
+          error(resource_error(_), context(pcre:_, _)),
+          ( regex_note(Where), fail )).
+
+:- dynamic regex_noted/1.
+
+regex_note(Where) :-
+    (   regex_noted(Where)
+    ->  true
+    ;   assertz(regex_noted(Where))
+    ).
+
+%!  cep_regex_gave_up(-Wheres:list) is det.
+%
+%   The Where of every cep_regex/3 call that gave up since the last call
+%   of this predicate (each once), and forget them.
+cep_regex_gave_up(Wheres) :-
+    findall(W, retract(regex_noted(W)), Wheres).
 
 %   REGEX (17.4.3.14) with XPath flags s, m, i, x and q (XPath 3.0), run
 %   by PCRE2 with options that bring it close to XPath regular

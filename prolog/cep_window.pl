@@ -48,7 +48,7 @@
 :- use_module(library(ordsets)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
-:- use_module(cep_runtime, [cep_absence/3, cep_feed/3]).
+:- use_module(cep_runtime, [cep_absence/3, cep_feed/3, cep_queue/7, cep_reporting/1]).
 
 %!  cep_window_span(+Spec, +Start, +End, -First, -Last) is semidet.
 %
@@ -73,6 +73,9 @@ cep_window_span(count(_), _, _, 0, 0).
 %   (cep_runtime:cep_absence/3) and of the window evaluations now due, in
 %   the format of cep_runtime:cep_push/3.
 cep_close(M, ArgsText, Text) :-
+    cep_reporting(close_due(M, ArgsText, Text)).
+
+close_due(M, ArgsText, Text) :-
     split_string(ArgsText, " ", "", [How, TimeText|CountTexts]),
     number_string(Time, TimeText),
     maplist(number_string, Counts, CountTexts),
@@ -460,7 +463,7 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
         current_predicate(M:'$wfeed'/3),
         clause(M:'$wfeed'(Q, _, _), _)
     ->  forall(( member(Fields, Out), M:'$wfeed'(Q, Fields, Triples), member(t(S, P, O), Triples) ),
-               M:'$queue'(S, P, O, Ts, Tau)),
+               cep_queue(M, Q, S, P, O, Ts, Tau)),
         cep_feed(M, Tau, Fed)
     ;   Fed = []
     ).

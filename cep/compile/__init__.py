@@ -17,7 +17,10 @@ from cep.algebra import sexpr
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
 from cep.compile.expr import USER_PROLOG
-from cep.compile.program import QueryLayout, answer_width, compile_plan, count_streams, is_streamed, program_hash
+from cep.compile.program import (QueryLayout, answer_width, compile_plan, count_streams, is_streamed, program_hash,
+                                 unbounded_state)
+from cep.compile.windows import check_windows
+from cep.limits import Limits
 from cep.user_prolog import calls, check_calls
 
 
@@ -63,14 +66,17 @@ class CompiledRules:
         return _banner(self.queries) + pl.write_program(header) + self.body
 
 
-def compile_queries(queries, background=None, prolog=None) -> CompiledRules:
+def compile_queries(queries, background=None, prolog=None, limits=None) -> CompiledRules:
     """`background` (cep.background.Background): the rules match events
     modulo its RDFS schema and join with its triples; it must be loaded
     into Prolog (background.module) before the rules run. `prolog`
     (cep.user_prolog.UserProlog): the user predicates the queries may
-    call; a call of any other name is a QueryError at its position."""
+    call; a call of any other name is a QueryError at its position.
+    `limits` (cep.limits.Limits): a window with more evaluations than its
+    window_evaluations is a QueryError."""
     queries = tuple(queries)
     check_calls(queries, prolog)
+    check_windows(queries, (limits or Limits()).window_evaluations)
     chaining = analyse(queries, background.schema if background is not None else None)
     plan = binarize(queries)
     token = USER_PROLOG.set(prolog)
@@ -85,9 +91,16 @@ def compile_queries(queries, background=None, prolog=None) -> CompiledRules:
                          prolog.module if uses_user else None)
 
 
-def compile_rules(queries, background=None, prolog=None) -> str:
+def compile_rules(queries, background=None, prolog=None, limits=None) -> str:
     """The generated Prolog program, as readable text."""
-    return compile_queries(queries, background, prolog).text
+    return compile_queries(queries, background, prolog, limits).text
+
+
+def state_warnings(queries) -> list[str]:
+    """A warning for each query whose partial matches are kept with no
+    time bound, so its state grows with the stream (cep run and cep
+    explain print them)."""
+    return unbounded_state(binarize(tuple(queries)))
 
 
 def _banner(queries) -> str:
@@ -123,9 +136,9 @@ def describe_plan(plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def explain(queries, background=None, prolog=None) -> str:
+def explain(queries, background=None, prolog=None, limits=None) -> str:
     """Algebra, binarized plan and generated rules of a rule set."""
-    compiled = compile_queries(queries, background, prolog)
+    compiled = compile_queries(queries, background, prolog, limits)
     parts = ["== algebra"]
     for q in compiled.queries:
         parts.append(f"-- {q.name} (policy {q.option('policy', 'unrestricted')})\n{sexpr.query(q)}")
@@ -138,4 +151,4 @@ def explain(queries, background=None, prolog=None) -> str:
     return "\n".join(parts)
 
 
-__all__ = ["CompiledRules", "QueryLayout", "compile_queries", "compile_rules", "explain"]
+__all__ = ["CompiledRules", "QueryLayout", "compile_queries", "compile_rules", "explain", "state_warnings"]

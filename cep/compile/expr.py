@@ -11,6 +11,7 @@ nothing from a query is ever called as a goal.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from contextvars import ContextVar
 
 from cep import prolog as pl
@@ -25,6 +26,10 @@ USER = "cep_user"
 # compiled call; compile_queries sets it around the whole compilation, so
 # the compilers of every operator see it without passing it along.
 USER_PROLOG = ContextVar("cep_user_prolog", default=None)
+# The indexes of the queries whose expressions are being compiled (those a
+# plan node is part of): a REGEX that PCRE gives up on reports them
+# (cep_values:cep_regex/3), so the run's warning names the queries.
+QUERIES = ContextVar("cep_expression_queries", default=())
 ARITH = {"+": "cep_add", "-": "cep_sub", "*": "cep_mul", "/": "cep_div"}
 COMPARE = {"=", "!=", "<", ">", "<=", ">="}
 FN_CALLS = {
@@ -32,6 +37,16 @@ FN_CALLS = {
     "sameTerm", "langMatches", "regex", "strlen", "ucase", "lcase", "contains",
     "strstarts", "strends", "concat", "abs", "ceil", "floor", "round",
 }
+
+
+@contextmanager
+def for_queries(indexes):
+    """Compile expressions of the queries of these indexes (QUERIES)."""
+    token = QUERIES.set(tuple(indexes))
+    try:
+        yield
+    finally:
+        QUERIES.reset(token)
 
 
 def conj(goals):
@@ -180,6 +195,8 @@ class ExprCompiler:
                 g, v = self.value(arg)
                 goals += g
                 values.append(v)
+            if name == "regex":  # an error where PCRE gives up, noted for a warning
+                return goals + [q(VALUES, "cep_regex", pl.PList(list(QUERIES.get())), pl.PList(values), r)], r
             fn = (
                 pl.Struct("cast", pl.Atom(name[len(ops.CAST_PREFIX):]))
                 if name.startswith(ops.CAST_PREFIX)

@@ -48,7 +48,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.background.rdfs import SCHEMA_PREDICATES
 from cep.binarize import Leaf, Plan, Step
-from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.compile.expr import ExprCompiler, conj, for_queries, ite, q
 from cep.compile.windows import window_items
 from cep.errors import QueryError
 from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
@@ -255,14 +255,17 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
 
     streamed = is_streamed(plan)
     count_streams(plan)  # the count windows' streams agree
+    part_of = _part_of(plan)
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
-        items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
+        with for_queries(part_of[node.id]):
+            items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
+            built = None if isinstance(node, Leaf) else _step(plan, node, hoist, graph)
         if isinstance(node, Leaf):
             rules = _leaf_rules(node, background)
             items += _stream_rules(rules, node.streams) if streamed else rules
         else:
-            step_items, stores, scope, check = _step(plan, node, hoist, graph)
+            step_items, stores, scope, check = built
             items += step_items
             dynamic += stores
             if scope == "group":
@@ -294,7 +297,7 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     items.append(pl.Clause(pl.Struct("$clock", -(2**62), max(period, 1))))
 
     if deriving:
-        group_scoped.append("$derived/5")
+        group_scoped.append("$derived/6")
     items.append(pl.Clause(A("$end_group"), tuple(
         pl.Struct("retractall", pl.Struct(s.split("/")[0], *(pl.Var("_") for _ in range(int(s.split("/")[1])))))
         for s in group_scoped) + ((A("$apply_updates"),) if updates else ()) or (T,)))
@@ -324,7 +327,10 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     if not checks:
         items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
 
-    projections = [_projection(plan, i, out) for i, out in enumerate(plan.outputs)]
+    projections = []
+    for i, out in enumerate(plan.outputs):
+        with for_queries((i,)):
+            projections.append(_projection(plan, i, out))
     layouts = [layout for _, layout in projections]
     width = answer_width(layouts)
     # a CONSTRUCT rule's result is a set of triple occurrences: equal
@@ -338,6 +344,22 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     if not distinct:
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
     return items, layouts
+
+
+def _part_of(plan) -> dict:
+    """Node id -> the indexes of the queries (outputs) it is part of."""
+    part_of = {node.id: [] for node in plan.nodes}
+    for index, out in enumerate(plan.outputs):
+        todo, seen = [out.root], set()
+        while todo:
+            node = plan.node(todo.pop())
+            if node.id in seen:
+                continue
+            seen.add(node.id)
+            part_of[node.id].append(index)
+            if not isinstance(node, Leaf):
+                todo += [node.left, node.right]
+    return part_of
 
 
 def _reaches(plan, root, node_id) -> bool:
@@ -378,17 +400,17 @@ def _derivations(plan, deriving, deferred) -> list:
     instant with its interval ('$derived'); the runtime feeds the queue
     back as events before the instant's optional checks and after each
     stratum of them ('$waiting': a check has mandatory solutions left)."""
-    Q, V, Ts, Te, Fs, Tr, S, P, O = (pl.Var(n) for n in ("Q", "V", "Ts", "Te", "Fs", "Tr", "S", "P", "O"))
-    items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, 5))) for n in ("$derived", "$queued")]
+    Q, V, Ts, Te, Fs, Tr, S, P, O, M = (pl.Var(n) for n in ("Q", "V", "Ts", "Te", "Fs", "Tr", "S", "P", "O", "M"))
+    items = [pl.Directive(pl.Struct("dynamic", pl.indicator(n, a))) for n, a in (("$derived", 6), ("$queued", 5))]
+    # queued once per instant, counted against the limits (cep_runtime:cep_queue/7)
     items.append(pl.Clause(pl.Struct("$derive", Q, V, Ts, Te), (
-        pl.Struct("$project", Q, V, Ts, Te, Fs), pl.Struct("$template", Q, Fs, Tr),
-        pl.Struct("forall", pl.Struct("member", pl.Struct("t", S, P, O), Tr), pl.Struct("$queue", S, P, O, Ts, Te)))))
-    items.append(pl.Clause(pl.Struct("$queue", S, P, O, Ts, Te), (ite(
-        pl.Struct("$derived", S, P, O, Ts, Te), T,
-        conj([pl.Struct("assertz", pl.Struct("$derived", S, P, O, Ts, Te)),
-              pl.Struct("assertz", pl.Struct("$queued", S, P, O, Ts, Te))])),)))
+        pl.Struct("$project", Q, V, Ts, Te, Fs), pl.Struct("$template", Q, Fs, Tr), pl.Struct("context_module", M),
+        pl.Struct("forall", pl.Struct("member", pl.Struct("t", S, P, O), Tr),
+                  q(RUNTIME, "cep_queue", M, Q, S, P, O, Ts, Te)))))
     items.append(pl.Clause(pl.Struct("$derivable", pl.Struct("t", S, P, O)), (
         pl.Struct("ground", pl.Struct("t", S, P, O)), pl.Struct("atom", P), _resource(S))))
+    # the rules' names, for errors (cep_runtime:cep_queue/7)
+    items += [pl.Clause(pl.Struct("$rule", i, pl.Str(plan.outputs[i].query.name))) for i in sorted(deriving)]
     for index in sorted(deriving):
         query = plan.outputs[index].query
         fields = {name: pl.Var(f"F{i}") for i, name in enumerate(ops.template_fields(query.template))}
@@ -619,6 +641,66 @@ def _step(plan, step: Step, hoist=None, graph=None):
     return build(step, left, right)
 
 
+def store_scope(step) -> str | None:
+    """How long a step keeps the solutions it stores: None, nothing
+    (UNION); "group", the instant (EQUALS, EQUALSOPTIONAL); "deadline",
+    each until its deadline (NOTSEQ); "window", until they are older than
+    the step's window (SEQ and joins under WITHIN, a getDURATION() bound or
+    a time-based window: swept); "forever", for the rest of the stream: a
+    SEQ's left side and a join's sides without a window, and the optional
+    part of OPTIONALSEQ and OPTIONAL, whose every solution is kept
+    (whether one ever occurred decides absence)."""
+    if step.op == "union":
+        return None
+    if step.op in ("eq", "eqleft"):
+        return "group"
+    if step.op == "absence":
+        return "deadline"
+    if step.op in ("seq", "join") and step.window is not None:
+        return "window"
+    return "forever"
+
+
+# what a step kind keeps for ever, in a warning (state_warnings)
+KEPT = {
+    "seq": "the left side of SEQ",
+    "join": "both sides of joins",
+    "seqright": "the optional part of OPTIONALSEQ",
+    "leftjoin": "the optional part of OPTIONAL",
+}
+
+
+def unbounded_state(plan) -> list[str]:
+    """A warning per query that keeps partial matches with no bound
+    (store_scope "forever"): its state, and the work per event of a
+    policy that scans it, grow with the stream. Each names the steps (as
+    `cep explain` numbers them) and says how to bound them. No consumption
+    policy bounds a store: `recent` keeps every solution, `chronological`
+    every one not yet taken."""
+    part_of = _part_of(plan)
+    warnings = []
+    for index, out in enumerate(plan.outputs):
+        steps = [n for n in plan.nodes if isinstance(n, Step) and index in part_of[n.id]
+                 and store_scope(n) == "forever"]
+        if not steps:
+            continue
+        kinds = list(dict.fromkeys(n.op for n in steps))
+        kept = ", ".join(f"{KEPT[op]} ({', '.join(f'e{n.id}' for n in steps if n.op == op)})" for op in kinds)
+        query = out.query
+        where = f"{query.pos}: " if query.pos is not None else ""
+        text = (f"{where}{query.name} keeps partial matches with no time bound, so its state grows with "
+                f"the stream: {kept}")
+        if {"seq", "join"} & set(kinds):
+            text += (". Bound them with WITHIN \"PT1H\" (or FILTER(getDURATION() < ...)) on the group, or "
+                     "a time-based window (FROM STREAM <...> [RANGE ... STEP ...]); events that occur "
+                     "together can be joined with EQUALS, which keeps them for one instant")
+        if {"seqright", "leftjoin"} & set(kinds):
+            text += (". The optional part of OPTIONALSEQ and OPTIONAL is kept whatever the bound: "
+                     "absence is judged over the whole stream")
+        warnings.append(text)
+    return warnings
+
+
 def _store(step, side):
     return f"g{step.id}_{side}"
 
@@ -650,7 +732,7 @@ def _union(step, left, right):
         ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
         head = pl.Struct(f"s{step.id}_{side}", tuple_term(vs, child.vars), ts, te, ans)
         items.append(pl.Clause(head, (pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans),)))
-    return items, [], None, None
+    return items, [], store_scope(step), None
 
 
 def _seq(step, left, right, hoist=None):
@@ -701,8 +783,7 @@ def _seq(step, left, right, hoist=None):
         pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)]))
         body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
     check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
-    scope = "window" if step.window is not None else "forever"
-    return [insert, check, _ok_clause(step)], stores, scope, None
+    return [insert, check, _ok_clause(step)], stores, store_scope(step), None
 
 
 def _join(step, left, right, plan=None, graph=None):
@@ -742,8 +823,7 @@ def _join(step, left, right, plan=None, graph=None):
             items += _timeless_clause(plan, step, side, mine, theirs, graph)
         items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
     items.append(_ok_clause(step))
-    scope = "group" if eq else ("window" if step.window is not None else "forever")
-    return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], scope, None
+    return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], store_scope(step), None
 
 
 def _timeless_clause(plan, step, side, mine, theirs, module: str) -> list:
@@ -887,10 +967,24 @@ def path_term(path) -> pl.Term:
     """A property path as the term prolog/cep_paths.pl interprets."""
     if isinstance(path, str):
         return pl.Struct("iri", terms.to_prolog(path))
+    path = _one_closure(path)
     args = [path_term(a) for a in path.args]
     if path.op in ("/", "|"):
         return pl.Struct(PATH_FUNCTORS[path.op], pl.PList(args))
     return pl.Struct(PATH_FUNCTORS[path.op], *args)
+
+
+def _one_closure(path):
+    """A closure of a closure as one closure, so that nesting them costs
+    nothing (each would run its inner closure from every node it
+    reaches): closures are sets of pairs, so (p+)+ is p+, (p?)? is p?,
+    and any other two, such as (p+)* or (p?)+, make p*."""
+    if path.op not in ops.PATH_CLOSURES or isinstance(path.args[0], str):
+        return path
+    inner = _one_closure(path.args[0])
+    if inner.op in ops.PATH_CLOSURES:
+        return ops.Path(path.op if path.op == inner.op else "*", inner.args)
+    return ops.Path(path.op, (inner,))
 
 
 def _seqright(step, opt, mand):
@@ -911,8 +1005,7 @@ def _seqright(step, opt, mand):
     joined = conj([match, pl.Struct(f"n{n}", out, ts1, te2, ans)])
     check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2, ans),
                       (key_goal(vs, step.key, h), ite(pl.Struct("\\+", match), alone, joined)))
-    # optional goals are kept: whether one ever occurred decides absence
-    return [insert, check, _ok_clause(step)], [store + "/5"], "forever", None
+    return [insert, check, _ok_clause(step)], [store + "/5"], store_scope(step), None
 
 
 def _deferred_optional(step, mand, opt):
@@ -946,7 +1039,7 @@ def _deferred_optional(step, mand, opt):
         key_goal(vs, step.key, h),
         ite(pl.Struct("\\+", match), alone, joined)))
     stores = [opt_store + "/5", pending + "/3"]
-    return [wait, insert, _ok_clause(step)], stores, ("group" if eq else "forever"), check
+    return [wait, insert, _ok_clause(step)], stores, store_scope(step), check
 
 
 def _absence(step, left, right):
@@ -981,7 +1074,7 @@ def _absence(step, left, right):
     nxt = pl.Clause(pl.Struct("$absence_next", n, d), (
         pl.Struct(store, pl.Var("_"), first, pl.Var("_"), pl.Var("_"), pl.Var("_")),
         A("!"), pl.Struct("=", d, first)))
-    return [insert, remove, fire, nxt, _ok_clause(step)], [store + "/5"], "forever", None
+    return [insert, remove, fire, nxt, _ok_clause(step)], [store + "/5"], store_scope(step), None
 
 
 def _cond_goals(step, vs, ts, te):

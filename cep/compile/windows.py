@@ -20,7 +20,7 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.compile.expr import ExprCompiler, conj, for_queries, ite, q
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -66,13 +66,44 @@ def window_items(plan, chaining, vars_of) -> list:
     clauses = []
     for i in indexes:
         query = plan.outputs[i].query
-        clauses += _query_items(i, query, plan.node(plan.outputs[i].root), vars_of)
+        with for_queries((i,)):
+            clauses += _query_items(i, query, plan.node(plan.outputs[i].root), vars_of)
     clauses += [_feed_clause(i, plan.outputs[i].query) for i in feeding]
     # each predicate's clauses together, queries in order
     order = {}
     for c in clauses:
         order.setdefault((c.head.functor, len(c.head.args)), []).append(c)
     return items + [c for group in order.values() for c in group]
+
+
+def check_windows(queries, most: int):
+    """Each time-based window is evaluated at most `most` times with a
+    given instant in it (cep.limits.Limits.window_evaluations): its range
+    over its step, or over COMPUTED EVERY's period. Every evaluation costs
+    work for every solution in the window, so a STEP of 1ms over a RANGE
+    of 1h (3.6 million evaluations per event) is refused here rather
+    than left to run for minutes and overflow Prolog's stack."""
+    for query in queries:
+        w = query.window
+        if w is None or w.count is not None:
+            continue
+        every = query.every_ms or w.step_ms
+        evaluations = -(-w.range_ms // every)
+        if evaluations > most:
+            period = "COMPUTED EVERY" if query.every_ms else "STEP"
+            raise QueryError(f"the window of {query.name} is evaluated {evaluations:,} times with each "
+                             f"instant in it (RANGE {_span(w.range_ms)} / {period} {_span(every)}), more "
+                             f"than the limit of {most:,}: make the {period} longer or the RANGE shorter "
+                             f"(or raise the limit: cep run --max-window-evaluations, "
+                             f"cep.limits.Limits.window_evaluations)", w.pos or query.pos)
+
+
+def _span(ms: int) -> str:
+    """A span in C-SPARQL's units, as a window is written."""
+    for unit, size in (("d", 86_400_000), ("h", 3_600_000), ("m", 60_000), ("s", 1000)):
+        if ms % size == 0:
+            return f"{ms // size}{unit}"
+    return f"{ms}ms"
 
 
 def _check_feeding(query, chaining):

@@ -15,6 +15,7 @@ function that Spark pickles.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import threading
 from pathlib import Path
@@ -87,6 +88,8 @@ class _Session:
         lib.PL_is_functor.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
         lib.PL_get_arg.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t]
         self._cep_message = lib.PL_new_functor(lib.PL_new_atom(b"cep_message"), 1)
+        self._error = lib.PL_new_functor(lib.PL_new_atom(b"error"), 2)
+        self._resource_error = lib.PL_new_functor(lib.PL_new_atom(b"resource_error"), 1)
         self._preds = {}
 
     def _pred(self, name: str, arity: int, module: str):
@@ -104,13 +107,24 @@ class _Session:
         return ctypes.string_at(ptr, length.value).decode("utf-8")
 
     def _message(self, exc) -> str | None:
-        """The words of a cep_message(Text) exception (cep_runtime.pl)."""
+        """The words of a cep_message(Text) exception (cep_runtime.pl), or
+        of SWI-Prolog running out of memory (error(resource_error(What),
+        _)): a value or the partial matches of a batch too large for its
+        stacks, which ends the run with a clear error, not a dump of them."""
         lib = self.lib
-        if not lib.PL_is_functor(exc, self._cep_message):
-            return None
         arg = lib.PL_new_term_ref()
-        lib.PL_get_arg(1, exc, arg)
-        return self._text_of(arg)
+        if lib.PL_is_functor(exc, self._cep_message):
+            lib.PL_get_arg(1, exc, arg)
+            return self._text_of(arg)
+        if lib.PL_is_functor(exc, self._error):
+            lib.PL_get_arg(1, exc, arg)
+            if lib.PL_is_functor(arg, self._resource_error):
+                what = lib.PL_new_term_ref()
+                lib.PL_get_arg(1, arg, what)
+                return (f"the rules ran out of memory in SWI-Prolog ({self._text_of(what)}): a value, or "
+                        "the partial matches or answers of one batch, grew beyond its limits (see the "
+                        "README, Limits)")
+        return None
 
     def _latin1_of(self, term) -> bytes:
         """A Prolog string of bytes (codes 0-255) as those bytes."""
@@ -216,6 +230,17 @@ class _Session:
     def user_loaded(self, module: str) -> bool:
         """Whether a run's user Prolog files are loaded into `module`."""
         return self.call("cep_user_is_loaded", "cep_user", [("atom", module)])[0] == "true"
+
+    def set_limits(self, module: str, limits):
+        """The limits a loaded rule set runs under (cep.limits.Limits;
+        cep_runtime:cep_set_limits/2)."""
+        self.call("cep_set_limits", "cep_runtime",
+                  [("atom", module), f"{limits.derived} {limits.derived_value_chars}"], outputs=0)
+
+    def regex_gave_up(self) -> list[list[int]]:
+        """The query indexes of each REGEX call that PCRE gave up on since
+        the last call (cep_values:cep_regex_gave_up/1)."""
+        return json.loads(self.call("cep_regex_gave_up", "cep_values", [])[0])
 
     def push(self, module: str, events) -> bytes:
         """A batch (ASCII bytes or Arrow buffer, prolog/cep_fast.c) in, the

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
@@ -63,6 +64,7 @@ class Spec:
     user_files: object = None  # a Spark Broadcast of their (source id, text) (UserProlog.sources)
     update_routes: tuple = ()  # routing.Route of the events the update rules read (every group's)
     instances: object = None  # with update rules: a Broadcast of Background.instance_facts()
+    limits: object = None  # cep.limits.Limits: the engines' (None: the defaults)
 
     def layouts(self, queries) -> list:
         """The answer layouts of the queries, in their order."""
@@ -115,13 +117,13 @@ def _queries(rules, allow_from=()):
     return list(load_rules([Path(r) for r in rules], allow_from=allow_from))
 
 
-def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, prolog=None) -> Spec:
+def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, prolog=None, limits=None) -> Spec:
     """What the workers run: the rule set in routing classes, each compiled
     here; with `background` (cep.background.Background), its facts go to
     the workers as a broadcast variable of `spark` (default: the active
     session), read once per worker process; with `prolog`
     (cep.user_prolog.UserProlog), the text of the user's Prolog files
-    likewise."""
+    likewise. `limits`: the engines' cep.limits.Limits."""
     import dataclasses
 
     from cep.compile import compile_queries
@@ -138,13 +140,14 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     if not classes:  # updates alone: one group runs them
         classes = (routing.QueryClass(0, (), (), ()),)
     counts = tuple(buckets if c.bucketed else 1 for c in classes)
-    compiled = tuple(compile_queries(c.queries + updates, background, prolog) for c in classes)
+    compiled = tuple(compile_queries(c.queries + updates, background, prolog, limits) for c in classes)
     # The workers keep engines by this key: the programs' hashes leave out
     # the names of queries and variables, which the answers carry.
     names = repr([(c.module, [(q.name, layout.form, layout.fields) for q, layout in zip(c.queries, c.layouts)])
                   for c in compiled])
     rules_hash = hashlib.sha256(names.encode()).hexdigest()[:16]
-    spec = Spec(rules_hash, classes, counts, compiled, update_routes=routing.update_routes(updates, schema))
+    spec = Spec(rules_hash, classes, counts, compiled, update_routes=routing.update_routes(updates, schema),
+                limits=limits)
     calls_user = any(c.user_module for c in compiled)
     if background is None and not calls_user:
         return spec
@@ -326,7 +329,8 @@ def _finish(raw):
 
 
 def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
-           end_markers: str | None = None, prolog=None, policy: str | None = None, allow_from=()):
+           end_markers: str | None = None, prolog=None, policy: str | None = None, allow_from=(),
+           limits=None):
     """Answers (and late and rejected events) of a rule set over a DataFrame
     of events; see the module's docstring. `rules`: a rule file's path,
     EP-SPARQL text, or parsed queries. `ontology`: background knowledge,
@@ -340,15 +344,28 @@ def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: 
     `allow_from`: folders (a path or a list) whose files the rules may
     name with FROM, beyond the rule file's folder (the current one for
     EP-SPARQL text) and the `ontology` files, as cep.rules.load_rules takes
-    it; rules given parsed were checked when they were parsed."""
+    it; rules given parsed were checked when they were parsed.
+    `limits`: a cep.limits.Limits (README, "Limits"; default: its
+    defaults)."""
     from cep.background.knowledge import given_files, run_background
     from cep.rules import with_policy
     from cep.user_prolog import load_user_prolog
 
     queries = with_policy(_queries(rules, [*given_files(allow_from), *given_files(ontology)]), policy)
     background = run_background(queries, ontology)
-    spec = plan(queries, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog))
+    spec = plan(queries, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog), limits=limits)
     return _finish(run(_times(events), spec, lateness, end_markers))
+
+
+def worker_error(exc: BaseException):
+    """The error a worker raised as a CepError (a limit of cep.limits
+    reached, ...), as an EngineError with its words, from the exception
+    Spark gives the driver for the failed task or query, which holds the
+    worker's traceback as text; None for any other failure."""
+    from cep.errors import EngineError
+
+    found = re.search(r"^cep\.errors\.\w+: (.+)$", str(exc), re.MULTILINE)
+    return EngineError(found.group(1)) if found else None
 
 
 def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | None = None):

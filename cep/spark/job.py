@@ -41,6 +41,7 @@ class Options:
     quiet: bool = False
     background: object = None  # cep.background.Background
     prolog: object = None  # cep.user_prolog.UserProlog
+    limits: object = None  # cep.limits.Limits
 
 
 def quiet_spark() -> None:
@@ -119,7 +120,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
         raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
                          "(Spark's file sink): give a folder")
     spark = session(options.master)
-    spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog)
+    spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits)
     own_checkpoint = options.checkpoint is None
     checkpoint = Path(options.checkpoint or tempfile.mkdtemp(prefix="cep-checkpoint-")).absolute()
     ends = checkpoint / END_FOLDER

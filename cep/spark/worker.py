@@ -20,6 +20,7 @@ checkpoint with nothing lost and nothing answered twice.
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 
 import pandas as pd
@@ -32,7 +33,7 @@ from cep.io.tables import checked_rows
 from cep.runtime.session import session
 from cep.user_prolog import load_sources
 
-# (rules hash, class, bucket) -> [engine, initial state, version or None]
+# (rules hash, class, bucket, limits) -> [engine, initial state, version or None]
 _ENGINES: dict = {}
 
 EVENT_COLUMNS = ["s", "p", "o", "start", "end", "source", "copy", "stream"]
@@ -53,7 +54,7 @@ END = "end"  # the value of column ctl on the rows that mark the end of the inpu
 
 
 def _engine(spec, cls: int, bucket: int):
-    key = (spec.rules_hash, cls, bucket)
+    key = (spec.rules_hash, cls, bucket, spec.limits)
     entry = _ENGINES.get(key)
     if entry is None:
         if spec.background_module is not None:  # once per process (Session.load_background)
@@ -62,9 +63,18 @@ def _engine(spec, cls: int, bucket: int):
                 session().load_instances(spec.background_module, spec.instances.value)
         if spec.user_module is not None:  # once per process (prolog/cep_user.pl)
             load_sources(spec.user_module, spec.user_files.value)
-        engine = Engine(None, compiled=spec.compiled[cls])
+        engine = Engine(None, compiled=spec.compiled[cls], limits=spec.limits)
         entry = _ENGINES[key] = [engine, engine.state(), None]
     return entry
+
+
+def _say_warnings(engine: Engine):
+    """The engine's new warnings (a REGEX that PCRE gave up on, once per
+    query and engine) on the worker's stderr, which Spark passes on to
+    its log (in local mode, the console)."""
+    for warning in engine.warnings:
+        print(f"cep: warning: {warning}", file=sys.stderr, flush=True)
+    engine.warnings.clear()
 
 
 def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
@@ -198,6 +208,7 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     events, _ = _events([pdf], rows)
     answers = (_answer_tables(engine, _push(engine, events))
                + _answer_tables(engine, engine.flush_table(final=True)))
+    _say_warnings(engine)
     return _frame(rows, answers)
 
 
@@ -267,6 +278,7 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         if not ended:  # event time has reached `processed`: the windows before it close
             answers += _answer_tables(engine, engine.close_windows(processed))
     pending = engine.advance(processed) if processed is not None else True
+    _say_warnings(engine)
 
     if (not waiting.num_rows and not pending and not spec.update_routes
             and processed <= (watermark or -2**63)):

@@ -60,6 +60,7 @@ def rules(monkeypatch, tmp_path):
 
     module.load_rules = load_rules
     monkeypatch.setitem(sys.modules, "cep.rules", module)
+    monkeypatch.setattr(cep.compile, "state_warnings", lambda queries: [])  # the stand-ins have no pattern
     state.path = tmp_path / "r.rq"
     state.path.write_text("# stand-in\n")
     return state
@@ -70,9 +71,10 @@ class FakeEngine:
 
     instances = []
 
-    def __init__(self, queries, background=None, prolog=None):
+    def __init__(self, queries, background=None, prolog=None, limits=None):
         self.queries = list(queries)
         self.batches = []
+        self.warnings = []
         self.late = [Reject("late.jsonl:9", "late: ends before an instant already processed", "x")]
         FakeEngine.instances.append(self)
 
@@ -303,8 +305,8 @@ def test_unwritable_out_is_a_usage_error(capsys, rules, engine, tmp_path):
 
 
 def test_explain_and_compile(capsys, rules, monkeypatch, tmp_path):
-    monkeypatch.setattr(cep.compile, "explain", lambda qs, background=None, prolog=None: "== algebra\n" + " ".join(q.name for q in qs))
-    monkeypatch.setattr(cep.compile, "compile_rules", lambda qs, background=None, prolog=None: ":- module(rules, []).\n")
+    monkeypatch.setattr(cep.compile, "explain", lambda qs, background=None, prolog=None, limits=None: "== algebra\n" + " ".join(q.name for q in qs))
+    monkeypatch.setattr(cep.compile, "compile_rules", lambda qs, background=None, prolog=None, limits=None: ":- module(rules, []).\n")
     monkeypatch.setattr(cep.spark.routing, "explain", lambda qs, schema=None: "q: partitioned by ?x (class 0)")
     code, out, _ = run(["explain", rules.path], capsys)
     assert (code, out) == (0, "== algebra\nq\n== partitioning (spark engine)\nq: partitioned by ?x (class 0)\n")
@@ -317,8 +319,8 @@ def test_explain_and_compile(capsys, rules, monkeypatch, tmp_path):
 
 
 def test_policy_reaches_the_rule_loader_of_every_command(capsys, rules, engine, monkeypatch, tmp_path):
-    monkeypatch.setattr(cep.compile, "explain", lambda qs, background=None, prolog=None: "")
-    monkeypatch.setattr(cep.compile, "compile_rules", lambda qs, background=None, prolog=None: "")
+    monkeypatch.setattr(cep.compile, "explain", lambda qs, background=None, prolog=None, limits=None: "")
+    monkeypatch.setattr(cep.compile, "compile_rules", lambda qs, background=None, prolog=None, limits=None: "")
     monkeypatch.setattr(cep.spark.routing, "explain", lambda qs, schema=None: "")
     for argv in (["run", rules.path, "--events", events_file(tmp_path)], ["explain", rules.path],
                  ["compile", rules.path]):

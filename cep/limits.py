@@ -1,0 +1,36 @@
+"""The limits that keep one input from exhausting the machine: each has a
+default that ordinary rule sets never reach, is documented (README,
+"Limits"; docs/language.md) and can be changed per run:
+Engine(limits=...), cep.spark.detect(limits=...), and `cep run`'s options.
+
+Reaching one is an error of the run (cep.errors.EngineError, exit 2) that
+names the rules involved, raised before memory runs out; a window that
+would pass a limit is refused when its query is compiled (QueryError).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+DERIVED = 100_000
+DERIVED_VALUE_CHARS = 16 * 1024 * 1024
+WINDOW_EVALUATIONS = 10_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    # triples that CONSTRUCT rules derive (and feed back) at one instant,
+    # counted as they are derived, so one round that explodes stops too
+    derived: int = DERIVED
+    # characters of the N-Triples text of a value in a derived triple (a
+    # cycle that doubles a string each round)
+    derived_value_chars: int = DERIVED_VALUE_CHARS
+    # evaluations of a time-based window that hold one instant: RANGE /
+    # STEP (RANGE / COMPUTED EVERY when given); checked when compiling
+    window_evaluations: int = WINDOW_EVALUATIONS
+
+    def __post_init__(self):
+        for name in ("derived", "derived_value_chars", "window_evaluations"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"Limits.{name} must be a positive integer, not {value!r}")
