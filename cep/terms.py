@@ -411,6 +411,7 @@ def _shown_iri(value: str) -> str:
     return f"<{shown}{'...' if len(value) > 80 else ''}>"
 
 
+@_term_cache(maxsize=65536)  # events repeat their terms (a refused one is not kept: it raises)
 def checked(nt: str) -> str:
     """The canonical text of a term read from input (every event reader and
     every background file takes a term through here, so a term gets the

@@ -93,7 +93,7 @@ def read_jsonl(path, rejects: list, data: bytes | None = None) -> list[Event]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line, parse_int=_json_int)
+                row = _JSON.decode(line)
             except json.JSONDecodeError as exc:
                 rejects.append(Reject(where, f"not JSON: {exc.msg} at column {exc.colno}", line.rstrip("\r\n")))
                 continue
@@ -119,6 +119,9 @@ def _json_int(text: str):
     if len(text) <= terms.MAX_NUMBER_DIGITS:
         return int(text)
     return float("-inf") if text.startswith("-") else float("inf")
+
+
+_JSON = json.JSONDecoder(parse_int=_json_int)
 
 
 # ---------------------------------------------------------------------- CSV
