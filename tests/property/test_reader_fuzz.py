@@ -69,6 +69,7 @@ ODD_TERMS = [
     '"\\U0010FFFF"', '"\\x41"', '"\\u12"', '"a"@', '"a"@1', '"a"@en-', '"a"^^', '"a"^^<>', '"a"^^<dt>', '"a"^^xsd:int',
     f'"1"^^<{XSD}integer>', f'"01"^^<{XSD}integer>', f'"x"^^<{XSD}integer>', f'"{"9" * 4001}"^^<{XSD}integer>',
     f'"1e999"^^<{XSD}double>', f'"NaN"^^<{XSD}double>', f'"-0.0"^^<{XSD}decimal>', f'"P1Y"^^<{XSD}duration>',
+    f'"0.{"3" * 100}"^^<{XSD}decimal>', f'"{"7" * 3000}.{"1" * 999}"^^<{XSD}decimal>', f'"1e-400"^^<{XSD}double>',
     f'"P{"9" * 30}D"^^<{XSD}duration>', f'"0000-01-01T00:00:00Z"^^<{XSD}dateTime>',
     f'"{"9" * 40}-01-01T00:00:00Z"^^<{XSD}dateTime>', '"tab\there"', '"new\nline"', " <http://e.org/pad> ",
     "<http://e.org/\u00e9>", '"\u0000"', "<javascript:alert(1)>", "'x'", "x", "", " ", "null",
