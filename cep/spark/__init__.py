@@ -198,16 +198,16 @@ def _times(df):
 
     start, start_bad = millis("t")
     end, end_bad = millis("t_end") if "t_end" in df.columns else (start, None)
-    text_columns = [c for c in ("s", "p", "o", "stream") if c in df.columns
-                    and isinstance(df.schema[c].dataType, T.StringType)]
-    reasons = [F.when(~F.is_valid_utf8(F.col(c)), F.lit(f"column {c}: not UTF-8 text")) for c in text_columns]
+    reasons = [F.when(~F.is_valid_utf8(F.col(c).cast("string")), F.lit(f"column {c}: not UTF-8 text"))
+               for c in ("s", "p", "o", "stream") if c in df.columns]
     reasons += [start_bad] + ([] if end_bad is None else [F.when(F.col("t_end").isNotNull(), end_bad)])
     reason = F.coalesce(*reasons)
     shown = F.concat_ws(" ", *(F.make_valid_utf8(F.col(c).cast("string")) for c in ("s", "p", "o")))
     shown = F.concat_ws(" @ ", shown, F.make_valid_utf8(F.col("t").cast("string")))
     source = F.col("source").cast("string") if "source" in df.columns else F.lit(None).cast("string")
     valid = lambda c: F.when(reason.isNull(), c)  # noqa: E731
-    return df.select(*(valid(F.col(c)).alias(c) for c in ("s", "p", "o")), valid(start).alias("start"),
+    return df.select(*(valid(F.col(c).cast("string")).alias(c) for c in ("s", "p", "o")),  # a number: no term
+                     valid(start).alias("start"),
                      valid(F.coalesce(end, start)).alias("end"),
                      F.when(reason.isNull(), source).otherwise(F.coalesce(source, F.lit(""))).alias("source"),
                      valid(_stream_column(df)).alias("stream"), reason.alias("reason"),
