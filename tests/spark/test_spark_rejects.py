@@ -58,3 +58,17 @@ def test_bad_times_and_strings_are_reject_rows_and_the_query_goes_on(spark, caps
     assert (f"{events / 'e.parquet'}:row 2", "column o: not UTF-8 text") in rejected(err)
     assert (f"{events / 'e.parquet'}:row 3", "column t: 9223372036854775807 ms is outside the supported time "
                                               "range, 0001-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z") in rejected(err)
+
+
+def test_a_column_of_numbers_or_bytes_for_terms_gives_reject_rows(spark, tmp_path):
+    """detect() over Parquet whose s is not a string column: each row is a
+    reject (the worker failed on such a column), each good one an answer."""
+    from cep.spark import detect
+
+    path = tmp_path / "bytes.parquet"
+    pq.write_table(pa.table({"s": pa.array([f"<{EX}a>".encode(), b"\xff", b"5"], pa.binary()),
+                             "p": [f"<{EX}p>"] * 3, "o": [f"<{EX}o>"] * 3,
+                             "t": pa.array([T0, T0 + 1, T0 + 2], pa.int64())}), path)
+    rows = detect(spark.read.parquet(str(path)), f"PREFIX : <{EX}>\nSELECT ?s WHERE {{ ?s :p ?o }}\n").collect()
+    assert sorted((r["kind"], r["reason"]) for r in rows) == [
+        ("answer", None), ("reject", "column s: not UTF-8 text"), ("reject", "column s: not an N-Triples term: '5'")]
