@@ -349,7 +349,8 @@ class _Rejects:
         for r in rejects:
             self.count += 1
             if self.count <= REJECTS_SHOWN:
-                _say(f"rejected {r.source}: {r.reason}" + (f"\n    {r.text}" if r.text else ""))
+                text = r.text if len(r.text) <= 300 else f"{r.text[:300]}... ({len(r.text):,} characters)"
+                _say(f"rejected {r.source}: {r.reason}" + (f"\n    {text}" if text else ""))
 
     def close(self):
         if self.handle:

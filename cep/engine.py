@@ -381,7 +381,10 @@ def _read_lines(data: bytes, width: int) -> pa.Table:
         return pa.schema([(n, types[n]) for n in names]).empty_table()
     return pacsv.read_csv(
         pa.py_buffer(data),
-        read_options=pacsv.ReadOptions(column_names=names, use_threads=False),
+        # one block for the whole text (up to Arrow's 2 GiB): a line must not
+        # straddle two blocks, and a term may be as long as the readers take
+        read_options=pacsv.ReadOptions(column_names=names, use_threads=False,
+                                       block_size=max(1 << 20, min(len(data) + 1, 2**31 - 1))),
         parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
                                          newlines_in_values=False),
         convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],

@@ -4,6 +4,7 @@ epoch milliseconds (UTC)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -46,3 +47,14 @@ class Reject:
     source: str  # "file:line" (or "file:graph <iri>")
     reason: str
     text: str = ""
+
+    def __post_init__(self):
+        # a record that is not UTF-8 is shown with U+FFFD where its bytes
+        # were, so that a reject can be written anywhere (a file, Arrow)
+        for name in ("source", "reason", "text"):
+            value = getattr(self, name)
+            if isinstance(value, str) and _SURROGATE.search(value):
+                object.__setattr__(self, name, _SURROGATE.sub("\ufffd", value))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")

@@ -88,24 +88,22 @@ def quote_string(text: str) -> str:
     return '"' + _escape(text, '"') + '"'
 
 
+_NAMED_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\t": "\\t", "\r": "\\r", "'": "\\'", '"': '\\"'}
+# what a quoted atom or string writes escaped: ASCII text only (event
+# batches cross as bytes), so also every character from DEL up
+_TO_ESCAPE = {"'": re.compile(r"[\\'\x00-\x1f\x7f-\U0010ffff]"), '"': re.compile(r'[\\"\x00-\x1f\x7f-\U0010ffff]')}
+
+
+def _escape_char(m) -> str:
+    ch = m.group()
+    return _NAMED_ESCAPES.get(ch) or "\\x%x\\" % ord(ch)
+
+
 def _escape(text: str, quote: str) -> str:
-    out = []
-    for ch in text:
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == quote:
-            out.append("\\" + quote)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ord(ch) < 0x20 or ord(ch) >= 0x7F:  # ASCII text: event batches cross as bytes
-            out.append("\\x%x\\" % ord(ch))
-        else:
-            out.append(ch)
-    return "".join(out)
+    pattern = _TO_ESCAPE[quote]
+    if pattern.search(text) is None:  # the common case, and a long term costs one scan
+        return text
+    return pattern.sub(_escape_char, text)
 
 
 def write(term: Term) -> str:

@@ -24,7 +24,7 @@ same canonical text back, so a term survives the round trip unchanged.
 
 from __future__ import annotations
 
-import datetime as _dt
+import functools
 import re
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
@@ -43,9 +43,6 @@ XSD_DATETIME = XSD + "dateTime"
 XSD_DURATION = XSD + "duration"
 RDF_LANGSTRING = RDF + "langString"
 
-_EPOCH = _dt.datetime(1970, 1, 1, tzinfo=_dt.timezone.utc)
-
-
 class TermError(ValueError):
     """An RDF term that is not well-formed N-Triples."""
 
@@ -54,7 +51,7 @@ _IRI_RE = re.compile(r'<([^<>"{}|^`\\\x00-\x20]*)>\Z')
 _IRI_ESC_RE = re.compile(r"<((?:[^<>\"{}|^`\\\x00-\x20]|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8})*)>\Z")
 _BNODE_RE = re.compile(r"_:([A-Za-z0-9_][A-Za-z0-9_.\-]*)\Z")
 _LIT_RE = re.compile(
-    r'"((?:[^"\\\n\r]|\\.)*)"'
+    r'"([^"\\\n\r]*+(?:\\.[^"\\\n\r]*+)*+)"'
     r"(?:\^\^<([^<>\"{}|^`\\\x00-\x20]*)>|@([a-zA-Z]+(?:-[a-zA-Z0-9]+)*))?\Z",
     re.S,
 )
@@ -66,12 +63,20 @@ def _unescape(text: str) -> str:
     def repl(m):
         code = m.group(1)
         if code[0] in "uU" and len(code) > 1:
-            return chr(int(code[1:], 16))
+            value = int(code[1:], 16)
+            if value > 0x10FFFF or 0xD800 <= value <= 0xDFFF:  # a text of it cannot be written as UTF-8
+                raise TermError(f"\\{code} is not a Unicode character "
+                                f"({'a surrogate' if value <= 0xDFFF else 'past U+10FFFF'})")
+            return chr(value)
         if code in _ESCAPES:
             return _ESCAPES[code]
         raise TermError(f"unknown escape \\{code}")
 
-    return _UNESC_RE.sub(repl, text)
+    return _UNESC_RE.sub(repl, text) if "\\" in text else text
+
+
+_LITERAL_NAMED = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_LITERAL_ESCAPED = re.compile(r'[\\"\x00-\x1f\x7f]')
 
 
 def escape_literal(text: str) -> str:
@@ -80,24 +85,9 @@ def escape_literal(text: str) -> str:
     escaped too (as backslash-t and backslash-u00XX), so
     canonical term text never holds a raw control character: answers can
     travel as tab-separated lines."""
-    out = []
-    for ch in text:
-        code = ord(ch)
-        if ch == "\\":
-            out.append("\\\\")
-        elif ch == '"':
-            out.append('\\"')
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif code < 0x20 or code == 0x7F:
-            out.append("\\u%04X" % code)
-        else:
-            out.append(ch)
-    return "".join(out)
+    if _LITERAL_ESCAPED.search(text) is None:  # most text, and a long one costs one scan
+        return text
+    return _LITERAL_ESCAPED.sub(lambda m: _LITERAL_NAMED.get(m.group()) or "\\u%04X" % ord(m.group()), text)
 
 
 # ---------------------------------------------------------------- parsing
@@ -156,35 +146,44 @@ def literal(lex: str, datatype: str | None = None, lang: str | None = None) -> s
 # ------------------------------------------------------ canonical values
 
 
+_DATETIME_RE = re.compile(r"(-?(?:[1-9][0-9]{4,}|[0-9]{4}))-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})"
+                          r"(\.[0-9]+)?([+-][0-9]{2}:[0-9]{2})?\Z")
+_YEAR_DIGITS = 12  # past this a year is not computed with (its value could not be a time anyway)
+
+
 def parse_datetime_ms(lex: str) -> int:
-    """xsd:dateTime lexical form -> epoch milliseconds (no zone = UTC)."""
+    """xsd:dateTime lexical form -> epoch milliseconds (no zone = UTC; the
+    fraction truncated to milliseconds; 24:00:00 is the next midnight).
+    Years outside 1..9999 are read as XSD 1.1 has them (0000 is 1 BCE), as
+    prolog/cep_values.pl reads them: what an event's time may be is
+    cep.io.check's concern."""
     text = lex.strip()
     if text.endswith("Z"):
         text = text[:-1] + "+00:00"
-    m = re.match(r"(-?[0-9]{4,})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(\.[0-9]+)?"
-                 r"([+-][0-9]{2}:[0-9]{2})?\Z", text)
-    if not m:
-        raise TermError(f"malformed xsd:dateTime {lex!r}")
+    m = _DATETIME_RE.match(text)
+    if not m or len(m.group(1).lstrip("-")) > _YEAR_DIGITS:
+        raise TermError(f"malformed xsd:dateTime {lex[:80]!r}")
     year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
     frac = m.group(7) or ""
     millis = int((frac[1:] + "000")[:3]) if frac else 0
-    extra_day = 0
-    if hour == 24 and minute == 0 and second == 0 and millis == 0:
-        hour, extra_day = 0, 1
-    try:
-        value = _dt.datetime(year, month, day, hour, minute, second, tzinfo=_dt.timezone.utc)
-    except ValueError as exc:
-        raise TermError(f"malformed xsd:dateTime {lex!r}: {exc}") from None
-    ms = int((value - _EPOCH).total_seconds()) * 1000 + millis + extra_day * 86_400_000
+    if not (1 <= month <= 12 and 1 <= day <= _days_in_month(year, month) and minute < 60 and second < 60
+            and (hour < 24 or hour == 24 and minute == second == millis == 0)):
+        raise TermError(f"malformed xsd:dateTime {lex[:80]!r}: no such date or time of day")
+    ms = (_days_from_civil(year, month, day) * 86_400 + (hour * 60 + minute) * 60 + second) * 1000 + millis
     if m.group(8):
         sign = 1 if m.group(8)[0] == "+" else -1
         hh, mm = int(m.group(8)[1:3]), int(m.group(8)[4:6])
+        if hh > 14 or mm > 59 or hh == 14 and mm:
+            raise TermError(f"malformed xsd:dateTime {lex[:80]!r}: a time zone is at most 14:00")
         ms -= sign * (hh * 60 + mm) * 60_000
     return ms
 
 
 def format_datetime_ms(ms: int) -> str:
-    """ISO 8601 in UTC, with milliseconds only where there are any."""
+    """ISO 8601 in UTC, with milliseconds only where there are any. Any
+    time can be written: a year past 9999 takes more digits, one before 1
+    is 0000 (1 BCE) or negative, as XSD 1.1 writes them (a NOTSEQ deadline
+    or a window may reach past the times events may have)."""
     seconds, millis = divmod(ms, 1000)
     text = _second_text(seconds)
     if millis:
@@ -194,8 +193,41 @@ def format_datetime_ms(ms: int) -> str:
 
 @lru_cache(maxsize=4096)  # answers come in time order: neighbours share their second
 def _second_text(seconds: int) -> str:
-    v = _EPOCH + _dt.timedelta(seconds=seconds)
-    return f"{v.year:04d}-{v.month:02d}-{v.day:02d}T{v.hour:02d}:{v.minute:02d}:{v.second:02d}"
+    days, rest = divmod(seconds, 86_400)
+    year, month, day = _civil_from_days(days)
+    year_text = f"{year:04d}" if year >= 0 else f"-{-year:04d}"
+    return f"{year_text}-{month:02d}-{day:02d}T{rest // 3600:02d}:{rest // 60 % 60:02d}:{rest % 60:02d}"
+
+
+# The proleptic Gregorian calendar in integer arithmetic, valid for every
+# year (H. Hinnant, "chrono-compatible low-level date algorithms"), as in
+# prolog/cep_values.pl: days since 1970-01-01.
+
+def _days_from_civil(year: int, month: int, day: int) -> int:
+    year -= month <= 2
+    era = year // 400
+    yoe = year - era * 400
+    doy = (153 * (month + (-3 if month > 2 else 9)) + 2) // 5 + day - 1
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146_097 + doe - 719_468
+
+
+def _civil_from_days(days: int) -> tuple[int, int, int]:
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (month <= 2), month, day
+
+
+def _days_in_month(year: int, month: int) -> int:
+    if month == 2:
+        return 29 if year % 4 == 0 and (year % 100 != 0 or year % 400 == 0) else 28
+    return 30 if month in (4, 6, 9, 11) else 31
 
 
 _DUR_RE = re.compile(
@@ -206,9 +238,9 @@ _DUR_RE = re.compile(
 def parse_duration(lex: str) -> tuple[int, int]:
     """xsd:duration lexical form -> (months, milliseconds)."""
     text = lex.strip()
-    m = _DUR_RE.match(text)
+    m = _DUR_RE.match(text) if len(text) <= MAX_NUMBER_DIGITS else None
     if not m or text in ("P", "-P") or text.endswith("T"):
-        raise TermError(f"malformed xsd:duration {lex!r}")
+        raise TermError(f"malformed xsd:duration {lex[:80]!r}")
     sign = -1 if m.group(1) else 1
     years, months, days, hours, minutes = (int(m.group(i) or 0) for i in range(2, 7))
     seconds = Decimal(m.group(7) or "0")
@@ -277,12 +309,32 @@ def format_decimal(value) -> str:
     return ("-" if num < 0 else "") + whole + "." + fraction
 
 
+# Numbers the engine computes with have at most this many digits: Python
+# reads longer ones in quadratic time (and refuses past 4,300 digits); a
+# longer lexical form is kept as it is (cep.terms.checked refuses it in input)
+MAX_NUMBER_DIGITS = 4000
 _INT_RE = re.compile(r"[+-]?[0-9]+\Z")
 _DEC_RE = re.compile(r"[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)\Z")
 _DBL_RE = re.compile(r"[+-]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?|INF)\Z|NaN\Z")
 
 
-@lru_cache(maxsize=65536)
+def _term_cache(maxsize: int):
+    """lru_cache for functions of a term's text, but for long terms (over
+    4,096 characters), computed each time: a few of those, up to
+    MAX_TERM_BYTES each, would fill memory if kept."""
+    def decorate(function):
+        cached = lru_cache(maxsize=maxsize)(function)
+
+        @functools.wraps(function)
+        def call(nt: str):
+            return cached(nt) if len(nt) <= 4096 else function(nt)
+
+        call.cache_info, call.cache_clear = cached.cache_info, cached.cache_clear
+        return call
+    return decorate
+
+
+@_term_cache(maxsize=65536)
 def canonical(nt: str) -> str:
     """The canonical N-Triples text of a term; raises TermError when malformed."""
     parts = split(nt)
@@ -300,10 +352,14 @@ def canonical_lexical(lex: str, dt: str) -> str:
     """Canonical lexical form for the datatypes the engine computes with; an
     ill-typed lexical form is kept as it is (SPARQL keeps such literals)."""
     s = lex.strip()
+    if len(s) > MAX_NUMBER_DIGITS:
+        return lex
     if dt == XSD_INTEGER and _INT_RE.match(s):
         return str(int(s))
-    if dt == XSD_DECIMAL and _DEC_RE.match(s):
-        return format_decimal(Fraction(Decimal(s)))
+    if dt == XSD_DECIMAL and _DEC_RE.match(s):  # format_decimal's form, by text: any number of places
+        whole, _, fraction = s.lstrip("+-").partition(".")
+        whole, fraction = whole.lstrip("0") or "0", fraction.rstrip("0") or "0"
+        return ("-" if s.startswith("-") and (whole, fraction) != ("0", "0") else "") + whole + "." + fraction
     if dt == XSD_DOUBLE and _DBL_RE.match(s):
         return format_double(float(s))
     if dt == XSD_BOOLEAN and s in ("true", "false", "1", "0"):
@@ -319,6 +375,86 @@ def canonical_lexical(lex: str, dt: str) -> str:
         except TermError:
             return lex
     return lex
+
+
+# ------------------------------------------------------ terms read from input
+
+MAX_TERM_BYTES = 16 * 1024 * 1024
+# The longest term a reader takes, as N-Triples text in UTF-8 (as read and
+# in canonical form). A term travels as one string through every stage
+# (canonical text, the Prolog term, the answer's line and its JSON, CSV or
+# TriG): 16 MiB keeps one record's copies to a few hundred MB, and an Arrow
+# column of a batch well under its 2 GiB. Change it here.
+
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_RAW_FORBIDDEN = re.compile(r'[<>"{}|^`\x00-\x20]')  # what IRIs forbid, but the backslash of escapes
+_CHAR_NAMES = {" ": "a space", '"': "a quote", "\\": "a backslash"}
+
+
+def absolute_iri(value: str) -> str:
+    """The N-Triples text <value> of an IRI read from input; TermError when
+    it is relative (it needs a scheme, like http:) or holds a character
+    that IRIs forbid (RDF 1.1 N-Triples: space, <>"{}|^`\\ and controls),
+    however it was written."""
+    bad = _IRI_FORBIDDEN.search(value)
+    if bad is not None:
+        ch = bad.group()
+        name = _CHAR_NAMES.get(ch) or (f"the control character U+{ord(ch):04X}" if ord(ch) < 0x20 else repr(ch))
+        raise TermError(f"an IRI cannot hold {name}: {_shown_iri(value)}")
+    if not _SCHEME.match(value):
+        raise TermError(f"relative IRI {_shown_iri(value)}: an IRI must be absolute here "
+                        "(start with a scheme such as http:)")
+    return "<" + value + ">"
+
+
+def _shown_iri(value: str) -> str:
+    shown = re.sub(r"[\x00-\x1f\x7f]", lambda m: "\\u%04X" % ord(m.group()), value[:80])
+    return f"<{shown}{'...' if len(value) > 80 else ''}>"
+
+
+@_term_cache(maxsize=65536)  # events repeat their terms (a refused one is not kept: it raises)
+def checked(nt: str) -> str:
+    """The canonical text of a term read from input (every event reader and
+    every background file takes a term through here, so a term gets the
+    same verdict in every format); TermError saying why it is not taken:
+    not N-Triples, longer than MAX_TERM_BYTES, a lone surrogate (raw or
+    as an escape: no Unicode character), an IRI or a datatype IRI that
+    absolute_iri refuses, a number of more than MAX_NUMBER_DIGITS."""
+    if len(nt) > MAX_TERM_BYTES // 4 and len(nt.encode("utf-8", "surrogatepass")) > MAX_TERM_BYTES:
+        raise TermError(_too_long(nt))
+    bad = _SURROGATE.search(nt)
+    if bad is not None:
+        raise TermError(f"U+{ord(bad.group()):04X} is not a Unicode character (a lone surrogate: "
+                        "undecodable input, or half of a pair)")
+    try:
+        parts = split(nt)
+    except TermError:
+        text = nt.strip()
+        if text[:1] == "<" and text[-1:] == ">" and _RAW_FORBIDDEN.search(text, 1, len(text) - 1):
+            absolute_iri(text[1:-1])  # say which character
+        raise
+    if parts[0] == "iri":
+        absolute_iri(parts[1])
+    elif parts[0] == "literal":
+        if parts[3] is None:
+            absolute_iri(parts[2])
+        if parts[2] in _NUMERIC and len(parts[1].strip()) > MAX_NUMBER_DIGITS:
+            raise TermError(f"a number of {len(parts[1].strip()):,} characters: the engine computes "
+                            f"with numbers of up to {MAX_NUMBER_DIGITS:,} digits")
+    term = canonical(nt)
+    if len(term) > MAX_TERM_BYTES // 4 and len(term.encode("utf-8")) > MAX_TERM_BYTES:
+        raise TermError(_too_long(term))
+    return term
+
+
+_NUMERIC = (XSD_INTEGER, XSD_DECIMAL, XSD_DOUBLE)
+
+
+def _too_long(nt: str) -> str:
+    mib = f" ({MAX_TERM_BYTES / 2**20:g} MiB)" if MAX_TERM_BYTES >= 2**20 else ""
+    return (f"a term of {len(nt.encode('utf-8', 'surrogatepass')):,} bytes: terms are limited to "
+            f"{MAX_TERM_BYTES:,} bytes{mib} of N-Triples text")
 
 
 # ------------------------------------------------------- Prolog encoding
@@ -337,6 +473,8 @@ def to_prolog(nt: str) -> pl.Term:
     if dt == XSD_STRING:
         return pl.Str(lex)
     s = lex.strip()
+    if len(s) > MAX_NUMBER_DIGITS:
+        return pl.Struct("l", pl.Str(lex), pl.Atom(dt))
     if dt == XSD_INTEGER and _INT_RE.match(s):
         return int(s)
     if dt == XSD_DECIMAL and _DEC_RE.match(s):
@@ -359,7 +497,7 @@ def to_prolog(nt: str) -> pl.Term:
     return pl.Struct("l", pl.Str(lex), pl.Atom(dt))
 
 
-@lru_cache(maxsize=262144)
+@_term_cache(maxsize=262144)
 def prolog_text(nt: str) -> str:
     """`to_prolog` written as text, cached: event batches repeat their terms."""
     return pl.write(to_prolog(nt))
@@ -373,7 +511,7 @@ def to_json(nt: str) -> dict:
     return dict(_to_json(nt))
 
 
-@lru_cache(maxsize=65536)  # answers repeat their terms (to_json hands out copies)
+@_term_cache(maxsize=65536)  # answers repeat their terms (to_json hands out copies)
 def _to_json(nt: str) -> dict:
     parts = split(nt)
     if parts[0] == "iri":

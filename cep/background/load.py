@@ -330,7 +330,7 @@ def _term(raw: str, nodes: _BlankNodes) -> str:
     if raw[0] == "<":
         if not _SCHEME.match(raw):
             raise terms.TermError(f"relative IRI {raw}: N-Triples needs absolute IRIs")
-        return raw if "\\" not in raw else terms.canonical(raw)
+        return raw if "\\" not in raw else terms.checked(raw)  # no escaped space in an IRI
     m = _TYPED.match(raw)
     if m is None:
         if _ESCAPED.search(raw) is None:  # already canonical but for the case of a language tag
@@ -456,7 +456,7 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
     def masked(node):
         text = texts.get(node)
         if text is None:
-            text = texts[node] = "_:" if isinstance(node, BNode) else terms.from_rdflib(node)
+            text = texts[node] = "_:" if isinstance(node, BNode) else terms.checked(terms.from_rdflib(node))
         return text
 
     found = graph.quads((None, None, None, None)) if fmt == "trig" else graph
@@ -701,12 +701,16 @@ def _obo_class(value: str, tag: str) -> str:
     token = next(iter(_obo_text(value).split()), "")
     if not token:
         raise _OboError(f"{tag} needs an id such as GO:0008150")
-    if token.startswith(("http://", "https://")):
-        return terms.iri(token)
-    prefix, colon, local = token.partition(":")
-    if not (prefix and colon and local):
-        raise _OboError(f"{tag} {token} is neither PREFIX:LOCAL (GO:0008150) nor an http(s) IRI")
-    return terms.iri(f"{OBO_PURL}{prefix}_{local}")
+    iri = token
+    if not token.startswith(("http://", "https://")):
+        prefix, colon, local = token.partition(":")
+        if not (prefix and colon and local):
+            raise _OboError(f"{tag} {token} is neither PREFIX:LOCAL (GO:0008150) nor an http(s) IRI")
+        iri = f"{OBO_PURL}{prefix}_{local}"
+    try:  # the IRI check of every reader: no character IRIs forbid (a quote, a space)
+        return terms.absolute_iri(iri)
+    except terms.TermError as exc:
+        raise _OboError(f"{tag} {token}: {exc}") from None
 
 
 _OBO_ESCAPES = {"n": "\n", "t": "\t", "W": " "}

@@ -6,11 +6,12 @@
     writer.write(answers); writer.close()
 
 See cep.io.readers (dispatch by extension), cep.io.trig (RSP-QL TriG),
-cep.io.tables (JSON Lines, CSV, Parquet) and cep.io.writers.
+cep.io.tables (JSON Lines, CSV, Parquet), cep.io.check (what every reader
+takes: terms and times) and cep.io.writers.
 """
 
 from cep.io.readers import FORMATS, format_of, input_files, read_events, read_file, sort_key
-from cep.io.tables import Columns, parse_time, read_csv, read_jsonl, read_parquet, read_table_columns
+from cep.io.tables import Columns, read_csv, read_jsonl, read_parquet, read_table_columns
 from cep.io.trig import read_trig
 from cep.io.writers import (
     OUTPUT_FORMATS,
@@ -26,7 +27,7 @@ from cep.io.writers import (
 
 __all__ = [
     "FORMATS", "OUTPUT_FORMATS", "Columns", "CsvWriter", "JsonlWriter", "TrigWriter",
-    "answer_json", "check_format", "format_of", "input_files", "make_writer", "parse_time",
+    "answer_json", "check_format", "format_of", "input_files", "make_writer",
     "read_csv", "read_events", "read_file", "read_jsonl", "read_parquet", "read_table_columns",
     "read_trig", "reject_json", "sort_key", "write_rejects",
 ]

@@ -49,11 +49,11 @@ def split_stream(raw) -> tuple[str, str]:
         return "", raw
     for i, c in enumerate(raw):
         if c == "=" and i > 0 and Path(raw[i + 1:]).exists():
-            from cep.io.tables import _Bad, stream_iri
+            from cep.io.check import Invalid, stream_iri
 
             try:
                 return stream_iri(raw[:i]), raw[i + 1:]
-            except _Bad:
+            except Invalid:
                 raise UsageError(f"{raw}: in IRI=PATH, {raw[:i]!r} is not an IRI") from None
     return "", raw
 
@@ -96,15 +96,12 @@ def input_files(paths) -> list[Path]:
     return out
 
 
-def read_file(path, rejects: list, data: bytes | None = None, base: str | None = None) -> list[Event]:
+def read_file(path, rejects: list, data: bytes | None = None) -> list[Event]:
     """The events of one file, in file order; rejects are appended. `data`:
-    the file's bytes when they were read elsewhere (Spark's file source;
-    `base` is then the file's IRI, for TriG's relative IRIs)."""
+    the file's bytes when they were read elsewhere (Spark's file source)."""
     fmt = format_of(path)
     if data is None:
         return _READERS[fmt](path, rejects)
-    if fmt == "trig":
-        return trig.read_trig(path, rejects, data, base)
     return _READERS[fmt](path, rejects, data)
 
 

@@ -12,12 +12,13 @@ Takes a .jsonl, .csv or .parquet file with the columns
               "Windows and aggregates")
 
 and gives Events (or, for large files, columns of them) plus a Reject for
-each row that cannot be used (a malformed term, a literal subject, a bad
-time, t_end before t, a missing value, a line that is not JSON). A row's
-place is `file:line` (JSON Lines and CSV, counting the header as line 1) or
-`file:row N` (Parquet, rows counted from 1). Columns other than these are
-ignored. Terms come out in the canonical form of cep.terms, times as
-integer epoch milliseconds.
+each row that cannot be used: a term or a time that cep.io.check refuses
+(the check every reader shares), t_end before t, a missing value, a line
+that is not JSON or not UTF-8. A row's place is `file:line` (JSON Lines and
+CSV, counting the header as line 1) or `file:row N` (Parquet, rows counted
+from 1). Columns other than these are ignored; a file that names one of
+them twice is refused. Terms come out in the canonical form of cep.terms,
+times as integer epoch milliseconds.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import csv
 import io
 import json
 import re
+from pathlib import Path
 from typing import NamedTuple
 
 import numpy as np
@@ -34,6 +36,8 @@ import pyarrow.compute as pc
 
 from cep import terms
 from cep.events import Event, Reject
+from cep.io import check
+from cep.io.check import Invalid
 
 COLUMNS = ("s", "p", "o", "t")
 OPTIONAL_COLUMNS = ("t_end", "stream")
@@ -52,110 +56,26 @@ class Columns(NamedTuple):
     stream: object = None  # the stream IRIs (<...>, null for none), or None without a stream column
 
 
-class _Bad(ValueError):
-    """One row's problem, worded for the person who produced the data."""
-
-
 # ------------------------------------------------------------ per row
 
 
-def _term(value, column: str) -> str:
-    if value is None or value == "":
-        raise _Bad(f"column {column} is empty")
-    if not isinstance(value, str):
-        raise _Bad(f"column {column}: expected an RDF term in N-Triples syntax as a string, "
-                   f"got {json.dumps(value)}")
-    try:
-        term = terms.canonical(value)
-    except terms.TermError as exc:
-        raise _Bad(f"column {column}: {exc}") from None
-    if column == "s" and term.startswith('"'):
-        raise _Bad(f"column s: a subject is an IRI or a blank node, not a literal ({term})")
-    if column == "p" and not term.startswith("<"):
-        raise _Bad(f"column p: a predicate is an IRI, not {term}")
-    return term
-
-
-_MS_RE = re.compile(r"-?\d+\Z")
-
-
-def parse_time(value, column: str = "t") -> int:
-    """A time cell -> epoch milliseconds: integer epoch milliseconds (a JSON
-    number or a string of digits), xsd:dateTime text, or an N-Triples
-    xsd:dateTime literal. Raises ValueError (_Bad) with a message for the user."""
-    if isinstance(value, bool) or value is None or value == "":
-        raise _Bad(f"column {column} is empty" if value in (None, "") else
-                   f"column {column}: expected a time, got {json.dumps(value)}")
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float):
-        if value.is_integer():
-            return int(value)
-        raise _Bad(f"column {column}: {value} is not a whole number of milliseconds")
-    if not isinstance(value, str):
-        raise _Bad(f"column {column}: expected xsd:dateTime text or epoch milliseconds, "
-                   f"got {json.dumps(value)}")
-    text = value.strip()
-    if _MS_RE.match(text):
-        return int(text)
-    if text.startswith('"'):
-        try:
-            parts = terms.split(text)
-        except terms.TermError as exc:
-            raise _Bad(f"column {column}: {exc}") from None
-        if parts[0] != "literal" or parts[2] != terms.XSD_DATETIME:
-            raise _Bad(f"column {column}: {text} is not an xsd:dateTime literal")
-        text = parts[1]
-    try:
-        return terms.parse_datetime_ms(text)
-    except terms.TermError:
-        raise _Bad(f"column {column}: {value!r} is neither xsd:dateTime text "
-                   "(like 2026-01-05T10:00:00Z) nor integer epoch milliseconds") from None
-
-
-def _interval(t, t_end) -> tuple[int, int]:
-    start = parse_time(t, "t")
-    if t_end is None or t_end == "":
-        return start, start
-    end = parse_time(t_end, "t_end")
-    if end < start:
-        raise _Bad(f"t_end ({terms.format_datetime_ms(end)}) is before t ({terms.format_datetime_ms(start)})")
-    return start, end
-
-
 def row_event(row: dict, source: str) -> Event:
-    """One row (a mapping with s, p, o, t and maybe t_end) -> an Event;
-    raises _Bad naming the problem."""
+    """One row (a mapping with s, p, o, t and maybe t_end, stream) -> an
+    Event; raises Invalid naming the problem (cep.io.check)."""
     missing = [c for c in COLUMNS if c not in row]
     if missing:
-        raise _Bad(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
-                   f"a row needs s, p, o and t")
-    s, p, o = _term(row["s"], "s"), _term(row["p"], "p"), _term(row["o"], "o")
-    start, end = _interval(row["t"], row.get("t_end"))
-    return Event(s, p, o, start, end, source, stream_iri(row.get("stream")))
-
-
-def stream_iri(value) -> str:
-    """A stream column's value -> "<iri>", or "" for none."""
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise _Bad(f"column stream is not an IRI: {value!r}")
-    text = value.strip()
-    if not text:
-        return ""
-    if text.startswith("<") and text.endswith(">"):
-        text = text[1:-1]
-    if not text or re.search(r'[\x00-\x20<>"{}|^`\\]', text):
-        raise _Bad(f"column stream is not an IRI: {value!r}")
-    return f"<{text}>"
+        raise Invalid(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
+                      f"a row needs s, p, o and t")
+    s, p, o = check.term(row["s"], "s"), check.term(row["p"], "p"), check.term(row["o"], "o")
+    start, end = check.interval(row["t"], row.get("t_end"))
+    return Event(s, p, o, start, end, source, check.stream_iri(row.get("stream")))
 
 
 # --------------------------------------------------------------- JSON Lines
 
 
 def read_jsonl(path, rejects: list, data: bytes | None = None) -> list[Event]:
-    name = str(path)
+    name = check.file_name(path)
     events = []
     try:
         handle = open(path, "rb") if data is None else io.BytesIO(data)
@@ -173,9 +93,13 @@ def read_jsonl(path, rejects: list, data: bytes | None = None) -> list[Event]:
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
+                row = _JSON.decode(line)
             except json.JSONDecodeError as exc:
                 rejects.append(Reject(where, f"not JSON: {exc.msg} at column {exc.colno}", line.rstrip("\r\n")))
+                continue
+            except RecursionError:
+                rejects.append(Reject(where, "not JSON this reader takes: arrays or objects nested too deep",
+                                      line.rstrip("\r\n")))
                 continue
             if not isinstance(row, dict):
                 rejects.append(Reject(where, "expected a JSON object with keys s, p, o, t (and maybe t_end)",
@@ -183,79 +107,139 @@ def read_jsonl(path, rejects: list, data: bytes | None = None) -> list[Event]:
                 continue
             try:
                 events.append(row_event(row, where))
-            except _Bad as bad:
+            except Invalid as bad:
                 rejects.append(Reject(where, str(bad), line.rstrip("\r\n")))
     return events
+
+
+def _json_int(text: str):
+    """A JSON integer: as a float (infinite) past MAX_NUMBER_DIGITS digits,
+    which Python would read in quadratic time (and refuses past 4,300):
+    no such number is a time or an N-Triples term anyway."""
+    if len(text) <= terms.MAX_NUMBER_DIGITS:
+        return int(text)
+    return float("-inf") if text.startswith("-") else float("inf")
+
+
+_JSON = json.JSONDecoder(parse_int=_json_int)
 
 
 # ---------------------------------------------------------------------- CSV
 
 
 def read_csv(path, rejects: list, data: bytes | None = None) -> list[Event]:
-    name = str(path)
+    name = check.file_name(path)
     try:
-        handle = (open(path, newline="", encoding="utf-8-sig", errors="surrogateescape") if data is None else
-                  io.TextIOWrapper(io.BytesIO(data), newline="", encoding="utf-8-sig", errors="surrogateescape"))
+        raw = Path(path).read_bytes() if data is None else data
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
         return []
+    lines = io.StringIO(raw.decode("utf-8-sig", "surrogateescape"), newline="").readlines()
+    # the csv module's field limit (128 KiB unless set; it is one setting
+    # for the whole process, put back after): a term may be as long as
+    # cep.terms.MAX_TERM_BYTES, and a longer field is a reject
+    limit = csv.field_size_limit(terms.MAX_TERM_BYTES)
+    try:
+        return _csv_events(lines, name, rejects)
+    finally:
+        csv.field_size_limit(limit)
+
+
+def _csv_rows(lines: list, start: int):
+    """A csv reader of the lines from index `start` on."""
+    return csv.reader(lines[i] for i in range(start, len(lines)))
+
+
+def _csv_events(lines: list, name: str, rejects: list) -> list[Event]:
+    reader = _csv_rows(lines, 0)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        rejects.append(Reject(f"{name}:1", f"cannot read the CSV header: {_csv_error(exc)}"))
+        return []
+    if header is None:
+        return []
+    header = [h.strip() for h in header]
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        rejects.append(Reject(f"{name}:1", f"the header lacks column{'s' if len(missing) > 1 else ''} "
+                                           f"{', '.join(missing)}: a CSV stream needs the columns s, p, o, t "
+                                           "(and optionally t_end); file skipped", ",".join(header)))
+        return []
+    twice = [c for c in COLUMNS + OPTIONAL_COLUMNS if header.count(c) > 1]
+    if twice:
+        rejects.append(Reject(f"{name}:1", "the header names column"
+                                           + "".join(f" {c} twice (columns "
+                                                     f"{', '.join(str(i + 1) for i, h in enumerate(header) if h == c)})"
+                                                     for c in twice)
+                                           + ": which one holds the value is not clear; file skipped",
+                              ",".join(header)))
+        return []
     events = []
-    with handle:
-        reader = csv.reader(handle)
+    start, read = 0, reader.line_num  # the reader began at lines[start] and has read `read` lines
+    again = 4 * len(lines)  # lines that may be read again (a guard against a file that makes it quadratic)
+    reported = 0  # the last line of a refused row, whose reject shows every line it took
+    while True:
+        first = start + read + 1  # a quoted field may span lines: report where the row starts
         try:
-            header = next(reader, None)
+            fields, why = next(reader), None
+        except StopIteration:
+            break
         except csv.Error as exc:
-            rejects.append(Reject(f"{name}:1", f"cannot read the CSV header: {exc}"))
-            return []
-        if header is None:
-            return []
-        header = [h.strip() for h in header]
-        missing = [c for c in COLUMNS if c not in header]
-        if missing:
-            rejects.append(Reject(f"{name}:1", f"the header lacks column{'s' if len(missing) > 1 else ''} "
-                                               f"{', '.join(missing)}: a CSV stream needs the columns s, p, o, t "
-                                               "(and optionally t_end); file skipped", ",".join(header)))
-            return []
-        line = reader.line_num
-        while True:
-            first = line + 1  # a quoted field may span lines: report where the row starts
-            try:
-                fields = next(reader)
-            except StopIteration:
-                break
-            except csv.Error as exc:
-                rejects.append(Reject(f"{name}:{first}", f"malformed CSV: {exc}"))
-                line = reader.line_num
-                continue
-            line = reader.line_num
-            where = f"{name}:{first}"
-            text = ",".join(fields)
+            fields, why = [], f"malformed CSV: {_csv_error(exc)}"
+        spans = reader.line_num - read > 1
+        read = reader.line_num
+        text = ",".join(fields)
+        if why is None:
             if not any(f.strip() for f in fields):
                 continue
-            if any(_has_surrogate(f) for f in fields):
-                rejects.append(Reject(where, "not UTF-8 text", text.encode("utf-8", "replace").decode()))
-                continue
-            if len(fields) != len(header):
-                rejects.append(Reject(where, f"the row has {len(fields)} fields, the header {len(header)}", text))
-                continue
-            row = {h: f for h, f in zip(header, fields)}
+            why = _csv_problem(header, fields, text)
+        if why is None:
             try:
-                events.append(row_event(row, where))
-            except _Bad as bad:
-                rejects.append(Reject(where, str(bad), text))
+                events.append(row_event(dict(zip(header, fields)), f"{name}:{first}"))
+                continue
+            except Invalid as bad:
+                why = str(bad)
+        shown = first > reported  # else it is a line of a refused row, which its reject shows
+        if shown:
+            rejects.append(Reject(f"{name}:{first}", why, text))
+        if spans and again > 0:
+            # a refused row over several lines: no term or time holds a line
+            # end, so a stray quote (one never closed, or one that a later
+            # record's closed) took the lines after its first into the row;
+            # they are read again as rows of their own, so that it costs its
+            # record and not the records after it
+            again -= start + read - first
+            reported = start + read if shown else reported
+            reader, start, read = _csv_rows(lines, first), first, 0
     return events
 
 
-def _has_surrogate(text: str) -> bool:
-    return any("\udc80" <= ch <= "\udcff" for ch in text)
+def _csv_problem(header: list, fields: list, text: str) -> str | None:
+    if _UNDECODED.search(text):
+        return "not UTF-8 text"
+    if len(fields) != len(header):
+        return f"the row has {len(fields)} fields, the header {len(header)}"
+    return None
+
+
+_UNDECODED = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of bytes that are not UTF-8
+
+
+def _csv_error(exc: csv.Error) -> str:
+    if "field larger than field limit" in str(exc):
+        return (f"a field is longer than {terms.MAX_TERM_BYTES:,} characters, and a term is at most "
+                f"{terms.MAX_TERM_BYTES:,} bytes")
+    return str(exc)
 
 
 # ------------------------------------------------------------------ Parquet
 
 _XSD = re.escape(terms.XSD)
-# Each pattern matches only text that is already canonical (terms.canonical
-# would return it unchanged), so rows that match need no work in Python.
-_FAST_IRI = r'<[^<>"{}|^`\\\x00-\x20]*>'
+# Each pattern matches only text that cep.io.check.term takes and that is
+# already canonical (it would return it unchanged), so rows that match need
+# no work in Python. Longer terms go through the check (FAST_LENGTH).
+_FAST_IRI = r'<[A-Za-z][A-Za-z0-9+.\-]*:[^<>"{}|^`\\\x00-\x20]*>'
 _FAST_BNODE = r"_:[A-Za-z0-9_][A-Za-z0-9_.\-]*"
 _FAST_LITERALS = [
     r'"[^"\\\x00-\x1f\x7f]*"',
@@ -270,6 +254,7 @@ FAST_TERM = {
     "p": "^" + _FAST_IRI + "$",
     "o": "^(?:" + "|".join([_FAST_IRI, _FAST_BNODE] + _FAST_LITERALS) + ")$",
 }
+FAST_LENGTH = 1000  # bytes: below the number and term limits of cep.terms.checked
 _FAST_MS = r"^-?[0-9]{1,15}$"
 _FAST_ISO = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$"
 
@@ -278,7 +263,7 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
     """(Columns of the valid rows, their row indices in the file)."""
     import pyarrow.parquet as pq
 
-    name = str(path)
+    name = check.file_name(path)
     empty = Columns(pa.array([], pa.string()), pa.array([], pa.string()), pa.array([], pa.string()),
                     pa.array([], pa.int64()), pa.array([], pa.int64()))
     try:
@@ -287,10 +272,13 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
         rejects.append(Reject(name, f"cannot read the Parquet file: {exc}"))
         return empty, np.zeros(0, dtype=np.int64)
     missing = [c for c in COLUMNS if c not in table.column_names]
-    if missing:
-        rejects.append(Reject(name, f"no column{'s' if len(missing) > 1 else ''} {', '.join(missing)}: a Parquet "
-                                    "stream needs the columns s, p, o, t (and optionally t_end); file skipped",
-                              ", ".join(table.column_names)))
+    twice = [c for c in COLUMNS + OPTIONAL_COLUMNS if table.column_names.count(c) > 1]
+    if missing or twice:
+        why = (f"no column{'s' if len(missing) > 1 else ''} {', '.join(missing)}: a Parquet stream needs the "
+               "columns s, p, o, t (and optionally t_end)" if missing else
+               f"column{'s' if len(twice) > 1 else ''} {', '.join(twice)} appear{'' if len(twice) > 1 else 's'} "
+               "twice: which one holds the value is not clear")
+        rejects.append(Reject(name, f"{why}; file skipped", ", ".join(table.column_names)))
         return empty, np.zeros(0, dtype=np.int64)
     n = table.num_rows
     reasons: dict[int, str] = {}  # row index -> first problem found
@@ -300,40 +288,24 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
             reasons.setdefault(int(i), reason)
 
     try:
-        out = {}
-        for col in ("s", "p", "o"):
-            out[col] = _term_column(table.column(col), col, note)
-        start = _time_column(table.column("t"), "t", note)
+        given = {c: _utf8_column(table.column(c), c, note) for c in COLUMNS + OPTIONAL_COLUMNS
+                 if c in table.column_names}
+        out = {col: _term_column(given[col], col, note) for col in ("s", "p", "o")}
+        start = _time_column(given["t"], "t", note)
         end = start
-        if "t_end" in table.column_names:
-            end_col = table.column("t_end")
-            end_null = np.asarray(pc.is_null(end_col).to_numpy(zero_copy_only=False), dtype=bool)
-            end = _time_column(end_col, "t_end", note, allow_null=True)
-            end = np.where(end_null, start, end)
+        if "t_end" in given:
+            end_null = np.asarray(pc.is_null(given["t_end"]).to_numpy(zero_copy_only=False), dtype=bool)
+            end = np.where(end_null, start, _time_column(given["t_end"], "t_end", note, allow_null=True))
             for i in np.nonzero(end < start)[0]:  # a t_end that did not parse is noted already
                 note([i], f"t_end ({terms.format_datetime_ms(int(end[i]))}) is before "
                           f"t ({terms.format_datetime_ms(int(start[i]))})")
-        stream = None
-        if "stream" in table.column_names:
-            values = table.column("stream").to_pylist()
-            out_stream = []
-            for i, v in enumerate(values):
-                try:
-                    out_stream.append(stream_iri(v) or None)
-                except _Bad as bad:
-                    note([i], str(bad))
-                    out_stream.append(None)
-            stream = pa.array(out_stream, pa.string())
-    except _Bad as bad:
+        stream = _stream_column(given["stream"], note) if "stream" in given else None
+    except Invalid as bad:
         rejects.append(Reject(name, f"{bad}; file skipped"))
         return empty, np.zeros(0, dtype=np.int64)
     if reasons:
         rows = sorted(reasons)
-        cols = table.select([c for c in ("s", "p", "o", "t", "t_end") if c in table.column_names])
-        shown = cols.take(pa.array(rows, pa.int64())).to_pylist()
-        for i, row in zip(rows, shown):
-            text = " ".join("" if row[c] is None else str(row[c]) for c in ("s", "p", "o"))
-            text += f" @ {row['t']}" + (f" .. {row['t_end']}" if row.get("t_end") is not None else "")
+        for i, text in zip(rows, _shown_rows(table, rows)):
             rejects.append(Reject(f"{name}:row {i + 1}", reasons[i], text))
         keep = np.ones(n, dtype=bool)
         keep[rows] = False
@@ -344,6 +316,57 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
                 np.nonzero(keep)[0])
     return (Columns(out["s"], out["p"], out["o"], pa.array(start, pa.int64()), pa.array(end, pa.int64()), stream),
             np.arange(n))
+
+
+def _utf8_column(column, col, note):
+    """A column with each string that is not UTF-8 noted and made null
+    (Arrow reads a Parquet string column's bytes unchecked; Python and the
+    compute functions would fail on them). Other types as they are."""
+    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    strings = _as_string_array(arr)
+    if strings is None:
+        return arr
+    try:
+        strings.validate(full=True)
+        return strings
+    except pa.ArrowInvalid:
+        pass
+    bad = np.zeros(len(strings), dtype=bool)
+    for i, raw in enumerate(strings.cast(pa.binary()).to_pylist()):
+        if raw is not None:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad[i] = True
+    note(np.nonzero(bad)[0], f"column {col}: not UTF-8 text")
+    return pc.if_else(pa.array(bad), pa.scalar(None, pa.binary()), strings.cast(pa.binary())).cast(pa.string())
+
+
+def _shown_rows(table: pa.Table, rows: list) -> list[str]:
+    """The rejected rows as "s p o @ t [.. t_end]", whatever their bytes and types."""
+    picked = table.select([c for c in ("s", "p", "o", "t", "t_end") if c in table.column_names]).take(
+        pa.array(rows, pa.int64()))
+    shown = {}
+    for c in picked.column_names:
+        arr = picked.column(c).combine_chunks()
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.cast(arr.type.value_type)
+        if pa.types.is_timestamp(arr.type):  # years Python's datetime cannot hold
+            shown[c] = [None if v is None else _timestamp_text(v, arr.type.unit)
+                        for v in arr.cast(pa.int64()).to_pylist()]
+        elif _as_string_array(arr) is not None:
+            shown[c] = [None if v is None else v.decode("utf-8", "replace")
+                        for v in _as_string_array(arr).cast(pa.binary()).to_pylist()]
+        else:
+            shown[c] = arr.to_pylist()
+    out = []
+    for k in range(len(rows)):
+        text = " ".join("" if shown[c][k] is None else str(shown[c][k]) for c in ("s", "p", "o"))
+        text += f" @ {shown['t'][k]}"
+        if "t_end" in shown and shown["t_end"][k] is not None:
+            text += f" .. {shown['t_end'][k]}"
+        out.append(text)
+    return out
 
 
 def _as_string_array(column):
@@ -358,21 +381,22 @@ def _as_string_array(column):
 
 
 def _term_column(column, col, note):
+    """Canonical text of a column of terms; the rows check.term refuses are noted."""
     arr = _as_string_array(column)
     if arr is None:
-        raise _Bad(f"column {col} has type {column.type}; expected strings holding RDF terms in N-Triples syntax")
+        raise Invalid(f"column {col} has type {column.type}; expected strings holding RDF terms in N-Triples syntax")
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
     note(np.nonzero(null)[0], f"column {col} is empty")
-    fast = pc.fill_null(pc.match_substring_regex(arr, FAST_TERM[col]), False)
-    slow = np.nonzero(~np.asarray(fast.to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
+    fast = pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), pc.less_equal(pc.binary_length(arr), FAST_LENGTH))
+    slow = np.nonzero(~np.asarray(pc.fill_null(fast, False).to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
     if len(slow) == 0:
         return arr
     values = arr.take(pa.array(slow, pa.int64())).to_pylist()
     fixed_rows, fixed = [], []
     for i, value in zip(slow, values):
         try:
-            term = _term(value, col)
-        except _Bad as bad:
+            term = check.term(value, col)
+        except Invalid as bad:
             note([i], str(bad))
             continue
         if term != value:
@@ -385,9 +409,38 @@ def _term_column(column, col, note):
     return arr
 
 
+def _stream_column(column, note):
+    """The stream IRIs (<...>, null for none) of a stream column."""
+    out = []
+    for i, value in enumerate(column.to_pylist()):
+        try:
+            out.append(check.stream_iri(value) or None)
+        except Invalid as bad:
+            note([i], str(bad))
+            out.append(None)
+    return pa.array(out, pa.string())
+
+
+_TIMESTAMP_MS = {"s": (1000, 1), "ms": (1, 1), "us": (1, 1000), "ns": (1, 1_000_000)}
+
+
+def _timestamp_ms(arr) -> tuple[np.ndarray, np.ndarray]:
+    """(epoch ms, whether it is in the supported range) of a timestamp
+    array, null as 0: its UTC instant (a time zone or none: the stored
+    value is UTC), sub-millisecond parts floored, as the text readers
+    truncate a fraction."""
+    raw = np.asarray(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    times, per = _TIMESTAMP_MS[arr.type.unit]
+    if times > 1:  # seconds: in range before they are multiplied (no overflow)
+        ok = (raw >= -(-check.TIME_MIN_MS // times)) & (raw <= check.TIME_MAX_MS // times)
+        return np.where(ok, raw, 0) * times, ok
+    ms = raw // per
+    return ms, (ms >= check.TIME_MIN_MS) & (ms <= check.TIME_MAX_MS)
+
+
 def _time_column(column, col, note, allow_null=False):
     """int64 epoch milliseconds of a time column (0 where the row is bad;
-    the reason is noted)."""
+    the reason is noted): the verdicts of check.time, column-wise."""
     arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
     n = len(arr)
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
@@ -396,14 +449,20 @@ def _time_column(column, col, note, allow_null=False):
     if pa.types.is_null(arr.type):  # a column with no values at all (all rows noted above)
         return np.zeros(n, dtype=np.int64)
     if pa.types.is_integer(arr.type):
-        return np.asarray(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        values = np.asarray(pc.fill_null(arr, 0).to_numpy(zero_copy_only=False))  # uint64 and all
+        ok = (values <= check.TIME_MAX_MS) if pa.types.is_unsigned_integer(arr.type) else \
+            (values >= check.TIME_MIN_MS) & (values <= check.TIME_MAX_MS)
+        _note_out_of_range(~ok & ~null, lambda i: f"{values[i]} ms", col, note)
+        return np.where(ok, values, 0).astype(np.int64)
     if pa.types.is_timestamp(arr.type):
-        ms = pc.cast(arr, pa.timestamp("ms", tz=arr.type.tz), safe=False).cast(pa.int64())
-        return np.asarray(pc.fill_null(ms, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        ms, ok = _timestamp_ms(arr)
+        raw = np.asarray(pc.fill_null(arr.cast(pa.int64()), 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        _note_out_of_range(~ok & ~null, lambda i: _timestamp_text(int(raw[i]), arr.type.unit), col, note)
+        return np.where(ok, ms, 0)
     strings = _as_string_array(arr)
     if strings is None:
-        raise _Bad(f"column {col} has type {arr.type}; expected integer epoch milliseconds, "
-                   "a timestamp, or xsd:dateTime text")
+        raise Invalid(f"column {col} has type {arr.type}; expected integer epoch milliseconds, "
+                      "a timestamp, or xsd:dateTime text")
     out = np.zeros(n, dtype=np.int64)
     done = np.zeros(n, dtype=bool) | null
     digits = np.asarray(pc.fill_null(pc.match_substring_regex(strings, _FAST_MS), False)
@@ -422,21 +481,34 @@ def _time_column(column, col, note, allow_null=False):
             done |= iso
         except Exception:  # noqa: BLE001 - an invalid date among them: check each one in Python
             pass
+    fast_bad = done & ~null & ((out < check.TIME_MIN_MS) | (out > check.TIME_MAX_MS))
+    done &= ~fast_bad  # out of range: check.time says so, in its words
     rest = np.nonzero(~done)[0]
     if len(rest):
         values = strings.take(pa.array(rest, pa.int64())).to_pylist()
         for i, value in zip(rest, values):
             try:
-                out[i] = parse_time(value, col)
-            except _Bad as bad:
+                out[i] = check.time(value, col)
+            except Invalid as bad:
                 note([i], str(bad))
     return out
 
 
+def _timestamp_text(value: int, unit: str) -> str:
+    times, per = _TIMESTAMP_MS[unit]
+    return terms.format_datetime_ms(value * times // per)
+
+
+def _note_out_of_range(bad, shown, col, note):
+    for i in np.nonzero(bad)[0]:
+        note([i], check.out_of_range(shown(i), col))
+
+
 def checked_rows(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
-    """A table of s, p, o (N-Triples text) and start, end (epoch ms) that
-    comes from elsewhere (a Spark DataFrame): its usable rows, with terms in
-    canonical form, and (row index, reason) for each of the others."""
+    """A table of s, p, o (N-Triples text), start, end (epoch ms) and
+    optionally stream that comes from elsewhere (a Spark DataFrame): its
+    usable rows, with terms and streams in canonical form, and (row index,
+    reason) for each of the others (the verdicts of cep.io.check)."""
     reasons: dict[int, str] = {}
 
     def note(rows, reason):
@@ -444,11 +516,17 @@ def checked_rows(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
             reasons.setdefault(int(i), reason)
 
     cols = {c: _term_column(table.column(c), c, note) for c in ("s", "p", "o")}
-    for c in ("start", "end"):
-        note(np.nonzero(np.asarray(pc.is_null(table.column(c)).to_numpy(zero_copy_only=False), dtype=bool))[0],
+    for c, label in (("start", "t"), ("end", "t_end")):
+        column = table.column(c)
+        note(np.nonzero(np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool))[0],
              "t is empty or not a time" if c == "start" else "t_end is not a time")
+        values = np.asarray(pc.fill_null(column, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        _note_out_of_range((values < check.TIME_MIN_MS) | (values > check.TIME_MAX_MS),
+                           lambda i, values=values: terms.format_datetime_ms(int(values[i])), label, note)
     before = pc.fill_null(pc.less(table.column("end"), table.column("start")), False)
     note(np.nonzero(np.asarray(before.to_numpy(zero_copy_only=False), dtype=bool))[0], "t_end is before t")
+    if "stream" in table.column_names and table.column("stream").null_count < table.num_rows:
+        cols["stream"] = _stream_column(table.column("stream"), note)
     for c, arr in cols.items():
         table = table.set_column(table.column_names.index(c), c, arr)
     if not reasons:
@@ -486,7 +564,7 @@ def read_table_columns(path, rejects: list | None = None) -> Columns:
 
 def read_parquet(path, rejects: list, data: bytes | None = None) -> list[Event]:
     cols, rows = _parquet_columns(path, rejects, data)
-    name = str(path)
+    name = check.file_name(path)
     s, p, o = cols.s.to_pylist(), cols.p.to_pylist(), cols.o.to_pylist()
     start, end = cols.start.to_pylist(), cols.end.to_pylist()
     streams = [""] * len(s) if cols.stream is None else [g or "" for g in cols.stream.to_pylist()]

@@ -27,28 +27,44 @@ two values of one property, or with an interval that ends before it starts is
 rejected as a whole. Other triples of the default graph are metadata: those
 about a named graph are ignored, the rest are reported in one Reject per file.
 
+Each triple's terms go through the check of every reader (cep.io.check):
+one the readers refuse (a literal subject, an IRI with a space) is a Reject
+of its own. Relative IRIs are resolved against the file's own @base (BASE);
+with none, they are refused, as in every format (not made the file's
+file:/// IRIs). Blank nodes get labels made of a hash of the file's path and
+their place in it: the same file gives the same labels, and two files never
+share a blank node.
+
 The whole file is parsed by rdflib first. When that fails, the file is cut
 into its top-level statements (directives, graph blocks, default-graph
 triples) and the pieces are parsed again, halving the failing ones, so that
 one bad graph costs only itself: a Reject with the line of the bad block and
 rdflib's message. (In that recovery mode a blank node label shared by two
 blocks names two different nodes: labels are scoped per parsed piece.)
+Bytes that are not UTF-8 cost the statements that hold them; a string
+never closed, or two stray triple quotes, cost their statements, not the
+rest of the file (scan, _line_parts).
 """
 
 from __future__ import annotations
 
 import bisect
+import codecs
+import hashlib
 import logging
 import re
 import warnings
 from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urljoin
 
 from cep import terms
 from cep.events import Event, Reject
+from cep.io import check
+from cep.io.check import Invalid
 
 PROV = "http://www.w3.org/ns/prov#"
 GENERATED = terms.iri(PROV + "generatedAtTime")
@@ -58,43 +74,125 @@ TIME_PREDICATES = (GENERATED, STARTED, ENDED)
 XSD_DATETIMESTAMP = terms.XSD + "dateTimeStamp"
 
 
+# The base IRI the parser is given. A file's relative IRIs are resolved
+# against its own @base (BASE); one that is still under this base after
+# parsing had none to resolve against, and is refused as relative IRIs are
+# in every format (cep.terms.absolute_iri), rather than silently made into
+# the file's file:/// IRI.
+NO_BASE = "cep-no-base:/"
+
+
 # ------------------------------------------------------------- the reader
 
 
-def read_trig(path, rejects: list, data: bytes | None = None, base: str | None = None) -> list[Event]:
+def read_trig(path, rejects: list, data: bytes | None = None) -> list[Event]:
     """The events of one TriG file; rejected parts are appended to `rejects`.
     `data`: the file's bytes when they were read elsewhere (Spark's file
-    source), with `base` the file's IRI for relative IRIs."""
-    name = str(path)
+    source)."""
+    name = check.file_name(path)
     try:
-        text = (Path(path).read_bytes() if data is None else data).decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = exc.object[: exc.start].count(b"\n") + 1
-        rejects.append(Reject(f"{name}:{line}", f"not UTF-8 text (byte {exc.start + 1} of the file); "
-                                                f"file skipped"))
-        return []
+        raw = Path(path).read_bytes() if data is None else data
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
         return []
-    base = base or Path(path).resolve().as_uri()
+    # bytes that are not UTF-8 spoil the statements that hold them, no more
+    text = raw.decode("utf-8-sig", "surrogateescape")
     statements = scan(text)
-    content = _Content()
-    try:
-        _parse_into(content, text, base)
-    except Exception:  # noqa: BLE001 - any parser failure: recover piece by piece
-        content = _Content()
-        _recover(content, text, base, statements, name, rejects)
-    lines = graph_lines(statements, text, base)
+    content = _Content(_file_tag(path))
+    failed, found = [], []  # statements refused (or read again in parts); the parts found
+    if _UNDECODED.search(text):
+        given, text = text, _comments_decoded(text)  # the same characters, but those of comments
+        spoiled = [st for st in statements if _UNDECODED.search(text, st.start, st.end)]
+        for st in spoiled:
+            at = _UNDECODED.search(text, st.start, st.end).start()
+            byte = len(given[:at].encode("utf-8", "surrogateescape")) + 1 + 3 * raw.startswith(codecs.BOM_UTF8)
+            rejects.append(Reject(f"{name}:{st.line}", f"not UTF-8 text (byte {byte} of the file); "
+                                                       "this statement is skipped", _snippet(text, st)))
+        failed += spoiled
+        _recover(content, text, [st for st in statements if st not in spoiled], name, rejects, failed, found)
+    else:
+        try:
+            _parse_into(content, text, 0)
+        except Exception:  # noqa: BLE001 - any parser failure: recover piece by piece
+            content = _Content(content.tag)
+            _recover(content, text, statements, name, rejects, failed, found)
+    _suspect_blocks(content, text, statements, name, rejects, failed, found)
+    lines = graph_lines(statements + found, text)
     return _events(content, lines, name, rejects)
+
+
+def _suspect_blocks(content, text, statements, name, rejects, failed, found) -> None:
+    """Blocks that parsed but are suspect. rdflib passes over a term alone
+    in a block (a typo), and two stray triple quotes make a long string of
+    the statements between them, which parses when the string ends where a
+    term may stand. A block that holds more than space and comments and
+    gave no triple, or that holds a long string over lines and has no time
+    or a triple the readers refuse, is read again with long strings kept to
+    their lines, its parts one by one; when that finds no parts, it is
+    refused."""
+    directives = [st for st in statements if st.kind == "directive" and st not in failed]
+    blocks = _block_graphs(statements, text)
+    count = defaultdict(int)
+    for _, graph in blocks:
+        count[graph] += 1
+    timed = {s for s, p, _ in content.default if p in TIME_PREDICATES}
+    for st, graph in blocks:
+        if graph is None or count[graph] > 1 or st in failed:
+            continue
+        long = _LONG_OVER_LINES.search(text, st.start, st.end) is not None
+        if graph in content.graphs:
+            if not long or graph in timed and all(_taken(t) for t in content.graphs[graph]):
+                continue
+        elif not any(m.lastgroup not in ("space", "comment", "close") for m in _TOKEN.finditer(text, st.brace + 1, st.end)):
+            continue  # an empty graph
+        parts = _line_parts(text, st)
+        if parts:
+            content.graphs.pop(graph, None)
+            failed.append(st)  # as a whole
+            found += parts
+            _recover(content, text, directives + parts, name, rejects, failed, found, one_by_one=True)
+        elif graph not in content.graphs:
+            failed.append(st)
+            rejects.append(Reject(f"{name}:{st.line}", "TriG: the graph's block gives no triple (a term alone "
+                                                       "in it?); this statement is skipped", _snippet(text, st)))
+
+
+def _taken(triple) -> bool:
+    """Whether the readers take the triple as an event's."""
+    try:
+        check.term(triple[0], "s"), check.term(triple[1], "p"), check.term(triple[2], "o")
+        return True
+    except Invalid:
+        return False
+
+
+_UNDECODED = re.compile("[\udc80-\udcff]")  # what surrogateescape makes of bytes that are not UTF-8
+
+
+def _comments_decoded(text: str) -> str:
+    """The text with the undecodable bytes of its comments made U+FFFD: a
+    comment holds no record."""
+    return _TOKEN.sub(lambda m: _UNDECODED.sub("\ufffd", m.group()) if m.lastgroup == "comment" else m.group(),
+                      text)
+
+
+def _file_tag(path) -> str:
+    """Eight hex digits of the SHA-1 of the file's resolved path: its blank
+    nodes' labels start with it, so two files never share a blank node and
+    a file read again gives the same labels."""
+    where = str(Path(path).resolve()).encode("utf-8", "surrogateescape")
+    return hashlib.sha1(where).hexdigest()[:8]
 
 
 # ----------------------------------------------------- from quads to events
 
 
 class _Content:
-    """What the parsed pieces of one file hold, as canonical N-Triples text."""
+    """What the parsed pieces of one file hold, as N-Triples text (not yet
+    checked: cep.io.check takes each event's terms)."""
 
-    def __init__(self):
+    def __init__(self, tag: str):
+        self.tag = tag  # the file's (_file_tag)
         self.graphs: dict[str, list] = defaultdict(list)  # graph term -> triples
         self.default: list = []  # default-graph triples
 
@@ -108,26 +206,29 @@ def _events(content: _Content, lines: dict, name: str, rejects: list) -> list[Ev
         elif s not in content.graphs:
             other.append((s, p, o))
     events = []
-    for graph, triples in content.graphs.items():
+    # in a fixed order (rdflib's is not): one input, one output
+    for graph in sorted(content.graphs, key=lambda g: (lines.get(g, 0), g)):
+        triples = sorted(content.graphs[graph])
         line = lines.get(graph)
-        where = f"{name}:{line}" if line else f"{name}:graph {graph}"
+        where = f"{name}:{line}" if line else f"{name}:graph {graph[:200]}"
         try:
+            check.term(graph, "s", "the graph's name")
             start, end = _interval(graph, times.get(graph, {}))
-        except _Bad as bad:
-            rejects.append(Reject(where, str(bad), f"graph {graph} with {len(triples)} triple(s)"))
+        except Invalid as bad:
+            rejects.append(Reject(where, str(bad), f"graph {graph[:200]} with {len(triples)} triple(s)"))
             continue
         for s, p, o in triples:
-            events.append(Event(s, p, o, start, end, where))
+            try:
+                events.append(Event(check.term(s, "s", "subject"), check.term(p, "p", "predicate"),
+                                    check.term(o, "o", "object"), start, end, where))
+            except Invalid as bad:
+                rejects.append(Reject(where, str(bad), f"{s} {p} {o} ."))
     if other:
-        s, p, o = other[0]
+        s, p, o = min(other)
         rejects.append(Reject(name, f"{len(other)} triple(s) of the default graph skipped: only the triples "
                                     "of timestamped named graphs are events (the default graph holds "
                                     "their timestamps)", f"{s} {p} {o} ."))
     return events
-
-
-class _Bad(Exception):
-    pass
 
 
 def _interval(graph: str, props: dict) -> tuple[int, int]:
@@ -135,10 +236,10 @@ def _interval(graph: str, props: dict) -> tuple[int, int]:
     for values, label in ((gen, "prov:generatedAtTime"), (started, "prov:startedAtTime"),
                           (ended, "prov:endedAtTime")):
         if len(values) > 1:
-            raise _Bad(f"graph {graph} has {len(values)} {label} values; give exactly one")
+            raise Invalid(f"graph {graph} has {len(values)} {label} values; give exactly one")
     if gen and (started or ended):
-        raise _Bad(f"graph {graph} has both prov:generatedAtTime and prov:startedAtTime/endedAtTime; "
-                   "give an instant or an interval, not both")
+        raise Invalid(f"graph {graph} has both prov:generatedAtTime and prov:startedAtTime/endedAtTime; "
+                      "give an instant or an interval, not both")
     if gen:
         t = _datetime(graph, gen[0], "prov:generatedAtTime")
         return t, t
@@ -146,98 +247,162 @@ def _interval(graph: str, props: dict) -> tuple[int, int]:
         start = _datetime(graph, started[0], "prov:startedAtTime")
         end = _datetime(graph, ended[0], "prov:endedAtTime")
         if end < start:
-            raise _Bad(f"graph {graph} ends (prov:endedAtTime {terms.format_datetime_ms(end)}) before it "
-                       f"starts (prov:startedAtTime {terms.format_datetime_ms(start)})")
+            raise Invalid(f"graph {graph} ends (prov:endedAtTime {terms.format_datetime_ms(end)}) before it "
+                          f"starts (prov:startedAtTime {terms.format_datetime_ms(start)})")
         return start, end
     if started or ended:
         have, lack = ("prov:startedAtTime", "prov:endedAtTime") if started else \
             ("prov:endedAtTime", "prov:startedAtTime")
-        raise _Bad(f"graph {graph} has {have} but no {lack}; an interval needs both")
-    raise _Bad(f"graph {graph} has no timestamp: add `{graph} prov:generatedAtTime "
-               f'"2026-01-01T00:00:00Z"^^xsd:dateTime .` (or prov:startedAtTime and prov:endedAtTime) '
-               "to the default graph")
+        raise Invalid(f"graph {graph} has {have} but no {lack}; an interval needs both")
+    raise Invalid(f"graph {graph} has no timestamp: add `{graph} prov:generatedAtTime "
+                  f'"2026-01-01T00:00:00Z"^^xsd:dateTime .` (or prov:startedAtTime and prov:endedAtTime) '
+                  "to the default graph")
 
 
 def _datetime(graph: str, term: str, label: str) -> int:
-    parts = terms.split(term)
-    if parts[0] != "literal" or parts[2] not in (terms.XSD_DATETIME, XSD_DATETIMESTAMP):
-        raise _Bad(f"{label} of graph {graph} is {term}, not an xsd:dateTime literal")
     try:
-        return terms.parse_datetime_ms(parts[1])
+        parts = terms.split(term)
     except terms.TermError as exc:
-        raise _Bad(f"{label} of graph {graph}: {exc}") from None
+        raise Invalid(f"{label} of graph {graph}: {exc}") from None
+    if parts[0] != "literal" or parts[2] not in (terms.XSD_DATETIME, XSD_DATETIMESTAMP):
+        raise Invalid(f"{label} of graph {graph} is {term[:200]}, not an xsd:dateTime literal")
+    try:
+        ms = terms.parse_datetime_ms(parts[1])
+    except terms.TermError as exc:
+        raise Invalid(f"{label} of graph {graph}: {exc}") from None
+    return check.in_range(ms, f"{label} of graph {graph}", parts[1].strip())
 
 
 # --------------------------------------------------------------- parsing
 
 
 @contextmanager
-def _quiet_rdflib():
-    """rdflib logs a warning for every ill-typed literal; the engine keeps
-    such literals as they are (SPARQL does), so the warnings are noise."""
+def _as_written():
+    """rdflib as the events need it: literals keep their lexical form, which
+    cep.io.check makes canonical as it does in every format (rdflib's own
+    normal forms differ: 1e999 as an xsd:double is "inf" there, INF here);
+    and no warning for an ill-typed literal, which the engine keeps as it
+    is (SPARQL does)."""
+    import rdflib
+
     logger = logging.getLogger("rdflib")
-    level = logger.level
+    level, normalize = logger.level, rdflib.NORMALIZE_LITERALS
     logger.setLevel(logging.ERROR)
+    rdflib.NORMALIZE_LITERALS = False
     try:
         with warnings.catch_warnings():  # rdflib's own use of its deprecated classes
             warnings.simplefilter("ignore", DeprecationWarning)
             yield
     finally:
         logger.setLevel(level)
+        rdflib.NORMALIZE_LITERALS = normalize
 
 
-def _parse_into(content: _Content, text: str, base: str) -> None:
+def _parse_into(content: _Content, text: str, scope: int) -> None:
     """Parse TriG text with rdflib and add its quads to `content` (nothing is
-    added when the text does not parse)."""
+    added when the text does not parse). `scope`: which piece of the file
+    the text is (0: all of it), for the labels of its blank nodes."""
     from rdflib import Dataset
     from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
     dataset = Dataset()
-    with _quiet_rdflib():
-        dataset.parse(data=text, format="trig", publicID=base)
+    with _as_written():
+        dataset.parse(data=text, format="trig", publicID=NO_BASE)
     graphs, default = defaultdict(list), []
+    texts: dict = {}  # most nodes recur: convert each once
+
+    def nt(node):
+        out = texts.get(node)
+        if out is None:
+            out = texts[node] = _nt(node, content.tag, scope)
+        return out
+
     for s, p, o, g in dataset.quads((None, None, None, None)):
-        triple = (terms.from_rdflib(s), terms.from_rdflib(p), terms.from_rdflib(o))
+        triple = (nt(s), nt(p), nt(o))
         if g is None or g == DATASET_DEFAULT_GRAPH_ID:
             default.append(triple)
         else:
-            graphs[terms.from_rdflib(g)].append(triple)
+            graphs[nt(g)].append(triple)
     for g, triples in graphs.items():
         content.graphs[g].extend(triples)
     content.default.extend(default)
 
 
-def _recover(content, text, base, statements, name, rejects) -> None:
+_PARSER_TOKEN = re.compile(r"[0-9a-f]{32}")  # the random part of rdflib's blank node ids
+
+
+def _nt(node, tag: str, scope: int) -> str:
+    """The N-Triples text of an rdflib node, unchecked. A blank node's label
+    is made of the file's tag, the piece it was parsed in and rdflib's own
+    id without its random part (its count of the piece's blank nodes), so
+    the same file gives the same labels."""
+    from rdflib import BNode, Literal
+
+    if isinstance(node, BNode):
+        return f"_:t{tag}_{scope}_{re.sub(r'[^A-Za-z0-9_]', '', _PARSER_TOKEN.sub('', str(node)))}"
+    if isinstance(node, Literal):
+        return terms.literal(str(node), _relative(str(node.datatype)) if node.datatype else None, node.language)
+    return terms.iri(_relative(str(node)))
+
+
+def _relative(iri: str) -> str:
+    """An IRI as the file wrote it when it was relative, with no base."""
+    return iri[len(NO_BASE):] if iri.startswith(NO_BASE) else iri
+
+
+def _recover(content, text, statements, name, rejects, failed, found, one_by_one=False) -> None:
     """Parse the statements piece by piece; each statement that fails on its
-    own becomes a Reject with its line. Failing pieces are halved, so a file
-    with k bad statements out of n costs about 2 k log n parses."""
+    own becomes a Reject with its line (and goes to `failed`). Failing
+    pieces are halved, so a file with k bad statements out of n costs about
+    2 k log n parses. A failing statement is read again in parts where
+    _line_parts finds some (they go to `found`). `one_by_one`: the
+    statements are such parts (and directives that parse), each parsed on
+    its own: together, a long string could span them again."""
     directives = [st for st in statements if st.kind == "directive"]
-    good = []
-    for st in directives:  # a bad prefix would fail every piece: find it first
+    good = list(directives) if one_by_one else []
+    for st in [] if one_by_one else directives:  # a bad prefix would fail every piece: find it first
         try:
-            _parse_into(_Content(), _layout(text, good + [st])[0], base)
+            _parse_into(_Content(content.tag), _layout(text, good + [st])[0], 0)
             good.append(st)
         except Exception as exc:  # noqa: BLE001
+            failed.append(st)
             rejects.append(_reject_for(st, exc, text, name, first_line=1 + _layout(text, good)[1]))
-    body = [st for st in statements if st.kind != "directive"]
 
-    def attempt(lo, hi):
-        last_end = body[hi - 1].end
-        pieces = sorted([d for d in good if d.start < last_end] + body[lo:hi], key=lambda st: st.start)
-        piece_text, _ = _layout(text, pieces)
+    def attempt(body):
+        pieces = sorted([d for d in good if d.start < body[-1].end] + body, key=lambda st: st.start)
         try:
-            _parse_into(content, piece_text, base)
+            _parse_into(content, _layout(text, pieces)[0], body[0].start + 1)
         except Exception as exc:  # noqa: BLE001
-            if hi - lo == 1:
-                before = [d for d in pieces if d is not body[lo]]
-                rejects.append(_reject_for(body[lo], exc, text, name, first_line=1 + _layout(text, before)[1]))
+            if len(body) > 1:
+                attempt(body[:len(body) // 2])
+                attempt(body[len(body) // 2:])
+                return
+            parts = _line_parts(text, body[0])
+            failed.append(body[0])  # (as a whole, when in parts)
+            if parts:
+                found.extend(parts)
+                for part in parts:
+                    attempt([part])
             else:
-                mid = (lo + hi) // 2
-                attempt(lo, mid)
-                attempt(mid, hi)
+                before = [d for d in pieces if d is not body[0]]
+                rejects.append(_reject_for(body[0], exc, text, name, first_line=1 + _layout(text, before)[1]))
 
-    if body:
-        attempt(0, len(body))
+    body = [st for st in statements if st.kind != "directive"]
+    for piece in [[st] for st in body] if one_by_one else [body] if body else []:
+        attempt(piece)
+
+
+def _line_parts(text: str, st) -> list:
+    """The statements of `st` read with long strings kept to their lines,
+    when it holds a long string over lines and that finds more than one:
+    two stray triple quotes make one string of the statements between them."""
+    if _LONG_OVER_LINES.search(text, st.start, st.end) is None:
+        return []
+    parts = scan(text, st.start, st.end, long_strings=False)
+    return parts if len(parts) > 1 else []
+
+
+_LONG_OVER_LINES = re.compile(r'"""[^\n]*\n|\'\'\'[^\n]*\n')
 
 
 def _layout(text: str, pieces) -> tuple[str, int]:
@@ -260,10 +425,13 @@ def _reject_for(st, exc, text, name, first_line) -> Reject:
         line = min(max(st.line + (exc.lines + 1 - first_line), st.line), last)
         why = why_attr
     why = " ".join(why.split())
-    snippet = " ".join(text[st.start:st.end].split())
-    if len(snippet) > 200:
-        snippet = snippet[:197] + "..."
-    return Reject(f"{name}:{line}", f"TriG syntax error: {why}; this statement is skipped", snippet)
+    return Reject(f"{name}:{line}", f"TriG syntax error: {why}; this statement is skipped", _snippet(text, st))
+
+
+def _snippet(text: str, st) -> str:
+    """A statement's text on one line, at most 200 characters."""
+    snippet = " ".join(text[st.start:min(st.end, st.start + 1000)].split())
+    return snippet if len(snippet) <= 200 else snippet[:197] + "..."
 
 
 # --------------------------------------------------------------- scanning
@@ -279,28 +447,40 @@ class Statement:
     brace: int = -1  # offset of a block's "{"
 
 
-_TOKEN = re.compile(
-    r'''(?P<lstr>"""(?:[^"\\]|\\.|"(?!""))*(?:"""|\Z))'''
-    r"""|(?P<lstr2>'''(?:[^'\\]|\\.|'(?!''))*(?:'''|\Z))"""
-    r'''|(?P<str>"(?:[^"\\\n]|\\.)*"?)'''
-    r"""|(?P<str2>'(?:[^'\\\n]|\\.)*'?)"""
-    r"|(?P<iri><[^<>\s\"{}|^`\\]*>?)"
+# strings in the unrolled form, possessive: linear in a string's length;
+# a long string never closed ends with its line, so that it costs its
+# statement and not the rest of the file (no later one can close it)
+_LONG_STRINGS = (r'''(?P<lstr>"""[^"\\]*+(?:(?:\\.|"(?!""))[^"\\]*+)*+"""|"""[^\n]*)'''
+                 r"""|(?P<lstr2>'''[^'\\]*+(?:(?:\\.|'(?!''))[^'\\]*+)*+'''|'''[^\n]*)|""")
+_OTHER_TOKENS = (
+    r'''(?P<str>"[^"\\\n]*+(?:\\.[^"\\\n]*+)*+"?)'''
+    r"""|(?P<str2>'[^'\\\n]*+(?:\\.[^'\\\n]*+)*+'?)"""
+    r"|(?P<iri><[^<>\s\"{}|^`\\]*+>?)"
     r"|(?P<comment>#[^\n]*)"
     r"|(?P<open>\{)|(?P<close>\})"
     # a "." ends a statement unless a name or number goes on after it (ex:a.b, 1.5)
     r"|(?P<dot>\.(?![0-9A-Za-z_:%\\\-\u00b7-\uffff]))"
     r"|(?P<space>\s+)"
     r"|(?P<word>[^\s\"'<#{}.]+)"
-    r"|(?P<other>.)",
-    re.S,
+    r"|(?P<other>.)"
 )
+_TOKEN = re.compile(_LONG_STRINGS + _OTHER_TOKENS, re.S)
+_LINE_TOKEN = re.compile(_OTHER_TOKENS, re.S)  # no long string: a triple quote is quotes of short ones
+# a string token that is closed (one that is not ends its statement: scan)
+_CLOSED = re.compile(r'''"""(?:[^"\\]|\\.|"(?!""))*+"""|'''
+                     r"""'''(?:[^'\\]|\\.|'(?!''))*+'''|"""
+                     r'''"(?:[^"\\\n]|\\.)*+"|'''
+                     r"""'(?:[^'\\\n]|\\.)*+'""", re.S)
 
 
-def scan(text: str) -> list[Statement]:
-    """Cut TriG text into top-level statements without parsing them. A block
-    whose "}" is missing ends where the next block starts (graphs do not nest
-    in TriG), so one unbalanced brace does not swallow the rest of the file."""
-    newlines = [m.start() for m in re.finditer("\n", text)]
+def scan(text: str, lo: int = 0, hi: int | None = None, long_strings: bool = True) -> list[Statement]:
+    """Cut TriG text (from offset lo to hi) into top-level statements without
+    parsing them. A block whose "}" is missing ends where the next block
+    starts (graphs do not nest in TriG), and a string never closed ends its
+    statement at its line's end, so that one unbalanced brace or quote does
+    not swallow the rest of the file. `long_strings`: False reads triple
+    quotes as quotes of short strings, which end with their line."""
+    newlines = _newlines(text)
 
     def position(offset):
         line = bisect.bisect_left(newlines, offset)
@@ -326,7 +506,8 @@ def scan(text: str) -> list[Statement]:
                 out.append(Statement(kind, start, start + len(text[start:end].rstrip()), line, col, brace))
         start, depth, brace, sparql_directive = None, 0, -1, False
 
-    for m in _TOKEN.finditer(text):
+    hi = len(text) if hi is None else hi
+    for m in (_TOKEN if long_strings else _LINE_TOKEN).finditer(text, lo, hi):
         kind = m.lastgroup
         if kind in ("space", "comment"):
             continue
@@ -343,6 +524,8 @@ def scan(text: str) -> list[Statement]:
                 close(m.end())
             elif kind == "iri" and sparql_directive and not first_word:
                 close(m.end())
+            elif kind in ("str", "str2", "lstr", "lstr2") and not _CLOSED.fullmatch(m.group()):
+                close(m.end())  # at the end of its line: the rest of the file is not in the string
             first_word = False
         else:
             if kind == "close":
@@ -357,8 +540,13 @@ def scan(text: str) -> list[Statement]:
                 close(cut)
                 start = cut + (len(text[cut:m.start()]) - len(text[cut:m.start()].lstrip()))
                 depth, brace = 1, m.start()
-    close(len(text))
+    close(hi)
     return out
+
+
+@lru_cache(maxsize=1)  # a file's statements are scanned again, some of them
+def _newlines(text: str) -> list[int]:
+    return [m.start() for m in re.finditer("\n", text)]
 
 
 def _is_directive(chunk: str) -> bool:
@@ -380,19 +568,31 @@ _BASE_RE = re.compile(r"(?:@base|base)\s+<([^>]*)>", re.I)
 _PNAME_RE = re.compile(r"([^\s:<>]*):(\S*)\Z")
 
 
-def graph_lines(statements, text: str, base: str) -> dict[str, int]:
+def graph_lines(statements, text: str) -> dict[str, int]:
     """The line of the first block of each graph named by an IRI or a
-    prefixed name (what a Reject or an Event's source points at)."""
-    prefixes, lines = {}, {}
+    prefixed name (what a Reject or an Event's source points at), keyed as
+    _nt writes the graph's name."""
+    lines = {}
+    for st, graph in _block_graphs(sorted(statements, key=lambda st: st.start), text):
+        if graph is not None:
+            lines.setdefault(graph, st.line)
+    return lines
+
+
+def _block_graphs(statements, text: str) -> list:
+    """(statement, its graph's name as _nt writes it, or None) of each block
+    named by an IRI or a prefixed name."""
+    base = NO_BASE
+    prefixes, out = {}, []
     for st in statements:
         chunk = text[st.start:st.end]
         if st.kind == "directive":
             m = _PREFIX_RE.match(chunk)
             if m:
-                prefixes[m.group(1)] = urljoin(base, m.group(2))
+                prefixes[m.group(1)] = _join(base, m.group(2))
             m = _BASE_RE.match(chunk)
             if m:
-                base = urljoin(base, m.group(1))
+                base = _join(base, m.group(1))
             continue
         if st.kind != "block":
             continue
@@ -401,15 +601,18 @@ def graph_lines(statements, text: str, base: str) -> dict[str, int]:
             label = label[5:].strip()
         graph = None
         if label.startswith("<") and label.endswith(">"):
-            graph = urljoin(base, label[1:-1])
+            graph = _join(base, label[1:-1])
         else:
             m = _PNAME_RE.match(label)
-            if m and m.group(1) in prefixes and not label.startswith("_:"):
+            if m and prefixes.get(m.group(1)) is not None and not label.startswith("_:"):
                 graph = prefixes[m.group(1)] + re.sub(r"\\(.)", r"\1", m.group(2))
-        if graph is not None:
-            try:
-                key = terms.canonical(terms.iri(graph))
-            except terms.TermError:
-                continue
-            lines.setdefault(key, st.line)
-    return lines
+        out.append((st, None if graph is None else terms.iri(_relative(graph))))
+    return out
+
+
+def _join(base: str | None, iri: str) -> str | None:
+    """An IRI resolved against a base, None when either is not one urljoin reads."""
+    try:
+        return None if base is None else urljoin(base, iri)
+    except ValueError:  # a malformed authority ("http://[x/"): the parser refuses it
+        return None

@@ -44,6 +44,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
+import pandas as pd
+
 from cep.spark import routing
 from cep.spark import worker
 
@@ -167,26 +169,75 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
 
 
 def _times(df):
-    """start and end in epoch milliseconds from t (and t_end); source kept
-    when the events have one."""
+    """The events of a DataFrame with columns s, p, o, t [, t_end, source,
+    stream] as the engine takes them: start and end in epoch milliseconds,
+    and a reason (and text) on each row whose time the readers would
+    refuse (cep.io.check: unreadable, or outside the supported range) or
+    whose text is not UTF-8; such a row has no start or end, so it neither
+    moves the watermark nor fails an arithmetic (the engine reports it as a
+    reject). The terms themselves are checked by the workers
+    (cep.io.tables.checked_rows), with the readers' own code."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
+    from cep.io import check
+
     def millis(name):
+        """(epoch ms, reason or null) of a time column."""
         kind = df.schema[name].dataType
         if isinstance(kind, (T.TimestampType, T.TimestampNTZType)):
-            return F.unix_millis(F.col(name).cast("timestamp"))
-        if isinstance(kind, (T.LongType, T.IntegerType)):
-            return F.col(name).cast("long")
-        text = F.col(name).cast("string")
-        return F.when(text.rlike(r"^-?[0-9]{1,15}$"), text.cast("long")).otherwise(
-            F.unix_millis(F.to_timestamp(text)))
+            ms = F.unix_millis(F.col(name).cast("timestamp"))
+            shown = F.col(name).cast("string")
+        elif isinstance(kind, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
+            ms = F.col(name).cast("long")
+            shown = F.concat(ms.cast("string"), F.lit(" ms"))
+        else:  # text (or a number of another type, as text): the readers' own parser
+            parsed = _parse_times(F.make_valid_utf8(F.col(name).cast("string")), F.lit(name))
+            return parsed["ms"], parsed["reason"]
+        outside = F.concat(F.lit(f"column {name}: "), shown,
+                           F.lit(f" is outside the supported time range, {check.TIME_RANGE}"))
+        return ms, (F.when(ms.isNull(), F.lit(f"column {name} is empty"))
+                    .when(~ms.between(check.TIME_MIN_MS, check.TIME_MAX_MS), outside))
 
-    start = millis("t")
-    end = millis("t_end") if "t_end" in df.columns else start
+    start, start_bad = millis("t")
+    end, end_bad = millis("t_end") if "t_end" in df.columns else (start, None)
+    reasons = [F.when(~F.is_valid_utf8(F.col(c).cast("string")), F.lit(f"column {c}: not UTF-8 text"))
+               for c in ("s", "p", "o", "stream") if c in df.columns]
+    reasons += [start_bad] + ([] if end_bad is None else [F.when(F.col("t_end").isNotNull(), end_bad)])
+    reason = F.coalesce(*reasons)
+    shown = F.concat_ws(" ", *(F.make_valid_utf8(F.col(c).cast("string")) for c in ("s", "p", "o")))
+    shown = F.concat_ws(" @ ", shown, F.make_valid_utf8(F.col("t").cast("string")))
     source = F.col("source").cast("string") if "source" in df.columns else F.lit(None).cast("string")
-    return df.select("s", "p", "o", start.alias("start"), F.coalesce(end, start).alias("end"),
-                     source.alias("source"), _stream_column(df).alias("stream"))
+    valid = lambda c: F.when(reason.isNull(), c)  # noqa: E731
+    return df.select(*(valid(F.col(c).cast("string")).alias(c) for c in ("s", "p", "o")),  # a number: no term
+                     valid(start).alias("start"),
+                     valid(F.coalesce(end, start)).alias("end"),
+                     F.when(reason.isNull(), source).otherwise(F.coalesce(source, F.lit(""))).alias("source"),
+                     valid(_stream_column(df)).alias("stream"), reason.alias("reason"),
+                     F.when(reason.isNotNull(), shown).alias("text"))
+
+
+def _parse_times(texts, name):
+    """struct(ms, reason) of a column of time texts (a pandas UDF)."""
+    from pyspark.sql.functions import pandas_udf
+
+    return pandas_udf(_time_cells, "ms long, reason string")(texts, name)
+
+
+def _time_cells(values: pd.Series, names: pd.Series) -> pd.DataFrame:
+    """Epoch ms and reason of each time text, by cep.io.check.time, the
+    readers' own parser: a text gets the same verdict on both engines."""
+    from cep.io import check
+
+    ms, reasons = [], []
+    for value, column in zip(values, names):
+        try:
+            ms.append(check.time(value, column))
+            reasons.append(None)
+        except check.Invalid as bad:
+            ms.append(None)
+            reasons.append(str(bad))
+    return pd.DataFrame({"ms": pd.array(ms, dtype="Int64"), "reason": reasons})
 
 
 def _stream_column(df):

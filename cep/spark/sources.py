@@ -74,7 +74,7 @@ def _parse_files(batches):
         for uri, content in zip(pdf["path"], pdf["content"]):
             name = _local_name(uri)
             rejects = []
-            events = read_file(name, rejects, bytes(content), base=uri)
+            events = read_file(name, rejects, bytes(content))
             rows += [(e.s, e.p, e.o, e.start, e.end, e.source, None, None, e.stream or None) for e in events]
             rows += [(None, None, None, None, None, r.source, r.reason, r.text, None) for r in rejects]
         yield pd.DataFrame(rows, columns=columns).astype({"start": "Int64", "end": "Int64"})
@@ -108,10 +108,12 @@ def event_stream(spark, paths, follow: bool = False, files_per_batch: int | None
                 raise UsageError(f"{folder / glob}: no column{'s' if len(missing) > 1 else ''} "
                                  f"{', '.join(missing)}: Parquet events need the columns s, p, o, t "
                                  "(and optionally t_end)")
-            place = F.concat(F.col("_metadata.file_path"), F.lit(":row "),
-                             (F.col("_metadata.row_index") + 1).cast("string"))
-            df = _times(df.withColumn("source", place)).select(
-                "*", F.lit(None).cast("string").alias("reason"), F.lit(None).cast("string").alias("text"))
+            # the file as a path, as the other formats' places and the local engine's name it
+            path = F.col("_metadata.file_path")
+            path = F.when(path.startswith("file:"), F.try_url_decode(F.regexp_replace(path, "^file:(//)?", "")))\
+                .otherwise(path)
+            place = F.concat(path, F.lit(":row "), (F.col("_metadata.row_index") + 1).cast("string"))
+            df = _times(df.withColumn("source", place))  # with a reason for a row whose time is refused
         else:
             df = (reader.schema(BINARY_FILE_DDL).format("binaryFile").load(str(folder))
                   .select("path", "content").mapInPandas(_parse_files, STREAM_DDL))

@@ -291,7 +291,7 @@ BAD_ROWS = [
     ("[1, 2]", "expected a JSON object"),
     ({"s": ex("a"), "p": ex("b"), "o": ex("c")}, "missing column t"),
     ({"p": ex("b"), "t": 0}, "missing columns s, o"),
-    (row(s="<a b>"), "column s: malformed IRI"),
+    (row(s="<a b>"), "column s: an IRI cannot hold a space: <a b>"),
     (row(s='"lit"'), "column s: a subject is an IRI or a blank node, not a literal"),
     (row(p="_:b"), "column p: a predicate is an IRI"),
     (row(o="plain"), "column o: not an N-Triples term"),
@@ -362,7 +362,7 @@ def test_csv_row_after_multiline_field_reports_its_own_start_line(tmp_path):
     events = read_csv(path, rejects)
     assert [e.o for e in events] == ['"x"']
     assert [r.source for r in rejects] == [f"{path}:3", f"{path}:5"]
-    assert "malformed IRI" in rejects[1].reason
+    assert "an IRI cannot hold a space" in rejects[1].reason
 
 
 @pytest.mark.parametrize("bad, reason", [
@@ -457,7 +457,7 @@ def test_parquet_each_bad_row_is_rejected_with_its_row_number(tmp_path):
     assert [e.source for e in events] == [f"{path}:row 1", f"{path}:row 9"]
     got = {r.source: r.reason for r in rejects}
     assert list(got) == [f"{path}:row {i}" for i in range(2, 9)]
-    assert "malformed IRI" in got[f"{path}:row 2"]
+    assert "an IRI cannot hold a space" in got[f"{path}:row 2"]
     assert "not a literal" in got[f"{path}:row 3"]
     assert got[f"{path}:row 4"] == "column o is empty"
     assert "malformed xsd:dateTime" in got[f"{path}:row 5"] or "neither" in got[f"{path}:row 5"]
