@@ -12,8 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from cep.terms import MAX_TERM_BYTES
+
 DERIVED = 100_000
-DERIVED_VALUE_CHARS = 16 * 1024 * 1024
+DERIVED_VALUE_CHARS = MAX_TERM_BYTES  # the bound of an input term, in characters as Prolog counts them
 WINDOW_EVALUATIONS = 10_000
 
 
