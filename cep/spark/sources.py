@@ -33,10 +33,21 @@ def _glob_escape(name: str) -> str:
     return re.sub(r"([\[\]{}*?\\])", r"\\\1", name)
 
 
+def _suffix_glob(ext: str) -> str:
+    """A Hadoop glob of the names with suffix `ext` in any case (the
+    in-process engine takes .JSONL as .jsonl)."""
+    return "*." + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else _glob_escape(c) for c in ext[1:])
+
+
 def _sources(paths, follow: bool):
-    """(folder, glob, format, stream IRI or "") per Spark stream to open, in
-    a fixed order (a restarted query must see its sources in the same
-    order); IRI=PATH gives PATH's events that name no stream the stream IRI."""
+    """(Spark path, folder or None, Parquet files present, format, stream
+    IRI or "") per Spark stream to open, in a fixed order (a restarted
+    query must see its sources in the same order); IRI=PATH gives PATH's
+    events that name no stream the stream IRI. A file is read alone; a
+    folder as the glob of its files of one format, of which only its own
+    files are kept (folder: direct_children), as on the in-process engine:
+    not the files of its subfolders, such as a file sink's (--out inside
+    the folder) that Spark's listing would reach."""
     from cep.io.readers import split_stream
 
     out = []
@@ -44,22 +55,34 @@ def _sources(paths, follow: bool):
         stream, raw = split_stream(given)
         path = Path(raw).absolute()
         if path.is_dir():
-            present = {FORMATS[p.suffix.lower()] for p in path.iterdir()
-                       if p.is_file() and not p.name.startswith((".", "_")) and p.suffix.lower() in FORMATS}
+            files = [p for p in sorted(path.iterdir())
+                     if p.is_file() and not p.name.startswith((".", "_")) and p.suffix.lower() in FORMATS]
+            present = {FORMATS[p.suffix.lower()] for p in files}
             if not present and not follow:
                 raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
             for ext, fmt in FORMATS.items():
                 if fmt in present or not present:  # an empty folder followed: watch every format
-                    out.append((path, f"*{ext}", fmt, stream))
+                    out.append((f"{_glob_escape(str(path))}/{_suffix_glob(ext)}", path,
+                                [p for p in files if p.suffix.lower() == ext], fmt, stream))
         elif path.is_file():
             fmt = FORMATS.get(path.suffix.lower())
             if fmt is None:
                 raise UsageError(f"{raw}: unknown event file type {path.suffix or '(no extension)'}; "
                                  f"event files end in {', '.join(FORMATS)}")
-            out.append((path.parent, _glob_escape(path.name), fmt, stream))
+            out.append((_glob_escape(str(path)), None, [path], fmt, stream))
         else:
             raise UsageError(f"{raw}: no such file or directory")
     return out
+
+
+def direct_children(df, column: str, folder: Path):
+    """The rows of `df` read from files directly in `folder` (column: their
+    path as Spark names it, a URI; every file listed is under the folder,
+    and one directly in it has one path segment more)."""
+    from pyspark.sql import functions as F
+
+    depth = len(f"file:{folder}".split("/")) + 1
+    return df.where(F.size(F.split(F.col(column), "/")) == depth)
 
 
 def _parse_files(batches):
@@ -95,26 +118,31 @@ def event_stream(spark, paths, follow: bool = False, files_per_batch: int | None
     from cep.spark import _times
 
     parts = []
-    for folder, glob, fmt, stream in _sources(paths, follow):
-        reader = spark.readStream.option("pathGlobFilter", glob)
+    for root, folder, present, fmt, stream in _sources(paths, follow):
+        # recursiveFileLookup: no partition inference, which a folder of
+        # partitions (a file sink's) beside the events makes fail
+        reader = spark.readStream.option("recursiveFileLookup", "true")
         if files_per_batch:
             reader = reader.option("maxFilesPerTrigger", files_per_batch)
         if fmt == "parquet":
-            present = sorted(str(p) for p in folder.glob(glob) if p.is_file())
-            schema = spark.read.parquet(*present).schema if present else PARQUET_DEFAULT_DDL
-            df = reader.schema(schema).parquet(str(folder))
+            schema = spark.read.parquet(*(str(p) for p in present)).schema if present else PARQUET_DEFAULT_DDL
+            df = reader.schema(schema).parquet(root)
             missing = [c for c in ("s", "p", "o", "t") if c not in df.columns]
             if missing:
-                raise UsageError(f"{folder / glob}: no column{'s' if len(missing) > 1 else ''} "
+                raise UsageError(f"{folder or present[0]}: no column{'s' if len(missing) > 1 else ''} "
                                  f"{', '.join(missing)}: Parquet events need the columns s, p, o, t "
                                  "(and optionally t_end)")
+            if folder is not None:
+                df = direct_children(df, "_metadata.file_path", folder)
             place = F.concat(F.col("_metadata.file_path"), F.lit(":row "),
                              (F.col("_metadata.row_index") + 1).cast("string"))
             df = _times(df.withColumn("source", place)).select(
                 "*", F.lit(None).cast("string").alias("reason"), F.lit(None).cast("string").alias("text"))
         else:
-            df = (reader.schema(BINARY_FILE_DDL).format("binaryFile").load(str(folder))
-                  .select("path", "content").mapInPandas(_parse_files, STREAM_DDL))
+            df = reader.schema(BINARY_FILE_DDL).format("binaryFile").load(root)
+            if folder is not None:
+                df = direct_children(df, "path", folder)
+            df = df.select("path", "content").mapInPandas(_parse_files, STREAM_DDL)
         if stream:
             df = df.withColumn("stream", F.coalesce(F.col("stream"), F.lit(stream)))
         parts.append(df)
