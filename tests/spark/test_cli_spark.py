@@ -272,3 +272,45 @@ def test_answers_written_inside_the_input_folder_are_not_read_as_input(spark, ca
         code, _, err = cep(["run", STOCK_RULES, "--events", events, "--format", fmt, "--out", out, "-q"], capsys)
         assert code == 0, err
         assert spark_answers(out, fmt) == sorted(local)
+
+
+WINDOW_AT_THE_END = f"""PREFIX : <{EX}>
+REGISTER QUERY per_key AS
+SELECT ?k (COUNT(*) AS ?n) (SUM(?x) AS ?total)
+FROM STREAM <{EX}s> [RANGE 10m STEP 1m]
+WHERE {{ ?k :a ?x }} GROUP BY ?k
+REGISTER QUERY unanswered AS
+SELECT ?k ?x WHERE {{ {{ ?k :a ?x }} NOTSEQ "PT2M" {{ ?k :b ?y }} }}
+"""
+
+
+def test_windows_and_deadlines_after_the_last_watermark_answer_at_the_end_of_input(spark, capsys, tmp_path):
+    """Issue 17, item 5: 300 events of 5 keys, k0's in the first 2.5
+    minutes, the others' over 30. The windows (10 minutes, every minute)
+    and NOTSEQ deadlines (2 minutes) of the keys' last events close after
+    the last watermark, in groups where nothing waits for it any more: the
+    end of the input must still evaluate them, as the local engine does at
+    the end of its stream."""
+    rules = tmp_path / "w.rq"
+    rules.write_text(WINDOW_AT_THE_END)
+    events = tmp_path / "events.jsonl"
+    start = 1_767_225_600_000
+    events.write_text("".join(json.dumps({
+        "s": f"<{EX}k{i % 5}>", "p": f"<{EX}a>", "o": f'"{i}"^^<{XSD}integer>',
+        "t": start + (i * 6_000 if i % 5 else i * 500)}) + "\n" for i in range(300)))
+    code, local, err = cep(["run", rules, "--events", events, "--engine", "local", "-q"], capsys)
+    assert code == 0, err
+    last = start + 299 * 6_000
+    closing = Counter(json.loads(line)["query"] for line in local.splitlines()
+                      if cli_time(json.loads(line)["end"]) > last)
+    assert closing["per_key"] >= 4 * 9 and closing["unanswered"] > 0  # what the end of input alone answers
+    code, out, err = cep(["run", rules, "--events", events, "-q"], capsys)
+    assert code == 0, err
+    assert sorted(out.splitlines()) == sorted(local.splitlines())
+
+
+def cli_time(text: str) -> int:
+    """Epoch ms of an answer's xsd:dateTime text."""
+    from datetime import datetime
+
+    return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
