@@ -342,6 +342,7 @@ def _run_spark(args) -> int:
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
                           files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
+                          policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries))
     began = time.monotonic()
     counts = Counter()
