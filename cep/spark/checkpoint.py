@@ -59,14 +59,17 @@ def resume(checkpoint: Path, now: dict) -> list | None:
     """Check that the run `now` (record()) may resume `checkpoint`; raise
     CheckpointError (or UsageError, for --out) when not. Returns the input
     streams the checkpoint was made with (cep.spark.sources.Source), or
-    None for a new checkpoint, whose record it writes."""
+    None for a new checkpoint (one where Spark has not planned a batch),
+    whose record it writes."""
     from cep.spark.sources import Source, unread
 
     path = checkpoint / RECORD
-    if not path.exists():
-        if any((checkpoint / name).exists() for name in ("metadata", "offsets", "commits")):
+    started = any((checkpoint / "offsets").glob("[0-9]*"))  # Spark planned a batch: there is state
+    if not (path.exists() and started):
+        if started:
             raise CheckpointError(f"checkpoint {checkpoint}: a Spark checkpoint with no record of the run that "
                                   f"made it ({RECORD}: made by an older cep, or not by `cep run`): {START_AGAIN}")
+        check_logs(checkpoint, len(now["streams"]) + 1)  # Spark's metadata, which it may have written
         _check_new_out(now["out"])
         path.write_text(json.dumps(now, indent=1) + "\n")
         return None

@@ -70,3 +70,31 @@ def test_a_followed_run_says_once_when_files_of_a_type_it_does_not_read_appear(t
     assert said == [f"warning: {tmp_path}: .csv event files have appeared (b.csv ...), which this run does not "
                     "read: it reads the folder's .jsonl files, the types it held when the run began; give them "
                     "to a run of their own"]
+
+
+def test_a_checkpoint_is_taken_as_new_until_spark_has_planned_a_batch(tmp_path):
+    """A checkpoint whose run stopped before Spark planned a batch holds no
+    state: another run may take it (and records itself). Once there is an
+    offsets file, only the same run may; a Spark checkpoint with offsets
+    and no record is refused, and so is a damaged Spark metadata file."""
+    from cep.errors import CheckpointError
+
+    folder = tmp_path / "c"
+    folder.mkdir()
+    first = _record(checkpoint=str(folder), out=None, format=None)
+    assert checkpoint.resume(folder, first) is None
+    other = {**first, "lateness": "1 minute"}
+    assert checkpoint.resume(folder, other) is None  # no batch yet: taken, and recorded
+    (folder / "offsets").mkdir()
+    (folder / "offsets" / "0").write_text('v1\n{"batchWatermarkMs":0}\n{"logOffset":0}\n')
+    assert checkpoint.resume(folder, other) == []
+    with pytest.raises(CheckpointError, match="--lateness differs: was '1 minute', now '10 seconds'"):
+        checkpoint.resume(folder, first)
+    (folder / checkpoint.RECORD).unlink()
+    with pytest.raises(CheckpointError, match="no record of the run that made it"):
+        checkpoint.resume(folder, first)
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    (fresh / "metadata").write_text('{"id":')
+    with pytest.raises(CheckpointError, match="metadata is damaged"):
+        checkpoint.resume(fresh, {**first, "checkpoint": str(fresh)})
