@@ -139,7 +139,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="keep watching the event folders for new files until interrupted (without it "
                             "the run processes the files that are there and stops)")
     spark.add_argument("--checkpoint", metavar="DIR",
-                       help="keep the query's progress and state in DIR: a rerun with the same DIR resumes")
+                       help="keep the query's progress and state in DIR: a rerun with the same DIR, rules, "
+                            "options and --out resumes (any other is refused)")
     spark.add_argument("--trigger", metavar="INTERVAL",
                        help="with --follow: the micro-batch interval, e.g. '10 seconds' (default: as soon "
                             "as the last one ends)")
