@@ -2,9 +2,9 @@
 
 Each path given to --events becomes a Spark file stream (a folder: one per
 format, so that new files dropped into a watched folder are read as they
-come; its own files only, not its subfolders'). Parquet is read by Spark itself (the
-bulk format); its rows are checked by the workers (cep.spark.worker), and a
-bad row is named `file:row N`. TriG, JSON Lines and CSV files are read whole
+come; its own files only, not its subfolders'). Parquet is read by Spark
+itself (the bulk format); its rows are checked by the workers
+(cep.spark.worker), and a bad row is named `file:row N`. TriG, JSON Lines and CSV files are read whole
 and parsed by the same readers as the in-process engine (cep.io), so the
 records, the rejects and their `file:line` places are the same on both
 engines.
