@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="keep watching the event folders for new files until interrupted (without it "
                             "the run processes the files that are there and stops)")
     spark.add_argument("--checkpoint", metavar="DIR",
-                       help="keep the query's progress and state in DIR: a rerun with the same DIR resumes")
+                       help="keep the query's progress and state in DIR: a rerun with the same DIR, rules, "
+                            "options and --out resumes (any other is refused)")
     spark.add_argument("--trigger", metavar="INTERVAL",
                        help="with --follow: the micro-batch interval, e.g. '10 seconds' (default: as soon "
                             "as the last one ends)")
@@ -393,6 +394,7 @@ def _run_spark(args) -> int:
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
                           files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
+                          policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
                           limits=limits)
     _warn_state(queries)

@@ -44,3 +44,8 @@ class UsageError(CepError):
 
 class EngineError(CepError):
     """The Prolog runtime reported an error while loading or running rules."""
+
+
+class CheckpointError(CepError):
+    """A Spark checkpoint (--checkpoint) that the run cannot resume from:
+    made by another run (other rules or options), moved, or damaged."""

@@ -9,7 +9,9 @@ end of the input (cep.spark.end_input) and runs once more, so that the
 events still waiting for the watermark are processed too: the answers are
 those of the whole input. A followed run keeps watching until interrupted;
 its last `lateness` of events waits for later events, as on any stream.
-Rerunning with the same checkpoint continues where the last run stopped.
+Rerunning with the same checkpoint continues where the last run stopped,
+when it is the same run: the same rules, options, input and output
+(cep.spark.checkpoint).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from cep.errors import UsageError
@@ -42,11 +45,12 @@ class Options:
     background: object = None  # cep.background.Background
     prolog: object = None  # cep.user_prolog.UserProlog
     limits: object = None  # cep.limits.Limits
+    policy: str | None = None  # --policy (the queries carry it: recorded in the checkpoint)
 
 
 def quiet_spark() -> None:
     """No pandas-version warnings from the Python workers (Spark's log is
-    set to errors once the session exists): the run's own progress lines
+    silenced once the session exists): the run's own progress lines
     are what the user reads."""
     os.environ.setdefault("PYTHONWARNINGS", "ignore::FutureWarning")
     import warnings
@@ -59,7 +63,10 @@ def session(master: str | None):
 
     quiet_spark()
     spark = spark_session(master)
-    spark.sparkContext.setLogLevel("ERROR")
+    # A failed query is reported by the run itself (a message, or an internal
+    # error with Spark's reason): Spark's log of it, hundreds of lines of
+    # Java stack from the executor, the task set and the query, buried it.
+    spark.sparkContext.setLogLevel("FATAL")
     return spark
 
 
@@ -97,10 +104,12 @@ class Progress:
             self.say(line)
 
 
-def _await(query, progress: Progress) -> None:
+def _await(query, progress: Progress, check=None) -> None:
     try:
         while not query.awaitTermination(PROGRESS_SECONDS):
             progress.update(query)
+            if check is not None:
+                check()
     except KeyboardInterrupt:
         query.stop()
         raise
@@ -109,9 +118,37 @@ def _await(query, progress: Progress) -> None:
         raise query.exception()
 
 
+def _warn_unread(streams, told: set, say) -> None:
+    """A followed run reads the types of event file its folders held when
+    it began (its checkpoint keeps its streams): say so, once per folder
+    and type, when files of another type appear."""
+    from cep.spark.checkpoint import reads
+    from cep.spark.sources import unread
+
+    for folder, fmt, first in unread(streams):
+        if (folder, fmt) not in told:
+            told.add((folder, fmt))
+            say(f"warning: {folder}: .{fmt} event files have appeared ({first.name} ...), which this run does not "
+                f"read: {reads(streams, folder)}; give them to a run of their own")
+
+
+def _checkpoint_folder(given: str | None) -> Path:
+    """The checkpoint's folder, made if need be, as one path however it is
+    written (Spark's checkpoint holds the paths it was given)."""
+    folder = Path(given or tempfile.mkdtemp(prefix="cep-checkpoint-")).resolve()
+    try:
+        (folder / END_FOLDER).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--checkpoint {given}: cannot be made a folder: {exc.strerror or exc}") from None
+    return folder
+
+
 def run(queries, options: Options, console=None, say=print) -> Progress:
     """Run the rule set over the event files; answers go to options.out (a
-    folder, Spark's file sink) or to `console` (a sinks.Console)."""
+    folder, Spark's file sink) or to `console` (a sinks.Console). A
+    checkpoint given is resumed (cep.spark.checkpoint: when it is the
+    same run's)."""
+    from cep.spark import checkpoint as checkpoints
     from cep.spark import end_input, plan
     from cep.spark import run as engine
     from cep.spark import sinks, sources
@@ -119,14 +156,15 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
     if options.out and Path(options.out).is_file():
         raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
                          "(Spark's file sink): give a folder")
+    streams = sources.sources(options.events, options.follow)
     spark = session(options.master)
     spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits)
     own_checkpoint = options.checkpoint is None
-    checkpoint = Path(options.checkpoint or tempfile.mkdtemp(prefix="cep-checkpoint-")).absolute()
+    checkpoint = _checkpoint_folder(options.checkpoint)
     ends = checkpoint / END_FOLDER
-    ends.mkdir(parents=True, exist_ok=True)
     try:
-        events = sources.event_stream(spark, options.events, options.follow, options.files_per_batch)
+        streams = checkpoints.resume(checkpoint, checkpoints.record(spec, options, streams, checkpoint)) or streams
+        events = sources.event_stream(spark, streams, options.files_per_batch)
         raw = engine(events, spec, options.lateness, str(ends))
         if options.out:
             variables = [f for layout in spec.layouts(queries) if layout.form == "select" for f in layout.fields]
@@ -136,12 +174,20 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
             writer = raw.writeStream.foreachBatch(console)
         writer = writer.option("checkpointLocation", str(checkpoint)).queryName("cep")
         progress = Progress(say, options.quiet)
-        if options.follow:
-            _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress)
-        else:
-            _await(writer.trigger(availableNow=True).start(), progress)
-            end_input(ends)
-            _await(writer.trigger(availableNow=True).start(), progress)
+        try:
+            if options.follow:
+                _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress,
+                       partial(_warn_unread, streams, set(), say))
+            else:
+                _await(writer.trigger(availableNow=True).start(), progress)
+                end_input(ends)
+                _await(writer.trigger(availableNow=True).start(), progress)
+        except Exception as exc:
+            # a failure in a console's micro-batch reaches Spark as text: the console kept it
+            known = checkpoints.failure(getattr(console, "failure", None) or exc, checkpoint)
+            if known is None:
+                raise
+            raise known from None
         return progress
     finally:
         if own_checkpoint:

@@ -91,9 +91,14 @@ class Console:
 
     def __init__(self, writer, stream, report, counts):
         self.writer, self.stream, self.report, self.counts = writer, stream, report, counts
+        self.failure = None  # what failed in a micro-batch: Spark passes it on as text alone
 
     def __call__(self, batch, batch_id):
-        rows = batch.collect()
+        try:
+            rows = batch.collect()
+        except Exception as exc:
+            self.failure = exc
+            raise
         answers = sorted((answer(r) for r in rows if r["kind"] == "answer"),
                          key=lambda a: (a.end, a.start, a.query, a.bindings, a.triples))
         self.writer.write(answers)

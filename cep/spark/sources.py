@@ -1,10 +1,10 @@
 """Event files as a Spark stream: the front of `cep run --engine spark`.
 
-Each path given to --events becomes one Spark file stream per format (a
-file: its folder, filtered to its name), so that new files dropped into a
-watched folder are read as they come. Parquet is read by Spark itself (the
-bulk format); its rows are checked by the workers (cep.spark.worker), and a
-bad row is named `file:row N`. TriG, JSON Lines and CSV files are read whole
+Each path given to --events becomes a Spark file stream (a folder: one per
+format, so that new files dropped into a watched folder are read as they
+come; its own files only, not its subfolders'). Parquet is read by Spark
+itself (the bulk format); its rows are checked by the workers
+(cep.spark.worker), and a bad row is named `file:row N`. TriG, JSON Lines and CSV files are read whole
 and parsed by the same readers as the in-process engine (cep.io), so the
 records, the rejects and their `file:line` places are the same on both
 engines.
@@ -18,6 +18,7 @@ table's stream column or an --events IRI=PATH; null for none).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from cep.errors import UsageError
@@ -33,33 +34,92 @@ def _glob_escape(name: str) -> str:
     return re.sub(r"([\[\]{}*?\\])", r"\\\1", name)
 
 
-def _sources(paths, follow: bool):
-    """(folder, glob, format, stream IRI or "") per Spark stream to open, in
-    a fixed order (a restarted query must see its sources in the same
-    order); IRI=PATH gives PATH's events that name no stream the stream IRI."""
+def _suffix_glob(ext: str) -> str:
+    """A Hadoop glob of the names with suffix `ext` in any case (the
+    in-process engine takes .JSONL as .jsonl)."""
+    return "*." + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else _glob_escape(c) for c in ext[1:])
+
+
+@dataclass(frozen=True)
+class Source:
+    """One Spark file stream of the input: a file, or a folder's files of
+    one format."""
+
+    path: str  # absolute
+    folder: bool
+    fmt: str
+    stream: str  # the stream IRI of the events that name none, or ""
+
+    @property
+    def root(self) -> str:
+        """The path Spark reads: the file, or the glob of the folder's files."""
+        if not self.folder:
+            return _glob_escape(self.path)
+        ext = next(e for e, f in FORMATS.items() if f == self.fmt)
+        return f"{_glob_escape(self.path)}/{_suffix_glob(ext)}"
+
+    def files(self) -> list[Path]:
+        """The files of the stream that are there now."""
+        if not self.folder:
+            return [Path(self.path)]
+        return [p for p in sorted(Path(self.path).iterdir())
+                if p.is_file() and not p.name.startswith((".", "_")) and FORMATS.get(p.suffix.lower()) == self.fmt]
+
+
+def sources(paths, follow: bool) -> list[Source]:
+    """The Spark streams of the --events paths, in a fixed order (a
+    restarted query must see its sources in the same order); IRI=PATH
+    gives PATH's events that name no stream the stream IRI. A file is read
+    alone; a folder as the glob of its files of each format it holds
+    (every format when it is empty and followed), of which only its own
+    files are kept (direct_children), as on the in-process engine: not the
+    files of its subfolders, such as a file sink's (--out inside the
+    folder) that Spark's listing would reach."""
     from cep.io.readers import split_stream
 
     out = []
     for given in paths:
         stream, raw = split_stream(given)
-        path = Path(raw).absolute()
+        path = Path(raw).resolve()  # one path however it is written: Spark's checkpoint keeps it
         if path.is_dir():
             present = {FORMATS[p.suffix.lower()] for p in path.iterdir()
                        if p.is_file() and not p.name.startswith((".", "_")) and p.suffix.lower() in FORMATS}
             if not present and not follow:
                 raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
-            for ext, fmt in FORMATS.items():
-                if fmt in present or not present:  # an empty folder followed: watch every format
-                    out.append((path, f"*{ext}", fmt, stream))
+            out += [Source(str(path), True, fmt, stream) for fmt in FORMATS.values() if fmt in present or not present]
         elif path.is_file():
             fmt = FORMATS.get(path.suffix.lower())
             if fmt is None:
                 raise UsageError(f"{raw}: unknown event file type {path.suffix or '(no extension)'}; "
                                  f"event files end in {', '.join(FORMATS)}")
-            out.append((path.parent, _glob_escape(path.name), fmt, stream))
+            out.append(Source(str(path), False, fmt, stream))
         else:
             raise UsageError(f"{raw}: no such file or directory")
     return out
+
+
+def unread(streams: list[Source]) -> list[tuple[str, str, Path]]:
+    """(folder, format, a file) for each type of event file in a folder of
+    `streams` that they do not read: one the folder held none of when its
+    streams were made (a restarted query must keep its streams)."""
+    out = []
+    for folder in dict.fromkeys(s.path for s in streams if s.folder):
+        read = {s.fmt for s in streams if s.path == folder}
+        for fmt in FORMATS.values():
+            files = [] if fmt in read else Source(folder, True, fmt, "").files()
+            if files:
+                out.append((folder, fmt, files[0]))
+    return out
+
+
+def direct_children(df, column: str, folder: str):
+    """The rows of `df` read from files directly in `folder` (column: their
+    path as Spark names it, a URI; every file listed is under the folder,
+    and one directly in it has one path segment more)."""
+    from pyspark.sql import functions as F
+
+    depth = len(f"file:{folder}".split("/")) + 1
+    return df.where(F.size(F.split(F.col(column), "/")) == depth)
 
 
 def _parse_files(batches):
@@ -88,26 +148,30 @@ def _local_name(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
-def event_stream(spark, paths, follow: bool = False, files_per_batch: int | None = None):
-    """One streaming DataFrame (STREAM_DDL) of the events of `paths`."""
+def event_stream(spark, streams: list[Source], files_per_batch: int | None = None):
+    """One streaming DataFrame (STREAM_DDL) of the events of `streams` (sources())."""
     from pyspark.sql import functions as F
 
     from cep.spark import _times
 
     parts = []
-    for folder, glob, fmt, stream in _sources(paths, follow):
-        reader = spark.readStream.option("pathGlobFilter", glob)
+    for source in streams:
+        # recursiveFileLookup: no partition inference, which a folder of
+        # partitions (a file sink's) beside the events makes fail
+        reader = spark.readStream.option("recursiveFileLookup", "true")
         if files_per_batch:
             reader = reader.option("maxFilesPerTrigger", files_per_batch)
-        if fmt == "parquet":
-            present = sorted(str(p) for p in folder.glob(glob) if p.is_file())
-            schema = spark.read.parquet(*present).schema if present else PARQUET_DEFAULT_DDL
-            df = reader.schema(schema).parquet(str(folder))
+        if source.fmt == "parquet":
+            present = source.files()
+            schema = spark.read.parquet(*(str(p) for p in present)).schema if present else PARQUET_DEFAULT_DDL
+            df = reader.schema(schema).parquet(source.root)
             missing = [c for c in ("s", "p", "o", "t") if c not in df.columns]
             if missing:
-                raise UsageError(f"{folder / glob}: no column{'s' if len(missing) > 1 else ''} "
+                raise UsageError(f"{source.path}: no column{'s' if len(missing) > 1 else ''} "
                                  f"{', '.join(missing)}: Parquet events need the columns s, p, o, t "
                                  "(and optionally t_end)")
+            if source.folder:
+                df = direct_children(df, "_metadata.file_path", source.path)
             # the file as a path, as the other formats' places and the local engine's name it
             path = F.col("_metadata.file_path")
             path = F.when(path.startswith("file:"), F.try_url_decode(F.regexp_replace(path, "^file:(//)?", "")))\
@@ -115,10 +179,12 @@ def event_stream(spark, paths, follow: bool = False, files_per_batch: int | None
             place = F.concat(path, F.lit(":row "), (F.col("_metadata.row_index") + 1).cast("string"))
             df = _times(df.withColumn("source", place))  # with a reason for a row whose time is refused
         else:
-            df = (reader.schema(BINARY_FILE_DDL).format("binaryFile").load(str(folder))
-                  .select("path", "content").mapInPandas(_parse_files, STREAM_DDL))
-        if stream:
-            df = df.withColumn("stream", F.coalesce(F.col("stream"), F.lit(stream)))
+            df = reader.schema(BINARY_FILE_DDL).format("binaryFile").load(source.root)
+            if source.folder:
+                df = direct_children(df, "path", source.path)
+            df = df.select("path", "content").mapInPandas(_parse_files, STREAM_DDL)
+        if source.stream:
+            df = df.withColumn("stream", F.coalesce(F.col("stream"), F.lit(source.stream)))
         parts.append(df)
     out = parts[0]
     for df in parts[1:]:

@@ -263,9 +263,10 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     if waiting.num_rows and not spec.update_routes:
         own = pc.max(waiting["end"]).as_py() - lateness_ms
         target = own if target is None else max(target, own)
-    if ended and waiting.num_rows:
-        ready = pa.array([True] * waiting.num_rows)
-        processed = max(horizon, pc.max(waiting["end"]).as_py() + 1)
+    if ended:  # every event, then the final flush, even with nothing waiting: the windows still open report
+        ready = pa.array([True] * waiting.num_rows, pa.bool_())
+        if waiting.num_rows:
+            processed = max(horizon, pc.max(waiting["end"]).as_py() + 1)
     elif target is not None and (processed is None or target > processed):
         ready = pc.less(waiting["end"], target)
         processed = target
