@@ -369,19 +369,27 @@ def variables(op) -> set:
     return variables(op.left) | variables(op.right)
 
 
-def certain_variables(op) -> set:
-    """Variables bound in every solution of `op`."""
+def certain_variables(op, memo=None) -> set:
+    """Variables bound in every solution of `op`. `memo` (a dict, id of
+    an operator -> its set) keeps the sets of the operators below, for a
+    caller that asks at every level of a deep tree."""
+    if memo is not None and id(op) in memo:
+        return memo[id(op)]
     if isinstance(op, (Triple, BGP)):
-        return variables(op)
-    if isinstance(op, Filter):
-        return certain_variables(op.pattern)
-    if isinstance(op, Union_):
-        return certain_variables(op.left) & certain_variables(op.right)
-    if isinstance(op, OPTIONAL_OPS):
-        return certain_variables(mandatory_and_optional(op)[0])
-    if isinstance(op, SeqAbsence):
-        return certain_variables(op.left)
-    return certain_variables(op.left) | certain_variables(op.right)
+        out = variables(op)
+    elif isinstance(op, Filter):
+        out = certain_variables(op.pattern, memo)
+    elif isinstance(op, Union_):
+        out = certain_variables(op.left, memo) & certain_variables(op.right, memo)
+    elif isinstance(op, OPTIONAL_OPS):
+        out = certain_variables(mandatory_and_optional(op)[0], memo)
+    elif isinstance(op, SeqAbsence):
+        out = certain_variables(op.left, memo)
+    else:
+        out = certain_variables(op.left, memo) | certain_variables(op.right, memo)
+    if memo is not None:
+        memo[id(op)] = out
+    return out
 
 
 def conjuncts(expr) -> list:

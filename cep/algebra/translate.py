@@ -45,7 +45,7 @@ from urllib.parse import unquote
 from lark import Token, Tree
 
 from cep import terms
-from cep.algebra import ops
+from cep.algebra import limits, ops
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.background.load import format_of
 from cep.errors import OntologyError, QueryError
@@ -207,7 +207,10 @@ def _remove_dot_segments(path: str) -> str:
 # --------------------------------------------------------------- strings
 
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\s\S])")
+# a UTF-16 surrogate pair written as two escapes (\uD83D\uDE00, as in JSON
+# and Java) is the one character it encodes; a lone surrogate is no character
+_ESCAPE_RE = re.compile(r"\\(?:u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})"
+                        r"|(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\s\S]))")
 _LOCAL_ESCAPE_RE = re.compile(r"\\([_~.\-!$&'()*+,;=/?#@%])")
 
 
@@ -217,15 +220,34 @@ def _string_value(token: Token, filename: str) -> str:
     body = text[quote:-quote]
 
     def repl(m):
-        code = m.group(1)
-        if len(code) > 1:
-            return chr(int(code[1:], 16))
-        if code in _ESCAPES:
-            return _ESCAPES[code]
-        raise QueryError(f"unknown escape \\{code} in a string (write \\\\ for a backslash)",
-                         _pos(token, filename))
+        high, low, code = m.groups()
+        if high is not None:
+            return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
+        if len(code) == 1:
+            if code in _ESCAPES:
+                return _ESCAPES[code]
+            problem = f"unknown escape \\{code} in a string (write \\\\ for a backslash)"
+        else:
+            value = int(code[1:], 16)
+            if 0xD800 <= value <= 0xDFFF:
+                problem = (f"\\{code} is half of a UTF-16 surrogate pair, not a character: write the "
+                           f"character itself, or its code point in eight hex digits, as in \\U0001F600")
+            elif value > 0x10FFFF:
+                problem = f"\\{code} is not a Unicode character: the largest is \\U0010FFFF"
+            else:
+                return chr(value)
+        raise QueryError(problem, _pos_within(token, quote + m.start(), filename))
 
     return _ESCAPE_RE.sub(repl, body)
+
+
+def _pos_within(token: Token, offset: int, filename: str) -> Pos:
+    """The position of the character at `offset` in a token's text."""
+    before = str(token)[:offset]
+    newlines = before.count("\n")
+    if not newlines:
+        return Pos(filename, token.line, token.column + offset)
+    return Pos(filename, token.line + newlines, offset - before.rfind("\n"))
 
 
 def _number(lexical: str) -> str:
@@ -754,6 +776,7 @@ class _Query:
         if pattern is None:
             raise self.error("the WHERE clause has no triple pattern: a query must match "
                              "at least one triple", query_tree)
+        limits.check_depth(pattern)  # before any stage recurses over it
         return pattern
 
     # ---- SELECT clause

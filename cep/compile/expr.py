@@ -52,6 +52,18 @@ def q(module, name, *args):
     return pl.Struct(":", pl.Atom(module), pl.Struct(name, *args))
 
 
+def _chain(e) -> list:
+    """The operands of a chain of one operator, nested on either side, in order."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ops.Call) and x.name == e.name:
+            stack += reversed(x.args)
+        else:
+            out.append(x)
+    return out
+
+
 class ExprCompiler:
     """Compiles expressions of one clause. `env` maps algebra variables to
     Prolog variables; `start`/`end` are the Prolog variables of the interval
@@ -93,10 +105,23 @@ class ExprCompiler:
         name, args = e.name, e.args
         r = self.fresh()
         if name in ("and", "or"):
-            ga, ba = self.truth(args[0])
-            gb, bb = self.truth(args[1])
-            b = self.fresh()
-            return ga + gb + [q(RUNTIME, f"cep_{name}", ba, bb, b), pl.Struct("=", r, pl.Struct("bool", b))], r
+            # a chain a || b || c (left-nested as parsed) is one n-ary
+            # operator, SPARQL's && and || being associative: the truth
+            # values of its operands side by side, as SWI-Prolog cannot
+            # compile if-then-else nested thousands deep
+            goals, truths = [], []
+            for operand in _chain(e):
+                g, b = self.truth(operand)
+                goals += g
+                truths.append(b)
+            truths, b = pl.PList(truths), self.fresh()
+            if name == "or":  # true if one is true, else an error if one is, else false
+                goals.append(q(RUNTIME, "cep_in", truths, b))
+            else:  # false if one is false, else an error if one is, else true
+                goals.append(ite(pl.Struct("memberchk", pl.Atom("false"), truths), pl.Struct("=", b, pl.Atom("false")),
+                                 conj([pl.Struct("\\+", pl.Struct("memberchk", pl.Atom("error"), truths)),
+                                       pl.Struct("=", b, pl.Atom("true"))])))
+            return goals + [pl.Struct("=", r, pl.Struct("bool", b))], r
         if name == "not":
             ga, ba = self.truth(args[0])
             b = self.fresh()
@@ -127,11 +152,7 @@ class ExprCompiler:
                 )
             ], r
         if name == "coalesce":
-            alternatives = pl.Atom("fail")
-            for arg in reversed(args):
-                g, v = self.value(arg)
-                alternatives = ite(conj(g + [pl.Struct("=", r, v)]), pl.Atom("true"), alternatives)
-            return [alternatives], r
+            return self.first_value(args, r), r
         if name in ("in", "notin"):
             # SPARQL 17.4.1.9: the || of the = tests (true if one is true,
             # else an error if one is an error, else false); NOT IN its !.
@@ -141,7 +162,7 @@ class ExprCompiler:
                 g, v = self.value(arg)
                 b, c = self.fresh(), self.fresh()
                 test = conj(g + [q(VALUES, "cep_compare", pl.Atom("="), va, v, c)])
-                goals = goals + [ite(test, pl.Struct("=", b, c), pl.Struct("=", b, pl.Atom("error")))]
+                goals.append(ite(test, pl.Struct("=", b, c), pl.Struct("=", b, pl.Atom("error"))))
                 tests.append(b)
             b = self.fresh()
             goals.append(q(RUNTIME, f"cep_{name}", pl.PList(tests), b))
@@ -189,6 +210,20 @@ class ExprCompiler:
         if name.startswith(ops.USER_PREFIX):
             return self.user_call(e)
         raise QueryError(f"unknown function {name}")
+
+    def first_value(self, args, r):
+        """Goals binding r to the value of the first of `args` that has one
+        (COALESCE): each alternative's outcome, ok(V) or none, then the
+        first ok. Flat, as SWI-Prolog takes time that grows much faster than
+        the number of alternatives to compile them nested in one another."""
+        goals, outcomes = [], []
+        for arg in args:
+            g, v = self.value(arg)
+            t = self.fresh()
+            goals.append(ite(conj(g + [pl.Struct("=", t, pl.Struct("ok", v))]), pl.Atom("true"),
+                             pl.Struct("=", t, pl.Atom("none"))))
+            outcomes.append(t)
+        return goals + [pl.Struct("memberchk", pl.Struct("ok", r), pl.PList(outcomes))]
 
     def user_call(self, e):
         """A user predicate, Module:name(A1, ..., An[, R]) with the name and
