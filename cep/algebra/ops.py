@@ -31,6 +31,13 @@ class Pos:
 
 @dataclass(frozen=True)
 class Var:
+    """A variable. The ones the compiler makes have a name no query can
+    write, as SPARQL's variable names (VARNAME, grammar rule [166]) hold no
+    ":" or ".": `_:b0`, `_:end0` are hidden pattern variables (blank nodes,
+    the end of a matched event; SELECT * leaves them out), `.agg0`,
+    `.hoisted0` values the compiler computes (an aggregate, a subexpression
+    of a SEQ filter). So no user name meets one of them."""
+
     name: str  # without the leading ? or $
 
     def __str__(self):
