@@ -246,6 +246,14 @@ def window_bound(conjunct) -> Optional[int]:
     return None
 
 
+def _check_window(conjunct, pos) -> None:
+    """The runtime computes with a window bound in 64-bit milliseconds: at
+    most limits.MAX_DURATION_MS (a QueryError at the comparison, else at
+    its FILTER)."""
+    duration = next(a for a in conjunct.args if isinstance(a, ops.Const))
+    limits.check_duration(duration_ms(duration.term), f'"{terms.split(duration.term)[1]}"', conjunct.pos or pos)
+
+
 def _is_duration_call(e):
     return isinstance(e, ops.Call) and e.name == "getDURATION" and not e.args
 
@@ -291,6 +299,7 @@ class _Builder:
                 else:
                     # exactly the window check of the nodes below (integer ms):
                     # no need to evaluate it again as a filter
+                    _check_window(c, op.pos)
                     window = _min_window(window, bound)
                     timed = True
             return self.build(op.pattern, pending + cs, window, policy, timed)

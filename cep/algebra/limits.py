@@ -4,6 +4,7 @@
     check_nesting(tree, filename)    the syntax tree: brackets and operators nested
     check_depth(pattern)             the algebra: operators nested, chains and groups counted
     check_plan(slots, query)         the binarized plan: the bindings its steps carry
+    check_duration(ms, text, pos)    a window, a WITHIN, a NOTSEQ deadline, a time span
 
 Each returns nothing or raises cep.errors.QueryError at the place in the
 query where the limit is passed. They keep every stage of the pipeline in
@@ -35,6 +36,10 @@ MAX_RULE_FILE_BYTES = 1 << 20  # 1 MiB: parsed, translated and compiled in about
 MAX_DEPTH = 2_000  # levels of nesting, in the syntax and in the algebra
 MAX_PLAN_SLOTS = 1_000_000  # variables carried by the steps of a rule set's plan, in all
 RECURSION_LIMIT = 20_000
+# 10,000 years of 365.2425 days: longer than the years 1 to 9999 of xsd:dateTime
+# span, and far from overflowing the 64-bit milliseconds the runtime computes in
+MAX_DURATION_MS = 3_652_425 * 86_400_000
+MAX_DURATION = "10,000 years (P3652425D)"
 
 # The syntax tree nodes that nest: every cycle of the grammar passes through one
 NESTING = {"group", "sub_select_group", "bnode_props", "unary", "binary", "in_expr", "call",
@@ -124,3 +129,11 @@ def check_plan(slots: int, query) -> None:
                          f"plan carry {slots:,} variables in all, and the engine takes at most "
                          f"{MAX_PLAN_SLOTS:,} (each step of a long pattern carries every variable bound "
                          f"before it); {ADVICE}", query.pos)
+
+
+def check_duration(ms: int, text: str, pos) -> None:
+    """A duration the runtime computes with (a window, a WITHIN or a FILTER
+    on getDURATION(), a NOTSEQ deadline, a RANGE, STEP or COMPUTED EVERY):
+    at most MAX_DURATION_MS."""
+    if ms > MAX_DURATION_MS:
+        raise QueryError(f"the duration {text} is longer than the engine takes: at most {MAX_DURATION}", pos)

@@ -360,20 +360,26 @@ def expr_uses(expr, names) -> bool:
     return False
 
 
-def variables(op) -> set:
-    """Variables that may be bound by solutions of `op`."""
+def variables(op, memo=None) -> set:
+    """Variables that may be bound by solutions of `op`; `memo` as for
+    certain_variables."""
+    if memo is not None and id(op) in memo:
+        return memo[id(op)]
     if isinstance(op, Triple):
-        return set(slots_vars(op))
-    if isinstance(op, BGP):
+        out = set(slots_vars(op))
+    elif isinstance(op, BGP):
         out = set()
         for t in op.triples:
             out |= set(slots_vars(t))
-        return out
-    if isinstance(op, Filter):
-        return variables(op.pattern)
-    if isinstance(op, SeqAbsence):
-        return variables(op.left)
-    return variables(op.left) | variables(op.right)
+    elif isinstance(op, Filter):
+        out = variables(op.pattern, memo)
+    elif isinstance(op, SeqAbsence):
+        out = variables(op.left, memo)
+    else:
+        out = variables(op.left, memo) | variables(op.right, memo)
+    if memo is not None:
+        memo[id(op)] = out
+    return out
 
 
 def certain_variables(op, memo=None) -> set:

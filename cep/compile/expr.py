@@ -17,6 +17,7 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.errors import QueryError
+from cep.runtime.session import session
 
 VALUES = "cep_values"
 RUNTIME = "cep_runtime"
@@ -50,6 +51,28 @@ def ite(cond, then, other):
 
 def q(module, name, *args):
     return pl.Struct(":", pl.Atom(module), pl.Struct(name, *args))
+
+
+def check_regex(e) -> None:
+    """A REGEX whose pattern and flags are constants is an error on every
+    text when the runtime cannot run them: a QueryError here instead, as
+    the runtime decides (prolog/cep_values.pl: PCRE, XPath's flags)."""
+    pattern, flags = e.args[1], e.args[2] if len(e.args) == 3 else ops.Const('""')
+    if not (isinstance(pattern, ops.Const) and isinstance(flags, ops.Const)):
+        return
+    texts = [terms.to_prolog(c.term) for c in (pattern, flags)]
+    for what, c, text in zip(("pattern", "flags"), (pattern, flags), texts):
+        if not isinstance(text, pl.Str):
+            raise QueryError(f"the {what} of REGEX must be a simple string, not {c.term}: this REGEX is an error on "
+                             f"every text", e.pos)
+    pattern, flags = (t.text for t in texts)
+    problem = session().regex_problem(pattern, flags)
+    if problem == "flags":
+        raise QueryError(f"the REGEX flags \"{flags}\" are not all s, m, i, x or q: this REGEX is an error "
+                         f"on every text", e.pos)
+    if problem:
+        raise QueryError(f"the REGEX pattern \"{pattern}\" is not a valid regular expression ({problem}): this REGEX "
+                         f"is an error on every text", e.pos)
 
 
 def _chain(e) -> list:
@@ -195,6 +218,8 @@ class ExprCompiler:
             if not ends:
                 return [pl.Atom("fail")], r
             return [q(VALUES, "cep_timestamp", pl.PList(ends), r)], r
+        if name == "regex":
+            check_regex(e)
         if name in FN_CALLS or name.startswith(ops.CAST_PREFIX):
             goals, values = [], []
             for arg in args:

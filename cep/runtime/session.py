@@ -217,6 +217,11 @@ class _Session:
         """Whether a run's user Prolog files are loaded into `module`."""
         return self.call("cep_user_is_loaded", "cep_user", [("atom", module)])[0] == "true"
 
+    def regex_problem(self, pattern: str, flags: str) -> str:
+        """Why REGEX with this pattern and flags is an error on every text,
+        as the runtime runs it ("flags": an unknown flag; "": it is not)."""
+        return self.call("cep_regex_problem", "cep_values", [pattern, flags])[0]
+
     def push(self, module: str, events) -> bytes:
         """A batch (ASCII bytes or Arrow buffer, prolog/cep_fast.c) in, the
         answer lines (UTF-8 bytes, cep_runtime.pl) out."""
