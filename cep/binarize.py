@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from cep import terms
-from cep.algebra import ops
+from cep.algebra import limits, ops
 from cep.algebra.timestamps import capture_ends
 
 MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
@@ -99,24 +99,28 @@ class Output:
 class Plan:
     nodes: list = field(default_factory=list)
     outputs: list = field(default_factory=list)
+    _consumers: Optional[tuple] = field(default=None, init=False, repr=False, compare=False)
 
     def node(self, node_id):
         return self.nodes[node_id]
 
     def consumers(self, node_id):
-        """(step, side) pairs that take this node's solutions, side 'l' or 'r'."""
-        out = []
-        for n in self.nodes:
-            if isinstance(n, Step):
-                if n.left == node_id:
-                    out.append((n, "l"))
-                if n.right == node_id:
-                    out.append((n, "r"))
-        return out
+        """(step, side) pairs that take this node's solutions, side 'l' or 'r',
+        in node order: from an index made once, as every node is asked (a
+        scan of the plan per node made compiling quadratic in its size)."""
+        if self._consumers is None or self._consumers[0] != len(self.nodes):
+            index = {}
+            for n in self.nodes:
+                if isinstance(n, Step):
+                    index.setdefault(n.left, []).append((n, "l"))
+                    index.setdefault(n.right, []).append((n, "r"))
+            self._consumers = (len(self.nodes), index)
+        return list(self._consumers[1].get(node_id, ()))
 
 
 def binarize(queries) -> Plan:
     builder = _Builder()
+    slots = counted = 0  # the variables the plan's nodes carry, and the nodes counted
     for q in queries:
         policy = q.option("policy", "unrestricted")
         if policy not in POLICIES:
@@ -125,8 +129,12 @@ def binarize(queries) -> Plan:
         pattern = reassociate(prepare_bgps(q.pattern), q.option("binarize", "left"))
         builder.updates = q.form == "update"
         builder.query = q
+        builder.certain = {}  # by id: only while this query's operators live
         root = builder.build(pattern, (), _range_bound(q), policy)
         builder.plan.outputs.append(Output(q, root))
+        slots += sum(len(n.vars) for n in builder.plan.nodes[counted:])
+        counted = len(builder.plan.nodes)
+        limits.check_plan(slots, q)
     return builder.plan
 
 
@@ -249,6 +257,14 @@ def _range_bound(query) -> Optional[int]:
     return w.range_ms - 1
 
 
+def _check_window(conjunct, pos) -> None:
+    """The runtime computes with a window bound in 64-bit milliseconds: at
+    most limits.MAX_DURATION_MS (a QueryError at the comparison, else at
+    its FILTER)."""
+    duration = next(a for a in conjunct.args if isinstance(a, ops.Const))
+    limits.check_duration(duration_ms(duration.term), f'"{terms.split(duration.term)[1]}"', conjunct.pos or pos)
+
+
 def _is_duration_call(e):
     return isinstance(e, ops.Call) and e.name == "getDURATION" and not e.args
 
@@ -270,6 +286,9 @@ class _Builder:
         self.index = {}  # node signature -> id
         self.updates = False  # building an update rule's nodes (Leaf.updates)
         self.query = None  # the query being built (its streams: Leaf.streams)
+        # the variables bound for sure, by operator (id) and by node id:
+        # asked at every level of a deep tree, so kept
+        self.certain, self.certain_of = {}, {}
 
     def _add(self, signature, make):
         if signature in self.index:
@@ -291,6 +310,7 @@ class _Builder:
                 else:
                     # exactly the window check of the nodes below (integer ms):
                     # no need to evaluate it again as a filter
+                    _check_window(c, op.pos)
                     window = _min_window(window, bound)
                     timed = True
             return self.build(op.pattern, pending + cs, window, policy, timed)
@@ -310,7 +330,7 @@ class _Builder:
 
         if isinstance(op, ops.OPTIONAL_OPS):
             mandatory, optional = ops.mandatory_and_optional(op)
-            down, here = _split_pending(pending, [ops.certain_variables(mandatory)])
+            down, here = _split_pending(pending, [ops.certain_variables(mandatory, self.certain)])
             m_id = self.build(mandatory, down[0], window, policy)
             o_id = self.build(optional, (), None, policy)
             left, right = (o_id, m_id) if isinstance(op, ops.SeqRightJoin) else (m_id, o_id)
@@ -321,7 +341,7 @@ class _Builder:
             # the answer's applies to it (like an optional part), and no
             # policy consumes its events: any confirmation cancels (consumed,
             # it would let a deadline fire that the stream cancels)
-            down, here = _split_pending(pending, [ops.certain_variables(op.left)])
+            down, here = _split_pending(pending, [ops.certain_variables(op.left, self.certain)])
             left = self.build(op.left, down[0], window, policy)
             right = self.build(op.right, (), None, "unrestricted")
             return self._step("absence", op, left, right, here, op.cond, window, policy, timed,
@@ -329,7 +349,7 @@ class _Builder:
 
         if isinstance(op, (ops.Join, ops.SeqJoin, ops.EqJoin)):
             down, here = _split_pending(
-                pending, [ops.certain_variables(op.left), ops.certain_variables(op.right)]
+                pending, [ops.certain_variables(op.left, self.certain), ops.certain_variables(op.right, self.certain)]
             )
             left = self.build(op.left, down[0], window, policy)
             right = self.build(op.right, down[1], window, policy)
@@ -344,8 +364,8 @@ class _Builder:
         if name == "union":
             key = ()
         else:
-            certain_l = _certain_of(nodes, left)
-            certain_r = _certain_of(nodes, right)
+            certain_l = _certain_of(nodes, left, self.certain_of)
+            certain_r = _certain_of(nodes, right, self.certain_of)
             key = tuple(v for v in vars_ if v in certain_l and v in certain_r)
         filters = _dedup(filters)
         sig = ("step", name, left, right, cond, filters, window, policy, timed, deadline)
@@ -354,17 +374,23 @@ class _Builder:
         )
 
 
-def _certain_of(nodes, node_id) -> set:
+def _certain_of(nodes, node_id, memo: dict) -> set:
+    """The variables bound in every solution of a node; `memo` keeps them by node id."""
+    if node_id in memo:
+        return memo[node_id]
     node = nodes[node_id]
     if isinstance(node, Leaf):
-        return set(node.vars)
-    if node.op == "union":
-        return _certain_of(nodes, node.left) & _certain_of(nodes, node.right)
-    if node.op in ("eqleft", "leftjoin", "absence"):
-        return _certain_of(nodes, node.left)
-    if node.op == "seqright":
-        return _certain_of(nodes, node.right)
-    return _certain_of(nodes, node.left) | _certain_of(nodes, node.right)
+        out = set(node.vars)
+    elif node.op == "union":
+        out = _certain_of(nodes, node.left, memo) & _certain_of(nodes, node.right, memo)
+    elif node.op in ("eqleft", "leftjoin", "absence"):
+        out = _certain_of(nodes, node.left, memo)
+    elif node.op == "seqright":
+        out = _certain_of(nodes, node.right, memo)
+    else:
+        out = _certain_of(nodes, node.left, memo) | _certain_of(nodes, node.right, memo)
+    memo[node_id] = out
+    return out
 
 
 def _split_pending(pending, child_certain):

@@ -128,11 +128,11 @@ def write(term: Term) -> str:
         return term.text
     if isinstance(term, Struct):
         if len(term.args) == 2 and term.functor in _INFIX:
+            if term.functor in (",", ";"):
+                return _write_chain(term)
             left, right = (write(a) for a in term.args)
             if term.functor == ":":
                 return f"{left}:{right}"
-            if term.functor == ",":
-                return f"({left}, {right})"
             return f"({left} {term.functor} {right})"
         if not term.args:
             return quote_atom(term.functor) + "()"
@@ -143,6 +143,19 @@ def write(term: Term) -> str:
             return "[" + inner + "]"
         return "[" + inner + "|" + write(term.tail) + "]"
     raise TypeError(f"not a Prolog term: {term!r}")
+
+
+def _write_chain(term: Struct) -> str:
+    """(A, B, C) for (A, (B, C)), and (A ; B ; C) alike: both operators
+    are right-associative, and a goal list as long as a query's expression
+    is large nests this way (expression goals, IN, COALESCE): written in a
+    loop, not a recursion as deep as the list is long."""
+    op, parts = term.functor, []
+    while isinstance(term, Struct) and term.functor == op and len(term.args) == 2:
+        parts.append(write(term.args[0]))
+        term = term.args[1]
+    parts.append(write(term))
+    return "(" + (", " if op == "," else " ; ").join(parts) + ")"
 
 
 def _write_float(x: float) -> str:

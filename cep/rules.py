@@ -24,6 +24,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from cep.algebra import limits
+from cep.algebra.ops import Pos
 from cep.algebra.translate import translate
 from cep.binarize import POLICIES
 from cep.errors import QueryError
@@ -67,16 +69,29 @@ def load_rules(paths, policy: str | None = None, allow_from=()) -> list:
             files.append(path)
     queries, where = [], {}
     for file in files:
-        try:
-            text = file.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise QueryError(f"cannot read rule file {file}: {exc.strerror}") from None
-        except UnicodeDecodeError as exc:
-            raise QueryError(f"{file}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-        for q in parse_rules(text, str(file), allow_from=allow_from):
+        for q in parse_rules(_read_rule_file(file), str(file), allow_from=allow_from):
             if q.name in where:
                 raise QueryError(f"a query named {q.name} is already defined at {where[q.name]}",
                                  q.pos)
             where[q.name] = q.pos
             queries.append(q)
     return with_policy(queries, policy)
+
+
+def _read_rule_file(file: Path) -> str:
+    """The text of a rule file: UTF-8 (a byte order mark is allowed, and
+    left to the parser), at most cep.algebra.limits.MAX_RULE_FILE_BYTES."""
+    try:
+        limits.check_size(file.stat().st_size, str(file))
+        data = file.read_bytes()
+    except OSError as exc:
+        raise QueryError(f"cannot read rule file {file}: {exc.strerror}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        good = data[:exc.start].decode("utf-8")  # the text up to the first bad byte
+        line, column = good.count("\n") + 1, len(good) - (good.rfind("\n") + 1) + 1
+        bad = " ".join(f"0x{b:02X}" for b in data[exc.start:exc.end])
+        raise QueryError(f"the rule file is not UTF-8 text: byte{'s' if exc.end - exc.start > 1 else ''} "
+                         f"{bad} cannot stand here ({exc.reason}); save the file as UTF-8",
+                         Pos(str(file), line, column)) from None

@@ -28,8 +28,6 @@
 :- module(cep_runtime,
           [ cep_load/2,          % +Module, +ProgramText
             cep_push/3,          % +Module, +EventsText, -AnswersText
-            cep_and/3,           % +B1, +B2, -B
-            cep_or/3,            % +B1, +B2, -B
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
             cep_notin/2,         % +Bs, -B
@@ -572,22 +570,11 @@ cep_expire_bands(M, Store, Bands) :-
     forall(( M:Band, cep_band_key(H, B, HB), \+ M:Goal ),
            retract(M:Band)).
 
-%!  cep_and(+A, +B, -R) is semidet.
-%!  cep_or(+A, +B, -R) is semidet.
 %!  cep_not(+A, -R) is semidet.
 %
-%   SPARQL's three-valued logic over true, false and error (SPARQL 17.2):
-%   fails where the result is an error.
-cep_and(true, true, true).
-cep_and(false, _, false).
-cep_and(true, false, false).
-cep_and(error, false, false).
-
-cep_or(true, _, true).
-cep_or(false, true, true).
-cep_or(error, true, true).
-cep_or(false, false, false).
-
+%   SPARQL's ! over true, false and error (SPARQL 17.2): fails where the
+%   result is an error. (&& and || are compiled as n-ary operators:
+%   cep_in/2 is ||, cep/compile/expr.py.)
 cep_not(true, false).
 cep_not(false, true).
 

@@ -47,7 +47,8 @@
             cep_regex_gave_up/1,    % -Wheres
             cep_time_duration/3,    % +StartMs, +EndMs, -Duration
             cep_time_point/2,       % +Ms, -DateTime
-            cep_timestamp/2         % +Ends, -DateTime
+            cep_timestamp/2,        % +Ends, -DateTime
+            cep_regex_problem/3     % +Pattern, +Flags, -Problem
           ]).
 
 :- use_module(library(lists)).
@@ -1810,10 +1811,26 @@ cep_regex_gave_up(Wheres) :-
 %   no # comments. q quotes the whole pattern. PCRE accepts a superset
 %   of XPath's syntax (look-around, possessive quantifiers...); such
 %   patterns are run rather than rejected. An invalid pattern or flag
-%   fails (SPARQL error).
+%   fails (SPARQL error); the compiler reports those of constant patterns
+%   and flags (cep_regex_problem/3).
 
 :- if(current_predicate(re_match/3)).
 regex_match(S, Pattern, Flags, B) :-
+    regex_prepare(Pattern, Flags, P, PFlags),
+    regex_options(Options),
+    catch(truth(re_match(P/PFlags, S, Options), B),
+          error(syntax_error(_), _),
+          fail).
+:- else.
+regex_match(_, _, _, _) :-
+    throw(error(cep_error(regex_unavailable), _)).
+:- endif.
+
+regex_options([dollar_endonly(true), ucp(true), newline(anycrlf)]).
+
+%   regex_prepare(+Pattern, +Flags, -P, -PFlags) is semidet: the PCRE
+%   pattern and flags of an XPath pattern and flags; fails on an unknown flag.
+regex_prepare(Pattern, Flags, P, PFlags) :-
     string_codes(Flags, FCs),
     regex_flags(FCs, [], PCs, x(false), X, q(false), Q),
     atom_codes(PFlags, PCs),
@@ -1824,19 +1841,23 @@ regex_match(S, Pattern, Flags, B) :-
     ->  strip_x(Ps, Ps1)
     ;   Ps1 = Ps
     ),
-    string_codes(P, Ps1),
-    catch(truth(re_match(P/PFlags, S,
-                         [ dollar_endonly(true),
-                           ucp(true),
-                           newline(anycrlf)
-                         ]),
-                B),
-          error(syntax_error(_), _),
-          fail).
-:- else.
-regex_match(_, _, _, _) :-
-    throw(error(cep_error(regex_unavailable), _)).
-:- endif.
+    string_codes(P, Ps1).
+
+%!  cep_regex_problem(+Pattern:string, +Flags:string, -Problem:string) is det.
+%
+%   Why REGEX(_, Pattern, Flags) is an error on every text ("" if it is
+%   not): an unknown flag ("flags"), or what PCRE says of a pattern it
+%   does not compile, tried as regex_match/4 runs it (on the empty text).
+cep_regex_problem(Pattern, Flags, Problem) :-
+    (   \+ regex_prepare(Pattern, Flags, _, _)
+    ->  Problem = "flags"
+    ;   current_predicate(re_match/3),
+        regex_prepare(Pattern, Flags, P, PFlags),
+        regex_options(Options),
+        catch(( re_match(P/PFlags, "", Options), fail ), error(syntax_error(Why), _), true)
+    ->  format(string(Problem), "~w", [Why])
+    ;   Problem = ""
+    ).
 
 regex_flags([], Ps, Ps, X, X, Q, Q).
 regex_flags([C|Cs], Ps0, Ps, X0, X, Q0, Q) :-

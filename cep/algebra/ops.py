@@ -31,6 +31,13 @@ class Pos:
 
 @dataclass(frozen=True)
 class Var:
+    """A variable. The ones the compiler makes have a name no query can
+    write, as SPARQL's variable names (VARNAME, grammar rule [166]) hold no
+    ":" or ".": `_:b0`, `_:end0` are hidden pattern variables (blank nodes,
+    the end of a matched event; SELECT * leaves them out), `.agg0`,
+    `.hoisted0` values the compiler computes (an aggregate, a subexpression
+    of a SEQ filter). So no user name meets one of them."""
+
     name: str  # without the leading ? or $
 
     def __str__(self):
@@ -353,35 +360,49 @@ def expr_uses(expr, names) -> bool:
     return False
 
 
-def variables(op) -> set:
-    """Variables that may be bound by solutions of `op`."""
+def variables(op, memo=None) -> set:
+    """Variables that may be bound by solutions of `op`; `memo` as for
+    certain_variables."""
+    if memo is not None and id(op) in memo:
+        return memo[id(op)]
     if isinstance(op, Triple):
-        return set(slots_vars(op))
-    if isinstance(op, BGP):
+        out = set(slots_vars(op))
+    elif isinstance(op, BGP):
         out = set()
         for t in op.triples:
             out |= set(slots_vars(t))
-        return out
-    if isinstance(op, Filter):
-        return variables(op.pattern)
-    if isinstance(op, SeqAbsence):
-        return variables(op.left)
-    return variables(op.left) | variables(op.right)
+    elif isinstance(op, Filter):
+        out = variables(op.pattern, memo)
+    elif isinstance(op, SeqAbsence):
+        out = variables(op.left, memo)
+    else:
+        out = variables(op.left, memo) | variables(op.right, memo)
+    if memo is not None:
+        memo[id(op)] = out
+    return out
 
 
-def certain_variables(op) -> set:
-    """Variables bound in every solution of `op`."""
+def certain_variables(op, memo=None) -> set:
+    """Variables bound in every solution of `op`. `memo` (a dict, id of
+    an operator -> its set) keeps the sets of the operators below, for a
+    caller that asks at every level of a deep tree."""
+    if memo is not None and id(op) in memo:
+        return memo[id(op)]
     if isinstance(op, (Triple, BGP)):
-        return variables(op)
-    if isinstance(op, Filter):
-        return certain_variables(op.pattern)
-    if isinstance(op, Union_):
-        return certain_variables(op.left) & certain_variables(op.right)
-    if isinstance(op, OPTIONAL_OPS):
-        return certain_variables(mandatory_and_optional(op)[0])
-    if isinstance(op, SeqAbsence):
-        return certain_variables(op.left)
-    return certain_variables(op.left) | certain_variables(op.right)
+        out = variables(op)
+    elif isinstance(op, Filter):
+        out = certain_variables(op.pattern, memo)
+    elif isinstance(op, Union_):
+        out = certain_variables(op.left, memo) & certain_variables(op.right, memo)
+    elif isinstance(op, OPTIONAL_OPS):
+        out = certain_variables(mandatory_and_optional(op)[0], memo)
+    elif isinstance(op, SeqAbsence):
+        out = certain_variables(op.left, memo)
+    else:
+        out = certain_variables(op.left, memo) | certain_variables(op.right, memo)
+    if memo is not None:
+        memo[id(op)] = out
+    return out
 
 
 def conjuncts(expr) -> list:

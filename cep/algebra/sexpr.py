@@ -36,27 +36,38 @@ def expr(e) -> str:
 
 
 def pattern(op, indent: int = 0) -> str:
+    lines = []
+    _pattern_lines(op, indent, lines)
+    return "\n".join(lines)
+
+
+def _pattern_lines(op, indent: int, lines: list) -> None:
+    """The lines of `op`'s text, appended (a text made by joining the texts
+    of the operands, level by level, takes time cubic in a chain's length)."""
     pad = "  " * indent
     if isinstance(op, ops.Triple):  # GRAPH <stream> { ... }: (triple S P O (graph <stream>))
         graph = f" (graph {op.stream})" if op.stream is not None else ""
-        return f"{pad}(triple {slot(op.s)} {slot(op.p)} {slot(op.o)}{graph})"
+        lines.append(f"{pad}(triple {slot(op.s)} {slot(op.p)} {slot(op.o)}{graph})")
+        return
     if isinstance(op, ops.BGP):
-        inner = "\n".join(pattern(t, indent + 1) for t in op.triples)
-        return f"{pad}(bgp\n{inner})"
-    if isinstance(op, ops.Filter):
-        return f"{pad}(filter {expr(op.cond)}\n{pattern(op.pattern, indent + 1)})"
-    if isinstance(op, ops.SeqAbsence):  # (notseq MS [COND] P1 P2)
+        lines.append(f"{pad}(bgp")
+        operands = op.triples
+    elif isinstance(op, ops.Filter):
+        lines.append(f"{pad}(filter {expr(op.cond)}")
+        operands = [op.pattern]
+    elif isinstance(op, ops.SeqAbsence):  # (notseq MS [COND] P1 P2)
         cond = f" {expr(op.cond)}" if op.cond is not None else ""
-        return (f"{pad}(notseq {op.deadline_ms}{cond}\n" + pattern(op.left, indent + 1) + "\n"
-                + pattern(op.right, indent + 1) + ")")
-    if type(op) in NAMES:
-        head = NAMES[type(op)]
+        lines.append(f"{pad}(notseq {op.deadline_ms}{cond}")
+        operands = [op.left, op.right]
+    elif type(op) in NAMES:
         cond = getattr(op, "cond", None)
-        head_text = f"{pad}({head}" + (f" {expr(cond)}" if cond is not None else "")
-        return (
-            head_text + "\n" + pattern(op.left, indent + 1) + "\n" + pattern(op.right, indent + 1) + ")"
-        )
-    raise TypeError(f"not an algebra operator: {op!r}")
+        lines.append(f"{pad}({NAMES[type(op)]}" + (f" {expr(cond)}" if cond is not None else ""))
+        operands = [op.left, op.right]
+    else:
+        raise TypeError(f"not an algebra operator: {op!r}")
+    for operand in operands:
+        _pattern_lines(operand, indent + 1, lines)
+    lines[-1] += ")"
 
 
 def query(q: ops.Query) -> str:

@@ -44,13 +44,17 @@ from pathlib import Path
 
 from lark import Token, Tree
 
+from cep import prolog as pl
 from cep import terms
-from cep.algebra import ops
+from cep.algebra import limits, ops
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.background.load import from_file
 from cep.errors import OntologyError, QueryError
 
 XSD = terms.XSD
+# the datatypes whose values the engine computes with (cep.terms.to_prolog)
+COMPUTED_TYPES = {terms.XSD_INTEGER, terms.XSD_DECIMAL, terms.XSD_DOUBLE, terms.XSD_BOOLEAN,
+                  terms.XSD_DATETIME, terms.XSD_DURATION}
 
 # xsd constructor functions (SPARQL 17.5) the engine implements
 _CAST_ORDER = [XSD + name for name in ("integer", "decimal", "double", "float", "string",
@@ -208,7 +212,10 @@ def _remove_dot_segments(path: str) -> str:
 # --------------------------------------------------------------- strings
 
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-_ESCAPE_RE = re.compile(r"\\(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\s\S])")
+# a UTF-16 surrogate pair written as two escapes (\uD83D\uDE00, as in JSON
+# and Java) is the one character it encodes; a lone surrogate is no character
+_ESCAPE_RE = re.compile(r"\\(?:u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})"
+                        r"|(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\s\S]))")
 _LOCAL_ESCAPE_RE = re.compile(r"\\([_~.\-!$&'()*+,;=/?#@%])")
 
 
@@ -218,15 +225,34 @@ def _string_value(token: Token, filename: str) -> str:
     body = text[quote:-quote]
 
     def repl(m):
-        code = m.group(1)
-        if len(code) > 1:
-            return chr(int(code[1:], 16))
-        if code in _ESCAPES:
-            return _ESCAPES[code]
-        raise QueryError(f"unknown escape \\{code} in a string (write \\\\ for a backslash)",
-                         _pos(token, filename))
+        high, low, code = m.groups()
+        if high is not None:
+            return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
+        if len(code) == 1:
+            if code in _ESCAPES:
+                return _ESCAPES[code]
+            problem = f"unknown escape \\{code} in a string (write \\\\ for a backslash)"
+        else:
+            value = int(code[1:], 16)
+            if 0xD800 <= value <= 0xDFFF:
+                problem = (f"\\{code} is half of a UTF-16 surrogate pair, not a character: write the "
+                           f"character itself, or its code point in eight hex digits, as in \\U0001F600")
+            elif value > 0x10FFFF:
+                problem = f"\\{code} is not a Unicode character: the largest is \\U0010FFFF"
+            else:
+                return chr(value)
+        raise QueryError(problem, _pos_within(token, quote + m.start(), filename))
 
     return _ESCAPE_RE.sub(repl, body)
+
+
+def _pos_within(token: Token, offset: int, filename: str) -> Pos:
+    """The position of the character at `offset` in a token's text."""
+    before = str(token)[:offset]
+    newlines = before.count("\n")
+    if not newlines:
+        return Pos(filename, token.line, token.column + offset)
+    return Pos(filename, token.line + newlines, offset - before.rfind("\n"))
 
 
 def _number(lexical: str) -> str:
@@ -369,6 +395,7 @@ class _Query:
         self.aggregates = None  # while the SELECT clause and HAVING are read: [(Var, Aggregate)]
         self.streams = ()  # the query's FROM [NAMED] STREAM: ((iri, named), ...)
         self.graph = None  # inside GRAPH <iri> { ... }: the stream's IRI
+        self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
 
     # ---- helpers
 
@@ -542,6 +569,7 @@ class _Query:
                                  f"years; write days (P30D)", token)
         if ms <= 0:
             raise self.error(f"a time span must be positive, not {text}", token)
+        limits.check_duration(ms, text, self.pos(token))
         return ms
 
     def every(self, computed: Tree, window) -> int:
@@ -754,7 +782,33 @@ class _Query:
         if pattern is None:
             raise self.error("the WHERE clause has no triple pattern: a query must match "
                              "at least one triple", query_tree)
+        limits.check_depth(pattern)  # before any stage recurses over it
+        self.warn_unbound_conditions(pattern)
         return pattern
+
+    def warn_unbound_conditions(self, pattern):
+        """A warning for each FILTER that reads a variable its pattern never
+        binds (an unbound variable is an error: the FILTER is then false, or
+        BOUND is). A FILTER filters its group; in an optional group it is
+        the condition of the optional operator, and sees both operands."""
+        scopes = {}  # id of an operator -> the variables its solutions may bind
+        stack = [pattern]
+        while stack:
+            op = stack.pop()
+            stack += [c for c in ops.children(op) if not isinstance(c, ops.Triple)]
+            if isinstance(op, ops.Filter):
+                scope, cond = ops.variables(op.pattern, scopes), op.cond
+            elif getattr(op, "cond", None) is not None:
+                scope, cond = ops.variables(op.left, scopes) | ops.variables(op.right, scopes), op.cond
+            else:
+                continue
+            for c in ops.conjuncts(cond):
+                unbound = [v.name for v in _vars_in_order(c) if v not in scope]
+                if unbound:
+                    self.warn(f"{_var_list(unbound)} in the FILTER {'is' if len(unbound) == 1 else 'are'} never "
+                              f"bound by the pattern it filters: a FILTER sees the variables of its own group only "
+                              f"(in an optional group, also those of the pattern it extends)",
+                              self.condition_nodes[id(c)])
 
     # ---- SELECT clause
 
@@ -801,6 +855,7 @@ class _Query:
             kind = el.data
             if kind in ("filter", "within"):
                 conditions.append(self.filter(el) if kind == "filter" else self.within(el))
+                self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
                 filter_node = filter_node or el
             elif kind == "optional":
                 keyword, group = el.children
@@ -1064,7 +1119,7 @@ class _Query:
         if months < 0 or millis < 0 or (months, millis) == (0, 0):
             raise self.error(f"WITHIN needs a positive duration, not \"{lexical}\"", string)
         limit = Const(terms.canonical(terms.literal(lexical, terms.XSD_DURATION)))
-        return Call("<", Call("getDURATION"), limit)
+        return Call("<", Call("getDURATION"), limit, pos=self.pos(string))  # binarize checks its length
 
     def deadline(self, tree: Tree) -> int:
         """NOTSEQ's duration, in ms: positive, and without months or years,
@@ -1086,6 +1141,7 @@ class _Query:
                              f"years (write days instead, such as \"P30D\")", string)
         if millis <= 0:
             raise self.error(f"NOTSEQ needs a positive duration, not \"{lexical}\"", string)
+        limits.check_duration(millis, f'"{lexical}"', self.pos(string))
         return millis
 
     # ---- expressions (SPARQL 17, paper section 3)
@@ -1097,10 +1153,12 @@ class _Query:
             return Const(terms.iri(self.iri(node)))  # IRIREF or PNAME
         kind = node.data
         if kind == "literal":
-            return Const(self.literal(node))
+            const = Const(self.literal(node))
+            self.check_computable(const, node)
+            return const
         if kind == "binary":
             left, op, right = node.children
-            return Call(OPERATORS[op.type], self.expr(left), self.expr(right))
+            return Call(OPERATORS[op.type], self.expr(left), self.expr(right), pos=self.pos(node))
         if kind == "unary":
             op, arg = node.children
             if op.type in ("MINUS", "PLUS") and isinstance(arg, Tree) and arg.data == "literal" \
@@ -1108,7 +1166,7 @@ class _Query:
                 # a signed number is a literal, as in SPARQL's INTEGER_NEGATIVE etc.
                 sign = "-" if op.type == "MINUS" else ""
                 return Const(_number(sign + str(arg.children[0])))
-            return Call(UNARY[op.type], self.expr(arg))
+            return Call(UNARY[op.type], self.expr(arg), pos=self.pos(node))
         if kind == "in_expr":
             left, args = node.children[0], node.children[-1]
             negated = any(isinstance(c, Token) and c.type == "NOT" for c in node.children)
@@ -1119,6 +1177,16 @@ class _Query:
         if kind == "aggregate":
             return self.aggregate(node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
+
+    def check_computable(self, const: Const, node):
+        """A warning for a constant of a type the engine computes with
+        (numbers, booleans, xsd:dateTime, xsd:duration) that is no value of
+        it (cep.terms.to_prolog keeps it as an opaque literal)."""
+        _, lexical, datatype, _ = terms.split(const.term)
+        value = terms.to_prolog(const.term)
+        if datatype in COMPUTED_TYPES and isinstance(value, pl.Struct) and value.functor == "l":
+            self.warn(f"\"{lexical}\" is not a valid xsd:{datatype[len(XSD):]}: comparing or computing with it "
+                      f"is an error (a FILTER is then false)", node)
 
     def timestamp_args(self, name: Token, args: list, args_tree: Tree):
         """C-SPARQL's timestamp(?v [, stream]): a run reads one stream, so
@@ -1145,7 +1213,7 @@ class _Query:
                 raise self.error(f"{name} takes {_arity(least, most)}, not {len(args)}", name)
             if function == "bound" and not isinstance(args[0], Var):
                 raise self.error(f"{name} takes a variable", args_tree.children[0])
-            return Call(function, *args)
+            return Call(function, *args, pos=self.pos(name))
         iri = self.iri(name)
         if iri not in CASTS:
             message = f"unknown function {name}" if name.type == "PNAME" else f"unknown function <{iri}>"

@@ -18,6 +18,7 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.errors import QueryError
+from cep.runtime.session import session
 
 VALUES = "cep_values"
 RUNTIME = "cep_runtime"
@@ -67,6 +68,40 @@ def q(module, name, *args):
     return pl.Struct(":", pl.Atom(module), pl.Struct(name, *args))
 
 
+def check_regex(e) -> None:
+    """A REGEX whose pattern and flags are constants is an error on every
+    text when the runtime cannot run them: a QueryError here instead, as
+    the runtime decides (prolog/cep_values.pl: PCRE, XPath's flags)."""
+    pattern, flags = e.args[1], e.args[2] if len(e.args) == 3 else ops.Const('""')
+    if not (isinstance(pattern, ops.Const) and isinstance(flags, ops.Const)):
+        return
+    texts = [terms.to_prolog(c.term) for c in (pattern, flags)]
+    for what, c, text in zip(("pattern", "flags"), (pattern, flags), texts):
+        if not isinstance(text, pl.Str):
+            raise QueryError(f"the {what} of REGEX must be a simple string, not {c.term}: this REGEX is an error on "
+                             f"every text", e.pos)
+    pattern, flags = (t.text for t in texts)
+    problem = session().regex_problem(pattern, flags)
+    if problem == "flags":
+        raise QueryError(f"the REGEX flags \"{flags}\" are not all s, m, i, x or q: this REGEX is an error "
+                         f"on every text", e.pos)
+    if problem:
+        raise QueryError(f"the REGEX pattern \"{pattern}\" is not a valid regular expression ({problem}): this REGEX "
+                         f"is an error on every text", e.pos)
+
+
+def _chain(e) -> list:
+    """The operands of a chain of one operator, nested on either side, in order."""
+    out, stack = [], [e]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, ops.Call) and x.name == e.name:
+            stack += reversed(x.args)
+        else:
+            out.append(x)
+    return out
+
+
 class ExprCompiler:
     """Compiles expressions of one clause. `env` maps algebra variables to
     Prolog variables; `start`/`end` are the Prolog variables of the interval
@@ -108,10 +143,23 @@ class ExprCompiler:
         name, args = e.name, e.args
         r = self.fresh()
         if name in ("and", "or"):
-            ga, ba = self.truth(args[0])
-            gb, bb = self.truth(args[1])
-            b = self.fresh()
-            return ga + gb + [q(RUNTIME, f"cep_{name}", ba, bb, b), pl.Struct("=", r, pl.Struct("bool", b))], r
+            # a chain a || b || c (left-nested as parsed) is one n-ary
+            # operator, SPARQL's && and || being associative: the truth
+            # values of its operands side by side, as SWI-Prolog cannot
+            # compile if-then-else nested thousands deep
+            goals, truths = [], []
+            for operand in _chain(e):
+                g, b = self.truth(operand)
+                goals += g
+                truths.append(b)
+            truths, b = pl.PList(truths), self.fresh()
+            if name == "or":  # true if one is true, else an error if one is, else false
+                goals.append(q(RUNTIME, "cep_in", truths, b))
+            else:  # false if one is false, else an error if one is, else true
+                goals.append(ite(pl.Struct("memberchk", pl.Atom("false"), truths), pl.Struct("=", b, pl.Atom("false")),
+                                 conj([pl.Struct("\\+", pl.Struct("memberchk", pl.Atom("error"), truths)),
+                                       pl.Struct("=", b, pl.Atom("true"))])))
+            return goals + [pl.Struct("=", r, pl.Struct("bool", b))], r
         if name == "not":
             ga, ba = self.truth(args[0])
             b = self.fresh()
@@ -142,11 +190,7 @@ class ExprCompiler:
                 )
             ], r
         if name == "coalesce":
-            alternatives = pl.Atom("fail")
-            for arg in reversed(args):
-                g, v = self.value(arg)
-                alternatives = ite(conj(g + [pl.Struct("=", r, v)]), pl.Atom("true"), alternatives)
-            return [alternatives], r
+            return self.first_value(args, r), r
         if name in ("in", "notin"):
             # SPARQL 17.4.1.9: the || of the = tests (true if one is true,
             # else an error if one is an error, else false); NOT IN its !.
@@ -156,7 +200,7 @@ class ExprCompiler:
                 g, v = self.value(arg)
                 b, c = self.fresh(), self.fresh()
                 test = conj(g + [q(VALUES, "cep_compare", pl.Atom("="), va, v, c)])
-                goals = goals + [ite(test, pl.Struct("=", b, c), pl.Struct("=", b, pl.Atom("error")))]
+                goals.append(ite(test, pl.Struct("=", b, c), pl.Struct("=", b, pl.Atom("error"))))
                 tests.append(b)
             b = self.fresh()
             goals.append(q(RUNTIME, f"cep_{name}", pl.PList(tests), b))
@@ -189,6 +233,8 @@ class ExprCompiler:
             if not ends:
                 return [pl.Atom("fail")], r
             return [q(VALUES, "cep_timestamp", pl.PList(ends), r)], r
+        if name == "regex":
+            check_regex(e)
         if name in FN_CALLS or name.startswith(ops.CAST_PREFIX):
             goals, values = [], []
             for arg in args:
@@ -206,6 +252,20 @@ class ExprCompiler:
         if name.startswith(ops.USER_PREFIX):
             return self.user_call(e)
         raise QueryError(f"unknown function {name}")
+
+    def first_value(self, args, r):
+        """Goals binding r to the value of the first of `args` that has one
+        (COALESCE): each alternative's outcome, ok(V) or none, then the
+        first ok. Flat, as SWI-Prolog takes time that grows much faster than
+        the number of alternatives to compile them nested in one another."""
+        goals, outcomes = [], []
+        for arg in args:
+            g, v = self.value(arg)
+            t = self.fresh()
+            goals.append(ite(conj(g + [pl.Struct("=", t, pl.Struct("ok", v))]), pl.Atom("true"),
+                             pl.Struct("=", t, pl.Atom("none"))))
+            outcomes.append(t)
+        return goals + [pl.Struct("memberchk", pl.Struct("ok", r), pl.PList(outcomes))]
 
     def user_call(self, e):
         """A user predicate, Module:name(A1, ..., An[, R]) with the name and

@@ -188,7 +188,7 @@ def _hoist(plan, step) -> Hoist | None:
             for var, sub in computed:
                 if sub == e:
                     return var
-            var = ops.Var(f"_hoisted{len(computed)}")
+            var = ops.Var(f".hoisted{len(computed)}")  # a name no query can write (ops.Var)
             computed.append((var, e))
             return var
         return ops.Call(e.name, *[rewrite(a) for a in e.args])

@@ -242,6 +242,11 @@ class _Session:
         the last call (cep_values:cep_regex_gave_up/1)."""
         return json.loads(self.call("cep_regex_gave_up", "cep_values", [])[0])
 
+    def regex_problem(self, pattern: str, flags: str) -> str:
+        """Why REGEX with this pattern and flags is an error on every text,
+        as the runtime runs it ("flags": an unknown flag; "": it is not)."""
+        return self.call("cep_regex_problem", "cep_values", [pattern, flags])[0]
+
     def push(self, module: str, events) -> bytes:
         """A batch (ASCII bytes or Arrow buffer, prolog/cep_fast.c) in, the
         answer lines (UTF-8 bytes, cep_runtime.pl) out."""

@@ -257,7 +257,7 @@ def _accepts(parser, state) -> set:
     return out - set(parser.ignore_tokens)
 
 
-def _line_col(text: str, offset: int):
+def line_col(text: str, offset: int):
     line = text.count("\n", 0, offset) + 1
     return line, offset - (text.rfind("\n", 0, offset) + 1) + 1
 
@@ -273,7 +273,7 @@ def syntax_error(exc: UnexpectedInput, text: str, filename: str, parser) -> Quer
         special = _unterminated_string(text, exc.pos_in_stream)
         if special is not None:
             message, offset = special
-            return QueryError(message, Pos(filename, *_line_col(text, offset)))
+            return QueryError(message, Pos(filename, *line_col(text, offset)))
         pos = Pos(filename, exc.line, exc.column)
         found = f"character {_quote(text[exc.pos_in_stream])}"
     elif exc.token.type == END:

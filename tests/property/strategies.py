@@ -370,6 +370,14 @@ BINARY_FUNCTIONS = ["or", "and", "=", "!=", "<", ">", "<=", ">=", "+", "-", "*",
 CASTS = [ops.CAST_PREFIX + XSD + t for t in ("integer", "decimal", "double", "boolean", "string", "dateTime")]
 
 
+def _regex_pattern(draw, pattern):
+    """A REGEX pattern: a constant that is no string, or no regular
+    expression, is a compile-time error (cep/compile/expr.py), so a string."""
+    if isinstance(pattern, ops.Const):
+        return ops.Const(draw(st.sampled_from([v for v in VALUES if v.startswith('"') and v.endswith('"')])))
+    return pattern
+
+
 def _typed_expr(draw, depth):
     kind = draw(st.integers(0, 9)) if depth > 0 else draw(st.integers(0, 2))
     if kind == 0:
@@ -380,7 +388,8 @@ def _typed_expr(draw, depth):
     if kind <= 4:
         return ops.Call(draw(st.sampled_from(UNARY)), sub())
     if kind <= 7:
-        return ops.Call(draw(st.sampled_from(BINARY_FUNCTIONS)), sub(), sub())
+        name = draw(st.sampled_from(BINARY_FUNCTIONS))
+        return ops.Call(name, sub(), _regex_pattern(draw, sub()) if name == "regex" else sub())
     if kind == 8:
         name = draw(st.sampled_from(["if", "in", "notin", "regex", "bound", "cast"]))
         if name == "bound":
@@ -388,7 +397,7 @@ def _typed_expr(draw, depth):
         if name == "cast":
             return ops.Call(draw(st.sampled_from(CASTS)), sub())
         if name == "regex":
-            return ops.Call("regex", sub(), sub(), ops.Const(draw(st.sampled_from(
+            return ops.Call("regex", sub(), _regex_pattern(draw, sub()), ops.Const(draw(st.sampled_from(
                 [terms.literal(f) for f in ("i", "", "s", "q")]))))
         return ops.Call(name, sub(), sub(), sub())
     fn = draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME", "timestamp"]))

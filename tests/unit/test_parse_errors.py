@@ -6,6 +6,7 @@ from textwrap import dedent
 
 import pytest
 
+from cep.algebra import sexpr
 from cep.errors import QueryError
 from cep.rules import load_rules, parse_rules
 from cep.syntax import messages
@@ -173,7 +174,7 @@ SEMANTIC = [
      "rules/x.rq:1:6: relative IRI <b/> needs a BASE declaration before it"),
     # literals and WITHIN
     ('SELECT * { ?s ?p "a\\qb" }',
-     "rules/x.rq:1:18: unknown escape \\q in a string (write \\\\ for a backslash)"),
+     "rules/x.rq:1:20: unknown escape \\q in a string (write \\\\ for a backslash)"),
     ('SELECT * { ?s ?p ?o } WITHIN "30 minutes"',
      'rules/x.rq:1:30: WITHIN needs a duration such as "PT30M" or "P1D", not "30 minutes"'),
     ('SELECT * { ?s ?p ?o } WITHIN "-PT30M"',
@@ -337,12 +338,24 @@ def test_a_directory_without_rule_files(tmp_path):
     assert str(info.value) == f"no rule files (*.rq) in the directory {tmp_path}"
 
 
-def test_a_rule_file_that_is_not_utf8(tmp_path):
+def test_a_rule_file_that_is_not_utf8_is_placed_at_the_bad_byte(tmp_path):
+    # the column counts characters: "é" before the bad byte is one
     bad = tmp_path / "bad.rq"
-    bad.write_bytes(b"SELECT * { ?x ?x \xff }")
+    bad.write_bytes("PREFIX : <http://ex.org/é>\nSELECT * { ?x ?x ".encode() + b"\xff }")
     with pytest.raises(QueryError) as info:
         load_rules(bad)
-    assert str(info.value) == f"{bad}: not UTF-8 text (invalid start byte at byte 17)"
+    assert str(info.value) == (f"{bad}:2:18: the rule file is not UTF-8 text: byte 0xFF cannot stand here "
+                               f"(invalid start byte); save the file as UTF-8")
+
+
+def test_a_rule_file_may_start_with_a_byte_order_mark(tmp_path):
+    with_bom = tmp_path / "bom.rq"
+    with_bom.write_bytes(b"\xef\xbb\xbfSELECT * { ?x ?x ?y }")
+    assert sexpr.query(load_rules(with_bom)[0]) == sexpr.query(parse_rules("SELECT * { ?x ?x ?y }", "bom.rq")[0])
+    with_bom.write_bytes(b"\xef\xbb\xbfSELECT * { ?x ?x }")
+    with pytest.raises(QueryError) as info:  # positions leave the mark out
+        load_rules(with_bom)
+    assert str(info.value).startswith(f"{with_bom}:1:18: unexpected '}}'")
 
 
 def test_an_error_in_a_loaded_file_names_the_file(tmp_path):
