@@ -430,7 +430,7 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
                 graph.parse(data=data, format=fmt, publicID=public_id)
     except RecursionError:  # rdflib's Turtle reader recurses once per nested [ ] or ( )
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} error: blank nodes or collections nested too deeply "
-                            f"for the reader (at most a few hundred levels)", name) from None
+                            f"for the reader (at most a few thousand levels)", name) from None
     except BadSyntax as exc:
         raise OntologyError(f"{_FORMAT_NAMES[fmt]} syntax error: {exc._why}", _bad_syntax_pos(exc, name)) from None
     except SAXParseException as exc:  # expat counts columns from 0

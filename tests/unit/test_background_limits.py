@@ -210,11 +210,11 @@ def test_a_literal_of_many_lines_in_rdfxml_is_read_in_bounded_time(tmp_path):
 @pytest.mark.parametrize("open_, close", [("[ :p ", " ]"), ("( ", " )")])
 def test_turtle_nested_too_deeply_is_an_error_not_a_traceback(tmp_path, capsys, open_, close):
     path = tmp_path / "deep.ttl"
-    path.write_text(f"@prefix : <{EX}> .\n:a :p " + open_ * 3000 + ":b" + close * 3000 + " .\n")
+    path.write_text(f"@prefix : <{EX}> .\n:a :p " + open_ * 10_000 + ":b" + close * 10_000 + " .\n")
     code = cli.main(["explain", str(_rules(tmp_path)), "--ontology", str(path)])
     err = capsys.readouterr().err
     assert (code, err) == (2, f"cep: error: {path}: Turtle error: blank nodes or collections nested too deeply "
-                              "for the reader (at most a few hundred levels)\n")
+                              "for the reader (at most a few thousand levels)\n")
 
 
 def _rules(tmp_path):
