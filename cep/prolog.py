@@ -101,6 +101,8 @@ def _escape(text: str, quote: str) -> str:
             out.append("\\t")
         elif ch == "\r":
             out.append("\\r")
+        elif ord(ch) > 0xFFFF:  # SWI-Prolog 9.0 reads no \xD8000\ .. \xDFFFF\, but \U000D8000
+            out.append("\\U%08X" % ord(ch))
         elif ord(ch) < 0x20 or ord(ch) >= 0x7F:  # ASCII text: event batches cross as bytes
             out.append("\\x%x\\" % ord(ch))
         else:
