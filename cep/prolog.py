@@ -96,6 +96,8 @@ _TO_ESCAPE = {"'": re.compile(r"[\\'\x00-\x1f\x7f-\U0010ffff]"), '"': re.compile
 
 def _escape_char(m) -> str:
     ch = m.group()
+    if ord(ch) > 0xFFFF:  # SWI-Prolog 9.0 reads no \xD8000\ .. \xDFFFF\, but \U000D8000
+        return "\\U%08X" % ord(ch)
     return _NAMED_ESCAPES.get(ch) or "\\x%x\\" % ord(ch)
 
 

@@ -12,7 +12,8 @@ that could not be read).
              answers as SPARQL 1.1 JSON terms, late and rejected records as
              {"source", "reason", "text"}
     csv      Spark's CSV with a header: query, start, end, one column per SELECT
-             variable (N-Triples terms), source, reason, text
+             variable (N-Triples terms; ?name for one named like another
+             column), source, reason, text
     parquet  the columns of cep.spark.detect
 
 Without --out, each micro-batch's answers are printed as the in-process
@@ -61,12 +62,17 @@ def _json_lines(batches):
         yield pd.DataFrame({"kind": pdf["kind"], "value": lines})
 
 
+_CSV_FIXED = ("kind", "query", "start", "end", "source", "reason", "text")
+
+
 def _csv_columns(out, variables):
+    """The CSV columns; a variable named like a fixed column keeps its "?"
+    to stay apart (as cep.io.writers.CsvWriter does)."""
     from pyspark.sql import functions as F
 
     times = [F.date_format(c, TIME_FORMAT).alias(c) for c in ("start", "end")]
-    return out.select("kind", "query", *times, *[F.col("bindings")[v].alias(v) for v in variables],
-                      "source", "reason", "text")
+    bindings = [F.col("bindings")[v].alias("?" + v if v in _CSV_FIXED else v) for v in variables]
+    return out.select("kind", "query", *times, *bindings, "source", "reason", "text")
 
 
 def file_sink(raw, fmt: str, path: str, variables=()):

@@ -314,3 +314,20 @@ def cli_time(text: str) -> int:
     from datetime import datetime
 
     return round(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_csv_columns_of_variables_named_like_the_fixed_ones_stay_apart(spark, capsys, tmp_path):
+    # a variable ?text, ?start or ?kind is a column ?text, ?start, ?kind
+    rules = tmp_path / "names.rq"
+    rules.write_text(f"PREFIX : <{EX}>\nSELECT ?text ?start ?kind ?x WHERE {{ ?text :a ?start . ?text :a ?kind . "
+                     f"?text :a ?x }}\n")
+    events = tmp_path / "events.jsonl"
+    events.write_text(json.dumps({"s": f"<{EX}k>", "p": f"<{EX}a>", "o": f"<{EX}v>", "t": 1_767_225_600_000}) + "\n")
+    out = tmp_path / "out"
+    code, _, err = cep(["run", rules, "--events", events, "--format", "csv", "--out", out], capsys)
+    assert code == 0, err
+    rows = spark.read.option("header", "true").csv(str(out)).where("kind = 'answer'").collect()
+    assert [r.asDict() for r in rows] == [{
+        "query": "names", "start": "2026-01-01T00:00:00.000Z", "end": "2026-01-01T00:00:00.000Z",
+        "?text": f"<{EX}k>", "?start": f"<{EX}v>", "?kind": f"<{EX}v>", "x": f"<{EX}v>",
+        "source": None, "reason": None, "text": None, "kind": "answer"}]

@@ -193,6 +193,15 @@ def test_a_surrogate_pair_of_escapes_is_the_character_it_encodes(tmp_path, capsy
     assert [a["bindings"]["a"]["value"] for a in answers] == [EX + "x"]
 
 
+def test_characters_beyond_the_basic_plane_reach_prolog_and_back(tmp_path, capsys):
+    # SWI-Prolog 9.0 reads no \xD8000\ (U+D8000 to U+DFFFF), the form these took
+    text = "\U000D8000\U0010FFFF\U0001F600"
+    rules = PREFIX + 'SELECT ?a ?b WHERE { ?a :p ?b FILTER(?b = "\\U000D8000\U0010FFFF\\U0001F600") }'
+    code, answers, err = run(tmp_path, capsys, rules, [("x", "p", f'"{text}"', 0), ("y", "p", '"z"', 0)])
+    assert code == 0, err
+    assert [(a["bindings"]["a"]["value"], a["bindings"]["b"]["value"]) for a in answers] == [(EX + "x", text)]
+
+
 def test_a_lone_surrogate_in_query_text_is_placed():
     with pytest.raises(QueryError) as info:
         parse_rules(PREFIX + "SELECT ?a WHERE { ?a :p ?b }\n# \ud800")
