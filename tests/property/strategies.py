@@ -442,7 +442,8 @@ def seq_filter_queries(draw):
     if draw(st.integers(0, 3)) == 0:
         of_a = ops.Var("a")  # stored as it is (the goals' range index may use it)
     elif of_a.name in BINARY_FUNCTIONS:
-        of_a = ops.Call(of_a.name, ops.Var("a"), ops.Const(draw(st.sampled_from(VALUES))))
+        const = ops.Const(draw(st.sampled_from(VALUES)))
+        of_a = ops.Call(of_a.name, ops.Var("a"), _regex_pattern(draw, const) if of_a.name == "regex" else const)
     sides = [of_a, ops.Var("b") if draw(st.booleans()) else _typed_expr(draw, 2)]
     if draw(st.booleans()):
         sides.reverse()

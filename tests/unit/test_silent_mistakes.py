@@ -57,7 +57,9 @@ def test_a_filter_sees_its_own_group_and_an_optional_group_the_pattern_it_extend
                                          "  { ?a :r ?d FILTER(?d > ?b && !BOUND(?e)) } }\n"
                                          "SELECT ?a WHERE { { ?a :p ?b } NOTSEQ \"PT1M\" { ?a :q ?c FILTER(?c > ?b) } }")
     assert code == 0
-    assert err == [f"cep: warning: q.rq:5:14: ?b in the FILTER is {UNBOUND}",
+    # (the OPTIONAL part keeps partial matches with no bound: that warning is not this test's)
+    assert [e for e in err if "keeps partial matches" not in e] == [
+                   f"cep: warning: q.rq:5:14: ?b in the FILTER is {UNBOUND}",
                    f"cep: warning: q.rq:5:14: ?e in the FILTER is {UNBOUND}"]
 
 
