@@ -118,6 +118,7 @@ class Plan:
         return list(self._consumers[1].get(node_id, ()))
 
 
+@limits.deep
 def binarize(queries) -> Plan:
     builder = _Builder()
     slots = counted = 0  # the variables the plan's nodes carry, and the nodes counted

@@ -5,9 +5,10 @@
     check_depth(pattern)             the algebra: operators nested, chains and groups counted
     check_plan(slots, query)         the binarized plan: the bindings its steps carry
     check_duration(ms, text, pos)    a window, a WITHIN, a NOTSEQ deadline, a time span
+    @deep                            a stage, run with RECURSION_LIMIT
 
-Each returns nothing or raises cep.errors.QueryError at the place in the
-query where the limit is passed. They keep every stage of the pipeline in
+Each check returns nothing or raises cep.errors.QueryError at the place in
+the query where the limit is passed. They keep every stage of the pipeline in
 bounded time and memory: the stages (translate, binarize, sexpr, compile,
 the reference evaluator) recurse over a query's trees, and a long chain
 such as {A} SEQ {B} SEQ ... means ((A SEQ B) SEQ ...), one level per
@@ -20,11 +21,13 @@ on any input. RECURSION_LIMIT is what the stages need for MAX_DEPTH levels
 Spark, hashing and comparing them, deepcopy); cep.algebra raises the
 interpreter's limit to it on import. Measured on CPython 3.11 with the
 usual 8 MiB stack: at 20,000 frames a runaway recursion still ends in a
-RecursionError, not a crash.
+RecursionError, not a crash. The stages are wrapped in `deep`, which makes
+sure of that limit while they run.
 """
 
 from __future__ import annotations
 
+import functools
 import sys
 
 from lark import Tree
@@ -36,8 +39,8 @@ MAX_RULE_FILE_BYTES = 1 << 20  # 1 MiB: parsed, translated and compiled in about
 MAX_DEPTH = 2_000  # levels of nesting, in the syntax and in the algebra
 MAX_PLAN_SLOTS = 1_000_000  # variables carried by the steps of a rule set's plan, in all
 RECURSION_LIMIT = 20_000
-# 10,000 years of 365.2425 days: longer than the years 1 to 9999 of xsd:dateTime
-# span, and far from overflowing the 64-bit milliseconds the runtime computes in
+# 10,000 years of 365.2425 days: more than the years 1 to 9999 that times may
+# take span, and far from overflowing the runtime's 64-bit milliseconds
 MAX_DURATION_MS = 3_652_425 * 86_400_000
 MAX_DURATION = "10,000 years (P3652425D)"
 
@@ -53,6 +56,24 @@ def allow_deep_recursion() -> None:
     """Raise the interpreter's recursion limit to RECURSION_LIMIT (never lower it)."""
     if sys.getrecursionlimit() < RECURSION_LIMIT:
         sys.setrecursionlimit(RECURSION_LIMIT)
+
+
+def deep(stage):
+    """A stage that recurses over a query's trees, run with the recursion
+    limit at least RECURSION_LIMIT and given back as it was: the limit
+    raised on import may have been lowered since (hypothesis does it for
+    each test example)."""
+    @functools.wraps(stage)
+    def run(*args, **kwargs):
+        limit = sys.getrecursionlimit()
+        if limit >= RECURSION_LIMIT:
+            return stage(*args, **kwargs)
+        sys.setrecursionlimit(RECURSION_LIMIT)
+        try:
+            return stage(*args, **kwargs)
+        finally:
+            sys.setrecursionlimit(limit)
+    return run
 
 
 def check_size(size: int, filename: str) -> None:
@@ -75,7 +96,8 @@ def check_nesting(tree: Tree, filename: str) -> None:
         if node.data in NESTING:
             depth += 1
             if depth > MAX_DEPTH:
-                raise QueryError(_too_deep("brackets and operators nest"), ops.Pos(filename, node.meta.line, node.meta.column))
+                raise QueryError(_too_deep("brackets and operators nest"),
+                                 ops.Pos(filename, node.meta.line, node.meta.column))
         stack.extend((c, depth) for c in node.children if isinstance(c, Tree))
 
 
@@ -85,8 +107,8 @@ def check_depth(pattern) -> None:
     {C} is (A SEQ B) SEQ C), per triple pattern of a group (they are joined
     in turn) and per FILTER of a group (they are conjoined in turn). The
     place is the operator or triple pattern that passes the limit, counted
-    from the innermost one (a chain's 1,000th operator), or the FILTER of
-    an expression that does."""
+    from the innermost one (in a chain, the operator MAX_DEPTH from its
+    start), or the FILTER of an expression that does."""
     height = {}  # id(node) -> levels from the innermost one up to it
     stack = [(pattern, getattr(pattern, "pos", None), False)]
     while stack:

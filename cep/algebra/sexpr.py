@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cep.algebra import ops
+from cep.algebra import limits, ops
 
 NAMES = {
     ops.Join: "join",
@@ -70,6 +70,7 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     lines[-1] += ")"
 
 
+@limits.deep
 def query(q: ops.Query) -> str:
     """(select (ITEMS) PATTERN), (select-distinct ...), or
     (construct (TEMPLATE) PATTERN) with the items of a CONSTRUCT's

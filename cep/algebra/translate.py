@@ -138,6 +138,7 @@ LOCAL_ONLY = ("only local files can be loaded as background knowledge, not <{iri
               "file: IRI, FROM <file:///data/roads.ttl>")
 
 
+@limits.deep
 def translate(tree: Tree, filename: str = "<string>", allow_from=()) -> list:
     """The queries of a parsed rule file, in file order. `allow_from`: the
     folders (and files) beyond the rule file's folder that FROM may read."""

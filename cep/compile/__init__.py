@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from cep import prolog as pl
 from cep.algebra import sexpr
+from cep.algebra.limits import deep
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
 from cep.compile.expr import USER_PROLOG
@@ -66,6 +67,7 @@ class CompiledRules:
         return _banner(self.queries) + pl.write_program(header) + self.body
 
 
+@deep
 def compile_queries(queries, background=None, prolog=None, limits=None) -> CompiledRules:
     """`background` (cep.background.Background): the rules match events
     modulo its RDFS schema and join with its triples; it must be loaded
@@ -136,6 +138,7 @@ def describe_plan(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+@deep
 def explain(queries, background=None, prolog=None, limits=None) -> str:
     """Algebra, binarized plan and generated rules of a rule set."""
     compiled = compile_queries(queries, background, prolog, limits)
