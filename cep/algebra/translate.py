@@ -407,7 +407,8 @@ class _Query:
         return QueryError(message, self.pos(node))
 
     def warn(self, message: str, node):
-        self.warnings.append(f"{self.pos(node)}: {message}")
+        """A warning at a syntax node (or a Pos)."""
+        self.warnings.append(f"{node if isinstance(node, Pos) else self.pos(node)}: {message}")
 
     def fresh_blank(self) -> str:
         name = f"_:b{self.fresh}"
@@ -809,7 +810,7 @@ class _Query:
                     self.warn(f"{_var_list(unbound)} in the FILTER {'is' if len(unbound) == 1 else 'are'} never "
                               f"bound by the pattern it filters: a FILTER sees the variables of its own group only "
                               f"(in an optional group, also those of the pattern it extends)",
-                              self.condition_nodes[id(c)])
+                              self.condition_nodes.get(id(c), op.pos))
 
     # ---- SELECT clause
 
