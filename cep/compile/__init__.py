@@ -123,7 +123,7 @@ def describe_plan(plan: Plan) -> str:
             t = node.triple
             head = f"e{node.id} = triple {sexpr.slot(t.s)} {sexpr.slot(t.p)} {sexpr.slot(t.o)}"
         else:
-            head = f"e{node.id} = {node.op}(e{node.left}, e{node.right})"
+            head = f"e{node.id} = {node.op.spec.sexpr}(e{node.left}, e{node.right})"
             if node.key:
                 extra.append("key: " + " ".join(str(v) for v in node.key))
             if node.deadline is not None:

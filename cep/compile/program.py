@@ -173,7 +173,7 @@ def _band(checks, hoisted: set, probes: set) -> Band | None:
 
 
 def _hoist(plan, step) -> Hoist | None:
-    if step.op != "seq" or step.policy != "unrestricted" or not step.filters:
+    if step.op is not ops.SeqJoin or step.policy != "unrestricted" or not step.filters:
         return None
     left, right = plan.node(step.left), plan.node(step.right)
     # values the merge cannot change: left-only variables and the join key
@@ -232,7 +232,7 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
         root_of.setdefault(out.root, []).append(out_index)
     producers = chaining.producers if chaining is not None else frozenset()
     deriving = {i for i, out in enumerate(plan.outputs) if out.query.name in producers}
-    absences = [n.id for n in plan.nodes if isinstance(n, Step) and n.op == "absence"]
+    absences = [n.id for n in plan.nodes if isinstance(n, Step) and n.op.spec.store == "deadline"]
     if absences and (deriving or updates):
         query = next(out.query for out in plan.outputs if _reaches(plan, out.root, absences[0]))
         what = "rule chaining (queries that read CONSTRUCT rules' triples)" if deriving else \
@@ -628,17 +628,7 @@ def _step(plan, step: Step, hoist=None, graph=None):
     `graph`: the module of the background triples the joins read (LIVE:
     the rules' live view of them), or None."""
     left, right = plan.node(step.left), plan.node(step.right)
-    build = {
-        "seq": lambda step, left, right: _seq(step, left, right, hoist),
-        "join": lambda step, left, right: _join(step, left, right, plan, graph),
-        "eq": _join,
-        "union": _union,
-        "seqright": _seqright,
-        "eqleft": _deferred_optional,
-        "leftjoin": _deferred_optional,
-        "absence": _absence,
-    }[step.op]
-    return build(step, left, right)
+    return BUILDERS[step.op](step, left, right, hoist=hoist, plan=plan, graph=graph)
 
 
 def store_scope(step) -> str | None:
@@ -650,24 +640,12 @@ def store_scope(step) -> str | None:
     SEQ's left side and a join's sides without a window, and the optional
     part of OPTIONALSEQ and OPTIONAL, whose every solution is kept
     (whether one ever occurred decides absence)."""
-    if step.op == "union":
-        return None
-    if step.op in ("eq", "eqleft"):
+    store = step.op.spec.store  # (ops.Operator)
+    if store == "instant":
         return "group"
-    if step.op == "absence":
-        return "deadline"
-    if step.op in ("seq", "join") and step.window is not None:
-        return "window"
-    return "forever"
-
-
-# what a step kind keeps for ever, in a warning (state_warnings)
-KEPT = {
-    "seq": "the left side of SEQ",
-    "join": "both sides of joins",
-    "seqright": "the optional part of OPTIONALSEQ",
-    "leftjoin": "the optional part of OPTIONAL",
-}
+    if store == "window":
+        return "forever" if step.window is None else "window"
+    return store
 
 
 def unbounded_state(plan) -> list[str]:
@@ -685,16 +663,16 @@ def unbounded_state(plan) -> list[str]:
         if not steps:
             continue
         kinds = list(dict.fromkeys(n.op for n in steps))
-        kept = ", ".join(f"{KEPT[op]} ({', '.join(f'e{n.id}' for n in steps if n.op == op)})" for op in kinds)
+        kept = ", ".join(f"{op.spec.kept} ({', '.join(f'e{n.id}' for n in steps if n.op == op)})" for op in kinds)
         query = out.query
         where = f"{query.pos}: " if query.pos is not None else ""
         text = (f"{where}{query.name} keeps partial matches with no time bound, so its state grows with "
                 f"the stream: {kept}")
-        if {"seq", "join"} & set(kinds):
+        if any(op.spec.store == "window" for op in kinds):
             text += (". Bound them with WITHIN \"PT1H\" (or FILTER(getDURATION() < ...)) on the group, or "
                      "a time-based window (FROM STREAM <...> [RANGE ... STEP ...]); events that occur "
                      "together can be joined with EQUALS, which keeps them for one instant")
-        if {"seqright", "leftjoin"} & set(kinds):
+        if any(op.spec.store == "forever" for op in kinds):
             text += (". The optional part of OPTIONALSEQ and OPTIONAL is kept whatever the bound: "
                      "absence is judged over the whole stream")
         warnings.append(text)
@@ -720,12 +698,12 @@ def _generation(step, te, gen):
     """Goals computing the generation of a goal that ends at te: windowed
     stores are cut in generations (cep_expire drops them whole); the others
     have the one generation 0."""
-    if step.window is None or step.op == "eq":
+    if step.window is None or step.op.spec.store == "instant":
         return [pl.Struct("=", gen, 0)]
     return [pl.Struct("is", gen, pl.Struct("div", te, generation_ms(step.window)))]
 
 
-def _union(step, left, right):
+def _union(step, left, right, **_):
     items = []
     for side, child in (("l", left), ("r", right)):
         vs = _Vars()
@@ -735,7 +713,7 @@ def _union(step, left, right):
     return items, [], store_scope(step), None
 
 
-def _seq(step, left, right, hoist=None):
+def _seq(step, left, right, hoist=None, **_):
     """SeqJoin: a left solution becomes a goal waiting for a right solution
     that starts after it ends (rules (11) and (12))."""
     n = step.id
@@ -786,16 +764,21 @@ def _seq(step, left, right, hoist=None):
     return [insert, check, _ok_clause(step)], stores, store_scope(step), None
 
 
-def _join(step, left, right, plan=None, graph=None):
-    """Join (juxtaposition) and EqJoin (EQUALS): both sides store goals and
-    probe the other side (for EQUALS only goals with the same interval
-    match, so its goals live for one group). With background knowledge,
+INTERVAL_TESTS = {"<": "<", "<=": "=<", "=": "=:="}  # Operator.interval's comparisons in Prolog
+
+
+def _join(step, left, right, plan=None, graph=None, **_):
+    """Join (juxtaposition), EqJoin (EQUALS) and Allen's interval
+    relations: both sides store goals and probe the other side for a
+    partner whose interval passes the operator's test (Operator.interval;
+    for EQUALS only goals with the same interval match, so its goals live
+    for one group). With background knowledge,
     a Join also takes the other side from the background graph, where it
     matches there (_timeless): background triples are timeless, so the
     solution keeps this side's interval."""
     n = step.id
     items = []
-    eq = step.op == "eq"
+    eq = step.op.spec.store == "instant"  # the same interval: its goals live for one instant
     for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
         vs = _Vars()
         ts1, te1, h, ans, gen = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H"), pl.Var("A"), pl.Var("G")
@@ -804,8 +787,11 @@ def _join(step, left, right, plan=None, graph=None):
         store_mine = _goal(_store(step, side), h, myv, ts1, te1, gen)
         partner = _goal(_store(step, other), h, otherv, ts2, te2)
         ts, te = (ts1, te1) if eq else (pl.Var("Ts"), pl.Var("Te"))
-        span = [] if eq else [pl.Struct("is", ts, pl.Struct("min", ts1, ts2)),
-                              pl.Struct("is", te, pl.Struct("max", te1, te2))]
+        # the operands' intervals: this side's is [Ts1, Te1]
+        at = {"s1": ts1, "e1": te1, "s2": ts2, "e2": te2} if side == "l" else \
+            {"s1": ts2, "e1": te2, "s2": ts1, "e2": te1}
+        span = [] if eq else [pl.Struct(INTERVAL_TESTS[test], at[x], at[y]) for test, x, y in step.op.spec.interval] + [
+            pl.Struct("is", ts, pl.Struct("min", ts1, ts2)), pl.Struct("is", te, pl.Struct("max", te1, te2))]
         emit = pl.Struct(f"n{n}", out, ts, te, ans)
         if step.policy == "unrestricted":
             body = (pl.Struct("assertz", store_mine), partner, *span, emit)
@@ -819,7 +805,7 @@ def _join(step, left, right, plan=None, graph=None):
             else:
                 body = (pl.Struct("asserta", store_mine), pick, emit)
         head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
-        if graph is not None and not eq:
+        if graph is not None and step.op.spec.timeless:
             items += _timeless_clause(plan, step, side, mine, theirs, graph)
         items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
     items.append(_ok_clause(step))
@@ -858,10 +844,10 @@ def _timeless(plan, node, vs: _Vars, module: str):
                 q(PATHS, "cep_path", g, path_term(p), A(ends), s, o)]
         else:
             goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
-    elif node.op in ("join", "union"):
+    elif node.op.spec.timeless:
         left = _timeless(plan, plan.node(node.left), vs, module)
         right = _timeless(plan, plan.node(node.right), vs, module)
-        if node.op == "union":  # either side; a side with none adds nothing
+        if node.op.spec.alternative:  # either side; a side with none adds nothing
             sides = [conj(g) for g in (left, right) if g is not None]
             if not sides:
                 return None
@@ -987,7 +973,7 @@ def _one_closure(path):
     return ops.Path(path.op, (inner,))
 
 
-def _seqright(step, opt, mand):
+def _seqright(step, opt, mand, **_):
     """SeqRightJoin (OPTIONALSEQ): the optional left part, if any compatible
     one ended before the mandatory part starts, is joined; otherwise the
     mandatory part alone is a solution. Decided when the mandatory part
@@ -1008,12 +994,12 @@ def _seqright(step, opt, mand):
     return [insert, check, _ok_clause(step)], [store + "/5"], store_scope(step), None
 
 
-def _deferred_optional(step, mand, opt):
+def _deferred_optional(step, mand, opt, **_):
     """EqLeftJoin (EQUALSOPTIONAL) and LeftJoin (OPTIONAL): the optional part
     may still occur in the same group as the mandatory one, so the check
     waits for the end of the group (rules (14)-(15) for the interval test)."""
     n = step.id
-    eq = step.op == "eqleft"
+    eq = step.op.spec.store == "instant"
     opt_store, pending = _store(step, "r"), f"d{n}"
     vs = _Vars()
     ts, te, ts1, te1, h, ans = (pl.Var(x) for x in ("Ts", "Te", "Ts1", "Te1", "H", "A"))
@@ -1042,7 +1028,7 @@ def _deferred_optional(step, mand, opt):
     return [wait, insert, _ok_clause(step)], stores, store_scope(step), check
 
 
-def _absence(step, left, right):
+def _absence(step, left, right, **_):
     """SeqAbsence (NOTSEQ): a left solution waits as pending, with its
     deadline, in p<N>(Key, Deadline, Values, Start, End); a right solution
     that is compatible, satisfies the condition, starts after its end and
@@ -1100,6 +1086,29 @@ def _ok_clause(step):
     ts, te = pl.Var("Ts"), pl.Var("Te")
     head = pl.Struct(f"ok{step.id}", tuple_term(vs, step.vars), ts, te)  # names the variables first
     return pl.Clause(head, tuple(ok_goal(step, vs, ts, te)) or (T,))
+
+
+# the clause builder of each operator: (step, left node, right node,
+# hoist=, plan=, graph=) -> (clauses, store names, store scope, deferred
+# check clause or None). An operator without one cannot be compiled.
+BUILDERS = {
+    ops.SeqJoin: _seq,
+    ops.Join: _join,
+    ops.EqJoin: _join,
+    ops.Union_: _union,
+    ops.SeqRightJoin: _seqright,
+    ops.EqLeftJoin: _deferred_optional,
+    ops.LeftJoin: _deferred_optional,
+    ops.SeqAbsence: _absence,
+    ops.During: _join,
+    ops.Starts: _join,
+    ops.Finishes: _join,
+    ops.Meets: _join,
+    ops.Overlaps: _join,
+}
+_missing = [cls.__name__ for cls in ops.BINARY if cls not in BUILDERS]
+if _missing:
+    raise TypeError(f"operators without a clause builder: {', '.join(_missing)}")
 
 
 # ---------------------------------------------------------- projection
