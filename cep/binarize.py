@@ -317,19 +317,19 @@ class _Builder:
             down, here = [pending, pending], ()
         else:
             down, here = _split_pending(pending, [
-                ops.certain_variables(x, self.certain) if must else set()
+                ops.certain_variables(x, self.certain) if must else None  # no filter goes to an optional operand
                 for x, must in zip(operands, spec.mandatory)])
-        ids = []
-        for x, must, filters in zip(operands, spec.mandatory, down):
-            if must or spec.alternative:
-                ids.append(self.build(x, filters, window, policy, timed if spec.alternative else False))
+        ids = [None, None]
+        for i in sorted((0, 1), key=lambda i: not spec.mandatory[i]):  # the mandatory operand's nodes first
+            if spec.mandatory[i] or spec.alternative:
+                ids[i] = self.build(operands[i], down[i], window, policy, timed if spec.alternative else False)
             else:
                 # an optional operand keeps every solution, whatever the
                 # answer's filters and window; the right operand of NOTSEQ
                 # only decides absence, and no policy consumes its events:
                 # any confirmation cancels (consumed, it would let a
                 # deadline fire that the stream cancels)
-                ids.append(self.build(x, (), None, "unrestricted" if spec.negated else policy))
+                ids[i] = self.build(operands[i], (), None, "unrestricted" if spec.negated else policy)
         return self._step(op, ids[0], ids[1], here, getattr(op, "cond", None), window, policy, timed,
                           deadline=getattr(op, "deadline_ms", None))
 
@@ -367,14 +367,15 @@ def _certain_of(nodes, node_id, memo: dict) -> set:
 
 def _split_pending(pending, child_certain):
     """Send each conjunct to the first child where all its variables are
-    bound for sure; conjuncts that read the interval stay at this step."""
+    bound for sure (a child's set None: none goes there); conjuncts that
+    read the interval stay at this step."""
     down = [() for _ in child_certain]
     here = ()
     for c in pending:
         target = None
         if not ops.expr_uses(c, ops.TIME_FUNCTIONS):
             need = ops.expr_vars(c)
-            target = next((i for i, cv in enumerate(child_certain) if need <= cv), None)
+            target = next((i for i, cv in enumerate(child_certain) if cv is not None and need <= cv), None)
         if target is None:
             here += (c,)
         else:

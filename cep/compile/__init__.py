@@ -18,8 +18,9 @@ from cep.algebra.limits import deep
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
 from cep.compile.expr import USER_PROLOG
-from cep.compile.program import (QueryLayout, answer_width, compile_plan, count_streams, is_streamed, program_hash,
-                                 unbounded_state)
+from cep.compile.leaves import count_streams, is_streamed
+from cep.compile.program import compile_plan, program_hash, unbounded_state
+from cep.compile.projection import QueryLayout, answer_width
 from cep.compile.windows import check_windows
 from cep.limits import Limits
 from cep.user_prolog import calls, check_calls

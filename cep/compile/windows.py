@@ -31,7 +31,7 @@ DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast",
 
 def window_items(plan, chaining, vars_of) -> list:
     """The clauses of every windowed query of the plan; `vars_of()`
-    makes a clause's variables (cep.compile.program._Vars)."""
+    makes a clause's variables (cep.compile.clauses.Vars)."""
     indexes = [i for i, out in enumerate(plan.outputs) if out.query.window is not None]
     if not indexes:
         return []

@@ -144,3 +144,20 @@ def test_union_passes_filters_and_windows_into_both_branches():
     # duration bound became the window check and is not evaluated again
     assert all(s.filters == (early,) and s.window == 999 for s in seqs)
     assert union.filters == () and union.key == ()
+
+
+@pytest.mark.parametrize("make", [
+    lambda opt, mand: ops.SeqRightJoin(opt, mand),
+    lambda opt, mand: ops.LeftJoin(mand, opt),
+    lambda opt, mand: ops.EqLeftJoin(mand, opt),
+    lambda opt, mand: ops.SeqAbsence(mand, opt, 5),
+], ids=["optionalseq", "optional", "equalsoptional", "notseq"])
+def test_a_filter_without_variables_goes_to_the_mandatory_operand_only(make):
+    """A conjunct every operand binds (it has no variables) filters the
+    mandatory operand: on the optional (or negated) one it would change
+    which solutions stand alone."""
+    const = ops.Call("=", ops.Const(f'"2"^^<{XSD}integer>'), ops.Const(f'"3"^^<{XSD}integer>'))
+    opt, mand = t(k, "opt", z), t(k, "m", x)
+    plan = binarize([select(ops.Filter(const, make(opt, mand)))])
+    leaves = {n.triple: n for n in plan.nodes if isinstance(n, Leaf)}
+    assert leaves[mand].filters == (const,) and leaves[opt].filters == ()

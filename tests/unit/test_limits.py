@@ -22,7 +22,7 @@ from cep import prolog as pl
 from cep.algebra import ops
 from cep.background.knowledge import load_background
 from cep.compile import compile_queries, state_warnings
-from cep.compile.program import path_term
+from cep.compile.leaves import path_term
 from cep.engine import Engine
 from cep.errors import EngineError, QueryError
 from cep.events import Event

@@ -12,7 +12,7 @@ import pytest
 
 from cep import reference
 from cep.algebra import ops, sexpr
-from cep.compile.program import BUILDERS
+from cep.compile.steps import BUILDERS
 from cep.engine import Engine
 from cep.events import Event
 from cep.reference import patterns
