@@ -17,7 +17,6 @@ from cep.algebra import sexpr
 from cep.algebra.limits import deep
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
-from cep.compile.expr import USER_PROLOG
 from cep.compile.leaves import count_streams, is_streamed
 from cep.compile.program import compile_plan, program_hash, unbounded_state
 from cep.compile.projection import QueryLayout, answer_width
@@ -82,11 +81,7 @@ def compile_queries(queries, background=None, prolog=None, limits=None) -> Compi
     check_windows(queries, (limits or Limits()).window_evaluations)
     chaining = analyse(queries, background.schema if background is not None else None)
     plan = binarize(queries)
-    token = USER_PROLOG.set(prolog)
-    try:
-        items, layouts = compile_plan(plan, background, chaining)
-    finally:
-        USER_PROLOG.reset(token)
+    items, layouts = compile_plan(plan, background, chaining, prolog)
     body = pl.write_program(items)
     uses_user = prolog is not None and next(calls(queries), None) is not None
     return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan, chaining,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from cep import prolog as pl
 from cep.algebra import ops
-from cep.compile.expr import ExprCompiler, ite
+from cep.compile.expr import ExprCompiler, Scope, ite
 
 
 RUNTIME = "cep_runtime"
@@ -22,11 +22,13 @@ A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 
 
 class Vars:
-    """Prolog variable names for one clause."""
+    """Prolog variable names for one clause, and the scope (Scope) its
+    expressions are compiled in."""
 
-    def __init__(self):
+    def __init__(self, scope: Scope):
         self.names = {}
         self.count = 0
+        self.scope = scope
 
     def of(self, var: ops.Var) -> pl.Var:
         if var not in self.names:
@@ -36,6 +38,11 @@ class Vars:
     def fresh(self) -> pl.Var:
         self.count += 1
         return pl.Var(f"_G{self.count}")
+
+    def expressions(self, start, end) -> ExprCompiler:
+        """The compiler of the clause's expressions, the time functions
+        reading the interval [start, end]."""
+        return ExprCompiler(dict(self.names), start, end, self.fresh, self.scope)
 
 
 def tuple_term(vs: Vars, variables) -> pl.Term:
@@ -62,7 +69,7 @@ def ok_goal(node, vs: Vars, ts: pl.Var, te: pl.Var, filters=None):
     goals = []
     if node.window is not None:
         goals.append(pl.Struct("=<", pl.Struct("-", te, ts), node.window))
-    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    ec = vs.expressions(ts, te)
     for f in node.filters if filters is None else filters:
         goals.append(ec.filter_goal(f))
     return goals

@@ -10,6 +10,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan
 from cep.compile.clauses import F, Vars, resource, tuple_term
+from cep.compile.expr import Scope
 from cep.errors import QueryError
 
 
@@ -17,7 +18,7 @@ def _leaf_rule(leaf: Leaf, slots=None, body=()):
     """leaf(P, S, O, Ts, Te, A): the event (S, P, O) matches the leaf's
     triple pattern (or `slots`, what the event must look like for it to
     entail a triple that matches), then `body`."""
-    vs = Vars()
+    vs = Vars(Scope())  # no expressions
     pattern = [vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x)
                for x in (leaf.triple.s, leaf.triple.p, leaf.triple.o)]
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")

@@ -54,7 +54,7 @@ from cep.algebra import ops
 from cep.binarize import Leaf, Plan, Step
 from cep.compile.clauses import RUNTIME, A, T, F, Vars, ok_goal, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
-from cep.compile.expr import conj, for_queries, q
+from cep.compile.expr import Scope, conj, q
 from cep.compile.leaves import count_streams, is_streamed, leaf_rules, stream_rules
 from cep.compile.projection import answer_width, padded, projection
 from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope
@@ -67,12 +67,13 @@ from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alon
 DEFAULT_SWEEP_MS = 1000
 
 
-def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list]:
+def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple[list, list]:
     """(program items, query layouts) for a plan; `background`
     (cep.background.Background) adds RDFS entailment to the leaf rules and
     background triples to the joins of basic graph patterns; `chaining`
     (cep.algebra.chaining.Chaining): the CONSTRUCT rules whose triples are
-    fed back (derivations) and the order of the optional checks."""
+    fed back (derivations) and the order of the optional checks; `user`
+    (cep.user_prolog.UserProlog): the user predicates expressions call."""
     paths = [n.triple for n in plan.nodes if isinstance(n, Leaf) and isinstance(n.triple.p, ops.Path)]
     if paths and background is None:
         raise QueryError(f"the property path {paths[0].p} is evaluated over the background graph, "
@@ -121,9 +122,9 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     part_of = _part_of(plan)
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else hoisting(plan, node)
-        with for_queries(part_of[node.id]):
-            items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
-            built = None if isinstance(node, Leaf) else step_clauses(plan, node, hoist, graph)
+        scope = Scope(user, tuple(part_of[node.id]))
+        items += _emitter(plan, node, root_of.get(node.id, []), scope, hoist, deriving)
+        built = None if isinstance(node, Leaf) else step_clauses(plan, node, scope, hoist, graph)
         if isinstance(node, Leaf):
             rules = leaf_rules(node, background)
             items += stream_rules(rules, node.streams) if streamed else rules
@@ -192,8 +193,7 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
 
     projections = []
     for i, out in enumerate(plan.outputs):
-        with for_queries((i,)):
-            projections.append(projection(plan, i, out))
+        projections.append(projection(plan, i, out, Scope(user, (i,))))
     layouts = [layout for _, layout in projections]
     width = answer_width(layouts)
     # a CONSTRUCT rule's result is a set of triple occurrences: equal
@@ -201,7 +201,7 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     distinct = [i for i, o in enumerate(plan.outputs) if o.query.distinct or o.query.form == "construct"]
     for project, _ in projections:
         items.append(padded(project, width))
-    for item in window_items(plan, chaining, Vars):
+    for item in window_items(plan, chaining, lambda i: Vars(Scope(user, (i,)))):
         items.append(padded(item, width) if isinstance(item, pl.Clause) and item.head.functor == "$wrow" else item)
     items += [pl.Clause(pl.Struct("$distinct", i)) for i in distinct]
     if not distinct:
@@ -247,8 +247,8 @@ def _indicator(name_arity: str):
     return pl.indicator(name, int(arity))
 
 
-def _emitter(plan, node, outputs, hoist=None, deriving=frozenset()):
-    vs = Vars()
+def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
+    vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
     checks = ok_goal(node, vs, ts, te, None if hoist is None else hoist.rest)

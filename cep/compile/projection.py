@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.compile.clauses import RUNTIME, F, T, Vars, tuple_term
-from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.compile.expr import conj, ite, q
 
 
 @dataclass(frozen=True)
@@ -35,8 +35,8 @@ def padded(project, width):
     return pl.Clause(pl.Struct(project.head.functor, *args, pl.PList(fields.items + padding)), project.body)
 
 
-def projection(plan, index, out):
-    """('$project' clause, layout) of an output."""
+def projection(plan, index, out, scope):
+    """('$project' clause, layout) of an output; `scope` (Scope): its expressions'."""
     query = out.query
     root = plan.node(out.root)
     if query.grouping is not None:  # its rows are made by '$wrow' (cep/compile/windows.py)
@@ -44,11 +44,11 @@ def projection(plan, index, out):
                       else (item.var.name for item in query.projection))
         head = pl.Struct("$project", index, pl.Var("_"), pl.Var("_"), pl.Var("_"), pl.PList([]))
         return pl.Clause(head, (F,)), QueryLayout(index, query.name, query.form, names)
-    vs = Vars()
+    vs = Vars(scope)
     ts, te = pl.Var("Ts"), pl.Var("Te")
     v = tuple_term(vs, root.vars)
     goals, fields, names = [], [], []
-    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    ec = vs.expressions(ts, te)
     if query.projection is None:
         for var in root.vars:
             if not var.name.startswith("_:"):

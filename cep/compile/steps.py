@@ -13,7 +13,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.binarize import Leaf, Step
 from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
-from cep.compile.expr import ExprCompiler, conj, ite, q
+from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
 from cep.compile.updates import LIVE
 
@@ -102,12 +102,12 @@ def hoisting(plan, step) -> Hoist | None:
     return Hoist(tuple(computed), tuple(checks), tuple(rest), band)
 
 
-def step_clauses(plan, step: Step, hoist=None, graph=None):
+def step_clauses(plan, step: Step, scope, hoist=None, graph=None):
     """(clauses, store names, store scope, deferred check clause or None);
     `graph`: the module of the background triples the joins read (LIVE:
     the rules' live view of them), or None."""
     left, right = plan.node(step.left), plan.node(step.right)
-    return BUILDERS[step.op](step, left, right, hoist=hoist, plan=plan, graph=graph)
+    return BUILDERS[step.op](step, left, right, scope, hoist=hoist, plan=plan, graph=graph)
 
 
 def store_scope(step) -> str | None:
@@ -151,28 +151,28 @@ def _generation(step, te, gen):
     return [pl.Struct("is", gen, pl.Struct("div", te, generation_ms(step.window)))]
 
 
-def _union(step, left, right, **_):
+def _union(step, left, right, scope, **_):
     items = []
     for side, child in (("l", left), ("r", right)):
-        vs = Vars()
+        vs = Vars(scope)
         ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
         head = pl.Struct(f"s{step.id}_{side}", tuple_term(vs, child.vars), ts, te, ans)
         items.append(pl.Clause(head, (pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans),)))
     return items, [], store_scope(step), None
 
 
-def _seq(step, left, right, hoist=None, **_):
+def _seq(step, left, right, scope, hoist=None, **_):
     """SeqJoin: a left solution becomes a goal waiting for a right solution
     that starts after it ends (rules (11) and (12))."""
     n = step.id
     store = _store(step, "l")
-    vs = Vars()
+    vs = Vars(scope)
     ts1, te1, ts2, te2, h, ans, gen = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A", "G"))
     lv, rv, out = tuple_term(vs, left.vars), tuple_term(vs, right.vars), tuple_term(vs, step.vars)
     computing, checking, stored = [], [], lv
     if hoist is not None:
         # the goal carries the hoisted values (unbound where they are errors)
-        ec = ExprCompiler(dict(vs.names), ts1, te1, vs.fresh)
+        ec = vs.expressions(ts1, te1)
         for var, sub in hoist.computed:
             goals, value = ec.value(sub)
             computing.append(ite(conj(goals), pl.Struct("=", vs.of(var), value), T))
@@ -209,13 +209,13 @@ def _seq(step, left, right, hoist=None, **_):
         pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)]))
         body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
     check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
-    return [insert, check, _ok_clause(step)], stores, store_scope(step), None
+    return [insert, check, _ok_clause(step, scope)], stores, store_scope(step), None
 
 
 INTERVAL_TESTS = {"<": "<", "<=": "=<", "=": "=:="}  # Operator.interval's comparisons in Prolog
 
 
-def _join(step, left, right, plan=None, graph=None, **_):
+def _join(step, left, right, scope, plan=None, graph=None, **_):
     """Join (juxtaposition), EqJoin (EQUALS) and Allen's interval
     relations: both sides store goals and probe the other side for a
     partner whose interval passes the operator's test (Operator.interval;
@@ -228,7 +228,7 @@ def _join(step, left, right, plan=None, graph=None, **_):
     items = []
     eq = step.op.spec.store == "instant"  # the same interval: its goals live for one instant
     for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
-        vs = Vars()
+        vs = Vars(scope)
         ts1, te1, h, ans, gen = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H"), pl.Var("A"), pl.Var("G")
         ts2, te2 = (ts1, te1) if eq else (pl.Var("Ts2"), pl.Var("Te2"))
         myv, otherv, out = tuple_term(vs, mine.vars), tuple_term(vs, theirs.vars), tuple_term(vs, step.vars)
@@ -254,17 +254,17 @@ def _join(step, left, right, plan=None, graph=None, **_):
                 body = (pl.Struct("asserta", store_mine), pick, emit)
         head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
         if graph is not None and step.op.spec.timeless:
-            items += _timeless_clause(plan, step, side, mine, theirs, graph)
+            items += _timeless_clause(plan, step, side, mine, theirs, graph, scope)
         items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
-    items.append(_ok_clause(step))
+    items.append(_ok_clause(step, scope))
     return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], store_scope(step), None
 
 
-def _timeless_clause(plan, step, side, mine, theirs, module: str) -> list:
+def _timeless_clause(plan, step, side, mine, theirs, module: str, scope) -> list:
     """s<N>_<side>: a solution of `mine` joined with the solutions of
     `theirs` in the background graph, keeping its own interval (none if
     `theirs` has no background solutions)."""
-    vs = Vars()
+    vs = Vars(scope)
     found = _timeless(plan, theirs, vs, module)
     if found is None:
         return []
@@ -307,18 +307,18 @@ def _timeless(plan, node, vs: Vars, module: str):
     else:
         return None
     # no interval: the time functions are errors (cep_values.pl)
-    ec = ExprCompiler(dict(vs.names), A("timeless"), A("timeless"), vs.fresh)
+    ec = vs.expressions(A("timeless"), A("timeless"))
     return goals + [ec.filter_goal(f) for f in node.filters]
 
 
-def _seqright(step, opt, mand, **_):
+def _seqright(step, opt, mand, scope, **_):
     """SeqRightJoin (OPTIONALSEQ): the optional left part, if any compatible
     one ended before the mandatory part starts, is joined; otherwise the
     mandatory part alone is a solution. Decided when the mandatory part
     occurs, since every optional candidate has ended by then."""
     n = step.id
     store = _store(step, "l")
-    vs = Vars()
+    vs = Vars(scope)
     ts1, te1, ts2, te2, h, ans = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A"))
     ov, mv, out = tuple_term(vs, opt.vars), tuple_term(vs, mand.vars), tuple_term(vs, step.vars)
     insert = pl.Clause(pl.Struct(f"s{n}_l", ov, ts1, te1, pl.Var("_")),
@@ -329,17 +329,17 @@ def _seqright(step, opt, mand, **_):
     joined = conj([match, pl.Struct(f"n{n}", out, ts1, te2, ans)])
     check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2, ans),
                       (key_goal(vs, step.key, h), ite(pl.Struct("\\+", match), alone, joined)))
-    return [insert, check, _ok_clause(step)], [store + "/5"], store_scope(step), None
+    return [insert, check, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
 
 
-def _deferred_optional(step, mand, opt, **_):
+def _deferred_optional(step, mand, opt, scope, **_):
     """EqLeftJoin (EQUALSOPTIONAL) and LeftJoin (OPTIONAL): the optional part
     may still occur in the same group as the mandatory one, so the check
     waits for the end of the group (rules (14)-(15) for the interval test)."""
     n = step.id
     eq = step.op.spec.store == "instant"
     opt_store, pending = _store(step, "r"), f"d{n}"
-    vs = Vars()
+    vs = Vars(scope)
     ts, te, ts1, te1, h, ans = (pl.Var(x) for x in ("Ts", "Te", "Ts1", "Te1", "H", "A"))
     mv, ov, out = tuple_term(vs, mand.vars), tuple_term(vs, opt.vars), tuple_term(vs, step.vars)
     wait = pl.Clause(pl.Struct(f"s{n}_l", mv, ts, te, pl.Var("_")),
@@ -363,10 +363,10 @@ def _deferred_optional(step, mand, opt, **_):
         key_goal(vs, step.key, h),
         ite(pl.Struct("\\+", match), alone, joined)))
     stores = [opt_store + "/5", pending + "/3"]
-    return [wait, insert, _ok_clause(step)], stores, store_scope(step), check
+    return [wait, insert, _ok_clause(step, scope)], stores, store_scope(step), check
 
 
-def _absence(step, left, right, **_):
+def _absence(step, left, right, scope, **_):
     """SeqAbsence (NOTSEQ): a left solution waits as pending, with its
     deadline, in p<N>(Key, Deadline, Values, Start, End); a right solution
     that is compatible, satisfies the condition, starts after its end and
@@ -378,7 +378,7 @@ def _absence(step, left, right, **_):
     their deadlines: its first one is due first ('$absence_next'/2)."""
     n = step.id
     store = f"p{n}"
-    vs = Vars()
+    vs = Vars(scope)
     ts1, te1, ts2, te2, h, d, ref = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "D", "Ref"))
     lv, rv = tuple_term(vs, left.vars), tuple_term(vs, right.vars)
     pending = pl.Struct(store, h, d, lv, ts1, te1)
@@ -389,7 +389,7 @@ def _absence(step, left, right, **_):
                  + _cond_goals(step, vs, ts1, te2))
     remove = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, pl.Var("_")), (
         key_goal(vs, step.key, h), pl.Struct("forall", found, pl.Struct("erase", ref)), F))
-    fvs = Vars()
+    fvs = Vars(scope)
     v, ts, due, ans = tuple_term(fvs, step.vars), pl.Var("Ts"), pl.Var("Due"), pl.Var("A")
     fire = pl.Clause(pl.Struct("$absence_fire", n, due, ans), (
         pl.Struct("retract", pl.Struct(store, pl.Var("_"), due, v, ts, pl.Var("_"))),
@@ -398,13 +398,13 @@ def _absence(step, left, right, **_):
     nxt = pl.Clause(pl.Struct("$absence_next", n, d), (
         pl.Struct(store, pl.Var("_"), first, pl.Var("_"), pl.Var("_"), pl.Var("_")),
         A("!"), pl.Struct("=", d, first)))
-    return [insert, remove, fire, nxt, _ok_clause(step)], [store + "/5"], store_scope(step), None
+    return [insert, remove, fire, nxt, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
 
 
 def _cond_goals(step, vs, ts, te):
     if step.cond is None:
         return []
-    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    ec = vs.expressions(ts, te)
     return [ec.filter_goal(step.cond)]
 
 
@@ -417,17 +417,17 @@ def _alone(step, mand, vs, ts, te, ans):
     return pl.Struct(f"n{step.id}", out, ts, te, ans)
 
 
-def _ok_clause(step):
+def _ok_clause(step, scope):
     """ok<N>(Values, Start, End): N's window and filters hold (the consuming
     policies test a candidate with it before they take it)."""
-    vs = Vars()
+    vs = Vars(scope)
     ts, te = pl.Var("Ts"), pl.Var("Te")
     head = pl.Struct(f"ok{step.id}", tuple_term(vs, step.vars), ts, te)  # names the variables first
     return pl.Clause(head, tuple(ok_goal(step, vs, ts, te)) or (T,))
 
 
 # the clause builder of each operator: (step, left node, right node,
-# hoist=, plan=, graph=) -> (clauses, store names, store scope, deferred
+# scope (cep.compile.expr.Scope), hoist=, plan=, graph=) -> (clauses, store names, store scope, deferred
 # check clause or None). An operator without one cannot be compiled.
 BUILDERS = {
     ops.SeqJoin: _seq,

@@ -9,7 +9,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.background.rdfs import SCHEMA_PREDICATES
 from cep.compile.clauses import A, T, Vars, resource, tuple_term
-from cep.compile.expr import conj, ite, q
+from cep.compile.expr import Scope, conj, ite, q
 from cep.compile.leaves import entailment_table
 
 
@@ -81,7 +81,7 @@ def update_clause(plan, index, out):
     not an IRI is left out (SPARQL 16.2), as is a schema triple (the
     schema is fixed)."""
     root = plan.node(out.root)
-    vs = Vars()
+    vs = Vars(Scope())  # no expressions
     v = tuple_term(vs, root.vars)
 
     def triples(template):
