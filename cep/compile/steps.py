@@ -200,19 +200,26 @@ def _seq(step, left, right, scope, hoist=None, **_):
         pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, key, stored, ts1, te1, gen)),
         F))
     goal = _goal(store, key, stored, ts1, te1)
-    before = pl.Struct("<", te1, ts2)
+    before = interval_goals(step, ts1, te1, ts2, te2)
     emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
     if step.policy == "unrestricted":
-        body = (*probing, goal, before, *checking, emit)
+        body = (*probing, goal, *before, *checking, emit)
     else:
         ref = pl.Var("Ref")
-        pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), before, pl.Struct(f"ok{n}", out, ts1, te2)]))
+        pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), *before, pl.Struct(f"ok{n}", out, ts1, te2)]))
         body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
     check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
     return [insert, check, _ok_clause(step, scope)], stores, store_scope(step), None
 
 
 INTERVAL_TESTS = {"<": "<", "<=": "=<", "=": "=:="}  # Operator.interval's comparisons in Prolog
+
+
+def interval_goals(step, s1, e1, s2, e2) -> list:
+    """The step's interval test (Operator.interval) on its left operand's
+    interval [s1, e1] and its right one's [s2, e2]."""
+    at = {"s1": s1, "e1": e1, "s2": s2, "e2": e2}
+    return [pl.Struct(INTERVAL_TESTS[test], at[x], at[y]) for test, x, y in step.op.spec.interval]
 
 
 def _join(step, left, right, scope, plan=None, graph=None, **_):
@@ -236,9 +243,8 @@ def _join(step, left, right, scope, plan=None, graph=None, **_):
         partner = _goal(_store(step, other), h, otherv, ts2, te2)
         ts, te = (ts1, te1) if eq else (pl.Var("Ts"), pl.Var("Te"))
         # the operands' intervals: this side's is [Ts1, Te1]
-        at = {"s1": ts1, "e1": te1, "s2": ts2, "e2": te2} if side == "l" else \
-            {"s1": ts2, "e1": te2, "s2": ts1, "e2": te1}
-        span = [] if eq else [pl.Struct(INTERVAL_TESTS[test], at[x], at[y]) for test, x, y in step.op.spec.interval] + [
+        tested = interval_goals(step, ts1, te1, ts2, te2) if side == "l" else interval_goals(step, ts2, te2, ts1, te1)
+        span = [] if eq else tested + [
             pl.Struct("is", ts, pl.Struct("min", ts1, ts2)), pl.Struct("is", te, pl.Struct("max", te1, te2))]
         emit = pl.Struct(f"n{n}", out, ts, te, ans)
         if step.policy == "unrestricted":
@@ -324,7 +330,7 @@ def _seqright(step, opt, mand, scope, **_):
     insert = pl.Clause(pl.Struct(f"s{n}_l", ov, ts1, te1, pl.Var("_")),
                        (key_goal(vs, step.key, h), pl.Struct("assertz", _goal(store, h, ov, ts1, te1, 0)), F))
     cond = _cond_goals(step, vs, ts1, te2)
-    match = conj([_goal(store, h, ov, ts1, te1), pl.Struct("<", te1, ts2)] + cond)
+    match = conj([_goal(store, h, ov, ts1, te1), *interval_goals(step, ts1, te1, ts2, te2)] + cond)
     alone = _alone(step, mand, vs, ts2, te2, ans)
     joined = conj([match, pl.Struct(f"n{n}", out, ts1, te2, ans)])
     check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2, ans),
@@ -352,7 +358,7 @@ def _deferred_optional(step, mand, opt, scope, **_):
         cond = _cond_goals(step, vs, ts, te)
     else:
         mts = pl.Var("MTs")
-        candidate = [_goal(opt_store, h, ov, ts1, te1), pl.Struct("=<", te1, te),
+        candidate = [_goal(opt_store, h, ov, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
                      pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
         cond = _cond_goals(step, vs, mts, te)
     match = conj(candidate + cond)
@@ -385,7 +391,7 @@ def _absence(step, left, right, scope, **_):
     insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h), pl.Struct("is", d, pl.Struct("+", te1, step.deadline)),
         pl.Struct("assertz", pending), F))
-    found = conj([pl.Struct("clause", pending, T, ref), pl.Struct("<", te1, ts2), pl.Struct("=<", te2, d)]
+    found = conj([pl.Struct("clause", pending, T, ref), *interval_goals(step, ts1, te1, ts2, te2), pl.Struct("=<", te2, d)]
                  + _cond_goals(step, vs, ts1, te2))
     remove = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, pl.Var("_")), (
         key_goal(vs, step.key, h), pl.Struct("forall", found, pl.Struct("erase", ref)), F))

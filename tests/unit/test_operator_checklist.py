@@ -116,3 +116,16 @@ def test_every_stage_handles_the_operator(cls):
     # a golden test exercises it
     head = sexpr.pattern(query.pattern).split()[0]
     assert any(head in p.read_text() for p in (GOLDEN / "algebra").glob("*.sexpr")), head
+
+
+@pytest.mark.parametrize("cls", [c for c in ops.BINARY if c in patterns.RELATIONS], ids=lambda c: c.__name__)
+def test_the_interval_test_is_the_reference_relation(cls):
+    """The compiled interval test (Operator.interval) and the reference's
+    own definition agree on every pair of intervals within 0..4."""
+    compare = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "=": lambda a, b: a == b}
+    spans = [(s, e) for s in range(5) for e in range(s, 5)]
+    for s1, e1 in spans:
+        for s2, e2 in spans:
+            at = {"s1": s1, "e1": e1, "s2": s2, "e2": e2}
+            table = all(compare[test](at[x], at[y]) for test, x, y in cls.spec.interval)
+            assert table == patterns.RELATIONS[cls]((None, s1, e1), (None, s2, e2)), (s1, e1, s2, e2)
