@@ -6,7 +6,8 @@
 - matches/<case>.jsonl: expected answers, the JSON Lines form of
   cep.io.writers (SPARQL 1.1 Query Results JSON terms, ISO 8601 UTC times).
 - algebra/<case>.sexpr: per query a line `-- NAME` and the algebra text
-  (cep.algebra.sexpr.query), blocks separated by blank lines. NAME is the
+  (cep.algebra.sexpr.query; read back by cep.algebra.sexpr.read_query),
+  blocks separated by blank lines. NAME is the
   golden name of the query; answers are matched to queries by position, so
   the names need not be those the parser gives.
 """
@@ -17,7 +18,7 @@ import json
 from pathlib import Path
 
 from cep import terms
-from cep.algebra import ops, sexpr
+from cep.algebra import sexpr
 from cep.events import Answer, Event
 from cep.io import writers
 
@@ -91,6 +92,3 @@ def read_algebra(path: Path) -> list[tuple[str, str]]:
         elif blocks:
             blocks[-1][1].append(line)
     return [(name, "\n".join(body).strip()) for name, body in blocks]
-
-
-query_from_text = sexpr.read_query  # the inverse of cep.algebra.sexpr.query

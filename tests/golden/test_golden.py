@@ -32,11 +32,11 @@ from pathlib import Path
 import pytest
 
 from cep import reference
+from cep.algebra import ops, sexpr
 from cep.io import read_trig
 from cep.rules import parse_rules
-from cep.algebra import ops
 from tests.golden.support import (
-    algebra_text, answer_to_json, query_from_text, read_algebra, read_matches, read_stream,
+    algebra_text, answer_to_json, read_algebra, read_matches, read_stream,
 )
 
 GOLDEN = Path(__file__).parent
@@ -54,7 +54,7 @@ def path(folder: str, case: str) -> Path:
 
 
 def algebra_queries(case: str) -> list[ops.Query]:
-    return [query_from_text(name, text) for name, text in read_algebra(path("algebra", case))]
+    return [sexpr.read_query(name, text) for name, text in read_algebra(path("algebra", case))]
 
 
 def with_policy(queries) -> bool:
@@ -250,11 +250,9 @@ def _round_trip_cases():
 def test_algebra_reader_inverts_sexpr_query():
     from hypothesis import given, settings
 
-    from cep.algebra import sexpr
-
     @settings(max_examples=300, deadline=None)
     @given(_round_trip_cases())
     def round_trip(q):
-        assert query_from_text(q.name, sexpr.query(q)) == q
+        assert sexpr.read_query(q.name, sexpr.query(q)) == q
 
     round_trip()
