@@ -179,6 +179,13 @@ class Operator:
       share the interval), "deadline" (NOTSEQ's), "window" (until older
       than the step's window, if it has one, else for ever), "forever".
     - kept: what it keeps for ever, as the unbounded-state warning says it.
+
+    Adding an operator: its class with its entry here (and in BINARY), its
+    keyword in cep/syntax/epsparql.lark, its clause builder in
+    cep.compile.steps.BUILDERS, its meaning in cep/reference/patterns.py
+    (written from its definition, not from this entry), its text in
+    tests/unit/test_operator_checklist.py's SYNTAX, a golden case, and
+    docs/language.md. The checklist test fails until each is there.
     """
 
     keyword: Optional[str]
