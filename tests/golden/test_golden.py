@@ -194,7 +194,8 @@ def test_reference_is_timewise_monotone_on_the_stream(case):
     times = sorted({e.start for e in events} | {e.end for e in events})
     cuts = times + [times[-1] + 1]
     points = all(e.start == e.end for e in events)
-    left_joins = any(_uses(q.pattern, (ops.LeftJoin, ops.EqLeftJoin)) for q in queries)
+    right_optional = tuple(cls for cls in ops.BINARY if cls.spec.optional == "right")  # OPTIONAL, EQUALSOPTIONAL
+    left_joins = any(_uses(q.pattern, right_optional) for q in queries)
     for t in cuts:
         # event time has reached t: the windows before it are evaluated
         prefix = reference.evaluate(queries, [e for e in events if e.end < t], until=t)
