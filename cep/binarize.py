@@ -335,19 +335,19 @@ class _Builder:
 
     def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None):
         nodes = self.plan.nodes
-        name = type(op)
+        kind = type(op)  # Step.op
         lvars, rvars = nodes[left].vars, nodes[right].vars
-        vars_ = lvars if name.spec.negated else tuple(dict.fromkeys(lvars + rvars))
-        if name.spec.alternative:
+        vars_ = lvars if kind.spec.negated else tuple(dict.fromkeys(lvars + rvars))
+        if kind.spec.alternative:
             key = ()
         else:
             certain_l = _certain_of(nodes, left, self.certain_of)
             certain_r = _certain_of(nodes, right, self.certain_of)
             key = tuple(v for v in vars_ if v in certain_l and v in certain_r)
         filters = _dedup(filters)
-        sig = ("step", name, left, right, cond, filters, window, policy, timed, deadline)
+        sig = ("step", kind, left, right, cond, filters, window, policy, timed, deadline)
         return self._add(
-            sig, lambda i: Step(i, name, left, right, vars_, key, cond, filters, window, policy, timed, deadline)
+            sig, lambda i: Step(i, kind, left, right, vars_, key, cond, filters, window, policy, timed, deadline)
         )
 
 
