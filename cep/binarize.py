@@ -27,6 +27,7 @@ it to the end of the event it matched.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -35,18 +36,6 @@ from cep.algebra import limits, ops
 from cep.algebra.timestamps import capture_ends
 
 MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
-
-OP_NAMES = {
-    ops.Join: "join",
-    ops.Union_: "union",
-    ops.SeqJoin: "seq",
-    ops.EqJoin: "eq",
-    ops.SeqRightJoin: "seqright",
-    ops.EqLeftJoin: "eqleft",
-    ops.LeftJoin: "leftjoin",
-    ops.SeqAbsence: "absence",
-}
-ASSOCIATIVE = (ops.Join, ops.SeqJoin, ops.EqJoin, ops.Union_)
 POLICIES = ("unrestricted", "recent", "chronological")
 
 
@@ -71,7 +60,7 @@ class Leaf:
 @dataclass(frozen=True)
 class Step:
     id: int
-    op: str  # one of OP_NAMES' values
+    op: type  # the operator's class (ops.Binary): its spec says what it does
     left: int
     right: int
     vars: tuple
@@ -84,7 +73,7 @@ class Step:
     # pushed down from above): a solution of background triples alone,
     # which has no interval, fails it (getDURATION() is then an error).
     timed: bool = False
-    # NOTSEQ ("absence"): the deadline after the left solution's end, ms;
+    # NOTSEQ: the deadline after the left solution's end, ms;
     # the step's solutions are the left ones (vars: the left's only)
     deadline: Optional[int] = None
 
@@ -180,7 +169,7 @@ def reassociate(op, direction: str):
         return op
     if isinstance(op, ops.Filter):
         return ops.Filter(op.cond, reassociate(op.pattern, direction), pos=op.pos)
-    if isinstance(op, ASSOCIATIVE):
+    if isinstance(op, ops.Binary) and op.spec.associative:
         items = [reassociate(x, direction) for x in _flatten(op, type(op))]
         if direction == "left":
             out = items[0]
@@ -201,11 +190,7 @@ def _flatten(op, kind):
 
 
 def _rebuild(op, left, right):
-    if isinstance(op, ops.SeqAbsence):
-        return ops.SeqAbsence(left, right, op.deadline_ms, op.cond, pos=op.pos)
-    if isinstance(op, ops.OPTIONAL_OPS):
-        return type(op)(left, right, op.cond, pos=op.pos)
-    return type(op)(left, right, pos=op.pos)
+    return dataclasses.replace(op, left=left, right=right)
 
 
 # ------------------------------------------------------------ windows
@@ -323,55 +308,46 @@ class _Builder:
             sig = ("leaf", op, filters, window, timed, self.updates, streams)
             return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates, streams))
 
-        if isinstance(op, ops.Union_):
+        if not isinstance(op, ops.Binary):
+            raise TypeError(f"cannot binarize {op!r}")
+        spec = op.spec
+        operands = (op.left, op.right)
+        if spec.alternative:
             # a filter over a union is the union of the filtered branches
-            left = self.build(op.left, pending, window, policy, timed)
-            right = self.build(op.right, pending, window, policy, timed)
-            return self._step("union", op, left, right, (), None, window, policy, timed)
+            down, here = [pending, pending], ()
+        else:
+            down, here = _split_pending(pending, [
+                ops.certain_variables(x, self.certain) if must else None  # no filter goes to an optional operand
+                for x, must in zip(operands, spec.mandatory)])
+        ids = [None, None]
+        for i in sorted((0, 1), key=lambda i: not spec.mandatory[i]):  # the mandatory operand's nodes first
+            if spec.mandatory[i] or spec.alternative:
+                ids[i] = self.build(operands[i], down[i], window, policy, timed if spec.alternative else False)
+            else:
+                # an optional operand keeps every solution, whatever the
+                # answer's filters and window; the right operand of NOTSEQ
+                # only decides absence, and no policy consumes its events:
+                # any confirmation cancels (consumed, it would let a
+                # deadline fire that the stream cancels)
+                ids[i] = self.build(operands[i], (), None, "unrestricted" if spec.negated else policy)
+        return self._step(op, ids[0], ids[1], here, getattr(op, "cond", None), window, policy, timed,
+                          deadline=getattr(op, "deadline_ms", None))
 
-        if isinstance(op, ops.OPTIONAL_OPS):
-            mandatory, optional = ops.mandatory_and_optional(op)
-            down, here = _split_pending(pending, [ops.certain_variables(mandatory, self.certain)])
-            m_id = self.build(mandatory, down[0], window, policy)
-            o_id = self.build(optional, (), None, policy)
-            left, right = (o_id, m_id) if isinstance(op, ops.SeqRightJoin) else (m_id, o_id)
-            return self._step(OP_NAMES[type(op)], op, left, right, here, op.cond, window, policy, timed)
-
-        if isinstance(op, ops.SeqAbsence):
-            # the right operand only decides absence: no filter or window of
-            # the answer's applies to it (like an optional part), and no
-            # policy consumes its events: any confirmation cancels (consumed,
-            # it would let a deadline fire that the stream cancels)
-            down, here = _split_pending(pending, [ops.certain_variables(op.left, self.certain)])
-            left = self.build(op.left, down[0], window, policy)
-            right = self.build(op.right, (), None, "unrestricted")
-            return self._step("absence", op, left, right, here, op.cond, window, policy, timed,
-                              deadline=op.deadline_ms)
-
-        if isinstance(op, (ops.Join, ops.SeqJoin, ops.EqJoin)):
-            down, here = _split_pending(
-                pending, [ops.certain_variables(op.left, self.certain), ops.certain_variables(op.right, self.certain)]
-            )
-            left = self.build(op.left, down[0], window, policy)
-            right = self.build(op.right, down[1], window, policy)
-            return self._step(OP_NAMES[type(op)], op, left, right, here, None, window, policy, timed)
-
-        raise TypeError(f"cannot binarize {op!r}")
-
-    def _step(self, name, op, left, right, filters, cond, window, policy, timed=False, deadline=None):
+    def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None):
         nodes = self.plan.nodes
+        kind = type(op)  # Step.op
         lvars, rvars = nodes[left].vars, nodes[right].vars
-        vars_ = lvars if name == "absence" else tuple(dict.fromkeys(lvars + rvars))
-        if name == "union":
+        vars_ = lvars if kind.spec.negated else tuple(dict.fromkeys(lvars + rvars))
+        if kind.spec.alternative:
             key = ()
         else:
             certain_l = _certain_of(nodes, left, self.certain_of)
             certain_r = _certain_of(nodes, right, self.certain_of)
             key = tuple(v for v in vars_ if v in certain_l and v in certain_r)
         filters = _dedup(filters)
-        sig = ("step", name, left, right, cond, filters, window, policy, timed, deadline)
+        sig = ("step", kind, left, right, cond, filters, window, policy, timed, deadline)
         return self._add(
-            sig, lambda i: Step(i, name, left, right, vars_, key, cond, filters, window, policy, timed, deadline)
+            sig, lambda i: Step(i, kind, left, right, vars_, key, cond, filters, window, policy, timed, deadline)
         )
 
 
@@ -382,28 +358,24 @@ def _certain_of(nodes, node_id, memo: dict) -> set:
     node = nodes[node_id]
     if isinstance(node, Leaf):
         out = set(node.vars)
-    elif node.op == "union":
-        out = _certain_of(nodes, node.left, memo) & _certain_of(nodes, node.right, memo)
-    elif node.op in ("eqleft", "leftjoin", "absence"):
-        out = _certain_of(nodes, node.left, memo)
-    elif node.op == "seqright":
-        out = _certain_of(nodes, node.right, memo)
     else:
-        out = _certain_of(nodes, node.left, memo) | _certain_of(nodes, node.right, memo)
+        out = ops.combine(node.op.spec, _certain_of(nodes, node.left, memo), _certain_of(nodes, node.right, memo),
+                          certain=True)
     memo[node_id] = out
     return out
 
 
 def _split_pending(pending, child_certain):
     """Send each conjunct to the first child where all its variables are
-    bound for sure; conjuncts that read the interval stay at this step."""
+    bound for sure (a child's set None: none goes there); conjuncts that
+    read the interval stay at this step."""
     down = [() for _ in child_certain]
     here = ()
     for c in pending:
         target = None
         if not ops.expr_uses(c, ops.TIME_FUNCTIONS):
             need = ops.expr_vars(c)
-            target = next((i for i, cv in enumerate(child_certain) if need <= cv), None)
+            target = next((i for i, cv in enumerate(child_certain) if cv is not None and need <= cv), None)
         if target is None:
             here += (c,)
         else:

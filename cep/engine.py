@@ -105,7 +105,7 @@ class Engine:
         # time passes them: the close step (cep_window:cep_close/3) runs
         # after each push and at the end of the stream
         windows = [q.window for q in self.compiled.queries if q.window is not None]
-        absence = any(getattr(n, "op", None) == "absence" for n in self.compiled.plan.nodes)
+        absence = any(getattr(n, "op", None) is ops.SeqAbsence for n in self.compiled.plan.nodes)
         self.windowed = bool(windows)
         self.timed = self.windowed or absence
         self.counting = any(w.count is not None for w in windows)  # count windows count instants' events

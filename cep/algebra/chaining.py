@@ -137,18 +137,10 @@ def _positions(op, last=True, negative=False):
             yield t, last, negative
     elif isinstance(op, ops.Filter):
         yield from _positions(op.pattern, last, negative)
-    elif isinstance(op, (ops.SeqJoin, ops.SeqRightJoin)):  # the left operand ends before the right starts
-        yield from _positions(op.left, False, negative)
-        yield from _positions(op.right, last, negative)
-    elif isinstance(op, ops.SeqAbsence):  # the left operand ends before the answer; the right is negated
-        yield from _positions(op.left, False, negative)
-        yield from _positions(op.right, last, True)
-    elif isinstance(op, (ops.LeftJoin, ops.EqLeftJoin)):
-        yield from _positions(op.left, last, negative)
-        yield from _positions(op.right, last, True)
-    else:
-        for child in ops.children(op):
-            yield from _positions(child, last, negative)
+    else:  # a binary operator: its operands' places (Operator.ends_last); the optional or negated is negative
+        spec = op.spec
+        for child, ends_last, must in zip((op.left, op.right), spec.ends_last, spec.mandatory):
+            yield from _positions(child, last and ends_last, negative or not (must or spec.alternative))
 
 
 def _may_equal(template_slot, pattern_slot) -> bool:

@@ -6,7 +6,9 @@ Triple (one triple pattern), BGP (a list of them), Join, Union, LeftJoin
 the *left* operand is optional and occurs strictly before the right one),
 EqLeftJoin (EQUALSOPTIONAL: the *right* operand is optional and simultaneous),
 SeqAbsence (NOTSEQ: the left operand not followed by the right one within
-a deadline), and Filter. Every solution is a binding plus a time interval [start, end].
+a deadline), Allen's interval relations During, Starts, Finishes, Meets and
+Overlaps, and Filter. Each binary operator's class carries its Operator
+entry (`spec`): what every stage decides about it. Every solution is a binding plus a time interval [start, end].
 
 Terms in patterns and expressions are `Var` or canonical N-Triples text
 (cep.terms). All nodes are immutable and hashable; `pos` is where the node
@@ -16,7 +18,7 @@ came from in the query text and takes no part in equality.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Union
+from typing import ClassVar, Optional, Union
 
 
 @dataclass(frozen=True)
@@ -148,21 +150,107 @@ class BGP:
 
 
 @dataclass(frozen=True)
-class Join:
+class Operator:
+    """What every stage decides about a binary operator, in one place: the
+    stages read it (and fail on an operator without it) rather than each
+    keep a list of classes. Operands are `left` [s1, e1] and `right` [s2, e2].
+
+    - keyword: the EP-SPARQL keyword between two groups (`{P1} SEQ {P2}`);
+      None where the syntax is another (a join is juxtaposition, OPTIONAL
+      a keyword inside a group).
+    - sexpr: the name in the S-expression text (cep.algebra.sexpr).
+    - associative: chains of it may be coupled from either end (binarize).
+    - optional: the operand that may be missing from a solution ("left",
+      "right"), or None.
+    - negated: the right operand only decides absence (NOTSEQ): the
+      solutions bind the left operand's variables only.
+    - alternative: the solutions are either operand's (UNION), not a
+      combination of both.
+    - interval: the test on the two operands' intervals for them to make a
+      solution, as comparisons (op, x, y) of "s1", "e1", "s2", "e2" that
+      must all hold; () for none. A solution made of both spans both.
+    - timeless: an operand may be a background solution, which has no
+      interval (joins and unions only: every other test reads intervals).
+    - ends_last: per operand, whether it can end where the solution ends
+      (rule chaining reads a derived triple at that instant,
+      cep.algebra.chaining).
+    - store: how long the compiled step keeps the solutions it stores
+      (cep.compile): None (nothing), "instant" (one instant: the operands
+      share the interval), "deadline" (NOTSEQ's), "window" (until older
+      than the step's window, if it has one, else for ever), "forever".
+    - kept: what it keeps for ever, as the unbounded-state warning says it.
+
+    Adding an operator: its class with its entry here (and in BINARY), its
+    keyword in cep/syntax/epsparql.lark, its clause builder in
+    cep.compile.steps.BUILDERS, its meaning in cep/reference/patterns.py
+    (written from its definition, not from this entry), its text in
+    tests/unit/test_operator_checklist.py's SYNTAX, a golden case, and
+    docs/language.md. The checklist test fails until each is there.
+    """
+
+    keyword: Optional[str]
+    sexpr: str
+    associative: bool
+    optional: Optional[str]
+    negated: bool
+    alternative: bool
+    interval: tuple
+    timeless: bool
+    ends_last: tuple  # (left, right)
+    store: Optional[str]
+    kept: Optional[str]
+
+    @property
+    def mandatory(self) -> tuple:
+        """Per operand, whether every solution has one of it."""
+        if self.alternative:
+            return (False, False)
+        return (self.optional != "left", self.optional != "right" and not self.negated)
+
+    @property
+    def conditioned(self) -> Optional[str]:
+        """The operand whose own FILTER is the operator's condition (`cond`):
+        the optional one, or NOTSEQ's right; None without a condition."""
+        return self.optional or ("right" if self.negated else None)
+
+
+BEFORE = (("<", "e1", "s2"),)  # the left operand ends before the right one starts
+SAME_INTERVAL = (("=", "s1", "s2"), ("=", "e1", "e2"))
+
+
+class Binary:
+    """A binary graph pattern operator: `left`, `right` and `pos` fields,
+    and its `spec`, an Operator."""
+
+    spec: ClassVar[Operator]
+
+
+@dataclass(frozen=True)
+class Join(Binary):
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="join", associative=True, optional=None, negated=False, alternative=False,
+        interval=(), timeless=True, ends_last=(True, True), store="window", kept="both sides of joins")
     left: object
     right: object
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class Union_:
+class Union_(Binary):
+    spec: ClassVar[Operator] = Operator(
+        keyword="UNION", sexpr="union", associative=True, optional=None, negated=False, alternative=True,
+        interval=(), timeless=True, ends_last=(True, True), store=None, kept=None)
     left: object
     right: object
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class LeftJoin:
+class LeftJoin(Binary):
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="leftjoin", associative=False, optional="right", negated=False, alternative=False,
+        interval=(("<=", "e2", "e1"),), timeless=False, ends_last=(True, True), store="forever",
+        kept="the optional part of OPTIONAL")
     left: object  # mandatory
     right: object  # optional, ends no later than the mandatory part
     cond: Optional[Expr] = None
@@ -170,21 +258,31 @@ class LeftJoin:
 
 
 @dataclass(frozen=True)
-class SeqJoin:
+class SeqJoin(Binary):
+    spec: ClassVar[Operator] = Operator(
+        keyword="SEQ", sexpr="seqjoin", associative=True, optional=None, negated=False, alternative=False,
+        interval=BEFORE, timeless=False, ends_last=(False, True), store="window", kept="the left side of SEQ")
     left: object
     right: object
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class EqJoin:
+class EqJoin(Binary):
+    spec: ClassVar[Operator] = Operator(
+        keyword="EQUALS", sexpr="eqjoin", associative=True, optional=None, negated=False, alternative=False,
+        interval=SAME_INTERVAL, timeless=False, ends_last=(True, True), store="instant", kept=None)
     left: object
     right: object
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)
-class SeqRightJoin:
+class SeqRightJoin(Binary):
+    spec: ClassVar[Operator] = Operator(
+        keyword="OPTIONALSEQ", sexpr="seqrightjoin", associative=False, optional="left", negated=False,
+        alternative=False, interval=BEFORE, timeless=False, ends_last=(False, True), store="forever",
+        kept="the optional part of OPTIONALSEQ")
     left: object  # optional, ends strictly before the mandatory part starts
     right: object  # mandatory
     cond: Optional[Expr] = None
@@ -192,7 +290,11 @@ class SeqRightJoin:
 
 
 @dataclass(frozen=True)
-class EqLeftJoin:
+class EqLeftJoin(Binary):
+    spec: ClassVar[Operator] = Operator(
+        keyword="EQUALSOPTIONAL", sexpr="eqleftjoin", associative=False, optional="right", negated=False,
+        alternative=False, interval=SAME_INTERVAL, timeless=False, ends_last=(True, True), store="instant",
+        kept=None)
     left: object  # mandatory
     right: object  # optional, with exactly the same interval
     cond: Optional[Expr] = None
@@ -200,17 +302,86 @@ class EqLeftJoin:
 
 
 @dataclass(frozen=True)
-class SeqAbsence:
+class SeqAbsence(Binary):
     """NOTSEQ (this project): a solution of `left` [s1, e1] with no
     compatible solution of `right` satisfying `cond` (right's own FILTER)
     that starts after e1 and ends by e1 + deadline_ms. Its solutions bind
     left's variables only, over [s1, e1 + deadline_ms]: absence by a
     deadline, decided when event time passes the deadline."""
 
+    spec: ClassVar[Operator] = Operator(
+        keyword="NOTSEQ", sexpr="notseq", associative=False, optional=None, negated=True, alternative=False,
+        interval=BEFORE, timeless=False, ends_last=(False, True), store="deadline", kept=None)
     left: object  # what occurred
     right: object  # what must not follow it within the deadline
     deadline_ms: int
     cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+# Allen's interval relations (J. F. Allen, "Maintaining knowledge about
+# temporal intervals", CACM 1983; ETALIS's during, starts, finishes, meets,
+# overlaps): `{A} DURING {B}` has the solutions of A and B, compatible,
+# whose intervals [s1, e1] and [s2, e2] are so related; a solution spans
+# both, [min(s1, s2), max(e1, e2)] (docs/language.md).
+
+
+def _allen(keyword: str, interval: tuple, left_ends_last: bool) -> Operator:
+    return Operator(
+        keyword=keyword, sexpr=keyword.lower(), associative=False, optional=None, negated=False,
+        alternative=False, interval=interval, timeless=False, ends_last=(left_ends_last, True),
+        store="window", kept=f"both sides of {keyword}")
+
+
+@dataclass(frozen=True)
+class During(Binary):
+    """A lies strictly within B: s2 < s1 and e1 < e2."""
+
+    spec: ClassVar[Operator] = _allen("DURING", (("<", "s2", "s1"), ("<", "e1", "e2")), False)
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Starts(Binary):
+    """A starts B and ends first: s1 = s2 and e1 < e2."""
+
+    spec: ClassVar[Operator] = _allen("STARTS", (("=", "s1", "s2"), ("<", "e1", "e2")), False)
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Finishes(Binary):
+    """A finishes B and starts after it: e1 = e2 and s2 < s1."""
+
+    spec: ClassVar[Operator] = _allen("FINISHES", (("<", "s2", "s1"), ("=", "e1", "e2")), True)
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Meets(Binary):
+    """B starts where A ends: e1 = s2 (so A ends where the solution does
+    when B is a point)."""
+
+    spec: ClassVar[Operator] = _allen("MEETS", (("=", "e1", "s2"),), True)
+    left: object
+    right: object
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Overlaps(Binary):
+    """A starts first, B starts before A ends and ends after it:
+    s1 < s2 < e1 < e2."""
+
+    spec: ClassVar[Operator] = _allen("OVERLAPS", (("<", "s1", "s2"), ("<", "s2", "e1"), ("<", "e1", "e2")), False)
+    left: object
+    right: object
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
@@ -222,16 +393,26 @@ class Filter:
 
 
 Union = Union_  # the paper's name; the class name avoids typing.Union
-BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence)
-OPTIONAL_OPS = (LeftJoin, SeqRightJoin, EqLeftJoin)
+BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence,
+          During, Starts, Finishes, Meets, Overlaps)
+OPTIONAL_OPS = tuple(cls for cls in BINARY if cls.spec.optional)
 PATTERN_OPS = (Triple, BGP, Filter) + BINARY
+KEYWORDS = {cls.spec.keyword: cls for cls in BINARY if cls.spec.keyword}
+SEXPR_NAMES = {cls.spec.sexpr: cls for cls in BINARY}
 
 
-def mandatory_and_optional(op):
-    """(mandatory operand, optional operand) of an optional operator."""
-    if isinstance(op, SeqRightJoin):
-        return op.right, op.left
-    return op.left, op.right
+def combine(spec: Operator, left: set, right: set, certain: bool) -> set:
+    """The variables of a solution of an operator, from its operands':
+    those it may bind (certain False), or those it binds in every
+    solution (certain True). The one rule for algebra trees and plans."""
+    if spec.negated:
+        return set(left)
+    if not certain:
+        return left | right
+    if spec.alternative:
+        return left & right
+    mandatory = spec.mandatory
+    return (left if mandatory[0] else set()) | (right if mandatory[1] else set())
 
 
 # --------------------------------------------------------------- queries
@@ -363,6 +544,17 @@ def expr_uses(expr, names) -> bool:
 def variables(op, memo=None) -> set:
     """Variables that may be bound by solutions of `op`; `memo` as for
     certain_variables."""
+    return _variables(op, False, memo)
+
+
+def certain_variables(op, memo=None) -> set:
+    """Variables bound in every solution of `op`. `memo` (a dict, id of
+    an operator -> its set) keeps the sets of the operators below, for a
+    caller that asks at every level of a deep tree."""
+    return _variables(op, True, memo)
+
+
+def _variables(op, certain: bool, memo) -> set:
     if memo is not None and id(op) in memo:
         return memo[id(op)]
     if isinstance(op, Triple):
@@ -372,34 +564,9 @@ def variables(op, memo=None) -> set:
         for t in op.triples:
             out |= set(slots_vars(t))
     elif isinstance(op, Filter):
-        out = variables(op.pattern, memo)
-    elif isinstance(op, SeqAbsence):
-        out = variables(op.left, memo)
+        out = _variables(op.pattern, certain, memo)
     else:
-        out = variables(op.left, memo) | variables(op.right, memo)
-    if memo is not None:
-        memo[id(op)] = out
-    return out
-
-
-def certain_variables(op, memo=None) -> set:
-    """Variables bound in every solution of `op`. `memo` (a dict, id of
-    an operator -> its set) keeps the sets of the operators below, for a
-    caller that asks at every level of a deep tree."""
-    if memo is not None and id(op) in memo:
-        return memo[id(op)]
-    if isinstance(op, (Triple, BGP)):
-        out = variables(op)
-    elif isinstance(op, Filter):
-        out = certain_variables(op.pattern, memo)
-    elif isinstance(op, Union_):
-        out = certain_variables(op.left, memo) & certain_variables(op.right, memo)
-    elif isinstance(op, OPTIONAL_OPS):
-        out = certain_variables(mandatory_and_optional(op)[0], memo)
-    elif isinstance(op, SeqAbsence):
-        out = certain_variables(op.left, memo)
-    else:
-        out = certain_variables(op.left, memo) | certain_variables(op.right, memo)
+        out = combine(op.spec, _variables(op.left, certain, memo), _variables(op.right, certain, memo), certain)
     if memo is not None:
         memo[id(op)] = out
     return out
@@ -429,7 +596,7 @@ def children(op):
         return list(op.triples)
     if isinstance(op, Filter):
         return [op.pattern]
-    if isinstance(op, BINARY):
+    if isinstance(op, Binary):
         return [op.left, op.right]
     return []
 

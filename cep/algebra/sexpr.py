@@ -1,23 +1,16 @@
 """Canonical S-expression text of algebra trees (used by `cep explain` and
-the golden tests): `(seqjoin (bgp (triple ?k <http://ex/a> ?x)) ...)`; NOTSEQ is
-`(notseq DEADLINE_MS [COND] P1 P2)`."""
+the golden tests), and its reader (read_query, for the golden tests):
+`(seqjoin (bgp (triple ?k <http://ex/a> ?x)) ...)`; a binary operator is
+`(NAME [DEADLINE_MS] [COND] P1 P2)`, NAME its Operator.sexpr."""
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 
+from cep import terms
 from cep.algebra import limits, ops
-
-NAMES = {
-    ops.Join: "join",
-    ops.Union_: "union",
-    ops.LeftJoin: "leftjoin",
-    ops.SeqJoin: "seqjoin",
-    ops.EqJoin: "eqjoin",
-    ops.SeqRightJoin: "seqrightjoin",
-    ops.EqLeftJoin: "eqleftjoin",
-}
-
 
 def slot(x) -> str:
     return str(x) if isinstance(x, (ops.Var, ops.Path)) else x
@@ -55,13 +48,10 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     elif isinstance(op, ops.Filter):
         lines.append(f"{pad}(filter {expr(op.cond)}")
         operands = [op.pattern]
-    elif isinstance(op, ops.SeqAbsence):  # (notseq MS [COND] P1 P2)
-        cond = f" {expr(op.cond)}" if op.cond is not None else ""
-        lines.append(f"{pad}(notseq {op.deadline_ms}{cond}")
-        operands = [op.left, op.right]
-    elif type(op) in NAMES:
+    elif isinstance(op, ops.Binary):  # (NAME [DEADLINE_MS] [COND] P1 P2)
+        deadline = f" {op.deadline_ms}" if hasattr(op, "deadline_ms") else ""
         cond = getattr(op, "cond", None)
-        lines.append(f"{pad}({NAMES[type(op)]}" + (f" {expr(cond)}" if cond is not None else ""))
+        lines.append(f"{pad}({op.spec.sexpr}{deadline}" + (f" {expr(cond)}" if cond is not None else ""))
         operands = [op.left, op.right]
     else:
         raise TypeError(f"not an algebra operator: {op!r}")
@@ -145,3 +135,146 @@ def _from(q: ops.Query) -> str:
 
 def _items(projection) -> str:
     return " ".join(str(p.var) if p.expr is None else f"({expr(p.expr)} AS {p.var})" for p in projection)
+
+
+# ------------------------------------------------------------- reading
+
+
+_TOKEN = re.compile(r"""\s*(?:
+    (\()                                                   # open
+  | (\))                                                   # close
+  | ("(?:[^"\\]|\\.)*"(?:\^\^<[^\s<>]*>|@[A-Za-z0-9-]+)?)   # a literal
+  | (<[^\s<>]*>)                                           # an IRI (not `<` or `<=`)
+  | ([^\s()]+)                                             # a name, variable or blank node
+)""", re.S | re.X)
+
+
+def _read_tree(text: str):
+    stack, pos, text = [[]], 0, text.strip()
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if not m or m.end() == pos:
+            raise ValueError(f"cannot read algebra text at {text[pos:pos + 40]!r}")
+        pos = m.end()
+        if m.group(1):
+            stack.append([])
+        elif m.group(2):
+            done = stack.pop()
+            stack[-1].append(done)
+        else:
+            stack[-1].append(m.group(0).strip())
+        if not text[pos:].strip():
+            break
+    if len(stack) != 1 or len(stack[0]) != 1:
+        raise ValueError("unbalanced algebra text")
+    return stack[0][0]
+
+
+def _read_slot(tok):
+    return ops.Var(tok[1:]) if tok.startswith("?") else terms.canonical(tok)
+
+
+def _read_expr(x):
+    if isinstance(x, list):
+        return ops.Call(x[0], *(_read_expr(a) for a in x[1:]))
+    if x.startswith("?"):
+        return ops.Var(x[1:])
+    return ops.Const(terms.canonical(x))
+
+
+def _read_pattern(x):
+    head = x[0]
+    if head == "triple":  # (triple S P O [(graph <stream>)])
+        graph = [t[1] for t in x[4:] if isinstance(t, list) and t[0] == "graph"]
+        return ops.Triple(*(_read_slot(t) for t in x[1:4]), stream=graph[0] if graph else None)
+    if head == "bgp":
+        return ops.BGP(tuple(_read_pattern(t) for t in x[1:]))
+    if head == "filter":
+        return ops.Filter(_read_expr(x[1]), _read_pattern(x[2]))
+    if head not in ops.SEXPR_NAMES:
+        raise ValueError(f"not an algebra operator: {head!r}")
+    cls = ops.SEXPR_NAMES[head]  # (NAME [DEADLINE_MS] [COND] P1 P2)
+    *params, left, right = x[1:]
+    names = {f.name for f in dataclasses.fields(cls)}
+    fields = {"left": _read_pattern(left), "right": _read_pattern(right)}
+    if "deadline_ms" in names:
+        fields["deadline_ms"] = int(params.pop(0))
+    if params:
+        fields["cond"] = _read_expr(params.pop())
+    return cls(**fields)
+
+
+def _read_items(x):
+    if x == ["*"]:
+        return None
+    out = []
+    for item in x:
+        if isinstance(item, list):
+            expr, as_, var = item
+            assert as_ == "AS", item
+            out.append(ops.ProjectItem(ops.Var(var[1:]), _read_expr(expr)))
+        else:
+            out.append(ops.ProjectItem(ops.Var(item[1:])))
+    return tuple(out)
+
+
+def read_query(name: str, text: str) -> ops.Query:
+    """The inverse of query(), for the golden tests. A CONSTRUCT may carry a
+    sub-select's items between its template and its pattern:
+    (construct (TEMPLATE) (ITEMS) PATTERN). A query's annotations are a
+    line (options (policy recent) ...) before its pattern."""
+    x = _read_tree(text)
+    parts = {}
+    for part in x:
+        if isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS:
+            parts.setdefault(part[0], []).append(part)
+    options = tuple((k, v) for part in parts.get("options", []) for k, v in part[1:])
+    extra = _read_windowing(parts)
+    x = [part for part in x if not (isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS)]
+    head = x[0]
+    if head == "construct":
+        template = tuple(_read_pattern(t) for t in x[1])
+        projection = _read_items(x[2]) if len(x) == 4 else None
+        return ops.Query(name, "construct", _read_pattern(x[-1]), projection=projection, template=template,
+                         options=options, **extra)
+    return ops.Query(name, "select", _read_pattern(x[2]), projection=_read_items(x[1]), distinct=head == "select-distinct",
+                     options=options, **extra)
+
+
+# the lines of a query's text around its pattern (cep.algebra.sexpr.query)
+_QUERY_PARTS = ("options", "window", "streams", "group", "aggregate", "having")
+
+
+def _read_windowing(parts) -> dict:
+    """The window, report, COMPUTED EVERY and grouping of a query's text."""
+    if "window" not in parts:
+        return {}
+    _, stream, *specs = parts["window"][0]
+    fields = {spec[0]: spec[1:] for spec in specs}
+    if "triples" in fields:
+        window = ops.Window(stream, count=int(fields["triples"][0]))
+    else:
+        window = ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
+    # (streams <s1> (named <s2>) ...) when not just the window's stream
+    streams = tuple((x[1], True) if isinstance(x, list) else (x, False)
+                    for x in parts["streams"][0][1:]) if "streams" in parts else ((stream, False),)
+    out = {"window": window, "streams": streams,
+           "every_ms": int(fields["every"][0]) if "every" in fields else None,
+           "report": next((r for r in ops.REPORTS if r in fields), "rstream")}
+    having = tuple(_read_expr(e) for part in parts.get("having", []) for e in part[1:])
+    if "group" in parts:
+        _, keys, *aggs = parts["group"][0]
+        out["grouping"] = ops.Grouping(tuple(ops.Var(k[1:]) for k in keys),
+                                       tuple((ops.Var(v[1:]), _read_aggregate(a)) for v, a in aggs), (), having)
+    elif "aggregate" in parts:
+        out["grouping"] = ops.Grouping(None, (), tuple(
+            (ops.Var(v[1:]), _read_aggregate(a), tuple(ops.Var(k[1:]) for k in keys))
+            for _, v, a, keys in parts["aggregate"]), having)
+    return out
+
+
+def _read_aggregate(x) -> ops.Aggregate:
+    func, *rest = x
+    distinct = rest[0] == "distinct"
+    arg = rest[-1]
+    return ops.Aggregate(func, None if arg == "*" else _read_expr(arg), distinct)

@@ -94,7 +94,7 @@ def _rewrite(op, watched: set, fresh):
     right, found = _rewrite(op.right, watched, fresh)
     _add(ends, found)
     changes = {"left": left, "right": right}
-    if isinstance(op, ops.OPTIONAL_OPS + (ops.SeqAbsence,)) and op.cond is not None:
+    if getattr(op, "cond", None) is not None:
         changes["cond"] = _resolve(op.cond, ends)  # evaluated on the joined solution
     return dataclasses.replace(op, **changes), ends
 

@@ -101,14 +101,7 @@ OPERATORS = {
 }
 UNARY = {"BANG": "not", "MINUS": "neg", "PLUS": "pos"}
 
-CHAIN_OPS = {
-    "UNION": ops.Union_,
-    "SEQ": ops.SeqJoin,
-    "EQUALS": ops.EqJoin,
-    "OPTIONALSEQ": ops.SeqRightJoin,
-    "EQUALSOPTIONAL": ops.EqLeftJoin,
-    "NOTSEQ": ops.SeqAbsence,
-}
+CHAIN_OPS = ops.KEYWORDS  # keyword between two groups -> operator class
 REJECTED_OPS = {
     "SEQOPTIONAL": (
         "SEQOPTIONAL is not an EP-SPARQL operator: a mandatory pattern followed by an "
@@ -906,23 +899,15 @@ class _Query:
                 empty = items[0] if left is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)
             op, pos = CHAIN_OPS[keyword.type], self.pos(keyword)
-            if op is ops.SeqRightJoin:
-                if isinstance(left, ops.Filter):
-                    left = ops.SeqRightJoin(left.pattern, right, left.cond, pos=pos)
-                else:
-                    left = ops.SeqRightJoin(left, right, None, pos=pos)
-            elif op is ops.SeqAbsence:
-                if isinstance(right, ops.Filter):
-                    left = ops.SeqAbsence(left, right.pattern, deadline, right.cond, pos=pos)
-                else:
-                    left = ops.SeqAbsence(left, right, deadline, None, pos=pos)
-            elif op is ops.EqLeftJoin:
-                if isinstance(right, ops.Filter):
-                    left = ops.EqLeftJoin(left, right.pattern, right.cond, pos=pos)
-                else:
-                    left = ops.EqLeftJoin(left, right, None, pos=pos)
-            else:
-                left = op(left, right, pos=pos)
+            fields = {"left": left, "right": right, "pos": pos}
+            if op.spec.negated:
+                fields["deadline_ms"] = deadline
+            side = op.spec.conditioned  # that operand's own FILTER is the operator's condition
+            if side is not None:
+                fields["cond"] = None
+                if isinstance(fields[side], ops.Filter):
+                    fields["cond"], fields[side] = fields[side].cond, fields[side].pattern
+            left = op(**fields)
         return left
 
     def triples_block(self, tree: Tree):
@@ -1106,45 +1091,40 @@ class _Query:
         return self.expr(tree.children[1])
 
     def within(self, tree: Tree):
-        keyword, string = tree.children[0], tree.children[1]
-        lexical = _string_value(string, self.file.filename)
-        if len(tree.children) == 3:
-            datatype = self.iri(tree.children[2])
-            if datatype != terms.XSD_DURATION:
-                raise self.error(f"WITHIN takes an xsd:duration, not a literal of type <{datatype}>",
-                                 tree.children[2])
-        try:
-            months, millis = terms.parse_duration(lexical)
-        except terms.TermError:
-            raise self.error(f"WITHIN needs a duration such as \"PT30M\" or \"P1D\", "
-                             f"not \"{lexical}\"", string) from None
-        if months < 0 or millis < 0 or (months, millis) == (0, 0):
-            raise self.error(f"WITHIN needs a positive duration, not \"{lexical}\"", string)
+        string = tree.children[1]
+        lexical = self.duration(tree, "WITHIN", "\"PT30M\"", fixed=False)[0]
         limit = Const(terms.canonical(terms.literal(lexical, terms.XSD_DURATION)))
         return Call("<", Call("getDURATION"), limit, pos=self.pos(string))  # binarize checks its length
 
     def deadline(self, tree: Tree) -> int:
-        """NOTSEQ's duration, in ms: positive, and without months or years,
-        which have no fixed length (a deadline is an instant)."""
+        """NOTSEQ's duration, in ms: without months or years, which have no
+        fixed length (a deadline is an instant)."""
+        return self.duration(tree, "NOTSEQ", "\"PT10M\"", fixed=True)[1]
+
+    def duration(self, tree: Tree, keyword: str, example: str, fixed: bool) -> tuple:
+        """(lexical form, ms) of the positive xsd:duration after WITHIN or
+        NOTSEQ (`KEYWORD "lexical"[^^xsd:duration]`); `fixed`: months and
+        years, which have no fixed length, are refused."""
         string = tree.children[1]
         lexical = _string_value(string, self.file.filename)
         if len(tree.children) == 3:
             datatype = self.iri(tree.children[2])
             if datatype != terms.XSD_DURATION:
-                raise self.error(f"NOTSEQ takes an xsd:duration, not a literal of type <{datatype}>",
+                raise self.error(f"{keyword} takes an xsd:duration, not a literal of type <{datatype}>",
                                  tree.children[2])
         try:
             months, millis = terms.parse_duration(lexical)
         except terms.TermError:
-            raise self.error(f"NOTSEQ needs a duration such as \"PT10M\" or \"P1D\", "
+            raise self.error(f"{keyword} needs a duration such as {example} or \"P1D\", "
                              f"not \"{lexical}\"", string) from None
-        if months:
-            raise self.error(f"NOTSEQ needs a duration of fixed length: \"{lexical}\" has months or "
+        if fixed and months:
+            raise self.error(f"{keyword} needs a duration of fixed length: \"{lexical}\" has months or "
                              f"years (write days instead, such as \"P30D\")", string)
-        if millis <= 0:
-            raise self.error(f"NOTSEQ needs a positive duration, not \"{lexical}\"", string)
-        limits.check_duration(millis, f'"{lexical}"', self.pos(string))
-        return millis
+        if months < 0 or millis < 0 or (months, millis) == (0, 0):
+            raise self.error(f"{keyword} needs a positive duration, not \"{lexical}\"", string)
+        if fixed:
+            limits.check_duration(millis, f'"{lexical}"', self.pos(string))
+        return lexical, millis
 
     # ---- expressions (SPARQL 17, paper section 3)
 

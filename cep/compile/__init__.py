@@ -17,9 +17,9 @@ from cep.algebra import sexpr
 from cep.algebra.limits import deep
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
-from cep.compile.expr import USER_PROLOG
-from cep.compile.program import (QueryLayout, answer_width, compile_plan, count_streams, is_streamed, program_hash,
-                                 unbounded_state)
+from cep.compile.leaves import count_streams, is_streamed
+from cep.compile.program import compile_plan, program_hash, unbounded_state
+from cep.compile.projection import QueryLayout, answer_width
 from cep.compile.windows import check_windows
 from cep.limits import Limits
 from cep.user_prolog import calls, check_calls
@@ -81,11 +81,7 @@ def compile_queries(queries, background=None, prolog=None, limits=None) -> Compi
     check_windows(queries, (limits or Limits()).window_evaluations)
     chaining = analyse(queries, background.schema if background is not None else None)
     plan = binarize(queries)
-    token = USER_PROLOG.set(prolog)
-    try:
-        items, layouts = compile_plan(plan, background, chaining)
-    finally:
-        USER_PROLOG.reset(token)
+    items, layouts = compile_plan(plan, background, chaining, prolog)
     body = pl.write_program(items)
     uses_user = prolog is not None and next(calls(queries), None) is not None
     return CompiledRules("cep_rs_" + program_hash(body), body, tuple(layouts), queries, plan, chaining,
@@ -123,7 +119,7 @@ def describe_plan(plan: Plan) -> str:
             t = node.triple
             head = f"e{node.id} = triple {sexpr.slot(t.s)} {sexpr.slot(t.p)} {sexpr.slot(t.o)}"
         else:
-            head = f"e{node.id} = {node.op}(e{node.left}, e{node.right})"
+            head = f"e{node.id} = {node.op.spec.sexpr}(e{node.left}, e{node.right})"
             if node.key:
                 extra.append("key: " + " ".join(str(v) for v in node.key))
             if node.deadline is not None:

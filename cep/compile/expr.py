@@ -11,8 +11,7 @@ nothing from a query is ever called as a goal.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
-from contextvars import ContextVar
+from dataclasses import dataclass, replace
 
 from cep import prolog as pl
 from cep import terms
@@ -23,14 +22,6 @@ from cep.runtime.session import session
 VALUES = "cep_values"
 RUNTIME = "cep_runtime"
 USER = "cep_user"
-# The UserProlog (cep/user_prolog.py) whose predicates the rules being
-# compiled call; compile_queries sets it around the whole compilation, so
-# the compilers of every operator see it without passing it along.
-USER_PROLOG = ContextVar("cep_user_prolog", default=None)
-# The indexes of the queries whose expressions are being compiled (those a
-# plan node is part of): a REGEX that PCRE gives up on reports them
-# (cep_values:cep_regex/3), so the run's warning names the queries.
-QUERIES = ContextVar("cep_expression_queries", default=())
 ARITH = {"+": "cep_add", "-": "cep_sub", "*": "cep_mul", "/": "cep_div"}
 COMPARE = {"=", "!=", "<", ">", "<=", ">="}
 FN_CALLS = {
@@ -40,14 +31,20 @@ FN_CALLS = {
 }
 
 
-@contextmanager
-def for_queries(indexes):
-    """Compile expressions of the queries of these indexes (QUERIES)."""
-    token = QUERIES.set(tuple(indexes))
-    try:
-        yield
-    finally:
-        QUERIES.reset(token)
+@dataclass(frozen=True)
+class Scope:
+    """What the expressions of a clause are compiled against: `user`, the
+    UserProlog (cep/user_prolog.py) whose predicates they may call (None:
+    no --prolog files), and `queries`, the indexes of the queries they
+    belong to (those a plan node is part of): a REGEX that PCRE gives up
+    on reports them (cep_values:cep_regex/3), so the run's warning names
+    the queries."""
+
+    user: object = None
+    queries: tuple = ()
+
+    def of(self, queries) -> "Scope":
+        return replace(self, queries=tuple(queries))
 
 
 def conj(goals):
@@ -105,13 +102,14 @@ def _chain(e) -> list:
 class ExprCompiler:
     """Compiles expressions of one clause. `env` maps algebra variables to
     Prolog variables; `start`/`end` are the Prolog variables of the interval
-    the time functions read."""
+    the time functions read; `scope` (Scope) what the expressions may call."""
 
-    def __init__(self, env: dict, start: pl.Var, end: pl.Var, fresh):
+    def __init__(self, env: dict, start: pl.Var, end: pl.Var, fresh, scope: Scope):
         self.env = env
         self.start = start
         self.end = end
         self.fresh = fresh  # () -> new pl.Var
+        self.scope = scope
 
     def filter_goal(self, expr) -> pl.Term:
         """A goal that succeeds iff the expression's effective boolean value is true."""
@@ -242,7 +240,7 @@ class ExprCompiler:
                 goals += g
                 values.append(v)
             if name == "regex":  # an error where PCRE gives up, noted for a warning
-                return goals + [q(VALUES, "cep_regex", pl.PList(list(QUERIES.get())), pl.PList(values), r)], r
+                return goals + [q(VALUES, "cep_regex", pl.PList(list(self.scope.queries)), pl.PList(values), r)], r
             fn = (
                 pl.Struct("cast", pl.Atom(name[len(ops.CAST_PREFIX):]))
                 if name.startswith(ops.CAST_PREFIX)
@@ -272,7 +270,7 @@ class ExprCompiler:
         module fixed here: a function's value is R converted back, a
         test's is whether the goal succeeds (once); an exception, a failed
         function or a result with no RDF form is an error."""
-        user = USER_PROLOG.get()
+        user = self.scope.user
         name, n = e.name[len(ops.USER_PREFIX):], len(e.args)
         kind = user.kind(name, n) if user is not None else None
         if kind is None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.compile.expr import ExprCompiler, conj, for_queries, ite, q
+from cep.compile.expr import conj, ite, q
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -30,8 +30,9 @@ DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast",
 
 
 def window_items(plan, chaining, vars_of) -> list:
-    """The clauses of every windowed query of the plan; `vars_of()`
-    makes a clause's variables (cep.compile.program._Vars)."""
+    """The clauses of every windowed query of the plan; `vars_of(index)`
+    makes the variables of a clause of the query of that index
+    (cep.compile.clauses.Vars)."""
     indexes = [i for i, out in enumerate(plan.outputs) if out.query.window is not None]
     if not indexes:
         return []
@@ -66,8 +67,7 @@ def window_items(plan, chaining, vars_of) -> list:
     clauses = []
     for i in indexes:
         query = plan.outputs[i].query
-        with for_queries((i,)):
-            clauses += _query_items(i, query, plan.node(plan.outputs[i].root), vars_of)
+        clauses += _query_items(i, query, plan.node(plan.outputs[i].root), lambda i=i: vars_of(i))
     clauses += [_feed_clause(i, plan.outputs[i].query) for i in feeding]
     # each predicate's clauses together, queries in order
     order = {}
@@ -200,7 +200,7 @@ def _args_clause(head_args, vs, v, aggregates, single=False):
     solution, val(Value) or err (an error or unbound value); COUNT(*)
     counts every solution."""
     ts, te = pl.Var("Ts"), pl.Var("Te")
-    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    ec = vs.expressions(ts, te)
     goals, out = [], []
     for agg in aggregates:
         a = vs.fresh()
@@ -252,7 +252,7 @@ def _extended_row(index, query, root, vars_of):
 
 def _row_clause(head, vs, ts, te, goals, query):
     """HAVING (or AGGREGATE's FILTERs), then the projection's fields."""
-    ec = ExprCompiler(dict(vs.names), ts, te, vs.fresh)
+    ec = vs.expressions(ts, te)
     goals = list(goals)
     for cond in query.grouping.having:
         goals.append(ec.filter_goal(cond))

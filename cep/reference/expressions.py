@@ -372,13 +372,6 @@ def equal(a: Val, b: Val) -> bool:
     return False
 
 
-def less(a: Val, b: Val) -> bool:
-    if not _comparable(a, b):
-        raise ExprError(f"cannot order {a.term} and {b.term}")
-    x, y = _ordered(a, b)
-    return x < y
-
-
 def _cmp(op):
     def f(a, b):
         if op == "=":

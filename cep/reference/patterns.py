@@ -188,31 +188,48 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _joins(_eval(op.left, S, left[0], watch), _eval(op.right, S, right[0], watch),
                       lambda a, b: True)
     left, right = _timed(*left, S, watch), _timed(*right, S, watch)
-    if isinstance(op, ops.SeqJoin):
-        return _joins(left, right, lambda a, b: a[2] < b[1])
-    if isinstance(op, ops.EqJoin):
-        return _joins(left, right, _same_interval)
-    if isinstance(op, ops.LeftJoin):
-        # the optional part ends no later than the mandatory one
-        return _optional(left, right, op.cond, lambda m, o: o[2] <= m[2])
-    if isinstance(op, ops.SeqRightJoin):
-        # `left` is the optional part; it ends strictly before the mandatory one starts
-        return _optional(right, left, op.cond, lambda m, o: o[2] < m[1])
-    if isinstance(op, ops.EqLeftJoin):
-        return _optional(left, right, op.cond, _same_interval)
+    if type(op) in RELATIONS:
+        return _joins(left, right, RELATIONS[type(op)])
+    if type(op) in OPTIONALS:
+        side, when = OPTIONALS[type(op)]
+        mandatory, optional = (right, left) if side == "left" else (left, right)
+        return _optional(mandatory, optional, op.cond, when)
     if isinstance(op, ops.SeqAbsence):
         return _absence(left, right, op, S)
     raise TypeError(f"not an algebra operator: {op!r}")
+
+
+def _same_interval(a, b) -> bool:
+    return a[1] == b[1] and a[2] == b[2]
+
+
+# The temporal joins: the merges of the compatible pairs (a left solution
+# a, a right one b, both with an interval) whose intervals are related so
+RELATIONS = {
+    ops.SeqJoin: lambda a, b: a[2] < b[1],
+    ops.EqJoin: _same_interval,
+    # Allen's relations of a's interval to b's (docs/language.md)
+    ops.During: lambda a, b: b[1] < a[1] and a[2] < b[2],
+    ops.Starts: lambda a, b: a[1] == b[1] and a[2] < b[2],
+    ops.Finishes: lambda a, b: a[2] == b[2] and b[1] < a[1],
+    ops.Meets: lambda a, b: a[2] == b[1],
+    ops.Overlaps: lambda a, b: a[1] < b[1] < a[2] < b[2],
+}
+# The optional operators: (the optional operand, the relation of a
+# mandatory solution m and an optional one o for them to be joined)
+OPTIONALS = {
+    # the optional part ends no later than the mandatory one
+    ops.LeftJoin: ("right", lambda m, o: o[2] <= m[2]),
+    # the optional left part ends strictly before the mandatory one starts
+    ops.SeqRightJoin: ("left", lambda m, o: o[2] < m[1]),
+    ops.EqLeftJoin: ("right", _same_interval),
+}
 
 
 def _timed(at, op, S, watch) -> set:
     """The solutions of an operand of a temporal operator: the timeless
     ones relate to nothing in time."""
     return {x for x in _eval(op, S, at, watch) if x[1] is not None}
-
-
-def _same_interval(a, b) -> bool:
-    return a[1] == b[1] and a[2] == b[2]
 
 
 def _match(slot, term, mu: dict) -> bool:

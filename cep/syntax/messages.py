@@ -22,7 +22,7 @@ from functools import lru_cache
 from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
-from cep.algebra.ops import Pos
+from cep.algebra.ops import KEYWORDS, Pos
 from cep.errors import QueryError
 
 END = "$END"
@@ -51,7 +51,7 @@ LITERAL = {"STRING", "NUMBER", "SIGNED_NUMBER", "TRUE", "FALSE"}
 BLANK = {"BLANK_NODE_LABEL", "ANON", "LSQB"}
 OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "GT", "LE", "GE", "PLUS", "MINUS", "STAR",
              "SLASH", "IN", "NOT"}
-CHAIN_OPS = {"UNION", "SEQ", "EQUALS", "OPTIONALSEQ", "EQUALSOPTIONAL", "NOTSEQ"}
+CHAIN_OPS = set(KEYWORDS)  # the operators written between two groups
 QUERY_START = {"SELECT", "CONSTRUCT", "DELETE", "INSERT", "REGISTER", "PREFIX", "BASE", "ANNOTATION"}
 HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED",  # recognized only to be rejected
           "RSTREAM", "ISTREAM", "DSTREAM"}  # optional words that would crowd a message

@@ -149,11 +149,15 @@ def _condition(draw, names, depth):
 
 # ---------------------------------------------------------------- patterns
 
-BINARY = [ops.SeqJoin, ops.EqJoin, ops.SeqRightJoin, ops.EqLeftJoin, ops.LeftJoin, ops.Join, ops.Union_,
-          ops.SeqAbsence]
+BINARY = list(ops.BINARY)
 # NOTSEQ is refused (by the engine and the reference) with rule chaining and updates
-WITHOUT_ABSENCE = [cls for cls in BINARY if cls is not ops.SeqAbsence]
-WITHOUT_LEFT_JOINS = [ops.SeqJoin, ops.EqJoin, ops.SeqRightJoin, ops.Join, ops.Union_]
+WITHOUT_ABSENCE = [cls for cls in BINARY if not cls.spec.negated]
+# without the operators whose optional part is on the right (OPTIONAL,
+# EQUALSOPTIONAL: decided at the end of the instant) nor NOTSEQ
+WITHOUT_LEFT_JOINS = [cls for cls in WITHOUT_ABSENCE if cls.spec.optional != "right"]
+# Allen's interval relations, and operators to combine them with
+INTERVAL_RELATIONS = [ops.During, ops.Starts, ops.Finishes, ops.Meets, ops.Overlaps]
+WITH_INTERVAL_RELATIONS = INTERVAL_RELATIONS + [ops.Join, ops.SeqJoin, ops.Union_, ops.SeqRightJoin, ops.LeftJoin]
 
 
 SUBJECT_SLOTS = [ops.Var("s"), ops.Var("t"), ops.Var("s"), ops.Var("t")] + SUBJECTS[:2]
@@ -191,19 +195,15 @@ def patterns(draw, depth: int = 3, operators=tuple(BINARY)):
 
 
 def _operator(draw, cls, left, right):
-    if cls is ops.SeqAbsence:  # a deadline in the streams' ms, and sometimes the right group's filter
-        cond = None
+    fields = {"left": left, "right": right}
+    if cls.spec.negated:  # a deadline in the streams' ms
+        fields["deadline_ms"] = draw(st.sampled_from([1, 2, 3, 5]))
+    if cls.spec.conditioned:  # sometimes the condition (the optional or negated group's filter)
+        fields["cond"] = None
         if draw(st.integers(0, 2)) == 0:
             names = sorted(set(_numeric_vars(left)) | set(_numeric_vars(right)))
-            cond = _condition(draw, names, 1)
-        return cls(left, right, draw(st.sampled_from([1, 2, 3, 5])), cond)
-    if cls in ops.OPTIONAL_OPS:
-        cond = None
-        if draw(st.integers(0, 2)) == 0:
-            names = sorted(set(_numeric_vars(left)) | set(_numeric_vars(right)))
-            cond = _condition(draw, names, 1)
-        return cls(left, right, cond)
-    return cls(left, right)
+            fields["cond"] = _condition(draw, names, 1)
+    return cls(**fields)
 
 
 @st.composite
@@ -306,7 +306,7 @@ def closure_is_finite(queries) -> bool:
 
 
 @st.composite
-def chained_rule_sets(draw):
+def chained_rule_sets(draw, operators=tuple(WITHOUT_ABSENCE)):
     """Two or three CONSTRUCT rules whose templates derive triples of the
     stream's own predicates (or of the predicate a pattern bound), so that
     the rules read each other's triples and their own, at the instant they
@@ -315,7 +315,7 @@ def chained_rule_sets(draw):
     stream, so the closure is finite. (A rule set that is not stratified
     is refused by the engine and the reference alike; tests skip it.)"""
     rules = []
-    plain = tuple(WITHOUT_ABSENCE)
+    plain = tuple(operators)
     for n in range(draw(st.integers(2, 3))):
         base = draw(st.one_of(queries(depth=2, operators=plain), operator_queries(plain)))
         names = sorted(v.name for v in ops.variables(base.pattern) if not v.name.startswith("_:"))

@@ -43,8 +43,8 @@ def test_bgp_becomes_left_deep_joins_without_cross_products():
     text = describe_plan(plan)
     assert [n.triple.p for n in plan.nodes if isinstance(n, Leaf)] == [iri("a"), iri("b"), iri("c")]
     first, second = steps(plan)
-    assert first.op == "join" and first.key == (k,)
-    assert second.op == "join" and second.key == (z,)
+    assert first.op is ops.Join and first.key == (k,)
+    assert second.op is ops.Join and second.key == (z,)
     assert "query q <- e4" in text
 
 
@@ -119,7 +119,7 @@ def test_identical_steps_across_queries_are_shared():
     q1 = select(ops.SeqJoin(seq, ops.BGP((t(k, "c", z),))), name="q1")
     q2 = select(ops.EqJoin(seq, ops.BGP((t(k, "d", z),))), name="q2")
     plan = binarize([q1, q2])
-    seqs = [n for n in steps(plan) if n.op == "seq"]
+    seqs = [n for n in steps(plan) if n.op is ops.SeqJoin]
     assert len([n for n in seqs if n.left < 2 and n.right < 2]) == 1  # a;b built once
     assert len([n for n in plan.nodes if isinstance(n, Leaf)]) == 4
     assert len(plan.consumers(seqs[0].id)) == 2
@@ -138,9 +138,26 @@ def test_union_passes_filters_and_windows_into_both_branches():
         ops.SeqJoin(ops.BGP((t(k, "a", x),)), ops.BGP((t(k, "b", y),))),
         ops.SeqJoin(ops.BGP((t(k, "c", x),)), ops.BGP((t(k, "d", y),)))))
     plan = binarize([select(pattern)])
-    seqs = [n for n in steps(plan) if n.op == "seq"]
-    union = next(n for n in steps(plan) if n.op == "union")
+    seqs = [n for n in steps(plan) if n.op is ops.SeqJoin]
+    union = next(n for n in steps(plan) if n.op is ops.Union_)
     # the interval filter is evaluated on each branch's own interval; the
     # duration bound became the window check and is not evaluated again
     assert all(s.filters == (early,) and s.window == 999 for s in seqs)
     assert union.filters == () and union.key == ()
+
+
+@pytest.mark.parametrize("make", [
+    lambda opt, mand: ops.SeqRightJoin(opt, mand),
+    lambda opt, mand: ops.LeftJoin(mand, opt),
+    lambda opt, mand: ops.EqLeftJoin(mand, opt),
+    lambda opt, mand: ops.SeqAbsence(mand, opt, 5),
+], ids=["optionalseq", "optional", "equalsoptional", "notseq"])
+def test_a_filter_without_variables_goes_to_the_mandatory_operand_only(make):
+    """A conjunct every operand binds (it has no variables) filters the
+    mandatory operand: on the optional (or negated) one it would change
+    which solutions stand alone."""
+    const = ops.Call("=", ops.Const(f'"2"^^<{XSD}integer>'), ops.Const(f'"3"^^<{XSD}integer>'))
+    opt, mand = t(k, "opt", z), t(k, "m", x)
+    plan = binarize([select(ops.Filter(const, make(opt, mand)))])
+    leaves = {n.triple: n for n in plan.nodes if isinstance(n, Leaf)}
+    assert leaves[mand].filters == (const,) and leaves[opt].filters == ()

@@ -1,5 +1,5 @@
 """Rule chaining (the paper's Q-closure): CONSTRUCT triples fed back as
-events (cep/algebra/chaining.py, cep/compile/program.py _derivations,
+events (cep/algebra/chaining.py, cep/compile/derivations.py,
 prolog/cep_runtime.pl). The golden cases chain_* and paper_q4_q2 hold the
 hand-checked answers; the property test compares random rule sets with the
 reference."""

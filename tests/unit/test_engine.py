@@ -298,7 +298,7 @@ def _count(engine, goal):
 
 def _store_size(engine):
     module = engine.module
-    names = [f"g{n.id}_l" for n in engine.compiled.plan.nodes if getattr(n, "op", None) == "seq"]
+    names = [f"g{n.id}_l" for n in engine.compiled.plan.nodes if getattr(n, "op", None) is ops.SeqJoin]
     total = 0
     for name in names:
         (result,) = list(engine.session.prolog.query(f"aggregate_all(count, {module}:{name}(_,_,_,_,_), C)"))

@@ -22,7 +22,7 @@ from cep import prolog as pl
 from cep.algebra import ops
 from cep.background.knowledge import load_background
 from cep.compile import compile_queries, state_warnings
-from cep.compile.program import path_term
+from cep.compile.leaves import path_term
 from cep.engine import Engine
 from cep.errors import EngineError, QueryError
 from cep.events import Event
@@ -378,7 +378,7 @@ def test_a_time_window_bounds_its_patterns_partial_matches():
     got = engine.push([ev("k", "a", "x", T0), ev("k", "b", "y", T0 + 20_000), ev("k", "a", "x", T0 + 21_000),
                        ev("k", "b", "y", T0 + 22_000)]) + engine.flush()
     assert {dict(a.bindings)["n"] for a in got} == {num(1)}
-    assert [n.window for n in engine.compiled.plan.nodes if getattr(n, "op", None) == "seq"] == [9_999]
+    assert [n.window for n in engine.compiled.plan.nodes if getattr(n, "op", None) is ops.SeqJoin] == [9_999]
     # and no partial match is left once event time is past them
     assert not engine.advance(T0 + 60_000)
 

@@ -1,22 +1,29 @@
-"""Every operator of the algebra is supported by every stage: it has a text
-form, the parser produces it, the binarizer and the compiler handle it, the
-reference evaluator knows it, the property tests generate it and a golden
-test exercises it. A new operator class that misses a stage fails here."""
+"""Every operator of the algebra is supported by every stage: its table
+entry (ops.Operator) holds every decision, the parser produces it from its
+keyword, its text form reads back, the binarizer and the compiler handle
+it, the reference evaluator knows it and agrees with the engine on events
+that last (not only points), the property tests generate it and a golden
+test exercises it. A new operator that misses any of these fails here."""
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from cep import reference
 from cep.algebra import ops, sexpr
+from cep.compile.steps import BUILDERS
 from cep.engine import Engine
 from cep.events import Event
+from cep.reference import patterns
+from cep.rules import parse_rules
 from tests.property import strategies
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+GRAMMAR = Path(ops.__file__).resolve().parents[1] / "syntax" / "epsparql.lark"
 EX = "http://example.org/"
 
-# the operators of the paper and the EP-SPARQL text that yields each
+# the EP-SPARQL text that yields each operator
 SYNTAX = {
     ops.Join: "{ { ?k :a ?x } { ?k :b ?y } }",
     ops.Union_: "{ ?k :a ?x } UNION { ?k :b ?y }",
@@ -25,9 +32,28 @@ SYNTAX = {
     ops.EqJoin: "{ ?k :a ?x } EQUALS { ?k :b ?y }",
     ops.SeqRightJoin: "{ ?k :a ?x } OPTIONALSEQ { ?k :b ?y }",
     ops.EqLeftJoin: "{ ?k :a ?x } EQUALSOPTIONAL { ?k :b ?y }",
-    ops.SeqAbsence: '{ ?k :a ?x } NOTSEQ "PT0.001S" { ?k :b ?y FILTER (?y > 2) }',
+    ops.SeqAbsence: '{ ?k :a ?x } NOTSEQ "PT0.002S" { ?k :b ?y FILTER (?y > 20) }',
+    ops.During: "{ ?k :a ?x } DURING { ?k :b ?y }",
+    ops.Starts: "{ ?k :a ?x } STARTS { ?k :b ?y }",
+    ops.Finishes: "{ ?k :a ?x } FINISHES { ?k :b ?y }",
+    ops.Meets: "{ ?k :a ?x } MEETS { ?k :b ?y }",
+    ops.Overlaps: "{ ?k :a ?x } OVERLAPS { ?k :b ?y }",
     ops.Filter: "{ ?k :a ?x } FILTER (?x > 1)",
 }
+
+# intervals [start, end] of the :a and :b events: among them, pairs in
+# each of the relations (points, equal intervals, nested, overlapping,
+# meeting, one after the other)
+A_EVENTS = [(1, 1), (2, 3), (1, 3), (2, 5), (0, 1), (6, 6)]
+B_EVENTS = [(1, 5), (3, 6), (4, 4), (2, 3), (9, 9)]
+
+
+def _events():
+    def event(p, i, start, end):
+        value = f'"{i}"^^<http://www.w3.org/2001/XMLSchema#integer>'
+        return Event(f"<{EX}k1>", f"<{EX}{p}>", value, start, end)
+    return ([event("a", i, s, e) for i, (s, e) in enumerate(A_EVENTS)]
+            + [event("b", 10 + i, s, e) for i, (s, e) in enumerate(B_EVENTS)])
 
 
 def test_the_list_covers_every_operator_class():
@@ -44,24 +70,62 @@ def _find(op, cls):
     return None
 
 
+@pytest.mark.parametrize("cls", ops.BINARY, ids=lambda c: c.__name__)
+def test_the_operator_has_every_decision(cls):
+    """Its own entry (not a base class's), every field decided, names
+    that no other operator has, a keyword the grammar knows."""
+    assert issubclass(cls, ops.Binary) and "spec" in vars(cls)
+    spec = cls.spec
+    assert isinstance(spec, ops.Operator)
+    assert spec.sexpr and ops.SEXPR_NAMES[spec.sexpr] is cls
+    assert spec.optional in (None, "left", "right")
+    assert spec.store in (None, "instant", "deadline", "window", "forever")
+    assert spec.kept or spec.store not in ("window", "forever"), "what the warning says it keeps"
+    assert len(spec.ends_last) == 2 and all(isinstance(x, bool) for x in spec.ends_last)
+    for test, x, y in spec.interval:
+        assert test in ("<", "<=", "=") and {x, y} <= {"s1", "e1", "s2", "e2"}
+    fields = {f.name for f in dataclasses.fields(cls)}
+    assert {"left", "right", "pos"} <= fields
+    assert ("cond" in fields) == (spec.conditioned is not None)
+    if spec.keyword is not None:
+        assert ops.KEYWORDS[spec.keyword] is cls
+        assert f'{spec.keyword}: "{spec.keyword}"i' in GRAMMAR.read_text(), "a terminal of the grammar"
+
+
+@pytest.mark.parametrize("cls", ops.BINARY, ids=lambda c: c.__name__)
+def test_every_stage_has_a_case_for_the_operator(cls):
+    assert cls in BUILDERS, "a clause builder (cep.compile)"
+    known = set(patterns.RELATIONS) | set(patterns.OPTIONALS) | {ops.Join, ops.Union_, ops.SeqAbsence}
+    assert cls in known, "its semantics in the reference evaluator"
+    assert cls in strategies.BINARY, "the property tests generate it"
+
+
 @pytest.mark.parametrize("cls", list(SYNTAX), ids=lambda c: c.__name__)
 def test_every_stage_handles_the_operator(cls):
-    from cep.rules import parse_rules
-
     (query,) = parse_rules(f"PREFIX : <{EX}>\nSELECT * WHERE {SYNTAX[cls]}", "checklist.rq")
     assert _find(query.pattern, cls), "the parser yields it"
-    text = sexpr.pattern(query.pattern)  # a text form
-    # binarize, compile and run it, and the reference evaluates it alike
-    events = [Event(f"<{EX}k1>", f"<{EX}a>", f'"{i}"^^<http://www.w3.org/2001/XMLSchema#integer>', i, i)
-              for i in (1, 2)]
-    events += [Event(f"<{EX}k1>", f"<{EX}b>", f'"{i}"^^<http://www.w3.org/2001/XMLSchema#integer>', i, i)
-               for i in (2, 3)]
+    text = sexpr.query(query)  # a text form, which reads back
+    assert sexpr.read_query(query.name, text) == query
+    # binarize, compile and run it, and the reference evaluates it alike,
+    # with answers, on events that last
+    events = _events()
     engine = Engine([query])
-    got = engine.push(events) + engine.flush()
+    got = engine.push(sorted(events, key=lambda e: e.end)) + engine.flush()
     expected = reference.evaluate([query], events)
     assert sorted(got) == sorted(expected) and expected
-    # the property tests generate it, and a golden test exercises it
-    if cls is not ops.Filter:
-        assert cls in strategies.BINARY
-    head = text.split()[0]
+    # a golden test exercises it
+    head = sexpr.pattern(query.pattern).split()[0]
     assert any(head in p.read_text() for p in (GOLDEN / "algebra").glob("*.sexpr")), head
+
+
+@pytest.mark.parametrize("cls", [c for c in ops.BINARY if c in patterns.RELATIONS], ids=lambda c: c.__name__)
+def test_the_interval_test_is_the_reference_relation(cls):
+    """The compiled interval test (Operator.interval) and the reference's
+    own definition agree on every pair of intervals within 0..4."""
+    compare = {"<": lambda a, b: a < b, "<=": lambda a, b: a <= b, "=": lambda a, b: a == b}
+    spans = [(s, e) for s in range(5) for e in range(s, 5)]
+    for s1, e1 in spans:
+        for s2, e2 in spans:
+            at = {"s1": s1, "e1": e1, "s2": s2, "e2": e2}
+            table = all(compare[test](at[x], at[y]) for test, x, y in cls.spec.interval)
+            assert table == patterns.RELATIONS[cls]((None, s1, e1), (None, s2, e2)), (s1, e1, s2, e2)

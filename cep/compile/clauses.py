@@ -1,0 +1,80 @@
+"""What every clause builder of the compiler uses: the runtime's modules,
+the atoms true and fail, a clause's variables, and the goals that key,
+window and filter a solution."""
+
+from __future__ import annotations
+
+from cep import prolog as pl
+from cep.algebra import ops
+from cep.compile.expr import ExprCompiler, Scope, ite
+
+
+RUNTIME = "cep_runtime"
+
+
+VALUES = "cep_values"
+
+
+PATHS = "cep_paths"
+
+
+A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
+
+
+class Vars:
+    """Prolog variable names for one clause, and the scope (Scope) its
+    expressions are compiled in."""
+
+    def __init__(self, scope: Scope):
+        self.names = {}
+        self.count = 0
+        self.scope = scope
+
+    def of(self, var: ops.Var) -> pl.Var:
+        if var not in self.names:
+            self.names[var] = pl.Var(f"X{len(self.names)}")
+        return self.names[var]
+
+    def fresh(self) -> pl.Var:
+        self.count += 1
+        return pl.Var(f"_G{self.count}")
+
+    def expressions(self, start, end) -> ExprCompiler:
+        """The compiler of the clause's expressions, the time functions
+        reading the interval [start, end]."""
+        return ExprCompiler(dict(self.names), start, end, self.fresh, self.scope)
+
+
+def tuple_term(vs: Vars, variables) -> pl.Term:
+    if not variables:
+        return A("v")
+    return pl.Struct("v", *[vs.of(v) for v in variables])
+
+
+def key_goal(vs: Vars, key, h: pl.Var):
+    """The index key of a store: the join variable's value where it is an
+    atom (an IRI: indexed as it is), else a hash of the join values. Keys
+    only pick candidates; unifying the stored values decides the match."""
+    if not key:
+        return pl.Struct("=", h, 0)
+    if len(key) == 1:
+        k = vs.of(key[0])
+        return ite(pl.Struct("atom", k), pl.Struct("=", h, k), pl.Struct("term_hash", k, h))
+    return pl.Struct("term_hash", pl.Struct("k", *[vs.of(v) for v in key]), h)
+
+
+def ok_goal(node, vs: Vars, ts: pl.Var, te: pl.Var, filters=None):
+    """Window and filters of a node (or the filters given), on the solution
+    (vars in vs, ts, te)."""
+    goals = []
+    if node.window is not None:
+        goals.append(pl.Struct("=<", pl.Struct("-", te, ts), node.window))
+    ec = vs.expressions(ts, te)
+    for f in node.filters if filters is None else filters:
+        goals.append(ec.filter_goal(f))
+    return goals
+
+
+def resource(term):
+    """An IRI (an atom) or a blank node (bn(Label)): not a literal."""
+    return pl.Struct(";", pl.Struct("atom", term), pl.Struct("=", term, pl.Struct("bn", pl.Var("_"))))

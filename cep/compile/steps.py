@@ -1,0 +1,459 @@
+"""The clauses of a binary step of the plan, one builder per operator
+(BUILDERS, keyed by the operator's class; paper, section 5, rules
+(11)-(15)): what happens when a solution of either operand occurs (store a
+goal, combine with stored goals), how long the stores keep goals
+(store_scope), and the hoisting of a SEQ filter's left-only parts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cep import prolog as pl
+from cep import terms
+from cep.algebra import ops
+from cep.binarize import Leaf, Step
+from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
+from cep.compile.expr import conj, ite, q
+from cep.compile.leaves import path_term
+from cep.compile.updates import LIVE
+
+
+BANDS = "_bands"  # suffix of a store's band list (see Band)
+
+
+@dataclass(frozen=True)
+class Hoist:
+    """Parts of a SEQ step's filters that only depend on its left operand
+    (`?price1 * 0.7` in `?price2 < ?price1 * 0.7`): computed once when a
+    left solution is stored as a goal, not again for every right solution
+    that meets it. `computed` pairs a stand-in variable with the
+    subexpression it stands for; `checks` are the step's filters that use
+    them (with the stand-ins), checked in the step's checking rule;
+    `rest` are the other filters, checked by the node as usual."""
+
+    computed: tuple
+    checks: tuple
+    rest: tuple
+    band: "Band | None" = None
+
+
+@dataclass(frozen=True)
+class Band:
+    """A range index on one value stored in a SEQ goal (a hoisted value or
+    a left variable): a filter that compares a variable of the right
+    operand with it (`?price2 < ?price1 * 0.7`, `?b > ?a`). The goals are
+    stored by join key and band of the hoisted value (cep_values:cep_band),
+    so a right solution visits only the goals whose band can pass the check
+    (those `above` its own value's band, or `below`), not every pending goal
+    of its key: the cost of a band join follows its matches, not the size
+    of its window (prolog/cep_runtime.pl, cep_band_admits/3)."""
+
+    hoisted: ops.Var
+    probe: ops.Var
+    direction: str  # "above" | "below"
+
+
+_BAND_DIRECTION = {  # (operator, the hoisted value is its right argument) -> the side it must lie on
+    ("<", True): "above", ("<=", True): "above", (">", True): "below", (">=", True): "below",
+    ("<", False): "below", ("<=", False): "below", (">", False): "above", (">=", False): "above",
+}
+
+
+def _band(checks, hoisted: set, probes: set) -> Band | None:
+    for c in checks:
+        if not (isinstance(c, ops.Call) and len(c.args) == 2):
+            continue
+        a, b = c.args
+        for stored, probe, right in ((b, a, True), (a, b, False)):
+            if stored in hoisted and probe in probes and (c.name, right) in _BAND_DIRECTION:
+                return Band(stored, probe, _BAND_DIRECTION[(c.name, right)])
+    return None
+
+
+def hoisting(plan, step) -> Hoist | None:
+    if step.op is not ops.SeqJoin or step.policy != "unrestricted" or not step.filters:
+        return None
+    left, right = plan.node(step.left), plan.node(step.right)
+    # values the merge cannot change: left-only variables and the join key
+    fixed = (set(left.vars) - set(right.vars)) | set(step.key)
+    computed = []
+
+    def rewrite(e):
+        if not isinstance(e, ops.Call):
+            return e
+        used = ops.expr_vars(e)
+        if used and used <= fixed and not ops.expr_uses(e, ops.TIME_FUNCTIONS):
+            for var, sub in computed:
+                if sub == e:
+                    return var
+            var = ops.Var(f".hoisted{len(computed)}")  # a name no query can write (ops.Var)
+            computed.append((var, e))
+            return var
+        return ops.Call(e.name, *[rewrite(a) for a in e.args])
+
+    checks, rest = [], []
+    for f in step.filters:
+        g = rewrite(f) if not ops.expr_vars(f) <= fixed else f
+        (checks if g != f else rest).append(g)
+    stored = {var for var, _ in computed} | (set(left.vars) - set(right.vars))
+    band = _band(checks + rest, stored, set(right.vars) - fixed)
+    if not computed and band is None:
+        return None
+    return Hoist(tuple(computed), tuple(checks), tuple(rest), band)
+
+
+def step_clauses(plan, step: Step, scope, hoist=None, graph=None):
+    """(clauses, store names, store scope, deferred check clause or None);
+    `graph`: the module of the background triples the joins read (LIVE:
+    the rules' live view of them), or None."""
+    left, right = plan.node(step.left), plan.node(step.right)
+    return BUILDERS[step.op](step, left, right, scope, hoist=hoist, plan=plan, graph=graph)
+
+
+def store_scope(step) -> str | None:
+    """How long a step keeps the solutions it stores: None, nothing
+    (UNION); "group", the instant (EQUALS, EQUALSOPTIONAL); "deadline",
+    each until its deadline (NOTSEQ); "window", until they are older than
+    the step's window (SEQ and joins under WITHIN, a getDURATION() bound or
+    a time-based window: swept); "forever", for the rest of the stream: a
+    SEQ's left side and a join's sides without a window, and the optional
+    part of OPTIONALSEQ and OPTIONAL, whose every solution is kept
+    (whether one ever occurred decides absence)."""
+    store = step.op.spec.store  # (ops.Operator)
+    if store == "instant":
+        return "group"
+    if store == "window":
+        return "forever" if step.window is None else "window"
+    return store
+
+
+def _store(step, side):
+    return f"g{step.id}_{side}"
+
+
+def _goal(name, h, v, ts, te, gen=None):
+    """A goal of a store; gen None matches any generation."""
+    return pl.Struct(name, h, pl.Var("_") if gen is None else gen, v, ts, te)
+
+
+def generation_ms(window: int) -> int:
+    """The length of a windowed store's generations (and of the sweep
+    period): a quarter window, so a goal is kept at most 1.5 windows."""
+    return max(window // 4, 1)
+
+
+def _generation(step, te, gen):
+    """Goals computing the generation of a goal that ends at te: windowed
+    stores are cut in generations (cep_expire drops them whole); the others
+    have the one generation 0."""
+    if step.window is None or step.op.spec.store == "instant":
+        return [pl.Struct("=", gen, 0)]
+    return [pl.Struct("is", gen, pl.Struct("div", te, generation_ms(step.window)))]
+
+
+def _union(step, left, right, scope, **_):
+    items = []
+    for side, child in (("l", left), ("r", right)):
+        vs = Vars(scope)
+        ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
+        head = pl.Struct(f"s{step.id}_{side}", tuple_term(vs, child.vars), ts, te, ans)
+        items.append(pl.Clause(head, (pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans),)))
+    return items, [], store_scope(step), None
+
+
+def _seq(step, left, right, scope, hoist=None, **_):
+    """SeqJoin: a left solution becomes a goal waiting for a right solution
+    that starts after it ends (rules (11) and (12))."""
+    n = step.id
+    store = _store(step, "l")
+    vs = Vars(scope)
+    ts1, te1, ts2, te2, h, ans, gen = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A", "G"))
+    lv, rv, out = tuple_term(vs, left.vars), tuple_term(vs, right.vars), tuple_term(vs, step.vars)
+    computing, checking, stored = [], [], lv
+    if hoist is not None:
+        # the goal carries the hoisted values (unbound where they are errors)
+        ec = vs.expressions(ts1, te1)
+        for var, sub in hoist.computed:
+            goals, value = ec.value(sub)
+            computing.append(ite(conj(goals), pl.Struct("=", vs.of(var), value), T))
+        stored = tuple_term(vs, tuple(left.vars) + tuple(var for var, _ in hoist.computed))
+        checking = ok_goal(step, vs, ts1, te2, hoist.checks)  # the window first: it is cheap
+    band = hoist.band if hoist is not None else None
+    key, indexing, probing, stores = h, [], [], [store + "/5"]
+    if band is not None:
+        # goals go under (join key, band of the hoisted value); see Band
+        bands, b, hb = store + BANDS, pl.Var("B"), pl.Var("HB")
+        key, stores = hb, stores + [bands + "/2"]
+        indexing = [q(VALUES, "cep_band", vs.of(band.hoisted), b),
+                    ite(pl.Struct(bands, h, b), T, pl.Struct("assertz", pl.Struct(bands, h, b))),
+                    q(RUNTIME, "cep_band_key", h, b, hb)]
+        probe = pl.Var("P")
+        probing = [q(VALUES, "cep_band", vs.of(band.probe), probe),
+                   pl.Struct(bands, h, b),
+                   q(RUNTIME, "cep_band_admits", A(band.direction), b, probe),
+                   q(RUNTIME, "cep_band_key", h, b, hb)]
+    insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
+        key_goal(vs, step.key, h),
+        *_generation(step, te1, gen),
+        *computing,
+        *indexing,
+        pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, key, stored, ts1, te1, gen)),
+        F))
+    goal = _goal(store, key, stored, ts1, te1)
+    before = interval_goals(step, ts1, te1, ts2, te2)
+    emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
+    if step.policy == "unrestricted":
+        body = (*probing, goal, *before, *checking, emit)
+    else:
+        ref = pl.Var("Ref")
+        pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), *before, pl.Struct(f"ok{n}", out, ts1, te2)]))
+        body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
+    check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
+    return [insert, check, _ok_clause(step, scope)], stores, store_scope(step), None
+
+
+INTERVAL_TESTS = {"<": "<", "<=": "=<", "=": "=:="}  # Operator.interval's comparisons in Prolog
+
+
+def interval_goals(step, s1, e1, s2, e2) -> list:
+    """The step's interval test (Operator.interval) on its left operand's
+    interval [s1, e1] and its right one's [s2, e2]."""
+    at = {"s1": s1, "e1": e1, "s2": s2, "e2": e2}
+    return [pl.Struct(INTERVAL_TESTS[test], at[x], at[y]) for test, x, y in step.op.spec.interval]
+
+
+def _join(step, left, right, scope, plan=None, graph=None, **_):
+    """Join (juxtaposition), EqJoin (EQUALS) and Allen's interval
+    relations: both sides store goals and probe the other side for a
+    partner whose interval passes the operator's test (Operator.interval;
+    for EQUALS only goals with the same interval match, so its goals live
+    for one group). With background knowledge,
+    a Join also takes the other side from the background graph, where it
+    matches there (_timeless): background triples are timeless, so the
+    solution keeps this side's interval."""
+    n = step.id
+    items = []
+    eq = step.op.spec.store == "instant"  # the same interval: its goals live for one instant
+    for side, other, mine, theirs in (("l", "r", left, right), ("r", "l", right, left)):
+        vs = Vars(scope)
+        ts1, te1, h, ans, gen = pl.Var("Ts1"), pl.Var("Te1"), pl.Var("H"), pl.Var("A"), pl.Var("G")
+        ts2, te2 = (ts1, te1) if eq else (pl.Var("Ts2"), pl.Var("Te2"))
+        myv, otherv, out = tuple_term(vs, mine.vars), tuple_term(vs, theirs.vars), tuple_term(vs, step.vars)
+        store_mine = _goal(_store(step, side), h, myv, ts1, te1, gen)
+        partner = _goal(_store(step, other), h, otherv, ts2, te2)
+        ts, te = (ts1, te1) if eq else (pl.Var("Ts"), pl.Var("Te"))
+        # the operands' intervals: this side's is [Ts1, Te1]
+        tested = interval_goals(step, ts1, te1, ts2, te2) if side == "l" else interval_goals(step, ts2, te2, ts1, te1)
+        span = [] if eq else tested + [
+            pl.Struct("is", ts, pl.Struct("min", ts1, ts2)), pl.Struct("is", te, pl.Struct("max", te1, te2))]
+        emit = pl.Struct(f"n{n}", out, ts, te, ans)
+        if step.policy == "unrestricted":
+            body = (pl.Struct("assertz", store_mine), partner, *span, emit)
+        else:
+            ref = pl.Var("Ref")
+            pick = pl.Struct("once", conj([pl.Struct("clause", partner, T, ref)] + span
+                                          + [pl.Struct(f"ok{n}", out, ts, te)]))
+            if step.policy == "chronological":
+                # a match consumes the partner; no match leaves this one waiting
+                body = (ite(pick, pl.Struct("erase", ref), conj([pl.Struct("assertz", store_mine), F])), emit)
+            else:
+                body = (pl.Struct("asserta", store_mine), pick, emit)
+        head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
+        if graph is not None and step.op.spec.timeless:
+            items += _timeless_clause(plan, step, side, mine, theirs, graph, scope)
+        items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
+    items.append(_ok_clause(step, scope))
+    return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], store_scope(step), None
+
+
+def _timeless_clause(plan, step, side, mine, theirs, module: str, scope) -> list:
+    """s<N>_<side>: a solution of `mine` joined with the solutions of
+    `theirs` in the background graph, keeping its own interval (none if
+    `theirs` has no background solutions)."""
+    vs = Vars(scope)
+    found = _timeless(plan, theirs, vs, module)
+    if found is None:
+        return []
+    ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
+    return [pl.Clause(pl.Struct(f"s{step.id}_{side}", tuple_term(vs, mine.vars), ts, te, ans),
+                      (*found, pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans)))]
+
+
+def _timeless(plan, node, vs: Vars, module: str):
+    """Goals that find the solutions of `node` in the background graph
+    (module:t/3, the RDFS closure), or None where it has none: a triple
+    pattern, or joins and unions of them, with their filters (in which
+    the time functions are errors: a background solution has no
+    interval), unless a filter bounds the node's duration (node.timed)."""
+    if node.timed:
+        return None
+    if isinstance(node, Leaf):
+        s, p, o = (vs.of(x) if isinstance(x, ops.Var) else x if isinstance(x, ops.Path) else terms.to_prolog(x)
+                   for x in (node.triple.s, node.triple.p, node.triple.o))
+        live = module == LIVE  # the rules' own t/3: the module is the context
+        if isinstance(p, ops.Path):
+            ends = "vars" if isinstance(node.triple.s, ops.Var) and isinstance(node.triple.o, ops.Var) else "term"
+            g = vs.fresh() if live else A(module)
+            goals = ([pl.Struct("context_module", g)] if live else []) + [
+                q(PATHS, "cep_path", g, path_term(p), A(ends), s, o)]
+        else:
+            goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
+    elif node.op.spec.timeless:
+        left = _timeless(plan, plan.node(node.left), vs, module)
+        right = _timeless(plan, plan.node(node.right), vs, module)
+        if node.op.spec.alternative:  # either side; a side with none adds nothing
+            sides = [conj(g) for g in (left, right) if g is not None]
+            if not sides:
+                return None
+            goals = [sides[0] if len(sides) == 1 else pl.Struct(";", *sides)]
+        elif left is None or right is None:
+            return None
+        else:
+            goals = left + right
+    else:
+        return None
+    # no interval: the time functions are errors (cep_values.pl)
+    ec = vs.expressions(A("timeless"), A("timeless"))
+    return goals + [ec.filter_goal(f) for f in node.filters]
+
+
+def _seqright(step, opt, mand, scope, **_):
+    """SeqRightJoin (OPTIONALSEQ): the optional left part, if any compatible
+    one ended before the mandatory part starts, is joined; otherwise the
+    mandatory part alone is a solution. Decided when the mandatory part
+    occurs, since every optional candidate has ended by then."""
+    n = step.id
+    store = _store(step, "l")
+    vs = Vars(scope)
+    ts1, te1, ts2, te2, h, ans = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "A"))
+    ov, mv, out = tuple_term(vs, opt.vars), tuple_term(vs, mand.vars), tuple_term(vs, step.vars)
+    insert = pl.Clause(pl.Struct(f"s{n}_l", ov, ts1, te1, pl.Var("_")),
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", _goal(store, h, ov, ts1, te1, 0)), F))
+    cond = _cond_goals(step, vs, ts1, te2)
+    match = conj([_goal(store, h, ov, ts1, te1), *interval_goals(step, ts1, te1, ts2, te2)] + cond)
+    alone = _alone(step, mand, vs, ts2, te2, ans)
+    joined = conj([match, pl.Struct(f"n{n}", out, ts1, te2, ans)])
+    check = pl.Clause(pl.Struct(f"s{n}_r", mv, ts2, te2, ans),
+                      (key_goal(vs, step.key, h), ite(pl.Struct("\\+", match), alone, joined)))
+    return [insert, check, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
+
+
+def _deferred_optional(step, mand, opt, scope, **_):
+    """EqLeftJoin (EQUALSOPTIONAL) and LeftJoin (OPTIONAL): the optional part
+    may still occur in the same group as the mandatory one, so the check
+    waits for the end of the group (rules (14)-(15) for the interval test)."""
+    n = step.id
+    eq = step.op.spec.store == "instant"
+    opt_store, pending = _store(step, "r"), f"d{n}"
+    vs = Vars(scope)
+    ts, te, ts1, te1, h, ans = (pl.Var(x) for x in ("Ts", "Te", "Ts1", "Te1", "H", "A"))
+    mv, ov, out = tuple_term(vs, mand.vars), tuple_term(vs, opt.vars), tuple_term(vs, step.vars)
+    wait = pl.Clause(pl.Struct(f"s{n}_l", mv, ts, te, pl.Var("_")),
+                     (pl.Struct("assertz", pl.Struct(pending, mv, ts, te)), F))
+    insert = pl.Clause(pl.Struct(f"s{n}_r", ov, ts1, te1, pl.Var("_")),
+                       (key_goal(vs, step.key, h), pl.Struct("assertz", _goal(opt_store, h, ov, ts1, te1, 0)), F))
+    if eq:
+        candidate = [_goal(opt_store, h, ov, ts, te)]
+        mts = ts
+        cond = _cond_goals(step, vs, ts, te)
+    else:
+        mts = pl.Var("MTs")
+        candidate = [_goal(opt_store, h, ov, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
+                     pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
+        cond = _cond_goals(step, vs, mts, te)
+    match = conj(candidate + cond)
+    alone = _alone(step, mand, vs, ts, te, ans)
+    joined = conj([match, pl.Struct(f"n{n}", out, mts, te, ans)])
+    check = pl.Clause(pl.Struct("$check", n, ans), (
+        pl.Struct("retract", pl.Struct(pending, mv, ts, te)),
+        key_goal(vs, step.key, h),
+        ite(pl.Struct("\\+", match), alone, joined)))
+    stores = [opt_store + "/5", pending + "/3"]
+    return [wait, insert, _ok_clause(step, scope)], stores, store_scope(step), check
+
+
+def _absence(step, left, right, scope, **_):
+    """SeqAbsence (NOTSEQ): a left solution waits as pending, with its
+    deadline, in p<N>(Key, Deadline, Values, Start, End); a right solution
+    that is compatible, satisfies the condition, starts after its end and
+    ends by the deadline removes it (right solutions are not stored: they
+    only remove pending ones that ended before they start). When event
+    time passes a deadline, '$absence_fire'/3 emits the pending solutions
+    due then as solutions of the node ending at the deadline. A node's
+    pending solutions are stored in the order of their ends, hence of
+    their deadlines: its first one is due first ('$absence_next'/2)."""
+    n = step.id
+    store = f"p{n}"
+    vs = Vars(scope)
+    ts1, te1, ts2, te2, h, d, ref = (pl.Var(x) for x in ("Ts1", "Te1", "Ts2", "Te2", "H", "D", "Ref"))
+    lv, rv = tuple_term(vs, left.vars), tuple_term(vs, right.vars)
+    pending = pl.Struct(store, h, d, lv, ts1, te1)
+    insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
+        key_goal(vs, step.key, h), pl.Struct("is", d, pl.Struct("+", te1, step.deadline)),
+        pl.Struct("assertz", pending), F))
+    found = conj([pl.Struct("clause", pending, T, ref), *interval_goals(step, ts1, te1, ts2, te2), pl.Struct("=<", te2, d)]
+                 + _cond_goals(step, vs, ts1, te2))
+    remove = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, pl.Var("_")), (
+        key_goal(vs, step.key, h), pl.Struct("forall", found, pl.Struct("erase", ref)), F))
+    fvs = Vars(scope)
+    v, ts, due, ans = tuple_term(fvs, step.vars), pl.Var("Ts"), pl.Var("Due"), pl.Var("A")
+    fire = pl.Clause(pl.Struct("$absence_fire", n, due, ans), (
+        pl.Struct("retract", pl.Struct(store, pl.Var("_"), due, v, ts, pl.Var("_"))),
+        pl.Struct(f"n{n}", v, ts, due, ans)))
+    first = pl.Var("D0")
+    nxt = pl.Clause(pl.Struct("$absence_next", n, d), (
+        pl.Struct(store, pl.Var("_"), first, pl.Var("_"), pl.Var("_"), pl.Var("_")),
+        A("!"), pl.Struct("=", d, first)))
+    return [insert, remove, fire, nxt, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
+
+
+def _cond_goals(step, vs, ts, te):
+    if step.cond is None:
+        return []
+    ec = vs.expressions(ts, te)
+    return [ec.filter_goal(step.cond)]
+
+
+def _alone(step, mand, vs, ts, te, ans):
+    """The mandatory solution alone: the optional part's variables stay unbound."""
+    values = []
+    for v in step.vars:
+        values.append(vs.of(v) if v in mand.vars else pl.Var(f"_U{len(values)}"))
+    out = pl.Struct("v", *values) if values else A("v")
+    return pl.Struct(f"n{step.id}", out, ts, te, ans)
+
+
+def _ok_clause(step, scope):
+    """ok<N>(Values, Start, End): N's window and filters hold (the consuming
+    policies test a candidate with it before they take it)."""
+    vs = Vars(scope)
+    ts, te = pl.Var("Ts"), pl.Var("Te")
+    head = pl.Struct(f"ok{step.id}", tuple_term(vs, step.vars), ts, te)  # names the variables first
+    return pl.Clause(head, tuple(ok_goal(step, vs, ts, te)) or (T,))
+
+
+# the clause builder of each operator: (step, left node, right node,
+# scope (cep.compile.expr.Scope), hoist=, plan=, graph=) -> (clauses, store names, store scope, deferred
+# check clause or None). An operator without one cannot be compiled.
+BUILDERS = {
+    ops.SeqJoin: _seq,
+    ops.Join: _join,
+    ops.EqJoin: _join,
+    ops.Union_: _union,
+    ops.SeqRightJoin: _seqright,
+    ops.EqLeftJoin: _deferred_optional,
+    ops.LeftJoin: _deferred_optional,
+    ops.SeqAbsence: _absence,
+    ops.During: _join,
+    ops.Starts: _join,
+    ops.Finishes: _join,
+    ops.Meets: _join,
+    ops.Overlaps: _join,
+}
+
+
+_missing = [cls.__name__ for cls in ops.BINARY if cls not in BUILDERS]
+
+
+if _missing:
+    raise TypeError(f"operators without a clause builder: {', '.join(_missing)}")
