@@ -79,13 +79,17 @@ close_due(M, ArgsText, Text) :-
     append(Fired, Rows, All),
     cep_answer_text(All, Text).
 
-count_instants(_, []).
-count_instants(M, [T, N|Rest]) :-
-    (   M:'$window'(_, count(_))
-    ->  assertz(M:'$wcount'(T, N))
+count_instants(M, Counts) :-
+    (   Counts = [_|_],
+        M:'$window'(_, count(_))
+    ->  assert_counts(Counts, M)
     ;   true
-    ),
-    count_instants(M, Rest).
+    ).
+
+assert_counts([], _).
+assert_counts([T, N|Rest], M) :-
+    assertz(M:'$wcount'(T, N)),
+    assert_counts(Rest, M).
 
 close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _)
