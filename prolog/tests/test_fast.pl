@@ -10,6 +10,8 @@
 :- use_module('../cep_values').         % cep_answer_text/2 writes values with cep_nt/2
 :- use_module('../cep_fast').
 :- use_module(library(plunit)).
+:- use_module(library(lists)).
+:- use_module(library(random)).
 
 items(Text, Next, Period, Ends, Items) :-
     findall(I, cep_batch_item(Text, Next, Period, Ends, I), Items).
@@ -72,3 +74,23 @@ test(forbidden) :-
     \+ cep_iri_forbidden(0'/).
 
 :- end_tests(cep_iri).
+
+:- begin_tests(cep_answer_text_decimals).
+
+%   The C writer's decimals against cep_nt/2 (the Prolog writer)
+test(decimals_as_cep_nt) :-
+    set_random(seed(11)),
+    findall(dec(R), ( between(1, 3000, _),
+                      Lo is -10**20, Hi is 10**20, random_between(Lo, Hi, N0), random_between(0, 25, A), random_between(0, 25, B),
+                      random_between(0, 3, Shift), N is N0 // 10**(Shift*6),
+                      R is N rdiv (2**A * 5**B) ), Random),
+    Fixed = [dec(0), dec(-1), dec(1r2), dec(-1r2), dec(1r1000000000000000000), dec(123456789012345678),
+             dec(-9223372036854775808), dec(9223372036854775807r1024), dec(1000000000000000000000000000000), dec(R70)],
+    R70 is 1r2**70,
+    append(Fixed, Random, Values),
+    forall(member(V, Values),
+           ( cep_fast:cep_answer_text([r(0, 1, 2, [V])], Text),
+             cep_nt(V, Expected),
+             format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
+
+:- end_tests(cep_answer_text_decimals).

@@ -134,16 +134,24 @@ def test_loading_a_rule_set_that_lacks_a_contract_predicate_is_an_error(engines)
 
 # ------------------------------------------------------------ the runtime's calls
 
+def _escape(text: str, i: int) -> int:
+    """The length of the escape sequence at text[i] (a backslash) in a
+    quoted item: ISO's \\xHH\\ ends with a backslash of its own."""
+    m = re.match(r"\\x[0-9a-fA-F]+\\?", text[i:])
+    return len(m.group()) if m else 2
+
+
 def _code(text: str) -> str:
     """Prolog text with its comments blanked out (quoted atoms and strings kept)."""
-    text = re.sub(r"0'(\\.|''|.)", "0", text)  # character codes: 0'a, 0''', 0'\n
+    text = re.sub(r"(?<![\w'])0'(\\.|''|.)", "0", text)  # character codes: 0'a, 0''', 0'\n
     out, i, quote = [], 0, None
     while i < len(text):
         c = text[i]
         if quote:
             if c == "\\":
-                out.append(text[i:i + 2])
-                i += 2
+                n = _escape(text, i)
+                out.append(text[i:i + n])
+                i += n
                 continue
             if c == quote:
                 quote = None
@@ -170,7 +178,7 @@ def _arguments(code: str, start: int) -> int:
         c = code[i]
         if quote:
             if c == "\\":
-                i += 1
+                i += _escape(code, i) - 1
             elif c == quote:
                 quote = None
         elif c in "'\"`":
