@@ -7,6 +7,8 @@
 - The runtime names no '$' predicate the contract does not list: the Prolog
   runtime library and the Python package (outside the compiler) are scanned
   for the '$name' atoms and strings they use, with the arity of each call.
+- The comments of prolog/ and the docs give each contract predicate an
+  arity the contract lists.
 - Every predicate Python calls through the session is exported by the
   module it calls it in.
 """
@@ -247,6 +249,20 @@ def test_the_runtime_calls_only_what_the_contract_lists():
                       if n not in NOT_PREDICATES and (n not in listed or a is not None and a not in listed[n]))
     unlisted += sorted(f"{f}: {n}" for n, f in python_uses() if n not in listed)
     assert not unlisted, "add them to prolog/cep_contract.pl: " + ", ".join(unlisted)
+
+
+def test_the_runtime_docs_give_the_contract_arities():
+    """Name/Arity of a contract predicate in the runtime's comments and docs
+    is one the contract lists ('$check'/1 was documented for '$check'/2)."""
+    listed = {}
+    for n, a, _ in contract():
+        listed.setdefault(n, set()).add(a)
+    texts = [*sorted((ROOT / "prolog").glob("*.pl")), *sorted((ROOT / "docs").glob("*.md"))]
+    wrong = sorted(f"{path.name}: {m.group(1)}/{m.group(2)}"
+                   for path in texts
+                   for m in re.finditer(r"'(\$[a-z_0-9]+)'/(\d+)", path.read_text(encoding="utf-8"))
+                   if m.group(1) in listed and int(m.group(2)) not in listed[m.group(1)])
+    assert not wrong, wrong
 
 
 def session_calls() -> set[tuple[str, str, int]]:
