@@ -300,3 +300,85 @@ test(bands) :-
     assertion(H1 == H2), assertion(H1 \== H3).
 
 :- end_tests(cep_small).
+
+%   A rule set of the given clauses and, for each predicate the contract
+%   requires of every rule set that the clauses do not name, a default
+%   that does nothing.
+rules_module(M, Clauses) :-
+    Defaults = [ '$sweep'-"'$sweep'(_, _).",
+                 '$clock'-"'$clock'(-4611686018427387904, 1).",
+                 '$absence_nodes'-"'$absence_nodes'([]).",
+                 '$absence_fire'-"'$absence_fire'(_, _, _) :- fail.",
+                 '$absence_next'-"'$absence_next'(_, _) :- fail.",
+                 '$chaining'-"'$chaining'(false).",
+                 '$check'-"'$check'(_, _) :- fail.",
+                 '$deferred'-"'$deferred'([]).",
+                 '$end_group'-"'$end_group'.",
+                 '$distinct'-":- dynamic('$distinct'/1).",
+                 '$instant_ends'-"'$instant_ends'(true)." ],
+    findall(D, ( member(Name-D, Defaults),
+                 format(string(Quoted), "~q", [Name]),
+                 \+ sub_string(Clauses, _, _, _, Quoted) ), Missing),
+    format(string(Head), ":- module(~w, [cep_event/6]).~n'$cep_rules'(~w).~n:- dynamic('$clock'/2).", [M, M]),
+    atomic_list_concat([Head, Clauses|Missing], '\n', Text),
+    cep_load(M, Text).
+
+:- begin_tests(cep_instants).
+
+test(deferred_check_at_the_end_of_an_instant) :-
+    % "an :a with no :b of its key at the same instant": a deferred check
+    rules_module(r_deferred, "
+:- dynamic([pend/3, seen/1]).
+cep_event(K, 'http://e/a', X, _, Te, _) :- assertz(pend(K, X, Te)), fail.
+cep_event(K, 'http://e/b', _, _, _, _) :- assertz(seen(K)), fail.
+'$deferred'([[1]]).
+'$check'(1, ans(0, v(X), T, T)) :- pend(K, X, T), \\+ seen(K).
+'$end_group' :- retractall(seen(_)), retractall(pend(_, _, _)).
+'$project'(0, v(X), _, _, [X]).
+"),
+    push(r_deferred, [e(k, a, x, 1), e(k, b, y, 1), e(j, a, z, 1), e(m, a, w, 2)], A),
+    line(0, 1, 1, [z], L1), line(0, 2, 2, [w], L2),
+    string_concat(L1, L2, Expected),
+    assertion(A == Expected),
+    assertion(\+ r_deferred:pend(_, _, _)).
+test(notseq_deadlines) :-
+    % "an :a with no :b of its key within 10 ms": each deadline an instant
+    % of its own, fired when event time passes it
+    rules_module(r_absence, "
+:- dynamic(due/3).
+cep_event(K, 'http://e/a', X, _, Te, _) :- D is Te + 10, assertz(due(K, X, D)), fail.
+cep_event(K, 'http://e/b', _, _, _, _) :- retractall(due(K, _, _)), fail.
+'$absence_nodes'([3]).
+'$absence_next'(3, D) :- aggregate_all(min(D0), due(_, _, D0), D).
+'$absence_fire'(3, D, ans(0, v(X), D, D)) :- retract(due(_, X, D)).
+'$deferred'([[fire(3)]]).
+'$project'(0, v(X), _, _, [X]).
+"),
+    push(r_absence, [e(k, a, x, 1), e(j, a, z, 3), e(j, b, y, 5)], A1),
+    assertion(A1 == ""),
+    push(r_absence, [e(m, a, w, 20)], A2),              % passes k's deadline 11
+    line(0, 11, 11, [x], L),
+    assertion(A2 == L),
+    cep_absence(r_absence, 100, Rows),                  % a watermark at 100: m's at 30
+    assertion(Rows == [r(0, 30, 30, ['http://e/w'])]).
+test(rule_chaining) :-
+    % a CONSTRUCT rule derives :c from :a; a query reads :c at the same instant
+    rules_module(r_chain, "
+:- dynamic(['$derived'/6, '$queued'/5]).
+cep_event(K, 'http://e/a', X, Ts, Te, _) :- cep_runtime:cep_queue(r_chain, 0, K, 'http://e/c', X, Ts, Te), fail.
+cep_event(_, 'http://e/c', X, Ts, Te, ans(1, v(X), Ts, Te)).
+'$chaining'(true).
+'$waiting'(_) :- fail.
+'$rule'(0, \"derive\").
+'$end_group' :- retractall('$derived'(_, _, _, _, _, _)).
+'$project'(1, v(X), _, _, [X]).
+"),
+    cep_set_limits(r_chain, "100 1000"),
+    push(r_chain, [e(k, a, x, 1), e(k, a, x, 1), e(j, a, z, 2)], A),
+    line(1, 1, 1, [x], L1), line(1, 2, 2, [z], L2),
+    string_concat(L1, L2, Expected),
+    assertion(A == Expected),
+    assertion(\+ r_chain:'$derived'(_, _, _, _, _, _)),
+    assertion(cep_contract_applies(r_chain, chaining)).
+
+:- end_tests(cep_instants).
