@@ -27,6 +27,8 @@
 
 :- module(cep_runtime,
           [ cep_load/2,          % +Module, +ProgramText
+            cep_load_background/2, % +Module, +TriplesText
+            cep_load_instances/2,  % +Module, +TriplesText
             cep_push/3,          % +Module, +EventsText, -AnswersText
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
@@ -54,6 +56,7 @@
 :- use_module(cep_values).
 :- use_module(cep_fast).
 :- use_module(cep_paths).      % called by compiled rules: cep_paths:cep_path/5
+:- use_module(cep_contract).   % what a compiled rule set defines for this module
 
 %!  cep_load(+Module, +ProgramText) is det.
 %
@@ -61,7 +64,8 @@
 %   again (the same module, whose name carries the hash of the rules) does
 %   nothing, so a worker that gets the same rules twice never duplicates
 %   clauses. A rule set that does not load cleanly raises an error instead
-%   of running half a rule set.
+%   of running half a rule set; one that lacks a predicate the runtime
+%   calls (cep_contract.pl) raises an error naming it.
 cep_load(Module, _Text) :-
     current_predicate(Module:'$cep_rules'/1),
     !.
@@ -77,9 +81,12 @@ cep_load(Module, Text) :-
     (   retract(load_error_seen(Error))
     ->  message_text(Error, Message),
         throw(error(cep_error(rules_do_not_load(Module, Message)), _))
-    ;   current_predicate(Module:'$cep_rules'/1)
-    ->  true
-    ;   throw(error(cep_error(not_a_rule_set(Module)), _))
+    ;   \+ current_predicate(Module:'$cep_rules'/1)
+    ->  throw(error(cep_error(not_a_rule_set(Module)), _))
+    ;   cep_contract_missing(Module, Missing),
+        Missing \== []
+    ->  throw(error(cep_error(incomplete_rule_set(Module, Missing)), _))
+    ;   true
     ).
 
 :- dynamic load_error_seen/1.
@@ -608,6 +615,8 @@ prolog:message(error(cep_error(derivation_limit(What, Rules, Te)), _)) -->
     derivation_limit(What, At, Derived).
 prolog:message(error(cep_error(not_a_rule_set(Module)), _)) -->
     [ 'cep: the text loaded as ~w is not a compiled rule set'-[Module] ].
+prolog:message(error(cep_error(incomplete_rule_set(Module, Missing)), _)) -->
+    [ 'cep: the compiled rule set ~w lacks ~q, which the runtime calls (prolog/cep_contract.pl)'-[Module, Missing] ].
 
 derivation_limit(rounds(Limit), At, Derived) -->
     [ 'at ~w the CONSTRUCT rules ~w derived new triples for ~D rounds: '-[At, Derived, Limit],

@@ -17,21 +17,10 @@
     window closes when event time passes it, whether or not an event of
     the same key arrives, and memory holds one window of solutions.
 
-    The rules module M provides, per windowed query Q:
-        '$window'(Q, Spec)       time(Range, Step, Every) or count(N)
-        '$wkind'(Q, Kind)        plain, group(Funcs) or extend(Funcs)
-        '$wreport'(Q, Report)    rstream, istream or dstream
-        '$wset'(Q)               the rows of an evaluation are a set
-        '$wkey'(Q, V, Key)       group: the group key of a solution
-        '$wargs'(Q, V, S, E, As) the aggregates' arguments (val(X) or err)
-        '$wrow'(Q, ...)          the row of a group (or an extended
-                                 solution): HAVING, then the projection
-        '$project'(Q, V, S, E, Fields)  plain: a solution's row
-    and the dynamic facts '$wsol'/7, '$wpart'/6 (the panes of grouped
-    queries over time-based windows), '$wgone'/2, '$wnext'/2 (the next evaluation
-    time), '$wlast'/2 (the rows of the last evaluation, for IStream and
-    DStream) and '$wcount'/2 (events per instant, for count windows): they
-    are part of the rule set's state (cep_runtime:cep_dump/2).
+    The predicates of the rules module this module calls, and the facts
+    it asserts there (part of the rule set's state, cep_runtime:cep_dump/2),
+    are listed in cep_contract.pl (those of the features windows, group,
+    extend, and '$wfeed'/3).
 */
 
 :- module(cep_window,
@@ -90,13 +79,17 @@ close_due(M, ArgsText, Text) :-
     append(Fired, Rows, All),
     cep_answer_text(All, Text).
 
-count_instants(_, []).
-count_instants(M, [T, N|Rest]) :-
-    (   M:'$window'(_, count(_))
-    ->  assertz(M:'$wcount'(T, N))
+count_instants(M, Counts) :-
+    (   Counts = [_|_],
+        M:'$window'(_, count(_))
+    ->  assert_counts(Counts, M)
     ;   true
-    ),
-    count_instants(M, Rest).
+    ).
+
+assert_counts([], _).
+assert_counts([T, N|Rest], M) :-
+    assertz(M:'$wcount'(T, N)),
+    assert_counts(Rest, M).
 
 close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _)

@@ -24,7 +24,9 @@ and for the rule set
                                indexed on the predicate; uleaf/6 those of
                                update rules);
     '$sweep'/2, '$check'/2, '$project'/5, ...
-                               what the runtime calls (RUNTIME_CONTRACT).
+                               what the runtime calls: every one is listed,
+                               with its arity and meaning, in
+                               prolog/cep_contract.pl (docs/runtime.md).
 
 The rules are nondeterministic and their solutions are the answers: an
 event's answers are all the ways cep_event/6 succeeds, each binding Answer
@@ -64,26 +66,6 @@ from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alon
 
 
 DEFAULT_SWEEP_MS = 1000
-
-# The predicates of a compiled module that the runtime calls
-# (prolog/cep_runtime.pl, prolog/cep_window.pl), with the rule sets that
-# define them (as clauses, or declared dynamic): every one, or those with
-# a feature. The runtime asks current_predicate/1 first where a rule set
-# may lack one (the window predicates: '$window'/2; '$wfeed'/3).
-RUNTIME_CONTRACT = {
-    "every rule set": (
-        "$cep_rules/1", "$clock/2", "$sweep/2", "$end_group/0", "$instant_ends/1", "$deferred/1", "$check/2",
-        "$project/5", "$distinct/1", "$chaining/1", "$absence_nodes/1", "$absence_fire/3", "$absence_next/2"),
-    "rule chaining": ("$derived/6", "$queued/5", "$waiting/1", "$rule/2"),
-    "windowed stores (WITHIN & co.)": ("$expired/2",),
-    "windows": (
-        "$window/2", "$wreport/2", "$wkind/2", "$wset/1", "$wsol/7", "$wpart/6", "$wrow/6", "$wcut/2",
-        "$wcount/2", "$wnext/2", "$wlast/2", "$wgone/2"),
-    "GROUP BY": ("$wkey/3", "$wargs/5"),
-    "C-SPARQL's AGGREGATE": ("$wkey/4", "$wargs/6"),
-    "windows fed back to rules": ("$wfeed/3",),
-}
-
 
 def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple[list, list]:
     """(program items, query layouts) for a plan; `background`

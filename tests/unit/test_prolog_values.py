@@ -1,10 +1,11 @@
-"""prolog/cep_values.pl: its plunit suite, and its N-Triples writer
+"""prolog/cep_values.pl: its N-Triples writer
 (cep_nt/2) checked character for character against cep.terms.canonical.
 
 The cross-check writes each term's Prolog encoding with
 cep.terms.prolog_text (the text the runtime receives), lets SWI-Prolog read
 it back and print cep_nt/2 of it, and compares every line with the
-canonical text Python computes for the same N-Triples term.
+canonical text Python computes for the same N-Triples term. Its plunit
+suite runs in test_prolog_plunit.py.
 """
 
 from __future__ import annotations
@@ -230,20 +231,6 @@ def _quote(text: str) -> str:
 
 
 # ------------------------------------------------------------ tests
-
-
-def test_plunit_suite_passes():
-    proc = subprocess.run(
-        ["swipl", "-q", "-g", "consult('prolog/tests/test_values.pl'), run_tests", "-t", "halt"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    # plunit reports a test that leaves a choice point as a warning only;
-    # every predicate of cep_values must be deterministic
-    assert "ERROR" not in proc.stderr and "Warning" not in proc.stderr, proc.stderr
 
 
 def test_cross_check_terms_cover_the_encoding():

@@ -1,0 +1,411 @@
+/*  The SPARQL 1.1 functions of section 17.4 (cep_fn/3), the casts of 17.5
+    as cast(Datatype) (done by cep_values_casts.pl), and REGEX run by
+    PCRE2 with a guard against catastrophic patterns (cep_regex/3).
+
+    Every predicate follows the rules of cep_values.pl: encoded terms in
+    and out, deterministic, SPARQL evaluation errors as failure.
+*/
+
+:- module(cep_values_functions,
+          [ cep_fn/3,
+            cep_regex/3,
+            cep_regex_gave_up/1,
+            cep_regex_problem/3
+          ]).
+
+:- use_module(library(lists)).
+:- use_module(library(apply)).
+:- use_module(library(error)).
+:- use_module(cep_values_terms, [lexical/2]).
+:- use_module(cep_values_compare, [compatible/2, is_literal/1, numeric/3, string_arg/3, with_tag/3]).
+:- use_module(cep_values_arithmetic, [number_value/3]).
+:- use_module(cep_values_casts, [cast/3]).
+
+% REGEX uses PCRE2. The library is part of the standard SWI-Prolog
+% distribution but is a separate package; without it REGEX raises
+% cep_error(regex_unavailable) instead of silently answering wrongly.
+:- if(exists_source(library(pcre))).
+:- use_module(library(pcre)).
+:- endif.
+
+:- include(cep_values_iris).
+
+:- multifile prolog:message//1.
+
+                 /*******************************
+                 *      FUNCTIONS               *
+                 *******************************/
+
+%!  cep_fn(+Name, +Args:list, -Value) is semidet.
+%
+%   The SPARQL 1.1 functions of section 17.4 that the compiler emits,
+%   and the XSD casts of 17.5 as cast(DatatypeIRI) (the IRI with or
+%   without angle brackets). Name is one of a fixed set and Args holds
+%   the argument values; any unbound argument is an error (the compiler
+%   handles BOUND, IF and COALESCE itself). Fails on SPARQL evaluation
+%   errors, among them a cast to a datatype without a cast here (any
+%   but xsd:integer and its derived types, decimal, double, float,
+%   string, boolean, dateTime, duration): SPARQL makes an unsupported
+%   function an evaluation error.
+%
+%   @error cep_error(unknown_function(Name/Arity)) if there is no such
+%          function, or not with that many arguments
+
+cep_fn(Name, Args, V) :-
+    must_be(callable, Name),
+    must_be(list, Args),
+    length(Args, N),
+    (   fn_arity(Name, N)
+    ->  true
+    ;   throw(error(cep_error(unknown_function(Name/N)), _))
+    ),
+    ground(Args),
+    once(fn(Name, Args, V0)),
+    V = V0.
+
+fn_arity(str, 1).
+fn_arity(lang, 1).
+fn_arity(datatype, 1).
+fn_arity(isIRI, 1).
+fn_arity(isBlank, 1).
+fn_arity(isLiteral, 1).
+fn_arity(isNumeric, 1).
+fn_arity(sameTerm, 2).
+fn_arity(langMatches, 2).
+fn_arity(regex, 2).
+fn_arity(regex, 3).
+fn_arity(strlen, 1).
+fn_arity(ucase, 1).
+fn_arity(lcase, 1).
+fn_arity(contains, 2).
+fn_arity(strstarts, 2).
+fn_arity(strends, 2).
+fn_arity(concat, _).
+fn_arity(abs, 1).
+fn_arity(ceil, 1).
+fn_arity(floor, 1).
+fn_arity(round, 1).
+fn_arity(cast(T), 1) :-
+    must_be(atom, T).
+
+fn(str, [V], S) :-
+    (   atom(V)
+    ->  atom_string(V, S)
+    ;   V \= bn(_),
+        lexical(V, S)
+    ).
+fn(lang, [V], S) :-
+    is_literal(V),
+    (   V = lang(_, Tag)
+    ->  atom_string(Tag, S)
+    ;   S = ""
+    ).
+fn(datatype, [V], T) :-
+    datatype(V, T).
+fn(isIRI, [V], bool(B)) :-
+    truth(atom(V), B).
+fn(isBlank, [V], bool(B)) :-
+    truth(V = bn(_), B).
+fn(isLiteral, [V], bool(B)) :-
+    truth(is_literal(V), B).
+fn(isNumeric, [V], bool(B)) :-
+    truth(numeric(V, _, _), B).
+fn(sameTerm, [A, B], bool(R)) :-
+    truth(A == B, R).
+fn(langMatches, [Tag, Range], bool(B)) :-
+    string_arg(Tag, T, []),
+    string_arg(Range, R, []),
+    truth(lang_matches(T, R), B).
+fn(regex, [Text, Pattern], V) :-
+    fn(regex, [Text, Pattern, ""], V).
+fn(regex, [Text, Pattern, Flags], bool(B)) :-
+    string_arg(Text, S, _),
+    string_arg(Pattern, P, []),
+    string_arg(Flags, F, []),
+    regex_match(S, P, F, B).
+fn(strlen, [V], N) :-
+    string_arg(V, S, _),
+    string_length(S, N).
+fn(ucase, [V], R) :-
+    string_arg(V, S, Tag),
+    string_upper(S, U),
+    with_tag(U, Tag, R).
+fn(lcase, [V], R) :-
+    string_arg(V, S, Tag),
+    string_lower(S, L),
+    with_tag(L, Tag, R).
+fn(contains, [A, B], bool(R)) :-
+    string_args(A, B, SA, SB),
+    truth(sub_string(SA, _, _, _, SB), R).
+fn(strstarts, [A, B], bool(R)) :-
+    string_args(A, B, SA, SB),
+    truth(string_concat(SB, _, SA), R).
+fn(strends, [A, B], bool(R)) :-
+    string_args(A, B, SA, SB),
+    truth(string_concat(_, SB, SA), R).
+fn(concat, Args, R) :-
+    concat_args(Args, Strings, Tags),
+    atomics_to_string(Strings, S),
+    (   Tags = [Tag|Rest],
+        Tag \== [],
+        maplist(==(Tag), Rest)
+    ->  R = lang(S, Tag)
+    ;   R = S
+    ).
+fn(abs, [V], R) :-
+    numeric(V, K, N),
+    num_abs(K, N, A),
+    number_value(K, A, R).
+fn(ceil, [V], R) :-
+    numeric(V, K, N),
+    num_round(ceil, K, N, A),
+    number_value(K, A, R).
+fn(floor, [V], R) :-
+    numeric(V, K, N),
+    num_round(floor, K, N, A),
+    number_value(K, A, R).
+fn(round, [V], R) :-
+    numeric(V, K, N),
+    num_round(round, K, N, A),
+    number_value(K, A, R).
+fn(cast(T0), [V], R) :-
+    (   atom_concat('<', T1, T0),
+        atom_concat(T, '>', T1)
+    ->  true
+    ;   T = T0
+    ),
+    cast(T, V, R).
+
+truth(G, B) :-
+    (   call(G)          % G is one of the fixed goals above, never data
+    ->  B = true
+    ;   B = false
+    ).
+
+datatype(V, T) :-
+    (   string(V)
+    ->  T = xsd(string)
+    ;   integer(V)
+    ->  T = xsd(integer)
+    ;   float(V)
+    ->  T = xsd(double)
+    ;   compound(V),
+        datatype_(V, T)
+    ).
+
+datatype_(dec(_), xsd(decimal)).
+datatype_(bool(_), xsd(boolean)).
+datatype_(dt(_), xsd(dateTime)).
+datatype_(dur(_, _), xsd(duration)).
+datatype_(lang(_, _), rdf(langString)).
+datatype_(l(_, T), T).
+
+string_args(A, B, SA, SB) :-
+    string_arg(A, SA, TA),
+    string_arg(B, SB, TB),
+    compatible(TA, TB).
+
+concat_args([], [], []).
+concat_args([V|Vs], [S|Ss], [T|Ts]) :-
+    string_arg(V, S, T),
+    concat_args(Vs, Ss, Ts).
+
+%   RFC 4647 basic filtering, case-insensitive; "*" matches any tag but
+%   the empty one (no language).
+lang_matches(Tag, Range) :-
+    (   Range == "*"
+    ->  Tag \== ""
+    ;   string_lower(Tag, T),
+        string_lower(Range, R),
+        (   T == R
+        ->  true
+        ;   string_concat(R, "-", Prefix),
+            string_concat(Prefix, _, T)
+        )
+    ).
+
+num_abs(3, X, A) :-
+    !,
+    (   float_class(X, nan)
+    ->  A = X
+    ;   A is abs(X)
+    ).
+num_abs(_, X, A) :-
+    A is abs(X).
+
+%   CEIL, FLOOR, ROUND (fn:ceiling, fn:floor, fn:round): ROUND takes
+%   halves towards positive infinity; a float result keeps the sign of
+%   a negative argument when it rounds to zero (ceil(-0.5) = -0.0).
+num_round(Mode, K, X, R) :-
+    K >= 2,
+    !,
+    float_class(X, C),
+    (   memberchk(C, [nan, infinite, zero])
+    ->  R = X
+    ;   abs(X) >= 4503599627370496.0         % 2^52: already integral
+    ->  R = X
+    ;   rat_round(Mode, X, I),
+        (   I =:= 0, X < 0
+        ->  R = -0.0
+        ;   R is float(I)
+        )
+    ).
+num_round(Mode, _, X, R) :-
+    rat_round(Mode, X, R).
+
+rat_round(ceil, X, R) :- R is ceiling(X).
+rat_round(floor, X, R) :- R is floor(X).
+rat_round(round, X, R) :-
+    Fl is floor(X),
+    (   X - Fl >= 1r2
+    ->  R is Fl + 1
+    ;   R = Fl
+    ).
+
+
+                 /*******************************
+                 *            REGEX             *
+                 *******************************/
+
+%!  cep_regex(+Where, +Args:list, -Value) is semidet.
+%
+%   REGEX as cep_fn(regex, Args, Value), but where PCRE gives up on the
+%   text (its match limit or its heap limit: a pattern such as
+%   "^(a+)+$" backtracks catastrophically on "aaa...a!"), the call is an
+%   evaluation error (it fails, SPARQL's error value) instead of an
+%   exception that would stop the run, and Where (the indexes of the
+%   queries whose expression it is, cep/compile/expr.py) is noted for
+%   cep_regex_gave_up/1, so the run can warn.
+cep_regex(Where, Args, V) :-
+    catch(cep_fn(regex, Args, V),
+          error(resource_error(_), context(pcre:_, _)),
+          ( regex_note(Where), fail )).
+
+:- dynamic regex_noted/1.
+
+regex_note(Where) :-
+    (   regex_noted(Where)
+    ->  true
+    ;   assertz(regex_noted(Where))
+    ).
+
+%!  cep_regex_gave_up(-Wheres:list) is det.
+%
+%   The Where of every cep_regex/3 call that gave up since the last call
+%   of this predicate (each once), and forget them.
+cep_regex_gave_up(Wheres) :-
+    findall(W, retract(regex_noted(W)), Wheres).
+
+%   REGEX (17.4.3.14) with XPath flags s, m, i, x and q (XPath 3.0), run
+%   by PCRE2 with options that bring it close to XPath regular
+%   expressions: `$` matches only at the very end unless m is given
+%   (dollar_endonly), \w, \d and case folding are Unicode-aware (ucp),
+%   CR, LF and CRLF end lines (newline(anycrlf)), so `.` matches neither
+%   CR nor LF as in XPath. The x flag is done here, not by PCRE: XPath
+%   removes white space outside character classes but, unlike PCRE, has
+%   no # comments. q quotes the whole pattern. PCRE accepts a superset
+%   of XPath's syntax (look-around, possessive quantifiers...); such
+%   patterns are run rather than rejected. An invalid pattern or flag
+%   fails (SPARQL error); the compiler reports those of constant patterns
+%   and flags (cep_regex_problem/3).
+
+:- if(current_predicate(re_match/3)).
+regex_match(S, Pattern, Flags, B) :-
+    regex_prepare(Pattern, Flags, P, PFlags),
+    regex_options(Options),
+    catch(truth(re_match(P/PFlags, S, Options), B),
+          error(syntax_error(_), _),
+          fail).
+:- else.
+regex_match(_, _, _, _) :-
+    throw(error(cep_error(regex_unavailable), _)).
+:- endif.
+
+regex_options([dollar_endonly(true), ucp(true), newline(anycrlf)]).
+
+%   regex_prepare(+Pattern, +Flags, -P, -PFlags) is semidet: the PCRE
+%   pattern and flags of an XPath pattern and flags; fails on an unknown flag.
+regex_prepare(Pattern, Flags, P, PFlags) :-
+    string_codes(Flags, FCs),
+    regex_flags(FCs, [], PCs, x(false), X, q(false), Q),
+    atom_codes(PFlags, PCs),
+    string_codes(Pattern, Ps),
+    (   Q == q(true)
+    ->  quote_pattern(Ps, Ps1)
+    ;   X == x(true)
+    ->  strip_x(Ps, Ps1)
+    ;   Ps1 = Ps
+    ),
+    string_codes(P, Ps1).
+
+%!  cep_regex_problem(+Pattern:string, +Flags:string, -Problem:string) is det.
+%
+%   Why REGEX(_, Pattern, Flags) is an error on every text ("" if it is
+%   not): an unknown flag ("flags"), or what PCRE says of a pattern it
+%   does not compile, tried as regex_match/4 runs it (on the empty text).
+cep_regex_problem(Pattern, Flags, Problem) :-
+    (   \+ regex_prepare(Pattern, Flags, _, _)
+    ->  Problem = "flags"
+    ;   current_predicate(re_match/3),
+        regex_prepare(Pattern, Flags, P, PFlags),
+        regex_options(Options),
+        catch(( re_match(P/PFlags, "", Options), fail ), error(syntax_error(Why), _), true)
+    ->  format(string(Problem), "~w", [Why])
+    ;   Problem = ""
+    ).
+
+regex_flags([], Ps, Ps, X, X, Q, Q).
+regex_flags([C|Cs], Ps0, Ps, X0, X, Q0, Q) :-
+    (   memberchk(C, `ims`)
+    ->  (   memberchk(C, Ps0)
+        ->  Ps1 = Ps0
+        ;   Ps1 = [C|Ps0]
+        ),
+        regex_flags(Cs, Ps1, Ps, X0, X, Q0, Q)
+    ;   C == 0'x
+    ->  regex_flags(Cs, Ps0, Ps, x(true), X, Q0, Q)
+    ;   C == 0'q
+    ->  regex_flags(Cs, Ps0, Ps, X0, X, q(true), Q)
+    ).
+
+%   x flag: drop #x9, #xA, #xD and #x20 outside character classes.
+strip_x([], []).
+strip_x([0'\\, C|T], [0'\\, C|R]) :- !, strip_x(T, R).
+strip_x([0'[|T], [0'[|R]) :- !, strip_x_class(T, R).
+strip_x([C|T], R) :-
+    (   regex_space(C)
+    ->  strip_x(T, R)
+    ;   R = [C|R1],
+        strip_x(T, R1)
+    ).
+
+strip_x_class([], []).
+strip_x_class([0'\\, C|T], [0'\\, C|R]) :- !, strip_x_class(T, R).
+strip_x_class([0']|T], [0']|R]) :- !, strip_x(T, R).
+strip_x_class([C|T], [C|R]) :- strip_x_class(T, R).
+
+regex_space(0'\s).
+regex_space(0'\t).
+regex_space(0'\n).
+regex_space(0'\r).
+
+%   q flag: every ASCII character that is not a letter or digit is
+%   escaped; PCRE reads an escaped non-alphanumeric as itself.
+quote_pattern([], []).
+quote_pattern([C|T], R) :-
+    (   C < 128,
+        \+ code_type(C, alnum)
+    ->  R = [0'\\, C|R1]
+    ;   R = [C|R1]
+    ),
+    quote_pattern(T, R1).
+
+
+                 /*******************************
+                 *           MESSAGES           *
+                 *******************************/
+
+prolog:message(error(cep_error(unknown_function(Name/Arity)), _)) -->
+    [ 'cep_values: no function ~q with ~d argument(s)'-[Name, Arity] ].
+prolog:message(error(cep_error(regex_unavailable), _)) -->
+    [ 'cep_values: REGEX needs library(pcre), which this SWI-Prolog lacks' ].

@@ -1,0 +1,96 @@
+/*  plunit tests of prolog/cep_fast.pl: batch decoding and answer lines.
+
+    Run from the repository root (CEP_NO_FOREIGN=1 tests the Prolog
+    versions instead of the C library):
+        swipl -q -g "consult('prolog/tests/test_fast.pl'), run_tests" -t halt
+*/
+
+:- module(test_fast, []).
+
+:- use_module('../cep_values').         % cep_answer_text/2 writes values with cep_nt/2
+:- use_module('../cep_fast').
+:- use_module(library(plunit)).
+:- use_module(library(lists)).
+:- use_module(library(random)).
+
+items(Text, Next, Period, Ends, Items) :-
+    findall(I, cep_batch_item(Text, Next, Period, Ends, I), Items).
+
+:- begin_tests(cep_batch_item).
+
+test(events_in_order) :-
+    items("Ihttp://e/s\tIhttp://e/p\tIhttp://e/o\t1\t2\nIhttp://e/s\tIhttp://e/p\ti42\t3\t3",
+          100, 10, false, Items),
+    assertion(Items == [ e('http://e/s', 'http://e/p', 'http://e/o', 1, 2),
+                         e('http://e/s', 'http://e/p', 42, 3, 3) ]).
+test(prolog_text_field) :-
+    items("Ihttp://e/s\tP'$in'('http://e/g','http://e/p')\tPdec(5r2)\t7\t7", 100, 10, false, Items),
+    assertion(Items == [e('http://e/s', '$in'('http://e/g', 'http://e/p'), dec(5r2), 7, 7)]).
+test(sweeps_and_ends) :-
+    % the sweep is due at 5: before the first instant at or after it, then every 10 ms
+    items("Ia\tIp\tIb\t1\t1\nIa\tIp\tIc\t6\t6\nIa\tIp\tId\t6\t6\nIa\tIp\tIe\t9\t9\nIa\tIp\tIf\t20\t20",
+          5, 10, true, Items),
+    assertion(Items == [ e(a, p, b, 1, 1), end(1),
+                         sweep(6), e(a, p, c, 6, 6), e(a, p, d, 6, 6), end(6),
+                         e(a, p, e, 9, 9), end(9),
+                         sweep(20), e(a, p, f, 20, 20), end(20) ]).
+test(empty_batch) :-
+    items("", 0, 10, true, Items),
+    assertion(Items == []).
+test(out_of_order, [throws(error(cep_error(bad_event_batch(_)), _))]) :-
+    items("Ia\tIp\tIb\t5\t5\nIa\tIp\tIc\t4\t4", 100, 10, false, _).
+test(not_an_event, [throws(error(cep_error(bad_event_batch(_)), _))]) :-
+    items("Ia\tIp\tIb\t5", 100, 10, false, _).
+
+:- end_tests(cep_batch_item).
+
+:- begin_tests(cep_answer_text).
+
+test(lines) :-
+    cep_answer_text([ r(0, 1, 2, ['http://e/a', "x", 3]),
+                      r(1, 5, 5, []) ], Text),
+    assertion(Text == "0\t1\t2\t<http://e/a>\t\"x\"\t\"3\"^^<http://www.w3.org/2001/XMLSchema#integer>\n1\t5\t5\n").
+test(unbound_field_is_empty) :-
+    cep_answer_text([r(2, 1, 1, [_, lang("a", en), _])], Text),
+    assertion(Text == "2\t1\t1\t\t\"a\"@en\t\n").
+test(no_rows) :-
+    cep_answer_text([], Text),
+    assertion(Text == "").
+
+:- end_tests(cep_answer_text).
+
+:- begin_tests(cep_iri).
+
+test(plain) :-
+    cep_iri_plain('http://example.org/caf\u00e9?a=1#x').
+test(space, [fail]) :-
+    cep_iri_plain('http://example.org/a b').
+test(angle, [fail]) :-
+    cep_iri_plain('http://example.org/<a>').
+test(forbidden) :-
+    forall(member(C, [0'<, 0'>, 0'", 0'{, 0'}, 0'|, 0'^, 0'`, 0'\\, 0' , 0'\n, 0]),
+           cep_iri_forbidden(C)),
+    \+ cep_iri_forbidden(0'a),
+    \+ cep_iri_forbidden(0'/).
+
+:- end_tests(cep_iri).
+
+:- begin_tests(cep_answer_text_decimals).
+
+%   The C writer's decimals against cep_nt/2 (the Prolog writer)
+test(decimals_as_cep_nt) :-
+    set_random(seed(11)),
+    findall(dec(R), ( between(1, 3000, _),
+                      Lo is -10**20, Hi is 10**20, random_between(Lo, Hi, N0), random_between(0, 25, A), random_between(0, 25, B),
+                      random_between(0, 3, Shift), N is N0 // 10**(Shift*6),
+                      R is N rdiv (2**A * 5**B) ), Random),
+    Fixed = [dec(0), dec(-1), dec(1r2), dec(-1r2), dec(1r1000000000000000000), dec(123456789012345678),
+             dec(-9223372036854775808), dec(9223372036854775807r1024), dec(1000000000000000000000000000000), dec(R70)],
+    R70 is 1r2**70,
+    append(Fixed, Random, Values),
+    forall(member(V, Values),
+           ( cep_fast:cep_answer_text([r(0, 1, 2, [V])], Text),
+             cep_nt(V, Expected),
+             format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
+
+:- end_tests(cep_answer_text_decimals).

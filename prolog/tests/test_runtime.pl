@@ -1,0 +1,384 @@
+/*  plunit tests of prolog/cep_runtime.pl, on small rule sets written by
+    hand the way cep/compile writes them (cep_contract.pl lists what the
+    runtime needs of them), so the runtime is tested apart from the
+    compiler.
+
+    Run from the repository root:
+        swipl -q -g "consult('prolog/tests/test_runtime.pl'), run_tests" -t halt
+*/
+
+:- module(test_runtime, []).
+
+:- use_module('../cep_runtime').
+:- use_module('../cep_contract').
+:- use_module(library(plunit)).
+:- use_module(library(lists)).
+
+%   SELECT ?x ?y WHERE { { ?k :a ?x } SEQ { ?k :b ?y } }, DISTINCT when
+%   Distinct is true, its goal store g2_l/5 windowed (WITHIN Window ms,
+%   in generations of 5 ms pruned by the sweep) when Window is a number.
+seq_rules(M, Window, Distinct, Text) :-
+    (   integer(Window)
+    ->  format(string(Sweep), "'$sweep'(M, Now) :- cep_runtime:cep_expire(M, g2_l, ~w, 5, Now).", [Window]),
+        Expired = ":- dynamic('$expired'/2).",
+        format(string(Check), "Te2 - Ts1 =< ~w", [Window]),
+        Generation = "G is Te div 5"
+    ;   Sweep = "'$sweep'(_, _).",
+        Expired = "",
+        Check = "true",
+        Generation = "G = 0"
+    ),
+    (   Distinct == true -> Dist = "'$distinct'(0)." ; Dist = ":- dynamic('$distinct'/1)." ),
+    format(string(Text),
+":- module(~w, [cep_event/6]).
+'$cep_rules'(~w).
+:- dynamic('$clock'/2).
+:- dynamic(g2_l/5).
+~s
+cep_event(S, P, O, Ts, Te, A) :- leaf(P, S, O, Ts, Te, A).
+leaf('http://e/a', K, X, Ts, Te, _) :- ~s, assertz(g2_l(K, G, v(K, X), Ts, Te)), fail.
+leaf('http://e/b', K, Y, Ts2, Te2, ans(0, v(K, X, Y), Ts1, Te2)) :-
+    g2_l(K, _, v(K, X), Ts1, Te1), Te1 < Ts2, ~s.
+~s
+'$clock'(-4611686018427387904, 5).
+'$end_group'.
+'$deferred'([]).
+'$absence_nodes'([]).
+'$absence_fire'(_, _, _) :- fail.
+'$absence_next'(_, _) :- fail.
+'$chaining'(false).
+'$instant_ends'(false).
+'$check'(_, _) :- fail.
+'$project'(0, v(_, X, Y), _, _, [X, Y]).
+~s
+", [M, M, Expired, Generation, Check, Sweep, Dist]).
+
+load_seq(M) :- load_seq(M, none, false).
+load_seq(M, Window, Distinct) :-
+    seq_rules(M, Window, Distinct, Text),
+    cep_load(M, Text).
+
+%   An event line of a batch (prolog/cep_fast.c): S P O Start End.
+event(S, P, O, T, Line) :-
+    format(string(Line), "Ihttp://e/~w\tIhttp://e/~w\tIhttp://e/~w\t~w\t~w", [S, P, O, T, T]).
+
+batch(Events, Text) :-
+    maplist([e(S, P, O, T), L]>>event(S, P, O, T, L), Events, Lines),
+    atomic_list_concat(Lines, '\n', Atom),
+    atom_string(Atom, Text).
+
+push(M, Events, Answers) :-
+    batch(Events, Text),
+    cep_push(M, Text, Answers).
+
+x(Local, Nt) :-
+    format(string(Nt), "<http://e/~w>", [Local]).
+
+line(Q, Ts, Te, Locals, Line) :-
+    maplist(x, Locals, Fields),
+    atomic_list_concat([Q, Ts, Te|Fields], '\t', A),
+    format(string(Line), "~w~n", [A]).
+
+:- begin_tests(cep_push).
+
+test(seq_answers) :-
+    load_seq(r_seq),
+    push(r_seq, [e(k, a, x, 1), e(k, a, x2, 2), e(j, a, z, 2)], A1),
+    push(r_seq, [e(k, b, y, 3), e(j, b, w, 4)], A2),
+    assertion(A1 == ""),
+    line(0, 1, 3, [x, y], L1), line(0, 2, 3, [x2, y], L2), line(0, 2, 4, [z, w], L3),
+    string_concat(L1, L2, L12), string_concat(L12, L3, Expected),
+    assertion(A2 == Expected).
+test(simultaneous_events_do_not_follow_each_other) :-
+    load_seq(r_simultaneous),
+    push(r_simultaneous, [e(k, a, x, 5), e(k, b, y, 5)], A),
+    assertion(A == "").
+test(two_derivations_are_one_answer) :-
+    % the same goal stored twice: two derivations of one solution
+    load_seq(r_twice),
+    push(r_twice, [e(k, a, x, 1), e(k, a, x, 1)], _),
+    push(r_twice, [e(k, b, y, 2)], A),
+    line(0, 1, 2, [x, y], Expected),
+    assertion(A == Expected).
+test(distinct_rows) :-
+    % two solutions (keys k and j) with one interval and one row once
+    % projected: DISTINCT answers it once
+    Events1 = [e(k, a, x, 1), e(j, a, x, 1)],
+    Events2 = [e(k, b, y, 2), e(j, b, y, 2)],
+    line(0, 1, 2, [x, y], Line),
+    load_seq(r_distinct, none, true),
+    push(r_distinct, Events1, _),
+    push(r_distinct, Events2, A),
+    assertion(A == Line),
+    load_seq(r_not_distinct),
+    push(r_not_distinct, Events1, _),
+    push(r_not_distinct, Events2, B),
+    string_concat(Line, Line, Twice),
+    assertion(B == Twice).
+test(loading_twice_adds_nothing) :-
+    load_seq(r_again),
+    load_seq(r_again),
+    push(r_again, [e(k, a, x, 1)], _),
+    push(r_again, [e(k, b, y, 2)], A),
+    line(0, 1, 2, [x, y], Expected),
+    assertion(A == Expected).
+test(bad_batch, [throws(cep_message(Text))]) :-
+    load_seq(r_bad),
+    cep_push(r_bad, "Ia\tIp\tIb\t5\t5\nIa\tIp\tIc\t4\t4", _),
+    assertion(sub_string(Text, _, _, _, "malformed event batch")).
+
+:- end_tests(cep_push).
+
+:- begin_tests(cep_load).
+
+test(incomplete_rule_set, [error(cep_error(incomplete_rule_set(r_incomplete, ['$check'/2])))]) :-
+    seq_rules(r_incomplete, none, false, Text0),
+    re_replace("'\\$check'\\(_, _\\) :- fail\\."/g, "", Text0, Text),
+    cep_load(r_incomplete, Text).
+test(not_a_rule_set, [error(cep_error(not_a_rule_set(r_none)))]) :-
+    cep_load(r_none, ":- module(r_none, []).\nfoo.\n").
+test(does_not_load, [error(cep_error(rules_do_not_load(r_broken, _)))]) :-
+    setup_call_cleanup(asserta((user:message_hook(_, error, _) :- true), Ref),  % not on the test's output
+                       cep_load(r_broken, ":- module(r_broken, []).\nfoo(.\n"),
+                       erase(Ref)).
+test(contract_met) :-
+    load_seq(r_met, 10, true),
+    cep_contract_missing(r_met, Missing),
+    assertion(Missing == []),
+    assertion(cep_contract_applies(r_met, pruning)),
+    assertion(\+ cep_contract_applies(r_met, chaining)).
+test(exports) :-
+    % Python calls these (cep/runtime/session.py): they must be exported
+    module_property(cep_runtime, exports(Exports)),
+    forall(member(PI, [cep_load/2, cep_load_background/2, cep_load_instances/2, cep_push/3,
+                       cep_advance/3, cep_set_limits/2, cep_dump/2, cep_restore/2]),
+           assertion(memberchk(PI, Exports))).
+
+:- end_tests(cep_load).
+
+:- begin_tests(cep_state).
+
+test(dump_and_restore) :-
+    load_seq(r_dump_a),
+    push(r_dump_a, [e(k, a, x, 1)], _),
+    cep_dump(r_dump_a, State),
+    assertion(string(State)),
+    load_seq(r_dump_b),
+    cep_restore(r_dump_b, State),
+    push(r_dump_b, [e(k, b, y, 2)], A),
+    line(0, 1, 2, [x, y], Expected),
+    assertion(A == Expected).
+test(restore_replaces) :-
+    load_seq(r_replace),
+    cep_dump(r_replace, Empty),
+    push(r_replace, [e(k, a, x, 1)], _),
+    cep_restore(r_replace, Empty),
+    push(r_replace, [e(k, b, y, 2)], A),
+    assertion(A == "").
+test(advance_prunes_a_window) :-
+    load_seq(r_advance, 10, false),
+    push(r_advance, [e(k, a, x, 1)], _),
+    cep_advance(r_advance, "3", P1),
+    assertion(P1 == "true"),
+    cep_advance(r_advance, "40", P2),      % generation 0 ended before 5 =< 40 - 10
+    assertion(P2 == "false"),
+    push(r_advance, [e(k, b, y, 41)], A),
+    assertion(A == "").
+test(window_keeps_what_can_still_join) :-
+    load_seq(r_within, 10, false),
+    push(r_within, [e(k, a, x, 1), e(k, a, x2, 12)], _),
+    push(r_within, [e(k, b, y, 14)], A),   % x at 1 is past the window, x2 is not
+    line(0, 12, 14, [x2, y], Expected),
+    assertion(A == Expected).
+
+:- end_tests(cep_state).
+
+:- begin_tests(cep_expire).
+
+expire_module(M) :-
+    dynamic(M:g/5),
+    forall(between(0, 9, G), assertz(M:g(k, G, v, 0, 0))).
+generations(M, Gs) :-
+    findall(G, M:g(_, G, _, _, _), Gs).
+
+test(whole_generations) :-
+    expire_module(r_exp),
+    dynamic(r_exp:'$expired'/2),
+    % generations of 10 ms, window 30: at 80 those with (G+1)*10 =< 50 go
+    cep_expire(r_exp, g, 30, 10, 80),
+    generations(r_exp, Gs),
+    assertion(Gs == [5, 6, 7, 8, 9]),
+    assertion(r_exp:'$expired'(g, 4)),
+    cep_expire(r_exp, g, 30, 10, 85),      % nothing more is due
+    generations(r_exp, Gs),
+    cep_expire(r_exp, g, 30, 10, 100),
+    generations(r_exp, Gs2),
+    assertion(Gs2 == [7, 8, 9]).
+
+:- end_tests(cep_expire).
+
+:- begin_tests(cep_background).
+
+triples(Text) :-
+    batch([e(a, p, b, 0), e(b, p, c, 0)], Text).
+
+test(facts) :-
+    triples(Text),
+    cep_load_background(r_bg, Text),
+    findall(S-O, r_bg:t(S, 'http://e/p', O), Pairs),
+    assertion(Pairs == ['http://e/a'-'http://e/b', 'http://e/b'-'http://e/c']),
+    cep_load_background(r_bg, Text),       % once
+    aggregate_all(count, r_bg:t(_, _, _), N),
+    assertion(N == 2).
+test(instances) :-
+    triples(Text),
+    cep_load_instances(r_bgi, Text),
+    aggregate_all(count, r_bgi:i(_, _, _), N),
+    assertion(N == 2),
+    assertion(\+ predicate_property(r_bgi:i(_, _, _), dynamic)).
+test(empty_graph) :-
+    cep_load_background(r_bg_empty, ""),
+    assertion(\+ r_bg_empty:t(_, _, _)).
+
+:- end_tests(cep_background).
+
+:- begin_tests(cep_queue).
+
+chain_module(M) :-
+    dynamic([M:'$derived'/6, M:'$queued'/5]),
+    assertz(M:'$rule'(0, "doubling")),
+    cep_set_limits(M, "2 100").
+
+test(queued_once) :-
+    chain_module(r_q1),
+    cep_queue(r_q1, 0, a, p, 1, 5, 5),
+    cep_queue(r_q1, 0, a, p, 1, 5, 5),
+    findall(O, r_q1:'$queued'(a, p, O, 5, 5), Os),
+    assertion(Os == [1]).
+test(too_many_triples, [throws(cep_message(Text))]) :-
+    chain_module(r_q2),
+    cep_reporting(forall(between(1, 3, O), cep_queue(r_q2, 0, a, p, O, 7, 7))),
+    assertion(sub_string(Text, _, _, _, "doubling (3 new triples)")).
+test(too_long_value, [throws(cep_message(Text))]) :-
+    chain_module(r_q3),
+    length(L, 120), maplist(=(0'a), L), string_codes(Long, L),
+    cep_reporting(cep_queue(r_q3, 0, a, p, Long, 7, 7)),
+    assertion(sub_string(Text, _, _, _, "longer than 100 characters")).
+test(no_limits, [error(existence_error(cep_limits, r_q4))]) :-
+    dynamic([r_q4:'$derived'/6, r_q4:'$queued'/5]),
+    cep_queue(r_q4, 0, a, p, o, 1, 1).
+
+:- end_tests(cep_queue).
+
+:- begin_tests(cep_small).
+
+test(not) :-
+    cep_not(true, F), F == false,
+    cep_not(false, T), T == true.
+test(not_error, [fail]) :-
+    cep_not(error, _).
+test(in) :-
+    cep_in([false, error, true], R1), R1 == true,
+    cep_in([false, false], R2), R2 == false,
+    \+ cep_in([false, error], _),
+    cep_notin([false, false], R3), R3 == true,
+    cep_notin([true, error], R4), R4 == false.
+test(skolem) :-
+    cep_skolem(k(0, b, [x], 1, 2), B1),
+    cep_skolem(k(0, b, [x], 1, 2), B2),
+    cep_skolem(k(0, b, [y], 1, 2), B3),
+    assertion(B1 == B2),
+    assertion(B1 \== B3),
+    assertion(B1 = bn(_)).
+test(bands) :-
+    cep_band_admits(above, 5, 6),
+    \+ cep_band_admits(above, 4, 6),
+    cep_band_admits(below, 7, 6),
+    \+ cep_band_admits(below, 8, 6),
+    cep_band_admits(below, other, 100),
+    cep_band_key(k, 3, H1), cep_band_key(k, 3, H2), cep_band_key(k, 4, H3),
+    assertion(H1 == H2), assertion(H1 \== H3).
+
+:- end_tests(cep_small).
+
+%   A rule set of the given clauses and, for each predicate the contract
+%   requires of every rule set that the clauses do not name, a default
+%   that does nothing.
+rules_module(M, Clauses) :-
+    Defaults = [ '$sweep'-"'$sweep'(_, _).",
+                 '$clock'-"'$clock'(-4611686018427387904, 1).",
+                 '$absence_nodes'-"'$absence_nodes'([]).",
+                 '$absence_fire'-"'$absence_fire'(_, _, _) :- fail.",
+                 '$absence_next'-"'$absence_next'(_, _) :- fail.",
+                 '$chaining'-"'$chaining'(false).",
+                 '$check'-"'$check'(_, _) :- fail.",
+                 '$deferred'-"'$deferred'([]).",
+                 '$end_group'-"'$end_group'.",
+                 '$distinct'-":- dynamic('$distinct'/1).",
+                 '$instant_ends'-"'$instant_ends'(true)." ],
+    findall(D, ( member(Name-D, Defaults),
+                 format(string(Quoted), "~q", [Name]),
+                 \+ sub_string(Clauses, _, _, _, Quoted) ), Missing),
+    format(string(Head), ":- module(~w, [cep_event/6]).~n'$cep_rules'(~w).~n:- dynamic('$clock'/2).", [M, M]),
+    atomic_list_concat([Head, Clauses|Missing], '\n', Text),
+    cep_load(M, Text).
+
+:- begin_tests(cep_instants).
+
+test(deferred_check_at_the_end_of_an_instant) :-
+    % "an :a with no :b of its key at the same instant": a deferred check
+    rules_module(r_deferred, "
+:- dynamic([pend/3, seen/1]).
+cep_event(K, 'http://e/a', X, _, Te, _) :- assertz(pend(K, X, Te)), fail.
+cep_event(K, 'http://e/b', _, _, _, _) :- assertz(seen(K)), fail.
+'$deferred'([[1]]).
+'$check'(1, ans(0, v(X), T, T)) :- pend(K, X, T), \\+ seen(K).
+'$end_group' :- retractall(seen(_)), retractall(pend(_, _, _)).
+'$project'(0, v(X), _, _, [X]).
+"),
+    push(r_deferred, [e(k, a, x, 1), e(k, b, y, 1), e(j, a, z, 1), e(m, a, w, 2)], A),
+    line(0, 1, 1, [z], L1), line(0, 2, 2, [w], L2),
+    string_concat(L1, L2, Expected),
+    assertion(A == Expected),
+    assertion(\+ r_deferred:pend(_, _, _)).
+test(notseq_deadlines) :-
+    % "an :a with no :b of its key within 10 ms": each deadline an instant
+    % of its own, fired when event time passes it
+    rules_module(r_absence, "
+:- dynamic(due/3).
+cep_event(K, 'http://e/a', X, _, Te, _) :- D is Te + 10, assertz(due(K, X, D)), fail.
+cep_event(K, 'http://e/b', _, _, _, _) :- retractall(due(K, _, _)), fail.
+'$absence_nodes'([3]).
+'$absence_next'(3, D) :- aggregate_all(min(D0), due(_, _, D0), D).
+'$absence_fire'(3, D, ans(0, v(X), D, D)) :- retract(due(_, X, D)).
+'$deferred'([[fire(3)]]).
+'$project'(0, v(X), _, _, [X]).
+"),
+    push(r_absence, [e(k, a, x, 1), e(j, a, z, 3), e(j, b, y, 5)], A1),
+    assertion(A1 == ""),
+    push(r_absence, [e(m, a, w, 20)], A2),              % passes k's deadline 11
+    line(0, 11, 11, [x], L),
+    assertion(A2 == L),
+    cep_absence(r_absence, 100, Rows),                  % a watermark at 100: m's at 30
+    assertion(Rows == [r(0, 30, 30, ['http://e/w'])]).
+test(rule_chaining) :-
+    % a CONSTRUCT rule derives :c from :a; a query reads :c at the same instant
+    rules_module(r_chain, "
+:- dynamic(['$derived'/6, '$queued'/5]).
+cep_event(K, 'http://e/a', X, Ts, Te, _) :- cep_runtime:cep_queue(r_chain, 0, K, 'http://e/c', X, Ts, Te), fail.
+cep_event(_, 'http://e/c', X, Ts, Te, ans(1, v(X), Ts, Te)).
+'$chaining'(true).
+'$waiting'(_) :- fail.
+'$rule'(0, \"derive\").
+'$end_group' :- retractall('$derived'(_, _, _, _, _, _)).
+'$project'(1, v(X), _, _, [X]).
+"),
+    cep_set_limits(r_chain, "100 1000"),
+    push(r_chain, [e(k, a, x, 1), e(k, a, x, 1), e(j, a, z, 2)], A),
+    line(1, 1, 1, [x], L1), line(1, 2, 2, [z], L2),
+    string_concat(L1, L2, Expected),
+    assertion(A == Expected),
+    assertion(\+ r_chain:'$derived'(_, _, _, _, _, _)),
+    assertion(cep_contract_applies(r_chain, chaining)).
+
+:- end_tests(cep_instants).
