@@ -68,6 +68,12 @@ class Spec:
     instances: object = None  # with update rules: a Broadcast of Background.instance_facts()
     limits: object = None  # cep.limits.Limits: the engines' (None: the defaults)
 
+    @property
+    def timed(self) -> bool:
+        """Whether event time alone makes a query answer (a window, a
+        NOTSEQ): its groups need event-time timeouts (run)."""
+        return any(routing.timed(q) for c in self.classes for q in c.queries)
+
     def layouts(self, queries) -> list:
         """The answer layouts of the queries, in their order."""
         by_name = {layout.name: layout for c in self.compiled for layout in c.layouts}
@@ -484,7 +490,6 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
     # micro-batch, so a bounded run never ends. A window must close when
     # the watermark passes it, even in a group no row reaches: there the
     # group asks for an event-time timeout at its next window.
-    timed = any(routing.timed(q) for c in spec.classes for q in c.queries)
     return df.groupBy("cls", "bucket").applyInPandasWithState(
         partial(worker.detect_streaming, spec, interval_ms(lateness)), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
-        GroupStateTimeout.EventTimeTimeout if timed else GroupStateTimeout.NoTimeout)
+        GroupStateTimeout.EventTimeTimeout if spec.timed else GroupStateTimeout.NoTimeout)

@@ -35,7 +35,7 @@ from pyspark.sql.types import BinaryType, LongType, StringType, StructField, Str
 
 from cep.events import Event
 from cep.rules import parse_rules
-from cep.spark import plan, routing, sinks, worker
+from cep.spark import plan, sinks, worker
 
 NO_TIMESTAMP = GroupState.NO_TIMESTAMP
 _TYPES = {"string": StringType(), "binary": BinaryType(), "long": LongType()}
@@ -63,21 +63,19 @@ class Output:
     def __add__(self, other: Output) -> Output:
         return Output(self.answers + other.answers, self.late + other.late, self.rejects + other.rejects)
 
-    def __iadd__(self, other: Output) -> Output:
-        self.answers += other.answers
-        self.late += other.late
-        self.rejects += other.rejects
-        return self
 
 
 class Harness:
+    """One streaming query of a rule set (cep.spark.run's), its micro-batches
+    given one by one (batch) or as a sequence (run)."""
+
     def __init__(self, rules, lateness_ms: int = 0, buckets: int = 1, route=None, rows_per_frame: int = 10_000):
         queries = parse_rules(rules, "rules.rq") if isinstance(rules, str) else list(rules)
         self.spec = plan(queries, buckets)
         self.lateness_ms = lateness_ms
         # as cep.spark.run: event time end + 1 ms, delay lateness + 1 ms
         self.delay_ms = lateness_ms + 1
-        self.timeouts = any(routing.timed(q) for c in self.spec.classes for q in c.queries)
+        self.timeouts = self.spec.timed
         self.route = route or (lambda event: (0, 0))
         self.rows_per_frame = rows_per_frame
         self.watermark = 0  # Spark's, before any row
