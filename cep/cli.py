@@ -376,7 +376,7 @@ def cmd_run(args) -> int:
 
 def _run_spark(args) -> int:
     from cep.io import check_format
-    from cep.spark import job, sinks, worker_error
+    from cep.spark import job, sinks
 
     if args.format == "trig":
         raise UsageError("--format trig: the local engine writes TriG (--engine local); the spark "
@@ -410,15 +410,10 @@ def _run_spark(args) -> int:
     elif args.rejects:
         raise UsageError("--rejects with --engine spark and --out: late and rejected records are written "
                          f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject")
-    try:
+    try:  # a failure the user can act on is a CepError (cep.spark.failures), any other a bug
         progress = job.run(queries, options, console, _say)
         if console:
             console.writer.close()
-    except Exception as exc:  # a worker's error of the rules (a limit reached) is the user's to fix
-        error = worker_error(exc) if not isinstance(exc, CepError) else None
-        if error is None:
-            raise
-        raise error from None
     finally:
         rejects.close()
     if not args.quiet:

@@ -68,6 +68,12 @@ class Spec:
     instances: object = None  # with update rules: a Broadcast of Background.instance_facts()
     limits: object = None  # cep.limits.Limits: the engines' (None: the defaults)
 
+    @property
+    def timed(self) -> bool:
+        """Whether event time alone makes a query answer (a window, a
+        NOTSEQ): its groups need event-time timeouts (run)."""
+        return any(routing.timed(q) for c in self.classes for q in c.queries)
+
     def layouts(self, queries) -> list:
         """The answer layouts of the queries, in their order."""
         by_name = {layout.name: layout for c in self.compiled for layout in c.layouts}
@@ -168,7 +174,7 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     return spec
 
 
-def _times(df):
+def _times(df, stored_millis=()):
     """The events of a DataFrame with columns s, p, o, t [, t_end, source,
     stream] as the engine takes them: start and end in epoch milliseconds,
     and a reason (and text) on each row whose time the readers would
@@ -176,37 +182,45 @@ def _times(df):
     whose text is not UTF-8; such a row has no start or end, so it neither
     moves the watermark nor fails an arithmetic (the engine reports it as a
     reject). The terms themselves are checked by the workers
-    (cep.io.tables.checked_rows), with the readers' own code."""
+    (cep.io.tables.checked_rows), with the readers' own code.
+    `stored_millis`: the time columns that hold a Parquet timestamp's
+    stored milliseconds, read as integers (cep.spark.sources): such a time
+    is shown as the timestamp it is."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
     from cep.io import check
 
     def millis(name):
-        """(epoch ms, reason or null) of a time column."""
+        """(epoch ms, reason or null, the time as the reject's text shows
+        it) of a time column."""
         kind = df.schema[name].dataType
-        if isinstance(kind, (T.TimestampType, T.TimestampNTZType)):
-            ms = F.unix_millis(F.col(name).cast("timestamp"))
-            shown = F.col(name).cast("string")
+        given = F.make_valid_utf8(F.col(name).cast("string"))
+        if isinstance(kind, (T.TimestampType, T.TimestampNTZType)) or name in stored_millis:
+            ms = F.col(name).cast("long") if name in stored_millis else F.unix_millis(F.col(name).cast("timestamp"))
+            given = shown = _datetime_text(ms)
         elif isinstance(kind, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
             ms = F.col(name).cast("long")
             shown = F.concat(ms.cast("string"), F.lit(" ms"))
         else:  # text (or a number of another type, as text): the readers' own parser
-            parsed = _parse_times(F.make_valid_utf8(F.col(name).cast("string")), F.lit(name))
-            return parsed["ms"], parsed["reason"]
+            parsed = _parse_times(given, F.lit(name))
+            return parsed["ms"], parsed["reason"], given
         outside = F.concat(F.lit(f"column {name}: "), shown,
                            F.lit(f" is outside the supported time range, {check.TIME_RANGE}"))
         return ms, (F.when(ms.isNull(), F.lit(f"column {name} is empty"))
-                    .when(~ms.between(check.TIME_MIN_MS, check.TIME_MAX_MS), outside))
+                    .when(~ms.between(check.TIME_MIN_MS, check.TIME_MAX_MS), outside)), given
 
-    start, start_bad = millis("t")
-    end, end_bad = millis("t_end") if "t_end" in df.columns else (start, None)
+    start, start_bad, start_given = millis("t")
+    end, end_bad, end_given = millis("t_end") if "t_end" in df.columns else (start, None, None)
     reasons = [F.when(~F.is_valid_utf8(F.col(c).cast("string")), F.lit(f"column {c}: not UTF-8 text"))
                for c in ("s", "p", "o", "stream") if c in df.columns]
     reasons += [start_bad] + ([] if end_bad is None else [F.when(F.col("t_end").isNotNull(), end_bad)])
     reason = F.coalesce(*reasons)
+    # as the readers show a rejected row (cep.io.tables): "s p o @ t [.. t_end]"
     shown = F.concat_ws(" ", *(F.make_valid_utf8(F.col(c).cast("string")) for c in ("s", "p", "o")))
-    shown = F.concat_ws(" @ ", shown, F.make_valid_utf8(F.col("t").cast("string")))
+    shown = F.concat(shown, F.lit(" @ "), F.coalesce(start_given, F.lit("None")))
+    if end_given is not None:
+        shown = F.concat_ws(" .. ", shown, end_given)
     source = F.col("source").cast("string") if "source" in df.columns else F.lit(None).cast("string")
     valid = lambda c: F.when(reason.isNull(), c)  # noqa: E731
     return df.select(*(valid(F.col(c).cast("string")).alias(c) for c in ("s", "p", "o")),  # a number: no term
@@ -215,6 +229,41 @@ def _times(df):
                      F.when(reason.isNull(), source).otherwise(F.coalesce(source, F.lit(""))).alias("source"),
                      valid(_stream_column(df)).alias("stream"), reason.alias("reason"),
                      F.when(reason.isNotNull(), shown).alias("text"))
+
+
+def _datetime_text(ms):
+    """A column of epoch ms as cep.terms.format_datetime_ms writes it, for
+    any year (Spark's own date functions overflow about 292,000 years from
+    1970): H. Hinnant's civil_from_days in exact integer arithmetic, as in
+    cep.terms, each intermediate bound once (let)."""
+    from pyspark.sql import functions as F
+
+    def div(a, b: int):  # floor division, exact for any long (in decimal: a - pmod may overflow a long)
+        return ((a.cast("decimal(20,0)") - F.pmod(a, F.lit(b))) / F.lit(b)).cast("long")
+
+    def let(value, body):
+        return F.transform(F.array(value), body)[0]
+
+    def digits(n, width: int):  # at least `width` digits
+        text = F.abs(n).cast("string")
+        return F.when(F.length(text) < width, F.lpad(text, width, "0")).otherwise(text)
+
+    def civil(days):
+        return let(days + 719_468, lambda z: let(div(z, 146_097), lambda era: let(z - era * 146_097, lambda doe: let(
+            div(doe - div(doe, 1460) + div(doe, 36_524) - div(doe, 146_096), 365), lambda yoe: let(
+                doe - (yoe * 365 + div(yoe, 4) - div(yoe, 100)), lambda doy: let(
+                    div(doy * 5 + 2, 153), lambda mp: let(
+                        F.when(mp < 10, mp + 3).otherwise(mp - 9), lambda month: let(
+                            yoe + era * 400 + (month <= 2).cast("long"), lambda year: F.concat(
+                                F.when(year < 0, F.lit("-")).otherwise(F.lit("")), digits(year, 4), F.lit("-"),
+                                digits(month, 2), F.lit("-"), digits(doy - div(mp * 153 + 2, 5) + 1, 2))))))))))
+
+    return let(div(ms, 1000), lambda seconds: let(F.pmod(seconds, F.lit(86_400)), lambda rest: F.concat(
+        civil(div(seconds, 86_400)), F.lit("T"), digits(div(rest, 3600), 2), F.lit(":"),
+        digits(F.pmod(div(rest, 60), F.lit(60)), 2), F.lit(":"), digits(F.pmod(rest, F.lit(60)), 2),
+        F.when(F.pmod(ms, F.lit(1000)) > 0,
+               F.concat(F.lit("."), F.regexp_replace(digits(F.pmod(ms, F.lit(1000)), 3), "0+$", "")))
+        .otherwise(F.lit("")), F.lit("Z"))))
 
 
 def _parse_times(texts, name):
@@ -408,17 +457,6 @@ def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: 
     return _finish(run(_times(events), spec, lateness, end_markers))
 
 
-def worker_error(exc: BaseException):
-    """The error a worker raised as a CepError (a limit of cep.limits
-    reached, ...), as an EngineError with its words, from the exception
-    Spark gives the driver for the failed task or query, which holds the
-    worker's traceback as text; None for any other failure."""
-    from cep.errors import EngineError
-
-    found = re.search(r"^cep\.errors\.\w+: (.+)$", str(exc), re.MULTILINE)
-    return EngineError(found.group(1)) if found else None
-
-
 def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | None = None):
     """The worker's raw rows (worker.OUTPUT_DDL, times in epoch ms) for
     events with columns s, p, o, start, end (epoch ms) and source."""
@@ -452,7 +490,6 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
     # micro-batch, so a bounded run never ends. A window must close when
     # the watermark passes it, even in a group no row reaches: there the
     # group asks for an event-time timeout at its next window.
-    timed = any(routing.timed(q) for c in spec.classes for q in c.queries)
     return df.groupBy("cls", "bucket").applyInPandasWithState(
         partial(worker.detect_streaming, spec, interval_ms(lateness)), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
-        GroupStateTimeout.EventTimeTimeout if timed else GroupStateTimeout.NoTimeout)
+        GroupStateTimeout.EventTimeTimeout if spec.timed else GroupStateTimeout.NoTimeout)

@@ -10,7 +10,8 @@ what shapes the state and the output (RECORD, in the checkpoint), and a
 later run with a different one stops, naming what differs. Damage (a
 truncated log, an unreadable state file) is found before the query starts
 where a file can be checked (check_logs), or recognised in Spark's error
-(failure: the state files); either way the message names the checkpoint.
+(cep.spark.failures: the state files); either way the message names the
+checkpoint.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import json
 from dataclasses import asdict
 from pathlib import Path
 
-from cep.errors import CepError, CheckpointError, UsageError
+from cep.errors import CheckpointError, UsageError
 
 RECORD = "cep-run.json"
 START_AGAIN = "start again with a new --checkpoint folder (and a new --out)"
@@ -185,29 +186,3 @@ def _well_formed(path: Path, sources: int | None) -> bool:
     except (OSError, UnicodeDecodeError, ValueError):
         return False
     return True
-
-
-def failure(exc: BaseException, checkpoint: Path) -> CepError | None:
-    """The message for a failure of Spark's to read the checkpoint's
-    state (a state file damaged or missing: Spark's CANNOT_LOAD_STATE_STORE,
-    found only when a micro-batch loads it), with Spark's reason; None
-    for any other failure. (Its logs were checked before the query
-    started: check_logs.)"""
-    text, reason = _java(exc)
-    if "CANNOT_LOAD_STATE_STORE" not in text:
-        return None
-    return CheckpointError(f"checkpoint {checkpoint}: its state (under {checkpoint}/state) cannot be read: a file "
-                           "of it is damaged or missing" + (f" (Spark: {reason})" if reason else "")
-                           + f"; {START_AGAIN}")
-
-
-def _java(exc: BaseException) -> tuple[str, str]:
-    """The messages of a PySpark exception's Java exception and its causes,
-    as one text, and the first line of the innermost one."""
-    throwable = getattr(exc, "_origin", None) or getattr(exc, "java_exception", None)
-    messages = [str(exc)]
-    while throwable is not None and len(messages) < 20:
-        messages.append(str(throwable.getMessage() or "").strip())
-        throwable = throwable.getCause()
-    innermost = next((m for m in reversed(messages) if m), "")
-    return "\n".join(messages), innermost.splitlines()[0] if innermost else ""

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from cep.errors import UsageError
+from cep.errors import CepError, UsageError
 
 PROGRESS_SECONDS = 5.0
 END_FOLDER = "cep-end"  # inside the checkpoint: the end-of-input marks
@@ -149,7 +149,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
     checkpoint given is resumed (cep.spark.checkpoint: when it is the
     same run's)."""
     from cep.spark import checkpoint as checkpoints
-    from cep.spark import end_input, plan
+    from cep.spark import end_input, failures, plan
     from cep.spark import run as engine
     from cep.spark import sinks, sources
 
@@ -174,21 +174,23 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
             writer = raw.writeStream.foreachBatch(console)
         writer = writer.option("checkpointLocation", str(checkpoint)).queryName("cep")
         progress = Progress(say, options.quiet)
-        try:
-            if options.follow:
-                _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress,
-                       partial(_warn_unread, streams, set(), say))
-            else:
-                _await(writer.trigger(availableNow=True).start(), progress)
-                end_input(ends)
-                _await(writer.trigger(availableNow=True).start(), progress)
-        except Exception as exc:
-            # a failure in a console's micro-batch reaches Spark as text: the console kept it
-            known = checkpoints.failure(getattr(console, "failure", None) or exc, checkpoint)
-            if known is None:
-                raise
-            raise known from None
+        if options.follow:
+            _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress,
+                   partial(_warn_unread, streams, set(), say))
+        else:
+            _await(writer.trigger(availableNow=True).start(), progress)
+            end_input(ends)
+            _await(writer.trigger(availableNow=True).start(), progress)
         return progress
+    except CepError:
+        raise
+    except Exception as exc:
+        # a failure in a console's micro-batch reaches Spark as text: the console kept it
+        for failed in (getattr(console, "failure", None), exc):
+            known = failed is not None and failures.user_error(failed, checkpoint)
+            if known:
+                raise known from None
+        raise
     finally:
         if own_checkpoint:
             shutil.rmtree(checkpoint, ignore_errors=True)

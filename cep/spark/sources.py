@@ -17,6 +17,7 @@ table's stream column or an --events IRI=PATH; null for none).
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,6 +123,39 @@ def direct_children(df, column: str, folder: str):
     return df.where(F.size(F.split(F.col(column), "/")) == depth)
 
 
+def stored_millis(files: list[Path]) -> tuple[str, ...]:
+    """The time columns (t, t_end) that every one of the Parquet files
+    stores as TIMESTAMP(MILLIS). Spark's reader turns such a time into
+    microseconds, which overflow (the whole file fails, FAILED_READ_FILE)
+    for a time about 292,000 years from 1970; read as the integers they
+    are, such a time is a reject row like any time outside the supported
+    range. (Microseconds cannot overflow so; a folder whose files store a
+    column in different units keeps Spark's reading. A file that comes
+    later in a followed folder is read as the first ones were.) A time
+    stored in nanoseconds, which Spark's reader refuses, is a UsageError
+    naming its file."""
+    import pyarrow.parquet as pq
+
+    units: dict[str, set] = {}
+    for path in files:
+        try:
+            schema = pq.ParquetFile(path).schema
+        except Exception:  # noqa: BLE001 - Spark's reader names the file (cep.spark.failures)
+            return ()
+        for i, name in enumerate(schema.names):
+            if name not in ("t", "t_end"):
+                continue
+            column = schema.column(i)
+            logical = json.loads(column.logical_type.to_json())
+            unit = logical.get("timeUnit") if logical.get("Type") == "Timestamp" else None
+            if unit == "nanoseconds":
+                raise UsageError(f"{path}: column {name} holds timestamps in nanoseconds, which Spark's Parquet "
+                                 "reader does not take: store them in milliseconds or microseconds (or as "
+                                 "integer epoch milliseconds), or use --engine local")
+            units.setdefault(name, set()).add(column.physical_type == "INT64" and unit == "milliseconds")
+    return tuple(name for name, millis in units.items() if millis == {True})
+
+
 def _parse_files(batches):
     """mapInPandas: whole TriG/JSON Lines/CSV files -> their records."""
     import pandas as pd
@@ -151,6 +185,7 @@ def _local_name(uri: str) -> str:
 def event_stream(spark, streams: list[Source], files_per_batch: int | None = None):
     """One streaming DataFrame (STREAM_DDL) of the events of `streams` (sources())."""
     from pyspark.sql import functions as F
+    from pyspark.sql import types as T
 
     from cep.spark import _times
 
@@ -163,7 +198,11 @@ def event_stream(spark, streams: list[Source], files_per_batch: int | None = Non
             reader = reader.option("maxFilesPerTrigger", files_per_batch)
         if source.fmt == "parquet":
             present = source.files()
+            millis = stored_millis(present)  # first: it names a file of nanoseconds, which Spark's reader refuses
             schema = spark.read.parquet(*(str(p) for p in present)).schema if present else PARQUET_DEFAULT_DDL
+            if millis:  # read as the integers they are: Spark's reader would overflow on a far time
+                schema = T.StructType([T.StructField(f.name, T.LongType()) if f.name in millis else f
+                                       for f in schema.fields])
             df = reader.schema(schema).parquet(source.root)
             missing = [c for c in ("s", "p", "o", "t") if c not in df.columns]
             if missing:
@@ -177,7 +216,7 @@ def event_stream(spark, streams: list[Source], files_per_batch: int | None = Non
             path = F.when(path.startswith("file:"), F.try_url_decode(F.regexp_replace(path, "^file:(//)?", "")))\
                 .otherwise(path)
             place = F.concat(path, F.lit(":row "), (F.col("_metadata.row_index") + 1).cast("string"))
-            df = _times(df.withColumn("source", place))  # with a reason for a row whose time is refused
+            df = _times(df.withColumn("source", place), millis)  # a reason on a row whose time is refused
         else:
             df = reader.schema(BINARY_FILE_DDL).format("binaryFile").load(source.root)
             if source.folder:

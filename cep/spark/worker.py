@@ -213,16 +213,42 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
 
 
 def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
-    """A streaming group's micro-batch (applyInPandasWithState): buffer the
-    new events, report those that come after their time was processed,
-    process, in time order, the events that the watermark has passed (all
-    of them when the input ends), evaluate the windows event time has
-    passed, prune the goals past their window at the watermark, and forget
-    the group when nothing is left in it. With windows, a group also asks
-    to be called when the watermark passes its next window (an event-time
-    timeout), so that the window closes even if no row reaches the group."""
+    """A streaming group's micro-batch (applyInPandasWithState), in the
+    steps below: take the group's engine and waiting events from its state
+    (resume_group), set aside the new events that come after their time
+    was processed (set_aside_late), choose the waiting events to process
+    now (ready_events), process them in time order and evaluate the windows
+    event time has passed (process_ready), prune the goals past their
+    window at the watermark, then keep the group in state or forget it
+    when nothing is left in it (keep_group). With windows or NOTSEQ, a
+    kept group also asks to be called when the watermark passes its next
+    window or deadline (timeout_at), so that they close even if no row
+    reaches the group. The steps take the watermark and the group state
+    as arguments: tests/unit/worker_harness.py drives them without Spark."""
     cls, bucket = (int(x) for x in key)
     entry = _engine(spec, cls, bucket)
+    engine = entry[0]
+    waiting, processed = resume_group(entry, state)
+    rows, answers = [], []
+    new, ended = _events(pdfs, rows)
+    watermark = state.getCurrentWatermarkMs() or None
+    new, late = set_aside_late(new, late_horizon(watermark, processed))
+    rows += late
+    waiting = pa.concat_tables([waiting, new]) if new.num_rows else waiting
+    ready, processed = ready_events(waiting, watermark, processed, ended,
+                                    None if spec.update_routes else lateness_ms)
+    if ready is not None:
+        answers, waiting = process_ready(engine, waiting, ready, ended, processed)
+    pending = engine.advance(processed) if processed is not None else True
+    _say_warnings(engine)
+    keep_group(entry, state, spec, waiting, processed, pending, watermark)
+    yield _frame(rows, answers)
+
+
+def resume_group(entry, state) -> tuple[pa.Table, int | None]:
+    """The group's engine as its state left it (restored unless this
+    worker's engine is still at the saved version; as loaded for a new
+    group), and the group's (waiting events, time processed so far)."""
     engine = entry[0]
     if state.exists:
         version, saved, waiting, processed = state.get
@@ -234,73 +260,99 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         engine.restore(entry[1])  # a new group: the engine as loaded
         waiting = EVENT_SCHEMA.empty_table()
     entry[2] = None  # until this call has finished, the engine matches no saved version
+    return waiting, processed
 
-    rows, answers = [], []
-    new, ended = _events(pdfs, rows)
-    # Late: before the watermark of this micro-batch (Spark's rule), or
-    # before what the group already processed (after the end of an input).
-    watermark = state.getCurrentWatermarkMs() or None
-    horizon = max(x for x in (watermark, processed, -2**63) if x is not None)
-    if new.num_rows:
-        late = pc.less(new["end"], horizon)
-        for e in new.filter(late).to_pylist():
-            if e["copy"] == COPY_QUIET:
-                continue
-            rows.append(_event_row("late", e, f"late: ends at {terms.format_datetime_ms(e['end'])}, before "
-                                              f"{terms.format_datetime_ms(horizon)}, where the watermark was "
-                                              "(or where its group's input had ended)"))
-        new = new.filter(pc.invert(late))
-    waiting = pa.concat_tables([waiting, new]) if new.num_rows else waiting
 
-    # Ready: what Spark's watermark has passed, or what ends more than the
-    # lateness before the latest event of this group (the order within a
-    # group is all its answers depend on), so that what waits is one
-    # lateness of events, not a whole micro-batch. With update rules the
-    # watermark alone, the same for every group: every group must take or
-    # refuse as late the same events of the update rules, or their
-    # backgrounds would differ.
+def late_horizon(watermark: int | None, processed: int | None) -> int:
+    """The time before which a new event is late: the watermark of this
+    micro-batch (Spark's rule), or what the group already processed (past
+    the watermark after the end of an input)."""
+    return max(x for x in (watermark, processed, -2**63) if x is not None)
+
+
+def set_aside_late(new: pa.Table, horizon: int) -> tuple[pa.Table, list]:
+    """(the events that end at or after `horizon`, a `late` output row for
+    each of the others that reports itself: a quiet copy does not)."""
+    if not new.num_rows:
+        return new, []
+    late = pc.less(new["end"], horizon)
+    rows = [_event_row("late", e, f"late: ends at {terms.format_datetime_ms(e['end'])}, before "
+                                  f"{terms.format_datetime_ms(horizon)}, where the watermark was "
+                                  "(or where its group's input had ended)")
+            for e in new.filter(late).to_pylist() if e["copy"] != COPY_QUIET]
+    return new.filter(pc.invert(late)), rows
+
+
+def ready_events(waiting: pa.Table, watermark: int | None, processed: int | None, ended: bool,
+                 lateness_ms: int | None) -> tuple[pa.Array | None, int | None]:
+    """Which waiting events to process now (a mask; None: none, and no
+    flush), and the time processed once they are.
+
+    Ready: what Spark's watermark has passed, or what ends more than the
+    lateness before the latest waiting event of this group (the order
+    within a group is all its answers depend on), so that what waits is
+    one lateness of events, not a whole micro-batch. `lateness_ms` None
+    (with update rules): the watermark alone, the same for every group:
+    every group must take or refuse as late the same events of the update
+    rules, or their backgrounds would differ. When the input has ended:
+    every event, and a flush even with nothing waiting (the windows still
+    open report)."""
     target = watermark
-    if waiting.num_rows and not spec.update_routes:
+    if waiting.num_rows and lateness_ms is not None:
         own = pc.max(waiting["end"]).as_py() - lateness_ms
         target = own if target is None else max(target, own)
-    if ended:  # every event, then the final flush, even with nothing waiting: the windows still open report
-        ready = pa.array([True] * waiting.num_rows, pa.bool_())
+    if ended:
         if waiting.num_rows:
-            processed = max(horizon, pc.max(waiting["end"]).as_py() + 1)
-    elif target is not None and (processed is None or target > processed):
-        ready = pc.less(waiting["end"], target)
-        processed = target
-    else:
-        ready = None
-    if ready is not None:
-        answers += _answer_tables(engine, _push(engine, waiting.filter(ready)))
-        answers += _answer_tables(engine, engine.flush_table(final=ended))
-        waiting = waiting.filter(pc.invert(ready))
-        if not ended:  # event time has reached `processed`: the windows before it close
-            answers += _answer_tables(engine, engine.close_windows(processed))
-    pending = engine.advance(processed) if processed is not None else True
-    _say_warnings(engine)
+            processed = max(late_horizon(watermark, processed), pc.max(waiting["end"]).as_py() + 1)
+        return pa.array([True] * waiting.num_rows, pa.bool_()), processed
+    if target is not None and (processed is None or target > processed):
+        return pc.less(waiting["end"], target), target
+    return None, processed
 
+
+def process_ready(engine: Engine, waiting: pa.Table, ready, ended: bool,
+                  processed: int | None) -> tuple[list, pa.Table]:
+    """Push the ready events to the engine and flush it (finally when the
+    input has ended); unless it has, close the windows before `processed`,
+    which event time has reached. Returns (the answers as output tables,
+    the events still waiting)."""
+    answers = _answer_tables(engine, _push(engine, waiting.filter(ready)))
+    answers += _answer_tables(engine, engine.flush_table(final=ended))
+    if not ended:
+        answers += _answer_tables(engine, engine.close_windows(processed))
+    return answers, waiting.filter(pc.invert(ready))
+
+
+def keep_group(entry, state, spec, waiting: pa.Table, processed: int | None, pending: bool,
+               watermark: int | None) -> None:
+    """Save the group's engine and waiting events in its state under a new
+    version (and its timeout: timeout_at), or remove the state when nothing
+    waits, no partial match is left and the watermark has reached what was
+    processed. (A group stays with update rules, whose changes of the
+    background are in its state.)"""
+    engine = entry[0]
     if (not waiting.num_rows and not pending and not spec.update_routes
             and processed <= (watermark or -2**63)):
-        # Nothing waits and no partial match is left: forget the group. (It
-        # stays with update rules, whose changes of the background are in
-        # its state.)
         state.remove()
         entry[2] = None
-    else:
-        version = uuid.uuid4().hex
-        state.update((version, engine.state(), _ipc(waiting), processed))
-        entry[2] = version
-        if engine.timed:
-            # called again once the watermark passes the next window, NOTSEQ
-            # deadline or waiting event, whether or not rows come (Spark
-            # times a group out when the watermark passes its timeout;
-            # PySpark refuses a timeout at or before 1970-01-01T00:00Z, so
-            # one due there waits for the watermark to pass 1 ms, which
-            # changes no answer: any event before it is late already)
-            due = [t for t in (engine.next_due(),
-                               pc.min(waiting["end"]).as_py() if waiting.num_rows else None) if t is not None]
-            if due:
-                state.setTimeoutTimestamp(max(min(due), watermark or 0, 1))
-    yield _frame(rows, answers)
+        return
+    version = uuid.uuid4().hex
+    state.update((version, engine.state(), _ipc(waiting), processed))
+    entry[2] = version
+    if engine.timed:
+        due = timeout_at(engine.next_due(), waiting, watermark)
+        if due is not None:
+            state.setTimeoutTimestamp(due)
+
+
+def timeout_at(next_due: int | None, waiting: pa.Table, watermark: int | None) -> int | None:
+    """When a timed group (windows, NOTSEQ) asks to be called again: once
+    the watermark passes its next window or NOTSEQ deadline (`next_due`)
+    or its earliest waiting event, whether or not rows come (Spark times a
+    group out when the watermark passes its timeout). Never before the
+    watermark, which Spark refuses, nor at or before 1970-01-01T00:00Z,
+    which PySpark refuses: one due there waits for the watermark to pass
+    1 ms, which changes no answer (any event before it is late already).
+    None: nothing is due."""
+    due = [t for t in (next_due, pc.min(waiting["end"]).as_py() if waiting.num_rows else None) if t is not None]
+    return max(min(due), watermark or 0, 1) if due else None
