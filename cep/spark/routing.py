@@ -18,14 +18,14 @@ two key positions and go to two buckets, and both groups could then find the
 same answer (QueryClass.bucketed).
 
 With background knowledge an event goes wherever a triple it entails could
-match (cep.compile.program, _leaf_rules): a pattern on :q takes the events
+match (cep.compile.leaves, leaf_rules): a pattern on :q takes the events
 of q's subproperties, `?x a :D` those of D's subclasses and of the
 properties whose domain (x in the event's subject) or range (x in its
 object) is under D. Background triples need no routing: every worker
 holds them all.
 
 Rule chaining: the triples a CONSTRUCT rule derives are fed back inside
-the group that derived them (cep.compile.program, _derivations), so a
+the group that derived them (cep.compile.derivations), so a
 query that reads them runs in the rule's class. The class keeps many
 groups only where a derived triple carries the rule's own key in the
 class's key slot (it belongs to the group that derived it); otherwise it
