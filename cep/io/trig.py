@@ -102,14 +102,24 @@ def read_trig(path, rejects: list, data: bytes | None = None) -> list[Event]:
     failed, found = [], []  # statements refused (or read again in parts); the parts found
     if _UNDECODED.search(text):
         given, text = text, _comments_decoded(text)  # the same characters, but those of comments
-        spoiled = [st for st in statements if _UNDECODED.search(text, st.start, st.end)]
-        for st in spoiled:
-            at = _UNDECODED.search(text, st.start, st.end).start()
-            byte = len(given[:at].encode("utf-8", "surrogateescape")) + 1 + 3 * raw.startswith(codecs.BOM_UTF8)
-            rejects.append(Reject(f"{name}:{st.line}", f"not UTF-8 text (byte {byte} of the file); "
-                                                       "this statement is skipped", _snippet(text, st)))
-        failed += spoiled
-        _recover(content, text, [st for st in statements if st not in spoiled], name, rejects, failed, found)
+        for st in statements:
+            bad = _UNDECODED.search(text, st.start, st.end)
+            if bad:
+                byte = len(given[:bad.start()].encode("utf-8", "surrogateescape")) + 1 + 3 * raw.startswith(codecs.BOM_UTF8)
+                rejects.append(Reject(f"{name}:{st.line}", f"not UTF-8 text (byte {byte} of the file); "
+                                                           "this statement is skipped", _snippet(text, st)))
+                failed.append(st)
+    for st in statements:
+        alone = None if st in failed else _term_alone(text, st)
+        if alone is not None:  # rdflib passes over it: the block is refused, as a syntax error is
+            at, term = alone
+            rejects.append(Reject(f"{name}:{bisect.bisect_left(_newlines(text), at) + 1}",
+                                  f"TriG syntax error: the term {term[:200]} stands alone in the "
+                                  "graph's block, where a triple was expected; this statement is skipped",
+                                  _snippet(text, st)))
+            failed.append(st)
+    if failed:
+        _recover(content, text, [st for st in statements if st not in failed], name, rejects, failed, found)
     else:
         try:
             _parse_into(content, text, 0)
@@ -155,6 +165,33 @@ def _suspect_blocks(content, text, statements, name, rejects, failed, found) -> 
             failed.append(st)
             rejects.append(Reject(f"{name}:{st.line}", "TriG: the graph's block gives no triple (a term alone "
                                                        "in it?); this statement is skipped", _snippet(text, st)))
+
+
+def _term_alone(text: str, st) -> tuple[int, str] | None:
+    """In a graph's block, a statement that is one term and nothing more
+    (`:g { :a :b :c . :d }`): (its offset, its text), or None. TriG has no
+    such statement, and rdflib reads it as nothing. (A blank node property
+    list or a collection, [ ... ] or ( ... ), is left to the parser.)"""
+    if st.kind != "block":
+        return None
+    run, depth = [], 0  # the tokens of the block's statement read so far
+    for m in _TOKEN.finditer(text, st.brace + 1, st.end):
+        kind, token = m.lastgroup, m.group()
+        if kind in ("space", "comment"):
+            continue
+        if depth == 0 and kind in ("dot", "close"):
+            # one term: tokens with nothing between them ("1"^^xsd:int), no bracket
+            if run and all(a.end() == b.start() for a, b in zip(run, run[1:])) \
+                    and not any(t.lastgroup == "other" and t.group() in "[]()" for t in run):
+                return run[0].start(), text[run[0].start():run[-1].end()]
+            run = []
+            continue
+        if kind == "other" and token in "[(":
+            depth += 1
+        elif kind == "other" and token in "])":
+            depth -= 1
+        run.append(m)
+    return None
 
 
 def _taken(triple) -> bool:

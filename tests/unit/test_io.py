@@ -166,6 +166,46 @@ def test_trig_bad_graph_block_costs_only_itself(tmp_path):
     assert rejects[0].text == ":g2 { :a :b 2 ;;; , }"
 
 
+@pytest.mark.parametrize("block, term", [
+    (":a :b 2 . :d", ":d"),
+    (":a :b 2 .\n  :d .\n  :e :f 2", ":d"),
+    ('"lone"@en . :a :b 2', '"lone"@en'),
+])
+def test_trig_term_alone_in_a_block_with_triples_is_a_reject(tmp_path, block, term):
+    # rdflib reads `:d` as nothing and keeps the block's triples: the
+    # input would change silently
+    path = trig(tmp_path, f"""
+:g1 {{ :a :b 1 }}
+:g1 prov:generatedAtTime "2026-01-01T00:00:01Z"^^xsd:dateTime .
+
+:g2 {{ {block} }}
+:g2 prov:generatedAtTime "2026-01-01T00:00:02Z"^^xsd:dateTime .
+
+:g3 {{ :a :b 3 }}
+:g3 prov:generatedAtTime "2026-01-01T00:00:03Z"^^xsd:dateTime .
+""")
+    rejects = []
+    events = read_trig(path, rejects)
+    assert [e.o for e in sorted(events, key=lambda e: e.start)] == [integer(1), integer(3)]
+    line = 8 + block[:block.index(term)].count("\n")
+    assert [(r.source, r.reason) for r in rejects] == [
+        (f"{path}:{line}", f"TriG syntax error: the term {term} stands alone in the graph's block, where a "
+                           "triple was expected; this statement is skipped")]
+
+
+def test_trig_blank_node_lists_and_collections_are_not_terms_alone(tmp_path):
+    path = trig(tmp_path, """
+:g1 { :a :b 1 . [ :p 2 ] . :a :b ( 3 ) }
+:g1 prov:generatedAtTime "2026-01-01T00:00:01Z"^^xsd:dateTime .
+""")
+    rejects = []
+    events = read_trig(path, rejects)
+    assert rejects == []
+    assert rejects == []
+    pairs = sorted((e.p, e.o if not e.o.startswith("_:") else "_:") for e in events if e.p in (ex("b"), ex("p")))
+    assert pairs == [(ex("b"), integer(1)), (ex("b"), "_:"), (ex("p"), integer(2))]
+
+
 def test_trig_error_inside_a_long_block_points_at_the_bad_line(tmp_path):
     path = trig(tmp_path, """
 :g1 {
