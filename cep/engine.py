@@ -39,6 +39,7 @@ from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
 from cep.events import Answer, Event, Reject
+from cep.errors import EngineError
 from cep.limits import Limits
 from cep.runtime.batch import table_text
 from cep.runtime.session import session
@@ -369,26 +370,55 @@ def _conform(table: pa.Table) -> pa.Table:
     return table
 
 
+# Bytes of answer lines parsed by one call of Arrow's CSV reader, whose block
+# (a line must fit in one) is at most 2 GiB. A longer line (a SELECT of
+# tens of thousands of expressions, or of long values) is split in Python.
+ANSWER_BLOCK = 1 << 30
+
+
 def _read_lines(data: bytes, width: int) -> pa.Table:
     """Answer lines (cep_runtime.pl: QueryIndex TAB Start TAB End, then
     `width` fields, empty when unbound) -> a table q, start, end, f0...
     N-Triples text has no raw tab, newline or carriage return, and its
-    quotes are not CSV quotes."""
+    quotes are not CSV quotes. Any line length: the text is read in pieces
+    of whole lines of at most ANSWER_BLOCK bytes, a longer line alone."""
     names = ["q", "start", "end"] + [f"f{i}" for i in range(width)]
     types = {"q": pa.int32(), "start": pa.int64(), "end": pa.int64()}
     types.update({f"f{i}": pa.string() for i in range(width)})
+    schema = pa.schema([(n, types[n]) for n in names])
     if not data:
-        return pa.schema([(n, types[n]) for n in names]).empty_table()
-    return pacsv.read_csv(
-        pa.py_buffer(data),
-        # one block for the whole text (up to Arrow's 2 GiB): a line must not
-        # straddle two blocks, and a term may be as long as the readers take
-        read_options=pacsv.ReadOptions(column_names=names, use_threads=False,
-                                       block_size=max(1 << 20, min(len(data) + 1, 2**31 - 1))),
-        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
-                                         newlines_in_values=False),
-        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
-                                             strings_can_be_null=True))
+        return schema.empty_table()
+    buffer, pieces, start, n = pa.py_buffer(data), [], 0, len(data)
+    while start < n:
+        stop = min(start + ANSWER_BLOCK, n)
+        if stop < n:
+            cut = data.rfind(b"\n", start, stop)
+            if cut < start:  # one line longer than a block
+                end = data.find(b"\n", stop)
+                end = n if end < 0 else end
+                pieces.append(_long_line(data[start:end], schema))
+                start = end + 1
+                continue
+            stop = cut + 1
+        pieces.append(pacsv.read_csv(
+            buffer.slice(start, stop - start),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False,
+                                           block_size=max(1 << 20, stop - start + 1)),
+            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
+                                             newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
+                                                 strings_can_be_null=True)))
+        start = stop
+    return pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
+
+
+def _long_line(line: bytes, schema: pa.Schema) -> pa.Table:
+    """One answer line as a table of one row."""
+    fields = line.decode("utf-8").split("\t")
+    if len(fields) != len(schema):
+        raise EngineError(f"an answer line of the rules has {len(fields)} fields, not {len(schema)}")
+    return pa.table([pa.array([int(v)] if i < 3 else [v or None], schema.field(i).type)
+                     for i, v in enumerate(fields)], schema=schema)
 
 
 class AnswerBatch:

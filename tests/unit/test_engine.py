@@ -456,6 +456,24 @@ def test_columnar_answers_give_a_table_per_query():
     assert [a.query for a in batch.to_list()] == ["as", "pairs"]
 
 
+def test_answer_lines_of_any_width_are_read(monkeypatch):
+    """An answer line longer than Arrow's CSV block (at most 2 GiB: a
+    SELECT of 40,000 expressions over long values) is read on its own.
+    The block is made 1 MiB here, and the wide answers' lines 3 MB."""
+    import cep.engine
+
+    long = '"' + "a" * 100_000 + '"'
+    exprs = tuple(ops.ProjectItem(ops.Var(f"v{i}"), ops.Call("concat", x, ops.Const(f'"{i}"'))) for i in range(30))
+    wide = ops.Query("wide", "select", bgp((k, "a", x)), projection=exprs)
+    narrow = select(bgp((k, "b", y)), name="narrow")
+    events = [Event(iri(f"k{i}"), iri("a"), long, i, i) if i % 3 else ev(f"k{i}", "b", i, i) for i in range(9)]
+    monkeypatch.setattr(cep.engine, "ANSWER_BLOCK", 1 << 20)
+    got = run([wide, narrow], events)
+    assert [a.query for a in got] == ["narrow", "wide", "wide"] * 3
+    assert all(a.binding("v29") == long[:-1] + '29"' for a in got if a.query == "wide")
+    assert [a.binding("y") for a in got if a.query == "narrow"] == [num(0), num(3), num(6)]
+
+
 def test_left_only_parts_of_a_seq_filter_are_computed_once_per_goal():
     from cep import reference
     from cep.compile import compile_queries
