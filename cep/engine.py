@@ -5,10 +5,13 @@ SWI-Prolog, fed with batches of events.
     answers = engine.push(events)   # answers of every timestamp now complete
     answers += engine.flush()       # end of stream: close the last timestamp
 
-`push` and `flush` give Answer objects. `push_table` and `flush_table`
-take and give Arrow tables (the columnar path for bulk and streaming jobs):
-an AnswerBatch holds the answers as one table and gives a table per query
-(`tables()`), or Answer objects on demand (`to_list()`).
+`push_table` is the engine's entry: it takes an events table (cep.events.
+EVENTS, what the readers give) and gives an AnswerBatch, which holds the
+answers as the rules wrote them and gives them as an answer table
+(`answers()`, cep.events.ANSWERS, what the writers take, on both engines),
+a table per query (`tables()`), or Answer objects (`to_list()`). `push`
+and `flush` are the same for Event and Answer objects (tests, small
+programs).
 
 Events are processed in order of their end time (a solution is detected when
 its last event ends); events that end at the same instant are simultaneous.
@@ -38,32 +41,20 @@ from cep import terms
 from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
-from cep.events import Answer, Event, Reject
+from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table
 from cep.errors import EngineError
 from cep.limits import Limits
 from cep.runtime.batch import table_text
 from cep.runtime.session import session
 from cep.user_prolog import ensure_loaded, load_user_prolog
 
-COLUMNS = ("s", "p", "o", "start", "end", "source", "updates_only", "stream")
-# updates_only: the event triggers the rule set's update rules alone (the
-# Spark engine's copies of events for groups whose queries do not read them);
-# stream: the IRI (N-Triples text) of the event's stream, null for none (an
-# event of every stream: docs/language.md, "Windows and aggregates")
-SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
-                    ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
-                    ("updates_only", pa.bool_()), ("stream", pa.string())])
-
-
-def events_table(events) -> pa.Table:
-    events = list(events)
-    return pa.table({
-        "s": [e.s for e in events], "p": [e.p for e in events], "o": [e.o for e in events],
-        "start": [e.start for e in events], "end": [e.end for e in events],
-        "source": [e.source for e in events],
-        "updates_only": pa.nulls(len(events), pa.bool_()),
-        "stream": [e.stream or None for e in events],
-    }, schema=SCHEMA)
+# an events table (cep.events.EVENTS) and updates_only: the event triggers
+# the rule set's update rules alone (the Spark engine's copies of events for
+# groups whose queries do not read them). Stream: the IRI (N-Triples text) of
+# the event's stream, null for none (an event of every stream:
+# docs/language.md, "Windows and aggregates")
+SCHEMA = EVENTS.append(pa.field("updates_only", pa.bool_()))
+COLUMNS = tuple(SCHEMA.names)
 
 
 _instances = itertools.count()
@@ -448,19 +439,56 @@ class AnswerBatch:
 
     def to_list(self) -> list[Answer]:
         """The answers as Answer objects, in order."""
-        if not self.table.num_rows:
-            return []
-        engine = self.engine
-        columns = [self.table[name].to_pylist() for name in self.table.column_names]
-        orders = engine.orders
-        answers = []
-        for row in zip(*columns):
-            layout = engine.layouts[row[0]]
+        return answers_of(self.answers())
+
+    def answers(self) -> pa.Table:
+        """The answers as an answer table (cep.events.ANSWERS), in the order
+        they were found. SELECT bindings are made column-wise; CONSTRUCT
+        templates are instantiated answer by answer (an answer whose
+        template gives no triple is none)."""
+        table = self.table
+        if not table.num_rows:
+            return ANSWERS.empty_table()
+        engine, parts = self.engine, []
+        for layout, order in zip(engine.layouts, engine.orders):
+            where = pc.indices_nonzero(pc.equal(table["q"], layout.index))
+            if not len(where):
+                continue
+            rows = table.take(where)
+            n = rows.num_rows
             if layout.form == "select":
-                bindings = tuple((name, row[i]) for name, i in orders[row[0]] if row[i] is not None)
-                answers.append(Answer(layout.name, row[1], row[2], bindings=bindings))
+                bindings, triples = _bindings(rows, order), pa.nulls(n, pa.list_(TRIPLE))
             else:
-                triples = engine.instantiate(layout, row[3:3 + len(layout.fields)])
-                if triples:
-                    answers.append(Answer(layout.name, row[1], row[2], triples=triples))
-        return answers
+                made = [engine.instantiate(layout, values) for values in
+                        zip(*(rows[f"f{i}"].to_pylist() for i in range(len(layout.fields))))] \
+                    if layout.fields else [engine.instantiate(layout, ())] * n
+                keep = pa.array([bool(t) for t in made])
+                rows, where = rows.filter(keep), where.filter(keep)
+                n = rows.num_rows
+                triples = pa.array([[{"s": s, "p": p, "o": o} for s, p, o in t] for t in made if t],
+                                   pa.list_(TRIPLE))
+                bindings = pa.nulls(n, ANSWERS.field("bindings").type)
+            parts.append((where, pa.table({
+                "query": pa.array([layout.name] * n, pa.string()), "start": rows["start"], "end": rows["end"],
+                "bindings": bindings, "triples": triples}, schema=ANSWERS)))
+        if not parts:
+            return ANSWERS.empty_table()
+        found = pa.concat_tables([t for _, t in parts])
+        return found.take(pc.sort_indices(pa.concat_arrays([w for w, _ in parts])))
+
+
+def _bindings(rows: pa.Table, order) -> pa.MapArray:
+    """map<variable, term> of each answer row, the unbound variables left
+    out: the field columns laid out row by row, their nulls dropped."""
+    n, k = rows.num_rows, len(order)
+    if not k:
+        return pa.MapArray.from_arrays(pa.array(np.zeros(n + 1), pa.int32()), pa.array([], pa.string()),
+                                       pa.array([], pa.string()))
+    columns = [rows[f"f{i - 3}"].combine_chunks() for _, i in order]
+    bound = np.stack([np.asarray(pc.is_valid(c).to_numpy(zero_copy_only=False), dtype=bool) for c in columns],
+                     axis=1)  # n x k
+    flat = (np.arange(k)[None, :] * n + np.arange(n)[:, None])[bound]  # row-major, into the columns laid end to end
+    values = pa.concat_arrays(columns).take(pa.array(flat, pa.int64()))
+    names = pa.array([name for name, _ in order], pa.string()).take(pa.array(flat // n, pa.int64()))
+    offsets = np.concatenate([[0], np.cumsum(bound.sum(axis=1))])
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), names, values)

@@ -33,6 +33,7 @@ import pytest
 
 from cep import reference
 from cep.algebra import ops
+from cep.events import events_of
 from tests.golden.support import (
     algebra_text, answer_to_json, query_from_text, read_algebra, read_matches, read_stream,
 )
@@ -223,7 +224,7 @@ def test_project_trig_reader_reads_the_streams_alike(case):
     except ImportError as exc:
         pytest.skip(f"cep.io is not available ({exc})")
     rejects = []
-    theirs = read_trig(path("streams", case), rejects)
+    theirs = events_of(read_trig(path("streams", case), rejects))
     assert rejects == []
     key = lambda e: (e.s, e.p, e.o, e.start, e.end)  # noqa: E731
     mine = read_stream(path("streams", case))
