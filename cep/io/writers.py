@@ -40,11 +40,16 @@ OUTPUT_FORMATS = ("jsonl", "csv", "trig")
 # ---------------------------------------------------------------- JSON Lines
 
 
+ROWS_AT_ONCE = 10_000  # answers made Python values at a time: the memory of a large batch stays bounded
+
+
 def rows(answers):
     """An answer table's rows as (query, start, end, bindings, triples):
     bindings as (variable, term) pairs, triples as {s, p, o} dicts, each
     None or empty when the answer has none."""
-    return zip(*(answers[name].to_pylist() for name in ANSWERS.names))
+    for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
+        part = answers.slice(offset, ROWS_AT_ONCE)
+        yield from zip(*(part[name].to_pylist() for name in ANSWERS.names))
 
 
 def answer_json(answer: Answer) -> dict:
@@ -66,9 +71,10 @@ def row_json(query, start, end, bindings, triples) -> dict:
     return out
 
 
-def json_lines(answers) -> list[str]:
+def json_lines(answers):
     """The JSON Lines of an answer table, a line each (without its newline)."""
-    return [json.dumps(row_json(*row), ensure_ascii=False) for row in rows(answers)]
+    for row in rows(answers):
+        yield json.dumps(row_json(*row), ensure_ascii=False)
 
 
 class JsonlWriter:
