@@ -10,7 +10,7 @@ EVENTS, what the readers give) and gives an AnswerBatch, which holds the
 answers as the rules wrote them and gives them as an answer table
 (`answers()`, cep.events.ANSWERS, what the writers take, on both engines),
 a table per query (`tables()`), or Answer objects (`to_list()`). `push`
-and `flush` are the same for Event and Answer objects (tests, small
+and `flush` go through them with Event and Answer objects (tests, small
 programs).
 
 Events are processed in order of their end time (a solution is detected when
@@ -121,8 +121,7 @@ class Engine:
         self._last = None  # end time of the last processed group
 
     def push(self, events) -> list[Answer]:
-        """Process a batch of Events; returns the answers of every instant
-        that is complete (all but the batch's latest)."""
+        """push_table for a list of Events, its answers as Answers."""
         return self.push_table(events_table(events)).to_list()
 
     def flush(self) -> list[Answer]:
@@ -133,10 +132,13 @@ class Engine:
         return self.flush_table(final=True).to_list()
 
     def push_table(self, table: pa.Table) -> AnswerBatch:
-        """Like push, for a table with columns s, p, o (canonical N-Triples
-        text), start, end (epoch ms) and optionally source, updates_only
-        (true: the event triggers only the update rules) and stream (the
-        IRI of the event's stream, `<...>`; null: none)."""
+        """Process a batch of events, a table with columns s, p, o
+        (canonical N-Triples text), start, end (epoch ms) and optionally
+        source, updates_only (true: the event triggers only the update
+        rules) and stream (the IRI of the event's stream, `<...>`; null:
+        none), as the readers give it (cep.events.EVENTS); returns the
+        answers of every instant that is complete (all but the batch's
+        latest)."""
         table = _conform(table)
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])

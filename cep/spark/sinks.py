@@ -53,10 +53,10 @@ def _json_lines(batches):
     for batch in batches:
         raw = pa.Table.from_batches([batch])
         is_answer = pc.equal(raw["kind"], "answer").to_pylist()
-        found, bad = iter(json_lines(answers(raw))), iter(rejects(raw))
+        found, bad = json_lines(answers(raw)), iter(rejects(raw))
         lines = [next(found) if yes else json.dumps(reject_json(next(bad)), ensure_ascii=False)
                  for yes in is_answer]
-        yield pa.RecordBatch.from_pydict({"kind": raw["kind"], "value": pa.array(lines, pa.string())})
+        yield pa.RecordBatch.from_pydict({"kind": batch.column("kind"), "value": pa.array(lines, pa.string())})
 
 
 _CSV_FIXED = ("kind", "query", "start", "end", "source", "reason", "text")

@@ -755,3 +755,29 @@ def test_stock_example_expected_answers_follow_from_the_data():
         (A, "100", "65.8", "106", "2026-01-05T10:00:00Z", "2026-01-25T10:00:00Z"),
         (A, "97.5", "65.8", "106", "2026-01-09T10:00:00Z", "2026-01-25T10:00:00Z"),
     ]
+
+
+def test_the_spark_sinks_write_the_in_process_writers_lines():
+    """The Spark engine's raw output (typed bindings and triples, as its
+    workers give them) goes through the same writer as the local engine's
+    answers; its late and rejected records through reject_json."""
+    from cep.spark import sinks, worker
+
+    raw = pa.Table.from_pylist([
+        {"kind": "answer", "query": "q", "bindings": [("price", f'"1.5"^^<{XSD}decimal>'), ("company", A)],
+         "start": T0, "end": T0 + 5000},
+        {"kind": "late", "start": T0, "end": T0, "s": A, "p": ex("p"), "o": A, "source": "e.jsonl:3",
+         "reason": "late: ends before the watermark", "text": f"{A} {ex('p')} {A}"},
+        {"kind": "answer", "query": "c", "triples": [{"s": A, "p": ex("crashed"), "o": '"yes"@en'},
+                                                      {"s": "_:c0", "p": ex("p"), "o": A}],
+         "start": T0 + 1, "end": T0 + 1250},
+    ], worker.OUTPUT_SCHEMA)
+    (out,) = sinks._json_lines(raw.to_batches())
+    assert out.column("kind").to_pylist() == ["answer", "late", "answer"]
+    assert [json.loads(line) for line in out.column("value").to_pylist()] == [
+        answer_json(SELECT), {"source": "e.jsonl:3", "reason": "late: ends before the watermark",
+                              "text": f"{A} {ex('p')} {A}"}, answer_json(CONSTRUCT)]
+    shown = io.StringIO()
+    JsonlWriter(shown).write(sinks.answers(raw))  # what the console sink writes
+    assert [json.loads(line) for line in shown.getvalue().splitlines()] == [answer_json(SELECT),
+                                                                             answer_json(CONSTRUCT)]
