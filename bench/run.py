@@ -9,8 +9,8 @@ first --warmup events (this loads SWI-Prolog's clause indexes, Arrow's
 kernels and the like; its time is printed as `warm-up`). Then the timed
 part reads the Parquet file and pushes it to a new engine in batches of
 --batch-size events (Engine.push_table), counting the answers, which come
-back as Arrow tables of N-Triples terms (--objects: also turns them into
-Answer objects, as `cep run` does).
+back as Arrow tables of N-Triples terms (--answers: also makes each batch's
+answer table, AnswerBatch.answers(), which `cep run` gives its writer).
 
 It prints events/s, answers, peak resident memory, the per-event cost of
 each size relative to the smallest (1.00 = flat), and, for the largest
@@ -42,7 +42,7 @@ sys.path.insert(0, str(HERE))
 import workloads  # noqa: E402
 
 
-def measure(name: str, n: int, out: Path, batch_size: int, objects: bool, warmup: int, steady: bool) -> dict:
+def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, warmup: int, steady: bool) -> dict:
     import pyarrow.parquet as pq
 
     from cep.engine import Engine
@@ -53,7 +53,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, objects: bool, warmup
     queries = parse_rules(workloads.WORKLOADS[name][1], f"{name}.rq")
 
     def count(batch):
-        return len(batch.to_list()) if objects else len(batch)
+        return batch.answers().num_rows if answer_table else len(batch)
 
     t0 = time.perf_counter()
     if warmup:
@@ -101,13 +101,13 @@ def main():
     ap.add_argument("--sizes", default="100000,1000000")
     ap.add_argument("--batch-size", type=int, default=100_000)
     ap.add_argument("--out", type=Path, default=HERE / "out")
-    ap.add_argument("--objects", action="store_true", help="also make Answer objects of the answers")
+    ap.add_argument("--answers", action="store_true", help="also make the answer table of each batch")
     ap.add_argument("--warmup", type=int, default=10_000, help="events pushed to a throwaway engine first")
     ap.add_argument("--modes", default="cold,steady", help="cold, steady or both (see above)")
     ap.add_argument("--one", nargs=3, metavar=("WORKLOAD", "N", "MODE"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one[0], int(args.one[1]), args.out, args.batch_size, args.objects,
+        print(json.dumps(measure(args.one[0], int(args.one[1]), args.out, args.batch_size, args.answers,
                                  args.warmup, args.one[2] == "steady")))
         return
     sizes = [int(x) for x in args.sizes.split(",")]
@@ -119,7 +119,7 @@ def main():
                 proc = subprocess.run(
                     [sys.executable, __file__, "--one", name, str(n), mode, "--out", str(args.out),
                      "--batch-size", str(args.batch_size), "--warmup", str(args.warmup)]
-                    + (["--objects"] if args.objects else []),
+                    + (["--answers"] if args.answers else []),
                     capture_output=True, text=True)
                 if proc.returncode:
                     sys.exit(f"{name} {n} {mode} failed:\n{proc.stderr}")

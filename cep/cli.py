@@ -428,6 +428,8 @@ def _run_spark(args) -> int:
 
 
 def _run_local(args) -> int:
+    import pyarrow.compute as pc
+
     from cep.io import check_format, make_writer, read_events
     from cep.io.readers import input_streams
 
@@ -447,14 +449,14 @@ def _run_local(args) -> int:
     try:
         events, bad = read_events(files)
         rejects.report(bad)
-        if any(e.start != e.end for e in events):
+        if pc.any(pc.not_equal(events["start"], events["end"])).as_py():
             # The local engine detects an answer when its last event ends, so
             # it takes events in order of their end; in start order a short
             # interval that follows a long one in a later batch would be late.
-            events.sort(key=lambda e: (e.end, e.start, e.s, e.p, e.o))
+            events = events.sort_by([(c, "ascending") for c in ("end", "start", "s", "p", "o")])
         read_seconds = time.monotonic() - began
         if not args.quiet and read_seconds > PROGRESS_SECONDS:
-            _say(f"read {_plural(len(events), 'event')} in {read_seconds:.1f} s")
+            _say(f"read {_plural(events.num_rows, 'event')} in {read_seconds:.1f} s")
 
         from cep.engine import Engine
 
@@ -464,24 +466,24 @@ def _run_local(args) -> int:
         last_report = time.monotonic()
         done = 0
         warned = 0  # engine.warnings said so far
-        for i in range(0, len(events), args.batch_size):
-            batch = events[i:i + args.batch_size]
-            answers = engine.push(batch)
+        for i in range(0, events.num_rows, args.batch_size):
+            batch = events.slice(i, args.batch_size)
+            answers = engine.push_table(batch).answers()
             warned = _say_warnings(engine.warnings, warned)
             writer.write(answers)
-            counts.update(a.query for a in answers)
+            counts.update(answers["query"].to_pylist())
             out.flush()
-            done += len(batch)
+            done += batch.num_rows
             now = time.monotonic()
             if not args.quiet and now - last_report >= PROGRESS_SECONDS:
                 rate = done / max(now - began, 1e-9)
-                _say(f"{done:,} of {len(events):,} events processed, "
+                _say(f"{done:,} of {events.num_rows:,} events processed, "
                      f"{_plural(sum(counts.values()), 'answer')} ({rate:,.0f} events/s)")
                 last_report = now
-        answers = engine.flush()
+        answers = engine.flush_table(final=True).answers()
         _say_warnings(engine.warnings, warned)
         writer.write(answers)
-        counts.update(a.query for a in answers)
+        counts.update(answers["query"].to_pylist())
         writer.close()
         late = list(getattr(engine, "late", []))
         rejects.report(late)
@@ -492,10 +494,10 @@ def _run_local(args) -> int:
 
     if not args.quiet:
         elapsed = time.monotonic() - began
-        _say(f"{_plural(len(events), 'event')} read from {_plural(len(files), 'file')}, "
+        _say(f"{_plural(events.num_rows, 'event')} read from {_plural(len(files), 'file')}, "
              f"{rejects.count:,} rejected" + (f" ({len(late):,} late)" if late else ""))
         _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
-        _say(f"{elapsed:.2f} s, {len(events) / max(elapsed, 1e-9):,.0f} events/s")
+        _say(f"{elapsed:.2f} s, {events.num_rows / max(elapsed, 1e-9):,.0f} events/s")
     return 0
 
 

@@ -5,10 +5,13 @@ SWI-Prolog, fed with batches of events.
     answers = engine.push(events)   # answers of every timestamp now complete
     answers += engine.flush()       # end of stream: close the last timestamp
 
-`push` and `flush` give Answer objects. `push_table` and `flush_table`
-take and give Arrow tables (the columnar path for bulk and streaming jobs):
-an AnswerBatch holds the answers as one table and gives a table per query
-(`tables()`), or Answer objects on demand (`to_list()`).
+`push_table` is the engine's entry: it takes an events table (cep.events.
+EVENTS, what the readers give) and gives an AnswerBatch, which holds the
+answers as the rules wrote them and gives them as an answer table
+(`answers()`, cep.events.ANSWERS, what the writers take, on both engines),
+a table per query (`tables()`), or Answer objects (`to_list()`). `push`
+and `flush` go through them with Event and Answer objects (tests, small
+programs).
 
 Events are processed in order of their end time (a solution is detected when
 its last event ends); events that end at the same instant are simultaneous.
@@ -38,31 +41,20 @@ from cep import terms
 from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
-from cep.events import Answer, Event, Reject
+from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table
+from cep.errors import EngineError
 from cep.limits import Limits
 from cep.runtime.batch import table_text
 from cep.runtime.session import session
 from cep.user_prolog import ensure_loaded, load_user_prolog
 
-COLUMNS = ("s", "p", "o", "start", "end", "source", "updates_only", "stream")
-# updates_only: the event triggers the rule set's update rules alone (the
-# Spark engine's copies of events for groups whose queries do not read them);
-# stream: the IRI (N-Triples text) of the event's stream, null for none (an
-# event of every stream: docs/language.md, "Windows and aggregates")
-SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
-                    ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
-                    ("updates_only", pa.bool_()), ("stream", pa.string())])
-
-
-def events_table(events) -> pa.Table:
-    events = list(events)
-    return pa.table({
-        "s": [e.s for e in events], "p": [e.p for e in events], "o": [e.o for e in events],
-        "start": [e.start for e in events], "end": [e.end for e in events],
-        "source": [e.source for e in events],
-        "updates_only": pa.nulls(len(events), pa.bool_()),
-        "stream": [e.stream or None for e in events],
-    }, schema=SCHEMA)
+# an events table (cep.events.EVENTS) and updates_only: the event triggers
+# the rule set's update rules alone (the Spark engine's copies of events for
+# groups whose queries do not read them). Stream: the IRI (N-Triples text) of
+# the event's stream, null for none (an event of every stream:
+# docs/language.md, "Windows and aggregates")
+SCHEMA = EVENTS.append(pa.field("updates_only", pa.bool_()))
+COLUMNS = tuple(SCHEMA.names)
 
 
 _instances = itertools.count()
@@ -129,8 +121,7 @@ class Engine:
         self._last = None  # end time of the last processed group
 
     def push(self, events) -> list[Answer]:
-        """Process a batch of Events; returns the answers of every instant
-        that is complete (all but the batch's latest)."""
+        """push_table for a list of Events, its answers as Answers."""
         return self.push_table(events_table(events)).to_list()
 
     def flush(self) -> list[Answer]:
@@ -141,10 +132,13 @@ class Engine:
         return self.flush_table(final=True).to_list()
 
     def push_table(self, table: pa.Table) -> AnswerBatch:
-        """Like push, for a table with columns s, p, o (canonical N-Triples
-        text), start, end (epoch ms) and optionally source, updates_only
-        (true: the event triggers only the update rules) and stream (the
-        IRI of the event's stream, `<...>`; null: none)."""
+        """Process a batch of events, a table with columns s, p, o
+        (canonical N-Triples text), start, end (epoch ms) and optionally
+        source, updates_only (true: the event triggers only the update
+        rules) and stream (the IRI of the event's stream, `<...>`; null:
+        none), as the readers give it (cep.events.EVENTS); returns the
+        answers of every instant that is complete (all but the batch's
+        latest)."""
         table = _conform(table)
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
@@ -369,26 +363,55 @@ def _conform(table: pa.Table) -> pa.Table:
     return table
 
 
+# Bytes of answer lines parsed by one call of Arrow's CSV reader, whose block
+# (a line must fit in one) is at most 2 GiB. A longer line (a SELECT of
+# tens of thousands of expressions, or of long values) is split in Python.
+ANSWER_BLOCK = 1 << 30
+
+
 def _read_lines(data: bytes, width: int) -> pa.Table:
     """Answer lines (cep_runtime.pl: QueryIndex TAB Start TAB End, then
     `width` fields, empty when unbound) -> a table q, start, end, f0...
     N-Triples text has no raw tab, newline or carriage return, and its
-    quotes are not CSV quotes."""
+    quotes are not CSV quotes. Any line length: the text is read in pieces
+    of whole lines of at most ANSWER_BLOCK bytes, a longer line alone."""
     names = ["q", "start", "end"] + [f"f{i}" for i in range(width)]
     types = {"q": pa.int32(), "start": pa.int64(), "end": pa.int64()}
     types.update({f"f{i}": pa.string() for i in range(width)})
+    schema = pa.schema([(n, types[n]) for n in names])
     if not data:
-        return pa.schema([(n, types[n]) for n in names]).empty_table()
-    return pacsv.read_csv(
-        pa.py_buffer(data),
-        # one block for the whole text (up to Arrow's 2 GiB): a line must not
-        # straddle two blocks, and a term may be as long as the readers take
-        read_options=pacsv.ReadOptions(column_names=names, use_threads=False,
-                                       block_size=max(1 << 20, min(len(data) + 1, 2**31 - 1))),
-        parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
-                                         newlines_in_values=False),
-        convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
-                                             strings_can_be_null=True))
+        return schema.empty_table()
+    buffer, pieces, start, n = pa.py_buffer(data), [], 0, len(data)
+    while start < n:
+        stop = min(start + ANSWER_BLOCK, n)
+        if stop < n:
+            cut = data.rfind(b"\n", start, stop)
+            if cut < start:  # one line longer than a block
+                end = data.find(b"\n", stop)
+                end = n if end < 0 else end
+                pieces.append(_long_line(data[start:end], schema))
+                start = end + 1
+                continue
+            stop = cut + 1
+        pieces.append(pacsv.read_csv(
+            buffer.slice(start, stop - start),
+            read_options=pacsv.ReadOptions(column_names=names, use_threads=False,
+                                           block_size=max(1 << 20, stop - start + 1)),
+            parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
+                                             newlines_in_values=False),
+            convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
+                                                 strings_can_be_null=True)))
+        start = stop
+    return pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
+
+
+def _long_line(line: bytes, schema: pa.Schema) -> pa.Table:
+    """One answer line as a table of one row."""
+    fields = line.decode("utf-8").split("\t")
+    if len(fields) != len(schema):
+        raise EngineError(f"an answer line of the rules has {len(fields)} fields, not {len(schema)}")
+    return pa.table([pa.array([int(v)] if i < 3 else [v or None], schema.field(i).type)
+                     for i, v in enumerate(fields)], schema=schema)
 
 
 class AnswerBatch:
@@ -418,19 +441,56 @@ class AnswerBatch:
 
     def to_list(self) -> list[Answer]:
         """The answers as Answer objects, in order."""
-        if not self.table.num_rows:
-            return []
-        engine = self.engine
-        columns = [self.table[name].to_pylist() for name in self.table.column_names]
-        orders = engine.orders
-        answers = []
-        for row in zip(*columns):
-            layout = engine.layouts[row[0]]
+        return answers_of(self.answers())
+
+    def answers(self) -> pa.Table:
+        """The answers as an answer table (cep.events.ANSWERS), in the order
+        they were found. SELECT bindings are made column-wise; CONSTRUCT
+        templates are instantiated answer by answer (an answer whose
+        template gives no triple is none)."""
+        table = self.table
+        if not table.num_rows:
+            return ANSWERS.empty_table()
+        engine, parts = self.engine, []
+        for layout, order in zip(engine.layouts, engine.orders):
+            where = pc.indices_nonzero(pc.equal(table["q"], layout.index))
+            if not len(where):
+                continue
+            rows = table.take(where)
+            n = rows.num_rows
             if layout.form == "select":
-                bindings = tuple((name, row[i]) for name, i in orders[row[0]] if row[i] is not None)
-                answers.append(Answer(layout.name, row[1], row[2], bindings=bindings))
+                bindings, triples = _bindings(rows, order), pa.nulls(n, pa.list_(TRIPLE))
             else:
-                triples = engine.instantiate(layout, row[3:3 + len(layout.fields)])
-                if triples:
-                    answers.append(Answer(layout.name, row[1], row[2], triples=triples))
-        return answers
+                made = [engine.instantiate(layout, values) for values in
+                        zip(*(rows[f"f{i}"].to_pylist() for i in range(len(layout.fields))))] \
+                    if layout.fields else [engine.instantiate(layout, ())] * n
+                keep = pa.array([bool(t) for t in made])
+                rows, where = rows.filter(keep), where.filter(keep)
+                n = rows.num_rows
+                triples = pa.array([[{"s": s, "p": p, "o": o} for s, p, o in t] for t in made if t],
+                                   pa.list_(TRIPLE))
+                bindings = pa.nulls(n, ANSWERS.field("bindings").type)
+            parts.append((where, pa.table({
+                "query": pa.array([layout.name] * n, pa.string()), "start": rows["start"], "end": rows["end"],
+                "bindings": bindings, "triples": triples}, schema=ANSWERS)))
+        if not parts:
+            return ANSWERS.empty_table()
+        found = pa.concat_tables([t for _, t in parts])
+        return found.take(pc.sort_indices(pa.concat_arrays([w for w, _ in parts])))
+
+
+def _bindings(rows: pa.Table, order) -> pa.MapArray:
+    """map<variable, term> of each answer row, the unbound variables left
+    out: the field columns laid out row by row, their nulls dropped."""
+    n, k = rows.num_rows, len(order)
+    if not k:
+        return pa.MapArray.from_arrays(pa.array(np.zeros(n + 1), pa.int32()), pa.array([], pa.string()),
+                                       pa.array([], pa.string()))
+    columns = [rows[f"f{i - 3}"].combine_chunks() for _, i in order]
+    bound = np.stack([np.asarray(pc.is_valid(c).to_numpy(zero_copy_only=False), dtype=bool) for c in columns],
+                     axis=1)  # n x k
+    flat = (np.arange(k)[None, :] * n + np.arange(n)[:, None])[bound]  # row-major, into the columns laid end to end
+    values = pa.concat_arrays(columns).take(pa.array(flat, pa.int64()))
+    names = pa.array([name for name, _ in order], pa.string()).take(pa.array(flat // n, pa.int64()))
+    offsets = np.concatenate([[0], np.cumsum(bound.sum(axis=1))])
+    return pa.MapArray.from_arrays(pa.array(offsets, pa.int32()), names, values)

@@ -1,12 +1,32 @@
 """What flows into and out of the engine: timestamped triple occurrences and
 answers. Terms are canonical N-Triples text (cep.terms); times are integer
-epoch milliseconds (UTC)."""
+epoch milliseconds (UTC).
+
+Between the stages they travel as Arrow tables: the readers give an events
+table (EVENTS), the engine takes it (Engine.push_table) and gives answer
+tables (ANSWERS), which the writers write, on both engines. Event and
+Answer are the same rows as objects, for tests and small programs
+(events_table, events_of, answers_table, answers_of).
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
+
+import pyarrow as pa
+
+# stream: the IRI of the event's stream (<...>), null for none; source: its
+# place in the input ("file:line"), for reports
+EVENTS = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
+                    ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
+                    ("stream", pa.string())])
+# bindings: SELECT's variable -> term (unbound variables left out);
+# triples: CONSTRUCT's instantiated template, in template order
+TRIPLE = pa.struct([("s", pa.string()), ("p", pa.string()), ("o", pa.string())])
+ANSWERS = pa.schema([("query", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
+                     ("bindings", pa.map_(pa.string(), pa.string())), ("triples", pa.list_(TRIPLE))])
 
 
 @dataclass(frozen=True)
@@ -58,3 +78,51 @@ class Reject:
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def events_table(events) -> pa.Table:
+    """Events as an events table (EVENTS)."""
+    events = list(events)
+    return pa.table({
+        "s": [e.s for e in events], "p": [e.p for e in events], "o": [e.o for e in events],
+        "start": [e.start for e in events], "end": [e.end for e in events],
+        "source": [e.source for e in events], "stream": [e.stream or None for e in events],
+    }, schema=EVENTS)
+
+
+class EventRows:
+    """An events table built row by row (the readers of text formats)."""
+
+    def __init__(self):
+        self.columns = {name: [] for name in EVENTS.names}
+
+    def add(self, s: str, p: str, o: str, start: int, end: int, source: str, stream: str = "") -> None:
+        for name, value in zip(EVENTS.names, (s, p, o, start, end, source, stream or None)):
+            self.columns[name].append(value)
+
+    def table(self) -> pa.Table:
+        return pa.table(self.columns, schema=EVENTS)
+
+
+def events_of(table: pa.Table) -> list[Event]:
+    """An events table's rows as Events."""
+    return [Event(r["s"], r["p"], r["o"], r["start"], r["end"], r["source"] or "", r["stream"] or "")
+            for r in table.select(EVENTS.names).to_pylist()]
+
+
+def answers_table(answers) -> pa.Table:
+    """Answers as an answer table (ANSWERS)."""
+    answers = list(answers)
+    return pa.table({
+        "query": [a.query for a in answers], "start": [a.start for a in answers], "end": [a.end for a in answers],
+        "bindings": [None if a.triples else list(a.bindings) for a in answers],
+        "triples": [[{"s": s, "p": p, "o": o} for s, p, o in a.triples] if a.triples else None for a in answers],
+    }, schema=ANSWERS)
+
+
+def answers_of(table: pa.Table) -> list[Answer]:
+    """An answer table's rows (ANSWERS) as Answers."""
+    return [Answer(r["query"], r["start"], r["end"],
+                   bindings=tuple(sorted(r["bindings"] or ())),
+                   triples=tuple((t["s"], t["p"], t["o"]) for t in r["triples"] or ()))
+            for r in table.to_pylist()]

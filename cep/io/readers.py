@@ -1,7 +1,8 @@
 """Reading event streams from files: the front of the pipeline.
 
-Takes paths (files, or directories of files) and returns the Events they
-hold, sorted by time, with a Reject for every record that could not be read.
+Takes paths (files, or directories of files) and returns the events they
+hold as one events table (cep.events.EVENTS), sorted by time, with a Reject
+for every record that could not be read.
 A bad record never stops the reading. The format is chosen by extension:
 
     .trig      timestamped named graphs (RSP-QL; see cep.io.trig)
@@ -15,11 +16,13 @@ stream (a table's stream column) are then of the stream IRI.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from cep.errors import UsageError
-from cep.events import Event, Reject
+from cep.events import EVENTS, Reject
 from cep.io import tables, trig
 
 FORMATS = {".trig": "trig", ".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
@@ -96,27 +99,28 @@ def input_files(paths) -> list[Path]:
     return out
 
 
-def read_file(path, rejects: list, data: bytes | None = None) -> list[Event]:
-    """The events of one file, in file order; rejects are appended. `data`:
-    the file's bytes when they were read elsewhere (Spark's file source)."""
+def read_file(path, rejects: list, data: bytes | None = None) -> pa.Table:
+    """The events table of one file, in file order; rejects are appended.
+    `data`: the file's bytes when they were read elsewhere (Spark's file
+    source)."""
     fmt = format_of(path)
     if data is None:
         return _READERS[fmt](path, rejects)
     return _READERS[fmt](path, rejects, data)
 
 
-def sort_key(event: Event):
-    return (event.start, event.end, event.s, event.p, event.o)
+TIME_ORDER = [(name, "ascending") for name in ("start", "end", "s", "p", "o")]
 
 
-def read_events(paths) -> tuple[list[Event], list[Reject]]:
-    """All events of `paths` sorted by (start, end, s, p, o), and the rejects.
-    The files need not be in time order: the whole input is sorted."""
-    events, rejects = [], []
+def read_events(paths) -> tuple[pa.Table, list[Reject]]:
+    """The events table of `paths` sorted by (start, end, s, p, o), and the
+    rejects. The files need not be in time order: the whole input is sorted."""
+    found, rejects = [], []
     for path, stream in input_streams(paths):
-        found = read_file(path, rejects)
+        table = read_file(path, rejects)
         if stream:  # IRI=PATH: the stream of the events that name none
-            found = [e if e.stream else dataclasses.replace(e, stream=stream) for e in found]
-        events.extend(found)
-    events.sort(key=sort_key)
-    return events, rejects
+            table = table.set_column(EVENTS.names.index("stream"), "stream",
+                                     pc.fill_null(table["stream"], stream))
+        found.append(table)
+    events = pa.concat_tables(found) if found else EVENTS.empty_table()
+    return events.sort_by(TIME_ORDER), rejects

@@ -11,8 +11,8 @@ Takes a .jsonl, .csv or .parquet file with the columns
               bare (default: none, an event of every stream; docs/language.md,
               "Windows and aggregates")
 
-and gives Events (or, for large files, columns of them) plus a Reject for
-each row that cannot be used: a term or a time that cep.io.check refuses
+and gives an events table (cep.events.EVENTS) plus a Reject for each row
+that cannot be used: a term or a time that cep.io.check refuses
 (the check every reader shares), t_end before t, a missing value, a line
 that is not JSON or not UTF-8. A row's place is `file:line` (JSON Lines and
 CSV, counting the header as line 1) or `file:row N` (Parquet, rows counted
@@ -28,14 +28,13 @@ import io
 import json
 import re
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
-from cep.events import Event, Reject
+from cep.events import EVENTS, EventRows, Reject
 from cep.io import check
 from cep.io.check import Invalid
 
@@ -43,45 +42,32 @@ COLUMNS = ("s", "p", "o", "t")
 OPTIONAL_COLUMNS = ("t_end", "stream")
 
 
-class Columns(NamedTuple):
-    """A table's valid rows as parallel columns: canonical N-Triples text for
-    s, p, o and int64 epoch milliseconds for start and end (pyarrow arrays
-    for Parquet, lists for the other formats)."""
-
-    s: object
-    p: object
-    o: object
-    start: object
-    end: object
-    stream: object = None  # the stream IRIs (<...>, null for none), or None without a stream column
-
-
 # ------------------------------------------------------------ per row
 
 
-def row_event(row: dict, source: str) -> Event:
-    """One row (a mapping with s, p, o, t and maybe t_end, stream) -> an
-    Event; raises Invalid naming the problem (cep.io.check)."""
+def add_row(rows: EventRows, row: dict, source: str) -> None:
+    """One row (a mapping with s, p, o, t and maybe t_end, stream) added to
+    `rows`; raises Invalid naming the problem (cep.io.check)."""
     missing = [c for c in COLUMNS if c not in row]
     if missing:
         raise Invalid(f"missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)}; "
                       f"a row needs s, p, o and t")
     s, p, o = check.term(row["s"], "s"), check.term(row["p"], "p"), check.term(row["o"], "o")
     start, end = check.interval(row["t"], row.get("t_end"))
-    return Event(s, p, o, start, end, source, check.stream_iri(row.get("stream")))
+    rows.add(s, p, o, start, end, source, check.stream_iri(row.get("stream")))
 
 
 # --------------------------------------------------------------- JSON Lines
 
 
-def read_jsonl(path, rejects: list, data: bytes | None = None) -> list[Event]:
+def read_jsonl(path, rejects: list, data: bytes | None = None) -> pa.Table:
     name = check.file_name(path)
-    events = []
+    events = EventRows()
     try:
         handle = open(path, "rb") if data is None else io.BytesIO(data)
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
-        return []
+        return EVENTS.empty_table()
     with handle:
         for number, raw in enumerate(handle, 1):
             where = f"{name}:{number}"
@@ -106,10 +92,10 @@ def read_jsonl(path, rejects: list, data: bytes | None = None) -> list[Event]:
                                       line.rstrip("\r\n")))
                 continue
             try:
-                events.append(row_event(row, where))
+                add_row(events, row, where)
             except Invalid as bad:
                 rejects.append(Reject(where, str(bad), line.rstrip("\r\n")))
-    return events
+    return events.table()
 
 
 def _json_int(text: str):
@@ -127,20 +113,20 @@ _JSON = json.JSONDecoder(parse_int=_json_int)
 # ---------------------------------------------------------------------- CSV
 
 
-def read_csv(path, rejects: list, data: bytes | None = None) -> list[Event]:
+def read_csv(path, rejects: list, data: bytes | None = None) -> pa.Table:
     name = check.file_name(path)
     try:
         raw = Path(path).read_bytes() if data is None else data
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
-        return []
+        return EVENTS.empty_table()
     lines = io.StringIO(raw.decode("utf-8-sig", "surrogateescape"), newline="").readlines()
     # the csv module's field limit (128 KiB unless set; it is one setting
     # for the whole process, put back after): a term may be as long as
     # cep.terms.MAX_TERM_BYTES, and a longer field is a reject
     limit = csv.field_size_limit(terms.MAX_TERM_BYTES)
     try:
-        return _csv_events(lines, name, rejects)
+        return _csv_events(lines, name, rejects).table()
     finally:
         csv.field_size_limit(limit)
 
@@ -150,22 +136,23 @@ def _csv_rows(lines: list, start: int):
     return csv.reader(lines[i] for i in range(start, len(lines)))
 
 
-def _csv_events(lines: list, name: str, rejects: list) -> list[Event]:
+def _csv_events(lines: list, name: str, rejects: list) -> EventRows:
+    events = EventRows()
     reader = _csv_rows(lines, 0)
     try:
         header = next(reader, None)
     except csv.Error as exc:
         rejects.append(Reject(f"{name}:1", f"cannot read the CSV header: {_csv_error(exc)}"))
-        return []
+        return events
     if header is None:
-        return []
+        return events
     header = [h.strip() for h in header]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         rejects.append(Reject(f"{name}:1", f"the header lacks column{'s' if len(missing) > 1 else ''} "
                                            f"{', '.join(missing)}: a CSV stream needs the columns s, p, o, t "
                                            "(and optionally t_end); file skipped", ",".join(header)))
-        return []
+        return events
     twice = [c for c in COLUMNS + OPTIONAL_COLUMNS if header.count(c) > 1]
     if twice:
         rejects.append(Reject(f"{name}:1", "the header names column"
@@ -174,8 +161,7 @@ def _csv_events(lines: list, name: str, rejects: list) -> list[Event]:
                                                      for c in twice)
                                            + ": which one holds the value is not clear; file skipped",
                               ",".join(header)))
-        return []
-    events = []
+        return events
     start, read = 0, reader.line_num  # the reader began at lines[start] and has read `read` lines
     again = 4 * len(lines)  # lines that may be read again (a guard against a file that makes it quadratic)
     reported = 0  # the last line of a refused row, whose reject shows every line it took
@@ -196,7 +182,7 @@ def _csv_events(lines: list, name: str, rejects: list) -> list[Event]:
             why = _csv_problem(header, fields, text)
         if why is None:
             try:
-                events.append(row_event(dict(zip(header, fields)), f"{name}:{first}"))
+                add_row(events, dict(zip(header, fields)), f"{name}:{first}")
                 continue
             except Invalid as bad:
                 why = str(bad)
@@ -259,18 +245,18 @@ _FAST_MS = r"^-?[0-9]{1,15}$"
 _FAST_ISO = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$"
 
 
-def _parquet_columns(path, rejects: list, data: bytes | None = None):
-    """(Columns of the valid rows, their row indices in the file)."""
+def read_parquet(path, rejects: list, data: bytes | None = None) -> pa.Table:
+    """Checked column-wise with pyarrow.compute: only the rows that fail the
+    fast checks go through the per-row checks (cep.io.check)."""
     import pyarrow.parquet as pq
 
     name = check.file_name(path)
-    empty = Columns(pa.array([], pa.string()), pa.array([], pa.string()), pa.array([], pa.string()),
-                    pa.array([], pa.int64()), pa.array([], pa.int64()))
+    empty = EVENTS.empty_table()
     try:
         table = pq.read_table(path if data is None else pa.BufferReader(data))
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         rejects.append(Reject(name, f"cannot read the Parquet file: {exc}"))
-        return empty, np.zeros(0, dtype=np.int64)
+        return empty
     missing = [c for c in COLUMNS if c not in table.column_names]
     twice = [c for c in COLUMNS + OPTIONAL_COLUMNS if table.column_names.count(c) > 1]
     if missing or twice:
@@ -279,7 +265,7 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
                f"column{'s' if len(twice) > 1 else ''} {', '.join(twice)} appear{'' if len(twice) > 1 else 's'} "
                "twice: which one holds the value is not clear")
         rejects.append(Reject(name, f"{why}; file skipped", ", ".join(table.column_names)))
-        return empty, np.zeros(0, dtype=np.int64)
+        return empty
     n = table.num_rows
     reasons: dict[int, str] = {}  # row index -> first problem found
 
@@ -302,20 +288,21 @@ def _parquet_columns(path, rejects: list, data: bytes | None = None):
         stream = _stream_column(given["stream"], note) if "stream" in given else None
     except Invalid as bad:
         rejects.append(Reject(name, f"{bad}; file skipped"))
-        return empty, np.zeros(0, dtype=np.int64)
+        return empty
+    rows = pa.array(np.arange(1, n + 1), pa.int64())  # a row's place: file:row N, from 1
+    events = pa.table({
+        **out, "start": pa.array(start, pa.int64()), "end": pa.array(end, pa.int64()),
+        "source": pc.binary_join_element_wise(f"{name}:row ", pc.cast(rows, pa.string()), ""),
+        "stream": stream if stream is not None else pa.nulls(n, pa.string()),
+    }, schema=EVENTS)
     if reasons:
-        rows = sorted(reasons)
-        for i, text in zip(rows, _shown_rows(table, rows)):
+        bad = sorted(reasons)
+        for i, text in zip(bad, _shown_rows(table, bad)):
             rejects.append(Reject(f"{name}:row {i + 1}", reasons[i], text))
         keep = np.ones(n, dtype=bool)
-        keep[rows] = False
-        mask = pa.array(keep)
-        return (Columns(out["s"].filter(mask), out["p"].filter(mask), out["o"].filter(mask),
-                        pa.array(start[keep], pa.int64()), pa.array(end[keep], pa.int64()),
-                        None if stream is None else stream.filter(mask)),
-                np.nonzero(keep)[0])
-    return (Columns(out["s"], out["p"], out["o"], pa.array(start, pa.int64()), pa.array(end, pa.int64()), stream),
-            np.arange(n))
+        keep[bad] = False
+        events = events.filter(pa.array(keep))
+    return events
 
 
 def _utf8_column(column, col, note):
@@ -534,39 +521,3 @@ def checked_rows(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
     keep = np.ones(table.num_rows, dtype=bool)
     keep[sorted(reasons)] = False
     return table.filter(pa.array(keep)), sorted(reasons.items())
-
-
-def _columns_from_events(events) -> Columns:
-    return Columns([e.s for e in events], [e.p for e in events], [e.o for e in events],
-                   [e.start for e in events], [e.end for e in events],
-                   [e.stream or None for e in events] if any(e.stream for e in events) else None)
-
-
-def read_table_columns(path, rejects: list | None = None) -> Columns:
-    """A table file's valid rows as columns (s, p, o, start, end). Parquet is
-    checked column-wise with pyarrow.compute, and only the rows that fail
-    the fast checks go through the per-row checks; JSON Lines and CSV are
-    read row by row. Rejected rows are appended to `rejects` when given."""
-    from cep.io.readers import format_of
-
-    rejects = [] if rejects is None else rejects
-    fmt = format_of(path)
-    if fmt == "parquet":
-        return _parquet_columns(path, rejects)[0]
-    if fmt == "jsonl":
-        return _columns_from_events(read_jsonl(path, rejects))
-    if fmt == "csv":
-        return _columns_from_events(read_csv(path, rejects))
-    from cep.errors import UsageError
-
-    raise UsageError(f"{path}: read_table_columns reads .jsonl, .csv and .parquet files, not .{fmt}")
-
-
-def read_parquet(path, rejects: list, data: bytes | None = None) -> list[Event]:
-    cols, rows = _parquet_columns(path, rejects, data)
-    name = check.file_name(path)
-    s, p, o = cols.s.to_pylist(), cols.p.to_pylist(), cols.o.to_pylist()
-    start, end = cols.start.to_pylist(), cols.end.to_pylist()
-    streams = [""] * len(s) if cols.stream is None else [g or "" for g in cols.stream.to_pylist()]
-    return [Event(*values, f"{name}:row {i + 1}", g)
-            for values, i, g in zip(zip(s, p, o, start, end), rows.tolist(), streams)]

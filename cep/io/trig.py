@@ -1,7 +1,7 @@
 """TriG streams in the RSP-QL layout: a file of timestamped named graphs.
 
-Takes a .trig file; yields one Event per triple of each timestamped named
-graph and appends a Reject for every part it cannot use. This is how the
+Takes a .trig file; gives an events table (cep.events.EVENTS) with a row
+per triple of each timestamped named graph and appends a Reject for every part it cannot use. This is how the
 paper's RDF stream (section 4.2: triple occurrences <<s, p, o>, t, t'>) is
 written down as a file:
 
@@ -61,8 +61,10 @@ from functools import lru_cache
 from pathlib import Path
 from urllib.parse import urljoin
 
+import pyarrow as pa
+
 from cep import terms
-from cep.events import Event, Reject
+from cep.events import EVENTS, EventRows, Reject
 from cep.io import check
 from cep.io.check import Invalid
 
@@ -85,7 +87,7 @@ NO_BASE = "cep-no-base:/"
 # ------------------------------------------------------------- the reader
 
 
-def read_trig(path, rejects: list, data: bytes | None = None) -> list[Event]:
+def read_trig(path, rejects: list, data: bytes | None = None) -> pa.Table:
     """The events of one TriG file; rejected parts are appended to `rejects`.
     `data`: the file's bytes when they were read elsewhere (Spark's file
     source)."""
@@ -94,7 +96,7 @@ def read_trig(path, rejects: list, data: bytes | None = None) -> list[Event]:
         raw = Path(path).read_bytes() if data is None else data
     except OSError as exc:
         rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
-        return []
+        return EVENTS.empty_table()
     # bytes that are not UTF-8 spoil the statements that hold them, no more
     text = raw.decode("utf-8-sig", "surrogateescape")
     statements = scan(text)
@@ -102,14 +104,24 @@ def read_trig(path, rejects: list, data: bytes | None = None) -> list[Event]:
     failed, found = [], []  # statements refused (or read again in parts); the parts found
     if _UNDECODED.search(text):
         given, text = text, _comments_decoded(text)  # the same characters, but those of comments
-        spoiled = [st for st in statements if _UNDECODED.search(text, st.start, st.end)]
-        for st in spoiled:
-            at = _UNDECODED.search(text, st.start, st.end).start()
-            byte = len(given[:at].encode("utf-8", "surrogateescape")) + 1 + 3 * raw.startswith(codecs.BOM_UTF8)
-            rejects.append(Reject(f"{name}:{st.line}", f"not UTF-8 text (byte {byte} of the file); "
-                                                       "this statement is skipped", _snippet(text, st)))
-        failed += spoiled
-        _recover(content, text, [st for st in statements if st not in spoiled], name, rejects, failed, found)
+        for st in statements:
+            bad = _UNDECODED.search(text, st.start, st.end)
+            if bad:
+                byte = len(given[:bad.start()].encode("utf-8", "surrogateescape")) + 1 + 3 * raw.startswith(codecs.BOM_UTF8)
+                rejects.append(Reject(f"{name}:{st.line}", f"not UTF-8 text (byte {byte} of the file); "
+                                                           "this statement is skipped", _snippet(text, st)))
+                failed.append(st)
+    for st in statements:
+        alone = None if st in failed else _term_alone(text, st)
+        if alone is not None:  # rdflib passes over it: the block is refused, as a syntax error is
+            at, term = alone
+            rejects.append(Reject(f"{name}:{bisect.bisect_left(_newlines(text), at) + 1}",
+                                  f"TriG syntax error: the term {term[:200]} stands alone in the "
+                                  "graph's block, where a triple was expected; this statement is skipped",
+                                  _snippet(text, st)))
+            failed.append(st)
+    if failed:
+        _recover(content, text, [st for st in statements if st not in failed], name, rejects, failed, found)
     else:
         try:
             _parse_into(content, text, 0)
@@ -157,6 +169,33 @@ def _suspect_blocks(content, text, statements, name, rejects, failed, found) -> 
                                                        "in it?); this statement is skipped", _snippet(text, st)))
 
 
+def _term_alone(text: str, st) -> tuple[int, str] | None:
+    """In a graph's block, a statement that is one term and nothing more
+    (`:g { :a :b :c . :d }`): (its offset, its text), or None. TriG has no
+    such statement, and rdflib reads it as nothing. (A blank node property
+    list or a collection, [ ... ] or ( ... ), is left to the parser.)"""
+    if st.kind != "block":
+        return None
+    run, depth = [], 0  # the tokens of the block's statement read so far
+    for m in _TOKEN.finditer(text, st.brace + 1, st.end):
+        kind, token = m.lastgroup, m.group()
+        if kind in ("space", "comment"):
+            continue
+        if depth == 0 and kind in ("dot", "close"):
+            # one term: tokens with nothing between them ("1"^^xsd:int), no bracket
+            if run and all(a.end() == b.start() for a, b in zip(run, run[1:])) \
+                    and not any(t.lastgroup == "other" and t.group() in "[]()" for t in run):
+                return run[0].start(), text[run[0].start():run[-1].end()]
+            run = []
+            continue
+        if kind == "other" and token in "[(":
+            depth += 1
+        elif kind == "other" and token in "])":
+            depth -= 1
+        run.append(m)
+    return None
+
+
 def _taken(triple) -> bool:
     """Whether the readers take the triple as an event's."""
     try:
@@ -197,7 +236,7 @@ class _Content:
         self.default: list = []  # default-graph triples
 
 
-def _events(content: _Content, lines: dict, name: str, rejects: list) -> list[Event]:
+def _events(content: _Content, lines: dict, name: str, rejects: list) -> pa.Table:
     times: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     other = []
     for s, p, o in content.default:
@@ -205,7 +244,7 @@ def _events(content: _Content, lines: dict, name: str, rejects: list) -> list[Ev
             times[s][p].append(o)
         elif s not in content.graphs:
             other.append((s, p, o))
-    events = []
+    events = EventRows()
     # in a fixed order (rdflib's is not): one input, one output
     for graph in sorted(content.graphs, key=lambda g: (lines.get(g, 0), g)):
         triples = sorted(content.graphs[graph])
@@ -219,8 +258,8 @@ def _events(content: _Content, lines: dict, name: str, rejects: list) -> list[Ev
             continue
         for s, p, o in triples:
             try:
-                events.append(Event(check.term(s, "s", "subject"), check.term(p, "p", "predicate"),
-                                    check.term(o, "o", "object"), start, end, where))
+                events.add(check.term(s, "s", "subject"), check.term(p, "p", "predicate"),
+                           check.term(o, "o", "object"), start, end, where)
             except Invalid as bad:
                 rejects.append(Reject(where, str(bad), f"{s} {p} {o} ."))
     if other:
@@ -228,7 +267,7 @@ def _events(content: _Content, lines: dict, name: str, rejects: list) -> list[Ev
         rejects.append(Reject(name, f"{len(other)} triple(s) of the default graph skipped: only the triples "
                                     "of timestamped named graphs are events (the default graph holds "
                                     "their timestamps)", f"{s} {p} {o} ."))
-    return events
+    return events.table()
 
 
 def _interval(graph: str, props: dict) -> tuple[int, int]:
@@ -570,7 +609,7 @@ _PNAME_RE = re.compile(r"([^\s:<>]*):(\S*)\Z")
 
 def graph_lines(statements, text: str) -> dict[str, int]:
     """The line of the first block of each graph named by an IRI or a
-    prefixed name (what a Reject or an Event's source points at), keyed as
+    prefixed name (what a Reject or an event's source points at), keyed as
     _nt writes the graph's name."""
     lines = {}
     for st, graph in _block_graphs(sorted(statements, key=lambda st: st.start), text):

@@ -1,7 +1,8 @@
 """Writing answers and rejects: the back of the pipeline.
 
-Takes Answers (cep.events) as the engine produces them and writes them to a
-text stream, one answer at a time, in one of three formats:
+Takes answer tables (cep.events.ANSWERS), as both engines give them
+(cep.engine.AnswerBatch.answers, cep.spark's output), and writes them to a
+text stream, answer by answer, in one of three formats:
 
     jsonl   one JSON object per answer (SELECT and CONSTRUCT):
               {"query": "q", "bindings": {"x": TERM, ...}, "start": T, "end": T}
@@ -31,7 +32,7 @@ from urllib.parse import quote
 
 from cep import terms
 from cep.errors import UsageError
-from cep.events import Answer, Reject
+from cep.events import ANSWERS, Answer, Reject
 
 OUTPUT_FORMATS = ("jsonl", "csv", "trig")
 
@@ -39,17 +40,41 @@ OUTPUT_FORMATS = ("jsonl", "csv", "trig")
 # ---------------------------------------------------------------- JSON Lines
 
 
+ROWS_AT_ONCE = 10_000  # answers made Python values at a time: the memory of a large batch stays bounded
+
+
+def rows(answers):
+    """An answer table's rows as (query, start, end, bindings, triples):
+    bindings as (variable, term) pairs, triples as {s, p, o} dicts, each
+    None or empty when the answer has none."""
+    for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
+        part = answers.slice(offset, ROWS_AT_ONCE)
+        yield from zip(*(part[name].to_pylist() for name in ANSWERS.names))
+
+
 def answer_json(answer: Answer) -> dict:
-    """The JSON object of one answer (see the module docstring)."""
-    out = {"query": answer.query}
-    if answer.triples:
-        out["triples"] = [{"s": terms.to_json(s), "p": terms.to_json(p), "o": terms.to_json(o)}
-                          for s, p, o in answer.triples]
+    """The JSON object of one Answer (see the module docstring)."""
+    return row_json(answer.query, answer.start, answer.end, answer.bindings,
+                    [{"s": s, "p": p, "o": o} for s, p, o in answer.triples])
+
+
+def row_json(query, start, end, bindings, triples) -> dict:
+    """The JSON object of one answer row (rows)."""
+    out = {"query": query}
+    if triples:
+        out["triples"] = [{"s": terms.to_json(t["s"]), "p": terms.to_json(t["p"]), "o": terms.to_json(t["o"])}
+                          for t in triples]
     else:
-        out["bindings"] = {name: terms.to_json(term) for name, term in answer.bindings if term}
-    out["start"] = terms.format_datetime_ms(answer.start)
-    out["end"] = terms.format_datetime_ms(answer.end)
+        out["bindings"] = {name: terms.to_json(term) for name, term in sorted(bindings or ()) if term}
+    out["start"] = terms.format_datetime_ms(start)
+    out["end"] = terms.format_datetime_ms(end)
     return out
+
+
+def json_lines(answers):
+    """The JSON Lines of an answer table, a line each (without its newline)."""
+    for row in rows(answers):
+        yield json.dumps(row_json(*row), ensure_ascii=False)
 
 
 class JsonlWriter:
@@ -57,8 +82,8 @@ class JsonlWriter:
         self.stream = stream
 
     def write(self, answers) -> None:
-        for answer in answers:
-            self.stream.write(json.dumps(answer_json(answer), ensure_ascii=False) + "\n")
+        for line in json_lines(answers):
+            self.stream.write(line + "\n")
 
     def close(self) -> None:
         self.stream.flush()
@@ -88,29 +113,29 @@ class CsvWriter:
         self.out.writerow(list(_FIXED) + [("?" + v if v in _FIXED else v) for v in self.variables])
 
     def write(self, answers) -> None:
-        for answer in answers:
-            if answer.triples:
-                raise UsageError(f"query {answer.query} is a CONSTRUCT query: --format csv writes SELECT "
+        for query, start, end, bindings, triples in rows(answers):
+            if triples:
+                raise UsageError(f"query {query} is a CONSTRUCT query: --format csv writes SELECT "
                                  "answers only; use --format jsonl or --format trig")
+            row = (query, start, end, dict(bindings or ()))
             if self.variables is None:
-                self.pending.append(answer)
+                self.pending.append(row)
                 continue
-            row = dict(answer.bindings)
-            unknown = [v for v in row if v not in self.variables]
+            unknown = [v for v in row[3] if v not in self.variables]
             if unknown:
-                raise ValueError(f"answer of {answer.query} binds {unknown}, not in the CSV header")
-            self.out.writerow(self._row(answer, row))
+                raise ValueError(f"answer of {query} binds {unknown}, not in the CSV header")
+            self.out.writerow(self._row(*row))
 
-    def _row(self, answer, row):
-        return ([answer.query, terms.format_datetime_ms(answer.start), terms.format_datetime_ms(answer.end)]
-                + [row.get(v, "") for v in self.variables])
+    def _row(self, query, start, end, bindings):
+        return ([query, terms.format_datetime_ms(start), terms.format_datetime_ms(end)]
+                + [bindings.get(v, "") for v in self.variables])
 
     def close(self) -> None:
         if self.variables is None:
-            self.variables = list(dict.fromkeys(name for a in self.pending for name, _ in a.bindings))
+            self.variables = list(dict.fromkeys(name for row in self.pending for name in sorted(row[3])))
             self._header()
-            for answer in self.pending:
-                self.out.writerow(self._row(answer, dict(answer.bindings)))
+            for row in self.pending:
+                self.out.writerow(self._row(*row))
             self.pending = []
         self.stream.flush()
 
@@ -129,18 +154,18 @@ class TrigWriter:
         stream.write(f"@prefix prov: <{PROV}> .\n@prefix xsd: <{terms.XSD}> .\n")
 
     def write(self, answers) -> None:
-        for answer in answers:
-            if not answer.triples:
-                raise UsageError(f"query {answer.query} is a SELECT query: --format trig writes CONSTRUCT "
+        for query, start, end, _, triples in rows(answers):
+            if not triples:
+                raise UsageError(f"query {query} is a SELECT query: --format trig writes CONSTRUCT "
                                  "answers only; use --format jsonl or --format csv")
-            n = self.counts.get(answer.query, 0) + 1
-            self.counts[answer.query] = n
-            graph = terms.iri(f"urn:cep:answer:{quote(answer.query, safe='')}:{n}")
-            body = "".join(f"  {s} {p} {o} .\n" for s, p, o in answer.triples)
+            n = self.counts.get(query, 0) + 1
+            self.counts[query] = n
+            graph = terms.iri(f"urn:cep:answer:{quote(query, safe='')}:{n}")
+            body = "".join(f"  {t['s']} {t['p']} {t['o']} .\n" for t in triples)
             self.stream.write(
                 f"\n{graph} {{\n{body}}}\n"
-                f'{graph} prov:startedAtTime "{terms.format_datetime_ms(answer.start)}"^^xsd:dateTime ;\n'
-                f'    prov:endedAtTime "{terms.format_datetime_ms(answer.end)}"^^xsd:dateTime .\n')
+                f'{graph} prov:startedAtTime "{terms.format_datetime_ms(start)}"^^xsd:dateTime ;\n'
+                f'    prov:endedAtTime "{terms.format_datetime_ms(end)}"^^xsd:dateTime .\n')
 
     def close(self) -> None:
         self.stream.flush()

@@ -419,11 +419,11 @@ def end_input(folder) -> Path:
 
 
 def _finish(raw):
+    """The workers' raw rows with times as timestamps (bindings and triples
+    are typed columns already: worker.OUTPUT_DDL)."""
     from pyspark.sql import functions as F
 
-    bindings = F.from_json("bindings", "map<string,string>")
-    triples = F.from_json("triples", "array<struct<s:string,p:string,o:string>>")
-    return raw.select("kind", "query", bindings.alias("bindings"), triples.alias("triples"),
+    return raw.select("kind", "query", "bindings", "triples",
                       F.timestamp_millis("start").alias("start"), F.timestamp_millis("end").alias("end"),
                       "s", "p", "o", "source", "reason", "text")
 

@@ -25,41 +25,38 @@ from __future__ import annotations
 
 import json
 
-from cep.events import Answer, Reject
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cep.events import ANSWERS, Reject
 
 FILE_FORMATS = ("jsonl", "csv", "parquet")
 TIME_FORMAT = "yyyy-MM-dd'T'HH:mm:ss.SSSXXX"
 
 
-def answer(row) -> Answer:
-    """An answer row of the workers' raw output (cep.spark.run: times in
-    epoch ms, bindings and triples as JSON text) as an Answer."""
-    triples, bindings = _text(row["triples"]), _text(row["bindings"])
-    triples = tuple((t["s"], t["p"], t["o"]) for t in json.loads(triples)) if triples else ()
-    bindings = tuple(sorted(json.loads(bindings).items())) if bindings else ()
-    return Answer(row["query"], int(row["start"]), int(row["end"]), bindings, triples)
+def answers(raw: pa.Table) -> pa.Table:
+    """The answer rows of the workers' raw output (cep.spark.run: times in
+    epoch ms) as an answer table (cep.events.ANSWERS), what the writers take."""
+    return raw.filter(pc.equal(raw["kind"], "answer")).select(ANSWERS.names).cast(ANSWERS)
 
 
-def reject(row) -> Reject:
-    return Reject(_text(row["source"]) or "", row["reason"], _text(row["text"]))
-
-
-def _text(value):
-    """A string column's value (pandas gives NaN for null)."""
-    return value if isinstance(value, str) else None
+def rejects(raw: pa.Table) -> list[Reject]:
+    """The late and rejected records of the workers' raw output."""
+    bad = raw.filter(pc.not_equal(raw["kind"], "answer")).select(["source", "reason", "text"])
+    return [Reject(r["source"] or "", r["reason"], r["text"]) for r in bad.to_pylist()]
 
 
 def _json_lines(batches):
-    """mapInPandas: raw rows -> (kind, the JSON line of cep.io.writers)."""
-    import pandas as pd
+    """mapInArrow: raw rows -> (kind, the JSON line of cep.io.writers), in order."""
+    from cep.io.writers import json_lines, reject_json
 
-    from cep.io.writers import answer_json, reject_json
-
-    for pdf in batches:
-        lines = [json.dumps(answer_json(answer(row)) if row["kind"] == "answer" else reject_json(reject(row)),
-                            ensure_ascii=False)
-                 for row in pdf.to_dict("records")]
-        yield pd.DataFrame({"kind": pdf["kind"], "value": lines})
+    for batch in batches:
+        raw = pa.Table.from_batches([batch])
+        is_answer = pc.equal(raw["kind"], "answer").to_pylist()
+        found, bad = json_lines(answers(raw)), iter(rejects(raw))
+        lines = [next(found) if yes else json.dumps(reject_json(next(bad)), ensure_ascii=False)
+                 for yes in is_answer]
+        yield pa.RecordBatch.from_pydict({"kind": batch.column("kind"), "value": pa.array(lines, pa.string())})
 
 
 _CSV_FIXED = ("kind", "query", "start", "end", "source", "reason", "text")
@@ -80,7 +77,7 @@ def file_sink(raw, fmt: str, path: str, variables=()):
     from cep.spark import _finish
 
     if fmt == "jsonl":
-        return (raw.mapInPandas(_json_lines, "kind string, value string")
+        return (raw.mapInArrow(_json_lines, "kind string, value string")
                 .writeStream.format("text").partitionBy("kind").option("path", path))
     out = _finish(raw)
     if fmt == "csv":
@@ -101,15 +98,24 @@ class Console:
 
     def __call__(self, batch, batch_id):
         try:
-            rows = batch.collect()
+            raw = batch.toArrow()
         except Exception as exc:
             self.failure = exc
             raise
-        answers = sorted((answer(r) for r in rows if r["kind"] == "answer"),
-                         key=lambda a: (a.end, a.start, a.query, a.bindings, a.triples))
-        self.writer.write(answers)
+        found = answers(raw)
+        self.writer.write(found.take(pa.array(_time_order(found), pa.int64())))
         self.stream.flush()
-        self.counts.update(a.query for a in answers)
-        bad = [reject(r) for r in rows if r["kind"] != "answer"]
+        self.counts.update(found["query"].to_pylist())
+        bad = rejects(raw)
         if bad:
             self.report(bad)
+
+
+def _time_order(found: pa.Table) -> list[int]:
+    """The rows of an answer table by (end, start, query, bindings, triples):
+    a micro-batch's answers come from its groups in any order."""
+    from cep.io.writers import rows
+
+    keys = [(end, start, query, tuple(sorted(bindings or ())), tuple(tuple(t.values()) for t in triples or ()))
+            for query, start, end, bindings, triples in rows(found)]
+    return sorted(range(len(keys)), key=keys.__getitem__)

@@ -168,8 +168,9 @@ def _parse_files(batches):
         for uri, content in zip(pdf["path"], pdf["content"]):
             name = _local_name(uri)
             rejects = []
-            events = read_file(name, rejects, bytes(content))
-            rows += [(e.s, e.p, e.o, e.start, e.end, e.source, None, None, e.stream or None) for e in events]
+            events = read_file(name, rejects, bytes(content)).to_pydict()
+            rows += [(s, p, o, start, end, source, None, None, stream) for s, p, o, start, end, source, stream
+                     in zip(*(events[c] for c in ("s", "p", "o", "start", "end", "source", "stream")))]
             rows += [(None, None, None, None, None, r.source, r.reason, r.text, None) for r in rejects]
         yield pd.DataFrame(rows, columns=columns).astype({"start": "Int64", "end": "Int64"})
 

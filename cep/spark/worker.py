@@ -19,7 +19,6 @@ checkpoint with nothing lost and nothing answered twice.
 
 from __future__ import annotations
 
-import json
 import sys
 import uuid
 
@@ -29,6 +28,7 @@ import pyarrow.compute as pc
 
 from cep import terms
 from cep.engine import Engine
+from cep.events import ANSWERS
 from cep.io.tables import checked_rows
 from cep.runtime.session import session
 from cep.user_prolog import load_sources
@@ -47,7 +47,8 @@ EVENT_SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.strin
 COPY_REPORTS, COPY_QUIET = "reports", "quiet"
 OUTPUT_COLUMNS = ["kind", "query", "bindings", "triples", "start", "end", "s", "p", "o", "source", "reason",
                   "text"]
-OUTPUT_DDL = ("kind string, query string, bindings string, triples string, start long, end long, "
+OUTPUT_DDL = ("kind string, query string, bindings map<string,string>, "
+              "triples array<struct<s:string,p:string,o:string>>, start long, end long, "
               "s string, p string, o string, source string, reason string, text string")
 STATE_DDL = "version string, engine binary, waiting binary, processed long"
 END = "end"  # the value of column ctl on the rows that mark the end of the input
@@ -130,56 +131,18 @@ def _from_ipc(data: bytes) -> pa.Table:
     return pa.ipc.open_stream(pa.py_buffer(data)).read_all()
 
 
-OUTPUT_SCHEMA = pa.schema([(c, pa.int64() if c in ("start", "end") else pa.string()) for c in OUTPUT_COLUMNS])
-
-
-def _json_string(column) -> pa.Array:
-    """JSON string bodies of canonical N-Triples terms, which hold no
-    control character (cep.terms.escape_literal): only backslash and
-    quote need escaping."""
-    return pc.replace_substring(pc.replace_substring(column, "\\", "\\\\"), '"', '\\"')
+OUTPUT_SCHEMA = pa.schema([ANSWERS.field(c) if c in ANSWERS.names else pa.field(c, pa.string())
+                           for c in OUTPUT_COLUMNS])
 
 
 def _answer_tables(engine: Engine, batch) -> list[pa.Table]:
-    """A batch's answers as tables of output rows. SELECT bindings are
-    written as JSON objects column by column (unbound variables left out);
-    CONSTRUCT answers are instantiated one by one."""
-    table, out = batch.table, []
-    if not table.num_rows:
-        return out
-    for layout, order in zip(engine.layouts, engine.orders):
-        if layout.form != "select":
-            continue
-        rows = table.filter(pc.equal(table["q"], layout.index))
-        if not rows.num_rows:
-            continue
-        # each bound variable as ',"name":"term"', the unbound as nothing;
-        # then the first comma cut
-        parts = [pc.fill_null(pc.binary_join_element_wise(
-            "," + json.dumps(name) + ':"', _json_string(rows[f"f{i - 3}"]), '"', ""), "") for name, i in order]
-        n = rows.num_rows
-        bindings = (pc.binary_join_element_wise(
-            "{", pc.utf8_slice_codeunits(pc.binary_join_element_wise(*parts, "", ""), 1), "}", "")
-            if parts else pa.array(["{}"] * n, pa.string()))
-        out.append(pa.table({
-            "kind": pa.array(["answer"] * n, pa.string()),
-            "query": pa.array([layout.name] * n, pa.string()),
-            "bindings": bindings,
-            "start": rows["start"], "end": rows["end"],
-        }))
-    construct = [layout.index for layout in engine.layouts if layout.form != "select"]
-    if construct:
-        rows = table.filter(pc.is_in(table["q"], pa.array(construct, pa.int32())))
-        answers = type(batch)(engine, rows).to_list()
-        if answers:
-            out.append(pa.table({
-                "kind": pa.array(["answer"] * len(answers), pa.string()),
-                "query": [a.query for a in answers],
-                "triples": [json.dumps([{"s": s, "p": p, "o": o} for s, p, o in a.triples]) for a in answers],
-                "start": pa.array([a.start for a in answers], pa.int64()),
-                "end": pa.array([a.end for a in answers], pa.int64()),
-            }))
-    return out
+    """A batch's answers as output rows: its answer table (cep.events.
+    ANSWERS: bindings a map of N-Triples terms, triples a list of structs),
+    typed here once, which Spark's columns and every sink take as it is."""
+    answers = batch.answers()
+    if not answers.num_rows:
+        return []
+    return [answers.append_column("kind", pa.array(["answer"] * answers.num_rows, pa.string()))]
 
 
 def _frame(rows: list, tables: list) -> pd.DataFrame:
@@ -192,9 +155,10 @@ def _frame(rows: list, tables: list) -> pd.DataFrame:
     if not any(t.num_rows for t in whole):
         return pd.DataFrame(columns=OUTPUT_COLUMNS).astype({"start": "Int64", "end": "Int64"})
     # one chunk per column: PySpark reads a pandas column backed by a
-    # chunked Arrow array back as a ChunkedArray, which it cannot send
+    # chunked Arrow array back as a ChunkedArray, which it cannot send; a
+    # map column as Python dicts, the form PySpark converts
     combined = pa.concat_tables(whole).combine_chunks()
-    return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get, maps_as_pydicts="strict")
 
 
 def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:

@@ -58,6 +58,7 @@ from pathlib import Path
 
 from cep import terms
 from cep.errors import CepError, UsageError
+from cep.events import answers_of
 from cep.io import answer_json, write_rejects
 
 from examples.tsunami import dart
@@ -140,7 +141,7 @@ class _Collect:
         self.answers = []
 
     def write(self, answers):
-        self.answers.extend(answers)
+        self.answers.extend(answers_of(answers))  # an answer table (cep.events.ANSWERS)
 
     def close(self):
         pass

@@ -151,6 +151,7 @@ def test_the_station_comes_from_the_ndbc_file_name(tmp_path):
 
 
 def test_events_written_as_parquet_and_jsonl_read_back_through_cep_io(tmp_path):
+    from cep.events import events_of
     from cep.io import read_events
 
     listing = read(HEADER + "2011 03 11 06 16 00 2 5662.738\n2011 03 11 06 15 00 1 5662.590\n")
@@ -158,7 +159,7 @@ def test_events_written_as_parquet_and_jsonl_read_back_through_cep_io(tmp_path):
     for name in ("e.parquet", "e.jsonl"):
         events, rejects = read_events([dart.write_events(listing.readings, tmp_path / name)])
         assert not rejects
-        assert [(e.s, e.p, e.o, e.start, e.end) for e in events] == expected
+        assert [(e.s, e.p, e.o, e.start, e.end) for e in events_of(events)] == expected
 
 
 # ------------------------------------------------------- the real files

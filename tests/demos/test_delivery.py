@@ -339,7 +339,7 @@ def test_demo_writes_jsonl_and_png(tmp_path, capsys):
     # the replay log is cep run's input format
     from cep.io import read_events
     events, rejects = read_events([out / "events.jsonl"])
-    assert events and not rejects
+    assert events.num_rows and not rejects
     answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
     assert {a["query"] for a in answers} <= {"hop", "blocked", "no_route"}
     assert (out / "route.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -33,6 +33,7 @@ import pytest
 
 from cep import reference
 from cep.algebra import ops, sexpr
+from cep.events import events_of
 from cep.io import read_trig
 from cep.rules import parse_rules
 from tests.golden.support import (
@@ -213,7 +214,7 @@ def _uses(op, classes) -> bool:
 @pytest.mark.parametrize("case", CASES)
 def test_project_trig_reader_reads_the_streams_alike(case):
     rejects = []
-    theirs = read_trig(path("streams", case), rejects)
+    theirs = events_of(read_trig(path("streams", case), rejects))
     assert rejects == []
     key = lambda e: (e.s, e.p, e.o, e.start, e.end)  # noqa: E731
     mine = read_stream(path("streams", case))

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from cep import terms
 from cep.engine import Engine
 from cep.errors import OntologyError
+from cep.events import EVENTS, events_of
 from cep.io import check, read_file
 from cep.rules import parse_rules
 from tests.property.strategies import examples, multiset, note_seed, seeded
@@ -155,7 +156,9 @@ def read(fmt, data, name="fuzz"):
     their places, a time in the range."""
     rejects = []
     with no_hang():
-        events = read_file(f"{name}.{fmt}", rejects, data)
+        table = read_file(f"{name}.{fmt}", rejects, data)
+    assert table.schema == EVENTS
+    events = events_of(table)
     for e in events:
         assert check.term(e.s, "s") == e.s and check.term(e.p, "p") == e.p and check.term(e.o, "o") == e.o, e
         assert check.TIME_MIN_MS <= e.start <= e.end <= check.TIME_MAX_MS, e

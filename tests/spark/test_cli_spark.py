@@ -242,12 +242,13 @@ def test_answers_written_inside_the_input_folder_are_not_read_as_input(spark, ca
     files as they are written. Both give the local engine's answers."""
     import csv
 
+    from cep.events import events_of
     from cep.io.readers import read_file
 
     folder = tmp_path / "d"
     (folder / "old.csv").mkdir(parents=True)
     rejects = []
-    rows = [(e.s, e.p, e.o, e.start) for e in read_file(STOCK_EVENTS, rejects)]
+    rows = [(e.s, e.p, e.o, e.start) for e in events_of(read_file(STOCK_EVENTS, rejects))]
     assert rows and not rejects
     for path, chosen in ((folder / "ticks.csv", rows), (folder / "old.csv" / "more.csv", rows[:4])):
         with path.open("w", newline="") as handle:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cep.engine import Engine
+from cep.events import events_of
 from cep.io import read_events
 from cep.rules import load_rules
 
@@ -24,6 +25,6 @@ def test_spark_job_example_gives_the_in_process_answers(tmp_path):
 
     events, _ = read_events([EXAMPLE.parent / "stock" / "ticks.trig"])
     engine = Engine(load_rules([str(example.RULES)]))
-    expected = sorted((a.query, tuple(sorted(dict(a.bindings).items()))) for a in engine.push(events) + engine.flush())
+    expected = sorted((a.query, tuple(sorted(dict(a.bindings).items()))) for a in engine.push(events_of(events)) + engine.flush())
     got = sorted((r["query"], tuple(sorted(r["bindings"].asDict().items()))) for r in rows)
     assert len(expected) == 2 and got == expected

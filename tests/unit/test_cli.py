@@ -18,7 +18,7 @@ import cep.spark.routing
 from cep import cli, terms
 from cep.algebra.ops import ProjectItem, Query, Var
 from cep.errors import EngineError
-from cep.events import Answer, Reject
+from cep.events import Answer, Reject, answers_table, events_of
 from tests.unit.support import policy_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -78,12 +78,16 @@ class FakeEngine:
         self.late = [Reject("late.jsonl:9", "late: ends before an instant already processed", "x")]
         FakeEngine.instances.append(self)
 
-    def push(self, events):
-        self.batches.append(len(events))
-        return [self._answer(e) for e in events]
+    def push_table(self, events):
+        self.batches.append(events.num_rows)
+        return self._batch([self._answer(e) for e in events_of(events)])
 
-    def flush(self):
-        return []
+    def flush_table(self, final=False):
+        return self._batch([])
+
+    @staticmethod
+    def _batch(answers):
+        return types.SimpleNamespace(answers=lambda: answers_table(answers))
 
     def _answer(self, e):
         q = self.queries[0]
@@ -194,7 +198,7 @@ def test_trig_format_with_a_select_query(capsys, rules, engine, tmp_path):
 
 def test_engine_error_exits_2_and_a_bug_exits_1(capsys, rules, monkeypatch, tmp_path):
     class Failing(FakeEngine):
-        def push(self, events):
+        def push_table(self, events):
             raise self.error
 
     monkeypatch.setattr(cep.engine, "Engine", Failing)
@@ -292,7 +296,7 @@ def test_run_trig_output_reads_back_as_events(capsys, rules, engine, tmp_path):
                         "--out", out_path], capsys)
     assert code == 0, err
     events, rejects = read_events([out_path])
-    assert rejects == [] and len(events) == 3
+    assert rejects == [] and events.num_rows == 3
 
 
 def test_unwritable_out_is_a_usage_error(capsys, rules, engine, tmp_path):

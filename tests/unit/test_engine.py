@@ -6,12 +6,13 @@ import os
 import subprocess
 import sys
 
+import pyarrow as pa
 import pytest
 
 from cep import reference
 from cep.algebra import ops
 from cep.engine import Engine
-from cep.events import Event
+from cep.events import ANSWERS, Event, answers_of, events_table
 
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
@@ -454,6 +455,45 @@ def test_columnar_answers_give_a_table_per_query():
     assert tables["as"].to_pylist() == [{"start": 10, "end": 10, "x": num(1)}]
     assert len(engine.flush_table()) == 0
     assert [a.query for a in batch.to_list()] == ["as", "pairs"]
+
+
+def test_the_answer_table_holds_bindings_as_a_map_and_triples_in_the_order_found():
+    q1 = select(ops.SeqRightJoin(bgp((k, "b", y)), bgp((k, "a", x))), name="opt")
+    q2 = ops.Query("made", "construct", bgp((k, "a", x)), template=(ops.Triple(k, iri("saw"), x),))
+    engine = Engine([q1, q2])
+    first = engine.push_table(events_table([ev("k1", "a", 1, 10), ev("k2", "b", 3, 15), ev("k2", "a", 2, 20),
+                                            ev("k3", "a", 4, 40)]))
+    last = engine.flush_table(final=True)
+    table = pa.concat_tables([first.answers(), last.answers()])
+    assert table.schema == ANSWERS
+    found = pa.concat_arrays([first.table["q"].combine_chunks(), last.table["q"].combine_chunks()]).to_pylist()
+    assert table["query"].to_pylist() == [engine.layouts[q].name for q in found]  # as found, not by query
+    got = {(r["query"], r["start"], r["end"]): r for r in table.to_pylist()}
+    assert sorted(got) == [("made", 10, 10), ("made", 20, 20), ("made", 40, 40),
+                           ("opt", 10, 10), ("opt", 15, 20), ("opt", 40, 40)]
+    assert sorted(got["opt", 10, 10]["bindings"]) == [("k", iri("k1")), ("x", num(1))]  # ?y unbound: left out
+    assert sorted(got["opt", 15, 20]["bindings"]) == [("k", iri("k2")), ("x", num(2)), ("y", num(3))]
+    assert got["opt", 10, 10]["triples"] is None and got["made", 20, 20]["bindings"] is None
+    assert got["made", 20, 20]["triples"] == [{"s": iri("k2"), "p": iri("saw"), "o": num(2)}]
+    assert first.to_list() == answers_of(first.answers())
+
+
+def test_answer_lines_of_any_width_are_read(monkeypatch):
+    """An answer line longer than Arrow's CSV block (at most 2 GiB: a
+    SELECT of 40,000 expressions over long values) is read on its own.
+    The block is made 1 MiB here, and the wide answers' lines 3 MB."""
+    import cep.engine
+
+    long = '"' + "a" * 100_000 + '"'
+    exprs = tuple(ops.ProjectItem(ops.Var(f"v{i}"), ops.Call("concat", x, ops.Const(f'"{i}"'))) for i in range(30))
+    wide = ops.Query("wide", "select", bgp((k, "a", x)), projection=exprs)
+    narrow = select(bgp((k, "b", y)), name="narrow")
+    events = [Event(iri(f"k{i}"), iri("a"), long, i, i) if i % 3 else ev(f"k{i}", "b", i, i) for i in range(9)]
+    monkeypatch.setattr(cep.engine, "ANSWER_BLOCK", 1 << 20)
+    got = run([wide, narrow], events)
+    assert [a.query for a in got] == ["narrow", "wide", "wide"] * 3
+    assert all(a.binding("v29") == long[:-1] + '29"' for a in got if a.query == "wide")
+    assert [a.binding("y") for a in got if a.query == "narrow"] == [num(0), num(3), num(6)]
 
 
 def test_left_only_parts_of_a_seq_filter_are_computed_once_per_goal():

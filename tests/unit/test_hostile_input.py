@@ -17,7 +17,16 @@ import pytest
 
 from cep import cli, terms
 from cep.errors import OntologyError
-from cep.io import check, read_events
+from cep.events import events_of
+from cep.io import check
+from cep.io import read_events as read_events_table
+
+
+def read_events(paths):
+    """The readers' events table as Events (the assertions here are on rows)."""
+    table, rejects = read_events_table(paths)
+    return events_of(table), rejects
+
 
 EX = "http://example.org/"
 XSD = terms.XSD

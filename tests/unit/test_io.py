@@ -17,7 +17,8 @@ import pytest
 
 from cep import terms
 from cep.errors import UsageError
-from cep.events import Answer, Event, Reject
+from cep import io as cep_io
+from cep.events import EVENTS, Answer, Event, Reject, answers_table, events_of
 from cep.io import (
     CsvWriter,
     JsonlWriter,
@@ -26,12 +27,6 @@ from cep.io import (
     check_format,
     input_files,
     make_writer,
-    read_csv,
-    read_events,
-    read_jsonl,
-    read_parquet,
-    read_table_columns,
-    read_trig,
     write_rejects,
 )
 from cep.io import tables
@@ -62,6 +57,26 @@ def write(tmp_path, name, text):
 
 def trig(tmp_path, body, name="s.trig"):
     return write(tmp_path, name, PREFIXES + body)
+
+
+# the readers give events tables (cep.events.EVENTS); most tests here read
+# their rows as Events
+def _rows_of(reader):
+    def read(path, rejects, *data):
+        table = reader(path, rejects, *data)
+        assert table.schema == EVENTS
+        return events_of(table)
+    return read
+
+
+read_csv, read_jsonl, read_parquet, read_trig = (
+    _rows_of(r) for r in (cep_io.read_csv, cep_io.read_jsonl, cep_io.read_parquet, cep_io.read_trig))
+
+
+def read_events(paths):
+    table, rejects = cep_io.read_events(paths)
+    assert table.schema == EVENTS
+    return events_of(table), rejects
 
 
 def triples(events):
@@ -164,6 +179,46 @@ def test_trig_bad_graph_block_costs_only_itself(tmp_path):
     assert rejects[0].source == f"{path}:8"
     assert rejects[0].reason.startswith("TriG syntax error:")
     assert rejects[0].text == ":g2 { :a :b 2 ;;; , }"
+
+
+@pytest.mark.parametrize("block, term", [
+    (":a :b 2 . :d", ":d"),
+    (":a :b 2 .\n  :d .\n  :e :f 2", ":d"),
+    ('"lone"@en . :a :b 2', '"lone"@en'),
+])
+def test_trig_term_alone_in_a_block_with_triples_is_a_reject(tmp_path, block, term):
+    # rdflib reads `:d` as nothing and keeps the block's triples: the
+    # input would change silently
+    path = trig(tmp_path, f"""
+:g1 {{ :a :b 1 }}
+:g1 prov:generatedAtTime "2026-01-01T00:00:01Z"^^xsd:dateTime .
+
+:g2 {{ {block} }}
+:g2 prov:generatedAtTime "2026-01-01T00:00:02Z"^^xsd:dateTime .
+
+:g3 {{ :a :b 3 }}
+:g3 prov:generatedAtTime "2026-01-01T00:00:03Z"^^xsd:dateTime .
+""")
+    rejects = []
+    events = read_trig(path, rejects)
+    assert [e.o for e in sorted(events, key=lambda e: e.start)] == [integer(1), integer(3)]
+    line = 8 + block[:block.index(term)].count("\n")
+    assert [(r.source, r.reason) for r in rejects] == [
+        (f"{path}:{line}", f"TriG syntax error: the term {term} stands alone in the graph's block, where a "
+                           "triple was expected; this statement is skipped")]
+
+
+def test_trig_blank_node_lists_and_collections_are_not_terms_alone(tmp_path):
+    path = trig(tmp_path, """
+:g1 { :a :b 1 . [ :p 2 ] . :a :b ( 3 ) }
+:g1 prov:generatedAtTime "2026-01-01T00:00:01Z"^^xsd:dateTime .
+""")
+    rejects = []
+    events = read_trig(path, rejects)
+    assert rejects == []
+    assert rejects == []
+    pairs = sorted((e.p, e.o if not e.o.startswith("_:") else "_:") for e in events if e.p in (ex("b"), ex("p")))
+    assert pairs == [(ex("b"), integer(1)), (ex("b"), "_:"), (ex("p"), integer(2))]
 
 
 def test_trig_error_inside_a_long_block_points_at_the_bad_line(tmp_path):
@@ -426,9 +481,9 @@ def test_parquet_integer_and_timestamp_time_columns(tmp_path):
     ts = pa.array([T0 * 1000, (T0 + 1500) * 1000], pa.timestamp("us", tz="UTC"))
     path = parquet(tmp_path, {"s": [ex("a")] * 2, "p": [ex("p")] * 2, "o": [ex("o")] * 2,
                               "t": pa.array([T0, T0 + 1], pa.int64()), "t_end": ts})
-    cols = read_table_columns(path, [])
-    assert cols.start.to_pylist() == [T0, T0 + 1]
-    assert cols.end.to_pylist() == [T0, T0 + 1500]
+    table = cep_io.read_parquet(path, [])
+    assert table["start"].to_pylist() == [T0, T0 + 1]
+    assert table["end"].to_pylist() == [T0, T0 + 1500]
 
 
 def test_parquet_t_end_column_without_values(tmp_path):
@@ -495,13 +550,12 @@ def test_columnar_path_agrees_with_the_row_path(tmp_path):
              "-5"] + ["2026-01-01T00:00:00.123Z"] * (n - 8)
     table = {"s": [ex("a")] * n, "p": [ex("p")] * n, "o": objects, "t": times}
     pq_path = parquet(tmp_path, table)
-    cols = read_table_columns(pq_path, [])
+    columns = cep_io.read_parquet(pq_path, [])
     rows = [{k: table[k][i] for k in table} for i in range(n)]
     jl_path = jsonl(tmp_path, rows)
-    expected = read_table_columns(jl_path, [])
-    assert cols.o.to_pylist() == expected.o
-    assert cols.start.to_pylist() == expected.start
-    assert cols.o.to_pylist() == [terms.canonical(o) for o in objects]
+    expected = cep_io.read_jsonl(jl_path, [])
+    assert columns.select(["s", "p", "o", "start", "end"]) == expected.select(["s", "p", "o", "start", "end"])
+    assert columns["o"].to_pylist() == [terms.canonical(o) for o in objects]
 
 
 def test_fast_term_patterns_match_only_canonical_text():
@@ -561,11 +615,6 @@ def test_input_files_directory_order_and_errors(tmp_path):
         input_files([empty])
 
 
-def test_read_table_columns_refuses_trig(tmp_path):
-    with pytest.raises(UsageError, match="not .trig"):
-        read_table_columns(trig(tmp_path, ""))
-
-
 # =============================================================== writers
 
 A = ex("ACME")
@@ -576,7 +625,7 @@ CONSTRUCT = Answer("c", T0 + 1, T0 + 1250, triples=((A, ex("crashed"), '"yes"@en
 def test_jsonl_select_answer():
     out = io.StringIO()
     w = JsonlWriter(out)
-    w.write([SELECT, Answer("q", T0, T0, bindings=(("company", A),))])
+    w.write(answers_table([SELECT, Answer("q", T0, T0, bindings=(("company", A),))]))
     w.close()
     first, second = [json.loads(line) for line in out.getvalue().splitlines()]
     assert first == {
@@ -605,8 +654,8 @@ def test_jsonl_construct_answer_with_milliseconds():
 def test_csv_writer_streams_with_known_columns():
     out = io.StringIO()
     w = CsvWriter(out, ["company", "price", "end"])
-    w.write([SELECT])
-    w.write([Answer("q", T0, T0, bindings=(("company", '"a, \\"b\\""'),))])
+    w.write(answers_table([SELECT]))
+    w.write(answers_table([Answer("q", T0, T0, bindings=(("company", '"a, \\"b\\""'),))]))
     w.close()
     assert list(csv.reader(io.StringIO(out.getvalue()))) == [
         ["query", "start", "end", "company", "price", "?end"],
@@ -618,7 +667,8 @@ def test_csv_writer_streams_with_known_columns():
 def test_csv_writer_without_columns_uses_first_seen_order():
     out = io.StringIO()
     w = CsvWriter(out)
-    w.write([Answer("q", T0, T0, bindings=(("z", A),)), Answer("r", T0, T0, bindings=(("a", A), ("z", A)))])
+    w.write(answers_table([Answer("q", T0, T0, bindings=(("z", A),)),
+                           Answer("r", T0, T0, bindings=(("a", A), ("z", A)))]))
     assert out.getvalue() == ""  # held until the columns are known
     w.close()
     assert out.getvalue().splitlines()[0] == "query,start,end,z,a"
@@ -626,9 +676,9 @@ def test_csv_writer_without_columns_uses_first_seen_order():
 
 def test_csv_and_trig_refuse_the_other_form():
     with pytest.raises(UsageError, match="CONSTRUCT"):
-        CsvWriter(io.StringIO(), ["x"]).write([CONSTRUCT])
+        CsvWriter(io.StringIO(), ["x"]).write(answers_table([CONSTRUCT]))
     with pytest.raises(UsageError, match="SELECT"):
-        TrigWriter(io.StringIO()).write([SELECT])
+        TrigWriter(io.StringIO()).write(answers_table([SELECT]))
 
 
 def test_check_format_names_the_queries():
@@ -653,7 +703,7 @@ def test_trig_writer_round_trips_through_the_trig_reader(tmp_path):
     path = tmp_path / "answers.trig"
     with open(path, "w", encoding="utf-8") as handle:
         w = make_writer("trig", handle)
-        w.write(answers)
+        w.write(answers_table(answers))
         w.close()
     text = path.read_text()
     assert "<urn:cep:answer:c:1> {" in text and "<urn:cep:answer:c:2> {" in text
@@ -705,3 +755,29 @@ def test_stock_example_expected_answers_follow_from_the_data():
         (A, "100", "65.8", "106", "2026-01-05T10:00:00Z", "2026-01-25T10:00:00Z"),
         (A, "97.5", "65.8", "106", "2026-01-09T10:00:00Z", "2026-01-25T10:00:00Z"),
     ]
+
+
+def test_the_spark_sinks_write_the_in_process_writers_lines():
+    """The Spark engine's raw output (typed bindings and triples, as its
+    workers give them) goes through the same writer as the local engine's
+    answers; its late and rejected records through reject_json."""
+    from cep.spark import sinks, worker
+
+    raw = pa.Table.from_pylist([
+        {"kind": "answer", "query": "q", "bindings": [("price", f'"1.5"^^<{XSD}decimal>'), ("company", A)],
+         "start": T0, "end": T0 + 5000},
+        {"kind": "late", "start": T0, "end": T0, "s": A, "p": ex("p"), "o": A, "source": "e.jsonl:3",
+         "reason": "late: ends before the watermark", "text": f"{A} {ex('p')} {A}"},
+        {"kind": "answer", "query": "c", "triples": [{"s": A, "p": ex("crashed"), "o": '"yes"@en'},
+                                                      {"s": "_:c0", "p": ex("p"), "o": A}],
+         "start": T0 + 1, "end": T0 + 1250},
+    ], worker.OUTPUT_SCHEMA)
+    (out,) = sinks._json_lines(raw.to_batches())
+    assert out.column("kind").to_pylist() == ["answer", "late", "answer"]
+    assert [json.loads(line) for line in out.column("value").to_pylist()] == [
+        answer_json(SELECT), {"source": "e.jsonl:3", "reason": "late: ends before the watermark",
+                              "text": f"{A} {ex('p')} {A}"}, answer_json(CONSTRUCT)]
+    shown = io.StringIO()
+    JsonlWriter(shown).write(sinks.answers(raw))  # what the console sink writes
+    assert [json.loads(line) for line in shown.getvalue().splitlines()] == [answer_json(SELECT),
+                                                                             answer_json(CONSTRUCT)]

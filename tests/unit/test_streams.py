@@ -13,11 +13,18 @@ import pytest
 from cep import terms
 from cep.algebra import sexpr
 from cep.errors import QueryError
-from cep.events import Event
-from cep.io.readers import read_events
+from cep.events import Event, events_of
+from cep.io.readers import read_events as read_events_table
 from cep.rules import parse_rules
 from tests.unit.support import checked_answers
 from tests.unit.test_cli import run
+
+
+def read_events(paths):
+    """The readers' events table as Events (the assertions here are on rows)."""
+    table, rejects = read_events_table(paths)
+    return events_of(table), rejects
+
 
 M = 60_000  # a minute, ms
 TOLL, CAM, OTHER = "<http://streams.org/tollgates>", "<http://streams.org/cameras>", "<http://streams.org/other>"
