@@ -12,6 +12,7 @@ from cep.binarize import Leaf, Plan
 from cep.compile.clauses import F, Vars, resource, tuple_term
 from cep.compile.expr import Scope
 from cep.errors import QueryError
+from cep.runtime.batch import STREAM_EVENT  # an event of a stream: its predicate wrapped, '$in'(Stream, P)
 
 
 def _leaf_rule(leaf: Leaf, slots=None, body=()):
@@ -81,9 +82,6 @@ def leaf_rules(leaf: Leaf, background) -> list:
         rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
                                 lambda vs, pat, r=r: [resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))]))
     return rules
-
-
-STREAM_EVENT = "$in"  # an event of a stream: its predicate wrapped, '$in'(Stream, P) (cep.runtime.batch)
 
 
 def is_streamed(plan: Plan) -> bool:

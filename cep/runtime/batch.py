@@ -127,7 +127,7 @@ def _decimals(column: pa.Array) -> pa.Array:
 
 
 UPDATES_ONLY = "$updates_only"  # the wrapper the compiled rules take apart (cep.compile.program)
-STREAM_EVENT = "$in"  # '$in'(Stream, P): an event of a stream (cep.compile.program)
+STREAM_EVENT = "$in"  # '$in'(Stream, P): an event of a stream (cep.compile.leaves)
 
 
 def table_text(s, p, o, start, end, updates_only=None, stream=None) -> pa.Buffer:
