@@ -17,6 +17,9 @@ from cep.terms import MAX_TERM_BYTES
 DERIVED = 100_000
 DERIVED_VALUE_CHARS = MAX_TERM_BYTES  # the bound of an input term, in characters as Prolog counts them
 WINDOW_EVALUATIONS = 10_000
+# each ~250 bytes (3 variables) to ~3 KB (300 variables) in SWI-Prolog's clause
+# store: the product of 100 triple patterns stops at about 1 GB
+PARTIAL_MATCHES = 250_000
 
 
 @dataclass(frozen=True)
@@ -30,9 +33,16 @@ class Limits:
     # evaluations of a time-based window that hold one instant: RANGE /
     # STEP (RANGE / COMPUTED EVERY when given); checked when compiling
     window_evaluations: int = WINDOW_EVALUATIONS
+    # partial matches (solutions of a query's parts, stored to be joined
+    # with later ones, or kept for a window's evaluation) that one event
+    # makes, or one instant's end (optional parts, deadlines, derived
+    # triples): the matches of patterns that multiply with each event
+    # (patterns that share no variable, a pattern repeated) stop here.
+    # Final answers are not counted: they are bounded by Prolog's stacks.
+    partial_matches: int = PARTIAL_MATCHES
 
     def __post_init__(self):
-        for name in ("derived", "derived_value_chars", "window_evaluations"):
+        for name in ("derived", "derived_value_chars", "window_evaluations", "partial_matches"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive integer, not {value!r}")

@@ -259,7 +259,7 @@ def compile_plan(plan: Plan, background=None, chaining=None) -> tuple[list, list
     for node in plan.nodes:
         hoist = None if isinstance(node, Leaf) else _hoist(plan, node)
         with for_queries(part_of[node.id]):
-            items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving)
+            items += _emitter(plan, node, root_of.get(node.id, []), hoist, deriving, part_of[node.id])
             built = None if isinstance(node, Leaf) else _step(plan, node, hoist, graph)
         if isinstance(node, Leaf):
             rules = _leaf_rules(node, background)
@@ -440,7 +440,7 @@ def _indicator(name_arity: str):
 # ------------------------------------------------------------- nodes
 
 
-def _emitter(plan, node, outputs, hoist=None, deriving=frozenset()):
+def _emitter(plan, node, outputs, hoist=None, deriving=frozenset(), part_of=()):
     vs = _Vars()
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
@@ -461,6 +461,14 @@ def _emitter(plan, node, outputs, hoist=None, deriving=frozenset()):
     body = alternatives[-1] if alternatives else F
     for alt in reversed(alternatives[:-1]):
         body = pl.Struct(";", alt, body)
+    # a step's solution handed on to another step (or kept for a window or
+    # an update) is a partial match, counted against Limits.partial_matches:
+    # where matches multiply. A leaf makes at most a few per event, and
+    # answers are bounded by Prolog's stacks.
+    if isinstance(node, Step) and (plan.consumers(node.id) or any(
+            plan.outputs[i].query.window is not None or plan.outputs[i].query.form == "update" for i in outputs)):
+        names = ", ".join(dict.fromkeys(plan.outputs[i].query.name for i in part_of))
+        checks = (*checks, q(RUNTIME, "cep_match", A(names), te))
     return [pl.Clause(pl.Struct(f"n{node.id}", v, ts, te, ans), tuple(checks) + (body,))]
 
 
