@@ -263,6 +263,20 @@ def test_the_limit_counts_the_partial_matches_of_one_event():
         engine.flush()
 
 
+def test_the_solutions_a_window_keeps_count_as_partial_matches():
+    # the query's own join, kept for the window's evaluation: the k-th event makes 2k - 1
+    queries = rules(f"""REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}s> [RANGE 1h STEP 1h]
+        WHERE {{ ?a :p ?x . ?b :p ?y }}""")
+    events = [ev(f"k{i}", "p", num(i), T0 + i) for i in range(1, 7)]
+    engine = Engine(queries, limits=Limits(partial_matches=11))
+    assert [dict(a.bindings)["n"] for a in engine.push(events) + engine.flush()] == [num(36)]
+    engine = Engine(queries, limits=Limits(partial_matches=10))
+    with pytest.raises(EngineError, match=r"^at 2026-01-01T00:00:00.006\+00:00 one event made more than 10 partial "
+                                          r"matches of w,"):
+        engine.push(events)
+        engine.flush()
+
+
 def test_the_end_of_an_instant_may_make_the_limit_for_each_of_its_events():
     # the optional part's checks at the instant's end hand each of its 50
     # solutions on to the SEQ: 50 partial matches, one per event
