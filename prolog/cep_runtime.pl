@@ -186,6 +186,7 @@ item_answer(Item, M, A) :-
 %   changed in place (nb_setarg/3): Left for the item being processed,
 %   Most the limit, Events the events since the last instant's end.
 room(e(_, _, _, _, _)) :-
+    !,
     nb_getval('$cep_room', R),
     arg(2, R, Most),
     nb_setarg(1, R, Most),
@@ -193,13 +194,14 @@ room(e(_, _, _, _, _)) :-
     N is N0 + 1,
     nb_setarg(3, R, N).
 room(end(_)) :-
+    !,
     nb_getval('$cep_room', R),
     arg(2, R, Most),
     arg(3, R, N),
     Left is Most * max(N, 1),
     nb_setarg(1, R, Left),
     nb_setarg(3, R, 0).
-room(sweep(_)) :-
+room(_) :-                                  % a sweep
     nb_getval('$cep_room', R),
     arg(2, R, Most),
     nb_setarg(1, R, Most).
