@@ -42,7 +42,7 @@
             cep_queue/7,         % +Module, +Rule, +S, +P, +O, +Start, +End
             cep_reporting/1,     % :Goal
             cep_set_limits/2,    % +Module, +LimitsText
-            cep_match/2,         % +Queries, +End
+            cep_match/3,         % +Queries, +End, +Weight
             cep_dump/2,          % +Module, -State
             cep_restore/2        % +Module, +State
           ]).
@@ -175,7 +175,7 @@ batch_answer(M, EventsText, A) :-
 
 %   The answers of an item: an event, a sweep before an instant, an
 %   instant's end. An event may make as many partial matches as the limit
-%   (cep_match/2) set by the call that runs the rules (match_room/1), and
+%   (cep_match/3) set by the call that runs the rules (match_room/1), and
 %   an instant's end as many for each event of the instant (its optional
 %   checks take each solution of the instant in turn).
 item_answer(Item, M, A) :-
@@ -415,7 +415,7 @@ derivation_error(M, What, Te) :-
 %   ValueChars PartialMatches": the most triples its CONSTRUCT rules
 %   derive at one instant, the most characters of the N-Triples text of
 %   a value of a derived triple, and the most partial matches one event
-%   (or one instant's end) makes (cep_match/2).
+%   (or one instant's end) makes (cep_match/3).
 cep_set_limits(M, Text) :-
     split_string(Text, " ", "", Parts),
     maplist(number_string, [Most, Chars, Matches], Parts),
@@ -430,22 +430,23 @@ limits(M, Most, Chars) :-
     ;   throw(error(existence_error(cep_limits, M), _))
     ).
 
-%!  cep_match(+Queries, +End) is det.
+%!  cep_match(+Queries, +End, +Weight) is det.
 %
 %   The compiled rules made a partial match, ending at End, of a part of
 %   Queries (an atom, their names): a solution stored to be joined with
 %   later ones, or kept for a window's evaluation (the emitters of
-%   cep/compile/program.py). Counted against the room left to the item
+%   cep/compile/program.py). Counted, Weight for its size (one per 32
+%   variables, cep.limits.MATCH_VARIABLES), against the room left to the item
 %   being processed (item_answer/3), so that patterns whose matches
 %   multiply with each event (parts that share no variable, a pattern
 %   repeated) stop with an error before the goal stores, which no Prolog
 %   stack bounds, take all memory. Global variables: one call runs the
 %   rules at a time in a process, and they are set by each (match_room/1).
-cep_match(Queries, Te) :-
+cep_match(Queries, Te, Weight) :-
     nb_getval('$cep_room', R),
     arg(1, R, Room),
-    (   Room > 0
-    ->  Left is Room - 1,
+    (   Room >= Weight
+    ->  Left is Room - Weight,
         nb_setarg(1, R, Left)
     ;   arg(2, R, Most),
         throw(error(cep_error(match_limit(Most, Queries, Te)), _))
@@ -677,7 +678,7 @@ prolog:message(error(cep_error(match_limit(Most, Queries, Te)), _)) -->
       'matches (parts that share no variable, a pattern repeated), so they multiply with each ',
       'event. Join its parts on shared variables or bound them in time (WITHIN, a window); if ',
       'the query does need more, raise the limit: cep run --max-partial-matches, ',
-      'cep.limits.Limits.partial_matches' ].
+      'cep.limits.Limits.partial_matches (a match of more than 32 variables counts once per 32)' ].
 prolog:message(error(cep_error(not_a_rule_set(Module)), _)) -->
     [ 'cep: the text loaded as ~w is not a compiled rule set'-[Module] ].
 

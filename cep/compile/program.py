@@ -51,6 +51,7 @@ from cep.binarize import Leaf, Plan, Step
 from cep.compile.expr import ExprCompiler, conj, for_queries, ite, q
 from cep.compile.windows import window_items
 from cep.errors import QueryError
+from cep.limits import MATCH_VARIABLES
 from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
 
 RUNTIME = "cep_runtime"
@@ -462,13 +463,15 @@ def _emitter(plan, node, outputs, hoist=None, deriving=frozenset(), part_of=()):
     for alt in reversed(alternatives[:-1]):
         body = pl.Struct(";", alt, body)
     # a step's solution handed on to another step (or kept for a window or
-    # an update) is a partial match, counted against Limits.partial_matches:
-    # where matches multiply. A leaf makes at most a few per event, and
-    # answers are bounded by Prolog's stacks.
+    # an update) is a partial match, counted against Limits.partial_matches
+    # by its size (MATCH_VARIABLES variables count one): where matches
+    # multiply. A leaf makes at most a few per event, and answers are
+    # bounded by Prolog's stacks.
     if isinstance(node, Step) and (plan.consumers(node.id) or any(
             plan.outputs[i].query.window is not None or plan.outputs[i].query.form == "update" for i in outputs)):
         names = ", ".join(dict.fromkeys(plan.outputs[i].query.name for i in part_of))
-        checks = (*checks, q(RUNTIME, "cep_match", A(names), te))
+        weight = max(1, -(-len(node.vars) // MATCH_VARIABLES))
+        checks = (*checks, q(RUNTIME, "cep_match", A(names), te, weight))
     return [pl.Clause(pl.Struct(f"n{node.id}", v, ts, te, ans), tuple(checks) + (body,))]
 
 
