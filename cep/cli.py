@@ -238,6 +238,10 @@ def _limit_options(parser, derived=False):
         parser.add_argument("--max-derived", type=int, default=limits.DERIVED, metavar="N",
                             help="stop the run with an error when the CONSTRUCT rules derive more than N triples "
                                  f"at one instant: a cycle of rules that never ends (default {limits.DERIVED:,})")
+        parser.add_argument("--max-partial-matches", type=int, default=limits.PARTIAL_MATCHES, metavar="N",
+                            help="stop the run with an error when one event makes more than N partial matches "
+                                 "(solutions of a query's parts, stored to be joined): patterns whose matches "
+                                 f"multiply with each event (default {limits.PARTIAL_MATCHES:,})")
     parser.add_argument("--max-window-evaluations", type=int, default=limits.WINDOW_EVALUATIONS, metavar="N",
                         help="refuse a time-based window evaluated more than N times with each instant in it "
                              f"(RANGE / STEP; default {limits.WINDOW_EVALUATIONS:,})")
@@ -247,10 +251,12 @@ def _limits(args):
     """The run's cep.limits.Limits, from the options."""
     from cep.limits import Limits
 
-    given = {"derived": getattr(args, "max_derived", None), "window_evaluations": args.max_window_evaluations}
+    given = {"derived": getattr(args, "max_derived", None), "window_evaluations": args.max_window_evaluations,
+             "partial_matches": getattr(args, "max_partial_matches", None)}
     for name, value in given.items():
         if value is not None and value < 1:
-            option = "--max-window-evaluations" if name == "window_evaluations" else "--max-derived"
+            option = {"derived": "--max-derived", "window_evaluations": "--max-window-evaluations",
+                      "partial_matches": "--max-partial-matches"}[name]
             raise UsageError(f"{option} must be at least 1, not {value}")
     return Limits(**{name: value for name, value in given.items() if value is not None})
 

@@ -17,6 +17,12 @@ from cep.terms import MAX_TERM_BYTES
 DERIVED = 100_000
 DERIVED_VALUE_CHARS = MAX_TERM_BYTES  # the bound of an input term, in characters as Prolog counts them
 WINDOW_EVALUATIONS = 10_000
+PARTIAL_MATCHES = 250_000
+# A partial match counts once per this many variables (rounded up): in
+# SWI-Prolog's clause store one takes ~250 bytes with 3 variables, ~600
+# with 32, ~3 KB with 300, so the limit bounds the memory one event's
+# partial matches take whatever their width (about 200 MB)
+MATCH_VARIABLES = 32
 
 
 @dataclass(frozen=True)
@@ -30,9 +36,17 @@ class Limits:
     # evaluations of a time-based window that hold one instant: RANGE /
     # STEP (RANGE / COMPUTED EVERY when given); checked when compiling
     window_evaluations: int = WINDOW_EVALUATIONS
+    # partial matches (solutions of a query's parts, stored to be joined
+    # with later ones, or kept for a window's evaluation) that one event
+    # makes, or one instant's end for each of its events (optional parts,
+    # deadlines, derived triples), counted by size (MATCH_VARIABLES): the
+    # matches of patterns that multiply with each event (patterns that
+    # share no variable, a pattern repeated) stop here. Final answers are
+    # not counted: they are bounded by Prolog's stacks.
+    partial_matches: int = PARTIAL_MATCHES
 
     def __post_init__(self):
-        for name in ("derived", "derived_value_chars", "window_evaluations"):
+        for name in ("derived", "derived_value_chars", "window_evaluations", "partial_matches"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"Limits.{name} must be a positive integer, not {value!r}")

@@ -44,6 +44,7 @@
             cep_queue/7,         % +Module, +Rule, +S, +P, +O, +Start, +End
             cep_reporting/1,     % :Goal
             cep_set_limits/2,    % +Module, +LimitsText
+            cep_match/3,         % +Queries, +End, +Weight
             cep_dump/2,          % +Module, -State
             cep_restore/2        % +Module, +State
           ]).
@@ -145,6 +146,7 @@ load_facts(Module, Name, Flag, Text) :-
 %   return the answers of all its groups. An error of the rules' own
 %   (cep_error) is thrown as cep_message(Text), its words for the user.
 cep_push(Module, EventsText, AnswersText) :-
+    match_room(Module),
     cep_reporting(findall(A, batch_answer(Module, EventsText, A), Answers)),
     (   current_predicate(Module:'$wfeed'/3)  % windows feed back: cep_feed/3 reads the last instant's answers
     ->  last_instant_answers(Module, Answers)
@@ -178,14 +180,47 @@ batch_answer(M, EventsText, A) :-
     cep_batch_item(EventsText, Next, Period, Ends, Item),
     item_answer(Item, M, A).
 
-item_answer(e(S, P, O, Ts, Te), M, A) :-
+%   The answers of an item: an event, a sweep before an instant, an
+%   instant's end. An event may make as many partial matches as the limit
+%   (cep_match/3) set by the call that runs the rules (match_room/1), and
+%   an instant's end as many for each event of the instant (its optional
+%   checks take each solution of the instant in turn).
+item_answer(Item, M, A) :-
+    room(Item),
+    item_answers(Item, M, A).
+
+%   The room is a term room(Left, Most, Events) in a global variable,
+%   changed in place (nb_setarg/3): Left for the item being processed,
+%   Most the limit, Events the events since the last instant's end.
+room(e(_, _, _, _, _)) :-
+    !,
+    nb_getval('$cep_room', R),
+    arg(2, R, Most),
+    nb_setarg(1, R, Most),
+    arg(3, R, N0),
+    N is N0 + 1,
+    nb_setarg(3, R, N).
+room(end(_)) :-
+    !,
+    nb_getval('$cep_room', R),
+    arg(2, R, Most),
+    arg(3, R, N),
+    Left is Most * max(N, 1),
+    nb_setarg(1, R, Left),
+    nb_setarg(3, R, 0).
+room(_) :-                                  % a sweep
+    nb_getval('$cep_room', R),
+    arg(2, R, Most),
+    nb_setarg(1, R, Most).
+
+item_answers(e(S, P, O, Ts, Te), M, A) :-
     M:cep_event(S, P, O, Ts, Te, A).
-item_answer(sweep(Te), M, A) :-
+item_answers(sweep(Te), M, A) :-
     (   absence_answer(M, Te, A)            % first: what fires before Te may join goals the sweep drops
     ;   sweep(M, Te),
         fail
     ).
-item_answer(end(Te), M, A) :-
+item_answers(end(Te), M, A) :-
     M:'$deferred'(Strata),
     (   M:'$chaining'(true),
         derived_answer(M, Te, 0, A)
@@ -242,6 +277,7 @@ absence_answer(M, Limit, A) :-
 %   passed them with no event to process: a watermark, the end of the
 %   stream), as rows r(Q, Start, End, Fields) for cep_window:cep_close/3.
 cep_absence(M, Limit, Rows) :-
+    match_room(M),
     findall(A, absence_answer(M, Limit, A), Answers),
     answer_rows(Answers, M, Rows, []).
 
@@ -253,6 +289,7 @@ cep_absence(M, Limit, Rows) :-
 %   before Time and no later one); Rows are the answers they lead to, as
 %   rows r(Q, Start, End, Fields) for cep_window:cep_close/3.
 cep_feed(M, Te, Rows) :-
+    match_room(M),
     findall(A, item_answer(end(Te), M, A), Answers0),
     (   retract(instant_answers(M, Te, Given)) -> true ; Given = [] ),
     keyed(Answers0, Keyed),
@@ -382,22 +419,49 @@ derivation_error(M, What, Te) :-
 %!  cep_set_limits(+Module, +Text) is det.
 %
 %   The limits of a loaded rule set (cep/limits.py), Text "Derived
-%   ValueChars": the most triples its CONSTRUCT rules derive at one
-%   instant, and the most characters of the N-Triples text of a value
-%   of a derived triple.
+%   ValueChars PartialMatches": the most triples its CONSTRUCT rules
+%   derive at one instant, the most characters of the N-Triples text of
+%   a value of a derived triple, and the most partial matches one event
+%   (or one instant's end) makes (cep_match/3).
 cep_set_limits(M, Text) :-
     split_string(Text, " ", "", Parts),
-    maplist(number_string, [Most, Chars], Parts),
-    retractall(limit_of(M, _, _)),
-    assertz(limit_of(M, Most, Chars)).
+    maplist(number_string, [Most, Chars, Matches], Parts),
+    retractall(limit_of(M, _, _, _)),
+    assertz(limit_of(M, Most, Chars, Matches)).
 
-:- dynamic limit_of/3.
+:- dynamic limit_of/4.
 
 limits(M, Most, Chars) :-
-    (   limit_of(M, Most, Chars)
+    (   limit_of(M, Most, Chars, _)
     ->  true
     ;   throw(error(existence_error(cep_limits, M), _))
     ).
+
+%!  cep_match(+Queries, +End, +Weight) is det.
+%
+%   The compiled rules made a partial match, ending at End, of a part of
+%   Queries (an atom, their names): a solution stored to be joined with
+%   later ones, or kept for a window's evaluation (the emitters of
+%   cep/compile/program.py). Counted, Weight for its size (one per 32
+%   variables, cep.limits.MATCH_VARIABLES), against the room left to the item
+%   being processed (item_answer/3), so that patterns whose matches
+%   multiply with each event (parts that share no variable, a pattern
+%   repeated) stop with an error before the goal stores, which no Prolog
+%   stack bounds, take all memory. Global variables: one call runs the
+%   rules at a time in a process, and they are set by each (match_room/1).
+cep_match(Queries, Te, Weight) :-
+    nb_getval('$cep_room', R),
+    arg(1, R, Room),
+    (   Room >= Weight
+    ->  Left is Room - Weight,
+        nb_setarg(1, R, Left)
+    ;   arg(2, R, Most),
+        throw(error(cep_error(match_limit(Most, Queries, Te)), _))
+    ).
+
+match_room(M) :-
+    limit_of(M, _, _, Most),
+    nb_setval('$cep_room', room(Most, Most, 0)).
 
 %!  cep_skolem(+Key, -BlankNode) is det.
 %
@@ -613,6 +677,15 @@ prolog:message(error(cep_error(derivation_limit(What, Rules, Te)), _)) -->
                       format(string(Text), "~w (~D new triples)", [Name, N]) ), Texts),
       atomic_list_concat(Texts, ', ', Derived) },
     derivation_limit(What, At, Derived).
+prolog:message(error(cep_error(match_limit(Most, Queries, Te)), _)) -->
+    { Stamp is Te / 1000.0, stamp_date_time(Stamp, Date, 'UTC'),
+      format_time(atom(At), '%FT%T.%3f%:z', Date) },
+    [ 'at ~w one event made more than ~D partial matches of ~w, the limit of one event '-[At, Most, Queries],
+      '(or of the end of an instant): the query matches each new event with many stored partial ',
+      'matches (parts that share no variable, a pattern repeated), so they multiply with each ',
+      'event. Join its parts on shared variables or bound them in time (WITHIN, a window); if ',
+      'the query does need more, raise the limit: cep run --max-partial-matches, ',
+      'cep.limits.Limits.partial_matches (a match of more than 32 variables counts once per 32)' ].
 prolog:message(error(cep_error(not_a_rule_set(Module)), _)) -->
     [ 'cep: the text loaded as ~w is not a compiled rule set'-[Module] ].
 prolog:message(error(cep_error(incomplete_rule_set(Module, Missing)), _)) -->

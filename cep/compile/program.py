@@ -62,6 +62,7 @@ from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, stor
 from cep.compile.updates import LIVE, live_view, update_clause
 from cep.compile.windows import window_items
 from cep.errors import QueryError
+from cep.limits import MATCH_VARIABLES
 from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
 
 
@@ -268,6 +269,16 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     body = alternatives[-1] if alternatives else F
     for alt in reversed(alternatives[:-1]):
         body = pl.Struct(";", alt, body)
+    # a step's solution handed on to another step (or kept for a window or
+    # an update) is a partial match, counted against Limits.partial_matches
+    # by its size (MATCH_VARIABLES variables count one): where matches
+    # multiply. A leaf makes at most a few per event, and answers are
+    # bounded by Prolog's stacks.
+    if isinstance(node, Step) and (plan.consumers(node.id) or any(
+            plan.outputs[i].query.window is not None or plan.outputs[i].query.form == "update" for i in outputs)):
+        names = ", ".join(dict.fromkeys(plan.outputs[i].query.name for i in scope.queries))
+        weight = max(1, -(-len(node.vars) // MATCH_VARIABLES))
+        checks = (*checks, q(RUNTIME, "cep_match", A(names), te, weight))
     return [pl.Clause(pl.Struct(f"n{node.id}", v, ts, te, ans), tuple(checks) + (body,))]
 
 

@@ -235,7 +235,8 @@ class _Session:
         """The limits a loaded rule set runs under (cep.limits.Limits;
         cep_runtime:cep_set_limits/2)."""
         self.call("cep_set_limits", "cep_runtime",
-                  [("atom", module), f"{limits.derived} {limits.derived_value_chars}"], outputs=0)
+                  [("atom", module), f"{limits.derived} {limits.derived_value_chars} {limits.partial_matches}"],
+                  outputs=0)
 
     def regex_gave_up(self) -> list[list[int]]:
         """The query indexes of each REGEX call that PCRE gave up on since

@@ -1,9 +1,10 @@
 """Work that runs away at run time on the Spark engine (issue 17, items 3
-and 9): the workers run the compiled program of the in-process engine, so
-a REGEX that PCRE gives up on fails its solution and the query goes on,
-and a cycle of CONSTRUCT rules stops at the derivation limit given to
-detect() with the in-process engine's error (it does not loop); `cep run
---engine spark` exits 2 with it."""
+and 9, and partial matches that multiply): the workers run the compiled
+program of the in-process engine, so a REGEX that PCRE gives up on fails
+its solution and the query goes on, and a cycle of CONSTRUCT rules or a
+query whose partial matches multiply stops at the limit given to detect()
+with the in-process engine's error (it does not loop or take all memory);
+`cep run --engine spark` exits 2 with it."""
 
 from __future__ import annotations
 
@@ -55,3 +56,16 @@ def test_cep_run_on_spark_exits_2_with_the_workers_error(spark, tmp_path, capsys
         "than 300 triples, the limit of one instant: a cycle of rules that derives a new blank node or a new "
         "value each round never ends (if the rules do need more, raise the limit: cep run --max-derived, "
         "cep.limits.Limits.derived)")
+
+
+def test_partial_matches_that_multiply_stop_at_the_limit(spark):
+    # a product of 100 triple patterns: each event matches each of them
+    from cep.spark import detect
+
+    rules = PREFIX + "REGISTER QUERY product AS SELECT * WHERE { " + " . ".join(
+        f"?s{i} ?p{i} ?o{i}" for i in range(100)) + " }"
+    df = spark.createDataFrame([(f"<{EX}a>", f"<{EX}p>", f"<{EX}b>", T0), (f"<{EX}c>", f"<{EX}q>", f"<{EX}d>", T0 + 1)],
+                               "s string, p string, o string, t long")
+    with pytest.raises(Exception, match=r"at 2026-01-01T00:00:00.001\+00:00 one event made more than 1,000 partial "
+                                        r"matches of product, the limit of one event"):
+        detect(df, rules, buckets=1, limits=Limits(partial_matches=1000)).collect()

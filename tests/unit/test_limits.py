@@ -1,7 +1,8 @@
 """Work that runs away at run time (issue 17, items 3, 9, 10 and 11): a
 REGEX that PCRE gives up on, cycles of CONSTRUCT rules that never end,
-windows evaluated millions of times, nested property paths on cyclic
-graphs, and state that grows without bound. Each is a clear error, a
+partial matches that multiply with each event (a product of patterns, a
+pattern repeated, nested OPTIONALs), windows evaluated millions of times,
+nested property paths on cyclic graphs, and state that grows without bound. Each is a clear error, a
 refusal at compile time or a warning, and the rest of the run goes on.
 Runs that used to hang are run in a subprocess with a generous timeout (a
 guard, not a speed claim)."""
@@ -17,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cep import cli
+from cep import cli, reference
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.background.knowledge import load_background
@@ -218,6 +219,130 @@ def test_prolog_running_out_of_memory_is_a_clear_error():
             engine.flush()
     finally:
         list(prolog.query(f"set_prolog_flag(stack_limit, {old})"))
+
+
+# ------------------------------- 17: partial matches that multiply per event
+
+def group(*patterns):
+    return rules("REGISTER QUERY product AS SELECT * WHERE { " + " . ".join(patterns) + " }")
+
+
+DISTINCT = [f"?s{i} ?p{i} ?o{i}" for i in range(100)]  # each event matches each pattern: a product
+REPEATED = ["?s ?p ?o"] * 100  # one answer per event, but the partial matches multiply
+
+
+def test_a_product_of_parts_stops_at_the_partial_match_limit_naming_the_query():
+    engine = Engine(group(*DISTINCT), limits=Limits(partial_matches=1000))
+    with pytest.raises(EngineError, match=r"^at 2026-01-01T00:00:00.001\+00:00 one event made more than 1,000 partial "
+                                          r"matches of product, the limit of one event .*--max-partial-matches, "
+                                          r"cep.limits.Limits.partial_matches \(a match of more than 32 "
+                                          r"variables counts once per 32\)$"):
+        engine.push([ev("a", "p", "b", T0), ev("c", "q", "d", T0 + 1)])
+        engine.flush()
+
+
+def test_a_pattern_repeated_stops_at_the_partial_match_limit():
+    engine = Engine(group(*REPEATED), limits=Limits(partial_matches=1000))
+    with pytest.raises(EngineError, match="one event made more than 1,000 partial matches of product"):
+        engine.push([ev("a", "p", "b", T0 + i) for i in range(3)])
+        engine.flush()
+
+
+def test_the_limit_counts_the_partial_matches_of_one_event():
+    # ?a . ?b . ?c over 5 events: the k-th makes 2k - 1 matches of the
+    # first join (k - 1 with its first pattern, k with its second), kept
+    # for the second; the second's solutions are answers, not counted
+    queries = group("?a :p ?x", "?b :p ?y", "?c :p ?z")
+    events = [ev(f"k{i}", "p", num(i), T0 + i) for i in range(1, 6)]
+    engine = Engine(queries, limits=Limits(partial_matches=9))
+    got = engine.push(events) + engine.flush()
+    assert len(got) == 125
+    assert reference.multiset(got) == reference.multiset(reference.evaluate(queries, events))
+    engine = Engine(queries, limits=Limits(partial_matches=8))
+    with pytest.raises(EngineError, match=r"^at 2026-01-01T00:00:00.005\+00:00 one event made more than 8 partial"):
+        engine.push(events)
+        engine.flush()
+
+
+def test_the_solutions_a_window_keeps_count_as_partial_matches():
+    # the query's own join, kept for the window's evaluation: the k-th event makes 2k - 1
+    queries = rules(f"""REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}s> [RANGE 1h STEP 1h]
+        WHERE {{ ?a :p ?x . ?b :p ?y }}""")
+    events = [ev(f"k{i}", "p", num(i), T0 + i) for i in range(1, 7)]
+    engine = Engine(queries, limits=Limits(partial_matches=11))
+    assert [dict(a.bindings)["n"] for a in engine.push(events) + engine.flush()] == [num(36)]
+    engine = Engine(queries, limits=Limits(partial_matches=10))
+    with pytest.raises(EngineError, match=r"^at 2026-01-01T00:00:00.006\+00:00 one event made more than 10 partial "
+                                          r"matches of w,"):
+        engine.push(events)
+        engine.flush()
+
+
+def test_the_end_of_an_instant_may_make_the_limit_for_each_of_its_events():
+    # the optional part's checks at the instant's end hand each of its 50
+    # solutions on to the SEQ: 50 partial matches, one per event
+    queries = rules("""REGISTER QUERY late AS SELECT * WHERE {
+        { ?k :a ?x OPTIONAL { ?k :b ?y } } SEQ { ?k :c ?z } }""")
+    events = [ev(f"k{i}", "a", num(i), T0) for i in range(50)] + [ev(f"k{i}", "c", num(i), T0 + 1) for i in range(50)]
+    engine = Engine(queries, limits=Limits(partial_matches=1))
+    got = engine.push(events) + engine.flush()
+    assert reference.multiset(got) == reference.multiset(reference.evaluate(queries, events))
+    assert len(got) == 50
+
+
+def test_nested_optionals_that_multiply_stop_at_the_limit():
+    depth = 40
+    text = "SELECT * WHERE { ?a :p ?b " + "".join(f"OPTIONAL {{ ?a :q ?c{i} " for i in range(depth)) + "}" * depth + " }"
+    engine = Engine(rules("REGISTER QUERY nested AS " + text), limits=Limits(partial_matches=10_000))
+    with pytest.raises(EngineError, match="made more than 10,000 partial matches of nested"):
+        engine.push([ev("a", "q", f"c{i}", T0 + i) for i in range(10)] + [ev("a", "p", "b", T0 + 10)])
+        engine.flush()
+
+
+def test_cep_run_stops_partial_matches_that_multiply_with_exit_2(tmp_path, capsys):
+    rules_file = tmp_path / "product.rq"
+    rules_file.write_text(PREFIX + "SELECT * WHERE { " + " . ".join(DISTINCT) + " }")
+    events = jsonl(tmp_path / "e.jsonl", [ev("a", "p", "b", T0), ev("c", "q", "d", T0 + 1)])
+    code, out, err = cep(["run", rules_file, "--events", events, "--engine", "local", "-q",
+                          "--max-partial-matches", "2000"], capsys)
+    # the first event's answer (it matches each pattern) is given; the second one's partial matches multiply
+    assert code == 2 and len(out.splitlines()) == 1
+    assert err.splitlines()[-1].startswith("cep: error: at 2026-01-01T00:00:00.001+00:00 one event made more than "
+                                           "2,000 partial matches of product, the limit of one event")
+    code, _, err = cep(["run", rules_file, "--events", events, "--engine", "local",
+                        "--max-partial-matches", "0"], capsys)
+    assert (code, err) == (2, "cep: error: --max-partial-matches must be at least 1, not 0\n")
+    with pytest.raises(ValueError, match="Limits.partial_matches must be a positive integer"):
+        Limits(partial_matches=0)
+
+
+def _two_gib():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (5 << 29, 5 << 29))  # 2.5 GiB of address space
+
+
+NESTED = "?a :p ?b " + "".join(f"OPTIONAL {{ ?a :q ?c{i} " for i in range(500)) + "}" * 500
+
+
+@pytest.mark.parametrize("pattern, events", [
+    (" . ".join(DISTINCT), [("a", "p", "b", 0), ("c", "q", "d", 1)]),
+    (" . ".join(REPEATED), [("a", "p", "b", i) for i in range(10)]),
+    # each OPTIONAL matches 10 events; its partial matches hold up to 500 variables
+    (NESTED, [("a", "q", f"c{i}", i) for i in range(10)] + [("a", "p", "b", 10)]),
+], ids=["product", "repeated", "nested-optionals"])
+def test_partial_matches_that_multiply_stop_with_the_default_limit_before_memory_runs_out(tmp_path, pattern,
+                                                                                          events):
+    # before: SWI-Prolog's goal stores grew until malloc failed (SIGABRT
+    # under this guard; on the bare machine, gigabytes)
+    rules_file = tmp_path / "product.rq"
+    rules_file.write_text(PREFIX + "SELECT * WHERE { " + pattern + " }")
+    events = jsonl(tmp_path / "e.jsonl", [ev(s, p, o, T0 + t) for s, p, o, t in events])
+    done = subprocess.run([sys.executable, "-m", "cep", "run", rules_file, "--events", events, "--engine", "local",
+                           "-q"], capture_output=True, text=True, timeout=GUARD_SECONDS, preexec_fn=_two_gib)
+    assert done.returncode == 2, done.stderr
+    assert "one event made more than 250,000 partial matches of product" in done.stderr
+    assert "Traceback" not in done.stderr
 
 
 # ---------------------------------- 10: windows and paths that eat the machine
