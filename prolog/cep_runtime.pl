@@ -354,7 +354,7 @@ cep_queue(M, Q, S, P, O, Ts, Te) :-
     term_hash(t(S, P, O, Ts), H),           % the first argument: always indexed well
     (   M:'$derived'(H, S, P, O, Ts, Te)
     ->  true
-    ;   limits(M, Most, Chars),
+    ;   limits(M, Most, Chars, _),
         (   member(V, [S, P, O]),
             \+ value_fits(V, Chars)
         ->  derivation_error(M, value(Chars, Q), Te)
@@ -431,8 +431,10 @@ cep_set_limits(M, Text) :-
 
 :- dynamic limit_of/4.
 
-limits(M, Most, Chars) :-
-    (   limit_of(M, Most, Chars, _)
+%   The limits of rule set M; an error where none were set, never a
+%   failure (which would lose the batch's answers without a word).
+limits(M, Most, Chars, Matches) :-
+    (   limit_of(M, Most, Chars, Matches)
     ->  true
     ;   throw(error(existence_error(cep_limits, M), _))
     ).
@@ -460,7 +462,7 @@ cep_match(Queries, Te, Weight) :-
     ).
 
 match_room(M) :-
-    limit_of(M, _, _, Most),
+    limits(M, _, _, Most),
     nb_setval('$cep_room', room(Most, Most, 0)).
 
 %!  cep_skolem(+Key, -BlankNode) is det.

@@ -56,7 +56,8 @@ leaf('http://e/b', K, Y, Ts2, Te2, ans(0, v(K, X, Y), Ts1, Te2)) :-
 load_seq(M) :- load_seq(M, none, false).
 load_seq(M, Window, Distinct) :-
     seq_rules(M, Window, Distinct, Text),
-    cep_load(M, Text).
+    cep_load(M, Text),
+    cep_set_limits(M, "100000 16777216 250000").
 
 %   An event line of a batch (prolog/cep_fast.c): S P O Start End.
 event(S, P, O, T, Line) :-
@@ -89,6 +90,11 @@ test(seq_answers) :-
     line(0, 1, 3, [x, y], L1), line(0, 2, 3, [x2, y], L2), line(0, 2, 4, [z, w], L3),
     string_concat(L1, L2, L12), string_concat(L12, L3, Expected),
     assertion(A2 == Expected).
+test(a_rule_set_without_limits_is_an_error_not_a_failure,
+     error(existence_error(cep_limits, r_unlimited))) :-
+    seq_rules(r_unlimited, none, false, Text),
+    cep_load(r_unlimited, Text),
+    push(r_unlimited, [e(k, a, x, 1)], _).
 test(simultaneous_events_do_not_follow_each_other) :-
     load_seq(r_simultaneous),
     push(r_simultaneous, [e(k, a, x, 5), e(k, b, y, 5)], A),
@@ -247,7 +253,7 @@ test(empty_graph) :-
 chain_module(M) :-
     dynamic([M:'$derived'/6, M:'$queued'/5]),
     assertz(M:'$rule'(0, "doubling")),
-    cep_set_limits(M, "2 100").
+    cep_set_limits(M, "2 100 250000").
 
 test(queued_once) :-
     chain_module(r_q1),
@@ -321,7 +327,8 @@ rules_module(M, Clauses) :-
                  \+ sub_string(Clauses, _, _, _, Quoted) ), Missing),
     format(string(Head), ":- module(~w, [cep_event/6]).~n'$cep_rules'(~w).~n:- dynamic('$clock'/2).", [M, M]),
     atomic_list_concat([Head, Clauses|Missing], '\n', Text),
-    cep_load(M, Text).
+    cep_load(M, Text),
+    cep_set_limits(M, "100000 16777216 250000").
 
 :- begin_tests(cep_instants).
 
@@ -373,7 +380,7 @@ cep_event(_, 'http://e/c', X, Ts, Te, ans(1, v(X), Ts, Te)).
 '$end_group' :- retractall('$derived'(_, _, _, _, _, _)).
 '$project'(1, v(X), _, _, [X]).
 "),
-    cep_set_limits(r_chain, "100 1000"),
+    cep_set_limits(r_chain, "100 1000 250000"),
     push(r_chain, [e(k, a, x, 1), e(k, a, x, 1), e(j, a, z, 2)], A),
     line(1, 1, 1, [x], L1), line(1, 2, 2, [z], L2),
     string_concat(L1, L2, Expected),

@@ -41,7 +41,8 @@ cep_event(_, _, _, _, _, _) :- fail.
 '$wreport'(0, ~q).
 ~s
 ", [M, M, Spec, Kind, Report, Extra]),
-    cep_load(M, Text).
+    cep_load(M, Text),
+    cep_set_limits(M, "100000 16777216 250000").
 
 plain(M, Spec, Report) :-
     window_rules(M, Spec, plain, Report, "").
