@@ -194,7 +194,7 @@ item_answer(Item, M, A) :-
 %   Most the limit, Events the events since the last instant's end.
 room(e(_, _, _, _, _)) :-
     !,
-    nb_getval('$cep_room', R),
+    nb_getval(cep_match_room, R),
     arg(2, R, Most),
     nb_setarg(1, R, Most),
     arg(3, R, N0),
@@ -202,14 +202,14 @@ room(e(_, _, _, _, _)) :-
     nb_setarg(3, R, N).
 room(end(_)) :-
     !,
-    nb_getval('$cep_room', R),
+    nb_getval(cep_match_room, R),
     arg(2, R, Most),
     arg(3, R, N),
     Left is Most * max(N, 1),
     nb_setarg(1, R, Left),
     nb_setarg(3, R, 0).
 room(_) :-                                  % a sweep
-    nb_getval('$cep_room', R),
+    nb_getval(cep_match_room, R),
     arg(2, R, Most),
     nb_setarg(1, R, Most).
 
@@ -452,7 +452,7 @@ limits(M, Most, Chars, Matches) :-
 %   stack bounds, take all memory. Global variables: one call runs the
 %   rules at a time in a process, and they are set by each (match_room/1).
 cep_match(Queries, Te, Weight) :-
-    nb_getval('$cep_room', R),
+    nb_getval(cep_match_room, R),
     arg(1, R, Room),
     (   Room >= Weight
     ->  Left is Room - Weight,
@@ -463,7 +463,7 @@ cep_match(Queries, Te, Weight) :-
 
 match_room(M) :-
     limits(M, _, _, Most),
-    nb_setval('$cep_room', room(Most, Most, 0)).
+    nb_setval(cep_match_room, room(Most, Most, 0)).
 
 %!  cep_skolem(+Key, -BlankNode) is det.
 %

@@ -30,10 +30,12 @@ import copy
 from dataclasses import dataclass, field
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
-from cep.events import Event
+from cep.events import Event, answers_of
 from cep.rules import parse_rules
 from cep.spark import plan, sinks, worker
 
@@ -168,11 +170,11 @@ class Harness:
         self.calls.append((group, timed_out))
         out = Output()
         for pdf in worker.detect_streaming(self.spec, self.lateness_ms, group, frames, state):
-            for row in pdf.astype(object).where(pdf.notna(), None).to_dict("records"):
-                if row["kind"] == "answer":
-                    out.answers.append(sinks.answer(row))
-                else:
-                    (out.late if row["kind"] == "late" else out.rejects).append(row)
+            # as the sinks read Spark's output: Arrow of the output schema
+            raw = pa.Table.from_pandas(pdf, schema=worker.OUTPUT_SCHEMA, preserve_index=False)
+            out.answers += answers_of(sinks.answers(raw))
+            for row in raw.filter(pc.not_equal(raw["kind"], "answer")).to_pylist():
+                (out.late if row["kind"] == "late" else out.rejects).append(row)
         # what Spark writes back (FlatMapGroupsWithStateExec)
         timeout = state._timeout_timestamp
         if state._removed and timeout == NO_TIMESTAMP:
