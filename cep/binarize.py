@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from cep import terms
-from cep.algebra import limits, ops
+from cep.algebra import ops, query_limits
 from cep.algebra.timestamps import capture_ends
 
 MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
@@ -107,7 +107,7 @@ class Plan:
         return list(self._consumers[1].get(node_id, ()))
 
 
-@limits.deep
+@query_limits.deep
 def binarize(queries) -> Plan:
     builder = _Builder()
     slots = counted = 0  # the variables the plan's nodes carry, and the nodes counted
@@ -124,7 +124,7 @@ def binarize(queries) -> Plan:
         builder.plan.outputs.append(Output(q, root))
         slots += sum(len(n.vars) for n in builder.plan.nodes[counted:])
         counted = len(builder.plan.nodes)
-        limits.check_plan(slots, q)
+        query_limits.check_plan(slots, q)
     return builder.plan
 
 
@@ -245,10 +245,10 @@ def _range_bound(query) -> Optional[int]:
 
 def _check_window(conjunct, pos) -> None:
     """The runtime computes with a window bound in 64-bit milliseconds: at
-    most limits.MAX_DURATION_MS (a QueryError at the comparison, else at
+    most query_limits.MAX_DURATION_MS (a QueryError at the comparison, else at
     its FILTER)."""
     duration = next(a for a in conjunct.args if isinstance(a, ops.Const))
-    limits.check_duration(duration_ms(duration.term), f'"{terms.split(duration.term)[1]}"', conjunct.pos or pos)
+    query_limits.check_duration(duration_ms(duration.term), f'"{terms.split(duration.term)[1]}"', conjunct.pos or pos)
 
 
 def _is_duration_call(e):

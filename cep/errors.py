@@ -8,34 +8,29 @@ class CepError(Exception):
     """Base class: a problem the user can fix; the CLI exits 2 on these."""
 
 
-class QueryError(CepError):
+class PlacedError(CepError):
+    """A problem in a file the user gave, with its place `pos` ("path",
+    "path:line" or "path:line:column", or an object that prints so), or
+    None where the caller adds it."""
+
+    def __init__(self, message: str, pos=None):
+        self.message = message
+        self.pos = pos
+        super().__init__(f"{pos}: {message}" if pos is not None else message)
+
+
+class QueryError(PlacedError):
     """A query or rule file that cannot be run: syntax or semantic error."""
 
-    def __init__(self, message: str, pos=None):
-        self.message = message
-        self.pos = pos
-        super().__init__(f"{pos}: {message}" if pos is not None else message)
+
+class OntologyError(PlacedError):
+    """A background knowledge file that cannot be read: missing, of an
+    unknown type, or malformed."""
 
 
-class OntologyError(CepError):
-    """A background knowledge file that cannot be read: missing, of an unknown
-    type, or malformed; `pos` is "path", "path:line" or "path:line:column"."""
-
-    def __init__(self, message: str, pos=None):
-        self.message = message
-        self.pos = pos
-        super().__init__(f"{pos}: {message}" if pos is not None else message)
-
-
-class PrologFileError(CepError):
+class PrologFileError(PlacedError):
     """A user Prolog file (--prolog) that cannot be loaded: missing, not
-    text, or refused by SWI-Prolog; `pos` is "path", "path:line" or
-    "path:line:column"."""
-
-    def __init__(self, message: str, pos=None):
-        self.message = message
-        self.pos = pos
-        super().__init__(f"{pos}: {message}" if pos is not None else message)
+    text, or refused by SWI-Prolog."""
 
 
 class UsageError(CepError):

@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from cep.algebra import limits
+from cep.algebra import query_limits
 from cep.algebra.ops import Pos
 from cep.algebra.translate import translate
 from cep.binarize import POLICIES
@@ -80,9 +80,9 @@ def load_rules(paths, policy: str | None = None, allow_from=()) -> list:
 
 def _read_rule_file(file: Path) -> str:
     """The text of a rule file: UTF-8 (a byte order mark is allowed, and
-    left to the parser), at most cep.algebra.limits.MAX_RULE_FILE_BYTES."""
+    left to the parser), at most cep.algebra.query_limits.MAX_RULE_FILE_BYTES."""
     try:
-        limits.check_size(file.stat().st_size, str(file))
+        query_limits.check_size(file.stat().st_size, str(file))
         data = file.read_bytes()
     except OSError as exc:
         raise QueryError(f"cannot read rule file {file}: {exc.strerror}") from None

@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 from cep import terms
-from cep.algebra import limits, ops
+from cep.algebra import ops, query_limits
 
 def slot(x) -> str:
     return str(x) if isinstance(x, (ops.Var, ops.Path)) else x
@@ -60,7 +60,7 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     lines[-1] += ")"
 
 
-@limits.deep
+@query_limits.deep
 def query(q: ops.Query) -> str:
     """(select (ITEMS) PATTERN), (select-distinct ...), or
     (construct (TEMPLATE) PATTERN) with the items of a CONSTRUCT's

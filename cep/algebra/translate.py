@@ -46,7 +46,7 @@ from lark import Token, Tree
 
 from cep import prolog as pl
 from cep import terms
-from cep.algebra import limits, ops
+from cep.algebra import ops, query_limits
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.background.load import from_file
 from cep.errors import OntologyError, QueryError
@@ -131,7 +131,7 @@ LOCAL_ONLY = ("only local files can be loaded as background knowledge, not <{iri
               "file: IRI, FROM <file:///data/roads.ttl>")
 
 
-@limits.deep
+@query_limits.deep
 def translate(tree: Tree, filename: str = "<string>", allow_from=()) -> list:
     """The queries of a parsed rule file, in file order. `allow_from`: the
     folders (and files) beyond the rule file's folder that FROM may read."""
@@ -564,7 +564,7 @@ class _Query:
                                  f"years; write days (P30D)", token)
         if ms <= 0:
             raise self.error(f"a time span must be positive, not {text}", token)
-        limits.check_duration(ms, text, self.pos(token))
+        query_limits.check_duration(ms, text, self.pos(token))
         return ms
 
     def every(self, computed: Tree, window) -> int:
@@ -777,7 +777,7 @@ class _Query:
         if pattern is None:
             raise self.error("the WHERE clause has no triple pattern: a query must match "
                              "at least one triple", query_tree)
-        limits.check_depth(pattern)  # before any stage recurses over it
+        query_limits.check_depth(pattern)  # before any stage recurses over it
         self.warn_unbound_conditions(pattern)
         return pattern
 
@@ -1123,7 +1123,7 @@ class _Query:
         if months < 0 or millis < 0 or (months, millis) == (0, 0):
             raise self.error(f"{keyword} needs a positive duration, not \"{lexical}\"", string)
         if fixed:
-            limits.check_duration(millis, f'"{lexical}"', self.pos(string))
+            query_limits.check_duration(millis, f'"{lexical}"', self.pos(string))
         return lexical, millis
 
     # ---- expressions (SPARQL 17, paper section 3)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from cep import prolog as pl
 from cep.algebra import sexpr
-from cep.algebra.limits import deep
+from cep.algebra.query_limits import deep
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, binarize
 from cep.compile.leaves import count_streams, is_streamed

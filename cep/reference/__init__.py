@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from cep.algebra import limits, ops
+from cep.algebra import ops, query_limits
 from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
 from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
@@ -35,7 +35,7 @@ from cep.reference.windows import window_answers
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
 
-@limits.deep
+@query_limits.deep
 def evaluate(queries, events, background=None, prolog=None, until=None) -> list[Answer]:
     """`background`: a cep.background.Background (see patterns.py).
     `prolog`: the user's Prolog files whose predicates the expressions call

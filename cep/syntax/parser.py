@@ -19,7 +19,7 @@ from pathlib import Path
 from lark import Lark, Tree
 from lark.exceptions import UnexpectedInput
 
-from cep.algebra import limits
+from cep.algebra import query_limits
 from cep.algebra.ops import Pos
 from cep.errors import QueryError
 from cep.syntax import messages
@@ -41,10 +41,10 @@ def parser() -> Lark:
 
 def parse(text: str, filename: str = "<string>") -> Tree:
     """The syntax tree of a rule file; raises QueryError on a syntax error,
-    and on a file too large or nested too deeply (cep.algebra.limits).
+    and on a file too large or nested too deeply (cep.algebra.query_limits).
     A byte order mark at the start is not part of the text."""
     text = text.removeprefix("\ufeff")
-    limits.check_size(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")), filename)
+    query_limits.check_size(len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass")), filename)
     surrogate = _SURROGATE.search(text)
     if surrogate:  # only text given as a str can hold one: a file is UTF-8
         raise QueryError(f"U+{ord(surrogate.group()):04X} is a lone surrogate, not a character",
@@ -53,5 +53,5 @@ def parse(text: str, filename: str = "<string>") -> Tree:
         tree = parser().parse(text)
     except UnexpectedInput as exc:
         raise messages.syntax_error(exc, text, filename, parser()) from None
-    limits.check_nesting(tree, filename)
+    query_limits.check_nesting(tree, filename)
     return tree

@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from cep.algebra import limits
+from cep.algebra import query_limits
 from cep.compile import compile_queries, explain
 from cep.engine import Engine
 from cep.errors import QueryError
@@ -126,7 +126,7 @@ def mutated(draw):
 @st.composite
 def deep(draw):
     """Nesting and chains around the depth limit, in every form that nests."""
-    n = draw(st.one_of(st.integers(1, 50), st.integers(limits.MAX_DEPTH - 20, limits.MAX_DEPTH + 20)))
+    n = draw(st.one_of(st.integers(1, 50), st.integers(query_limits.MAX_DEPTH - 20, query_limits.MAX_DEPTH + 20)))
     form = draw(st.sampled_from(["braces", "bangs", "parens", "plus", "calls", "seq", "optional", "bnodes",
                                  "paths", "or", "triples", "filters", "mixed", "if"]))
     body = {

@@ -1,5 +1,5 @@
 """Deep, long, large and oddly encoded query text (issue 17, item 7): long
-flat chains and deep nesting up to the limits of cep.algebra.limits compile
+flat chains and deep nesting up to the limits of cep.algebra.query_limits compile
 and run end to end; past them, and for text that is no valid query, the
 command exits 2 with the place in the user's file."""
 
@@ -12,7 +12,7 @@ import sys
 import pytest
 
 from cep import cli, prolog, terms
-from cep.algebra import limits
+from cep.algebra import query_limits
 from cep.errors import QueryError
 from cep.rules import parse_rules
 
@@ -84,7 +84,7 @@ def test_400_nested_groups_mean_the_group(tmp_path, capsys):
 
 
 def test_a_query_at_the_depth_limit_is_explained(tmp_path, capsys):
-    n = limits.MAX_DEPTH - 1
+    n = query_limits.MAX_DEPTH - 1
     rules = PREFIX + "SELECT ?a WHERE " + "{" * n + " ?a :p ?b " + "}" * n + " SEQ " + \
         " SEQ ".join("{ ?a :q ?b }" for _ in range(n))
     code, _, err = run(tmp_path, capsys, rules, command="explain")
@@ -105,7 +105,7 @@ def test_long_argument_lists_compile_and_run(tmp_path, capsys):
 def test_chains_of_logical_operators_at_the_depth_limit_run_end_to_end(tmp_path):
     # in a process of its own: SWI-Prolog crashed loading the if-then-else
     # these were compiled to, nested as deep as the chain was long
-    n = limits.MAX_DEPTH - 10
+    n = query_limits.MAX_DEPTH - 10
     ors = " || ".join(f"?b = {i}" for i in range(n))
     ands = " && ".join(f"?b != {i}" for i in range(10, 10 + n))
     (tmp_path / "q.rq").write_text(PREFIX + f"SELECT ?a WHERE {{ ?a :p ?b FILTER(({ors}) && ({ands})) }}")
@@ -133,7 +133,7 @@ def test_prolog_text_of_a_long_goal_list_is_written_flat():
 
 
 def test_nesting_past_the_limit_is_placed_at_the_first_level_too_many(tmp_path, capsys):
-    n = limits.MAX_DEPTH + 1
+    n = query_limits.MAX_DEPTH + 1
     message = error(tmp_path, capsys, PREFIX + "SELECT ?a WHERE " + "{" * n + " ?a :p ?b " + "}" * n)
     assert message.startswith(f"q.rq:2:{16 + n}: brackets and operators nest more than 2,000 levels deep here")
     message = error(tmp_path, capsys, PREFIX + "SELECT ?a WHERE { ?a :p ?b FILTER(" + "!" * n + "?b) }")
@@ -142,18 +142,18 @@ def test_nesting_past_the_limit_is_placed_at_the_first_level_too_many(tmp_path, 
 
 
 def test_a_chain_past_the_limit_is_placed_at_the_operator_that_passes_it(tmp_path, capsys):
-    chain = " SEQ ".join("{ ?a :p ?b }" for _ in range(limits.MAX_DEPTH + 5))
+    chain = " SEQ ".join("{ ?a :p ?b }" for _ in range(query_limits.MAX_DEPTH + 5))
     message = error(tmp_path, capsys, PREFIX + f"SELECT ?a WHERE {chain}")
     # the 2,000th SEQ (whose operands nest 2,000 levels with the first group)
-    column = len("SELECT ?a WHERE ") + len("{ ?a :p ?b } SEQ ") * (limits.MAX_DEPTH - 1) + len("{ ?a :p ?b } ") + 1
+    column = len("SELECT ?a WHERE ") + len("{ ?a :p ?b } SEQ ") * (query_limits.MAX_DEPTH - 1) + len("{ ?a :p ?b } ") + 1
     assert message.startswith(f"q.rq:2:{column}: operators (each of a chain such as {{A}} SEQ {{B}} SEQ ... is one "
                               "level) nest more than 2,000 levels deep here")
 
 
 def test_a_group_of_too_many_triple_patterns_is_placed_at_the_first_too_many(tmp_path, capsys):
-    triples = " . ".join(f"?a :p{i} ?b" for i in range(limits.MAX_DEPTH + 1))
+    triples = " . ".join(f"?a :p{i} ?b" for i in range(query_limits.MAX_DEPTH + 1))
     message = error(tmp_path, capsys, PREFIX + f"SELECT ?a WHERE {{ {triples} }}")
-    column = len("SELECT ?a WHERE { ") + sum(len(f"?a :p{i} ?b . ") for i in range(limits.MAX_DEPTH)) + 1
+    column = len("SELECT ?a WHERE { ") + sum(len(f"?a :p{i} ?b . ") for i in range(query_limits.MAX_DEPTH)) + 1
     assert message.startswith(f"q.rq:2:{column}: the group's triple patterns, joined one after another, nest more")
 
 
@@ -166,7 +166,7 @@ def test_a_pattern_whose_compiled_rules_would_be_too_large_is_refused(tmp_path, 
 
 
 def test_a_rule_file_past_the_size_limit_is_refused_before_it_is_read(tmp_path, capsys):
-    text = PREFIX + "SELECT ?a WHERE { ?a :p ?b }\n" + "#" * limits.MAX_RULE_FILE_BYTES
+    text = PREFIX + "SELECT ?a WHERE { ?a :p ?b }\n" + "#" * query_limits.MAX_RULE_FILE_BYTES
     message = error(tmp_path, capsys, text)
     assert message.startswith(f"q.rq:1:1: the rule file is {len(text.encode()):,} bytes long; the engine reads rule "
                               "files of at most 1,048,576 bytes (1 MiB)")

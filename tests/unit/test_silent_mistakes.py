@@ -11,7 +11,7 @@ import json
 import pytest
 
 from cep import cli, terms
-from cep.algebra import limits
+from cep.algebra import query_limits
 
 EX = "http://example.org/"
 PREFIX = f"PREFIX : <{EX}>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
@@ -114,7 +114,7 @@ def test_a_duration_longer_than_the_runtime_takes_is_placed_and_the_largest_name
 
 
 def test_the_longest_durations_are_taken(tmp_path, capsys):
-    assert limits.MAX_DURATION_MS == terms.parse_duration("P3652425D")[1]
+    assert query_limits.MAX_DURATION_MS == terms.parse_duration("P3652425D")[1]
     events = [("x", "p", num(1), 0), ("x", "q", num(2), 1000)]
     code, answers, err = run(tmp_path, capsys, 'SELECT ?a WHERE { ?a :p ?b } SEQ { ?a :q ?c } WITHIN "P10000Y"', events)
     assert code == 0, err

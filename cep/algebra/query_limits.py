@@ -1,4 +1,5 @@
-"""How large a query the engine takes (docs/language.md, "Limits").
+"""How large a query the engine takes (docs/language.md, "Limits"); the
+limits of a run, reached while it runs, are in cep/limits.py.
 
     check_size(size, filename)       a rule file's size, in bytes
     check_nesting(tree, filename)    the syntax tree: brackets and operators nested
