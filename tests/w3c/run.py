@@ -533,6 +533,17 @@ def read_known(path: Path = KNOWN) -> dict[str, str]:
     return known
 
 
+def verdict(case: Case, outcome: Outcome, known: dict[str, str]) -> str | None:
+    """Why the run fails on this case, or None: a listed case must fail,
+    any other must pass."""
+    listed = known.get(case.key)
+    if listed is not None:
+        return None if not outcome.passed else (
+            f"{case.key} passes now: remove it from the list (tests/w3c/known_failures.txt; "
+            f"it was listed for: {listed})")
+    return None if outcome.passed else f"{case.key}: {outcome.cause}\n{outcome.detail[:3000]}"
+
+
 def write_known(failures: dict[str, str], path: Path = KNOWN):
     by_cause: dict[str, list[str]] = {}
     for key, cause in failures.items():
@@ -584,7 +595,12 @@ def main(argv=None) -> int:
     else:
         fixed = sorted(k for k in known if k not in failures and (not args.only or args.only in k))
         new = sorted(k for k in failures if k not in known)
-        print(f"\n{len(new)} failing cases not in the list, {len(fixed)} listed cases that pass")
+        moved = sorted(k for k in failures if k in known and known[k] != failures[k])
+        print(f"\n{len(new)} failing cases not in the list, {len(fixed)} listed cases that pass, "
+              f"{len(moved)} listed cases that fail for another cause now")
+        for what, keys in (("not listed", new), ("passes, listed", fixed), ("cause changed", moved)):
+            for key in keys:
+                print(f"  {what}: {key}" + (f"  # {failures[key]}" if key in failures else ""))
     return 0
 
 

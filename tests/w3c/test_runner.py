@@ -72,3 +72,13 @@ def test_the_known_failures_read_back_as_written(tmp_path):
     path = tmp_path / "known.txt"
     run.write_known(failures, path)
     assert run.read_known(path) == failures
+
+
+def test_the_list_can_only_shrink():
+    case = run.Case("sparql11/bind/manifest#bind01", "events", "sparql11", "eval", run.HERE / "q.rq")
+    listed = {case.key: "parse error: unexpected BIND"}
+    passed, failed = run.Outcome(True), run.Outcome(False, "wrong answers: none")
+    assert "remove it from the list" in run.verdict(case, passed, listed)
+    assert run.verdict(case, failed, listed) is None
+    assert run.verdict(case, passed, {}) is None
+    assert "wrong answers: none" in run.verdict(case, failed, {})

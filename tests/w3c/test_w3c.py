@@ -13,13 +13,8 @@ KNOWN = run.read_known()
 
 @pytest.mark.parametrize("case", CASES, ids=[c.key for c in CASES])
 def test_case(case):
-    outcome = run.run_case(case)
-    listed = KNOWN.get(case.key)
-    if listed is not None:
-        assert not outcome.passed, (f"{case.key} passes now: remove it from the list "
-                                    f"(tests/w3c/known_failures.txt; it was listed for: {listed})")
-    else:
-        assert outcome.passed, f"{case.key}: {outcome.cause}\n{outcome.detail[:3000]}"
+    failure = run.verdict(case, run.run_case(case), KNOWN)
+    assert failure is None, failure
 
 
 def test_known_failures_name_cases():
