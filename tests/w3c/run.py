@@ -54,6 +54,7 @@ import tempfile
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 import rdflib
 from rdflib import RDF, BNode, Graph, Literal, Namespace, URIRef
@@ -182,7 +183,6 @@ def _withdrawn(g: Graph, test) -> bool:
 def _path(node) -> Path | None:
     if node is None:
         return None
-    from urllib.parse import unquote, urlparse
     return Path(unquote(urlparse(str(node)).path))
 
 
