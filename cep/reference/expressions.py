@@ -30,9 +30,12 @@ cep.reference.evaluate).
 
 from __future__ import annotations
 
+import hashlib
 import math
+import random
 import re
 import struct
+import uuid
 from contextvars import ContextVar
 from decimal import Decimal
 from fractions import Fraction
@@ -221,14 +224,16 @@ def _eval(e, mu, ts, te) -> Val:
     if name == "timestamp":
         # a defined one was replaced by its value (patterns.with_timestamps)
         raise ExprError(f"timestamp({args[0]}): no stream triple bound {args[0]}")
-    if name in ("getDURATION", "getSTARTTIME", "getENDTIME") and ts is None:
+    if name in ("getDURATION", "getSTARTTIME", "getENDTIME", "now") and ts is None:
         raise ExprError(f"{name}() of a background solution, which has no interval")
     if name == "getDURATION":
         return make("duration", (0, te - ts))
     if name == "getSTARTTIME":
         return make("dateTime", ts)
-    if name == "getENDTIME":
+    if name in ("getENDTIME", "now"):  # NOW(): the end of the solution (docs/language.md)
         return make("dateTime", te)
+    if name == "bnode" and args:
+        return _bnode(_eval(args[0], mu, ts, te), mu, ts, te)
     vals = [_eval(a, mu, ts, te) for a in args]
     if name.startswith(ops.USER_PREFIX):
         return _user_call(name[len(ops.USER_PREFIX):], vals)
@@ -559,6 +564,166 @@ def _concat(*args):
     return make("string", text)
 
 
+def _integer_arg(a, fn):
+    if a.kind != "integer":
+        raise ExprError(f"{fn} takes an xsd:integer, not {a.term}")
+    return a.v
+
+
+def _substr(source, start, length=None):
+    """SUBSTR (17.4.3.3, fn:substring): the characters at positions p
+    (from 1, by code point) with start <= p < start + length."""
+    text = _string_arg(source, "SUBSTR")
+    first = _integer_arg(start, "SUBSTR")
+    end = None if length is None else first + _integer_arg(length, "SUBSTR")
+    kept = [c for p, c in enumerate(text, 1) if p >= first and (end is None or p < end)]
+    return _like(source, "".join(kept))
+
+
+def _str_before_after(fn, after):
+    def f(a, b):
+        x, y = _compatible_args(a, b, fn)
+        i = x.find(y)
+        if i < 0:
+            return make("string", "")  # no match: the empty simple literal (17.4.3.7-8)
+        return _like(a, x[i + len(y):] if after else x[:i])
+
+    return f
+
+
+_UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _encode_for_uri(a):
+    text = _string_arg(a, "ENCODE_FOR_URI")
+    return make("string", "".join(c if c in _UNRESERVED else "".join(f"%{b:02X}" for b in c.encode("utf-8"))
+                                  for c in text))
+
+
+def _xpath_regex(pattern: str, flags: str):
+    bits, regex = 0, pattern
+    for ch in flags:
+        if ch == "q":
+            regex = re.escape(pattern)
+        elif ch in _REGEX_FLAGS:
+            bits |= _REGEX_FLAGS[ch]
+        else:
+            raise ExprError(f"unknown flag {ch!r}")
+    try:
+        return re.compile(regex, bits)
+    except re.error as exc:
+        raise ExprError(f"bad regular expression: {exc}") from None
+
+
+def _replacement(text: str, groups: int) -> list:
+    r"""The parts of fn:replace's replacement string: ("text", s) or
+    ("group", n). After $ the first digit counts, and each next one while
+    the number is at most `groups`; \$ and \\ are $ and \; any other $ or
+    \ is an error."""
+    parts, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            if i + 1 == len(text) or text[i + 1] not in "$\\":
+                raise ExprError("REPLACE: a \\ in the replacement that escapes nothing")
+            parts.append(("text", text[i + 1]))
+            i += 2
+        elif c == "$":
+            if i + 1 == len(text) or not text[i + 1].isdigit():
+                raise ExprError("REPLACE: a $ in the replacement without a group number")
+            n, i = int(text[i + 1]), i + 2
+            while i < len(text) and text[i].isdigit() and n * 10 + int(text[i]) <= groups:
+                n, i = n * 10 + int(text[i]), i + 1
+            parts.append(("group", n))
+        else:
+            parts.append(("text", c))
+            i += 1
+    return parts
+
+
+def _replace(text, pattern, replacement, flags=None):
+    """REPLACE (17.4.3.15, fn:replace); a pattern that matches the empty
+    string is an error."""
+    source = _string_arg(text, "REPLACE")
+    for x in (pattern, replacement) + ((flags,) if flags is not None else ()):
+        if x.kind != "string":
+            raise ExprError("REPLACE takes simple literals for pattern, replacement and flags")
+    regex = _xpath_regex(pattern.v, flags.v if flags is not None else "")
+    if regex.search("") is not None:
+        raise ExprError("REPLACE: the pattern matches the empty string")
+    parts = _replacement(replacement.v, regex.groups)
+
+    def substitute(m):
+        return "".join(v if kind == "text" else (m.group(v) or "") if v <= regex.groups else ""
+                       for kind, v in parts)
+
+    return _like(text, regex.sub(substitute, source))
+
+
+_LANGTAG = re.compile(r"[a-zA-Z]+(-[a-zA-Z0-9]+)*\Z")
+
+
+def _strlang(a, tag):
+    if a.kind != "string" or tag.kind != "string" or not _LANGTAG.match(tag.v):
+        raise ExprError("STRLANG takes a simple literal and a language tag")
+    return make("lang", (a.v, tag.v.lower()))
+
+
+def _strdt(a, datatype):
+    if a.kind != "string" or datatype.kind != "iri":
+        raise ExprError("STRDT takes a simple literal and an IRI")
+    return parse(terms.canonical(terms.literal(a.v, datatype.v)))
+
+
+def _iri(a):
+    if a.kind == "iri":
+        return a
+    if a.kind != "string" or re.search(r'[\x00-\x20<>"{}|^`\\]', a.v):
+        raise ExprError("IRI takes an IRI or a simple literal that is one")
+    return make("iri", a.v)
+
+
+def _hash(algorithm):
+    def f(a):
+        if a.kind != "string":
+            raise ExprError(f"{algorithm.upper()} takes a simple literal or xsd:string")
+        return make("string", hashlib.new(algorithm, a.v.encode("utf-8")).hexdigest())
+
+    return f
+
+
+def _date_part(part):
+    def f(a):
+        if a.kind != "dateTime":
+            raise ExprError(f"{part.upper()} takes an xsd:dateTime")
+        days, ms = divmod(a.v, 86_400_000)
+        y, mo, d = terms._civil_from_days(days)
+        values = {"year": y, "month": mo, "day": d, "hours": ms // 3_600_000, "minutes": ms // 60_000 % 60}
+        if part == "seconds":
+            return make("decimal", Fraction(ms % 60_000, 1000))
+        if part == "timezone":  # the engine keeps dateTimes in UTC
+            return parse(terms.literal("PT0S", XSD + "dayTimeDuration"))
+        if part == "tz":
+            return make("string", "Z")
+        return make("integer", values[part])
+
+    return f
+
+
+def _bnode(a, mu, ts, te):
+    """BNODE(str): one node per string and solution; compared by the
+    engine up to renaming, so any label that is the same for the same
+    string and solution does."""
+    if a.kind != "string":
+        raise ExprError("BNODE takes a simple literal")
+    key = repr((a.v, sorted(mu.items()), ts, te)).encode("utf-8")
+    return Val("bnode", None, "_:b" + hashlib.sha1(key).hexdigest()[:24])
+
+
+def _uuid4() -> str:
+    return str(uuid.uuid4())
+
+
 FUNCTIONS = {
     "=": _cmp("="), "!=": _cmp("!="), "<": _cmp("<"), ">": _cmp(">"),
     "<=": _cmp("<="), ">=": _cmp(">="),
@@ -584,6 +749,21 @@ FUNCTIONS = {
     "concat": _concat,
     "abs": _numeric_fn("abs"), "ceil": _numeric_fn("ceil"),
     "floor": _numeric_fn("floor"), "round": _numeric_fn("round"),
+    "substr": _substr,
+    "strbefore": _str_before_after("STRBEFORE", after=False),
+    "strafter": _str_before_after("STRAFTER", after=True),
+    "encode_for_uri": _encode_for_uri,
+    "replace": _replace,
+    "strlang": _strlang, "strdt": _strdt, "iri": _iri,
+    "md5": _hash("md5"), "sha1": _hash("sha1"), "sha256": _hash("sha256"),
+    "sha384": _hash("sha384"), "sha512": _hash("sha512"),
+    "year": _date_part("year"), "month": _date_part("month"), "day": _date_part("day"),
+    "hours": _date_part("hours"), "minutes": _date_part("minutes"), "seconds": _date_part("seconds"),
+    "timezone": _date_part("timezone"), "tz": _date_part("tz"),
+    "rand": lambda: make("double", random.random()),
+    "uuid": lambda: make("iri", "urn:uuid:" + _uuid4()),
+    "struuid": lambda: make("string", _uuid4()),
+    "bnode": lambda: Val("bnode", None, "_:b" + uuid.uuid4().hex),
 }
 
 
