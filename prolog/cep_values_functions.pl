@@ -547,7 +547,8 @@ lang_matches(Tag, Range) :-
         )
     ).
 
-num_abs(3, X, A) :-
+num_abs(K, X, A) :-
+    K >= 2,
     !,
     (   float_class(X, nan)
     ->  A = X

@@ -11,7 +11,8 @@ Values inside are Python objects tagged with a kind:
 
     integer  int          (xsd:integer and the types derived from it)
     decimal  Fraction     (xsd:decimal)
-    double   float        (xsd:double and xsd:float; results are xsd:double)
+    float    float        (xsd:float: a single-precision value)
+    double   float        (xsd:double)
     boolean  bool
     string   str          (simple literals and xsd:string)
     lang     (str, tag)
@@ -62,8 +63,9 @@ INTEGER_TYPES = {
     XSD + "unsignedShort": (0, 2**16 - 1),
     XSD + "unsignedByte": (0, 2**8 - 1),
 }
-DOUBLE_TYPES = {XSD + "double", XSD + "float"}
-NUMERIC = ("integer", "decimal", "double")  # in promotion order
+XSD_FLOAT = XSD + "float"
+DOUBLE_TYPES = {XSD + "double", XSD_FLOAT}
+NUMERIC = ("integer", "decimal", "float", "double")  # in promotion order
 COMPARABLE = NUMERIC + ("string", "boolean", "dateTime", "duration")
 
 _INT_RE = re.compile(r"[+-]?\d+\Z")
@@ -112,6 +114,8 @@ def parse(term: str) -> Val:
     elif dt == terms.XSD_DECIMAL and _DEC_RE.match(s):
         return Val("decimal", Fraction(Decimal(s)), term)
     elif dt in DOUBLE_TYPES and _DBL_RE.match(s):
+        if dt == XSD_FLOAT:
+            return Val("float", single(float(s)), term)
         return Val("double", float(s), term)
     elif dt == terms.XSD_BOOLEAN and s in ("true", "false", "1", "0"):
         return Val("boolean", s in ("true", "1"), term)
@@ -136,6 +140,8 @@ def make(kind, v) -> Val:
         term = terms.literal(terms.format_decimal(v), terms.XSD_DECIMAL)
     elif kind == "double":
         term = terms.literal(terms.format_double(v), terms.XSD_DOUBLE)
+    elif kind == "float":
+        term = terms.literal(format_single(v), XSD_FLOAT)
     elif kind == "boolean":
         term = terms.literal("true" if v else "false", terms.XSD_BOOLEAN)
     elif kind == "string":
@@ -151,6 +157,39 @@ def make(kind, v) -> Val:
     else:
         raise AssertionError(kind)
     return Val(kind, v, term)
+
+
+def single(x) -> float:
+    """The xsd:float nearest a number (IEEE 754 single precision, round
+    half to even; too large: an infinity)."""
+    try:
+        return struct.unpack("f", struct.pack("f", float(x)))[0]
+    except OverflowError:  # beyond the largest single, after rounding
+        return math.inf if x > 0 else -math.inf
+
+
+def format_single(x: float) -> str:
+    """The canonical xsd:float: the fewest digits that read back as the
+    same single (of two candidates with that many digits, the nearer),
+    written as format_double writes a double."""
+    if x != x or x in (math.inf, -math.inf) or x == 0:
+        return terms.format_double(x)
+    v = Fraction(abs(x))
+    exponent = len(str(int(v))) - 1 if v >= 1 else -len(str(int(1 / v)))
+    while Fraction(10) ** exponent > v:
+        exponent -= 1
+    while Fraction(10) ** (exponent + 1) <= v:
+        exponent += 1
+    for places in range(1, 12):
+        unit = Fraction(10) ** (exponent - places + 1)
+        low = (v / unit).__floor__()
+        fits = [(abs(c * unit - v), c) for c in (low, low + 1) if c > 0 and single(c * unit) == float(v)]
+        if fits:
+            digits = min(fits)[1]
+            text = str(digits).rstrip("0") or "0"
+            shift = len(str(digits)) - places  # a carry to one more digit
+            return ("-" if x < 0 else "") + text[0] + "." + (text[1:] or "0") + "E" + str(exponent + shift)
+    raise AssertionError(x)
 
 
 def boolean(b: bool) -> Val:
@@ -200,7 +239,7 @@ def ebv(x: Val) -> bool:
         return len(lexical(x)) > 0
     if x.kind in ("integer", "decimal"):
         return x.v != 0
-    if x.kind == "double":
+    if x.kind in ("float", "double"):
         return not (x.v != x.v or x.v == 0)
     if x.kind == "literal":
         dt = x.v[1]
@@ -342,6 +381,8 @@ def _key(x: Val):
 def _promote(a: Val, b: Val):
     """Both numeric values at their common type (integer < decimal < double)."""
     kind = NUMERIC[max(NUMERIC.index(a.kind), NUMERIC.index(b.kind))]
+    if kind == "float":
+        return kind, single(a.v), single(b.v)
     if kind == "double":
         try:
             return kind, float(a.v), float(b.v)
@@ -414,13 +455,15 @@ def arith(op: str, a: Val, b: Val) -> Val:
     if a.kind in NUMERIC and b.kind in NUMERIC:
         kind, x, y = _promote(a, b)
         if op == "/":
+            if kind == "float":
+                return make("float", single(_double_div(x, y)))
             if kind == "double":
                 return make("double", _double_div(x, y))
             if y == 0:
                 raise ExprError("division by zero")
             return make("decimal", round_half_away(Fraction(x) / Fraction(y)))
         result = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y}[op]()
-        return make(kind, result)
+        return make(kind, single(result) if kind == "float" else result)
     # dateTimes and durations
     ka, kb = a.kind, b.kind
     if op == "-" and ka == kb == "dateTime":
@@ -453,8 +496,8 @@ def _numeric_fn(name):
             return make(a.kind, abs(x))
         if a.kind == "integer":
             return make("integer", x)
-        if a.kind == "double" and (math.isnan(x) or math.isinf(x)):
-            return make("double", x)
+        if a.kind in ("float", "double") and (math.isnan(x) or math.isinf(x)):
+            return make(a.kind, x)
         if name == "ceil":
             r = math.ceil(x)
         elif name == "floor":
@@ -463,8 +506,8 @@ def _numeric_fn(name):
             r = math.floor(x)
             if x - r >= Fraction(1, 2):
                 r += 1
-        if a.kind == "double":
-            return make("double", math.copysign(float(r), x) if r == 0 else float(r))
+        if a.kind in ("float", "double"):
+            return make(a.kind, math.copysign(float(r), x) if r == 0 else float(r))
         return make("decimal", Fraction(r))
 
     return f
@@ -825,11 +868,9 @@ def _prolog_arg(x: Val):
         return int(x.v)
     if x.kind == "boolean":
         return pl.Atom("true" if x.v else "false")
-    if x.kind in ("decimal", "double"):
+    if x.kind in ("decimal", "float", "double"):
         try:
             f = float(x.v)
-            if terms.split(x.term)[2] == XSD + "float":  # an xsd:float is a single-precision number
-                f = struct.unpack("f", struct.pack("f", f))[0]
         except OverflowError:
             raise ExprError(f"{x.term} is beyond the floats") from None
         return f
@@ -859,7 +900,7 @@ def cast(target: str, a: Val) -> Val:
             n = int(text)
         elif a.kind in ("integer", "decimal"):
             n = math.trunc(a.v)
-        elif a.kind == "double":
+        elif a.kind in ("float", "double"):
             if math.isnan(a.v) or math.isinf(a.v):
                 raise ExprError("cannot cast NaN or INF to an integer")
             n = math.trunc(a.v)
@@ -880,7 +921,7 @@ def cast(target: str, a: Val) -> Val:
             return make("decimal", Fraction(Decimal(text)))
         if a.kind in ("integer", "decimal"):
             return make("decimal", Fraction(a.v))
-        if a.kind == "double":
+        if a.kind in ("float", "double"):
             if math.isnan(a.v) or math.isinf(a.v):
                 raise ExprError("cannot cast NaN or INF to a decimal")
             return make("decimal", Fraction(Decimal(repr(a.v))))
@@ -888,15 +929,19 @@ def cast(target: str, a: Val) -> Val:
             return make("decimal", Fraction(int(a.v)))
         raise ExprError(f"cannot cast {a.term} to xsd:decimal")
     if target in DOUBLE_TYPES:
+        kind = "float" if target == XSD_FLOAT else "double"
         if from_string:
             if not _DBL_RE.match(text):
                 raise ExprError(f"not a double: {text!r}")
-            return make("double", float(text))
+            return make(kind, single(float(text)) if kind == "float" else float(text))
         if a.kind in NUMERIC or a.kind == "boolean":
             try:
-                return make("double", float(a.v))
+                f = float(a.v)
             except OverflowError:
-                raise ExprError("number too large for xsd:double") from None
+                if kind == "double":
+                    raise ExprError("number too large for xsd:double") from None
+                f = math.copysign(math.inf, a.v)
+            return make(kind, single(f) if kind == "float" else f)
         raise ExprError(f"cannot cast {a.term} to <{target}>")
     if target == terms.XSD_BOOLEAN:
         if from_string:

@@ -30,6 +30,7 @@ def lit(text, suffix=""):
 
 INT = "^^<http://www.w3.org/2001/XMLSchema#integer>"
 DEC = "^^<http://www.w3.org/2001/XMLSchema#decimal>"
+FLT = "^^<http://www.w3.org/2001/XMLSchema#float>"
 
 CASES = [
     # strings: SUBSTR is 1-based, by character, keeps the tag
@@ -85,6 +86,16 @@ CASES = [
     ('CEIL(?o)', lit("3", INT), lit("3", INT)),
     ('ROUND(?o)', lit("-2", INT), lit("-2", INT)),
     ('ABS(?o)', lit("-1.5", DEC), lit("1.5", DEC)),
+    # numeric type promotion keeps xsd:float with float, integer and decimal
+    ('?o + ?o', lit("1.5", FLT), lit("3.0E0", FLT)),
+    ('?o * 3', lit("0.1", FLT), lit("3.0E-1", FLT)),
+    ('?o - 0.1', lit("0.1", FLT), lit("0.0E0", FLT)),
+    ('?o / 0', lit("1", FLT), lit("INF", FLT)),
+    ('-?o', lit("1.5", FLT), lit("-1.5E0", FLT)),
+    ('ABS(?o)', lit("-1.5", FLT), lit("1.5E0", FLT)),
+    ('CEIL(?o)', lit("1.25", FLT), lit("2.0E0", FLT)),
+    ('?o + 1.0e0', lit("1.5", FLT), lit("2.5E0", "^^<http://www.w3.org/2001/XMLSchema#double>")),
+    ('xsd:float(?o) + 1', '"16777216"', lit("1.6777216E7", FLT)),
     # functional forms
     ('COALESCE(?nope, SUBSTR(?o, 1.0), ?o)', '"a"', '"a"'),
     ('IF(STRLEN(?o) > 1, "long", "short")', '"ab"', '"long"'),
