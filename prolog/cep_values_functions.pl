@@ -262,11 +262,12 @@ fn(strdt, [V, T], R) :-
     string_arg(V, S, []),
     atom(T),
     typed_literal(S, T, R).
-fn(iri, [V], I) :-
+fn(iri, [V], I) :-                          % Choice: no base IRI, so an absolute IRI
     (   atom(V)
     ->  I = V
     ;   string_arg(V, S, []),
         string_codes(S, Cs),
+        phrase(scheme, Cs, _),
         \+ ( member(C, Cs), iri_forbidden(C) ),
         atom_string(I, S)
     ).
@@ -461,6 +462,11 @@ typed_literal(S, T, V) :-
     !,
     V = V0.
 typed_literal(S, T, l(S, T)).
+
+%   RFC 3987: scheme ":" ...
+scheme --> [C], { code_type(C, alpha), C < 0x80 }, scheme_rest.
+scheme_rest --> `:`, !.
+scheme_rest --> [C], { C < 0x80, ( code_type(C, alnum) ; memberchk(C, `+-.`) ) }, scheme_rest.
 
 iri_forbidden(C) :- C =< 0x20.
 iri_forbidden(C) :- memberchk(C, `<>"{}|^\`\\`).

@@ -721,8 +721,9 @@ def _strdt(a, datatype):
 def _iri(a):
     if a.kind == "iri":
         return a
-    if a.kind != "string" or re.search(r'[\x00-\x20<>"{}|^`\\]', a.v):
-        raise ExprError("IRI takes an IRI or a simple literal that is one")
+    if a.kind != "string" or not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", a.v) \
+            or re.search(r'[\x00-\x20<>"{}|^`\\]', a.v):
+        raise ExprError("IRI takes an IRI or a simple literal that is an absolute IRI (there is no base IRI)")
     return make("iri", a.v)
 
 

@@ -63,6 +63,7 @@ CASES = [
     ('IRI(?o)', '"http://e/a"', '<http://e/a>'),
     ('URI(?o)', '<http://e/a>', '<http://e/a>'),
     ('IRI(?o)', '"not an iri"', None),
+    ('IRI(?o)', '"relative/path"', None),
     # hashes of the UTF-8 text
     ('MD5(?o)', '"\u00e9"', lit(hashlib.md5("\u00e9".encode()).hexdigest())),
     ('SHA1(?o)', '"abc"', lit(hashlib.sha1(b"abc").hexdigest())),
