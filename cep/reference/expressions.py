@@ -754,13 +754,17 @@ def _date_part(part):
     return f
 
 
+# the solution a SELECT's expressions extend (cep.reference._project): the
+# one BNODE(str) depends on, not the values its earlier items bound
+SOLUTION = ContextVar("cep_reference_solution", default=None)
+
+
 def _bnode(a, mu, ts, te):
-    """BNODE(str): one node per string and solution; compared by the
-    engine up to renaming, so any label that is the same for the same
-    string and solution does."""
+    """BNODE(str): one node per string and solution."""
     if a.kind != "string":
         raise ExprError("BNODE takes a simple literal")
-    key = repr((a.v, sorted(mu.items()), ts, te)).encode("utf-8")
+    solution = SOLUTION.get()
+    key = repr((a.v, sorted((mu if solution is None else solution).items()), ts, te)).encode("utf-8")
     return Val("bnode", None, "_:b" + hashlib.sha1(key).hexdigest()[:24])
 
 

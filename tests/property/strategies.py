@@ -372,7 +372,8 @@ BINARY_FUNCTIONS = ["or", "and", "=", "!=", "<", ">", "<=", ">=", "+", "-", "*",
                     "substr", "strbefore", "strafter", "strlang", "strdt"]
 # RAND, UUID, STRUUID and BNODE are not drawn: their values are new for each
 # solution, so no two evaluations agree (tests/unit/test_functions.py)
-CASTS = [ops.CAST_PREFIX + XSD + t for t in ("integer", "decimal", "double", "boolean", "string", "dateTime")]
+CASTS = [ops.CAST_PREFIX + XSD + t for t in ("integer", "decimal", "double", "float", "boolean", "string",
+                                             "dateTime")]
 
 
 def _regex_pattern(draw, pattern):

@@ -129,3 +129,22 @@ def test_per_solution_values_are_fresh():
         assert row["u"].startswith("<urn:uuid:") and len(row["s"]) == 38
         assert row["r"].endswith("^^<http://www.w3.org/2001/XMLSchema#double>")
         assert 0 <= float(row["r"].split('"')[1]) < 1
+
+
+def test_bnode_of_a_string_is_one_node_per_solution():
+    """BNODE(?o) in two SELECT items is one node in a solution (the
+    second item does not see a different solution for the first's
+    binding), on the engine as in the reference; a different string or
+    solution gives another."""
+    query, = parse_rules(PREFIXES + 'SELECT ?o (BNODE(?o) AS ?b1) (BNODE(?o) AS ?b2) (BNODE("y") AS ?b3) '
+                         'WHERE { ?k :p ?o }')
+    from cep import reference
+    from cep.engine import Engine
+
+    events = [Event("<http://e/k>", "<http://e/p>", f'"{o}"', T0 + i, T0 + i) for i, o in enumerate("aab")]
+    engine = Engine([query])
+    for answers in (engine.push(events) + engine.flush(), reference.evaluate([query], events)):
+        rows = [dict(a.bindings) for a in answers]
+        assert len(rows) == 3
+        assert all(row["b1"] == row["b2"] != row["b3"] for row in rows)
+        assert len({row["b1"] for row in rows}) == 3  # other solutions (another time), other nodes
