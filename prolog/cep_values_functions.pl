@@ -23,7 +23,6 @@
 :- use_module(cep_values_casts, [cast/3]).
 :- use_module(cep_values_compare, [value_class/3]).
 :- use_module(cep_values_dates, [datetime_fields/7]).
-:- use_module(library(crypto), [crypto_data_hash/3]).
 :- use_module(library(random), [random/1, random_between/3]).
 
 % REGEX uses PCRE2. The library is part of the standard SWI-Prolog
@@ -31,6 +30,11 @@
 % cep_error(regex_unavailable) instead of silently answering wrongly.
 :- if(exists_source(library(pcre))).
 :- use_module(library(pcre)).
+:- endif.
+% MD5 ... SHA512 use library(crypto) (the ssl package); without it they
+% raise cep_error(crypto_unavailable).
+:- if(exists_source(library(crypto))).
+:- use_module(library(crypto), [crypto_data_hash/3]).
 :- endif.
 
 :- include(cep_values_iris).
@@ -476,10 +480,15 @@ datetime_arg(V, Ms) :-
 
 %   MD5 ... SHA512 (17.4.6) of the UTF-8 text of a simple literal or
 %   xsd:string, in lower-case hex.
+:- if(current_predicate(crypto_data_hash/3)).
 hash(Algorithm, V, H) :-
     string_arg(V, S, []),
     crypto_data_hash(S, H0, [algorithm(Algorithm), encoding(utf8)]),
     atom_string(H0, H).
+:- else.
+hash(_, _, _) :-
+    throw(error(cep_error(crypto_unavailable), _)).
+:- endif.
 
 %   A version 4 UUID from SWI-Prolog's random generator, which is seeded
 %   from the system's entropy: UUIDs of different workers do not collide.
@@ -737,5 +746,7 @@ quote_pattern([C|T], R) :-
 
 prolog:message(error(cep_error(unknown_function(Name/Arity)), _)) -->
     [ 'cep_values: no function ~q with ~d argument(s)'-[Name, Arity] ].
+prolog:message(error(cep_error(crypto_unavailable), _)) -->
+    [ 'cep_values: MD5 and the SHA functions need library(crypto), which this SWI-Prolog lacks' ].
 prolog:message(error(cep_error(regex_unavailable), _)) -->
     [ 'cep_values: REGEX needs library(pcre), which this SWI-Prolog lacks' ].
