@@ -19,7 +19,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
-:- use_module(cep_values_numbers, [dbl_op/4, to_double/3]).
+:- use_module(cep_values_numbers, [dbl_op/4, float32_lexical/2, to_double/3, to_float32/3]).
 :- use_module(cep_values_compare, [numeric/3, value_class/3]).
 
 :- include(cep_values_iris).
@@ -35,14 +35,13 @@
 %
 %   SPARQL arithmetic (17.3, XPath op:numeric-*). The result type is the
 %   promoted type of the operands: integer, decimal (dec(R), exact),
-%   double. integer / integer is a decimal. A decimal quotient is exact,
-%   then rounded half away from zero to 20 fractional digits
+%   float, double. integer / integer is a decimal. A decimal quotient is
+%   exact, then rounded half away from zero to 20 fractional digits
 %   (terms.DECIMAL_DIVISION_DIGITS). Integer or decimal division by zero
-%   fails; double arithmetic follows IEEE 754 (infinities, NaN, signed
-%   zeros). Choice: an xsd:float operand makes the result an xsd:double,
-%   like a double operand (SPARQL's operator mapping would give
-%   xsd:float when no double is involved); the xsd:float operand keeps
-%   its single-precision value.
+%   fails; float and double arithmetic follow IEEE 754 (infinities, NaN,
+%   signed zeros). An xsd:float result (float with float, integer or
+%   decimal) is computed on doubles and rounded to single precision,
+%   which gives the correctly rounded single result of + - * /.
 %
 %   On dates and durations (Choice: SPARQL 1.1 defines none of these):
 %   dateTime - dateTime is dur(0, Ms); dateTime +/- dur(0, Ms) is a
@@ -78,7 +77,13 @@ num_op(0, /, _, A, _, B, C) :- !, decimal_div(A, B, C).
 num_op(0, Op, _, A, _, B, C) :- !, int_op(Op, A, B, C).
 num_op(1, /, _, A, _, B, C) :- !, decimal_div(A, B, C).
 num_op(1, Op, _, A, _, B, dec(R)) :- !, int_op(Op, A, B, R).
-num_op(_, Op, KA, A, KB, B, Z) :-              % float or double
+num_op(2, Op, KA, A, KB, B, Z) :- !,          % float
+    to_float32(KA, A, X),
+    to_float32(KB, B, Y),
+    dbl_op(Op, X, Y, D),
+    to_float32(3, D, F),
+    number_value(2, F, Z).
+num_op(3, Op, KA, A, KB, B, Z) :-              % double
     to_double(KA, A, X),
     to_double(KB, B, Y),
     dbl_op(Op, X, Y, Z).
@@ -131,7 +136,7 @@ temporal_op_(-, dur(MA, SA), dur(MB, SB), dur(M, S)) :-
 %
 %   Unary minus and plus on numbers (op:numeric-unary-minus/-plus); the
 %   result has the promoted type, as for the binary operators: a derived
-%   integer type becomes xsd:integer, xsd:float becomes xsd:double.
+%   integer type becomes xsd:integer.
 %   Fails on anything else.
 
 cep_neg(A, C) :-
@@ -141,7 +146,7 @@ cep_neg(A, C) :-
 
 neg(0, N, C) :- C is -N.
 neg(1, N, dec(R)) :- R is -N.
-neg(2, N, C) :- C is -N.
+neg(2, N, C) :- M is -N, number_value(2, M, C).
 neg(3, N, C) :- C is -N.
 
 cep_pos(A, C) :-
@@ -149,9 +154,9 @@ cep_pos(A, C) :-
     numeric(A, K, N),
     number_value(K, N, C).
 
-%   The encoded value of a numeric (Kind, Num) after promotion: xsd:float
-%   results are doubles (see cep_add/3).
+%   The encoded value of a numeric (Kind, Num) after promotion: an
+%   xsd:float (Num a single-precision value) in its canonical form.
 number_value(0, N, N).
 number_value(1, N, dec(N)).
-number_value(2, N, N).
+number_value(2, N, l(Lex, xsd(float))) :- float32_lexical(N, Lex).
 number_value(3, N, N).

@@ -13,6 +13,7 @@
             cep_timestamp/2,
             % for the other value modules
             datetime_lexical/2,
+            datetime_fields/7,
             duration_lexical/3,
             parse_datetime/2,
             parse_duration/3
@@ -120,6 +121,19 @@ time_parts(Rest) :-
             format("~d.~wS", [Sec, F])
         )
     ).
+
+%!  datetime_fields(+EpochMs, -Year, -Month, -Day, -Hours, -Minutes, -SecondsMs) is det.
+%
+%   The calendar fields of an instant in UTC (the engine keeps dateTimes
+%   in UTC), the seconds as milliseconds (YEAR ... SECONDS, 17.4.5).
+
+datetime_fields(Ms, Y, Mo, D, H, Mi, SecMs) :-
+    Days is Ms div 86400000,
+    InDay is Ms mod 86400000,
+    civil_from_days(Days, Y, Mo, D),
+    H is InDay // 3600000,
+    Mi is InDay // 60000 mod 60,
+    SecMs is InDay mod 60000.
 
                  /*******************************
                  *         CALENDAR             *

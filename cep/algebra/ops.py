@@ -88,7 +88,14 @@ FUNCTIONS = {
     "isNumeric", "sameTerm", "langMatches", "regex", "if", "coalesce",
     # strings and numbers
     "strlen", "ucase", "lcase", "contains", "strstarts", "strends", "concat",
-    "abs", "ceil", "floor", "round",
+    "abs", "ceil", "floor", "round", "substr", "strbefore", "strafter",
+    "encode_for_uri", "replace", "strlang", "strdt", "iri", "md5", "sha1",
+    "sha256", "sha384", "sha512", "year", "month", "day", "hours", "minutes",
+    "seconds", "timezone", "tz",
+    # a new value per solution (docs/language.md, "Functions")
+    "rand", "uuid", "struuid", "bnode",
+    # NOW(): the end of the solution's interval, as getENDTIME()
+    "now",
     # the paper's interval functions
     "getDURATION", "getSTARTTIME", "getENDTIME",
     # C-SPARQL's timestamp(?v) (cep/algebra/timestamps.py)
@@ -98,7 +105,7 @@ CAST_PREFIX = "cast:"
 # a bare name that is not a SPARQL function: a user Prolog predicate, resolved
 # by the compiler against the --prolog files (cep/user_prolog.py)
 USER_PREFIX = "prolog:"
-TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME"}
+TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME", "now"}
 
 
 # ------------------------------------------------------- graph patterns

@@ -28,6 +28,10 @@ FN_CALLS = {
     "str", "lang", "datatype", "isIRI", "isBlank", "isLiteral", "isNumeric",
     "sameTerm", "langMatches", "regex", "strlen", "ucase", "lcase", "contains",
     "strstarts", "strends", "concat", "abs", "ceil", "floor", "round",
+    "substr", "strbefore", "strafter", "encode_for_uri", "replace", "strlang",
+    "strdt", "iri", "md5", "sha1", "sha256", "sha384", "sha512", "year",
+    "month", "day", "hours", "minutes", "seconds", "timezone", "tz", "rand",
+    "uuid", "struuid", "bnode",
 }
 
 
@@ -110,6 +114,9 @@ class ExprCompiler:
         self.end = end
         self.fresh = fresh  # () -> new pl.Var
         self.scope = scope
+        # the solution's variables: BNODE(str)'s node depends on them, not
+        # on what the SELECT's expressions bind to env later
+        self.solution = tuple(sorted(env, key=lambda x: x.name))
 
     def filter_goal(self, expr) -> pl.Term:
         """A goal that succeeds iff the expression's effective boolean value is true."""
@@ -222,7 +229,14 @@ class ExprCompiler:
             return [q(VALUES, "cep_time_duration", self.start, self.end, r)], r
         if name == "getSTARTTIME":
             return [q(VALUES, "cep_time_point", self.start, r)], r
-        if name == "getENDTIME":
+        if name == "bnode" and args:
+            # the same node for the same string in one solution: the
+            # solution (its values, unbound ones too, and interval) is hashed
+            g, v = self.value(args[0])
+            values = [self.env[x] for x in self.solution]
+            solution = pl.Struct("solution", self.start, self.end, pl.PList(values))
+            return g + [q(VALUES, "cep_bnode", v, solution, r)], r
+        if name in ("getENDTIME", "now"):
             return [q(VALUES, "cep_time_point", self.end, r)], r
         if name == "timestamp":
             # timestamp(?v, Ends...) as cep.algebra.timestamps rewrote it:

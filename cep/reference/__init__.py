@@ -28,7 +28,7 @@ from cep.algebra import ops, query_limits
 from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
 from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
-from cep.reference.expressions import USER_PROLOG, ExprError, value
+from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, value
 from cep.reference.patterns import HORIZON, compatible, merge, solutions, stream_of, streams_of
 from cep.reference.windows import window_answers
 
@@ -246,11 +246,15 @@ def _project(query, mu: dict, ts, te, stamps=frozenset()) -> tuple:
     if query.projection is None:
         return tuple(sorted((k, v) for k, v in mu.items() if not k.startswith("_:")))
     out = {}
-    for item in query.projection:
-        if item.expr is not None:
-            _extend(mu, item, ts, te, stamps)
-        if item.var.name in mu:
-            out[item.var.name] = mu[item.var.name]
+    token = SOLUTION.set(dict(mu))
+    try:
+        for item in query.projection:
+            if item.expr is not None:
+                _extend(mu, item, ts, te, stamps)
+            if item.var.name in mu:
+                out[item.var.name] = mu[item.var.name]
+    finally:
+        SOLUTION.reset(token)
     return tuple(sorted(out.items()))
 
 

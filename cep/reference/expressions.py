@@ -11,7 +11,8 @@ Values inside are Python objects tagged with a kind:
 
     integer  int          (xsd:integer and the types derived from it)
     decimal  Fraction     (xsd:decimal)
-    double   float        (xsd:double and xsd:float; results are xsd:double)
+    float    float        (xsd:float: a single-precision value)
+    double   float        (xsd:double)
     boolean  bool
     string   str          (simple literals and xsd:string)
     lang     (str, tag)
@@ -30,9 +31,12 @@ cep.reference.evaluate).
 
 from __future__ import annotations
 
+import hashlib
 import math
+import random
 import re
 import struct
+import uuid
 from contextvars import ContextVar
 from decimal import Decimal
 from fractions import Fraction
@@ -59,8 +63,9 @@ INTEGER_TYPES = {
     XSD + "unsignedShort": (0, 2**16 - 1),
     XSD + "unsignedByte": (0, 2**8 - 1),
 }
-DOUBLE_TYPES = {XSD + "double", XSD + "float"}
-NUMERIC = ("integer", "decimal", "double")  # in promotion order
+XSD_FLOAT = XSD + "float"
+DOUBLE_TYPES = {XSD + "double", XSD_FLOAT}
+NUMERIC = ("integer", "decimal", "float", "double")  # in promotion order
 COMPARABLE = NUMERIC + ("string", "boolean", "dateTime", "duration")
 
 _INT_RE = re.compile(r"[+-]?\d+\Z")
@@ -109,6 +114,8 @@ def parse(term: str) -> Val:
     elif dt == terms.XSD_DECIMAL and _DEC_RE.match(s):
         return Val("decimal", Fraction(Decimal(s)), term)
     elif dt in DOUBLE_TYPES and _DBL_RE.match(s):
+        if dt == XSD_FLOAT:
+            return Val("float", single(float(s)), term)
         return Val("double", float(s), term)
     elif dt == terms.XSD_BOOLEAN and s in ("true", "false", "1", "0"):
         return Val("boolean", s in ("true", "1"), term)
@@ -133,6 +140,8 @@ def make(kind, v) -> Val:
         term = terms.literal(terms.format_decimal(v), terms.XSD_DECIMAL)
     elif kind == "double":
         term = terms.literal(terms.format_double(v), terms.XSD_DOUBLE)
+    elif kind == "float":
+        term = terms.literal(format_single(v), XSD_FLOAT)
     elif kind == "boolean":
         term = terms.literal("true" if v else "false", terms.XSD_BOOLEAN)
     elif kind == "string":
@@ -148,6 +157,39 @@ def make(kind, v) -> Val:
     else:
         raise AssertionError(kind)
     return Val(kind, v, term)
+
+
+def single(x) -> float:
+    """The xsd:float nearest a number (IEEE 754 single precision, round
+    half to even; too large: an infinity)."""
+    try:
+        return struct.unpack("f", struct.pack("f", float(x)))[0]
+    except OverflowError:  # beyond the largest single, after rounding
+        return math.inf if x > 0 else -math.inf
+
+
+def format_single(x: float) -> str:
+    """The canonical xsd:float: the fewest digits that read back as the
+    same single (of two candidates with that many digits, the nearer),
+    written as format_double writes a double."""
+    if x != x or x in (math.inf, -math.inf) or x == 0:
+        return terms.format_double(x)
+    v = Fraction(abs(x))
+    exponent = len(str(int(v))) - 1 if v >= 1 else -len(str(int(1 / v)))
+    while Fraction(10) ** exponent > v:
+        exponent -= 1
+    while Fraction(10) ** (exponent + 1) <= v:
+        exponent += 1
+    for places in range(1, 12):
+        unit = Fraction(10) ** (exponent - places + 1)
+        low = (v / unit).__floor__()
+        fits = [(abs(c * unit - v), c) for c in (low, low + 1) if c > 0 and single(c * unit) == float(v)]
+        if fits:
+            digits = min(fits)[1]
+            text = str(digits).rstrip("0") or "0"
+            shift = len(str(digits)) - places  # a carry to one more digit
+            return ("-" if x < 0 else "") + text[0] + "." + (text[1:] or "0") + "E" + str(exponent + shift)
+    raise AssertionError(x)
 
 
 def boolean(b: bool) -> Val:
@@ -197,7 +239,7 @@ def ebv(x: Val) -> bool:
         return len(lexical(x)) > 0
     if x.kind in ("integer", "decimal"):
         return x.v != 0
-    if x.kind == "double":
+    if x.kind in ("float", "double"):
         return not (x.v != x.v or x.v == 0)
     if x.kind == "literal":
         dt = x.v[1]
@@ -221,14 +263,16 @@ def _eval(e, mu, ts, te) -> Val:
     if name == "timestamp":
         # a defined one was replaced by its value (patterns.with_timestamps)
         raise ExprError(f"timestamp({args[0]}): no stream triple bound {args[0]}")
-    if name in ("getDURATION", "getSTARTTIME", "getENDTIME") and ts is None:
+    if name in ("getDURATION", "getSTARTTIME", "getENDTIME", "now") and ts is None:
         raise ExprError(f"{name}() of a background solution, which has no interval")
     if name == "getDURATION":
         return make("duration", (0, te - ts))
     if name == "getSTARTTIME":
         return make("dateTime", ts)
-    if name == "getENDTIME":
+    if name in ("getENDTIME", "now"):  # NOW(): the end of the solution (docs/language.md)
         return make("dateTime", te)
+    if name == "bnode" and args:
+        return _bnode(_eval(args[0], mu, ts, te), mu, ts, te)
     vals = [_eval(a, mu, ts, te) for a in args]
     if name.startswith(ops.USER_PREFIX):
         return _user_call(name[len(ops.USER_PREFIX):], vals)
@@ -337,6 +381,8 @@ def _key(x: Val):
 def _promote(a: Val, b: Val):
     """Both numeric values at their common type (integer < decimal < double)."""
     kind = NUMERIC[max(NUMERIC.index(a.kind), NUMERIC.index(b.kind))]
+    if kind == "float":
+        return kind, single(a.v), single(b.v)
     if kind == "double":
         try:
             return kind, float(a.v), float(b.v)
@@ -409,13 +455,15 @@ def arith(op: str, a: Val, b: Val) -> Val:
     if a.kind in NUMERIC and b.kind in NUMERIC:
         kind, x, y = _promote(a, b)
         if op == "/":
+            if kind == "float":
+                return make("float", single(_double_div(x, y)))
             if kind == "double":
                 return make("double", _double_div(x, y))
             if y == 0:
                 raise ExprError("division by zero")
             return make("decimal", round_half_away(Fraction(x) / Fraction(y)))
         result = {"+": lambda: x + y, "-": lambda: x - y, "*": lambda: x * y}[op]()
-        return make(kind, result)
+        return make(kind, single(result) if kind == "float" else result)
     # dateTimes and durations
     ka, kb = a.kind, b.kind
     if op == "-" and ka == kb == "dateTime":
@@ -448,8 +496,8 @@ def _numeric_fn(name):
             return make(a.kind, abs(x))
         if a.kind == "integer":
             return make("integer", x)
-        if a.kind == "double" and (math.isnan(x) or math.isinf(x)):
-            return make("double", x)
+        if a.kind in ("float", "double") and (math.isnan(x) or math.isinf(x)):
+            return make(a.kind, x)
         if name == "ceil":
             r = math.ceil(x)
         elif name == "floor":
@@ -458,8 +506,8 @@ def _numeric_fn(name):
             r = math.floor(x)
             if x - r >= Fraction(1, 2):
                 r += 1
-        if a.kind == "double":
-            return make("double", math.copysign(float(r), x) if r == 0 else float(r))
+        if a.kind in ("float", "double"):
+            return make(a.kind, math.copysign(float(r), x) if r == 0 else float(r))
         return make("decimal", Fraction(r))
 
     return f
@@ -559,6 +607,171 @@ def _concat(*args):
     return make("string", text)
 
 
+def _integer_arg(a, fn):
+    if a.kind != "integer":
+        raise ExprError(f"{fn} takes an xsd:integer, not {a.term}")
+    return a.v
+
+
+def _substr(source, start, length=None):
+    """SUBSTR (17.4.3.3, fn:substring): the characters at positions p
+    (from 1, by code point) with start <= p < start + length."""
+    text = _string_arg(source, "SUBSTR")
+    first = _integer_arg(start, "SUBSTR")
+    end = None if length is None else first + _integer_arg(length, "SUBSTR")
+    kept = [c for p, c in enumerate(text, 1) if p >= first and (end is None or p < end)]
+    return _like(source, "".join(kept))
+
+
+def _str_before_after(fn, after):
+    def f(a, b):
+        x, y = _compatible_args(a, b, fn)
+        i = x.find(y)
+        if i < 0:
+            return make("string", "")  # no match: the empty simple literal (17.4.3.7-8)
+        return _like(a, x[i + len(y):] if after else x[:i])
+
+    return f
+
+
+_UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _encode_for_uri(a):
+    text = _string_arg(a, "ENCODE_FOR_URI")
+    return make("string", "".join(c if c in _UNRESERVED else "".join(f"%{b:02X}" for b in c.encode("utf-8"))
+                                  for c in text))
+
+
+def _xpath_regex(pattern: str, flags: str):
+    bits, regex = 0, pattern
+    for ch in flags:
+        if ch == "q":
+            regex = re.escape(pattern)
+        elif ch in _REGEX_FLAGS:
+            bits |= _REGEX_FLAGS[ch]
+        else:
+            raise ExprError(f"unknown flag {ch!r}")
+    try:
+        return re.compile(regex, bits)
+    except re.error as exc:
+        raise ExprError(f"bad regular expression: {exc}") from None
+
+
+def _replacement(text: str, groups: int) -> list:
+    r"""The parts of fn:replace's replacement string: ("text", s) or
+    ("group", n). After $ the first digit counts, and each next one while
+    the number is at most `groups`; \$ and \\ are $ and \; any other $ or
+    \ is an error."""
+    parts, i = [], 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\":
+            if i + 1 == len(text) or text[i + 1] not in "$\\":
+                raise ExprError("REPLACE: a \\ in the replacement that escapes nothing")
+            parts.append(("text", text[i + 1]))
+            i += 2
+        elif c == "$":
+            if i + 1 == len(text) or not text[i + 1].isdigit():
+                raise ExprError("REPLACE: a $ in the replacement without a group number")
+            n, i = int(text[i + 1]), i + 2
+            while i < len(text) and text[i].isdigit() and n * 10 + int(text[i]) <= groups:
+                n, i = n * 10 + int(text[i]), i + 1
+            parts.append(("group", n))
+        else:
+            parts.append(("text", c))
+            i += 1
+    return parts
+
+
+def _replace(text, pattern, replacement, flags=None):
+    """REPLACE (17.4.3.15, fn:replace); a pattern that matches the empty
+    string is an error."""
+    source = _string_arg(text, "REPLACE")
+    for x in (pattern, replacement) + ((flags,) if flags is not None else ()):
+        if x.kind != "string":
+            raise ExprError("REPLACE takes simple literals for pattern, replacement and flags")
+    regex = _xpath_regex(pattern.v, flags.v if flags is not None else "")
+    if regex.search("") is not None:
+        raise ExprError("REPLACE: the pattern matches the empty string")
+    parts = _replacement(replacement.v, regex.groups)
+
+    def substitute(m):
+        return "".join(v if kind == "text" else (m.group(v) or "") if v <= regex.groups else ""
+                       for kind, v in parts)
+
+    return _like(text, regex.sub(substitute, source))
+
+
+_LANGTAG = re.compile(r"[a-zA-Z]+(-[a-zA-Z0-9]+)*\Z")
+
+
+def _strlang(a, tag):
+    if a.kind != "string" or tag.kind != "string" or not _LANGTAG.match(tag.v):
+        raise ExprError("STRLANG takes a simple literal and a language tag")
+    return make("lang", (a.v, tag.v.lower()))
+
+
+def _strdt(a, datatype):
+    if a.kind != "string" or datatype.kind != "iri":
+        raise ExprError("STRDT takes a simple literal and an IRI")
+    return parse(terms.canonical(terms.literal(a.v, datatype.v)))
+
+
+def _iri(a):
+    if a.kind == "iri":
+        return a
+    if a.kind != "string" or not re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", a.v) \
+            or re.search(r'[\x00-\x20<>"{}|^`\\]', a.v):
+        raise ExprError("IRI takes an IRI or a simple literal that is an absolute IRI (there is no base IRI)")
+    return make("iri", a.v)
+
+
+def _hash(algorithm):
+    def f(a):
+        if a.kind != "string":
+            raise ExprError(f"{algorithm.upper()} takes a simple literal or xsd:string")
+        return make("string", hashlib.new(algorithm, a.v.encode("utf-8")).hexdigest())
+
+    return f
+
+
+def _date_part(part):
+    def f(a):
+        if a.kind != "dateTime":
+            raise ExprError(f"{part.upper()} takes an xsd:dateTime")
+        days, ms = divmod(a.v, 86_400_000)
+        y, mo, d = terms._civil_from_days(days)
+        values = {"year": y, "month": mo, "day": d, "hours": ms // 3_600_000, "minutes": ms // 60_000 % 60}
+        if part == "seconds":
+            return make("decimal", Fraction(ms % 60_000, 1000))
+        if part == "timezone":  # the engine keeps dateTimes in UTC
+            return parse(terms.literal("PT0S", XSD + "dayTimeDuration"))
+        if part == "tz":
+            return make("string", "Z")
+        return make("integer", values[part])
+
+    return f
+
+
+# the solution a SELECT's expressions extend (cep.reference._project): the
+# one BNODE(str) depends on, not the values its earlier items bound
+SOLUTION = ContextVar("cep_reference_solution", default=None)
+
+
+def _bnode(a, mu, ts, te):
+    """BNODE(str): one node per string and solution."""
+    if a.kind != "string":
+        raise ExprError("BNODE takes a simple literal")
+    solution = SOLUTION.get()
+    key = repr((a.v, sorted((mu if solution is None else solution).items()), ts, te)).encode("utf-8")
+    return Val("bnode", None, "_:b" + hashlib.sha1(key).hexdigest()[:24])
+
+
+def _uuid4() -> str:
+    return str(uuid.uuid4())
+
+
 FUNCTIONS = {
     "=": _cmp("="), "!=": _cmp("!="), "<": _cmp("<"), ">": _cmp(">"),
     "<=": _cmp("<="), ">=": _cmp(">="),
@@ -584,6 +797,21 @@ FUNCTIONS = {
     "concat": _concat,
     "abs": _numeric_fn("abs"), "ceil": _numeric_fn("ceil"),
     "floor": _numeric_fn("floor"), "round": _numeric_fn("round"),
+    "substr": _substr,
+    "strbefore": _str_before_after("STRBEFORE", after=False),
+    "strafter": _str_before_after("STRAFTER", after=True),
+    "encode_for_uri": _encode_for_uri,
+    "replace": _replace,
+    "strlang": _strlang, "strdt": _strdt, "iri": _iri,
+    "md5": _hash("md5"), "sha1": _hash("sha1"), "sha256": _hash("sha256"),
+    "sha384": _hash("sha384"), "sha512": _hash("sha512"),
+    "year": _date_part("year"), "month": _date_part("month"), "day": _date_part("day"),
+    "hours": _date_part("hours"), "minutes": _date_part("minutes"), "seconds": _date_part("seconds"),
+    "timezone": _date_part("timezone"), "tz": _date_part("tz"),
+    "rand": lambda: make("double", random.random()),
+    "uuid": lambda: make("iri", "urn:uuid:" + _uuid4()),
+    "struuid": lambda: make("string", _uuid4()),
+    "bnode": lambda: Val("bnode", None, "_:b" + uuid.uuid4().hex),
 }
 
 
@@ -645,11 +873,9 @@ def _prolog_arg(x: Val):
         return int(x.v)
     if x.kind == "boolean":
         return pl.Atom("true" if x.v else "false")
-    if x.kind in ("decimal", "double"):
+    if x.kind in ("decimal", "float", "double"):
         try:
             f = float(x.v)
-            if terms.split(x.term)[2] == XSD + "float":  # an xsd:float is a single-precision number
-                f = struct.unpack("f", struct.pack("f", f))[0]
         except OverflowError:
             raise ExprError(f"{x.term} is beyond the floats") from None
         return f
@@ -679,7 +905,7 @@ def cast(target: str, a: Val) -> Val:
             n = int(text)
         elif a.kind in ("integer", "decimal"):
             n = math.trunc(a.v)
-        elif a.kind == "double":
+        elif a.kind in ("float", "double"):
             if math.isnan(a.v) or math.isinf(a.v):
                 raise ExprError("cannot cast NaN or INF to an integer")
             n = math.trunc(a.v)
@@ -700,7 +926,7 @@ def cast(target: str, a: Val) -> Val:
             return make("decimal", Fraction(Decimal(text)))
         if a.kind in ("integer", "decimal"):
             return make("decimal", Fraction(a.v))
-        if a.kind == "double":
+        if a.kind in ("float", "double"):
             if math.isnan(a.v) or math.isinf(a.v):
                 raise ExprError("cannot cast NaN or INF to a decimal")
             return make("decimal", Fraction(Decimal(repr(a.v))))
@@ -708,15 +934,19 @@ def cast(target: str, a: Val) -> Val:
             return make("decimal", Fraction(int(a.v)))
         raise ExprError(f"cannot cast {a.term} to xsd:decimal")
     if target in DOUBLE_TYPES:
+        kind = "float" if target == XSD_FLOAT else "double"
         if from_string:
             if not _DBL_RE.match(text):
                 raise ExprError(f"not a double: {text!r}")
-            return make("double", float(text))
+            return make(kind, single(float(text)) if kind == "float" else float(text))
         if a.kind in NUMERIC or a.kind == "boolean":
             try:
-                return make("double", float(a.v))
+                f = float(a.v)
             except OverflowError:
-                raise ExprError("number too large for xsd:double") from None
+                if kind == "double":
+                    raise ExprError("number too large for xsd:double") from None
+                f = math.copysign(math.inf, a.v)
+            return make(kind, single(f) if kind == "float" else f)
         raise ExprError(f"cannot cast {a.term} to <{target}>")
     if target == terms.XSD_BOOLEAN:
         if from_string:

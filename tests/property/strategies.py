@@ -364,10 +364,16 @@ VALUES = [
 ]
 VALUES = [terms.canonical(v) for v in VALUES]
 UNARY = ["not", "neg", "pos", "str", "lang", "datatype", "isIRI", "isBlank", "isLiteral", "isNumeric",
-         "strlen", "ucase", "lcase", "abs", "ceil", "floor", "round"]
+         "strlen", "ucase", "lcase", "abs", "ceil", "floor", "round", "encode_for_uri", "iri", "md5",
+         "sha1", "sha256", "sha384", "sha512", "year", "month", "day", "hours", "minutes", "seconds",
+         "timezone", "tz"]
 BINARY_FUNCTIONS = ["or", "and", "=", "!=", "<", ">", "<=", ">=", "+", "-", "*", "/", "sameTerm",
-                    "langMatches", "contains", "strstarts", "strends", "regex", "concat", "coalesce"]
-CASTS = [ops.CAST_PREFIX + XSD + t for t in ("integer", "decimal", "double", "boolean", "string", "dateTime")]
+                    "langMatches", "contains", "strstarts", "strends", "regex", "concat", "coalesce",
+                    "substr", "strbefore", "strafter", "strlang", "strdt"]
+# RAND, UUID, STRUUID and BNODE are not drawn: their values are new for each
+# solution, so no two evaluations agree (tests/unit/test_functions.py)
+CASTS = [ops.CAST_PREFIX + XSD + t for t in ("integer", "decimal", "double", "float", "boolean", "string",
+                                             "dateTime")]
 
 
 def _regex_pattern(draw, pattern):
@@ -391,16 +397,17 @@ def _typed_expr(draw, depth):
         name = draw(st.sampled_from(BINARY_FUNCTIONS))
         return ops.Call(name, sub(), _regex_pattern(draw, sub()) if name == "regex" else sub())
     if kind == 8:
-        name = draw(st.sampled_from(["if", "in", "notin", "regex", "bound", "cast"]))
+        name = draw(st.sampled_from(["if", "in", "notin", "regex", "bound", "cast", "substr", "replace"]))
         if name == "bound":
             return ops.Call("bound", ops.Var(draw(st.sampled_from(["a", "u"]))))
         if name == "cast":
             return ops.Call(draw(st.sampled_from(CASTS)), sub())
-        if name == "regex":
-            return ops.Call("regex", sub(), _regex_pattern(draw, sub()), ops.Const(draw(st.sampled_from(
+        if name in ("regex", "replace"):
+            args = [sub(), _regex_pattern(draw, sub())] + ([sub()] if name == "replace" else [])
+            return ops.Call(name, *args, ops.Const(draw(st.sampled_from(
                 [terms.literal(f) for f in ("i", "", "s", "q")]))))
         return ops.Call(name, sub(), sub(), sub())
-    fn = draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME", "timestamp"]))
+    fn = draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME", "now", "timestamp"]))
     if fn == "timestamp":
         return ops.Call(fn, ops.Var(draw(st.sampled_from(["a", "b", "s", "u"]))))
     return ops.Call(fn)

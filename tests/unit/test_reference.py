@@ -328,7 +328,7 @@ def dbl(lex):
     (Call("+", C(i(1)), C(dec("1.5"))), dec("2.5")),
     (Call("+", C(i(1)), C(dbl("1.5"))), dbl("2.5E0")),
     (Call("+", C(lit("5", "int")), C(i(1))), i(6)),
-    (Call("*", C(lit("1.5", "float")), C(i(2))), dbl("3.0E0")),
+    (Call("*", C(lit("1.5", "float")), C(i(2))), lit("3.0E0", "float")),  # float with integer stays float
     (Call("/", C(dbl("1")), C(i(0))), dbl("INF")),
     (Call("/", C(dbl("-1")), C(i(0))), dbl("-INF")),
     (Call("/", C(dbl("0")), C(i(0))), dbl("NaN")),
