@@ -256,6 +256,7 @@ def modified(answers, queries) -> list[Answer]:
         if query.form == "ask":
             out.append(Answer(name, min(a.start for a in group), group[0].end, boolean=True))
             continue
+        group.sort(key=lambda a: (a.start, a.bindings))  # ties: by start, then bindings
         for key in reversed(query.order):  # the last key first: Python's sort is stable
             group.sort(key=cmp_to_key(lambda a, b, k=key: _order_compare(
                 a.binding(k.expr.name), b.binding(k.expr.name))), reverse=key.descending)

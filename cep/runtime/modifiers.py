@@ -103,7 +103,13 @@ def modify(table: pa.Table, layouts, queries) -> pa.Table:
         taken = pa.array(rows)
         ends = table["end"].take(taken).to_pylist()
         starts = table["start"].take(taken).to_pylist()
-        columns = [table[f"f{layout.fields.index(k.expr.name)}"].take(taken).to_pylist() for k in query.order]
+        fields = [table[f"f{i}"].take(taken).to_pylist() for i in range(len(layout.fields))]
+        columns = [fields[layout.fields.index(k.expr.name)] for k in query.order]
+        if query.form == "select":  # ties by start, then bindings: every run cuts alike
+            ties = [(starts[i], sorted((name, column[i]) for name, column in zip(layout.fields, fields)
+                                       if column[i] is not None)) for i in range(len(rows))]
+        else:
+            ties = [None] * len(rows)
         evaluations = {}
         for i, end in enumerate(ends):
             evaluations.setdefault(end, []).append(i)
@@ -112,10 +118,10 @@ def modify(table: pa.Table, layouts, queries) -> pa.Table:
             first = rows[members[0]]
             if query.form == "ask":  # one answer: "true", over the evaluation's solutions
                 members = [min(members, key=starts.__getitem__)]
-            if query.order:  # a stable sort: equal keys keep the order they were found in
-                members = sorted(members, key=lambda i: tuple(
+            elif query.form == "select":
+                members = sorted(members, key=lambda i: (tuple(
                     _Descending(term_key(c[i])) if k.descending else term_key(c[i])
-                    for k, c in zip(query.order, columns)))
+                    for k, c in zip(query.order, columns)), ties[i]))
             chosen = members[query.offset:stop]
             for rank, i in enumerate(chosen):
                 keep[rows[i]] = True

@@ -81,6 +81,13 @@ def test_a_window_evaluation_is_cut_as_a_whole():
     assert [(a.end // MIN, a.binding("x")) for a in got] == [(10, "<http://e/a2>")]
 
 
+def test_limit_without_order_cuts_in_a_fixed_order_of_ties():
+    """Ties (here every answer: no ORDER BY) by start, then by the bindings
+    as text: the engine and the reference keep the same answers."""
+    got = run("SELECT ?x ?v WHERE { ?x :p ?v } LIMIT 2", STREAM)
+    assert values(got) == [(1, "10"), (1, "3"), (2, "1"), (2, "2")]
+
+
 def test_limit_zero_gives_nothing_and_reduced_keeps_every_answer():
     assert run("SELECT ?v WHERE { ?x :p ?v } LIMIT 0", STREAM) == []
     assert len(run("SELECT REDUCED ?v WHERE { ?x :p ?v }", STREAM)) == len(STREAM)
