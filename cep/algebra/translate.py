@@ -570,6 +570,9 @@ class _Query:
         """(distinct, projection, grouping) of a SELECT query or subquery:
         its SELECT clause, then its grouping (GROUP BY, HAVING, aggregates,
         or C-SPARQL's AGGREGATE clauses)."""
+        for group in _children(body, "group_clause"):  # before the SELECT clause, which may name its ?v
+            for node in _children(group, "group_expr"):
+                raise self.error(unsupported("GROUP BY an expression") + ": group by a variable", node)
         self.aggregates = []  # an aggregate may stand in the SELECT clause and in HAVING
         # C-SPARQL's AGGREGATE clauses bind variables the SELECT clause may name
         extended = {Var(str(c.children[1])[1:]) for c in _children(body, "aggregate_clause")}
@@ -1249,6 +1252,8 @@ class _Query:
             return self.call(node)
         if kind == "aggregate":
             return self.aggregate(node)
+        if kind == "group_concat":
+            raise self.error(unsupported("GROUP_CONCAT"), node)
         if kind == "exists":
             negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
             raise self.error(unsupported("NOT EXISTS" if negated else "EXISTS"), node)

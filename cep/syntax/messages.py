@@ -55,7 +55,7 @@ CHAIN_OPS = set(KEYWORDS)  # the operators written between two groups
 QUERY_START = {"SELECT", "CONSTRUCT", "ASK", "DESCRIBE", "DELETE", "INSERT", "REGISTER", "PREFIX",
                "BASE", "ANNOTATION"}
 HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED",  # recognized only to be rejected
-          "MINUS_KW", "BIND", "VALUES", "SERVICE", "EXISTS",
+          "MINUS_KW", "BIND", "VALUES", "SERVICE", "EXISTS", "GROUP_CONCAT",
           "ORDER", "LIMIT", "OFFSET", "REDUCED",  # optional solution modifiers
           "RSTREAM", "ISTREAM", "DSTREAM"}  # optional words that would crowd a message
 
