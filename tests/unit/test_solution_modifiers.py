@@ -5,6 +5,7 @@ CONSTRUCT WHERE short form, and the SPARQL 1.1 features refused by name
 import pytest
 
 import io
+import json
 
 from cep import cli
 from cep.errors import UsageError
@@ -197,3 +198,19 @@ def test_the_command_line_refuses_an_unsupported_feature_with_exit_2(tmp_path, c
     code = cli.main(["explain", str(rules)])
     err = capsys.readouterr().err
     assert code == 2 and f"{rules}:2:21: MINUS is not supported" in err and "Traceback" not in err
+
+
+def test_cep_run_writes_ask_answers_and_refuses_csv_for_them(tmp_path, capsys):
+    rules = tmp_path / "alarm.rq"
+    rules.write_text(H + "ASK { ?x :p ?v FILTER(?v > 4) }\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text("".join(json.dumps({"s": e.s, "p": e.p, "o": e.o, "t": e.end}) + "\n" for e in STREAM))
+    code = cli.main(["run", str(rules), "--events", str(events), "--engine", "local"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"query": "alarm", "boolean": True, "start": "1970-01-01T00:01:00Z", "end": "1970-01-01T00:01:00Z"}]
+    code = cli.main(["run", str(rules), "--events", str(events), "--engine", "local", "--format", "csv"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--format csv cannot hold the answers of ASK query alarm" in err
+
