@@ -48,13 +48,11 @@ def term_key(term):
         return (3, 2, lexical, lang)
     if datatype in NUMERIC:
         try:
-            number = Decimal(lexical.strip())
-            return (3, 0, number, lexical)
-        except InvalidOperation:  # NaN, INF of float and double, a malformed number
-            text = lexical.strip().upper()
-            if text in ("INF", "+INF", "-INF"):
-                return (3, 0, Decimal("-Infinity" if text.startswith("-") else "Infinity"), lexical)
+            number = Decimal(lexical.strip())  # INF and -INF of float and double too
+        except InvalidOperation:  # a malformed number: no value
             return (3, 5, datatype, lexical)
+        # NaN is no value to compare: after the numbers, with the other literals
+        return (3, 5, datatype, lexical) if number.is_nan() else (3, 0, number, lexical)
     if datatype in STRINGS:
         return (3, 1, lexical)
     if datatype == XSD + "boolean" and lexical.strip() in ("true", "false", "1", "0"):

@@ -117,6 +117,13 @@ def test_sparql_term_order():
             assert _order_compare(a, b) == -1 and _order_compare(b, a) == 1
 
 
+def test_infinities_are_numbers_and_nan_is_not():
+    double = f"<{XSD}double>"
+    ordered = [f'"-INF"^^{double}', f'"-1"^^{INT}', f'"INF"^^{double}', f'"a"^^<{XSD}string>',
+               f'"NaN"^^{double}']
+    assert sorted(reversed(ordered), key=term_key) == ordered
+
+
 def test_a_modified_query_runs_in_one_spark_group():
     plain, cut = parse_rules(H + "SELECT ?x ?v { ?x :p ?v }\nSELECT ?x ?v { ?x :p ?v } LIMIT 1")
     assert routing.partition_key(plain) == "x" and routing.partition_key(cut) is None
