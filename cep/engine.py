@@ -45,6 +45,7 @@ from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, even
 from cep.errors import EngineError
 from cep.limits import Limits
 from cep.runtime.batch import table_text
+from cep.runtime.modifiers import modify
 from cep.runtime.session import session
 from cep.user_prolog import ensure_loaded, load_user_prolog
 
@@ -209,7 +210,8 @@ class Engine:
         """The answers of a call of the rules (every call's lines come here)."""
         if self._regex:
             self._regex_warnings()
-        return AnswerBatch(self, _read_lines(lines, self.compiled.width))
+        table = _read_lines(lines, self.compiled.width)
+        return AnswerBatch(self, modify(table, self.layouts, self.compiled.queries))
 
     def _regex_warnings(self):
         """A warning per query whose REGEX PCRE gave up on (the solution
@@ -460,6 +462,8 @@ class AnswerBatch:
             n = rows.num_rows
             if layout.form == "select":
                 bindings, triples = _bindings(rows, order), pa.nulls(n, pa.list_(TRIPLE))
+            elif layout.form == "ask":  # neither: "true" (cep.events.ANSWERS)
+                bindings, triples = pa.nulls(n, ANSWERS.field("bindings").type), pa.nulls(n, pa.list_(TRIPLE))
             else:
                 made = [engine.instantiate(layout, values) for values in
                         zip(*(rows[f"f{i}"].to_pylist() for i in range(len(layout.fields))))] \

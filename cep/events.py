@@ -23,7 +23,8 @@ EVENTS = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
                     ("start", pa.int64()), ("end", pa.int64()), ("source", pa.string()),
                     ("stream", pa.string())])
 # bindings: SELECT's variable -> term (unbound variables left out);
-# triples: CONSTRUCT's instantiated template, in template order
+# triples: CONSTRUCT's instantiated template, in template order; an ASK
+# answer has neither (both null): it says "true" for its evaluation
 TRIPLE = pa.struct([("s", pa.string()), ("p", pa.string()), ("o", pa.string())])
 ANSWERS = pa.schema([("query", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
                      ("bindings", pa.map_(pa.string(), pa.string())), ("triples", pa.list_(TRIPLE))])
@@ -55,6 +56,7 @@ class Answer(NamedTuple):
     end: int
     bindings: tuple = ()  # SELECT: ((var name, N-Triples term), ...) sorted by name
     triples: tuple = ()  # CONSTRUCT: ((s, p, o), ...) in template order
+    boolean: bool | None = None  # ASK: True (an evaluation without a solution gives no answer)
 
     def binding(self, var: str):
         return dict(self.bindings).get(var)
@@ -115,7 +117,7 @@ def answers_table(answers) -> pa.Table:
     answers = list(answers)
     return pa.table({
         "query": [a.query for a in answers], "start": [a.start for a in answers], "end": [a.end for a in answers],
-        "bindings": [None if a.triples else list(a.bindings) for a in answers],
+        "bindings": [None if a.triples or a.boolean is not None else list(a.bindings) for a in answers],
         "triples": [[{"s": s, "p": p, "o": o} for s, p, o in a.triples] if a.triples else None for a in answers],
     }, schema=ANSWERS)
 
@@ -124,5 +126,6 @@ def answers_of(table: pa.Table) -> list[Answer]:
     """An answer table's rows (ANSWERS) as Answers."""
     return [Answer(r["query"], r["start"], r["end"],
                    bindings=tuple(sorted(r["bindings"] or ())),
-                   triples=tuple((t["s"], t["p"], t["o"]) for t in r["triples"] or ()))
+                   triples=tuple((t["s"], t["p"], t["o"]) for t in r["triples"] or ()),
+                   boolean=True if r["bindings"] is None and r["triples"] is None else None)
             for r in table.to_pylist()]

@@ -432,6 +432,14 @@ class ProjectItem:
 
 
 @dataclass(frozen=True)
+class OrderKey:
+    """One ORDER BY condition: an expression over the projected variables,
+    ascending unless DESC."""
+    expr: Expr
+    descending: bool = False
+
+
+@dataclass(frozen=True)
 class Window:
     """A window over the run's stream (C-SPARQL's FROM STREAM <iri> [...]):
     time-based, RSP-QL's (t'-range, t'] at every t' that is a multiple of
@@ -480,7 +488,10 @@ REPORTS = ("rstream", "istream", "dstream")
 @dataclass(frozen=True)
 class Query:
     name: str
-    form: str  # "select", "construct" or "update" (template: the triples to insert)
+    # "select", "construct", "ask" (a SELECT of no variable, DISTINCT, whose
+    # solutions of one evaluation make one answer) or "update" (template:
+    # the triples to insert)
+    form: str
     pattern: object
     projection: Optional[tuple] = None  # tuple of ProjectItem; None for SELECT *
     distinct: bool = False
@@ -503,6 +514,17 @@ class Query:
     every_ms: Optional[int] = None
     report: str = "rstream"
     grouping: Optional[Grouping] = None
+    # solution modifiers (ORDER BY, OFFSET, LIMIT), applied to the answers
+    # of one evaluation (docs/language.md, "Solution modifiers"): order is a
+    # tuple of OrderKey; limit None for none
+    order: tuple = ()
+    offset: int = 0
+    limit: Optional[int] = None
+
+    @property
+    def modified(self) -> bool:
+        """Whether a solution modifier orders or cuts the query's answers."""
+        return bool(self.order) or self.offset > 0 or self.limit is not None
 
     @property
     def outputs(self) -> bool:

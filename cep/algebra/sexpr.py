@@ -79,10 +79,23 @@ def query(q: ops.Query) -> str:
         head = f"(construct ({tmpl})"
         if q.projection:
             head += f"\n  ({_items(q.projection)})"
+    elif q.form == "ask":
+        head = "(ask"
     else:
         items = "*" if q.projection is None else _items(q.projection)
         head = f"({'select-distinct' if q.distinct else 'select'} ({items})"
-    return head + _options(q) + _from(q) + _window(q) + "\n" + pattern(q.pattern, 1) + _grouping(q) + ")"
+    return head + _options(q) + _from(q) + _window(q) + "\n" + pattern(q.pattern, 1) + _grouping(q) + _modifiers(q) + ")"
+
+
+def _modifiers(q: ops.Query) -> str:
+    """(order ?v (desc ?w)) and (slice OFFSET LIMIT), LIMIT _ for none."""
+    out = ""
+    if q.order:
+        keys = " ".join(f"(desc {expr(k.expr)})" if k.descending else expr(k.expr) for k in q.order)
+        out += f"\n  (order {keys})"
+    if q.offset or q.limit is not None:
+        out += f"\n  (slice {q.offset} {'_' if q.limit is None else q.limit})"
+    return out
 
 
 def _options(q: ops.Query) -> str:
@@ -230,8 +243,16 @@ def read_query(name: str, text: str) -> ops.Query:
             parts.setdefault(part[0], []).append(part)
     options = tuple((k, v) for part in parts.get("options", []) for k, v in part[1:])
     extra = _read_windowing(parts)
+    for part in parts.get("order", []):
+        extra["order"] = tuple(ops.OrderKey(_read_expr(k[1]), True) if isinstance(k, list) and k[:1] == ["desc"]
+                               else ops.OrderKey(_read_expr(k)) for k in part[1:])
+    for part in parts.get("slice", []):
+        extra["offset"] = int(part[1])
+        extra["limit"] = None if part[2] == "_" else int(part[2])
     x = [part for part in x if not (isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS)]
     head = x[0]
+    if head == "ask":
+        return ops.Query(name, "ask", _read_pattern(x[-1]), (), True, options=options, **extra)
     if head == "construct":
         template = tuple(_read_pattern(t) for t in x[1])
         projection = _read_items(x[2]) if len(x) == 4 else None
@@ -242,7 +263,7 @@ def read_query(name: str, text: str) -> ops.Query:
 
 
 # the lines of a query's text around its pattern (cep.algebra.sexpr.query)
-_QUERY_PARTS = ("options", "window", "streams", "group", "aggregate", "having")
+_QUERY_PARTS = ("options", "window", "streams", "group", "aggregate", "having", "order", "slice")
 
 
 def _read_windowing(parts) -> dict:

@@ -153,6 +153,16 @@ FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name
               "with FROM <file>")
 FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it after the "
                     "CONSTRUCT template, before the subquery")
+# SPARQL 1.1 features the grammar recognises only to refuse them by name:
+# syntax node -> the feature's name
+UNSUPPORTED = {"minus": "MINUS", "bind": "BIND", "values": "VALUES (inline data)",
+               "service": "SERVICE", "describe_query": "DESCRIBE"}
+
+
+def unsupported(name: str) -> str:
+    return f"{name} is not supported in EP-SPARQL rules (docs/language.md lists what is)"
+
+
 LOCAL_ONLY = ("only local files can be loaded as background knowledge, not <{iri}>: name a file "
               "by its path relative to the rule file, FROM <ontologies/roads.ttl>, or by a "
               "file: IRI, FROM <file:///data/roads.ttl>")
@@ -449,10 +459,10 @@ class _Query:
             if (kind.type == "UPDATE") != (body.data == "update_query"):
                 raise self.error("REGISTER UPDATE registers a DELETE/INSERT rule, and only that",
                                  register)
-            if kind.type == "QUERY" and body.data != "select_query":
+            if kind.type == "QUERY" and body.data not in ("select_query", "ask_query", "describe_query"):
                 raise self.error("REGISTER QUERY registers a SELECT query; register a "
                                  "CONSTRUCT query with REGISTER STREAM", register)
-            if kind.type == "STREAM" and body.data != "construct_query":
+            if kind.type == "STREAM" and body.data not in ("construct_query", "construct_where"):
                 raise self.error("REGISTER STREAM registers a CONSTRUCT query; register a "
                                  "SELECT query with REGISTER QUERY", register)
         pos = self.pos(tree)
@@ -461,21 +471,30 @@ class _Query:
         window, self.streams = self.window([c for c in froms if _is_stream(c)])
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
+        if body.data in UNSUPPORTED:
+            raise self.error(unsupported(UNSUPPORTED[body.data]), body)
+        values = _children(body, "values")
+        if values:
+            raise self.error(unsupported("VALUES (inline data)"), values[0])
         if body.data == "update_query":
             if window is not None:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
             return self.update(body, tree, name, options, pos, ontologies)
         windowed = dict(window=window, every_ms=every, streams=self.streams)
+        if body.data == "ask_query":
+            return self.ask(body, tree, name, options, pos, ontologies, windowed)
         if body.data == "select_query":
             clause, where = body.children[0], _children(body, "where_clause")[0]
             windowed["report"] = self.report(clause, window)
             pattern = self.where(where, tree)
             distinct, projection, grouping = self.selection(body, clause, pattern, window)
+            visible = ({p.var for p in projection} if projection is not None else ops.variables(pattern))
+            modifiers = self.modifiers(body, visible)
             return ops.Query(name, "select", pattern, projection, distinct, options=options,
                              pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
-                             grouping=grouping, **windowed)
+                             grouping=grouping, **windowed, **modifiers)
         windowed["report"] = self.report(body, window)
-        template_tree, where = _children(body, "template")[0], body.children[-1]
+        where = _children(body, "where_clause")[0]
         sub = _sub_select(where)
         if sub is not None:
             froms = _children(sub, "from_clause")
@@ -484,13 +503,20 @@ class _Query:
             clause, sub_where = _children(sub, "select_clause")[0], _children(sub, "where_clause")[0]
             if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
                 raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer CONSTRUCT", clause)
+            modifiers = [c for c in sub.children if isinstance(c, Tree)
+                         and c.data in ("order_clause", "limit_offset", "values")]
+            if modifiers:
+                raise self.error(unsupported(f"{_modifier_name(modifiers[0])} in a subquery"), modifiers[0])
             pattern = self.where(sub_where, tree)
             # grouping in the subquery aggregates over the CONSTRUCT's window
             distinct, projection, grouping = self.selection(sub, clause, pattern, window)
         else:
             pattern = self.where(where, tree)
             distinct, projection, grouping = False, None, None
-        template = self.template(template_tree)
+        if body.data == "construct_where":
+            template = self.short_template(where)
+        else:
+            template = self.template(_children(body, "template")[0])
         visible = ops.variables(pattern) | {p.var for p in projection or ()}
         warned = set()
         for t in template:
@@ -500,14 +526,80 @@ class _Query:
                     self.warnings.append(
                         f"{t.pos}: ?{v.name} in the CONSTRUCT template is never bound by the "
                         f"pattern: the triples that use it are never produced")
+        order = _children(body, "order_clause")
+        if order:  # a CONSTRUCT's answers are a graph: only LIMIT and OFFSET cut it
+            raise self.error(unsupported("ORDER BY in a CONSTRUCT query"), order[0])
+        modifiers = self.modifiers(body, set())
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
                          pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
-                         grouping=grouping, **windowed)
+                         grouping=grouping, **windowed, **modifiers)
+
+    def ask(self, body: Tree, tree: Tree, name, options, pos, ontologies, windowed) -> ops.Query:
+        """ASK: whether an evaluation has a solution; a query without
+        variables to project, one answer per evaluation (docs/language.md)."""
+        modifiers = [c for c in body.children if isinstance(c, Tree) and c.data in ("order_clause", "limit_offset")]
+        if modifiers:  # ASK answers once per evaluation: nothing to order or cut
+            raise self.error(unsupported(f"{_modifier_name(modifiers[0])} in an ASK query"), modifiers[0])
+        pattern = self.where(_children(body, "where_clause")[0], tree)
+        return ops.Query(name, "ask", pattern, (), True, options=options, pos=pos,
+                         warnings=tuple(self.warnings), ontologies=ontologies, **windowed)
+
+    def short_template(self, where: Tree) -> tuple:
+        """CONSTRUCT WHERE { triples }: the template is the pattern, which
+        must be a basic graph pattern (SPARQL 1.1, 16.2.4)."""
+        elements = [c for c in where.children if isinstance(c, Tree)]
+        groups = elements[0].children if len(elements) == 1 else ()
+        body = groups[0].children if len(groups) == 1 and groups[0].data == "group" else None
+        if body is None or any(c.data != "triples_block" for c in body):
+            raise self.error("CONSTRUCT WHERE { ... } takes only triple patterns (a basic graph "
+                             "pattern, which is also the template); write CONSTRUCT { template } "
+                             "WHERE { pattern }", where)
+        return tuple(t for block in body for t in self.template_triples(block))
+
+    def template_triples(self, block: Tree) -> list:
+        out = []
+        for t in block.children:
+            out += self.triples(t, template=True)
+        return out
+
+    # ---- solution modifiers
+
+    def modifiers(self, body: Tree, visible) -> dict:
+        """ORDER BY, OFFSET and LIMIT as Query fields. ORDER BY orders the
+        answers, so it reads the variables they hold (`visible`: those
+        projected, every one for SELECT *, the template's for CONSTRUCT)."""
+        out = {}
+        self.aggregates = None  # an aggregate in ORDER BY is refused (SELECT and HAVING only)
+        for clause in _children(body, "order_clause"):
+            keys = []
+            for cond in _children(clause, "order_condition"):
+                first = cond.children[0]
+                descending = isinstance(first, Token) and first.type == "DESC"
+                node = cond.children[-1]
+                expr = self.expr(node)
+                if not isinstance(expr, Var):
+                    raise self.error(unsupported("ORDER BY an expression") + ": order by a variable, "
+                                     "and compute it in the SELECT clause with (expression AS ?v)", cond)
+                if expr not in visible:
+                    raise self.error(f"ORDER BY reads {expr}, which the answers do not hold: ORDER BY "
+                                     f"orders the answers, by their variables", cond)
+                keys.append(ops.OrderKey(expr, descending))
+            out["order"] = tuple(keys)
+        for clause in _children(body, "limit_offset"):
+            for part in clause.children:
+                keyword, number = part.children
+                if not re.fullmatch(r"\d+", str(number)):
+                    raise self.error(f"{keyword} takes a whole number, not {number}", number)
+                out["limit" if part.data == "limit_clause" else "offset"] = int(str(number))
+        return out
 
     def selection(self, body: Tree, clause: Tree, pattern, window):
         """(distinct, projection, grouping) of a SELECT query or subquery:
         its SELECT clause, then its grouping (GROUP BY, HAVING, aggregates,
         or C-SPARQL's AGGREGATE clauses)."""
+        for group in _children(body, "group_clause"):  # before the SELECT clause, which may name its ?v
+            for node in _children(group, "group_expr"):
+                raise self.error(unsupported("GROUP BY an expression") + ": group by a variable", node)
         self.aggregates = []  # an aggregate may stand in the SELECT clause and in HAVING
         # C-SPARQL's AGGREGATE clauses bind variables the SELECT clause may name
         extended = {Var(str(c.children[1])[1:]) for c in _children(body, "aggregate_clause")}
@@ -875,6 +967,8 @@ class _Query:
         pattern, conditions, filter_node = None, [], None
         for el in elements:
             kind = el.data
+            if kind in UNSUPPORTED:
+                raise self.error(unsupported(UNSUPPORTED[kind]), el)
             if kind in ("filter", "within"):
                 conditions.append(self.filter(el) if kind == "filter" else self.within(el))
                 self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
@@ -1185,6 +1279,11 @@ class _Query:
             return self.call(node)
         if kind == "aggregate":
             return self.aggregate(node)
+        if kind == "group_concat":
+            raise self.error(unsupported("GROUP_CONCAT"), node)
+        if kind == "exists":
+            negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
+            raise self.error(unsupported("NOT EXISTS" if negated else "EXISTS"), node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
 
     def check_computable(self, const: Const, node):
@@ -1259,6 +1358,14 @@ def _vars_in_order(expr) -> list:
 _SPAN = re.compile(r"(\d+)(ms|s|m|h|d)", re.I)
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
 REPORTS = ("RSTREAM", "ISTREAM", "DSTREAM")
+
+
+def _modifier_name(node: Tree) -> str:
+    if node.data == "order_clause":
+        return "ORDER BY"
+    if node.data == "values":
+        return "VALUES"
+    return " and ".join(str(part.children[0]).upper() for part in node.children)
 
 
 def _is_stream(clause: Tree) -> bool:

@@ -4,10 +4,12 @@ Takes answer tables (cep.events.ANSWERS), as both engines give them
 (cep.engine.AnswerBatch.answers, cep.spark's output), and writes them to a
 text stream, answer by answer, in one of three formats:
 
-    jsonl   one JSON object per answer (SELECT and CONSTRUCT):
+    jsonl   one JSON object per answer (SELECT, CONSTRUCT and ASK):
               {"query": "q", "bindings": {"x": TERM, ...}, "start": T, "end": T}
               {"query": "q", "triples": [{"s": TERM, "p": TERM, "o": TERM}, ...],
                "start": T, "end": T}
+              {"query": "q", "boolean": true, "start": T, "end": T}  (ASK: an
+               evaluation without a solution gives no answer)
             TERM is the W3C SPARQL 1.1 Query Results JSON form of a term
             ({"type": "uri", "value": ...}); an unbound variable is left out;
             T is an ISO 8601 UTC time (2026-01-01T00:00:05Z, milliseconds
@@ -54,14 +56,17 @@ def rows(answers):
 
 def answer_json(answer: Answer) -> dict:
     """The JSON object of one Answer (see the module docstring)."""
-    return row_json(answer.query, answer.start, answer.end, answer.bindings,
+    bindings = None if answer.boolean is not None else answer.bindings
+    return row_json(answer.query, answer.start, answer.end, bindings,
                     [{"s": s, "p": p, "o": o} for s, p, o in answer.triples])
 
 
 def row_json(query, start, end, bindings, triples) -> dict:
     """The JSON object of one answer row (rows)."""
     out = {"query": query}
-    if triples:
+    if bindings is None and not triples:  # ASK (cep.events.ANSWERS)
+        out["boolean"] = True
+    elif triples:
         out["triples"] = [{"s": terms.to_json(t["s"]), "p": terms.to_json(t["p"]), "o": terms.to_json(t["o"])}
                           for t in triples]
     else:
@@ -114,9 +119,10 @@ class CsvWriter:
 
     def write(self, answers) -> None:
         for query, start, end, bindings, triples in rows(answers):
-            if triples:
-                raise UsageError(f"query {query} is a CONSTRUCT query: --format csv writes SELECT "
-                                 "answers only; use --format jsonl or --format trig")
+            if triples or bindings is None:
+                form = "a CONSTRUCT" if triples else "an ASK"
+                raise UsageError(f"query {query} is {form} query: --format csv writes SELECT "
+                                 "answers only; use --format jsonl")
             row = (query, start, end, dict(bindings or ()))
             if self.variables is None:
                 self.pending.append(row)
@@ -154,10 +160,11 @@ class TrigWriter:
         stream.write(f"@prefix prov: <{PROV}> .\n@prefix xsd: <{terms.XSD}> .\n")
 
     def write(self, answers) -> None:
-        for query, start, end, _, triples in rows(answers):
+        for query, start, end, bindings, triples in rows(answers):
             if not triples:
-                raise UsageError(f"query {query} is a SELECT query: --format trig writes CONSTRUCT "
-                                 "answers only; use --format jsonl or --format csv")
+                form = "an ASK" if bindings is None else "a SELECT"
+                raise UsageError(f"query {query} is {form} query: --format trig writes CONSTRUCT "
+                                 "answers only; use --format jsonl")
             n = self.counts.get(query, 0) + 1
             self.counts[query] = n
             graph = terms.iri(f"urn:cep:answer:{quote(query, safe='')}:{n}")
@@ -178,6 +185,11 @@ def check_format(fmt: str, queries) -> None:
     """UsageError when the rule set has answers the format cannot hold."""
     if fmt not in OUTPUT_FORMATS:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+    if fmt in ("csv", "trig"):
+        asks = [q.name for q in queries if q.form == "ask"]
+        if asks:
+            raise UsageError(f"--format {fmt} cannot hold the answers of ASK "
+                             f"{'query' if len(asks) == 1 else 'queries'} {', '.join(asks)}; use --format jsonl")
     if fmt == "csv":
         bad = [q.name for q in queries if q.form == "construct"]
         if bad:

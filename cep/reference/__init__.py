@@ -23,12 +23,17 @@ an event consumption policy other than `unrestricted` is refused.
 from __future__ import annotations
 
 from collections import Counter
+from functools import cmp_to_key
 
+from cep import terms
 from cep.algebra import ops, query_limits
 from cep.algebra.chaining import analyse
 from cep.events import Answer, Event
 from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
-from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, value
+from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
+from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
+from cep.reference.expressions import _cmp as compare
+from cep.reference.expressions import parse as parse_value
 from cep.reference.patterns import HORIZON, compatible, merge, solutions, stream_of, streams_of
 from cep.reference.windows import window_answers
 
@@ -56,7 +61,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
     try:
         fed = [q.name for q in queries if q.window is not None and q.name in chaining.producers]
         if not fed:
-            return _evaluate(queries, events, background, chaining, until, ())
+            return modified(_evaluate(queries, events, background, chaining, until, ()), queries)
         # windows whose triples are read: their triples are events over the
         # window, and what the rules answer over the stream with them; no
         # cycle goes through a window, so adding them until nothing new
@@ -68,7 +73,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
                                 for a in out if a.query in fed for s, p, o in a.triples},
                                key=lambda e: (e.end, e.start, e.s, e.p, e.o)))
             if new == extra:
-                return out
+                return modified(out, queries)
             extra = new
     finally:
         USER_PROLOG.reset(token)
@@ -232,6 +237,72 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
     return out
 
 
+def modified(answers, queries) -> list[Answer]:
+    """SPARQL's solution modifiers on a stream (docs/language.md, "Solution
+    modifiers"): the answers of each query that end at one instant are
+    one evaluation, ordered by ORDER BY (15.1) and cut by OFFSET and
+    LIMIT; the other answers are left as they are. An ASK answers once
+    per evaluation that has a solution: true, over the earliest start."""
+    by_name = {q.name: q for q in queries}
+    groups, out = {}, []
+    for a in answers:
+        query = by_name.get(a.query)
+        if query is not None and (query.modified or query.form == "ask"):
+            groups.setdefault((a.query, a.end), []).append(a)
+        else:
+            out.append(a)
+    for (name, _), group in groups.items():
+        query = by_name[name]
+        if query.form == "ask":
+            out.append(Answer(name, min(a.start for a in group), group[0].end, boolean=True))
+            continue
+        group.sort(key=lambda a: (a.start, a.bindings))  # ties: by start, then bindings
+        for key in reversed(query.order):  # the last key first: Python's sort is stable
+            group.sort(key=cmp_to_key(lambda a, b, k=key: _order_compare(
+                a.binding(k.expr.name), b.binding(k.expr.name))), reverse=key.descending)
+        stop = None if query.limit is None else query.offset + query.limit
+        out += group[query.offset:stop]
+    return out
+
+
+
+
+_CATEGORY = ("numeric", "string", "lang", "boolean", "dateTime")
+
+
+def _order_compare(a, b) -> int:
+    """-1, 0 or 1: SPARQL 1.1's ORDER BY order of two terms (None:
+    unbound): unbound < blank nodes < IRIs < literals; literals of one
+    category by `<` where SPARQL defines it, else by their text."""
+    def rank(t):
+        if t is None:
+            return (0, "")
+        val = parse_value(t)
+        if val.kind in ("bnode", "iri"):
+            return (1 if val.kind == "bnode" else 2, "")
+        if val.kind in NUMERIC_KINDS:
+            return (3, 0)
+        return (3, _CATEGORY.index(val.kind)) if val.kind in _CATEGORY else (3, 5)
+    ra, rb = rank(a), rank(b)
+    if ra != rb:
+        return -1 if ra < rb else 1
+    if a is None:
+        return 0
+    va, vb = parse_value(a), parse_value(b)
+    if va.kind in ("bnode", "iri") or ra[1] == 5:
+        x, y = (va.v if va.kind in ("bnode", "iri") else terms.split(a)[2:0:-1],
+                vb.v if vb.kind in ("bnode", "iri") else terms.split(b)[2:0:-1])
+    else:
+        try:
+            less = ebv(compare("<")(va, vb))
+            if less or ebv(compare("<")(vb, va)):
+                return -1 if less else 1
+        except ExprError:  # no `<` between them (language-tagged strings): by their text
+            pass
+        x, y = terms.split(a)[1::2], terms.split(b)[1::2]
+    return (x > y) - (x < y)
+
+
 def _extend(mu: dict, item: ops.ProjectItem, ts, te, stamps=frozenset()):
     """SELECT (expr AS ?v): ?v is bound to the value, or left unbound on an
     error. Later items see the variables of earlier ones. `stamps`: the
@@ -271,7 +342,7 @@ def rename_bnodes(triples) -> tuple:
 
 
 def multiset(answers) -> Counter:
-    """Answers as a multiset of (query, bindings, start, end, triples), with
+    """Answers as a multiset of (query, bindings, start, end, triples, boolean), with
     the triples of a CONSTRUCT answer modulo blank node labels: the form in
     which two evaluations of the same queries are compared."""
-    return Counter((a.query, a.bindings, a.start, a.end, rename_bnodes(a.triples)) for a in answers)
+    return Counter((a.query, a.bindings, a.start, a.end, rename_bnodes(a.triples), a.boolean) for a in answers)

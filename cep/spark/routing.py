@@ -115,7 +115,12 @@ def triples(op) -> list:
 def partition_key(query: ops.Query) -> str | None:
     """The name of a variable bound by every triple pattern of the query
     (the first such one, in the order of the first pattern's slots), or
-    None."""
+    None. A query whose solution modifiers (ORDER BY, LIMIT, OFFSET)
+    order or cut the answers of each evaluation, and an ASK, which
+    answers once per evaluation, have none: they run in one group, which
+    sees every solution of an evaluation."""
+    if query.modified or query.form == "ask":
+        return None
     patterns = triples(query.pattern)
     if not patterns:
         return None

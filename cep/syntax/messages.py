@@ -52,8 +52,11 @@ BLANK = {"BLANK_NODE_LABEL", "ANON", "LSQB"}
 OPERATORS = {"OR", "AND", "EQ", "NE", "LT", "GT", "LE", "GE", "PLUS", "MINUS", "STAR",
              "SLASH", "IN", "NOT"}
 CHAIN_OPS = set(KEYWORDS)  # the operators written between two groups
-QUERY_START = {"SELECT", "CONSTRUCT", "DELETE", "INSERT", "REGISTER", "PREFIX", "BASE", "ANNOTATION"}
+QUERY_START = {"SELECT", "CONSTRUCT", "ASK", "DESCRIBE", "DELETE", "INSERT", "REGISTER", "PREFIX",
+               "BASE", "ANNOTATION"}
 HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED",  # recognized only to be rejected
+          "MINUS_KW", "BIND", "VALUES", "SERVICE", "EXISTS", "GROUP_CONCAT",
+          "ORDER", "LIMIT", "OFFSET", "REDUCED",  # optional solution modifiers
           "RSTREAM", "ISTREAM", "DSTREAM"}  # optional words that would crowd a message
 
 
@@ -61,6 +64,8 @@ def phrases(expected) -> list:
     """The expected terminals in words: groups of terminals read as one
     phrase ("an expression", "a literal"), the rest one by one."""
     left = set(expected) - HIDDEN
+    if "IN" not in left:  # NOT starts NOT EXISTS, which is refused
+        left.discard("NOT")
     out = []
 
     def take(trigger, members, words):

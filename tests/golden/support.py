@@ -64,6 +64,8 @@ def answer_from_json(obj: dict) -> Answer:
     if "triples" in obj:
         triples = tuple(tuple(terms.from_json(t[k]) for k in "spo") for t in obj["triples"])
         return Answer(obj["query"], start, end, triples=triples)
+    if "boolean" in obj:  # ASK
+        return Answer(obj["query"], start, end, boolean=obj["boolean"])
     bindings = tuple(sorted((k, terms.from_json(v)) for k, v in obj["bindings"].items()))
     return Answer(obj["query"], start, end, bindings=bindings)
 

@@ -705,3 +705,24 @@ def streamed(draw, events):
         g = draw(st.sampled_from(["", "", STREAM_IRIS[0], STREAM_IRIS[1]]))
         out.append(dataclasses.replace(e, stream=g))
     return out
+
+
+@st.composite
+def modified_queries(draw):
+    """A SELECT (plain, projected or over a window) with solution
+    modifiers: ORDER BY some of the variables its answers hold, each
+    ascending or descending, OFFSET and LIMIT; or the query made an ASK.
+    Ties are cut in a fixed order (docs/language.md), so the engine and the
+    reference keep the same answers."""
+    base = draw(st.one_of(queries(), projected_queries(), windowed_queries()))
+    if draw(st.integers(0, 3)) == 0:
+        return dataclasses.replace(base, form="ask", projection=(), distinct=True, grouping=None,
+                                   report="rstream")
+    visible = ([item.var for item in base.projection] if base.projection is not None
+               else sorted(ops.variables(base.pattern), key=lambda v: v.name))
+    visible = [v for v in visible if v.name[:1] not in ("_", ".")]
+    keys = draw(st.lists(st.sampled_from(visible), unique=True, max_size=2)) if visible else []
+    order = tuple(ops.OrderKey(v, draw(st.booleans())) for v in keys)
+    offset = draw(st.sampled_from([0, 0, 1, 2]))
+    limit = draw(st.sampled_from([None, 0, 1, 2, 3]))
+    return dataclasses.replace(base, order=order, offset=offset, limit=limit)

@@ -282,6 +282,27 @@ def test_engine_equals_reference_on_windows_and_aggregates(data):
     assert_same(query, events, run_engine(query, events))
 
 
+@seeded
+@_settings(300)
+@given(data=st.data())
+def test_engine_equals_reference_with_solution_modifiers(data):
+    """ORDER BY, OFFSET and LIMIT cut each evaluation (an instant's answers,
+    or a window's), and ASK answers once per evaluation with a solution, on
+    plain, projected and windowed queries, the events pushed in batches:
+    the engine keeps the reference's answers."""
+    from tests.property.strategies import modified_queries
+    query = data.draw(modified_queries())
+    events = data.draw(streams())
+    note_case([query], events)
+    ordered = sorted(events, key=lambda e: e.end)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(ordered)), max_size=2), label="batch cuts"))
+    engine, got, last = Engine([query]), [], 0
+    for cut in cuts + [len(ordered)]:
+        got += engine.push(ordered[last:cut])
+        last = cut
+    assert_same(query, events, got + engine.flush())
+
+
 FED_S, FED_P = "<http://example.org/fed>", "<http://example.org/fedp>"
 
 

@@ -55,7 +55,8 @@ def answer_of(row) -> Answer:
     """An output row of kind "answer" as the in-process engine's Answer."""
     triples = tuple((t["s"], t["p"], t["o"]) for t in row["triples"] or ())
     bindings = () if triples else tuple(sorted((row["bindings"] or {}).items()))
-    return Answer(row["query"], row["start"], row["end"], bindings=bindings, triples=triples)
+    ask = True if row["bindings"] is None and not triples else None  # cep.events.ANSWERS
+    return Answer(row["query"], row["start"], row["end"], bindings=bindings, triples=triples, boolean=ask)
 
 
 def split_rows(rows) -> tuple[list[Answer], list]:

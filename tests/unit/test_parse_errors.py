@@ -96,8 +96,8 @@ SYNTAX = [
      "rules/x.rq:2:10: unexpected '10' \u2014 expected a string "
      "(the deadline after NOTSEQ, a string such as \"PT10M\")"),
     ("CONSTRUCT",
-     "rules/x.rq:1:10: unexpected end of file \u2014 expected a variable, an IRI, a literal or '{' "
-     "(the template of the CONSTRUCT)"),
+     "rules/x.rq:1:10: unexpected end of file \u2014 expected a variable, an IRI, a literal, '{', FROM "
+     "or WHERE (the template of the CONSTRUCT)"),
     ("REGISTER QUERY AS SELECT * { ?s ?p ?o }",
      "rules/x.rq:1:19: unexpected 'SELECT' \u2014 expected AS or COMPUTED "
      "(REGISTER QUERY name AS ... or REGISTER STREAM name AS ...)"),

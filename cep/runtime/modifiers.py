@@ -1,0 +1,128 @@
+"""Solution modifiers on the engines' answers: ORDER BY, OFFSET and LIMIT
+order and cut the answers of one evaluation of a query (docs/language.md,
+"Solution modifiers"): those it releases together that end at one instant
+(a window's evaluation time, or the instant a solution of an unwindowed
+pattern completes). An ASK's solutions of one evaluation make one answer.
+
+    modify(table, layouts, queries) -> table
+
+works on the rules' raw answer table (columns q, start, end, f0, f1, ...:
+cep.engine.AnswerBatch), before the answers are named and written, so both
+engines (the Spark engine runs a modified query in one group: cep.spark.
+routing) cut the same answers.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+import pyarrow as pa
+
+from cep import terms
+
+XSD = "http://www.w3.org/2001/XMLSchema#"
+NUMERIC = {XSD + t for t in ("integer", "decimal", "float", "double", "nonPositiveInteger",
+                             "negativeInteger", "long", "int", "short", "byte", "nonNegativeInteger",
+                             "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte",
+                             "positiveInteger")}
+STRINGS = {None, XSD + "string"}
+
+
+def term_key(term):
+    """A sort key of an N-Triples term (None: unbound) in SPARQL 1.1's
+    ORDER BY order (15.1): unbound, then blank nodes, then IRIs, then
+    literals: numbers by value, then simple and xsd:string literals by
+    their text, language-tagged ones, booleans (false first),
+    xsd:dateTime by time, then other literals by datatype and text. Terms
+    of one value (1 and 01) by their text."""
+    if term is None:
+        return (0,)
+    kind, *parts = terms.split(term)
+    if kind == "bnode":
+        return (1, parts[0])
+    if kind == "iri":
+        return (2, parts[0])
+    lexical, datatype, lang = parts
+    if lang:
+        return (3, 2, lexical, lang)
+    if datatype in NUMERIC:
+        try:
+            number = Decimal(lexical.strip())  # INF and -INF of float and double too
+        except InvalidOperation:  # a malformed number: no value
+            return (3, 5, datatype, lexical)
+        # NaN is no value to compare: after the numbers, with the other literals
+        return (3, 5, datatype, lexical) if number.is_nan() else (3, 0, number, lexical)
+    if datatype in STRINGS:
+        return (3, 1, lexical)
+    if datatype == XSD + "boolean" and lexical.strip() in ("true", "false", "1", "0"):
+        return (3, 3, lexical.strip() in ("true", "1"), lexical)
+    if datatype == XSD + "dateTime":
+        try:
+            return (3, 4, terms.parse_datetime_ms(lexical.strip()), lexical)
+        except terms.TermError:
+            pass
+    return (3, 5, datatype, lexical)
+
+
+class _Descending:
+    """A key that sorts in reverse."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __lt__(self, other):
+        return other.key < self.key
+
+    def __eq__(self, other):
+        return self.key == other.key
+
+
+def modify(table: pa.Table, layouts, queries) -> pa.Table:
+    """The raw answer table with each modified query's answers ordered and
+    cut per (query, end time), and an ASK's answers one per (query, end
+    time), the earliest start; the other rows stay as they are, in order."""
+    modified = [(layout, query) for layout in layouts
+                for query in (queries[layout.index],) if query.modified or query.form == "ask"]
+    if not modified or not table.num_rows:
+        return table
+    q = table["q"].to_numpy(zero_copy_only=False)
+    keep = np.ones(table.num_rows, dtype=bool)
+    # where each kept row goes: its own index, or for the answers of a
+    # modified evaluation the place of its first answer, then by rank
+    position = np.arange(table.num_rows, dtype=np.float64)
+    for layout, query in modified:
+        rows = np.flatnonzero(q == layout.index)
+        if not len(rows):
+            continue
+        keep[rows] = False
+        taken = pa.array(rows)
+        ends = table["end"].take(taken).to_pylist()
+        starts = table["start"].take(taken).to_pylist()
+        fields = [table[f"f{i}"].take(taken).to_pylist() for i in range(len(layout.fields))]
+        columns = [fields[layout.fields.index(k.expr.name)] for k in query.order]
+        if query.form == "select":  # ties by start, then bindings: every run cuts alike
+            ties = [(starts[i], sorted((name, column[i]) for name, column in zip(layout.fields, fields)
+                                       if column[i] is not None)) for i in range(len(rows))]
+        else:
+            ties = [None] * len(rows)
+        evaluations = {}
+        for i, end in enumerate(ends):
+            evaluations.setdefault(end, []).append(i)
+        stop = None if query.limit is None else query.offset + query.limit
+        for members in evaluations.values():
+            first = rows[members[0]]
+            if query.form == "ask":  # one answer: "true", over the evaluation's solutions
+                members = [min(members, key=starts.__getitem__)]
+            elif query.form == "select":
+                members = sorted(members, key=lambda i: (tuple(
+                    _Descending(term_key(c[i])) if k.descending else term_key(c[i])
+                    for k, c in zip(query.order, columns)), ties[i]))
+            chosen = members[query.offset:stop]
+            for rank, i in enumerate(chosen):
+                keep[rows[i]] = True
+                position[rows[i]] = first + (rank + 1) / (len(chosen) + 1)
+    kept = np.flatnonzero(keep)
+    return table.take(pa.array(kept[np.argsort(position[kept], kind="stable")]))

@@ -1,0 +1,40 @@
+"""Solution modifiers on the Spark engine (docs/language.md, "Solution
+modifiers"): a modified query runs in one group, so the answers of an
+instant are cut together even when its events come in several
+micro-batches and would fall in several buckets by their key. (ASK, which
+runs in one group too, is in the golden cases that tests/spark/
+test_equivalence.py runs.)"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from cep.rules import parse_rules
+from tests.spark.support import (
+    event_rows, in_process, process_all, split_rows, start_stream, write_files,
+)
+from tests.unit.test_solution_modifiers import H, MIN, STREAM, reading
+
+pytestmark = pytest.mark.spark
+
+RULES = H + """REGISTER QUERY top2 AS
+SELECT ?x ?v WHERE { ?x :p ?v } ORDER BY DESC(?v) LIMIT 2
+"""
+
+
+def test_an_instant_split_over_micro_batches_is_cut_as_a_whole(spark, tmp_path):
+    queries = parse_rules(RULES, "modifiers.rq")
+    closing = [reading("z", 0, 30)]  # moves the watermark past the data
+    # the instant at minute 1 comes in two files, each with answers of its own
+    chunks = [event_rows(STREAM[:2]), event_rows(STREAM[2:]), event_rows(closing)]
+    write_files(tmp_path / "in", chunks)
+    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
+    process_all(query)
+    answers, others = split_rows(spark.table(name).collect())
+    assert not others
+    expected = [a for a in in_process(queries, STREAM + closing) if a.end < 30 * MIN]
+    assert [(a.end // MIN, a.binding("x")) for a in expected] == [
+        (1, "<http://e/a2>"), (1, "<http://e/a3>"), (2, "<http://e/b1>"), (2, "<http://e/b0>")]
+    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)

@@ -1,0 +1,223 @@
+"""Solution modifiers (ORDER BY, LIMIT, OFFSET, REDUCED), ASK, the
+CONSTRUCT WHERE short form, and the SPARQL 1.1 features refused by name
+(docs/language.md, "Solution modifiers" and "Not supported")."""
+
+import pytest
+
+import io
+import json
+
+from cep import cli
+from cep.errors import UsageError
+from cep.events import answers_table
+from cep.io.writers import check_format, json_lines, make_writer
+from cep.engine import Engine
+from cep.errors import QueryError
+from cep.events import Event
+from cep.rules import parse_rules
+from cep.runtime.modifiers import term_key
+from cep.reference import _order_compare
+from cep.spark import routing
+from tests.unit.support import checked_answers
+
+MIN = 60_000
+H = "PREFIX : <http://e/>\n"  # line 1
+XSD = "http://www.w3.org/2001/XMLSchema#"
+INT = f"<{XSD}integer>"
+
+
+def reading(subject, value, minute, datatype=INT):
+    return Event(f"<http://e/{subject}>", "<http://e/p>", f'"{value}"^^{datatype}', minute * MIN, minute * MIN)
+
+
+def run(text, events):
+    return checked_answers(parse_rules(H + text, "rules/x.rq"), events)
+
+
+def values(answers, name="v"):
+    """(end minute, lexical form of ?name) per answer, in the order given."""
+    return [(a.end // MIN, a.binding(name).split('"')[1]) for a in answers]
+
+
+def error(text: str) -> str:
+    with pytest.raises(QueryError) as info:
+        parse_rules(H + text, "rules/x.rq")
+    return str(info.value)
+
+
+STREAM = [reading("a0", 5, 1), reading("a1", 3, 1), reading("a2", 10, 1), reading("a3", 7, 1),
+          reading("b0", 1, 2), reading("b1", 2, 2)]
+
+
+# ------------------------------------------------------- ORDER BY, LIMIT, OFFSET
+
+
+def test_order_by_and_limit_cut_the_answers_of_each_instant():
+    got = run("SELECT ?x ?v WHERE { ?x :p ?v } ORDER BY DESC(?v) LIMIT 2", STREAM)
+    assert values(got) == [(1, "10"), (1, "7"), (2, "2"), (2, "1")]
+
+
+def test_offset_skips_within_each_instant():
+    got = run("SELECT ?v WHERE { ?x :p ?v } ORDER BY ?v OFFSET 1 LIMIT 2", STREAM)
+    assert values(got) == [(1, "5"), (1, "7"), (2, "2")]
+    assert values(run("SELECT ?v WHERE { ?x :p ?v } ORDER BY ?v OFFSET 3", STREAM)) == [(1, "10")]
+
+
+def test_an_instant_spread_over_several_pushes_is_cut_once():
+    engine = Engine(parse_rules(H + "SELECT ?v WHERE { ?x :p ?v } ORDER BY ?v LIMIT 1"))
+    got = engine.push(STREAM[:2]) + engine.push(STREAM[2:4]) + engine.push(STREAM[4:]) + engine.flush()
+    assert values(got) == [(1, "3"), (2, "1")]
+
+
+def test_numbers_are_ordered_by_value_across_their_types():
+    stream = [reading("a", "2.5", 1, f"<{XSD}decimal>"), reading("b", 10, 1),
+              reading("c", "1.0E0", 1, f"<{XSD}double>"), reading("d", "-3", 1)]
+    assert values(run("SELECT ?v WHERE { ?x :p ?v } ORDER BY ?v", stream)) == \
+        [(1, "-3"), (1, "1.0E0"), (1, "2.5"), (1, "10")]
+
+
+def test_a_window_evaluation_is_cut_as_a_whole():
+    got = run("SELECT ?x ?v FROM STREAM <http://e/s> [RANGE 10m TUMBLING] WHERE { ?x :p ?v } "
+              "ORDER BY DESC(?v) LIMIT 1", STREAM)
+    assert [(a.end // MIN, a.binding("x")) for a in got] == [(10, "<http://e/a2>")]
+
+
+def test_limit_without_order_cuts_in_a_fixed_order_of_ties():
+    """Ties (here every answer: no ORDER BY) by start, then by the bindings
+    as text: the engine and the reference keep the same answers."""
+    got = run("SELECT ?x ?v WHERE { ?x :p ?v } LIMIT 2", STREAM)
+    assert values(got) == [(1, "10"), (1, "3"), (2, "1"), (2, "2")]
+
+
+def test_limit_zero_gives_nothing_and_reduced_keeps_every_answer():
+    assert run("SELECT ?v WHERE { ?x :p ?v } LIMIT 0", STREAM) == []
+    assert len(run("SELECT REDUCED ?v WHERE { ?x :p ?v }", STREAM)) == len(STREAM)
+
+
+def test_construct_where_takes_the_pattern_as_its_template():
+    assert sorted(a.triples for a in run("CONSTRUCT WHERE { ?x :p ?v }", STREAM)) == \
+        sorted(((e.s, e.p, e.o),) for e in STREAM)
+    # without ORDER BY, LIMIT keeps answers of the engine's choosing (as in
+    # SPARQL): one of each instant's
+    engine = Engine(parse_rules(H + "CONSTRUCT WHERE { ?x :p ?v } LIMIT 1"))
+    got = engine.push(STREAM) + engine.flush()
+    assert [a.end // MIN for a in got] == [1, 2]
+    assert all(Event(*a.triples[0], a.start, a.end) in STREAM for a in got)
+
+
+def test_sparql_term_order():
+    """Unbound < blank nodes < IRIs < literals; numbers by value; both
+    implementations (the engine's key, the reference's comparison) agree."""
+    ordered = [None, "_:b", "<http://a>", "<http://b>", f'"-1"^^{INT}', f'"0.5"^^<{XSD}decimal>',
+               f'"2"^^{INT}', f'"a"^^<{XSD}string>', f'"b"^^<{XSD}string>', '"a"@en',
+               f'"false"^^<{XSD}boolean>', f'"true"^^<{XSD}boolean>']
+    assert sorted(reversed(ordered), key=term_key) == ordered
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1:]:
+            assert _order_compare(a, b) == -1 and _order_compare(b, a) == 1
+
+
+def test_infinities_are_numbers_and_nan_is_not():
+    double = f"<{XSD}double>"
+    ordered = [f'"-INF"^^{double}', f'"-1"^^{INT}', f'"INF"^^{double}', f'"a"^^<{XSD}string>',
+               f'"NaN"^^{double}']
+    assert sorted(reversed(ordered), key=term_key) == ordered
+
+
+def test_a_modified_query_runs_in_one_spark_group():
+    plain, cut = parse_rules(H + "SELECT ?x ?v { ?x :p ?v }\nSELECT ?x ?v { ?x :p ?v } LIMIT 1")
+    assert routing.partition_key(plain) == "x" and routing.partition_key(cut) is None
+
+
+# ---------------------------------------------------------------------- ASK
+
+
+def test_ask_answers_once_per_instant_with_a_solution():
+    got = run("ASK { ?x :p ?v FILTER(?v > 4) }", STREAM)  # 5, 10, 7 at 0:01; none at 0:02
+    assert [(a.start // MIN, a.end // MIN, a.boolean) for a in got] == [(1, 1, True)]
+
+
+def test_ask_over_a_sequence_spans_its_earliest_solution():
+    got = run("ASK { ?x :p ?v } SEQ { ?y :p ?w FILTER(?w < 2) }", STREAM)
+    assert [(a.start // MIN, a.end // MIN) for a in got] == [(1, 2)]
+
+
+def test_ask_answers_once_per_window_evaluation():
+    got = run("ASK FROM STREAM <http://e/s> [RANGE 1m STEP 1m] WHERE { ?x :p ?v }", STREAM)
+    assert [(a.start // MIN, a.end // MIN, a.boolean) for a in got] == [(0, 1, True), (1, 2, True)]
+
+
+def test_ask_answers_are_written_as_a_boolean():
+    got = run("ASK { ?x :p ?v FILTER(?v > 4) }", STREAM)
+    assert list(json_lines(answers_table(got))) == [
+        '{"query": "x", "boolean": true, "start": "1970-01-01T00:01:00Z", "end": "1970-01-01T00:01:00Z"}']
+    ask = parse_rules(H + "ASK { ?x :p ?v }", "rules/x.rq")
+    for fmt in ("csv", "trig"):
+        with pytest.raises(UsageError, match=f"--format {fmt} cannot hold the answers of ASK query x"):
+            check_format(fmt, ask)
+        with pytest.raises(UsageError, match="query x is an ASK query"):
+            make_writer(fmt, io.StringIO()).write(answers_table(got))
+
+
+# ----------------------------------------------------------------- refusals
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELECT * { ?x :p ?v MINUS { ?x :q ?v } }", "2:21: MINUS is not supported"),
+    ("SELECT * { ?x :p ?v BIND(?v + 1 AS ?w) }", "2:21: BIND is not supported"),
+    ("SELECT * { ?x :p ?v VALUES ?v { 1 2 UNDEF } }", "2:21: VALUES (inline data) is not supported"),
+    ("SELECT * { ?x :p ?v } VALUES (?x ?v) { (:a 1) }", "2:23: VALUES (inline data) is not supported"),
+    ("SELECT * { ?x :p ?v SERVICE <http://s/> { ?x :q ?w } }", "2:21: SERVICE is not supported"),
+    ("SELECT * { ?x :p ?v FILTER NOT EXISTS { ?x :q ?w } }", "2:28: NOT EXISTS is not supported"),
+    ("SELECT * { ?x :p ?v FILTER(?v > 1 && EXISTS { ?x :q ?w }) }", "2:38: EXISTS is not supported"),
+    ("ASK { ?x :p ?v } LIMIT 1", "2:18: LIMIT in an ASK query is not supported"),
+    ("DESCRIBE ?x WHERE { ?x :p ?v }", "2:1: DESCRIBE is not supported"),
+    ("DESCRIBE <http://e/a>", "2:1: DESCRIBE is not supported"),
+    ("SELECT ?x { ?x :p ?v } ORDER BY (?v + 1)", "2:33: ORDER BY an expression is not supported"),
+    ("CONSTRUCT { ?x :q ?v } WHERE { ?x :p ?v } ORDER BY ?v", "2:43: ORDER BY in a CONSTRUCT query is not"),
+    ("SELECT (GROUP_CONCAT(?v; separator=',') AS ?g) FROM STREAM <http://e/s> [RANGE 1m STEP 1m] "
+     "{ ?x :p ?v }", "2:9: GROUP_CONCAT is not supported"),
+    ("SELECT ?g (COUNT(*) AS ?n) FROM STREAM <http://e/s> [RANGE 1m STEP 1m] { ?x :p ?v } "
+     "GROUP BY (?v + 1 AS ?g)", "2:94: GROUP BY an expression is not supported"),
+    ("CONSTRUCT { ?x :q ?v } { SELECT ?x ?v { ?x :p ?v } LIMIT 1 }",
+     "2:52: LIMIT in a subquery is not supported"),
+])
+def test_unsupported_sparql_is_refused_by_name(text, message):
+    assert error(text).startswith("rules/x.rq:" + message)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELECT ?x { ?x :p ?v } ORDER BY ?v",
+     "rules/x.rq:2:33: ORDER BY reads ?v, which the answers do not hold: ORDER BY orders the answers, "
+     "by their variables"),
+    ("SELECT ?x { ?x :p ?v } LIMIT 1.5", "rules/x.rq:2:30: LIMIT takes a whole number, not 1.5"),
+    ("CONSTRUCT WHERE { ?x :p ?v OPTIONAL { ?x :q ?w } }",
+     "rules/x.rq:2:11: CONSTRUCT WHERE { ... } takes only triple patterns (a basic graph pattern, "
+     "which is also the template); write CONSTRUCT { template } WHERE { pattern }"),
+])
+def test_modifier_mistakes(text, message):
+    assert error(text) == message
+
+
+def test_the_command_line_refuses_an_unsupported_feature_with_exit_2(tmp_path, capsys):
+    rules = tmp_path / "minus.rq"
+    rules.write_text(H + "SELECT * { ?x :p ?v MINUS { ?x :q ?v } }\n")
+    code = cli.main(["explain", str(rules)])
+    err = capsys.readouterr().err
+    assert code == 2 and f"{rules}:2:21: MINUS is not supported" in err and "Traceback" not in err
+
+
+def test_cep_run_writes_ask_answers_and_refuses_csv_for_them(tmp_path, capsys):
+    rules = tmp_path / "alarm.rq"
+    rules.write_text(H + "ASK { ?x :p ?v FILTER(?v > 4) }\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text("".join(json.dumps({"s": e.s, "p": e.p, "o": e.o, "t": e.end}) + "\n" for e in STREAM))
+    code = cli.main(["run", str(rules), "--events", str(events), "--engine", "local"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {"query": "alarm", "boolean": True, "start": "1970-01-01T00:01:00Z", "end": "1970-01-01T00:01:00Z"}]
+    code = cli.main(["run", str(rules), "--events", str(events), "--engine", "local", "--format", "csv"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--format csv cannot hold the answers of ASK query alarm" in err
+
