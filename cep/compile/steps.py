@@ -136,6 +136,17 @@ def _goal(name, h, v, ts, te, gen=None):
     return pl.Struct(name, h, pl.Var("_") if gen is None else gen, v, ts, te)
 
 
+def _unseen(name, h, v, ts, te):
+    """No goal of the store has the values v (a variant: unbound values
+    alike) over [ts, te]. Solutions are sets (paper 4.2): a second
+    derivation of a stored goal joins as the first did and adds no
+    solution, and with rule chaining, where derived events give one
+    solution many derivations, storing each would multiply the matches
+    of every later step."""
+    seen = pl.Var("V0")
+    return pl.Struct("\\+", conj([_goal(name, h, seen, ts, te), pl.Struct("=@=", seen, v)]))
+
+
 def generation_ms(window: int) -> int:
     """The length of a windowed store's generations (and of the sweep
     period): a quarter window, so a goal is kept at most 1.5 windows."""
@@ -197,6 +208,7 @@ def _seq(step, left, right, scope, hoist=None, **_):
         *_generation(step, te1, gen),
         *computing,
         *indexing,
+        *([_unseen(store, key, stored, ts1, te1)] if step.policy == "unrestricted" else []),
         pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, key, stored, ts1, te1, gen)),
         F))
     goal = _goal(store, key, stored, ts1, te1)
@@ -248,7 +260,7 @@ def _join(step, left, right, scope, plan=None, graph=None, **_):
             pl.Struct("is", ts, pl.Struct("min", ts1, ts2)), pl.Struct("is", te, pl.Struct("max", te1, te2))]
         emit = pl.Struct(f"n{n}", out, ts, te, ans)
         if step.policy == "unrestricted":
-            body = (pl.Struct("assertz", store_mine), partner, *span, emit)
+            body = (_unseen(_store(step, side), h, myv, ts1, te1), pl.Struct("assertz", store_mine), partner, *span, emit)
         else:
             ref = pl.Var("Ref")
             pick = pl.Struct("once", conj([pl.Struct("clause", partner, T, ref)] + span
