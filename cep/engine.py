@@ -215,16 +215,17 @@ class Engine:
 
     def _regex_warnings(self):
         """A warning per query whose REGEX PCRE gave up on (the solution
-        failed the filter: cep_values:cep_regex/3), once per query."""
+        failed the filter: cep_values:cep_regex/4), once per query."""
         for where in self.session.regex_gave_up():
             new = [i for i in (where or [None]) if i not in self._regex_warned]
             self._regex_warned.update(new)
             names = [self.layouts[i].name if i is not None else "a query" for i in new]
             if names:
                 self.warnings.append(
-                    f"{', '.join(names)}: REGEX gave up on a value (PCRE's match limit: the pattern "
-                    f"backtracks too much on that text); the solution fails the filter, as a SPARQL "
-                    f"error does, and the run goes on (said once per query)")
+                    f"{', '.join(names)}: REGEX or REPLACE gave up on a value (PCRE's match limit: the pattern "
+                    f"backtracks too much on that text); that call is SPARQL's error value (a FILTER "
+                    f"drops the solution, a SELECT expression leaves its variable unbound), and the run "
+                    f"goes on (said once per query)")
 
     def _reject_late(self, table):
         for row in table.to_pylist():

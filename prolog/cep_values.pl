@@ -57,7 +57,7 @@
             cep_pos/2,              % +A, -Value
             cep_fn/3,               % +Name, +Args, -Value
             cep_bnode/3,            % +String, +Solution, -BlankNode
-            cep_regex/3,            % +Where, +Args, -Value
+            cep_regex/4,            % +Where, +Fn, +Args, -Value
             cep_regex_gave_up/1,    % -Wheres
             cep_time_duration/3,    % +StartMs, +EndMs, -Duration
             cep_time_point/2,       % +Ms, -DateTime
@@ -68,5 +68,5 @@
 :- reexport(cep_values_terms, [cep_nt/2]).
 :- reexport(cep_values_compare, [cep_ebv/2, cep_compare/4, cep_band/2]).
 :- reexport(cep_values_arithmetic, [cep_add/3, cep_sub/3, cep_mul/3, cep_div/3, cep_neg/2, cep_pos/2]).
-:- reexport(cep_values_functions, [cep_fn/3, cep_bnode/3, cep_regex/3, cep_regex_gave_up/1, cep_regex_problem/3]).
+:- reexport(cep_values_functions, [cep_fn/3, cep_bnode/3, cep_regex/4, cep_regex_gave_up/1, cep_regex_problem/3]).
 :- reexport(cep_values_dates, [cep_time_duration/3, cep_time_point/2, cep_timestamp/2]).

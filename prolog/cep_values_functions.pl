@@ -1,6 +1,6 @@
 /*  The SPARQL 1.1 functions of section 17.4 (cep_fn/3), the casts of 17.5
     as cast(Datatype) (done by cep_values_casts.pl), and REGEX run by
-    PCRE2 with a guard against catastrophic patterns (cep_regex/3).
+    PCRE2 with a guard against catastrophic patterns (cep_regex/4).
 
     Every predicate follows the rules of cep_values.pl: encoded terms in
     and out, deterministic, SPARQL evaluation errors as failure.
@@ -9,7 +9,7 @@
 :- module(cep_values_functions,
           [ cep_fn/3,
             cep_bnode/3,
-            cep_regex/3,
+            cep_regex/4,
             cep_regex_gave_up/1,
             cep_regex_problem/3
           ]).
@@ -606,17 +606,18 @@ rat_round(round, X, R) :-
                  *            REGEX             *
                  *******************************/
 
-%!  cep_regex(+Where, +Args:list, -Value) is semidet.
+%!  cep_regex(+Where, +Fn, +Args:list, -Value) is semidet.
 %
-%   REGEX as cep_fn(regex, Args, Value), but where PCRE gives up on the
+%   REGEX or REPLACE (Fn: regex, replace) as cep_fn(Fn, Args, Value), but
+%   where PCRE gives up on the
 %   text (its match limit or its heap limit: a pattern such as
 %   "^(a+)+$" backtracks catastrophically on "aaa...a!"), the call is an
 %   evaluation error (it fails, SPARQL's error value) instead of an
 %   exception that would stop the run, and Where (the indexes of the
 %   queries whose expression it is, cep/compile/expr.py) is noted for
 %   cep_regex_gave_up/1, so the run can warn.
-cep_regex(Where, Args, V) :-
-    catch(cep_fn(regex, Args, V),
+cep_regex(Where, Fn, Args, V) :-
+    catch(cep_fn(Fn, Args, V),
           error(resource_error(_), context(pcre:_, _)),
           ( regex_note(Where), fail )).
 
@@ -630,7 +631,7 @@ regex_note(Where) :-
 
 %!  cep_regex_gave_up(-Wheres:list) is det.
 %
-%   The Where of every cep_regex/3 call that gave up since the last call
+%   The Where of every cep_regex/4 call that gave up since the last call
 %   of this predicate (each once), and forget them.
 cep_regex_gave_up(Wheres) :-
     findall(W, retract(regex_noted(W)), Wheres).

@@ -41,7 +41,7 @@ class Scope:
     UserProlog (cep/user_prolog.py) whose predicates they may call (None:
     no --prolog files), and `queries`, the indexes of the queries they
     belong to (those a plan node is part of): a REGEX that PCRE gives up
-    on reports them (cep_values:cep_regex/3), so the run's warning names
+    on reports them (cep_values:cep_regex/4), so the run's warning names
     the queries."""
 
     user: object = None
@@ -69,25 +69,33 @@ def q(module, name, *args):
     return pl.Struct(":", pl.Atom(module), pl.Struct(name, *args))
 
 
+# the functions that run a regular expression: PCRE may give up on a text
+# (cep_values:cep_regex/4), and their pattern is checked when constant
+REGEX_CALLS = {"regex": 3, "replace": 4}  # name: the arity with flags, the last argument
+
+
 def check_regex(e) -> None:
-    """A REGEX whose pattern and flags are constants is an error on every
-    text when the runtime cannot run them: a QueryError here instead, as
-    the runtime decides (prolog/cep_values.pl: PCRE, XPath's flags)."""
-    pattern, flags = e.args[1], e.args[2] if len(e.args) == 3 else ops.Const('""')
+    """A REGEX or REPLACE whose pattern and flags are constants is an error
+    on every text when the runtime cannot run them: a QueryError here
+    instead, as the runtime decides (prolog/cep_values.pl: PCRE, XPath's
+    flags)."""
+    with_flags = REGEX_CALLS[e.name]
+    pattern, flags = e.args[1], e.args[-1] if len(e.args) == with_flags else ops.Const('""')
     if not (isinstance(pattern, ops.Const) and isinstance(flags, ops.Const)):
         return
+    fn = e.name.upper()
     texts = [terms.to_prolog(c.term) for c in (pattern, flags)]
     for what, c, text in zip(("pattern", "flags"), (pattern, flags), texts):
         if not isinstance(text, pl.Str):
-            raise QueryError(f"the {what} of REGEX must be a simple string, not {c.term}: this REGEX is an error on "
+            raise QueryError(f"the {what} of {fn} must be a simple string, not {c.term}: this {fn} is an error on "
                              f"every text", e.pos)
     pattern, flags = (t.text for t in texts)
     problem = session().regex_problem(pattern, flags)
     if problem == "flags":
-        raise QueryError(f"the REGEX flags \"{flags}\" are not all s, m, i, x or q: this REGEX is an error "
+        raise QueryError(f"the {fn} flags \"{flags}\" are not all s, m, i, x or q: this {fn} is an error "
                          f"on every text", e.pos)
     if problem:
-        raise QueryError(f"the REGEX pattern \"{pattern}\" is not a valid regular expression ({problem}): this REGEX "
+        raise QueryError(f"the {fn} pattern \"{pattern}\" is not a valid regular expression ({problem}): this {fn} "
                          f"is an error on every text", e.pos)
 
 
@@ -245,7 +253,7 @@ class ExprCompiler:
             if not ends:
                 return [pl.Atom("fail")], r
             return [q(VALUES, "cep_timestamp", pl.PList(ends), r)], r
-        if name == "regex":
+        if name in REGEX_CALLS:
             check_regex(e)
         if name in FN_CALLS or name.startswith(ops.CAST_PREFIX):
             goals, values = [], []
@@ -253,8 +261,9 @@ class ExprCompiler:
                 g, v = self.value(arg)
                 goals += g
                 values.append(v)
-            if name == "regex":  # an error where PCRE gives up, noted for a warning
-                return goals + [q(VALUES, "cep_regex", pl.PList(list(self.scope.queries)), pl.PList(values), r)], r
+            if name in REGEX_CALLS:  # an error where PCRE gives up, noted for a warning
+                return goals + [q(VALUES, "cep_regex", pl.PList(list(self.scope.queries)), pl.Atom(name),
+                                  pl.PList(values), r)], r
             fn = (
                 pl.Struct("cast", pl.Atom(name[len(ops.CAST_PREFIX):]))
                 if name.startswith(ops.CAST_PREFIX)

@@ -24,7 +24,7 @@ api([ cep_nt/2-cep_values_terms,
       cep_ebv/2-cep_values_compare, cep_compare/4-cep_values_compare, cep_band/2-cep_values_compare,
       cep_add/3-cep_values_arithmetic, cep_sub/3-cep_values_arithmetic, cep_mul/3-cep_values_arithmetic,
       cep_div/3-cep_values_arithmetic, cep_neg/2-cep_values_arithmetic, cep_pos/2-cep_values_arithmetic,
-      cep_fn/3-cep_values_functions, cep_bnode/3-cep_values_functions, cep_regex/3-cep_values_functions,
+      cep_fn/3-cep_values_functions, cep_bnode/3-cep_values_functions, cep_regex/4-cep_values_functions,
       cep_regex_gave_up/1-cep_values_functions, cep_regex_problem/3-cep_values_functions,
       cep_time_duration/3-cep_values_dates, cep_time_point/2-cep_values_dates,
       cep_timestamp/2-cep_values_dates ]).

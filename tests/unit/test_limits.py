@@ -86,8 +86,22 @@ def test_a_regex_pcre_gives_up_on_fails_its_solution_and_the_run_goes_on():
     assert names(got) == ["good", "good2"]
     # one warning, naming the query, however many events PCRE gave up on
     assert len(engine.warnings) == 1
-    assert engine.warnings[0].startswith("names: REGEX gave up on a value")
-    assert "the solution fails the filter" in engine.warnings[0]
+    assert engine.warnings[0].startswith("names: REGEX or REPLACE gave up on a value")
+    assert "a FILTER drops the solution" in engine.warnings[0]
+
+
+def test_a_replace_pcre_gives_up_on_is_an_error_value_and_the_run_goes_on():
+    engine = Engine(rules("""REGISTER QUERY replaced AS
+        SELECT ?x (REPLACE(?a, "^(a+)+$", "b") AS ?r) WHERE { ?x :name ?a }"""))
+    got = engine.push([ev("bad", "name", CATASTROPHIC, 1), ev("good", "name", '"aaa"', 2)]) + engine.flush()
+    values = {dict(a.bindings)["x"].removeprefix(f"<{EX}").removesuffix(">"): dict(a.bindings).get("r") for a in got}
+    assert values == {"bad": None, "good": '"b"'}  # the error leaves ?r unbound
+    assert len(engine.warnings) == 1 and engine.warnings[0].startswith("replaced: REGEX or REPLACE gave up")
+
+
+def test_a_constant_replace_pattern_that_cannot_run_is_a_query_error():
+    with pytest.raises(QueryError, match=r"the REPLACE pattern \"\(\" is not a valid regular expression"):
+        Engine(rules('REGISTER QUERY r AS SELECT ?x (REPLACE(?a, "(", "b") AS ?r) WHERE { ?x :name ?a }'))
 
 
 def test_a_regex_pcre_gives_up_on_is_an_error_under_not_and_or():
@@ -119,8 +133,8 @@ def test_cep_run_warns_once_for_a_regex_pcre_gives_up_on_and_answers_the_next_ev
                           "--batch-size", "1"], capsys)
     assert code == 0
     assert [json.loads(line)["bindings"]["x"]["value"] for line in out.splitlines()] == [f"{EX}good"]
-    assert err.count("REGEX gave up") == 1
-    assert "cep: warning: names: REGEX gave up on a value" in err
+    assert err.count("REGEX or REPLACE gave up") == 1
+    assert "cep: warning: names: REGEX or REPLACE gave up on a value" in err
 
 
 # ----------------------------------------- 9: derivations that never end
