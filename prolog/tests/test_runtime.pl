@@ -11,13 +11,14 @@
 
 :- use_module('../cep_runtime').
 :- use_module('../cep_contract').
+:- use_module(rule_sets).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
 
 %   SELECT ?x ?y WHERE { { ?k :a ?x } SEQ { ?k :b ?y } }, DISTINCT when
 %   Distinct is true, its goal store g2_l/5 windowed (WITHIN Window ms,
 %   in generations of 5 ms pruned by the sweep) when Window is a number.
-seq_rules(M, Window, Distinct, Text) :-
+seq_clauses(Window, Distinct, Clauses) :-
     (   integer(Window)
     ->  format(string(Sweep), "'$sweep'(M, Now) :- cep_runtime:cep_expire(M, g2_l, ~w, 5, Now).", [Window]),
         Expired = ":- dynamic('$expired'/2).",
@@ -29,11 +30,8 @@ seq_rules(M, Window, Distinct, Text) :-
         Generation = "G = 0"
     ),
     (   Distinct == true -> Dist = "'$distinct'(0)." ; Dist = ":- dynamic('$distinct'/1)." ),
-    format(string(Text),
-":- module(~w, [cep_event/6]).
-'$cep_rules'(~w).
-:- dynamic('$clock'/2).
-:- dynamic(g2_l/5).
+    format(string(Clauses),
+":- dynamic(g2_l/5).
 ~s
 cep_event(S, P, O, Ts, Te, A) :- leaf(P, S, O, Ts, Te, A).
 leaf('http://e/a', K, X, Ts, Te, _) :- ~s, assertz(g2_l(K, G, v(K, X), Ts, Te)), fail.
@@ -41,23 +39,19 @@ leaf('http://e/b', K, Y, Ts2, Te2, ans(0, v(K, X, Y), Ts1, Te2)) :-
     g2_l(K, _, v(K, X), Ts1, Te1), Te1 < Ts2, ~s.
 ~s
 '$clock'(-4611686018427387904, 5).
-'$end_group'.
-'$deferred'([]).
-'$absence_nodes'([]).
-'$absence_fire'(_, _, _) :- fail.
-'$absence_next'(_, _) :- fail.
-'$chaining'(false).
 '$instant_ends'(false).
-'$check'(_, _) :- fail.
 '$project'(0, v(_, X, Y), _, _, [X, Y]).
 ~s
-", [M, M, Expired, Generation, Check, Sweep, Dist]).
+", [Expired, Generation, Check, Sweep, Dist]).
+
+seq_rules(M, Window, Distinct, Text) :-
+    seq_clauses(Window, Distinct, Clauses),
+    rule_set_text(M, Clauses, Text).
 
 load_seq(M) :- load_seq(M, none, false).
 load_seq(M, Window, Distinct) :-
-    seq_rules(M, Window, Distinct, Text),
-    cep_load(M, Text),
-    cep_set_limits(M, "100000 16777216 250000").
+    seq_clauses(Window, Distinct, Clauses),
+    load_rule_set(M, Clauses).
 
 %   An event line of a batch (prolog/cep_fast.c): S P O Start End.
 event(S, P, O, T, Line) :-
@@ -307,34 +301,11 @@ test(bands) :-
 
 :- end_tests(cep_small).
 
-%   A rule set of the given clauses and, for each predicate the contract
-%   requires of every rule set that the clauses do not name, a default
-%   that does nothing.
-rules_module(M, Clauses) :-
-    Defaults = [ '$sweep'-"'$sweep'(_, _).",
-                 '$clock'-"'$clock'(-4611686018427387904, 1).",
-                 '$absence_nodes'-"'$absence_nodes'([]).",
-                 '$absence_fire'-"'$absence_fire'(_, _, _) :- fail.",
-                 '$absence_next'-"'$absence_next'(_, _) :- fail.",
-                 '$chaining'-"'$chaining'(false).",
-                 '$check'-"'$check'(_, _) :- fail.",
-                 '$deferred'-"'$deferred'([]).",
-                 '$end_group'-"'$end_group'.",
-                 '$distinct'-":- dynamic('$distinct'/1).",
-                 '$instant_ends'-"'$instant_ends'(true)." ],
-    findall(D, ( member(Name-D, Defaults),
-                 format(string(Quoted), "~q", [Name]),
-                 \+ sub_string(Clauses, _, _, _, Quoted) ), Missing),
-    format(string(Head), ":- module(~w, [cep_event/6]).~n'$cep_rules'(~w).~n:- dynamic('$clock'/2).", [M, M]),
-    atomic_list_concat([Head, Clauses|Missing], '\n', Text),
-    cep_load(M, Text),
-    cep_set_limits(M, "100000 16777216 250000").
-
 :- begin_tests(cep_instants).
 
 test(deferred_check_at_the_end_of_an_instant) :-
     % "an :a with no :b of its key at the same instant": a deferred check
-    rules_module(r_deferred, "
+    load_rule_set(r_deferred, "
 :- dynamic([pend/3, seen/1]).
 cep_event(K, 'http://e/a', X, _, Te, _) :- assertz(pend(K, X, Te)), fail.
 cep_event(K, 'http://e/b', _, _, _, _) :- assertz(seen(K)), fail.
@@ -351,7 +322,7 @@ cep_event(K, 'http://e/b', _, _, _, _) :- assertz(seen(K)), fail.
 test(notseq_deadlines) :-
     % "an :a with no :b of its key within 10 ms": each deadline an instant
     % of its own, fired when event time passes it
-    rules_module(r_absence, "
+    load_rule_set(r_absence, "
 :- dynamic(due/3).
 cep_event(K, 'http://e/a', X, _, Te, _) :- D is Te + 10, assertz(due(K, X, D)), fail.
 cep_event(K, 'http://e/b', _, _, _, _) :- retractall(due(K, _, _)), fail.
@@ -370,7 +341,7 @@ cep_event(K, 'http://e/b', _, _, _, _) :- retractall(due(K, _, _)), fail.
     assertion(Rows == [r(0, 30, 30, ['http://e/w'])]).
 test(rule_chaining) :-
     % a CONSTRUCT rule derives :c from :a; a query reads :c at the same instant
-    rules_module(r_chain, "
+    load_rule_set(r_chain, "
 :- dynamic(['$derived'/6, '$queued'/5]).
 cep_event(K, 'http://e/a', X, Ts, Te, _) :- cep_runtime:cep_queue(r_chain, 0, K, 'http://e/c', X, Ts, Te), fail.
 cep_event(_, 'http://e/c', X, Ts, Te, ans(1, v(X), Ts, Te)).

@@ -12,37 +12,25 @@
 :- use_module('../cep_runtime').
 :- use_module('../cep_window').
 :- use_module('../cep_contract').
+:- use_module(rule_sets).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
 
 %   A rule set with one windowed query 0 of window Spec, kind Kind,
 %   report Report; Extra: its clauses of the kind.
 window_rules(M, Spec, Kind, Report, Extra) :-
-    format(string(Text),
-":- module(~w, [cep_event/6]).
-'$cep_rules'(~w).
-:- dynamic('$clock'/2).
-:- dynamic(['$wsol'/7, '$wpart'/6, '$wgone'/2, '$wnext'/2, '$wlast'/2, '$wcount'/2, '$wcut'/2, '$wset'/1]).
-:- dynamic('$distinct'/1).
+    format(string(Clauses),
+":- dynamic(['$wsol'/7, '$wpart'/6, '$wgone'/2, '$wnext'/2, '$wlast'/2, '$wcount'/2, '$wcut'/2, '$wset'/1]).
 cep_event(_, _, _, _, _, _) :- fail.
-'$sweep'(_, _).
 '$clock'(-4611686018427387904, 1000).
-'$end_group'.
-'$deferred'([]).
-'$absence_nodes'([]).
-'$absence_fire'(_, _, _) :- fail.
-'$absence_next'(_, _) :- fail.
-'$chaining'(false).
 '$instant_ends'(false).
-'$check'(_, _) :- fail.
 '$project'(0, v(X), _, _, [X]).
 '$window'(0, ~q).
 '$wkind'(0, ~q).
 '$wreport'(0, ~q).
 ~s
-", [M, M, Spec, Kind, Report, Extra]),
-    cep_load(M, Text),
-    cep_set_limits(M, "100000 16777216 250000").
+", [Spec, Kind, Report, Extra]),
+    load_rule_set(M, Clauses).
 
 plain(M, Spec, Report) :-
     window_rules(M, Spec, plain, Report, "").
