@@ -185,11 +185,11 @@ parse_double_lex(S, V) :-
 
 parse_double(S, F) :-
     parse_double_lex(S, V),
-    double_of_lex(V, F).
+    float_of_lex(V, rat_double, F).
 
 parse_float32(S, F) :-
     parse_double_lex(S, V),
-    float32_of_lex(V, F).
+    float_of_lex(V, rat_float32, F).
 
 integer_lex(I) -->
     sign(Sg),
@@ -243,29 +243,18 @@ digits_rational(Is, Fs, R) :-
     length(Fs, P),
     R is N rdiv 10^P.
 
-%   The double nearest to Mantissa*10^Exp. Exponents far outside the
-%   double range are cut short before building huge powers of ten.
-double_of_lex(nan, F) :- F is nan.
-double_of_lex(inf, F) :- F is inf.
-double_of_lex(ninf, F) :- F is -inf.
-double_of_lex(n(Sg, M, E), F) :-
+%   The double (rat_double/2) or single (rat_float32/2) nearest to
+%   Mantissa*10^Exp, as Round rounds. Exponents far outside the double range are
+%   cut short before building huge powers of ten.
+float_of_lex(nan, _, F) :- F is nan.
+float_of_lex(inf, _, F) :- F is inf.
+float_of_lex(ninf, _, F) :- F is -inf.
+float_of_lex(n(Sg, M, E), Round, F) :-
     (   huge_or_tiny(M, E, A)
     ->  true
     ;   pow10(E, P),
         R is M * P,
-        rat_double(R, A)
-    ),
-    F is copysign(A, Sg).
-
-float32_of_lex(nan, F) :- F is nan.
-float32_of_lex(inf, F) :- F is inf.
-float32_of_lex(ninf, F) :- F is -inf.
-float32_of_lex(n(Sg, M, E), F) :-
-    (   huge_or_tiny(M, E, A)
-    ->  true
-    ;   pow10(E, P),
-        R is M * P,
-        rat_float32(R, A)
+        call(Round, R, A)
     ),
     F is copysign(A, Sg).
 
