@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from cep import terms
 
-XSD = "http://www.w3.org/2001/XMLSchema#"
+XSD = terms.XSD
 NUMERIC = {XSD + t for t in ("integer", "decimal", "float", "double", "nonPositiveInteger",
                              "negativeInteger", "long", "int", "short", "byte", "nonNegativeInteger",
                              "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte",
