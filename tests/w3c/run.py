@@ -4,6 +4,7 @@ run through the `cep` command, in process.
     python -m tests.w3c.run                  counts per category, failure causes
     python -m tests.w3c.run --update-known   also rewrite known_failures.txt
     python -m tests.w3c.run --only agg       the cases whose id contains "agg"
+    python -m tests.w3c.run --engine spark   the evaluation cases on Spark
 
 Reads each folder's manifest.ttl (the DAWG test manifest vocabulary) and
 makes cases of the applicable tests (`applicable` says which):
@@ -37,8 +38,10 @@ the failing cases with their cause, so that the list can only shrink
 (tests/w3c/test_w3c.py fails on a listed case that passes, and on an
 unlisted one that fails).
 
-The Spark engine is not run here (one local Prolog session serves every
-case): a Spark mode can come later.
+`--engine spark` runs the evaluation cases on the Spark engine (local
+mode, one session for every case, about 2 s a case); the same list of
+known failures holds for it, since both engines run the same rules.
+tests/w3c/test_w3c_spark.py runs a sample of it in `make test`.
 """
 
 from __future__ import annotations
@@ -210,13 +213,15 @@ def _named_graphs(text: str) -> bool:
 # ------------------------------------------------------------ running
 
 
-def run_case(case: Case) -> Outcome:
+def run_case(case: Case, engine: str = "local") -> Outcome:
+    """`engine`: "local" or "spark" (Spark in local mode, in this process;
+    a syntax case compiles only, so it is the same on both)."""
     with tempfile.TemporaryDirectory(prefix="cep-w3c-") as tmp:
         tmp = Path(tmp)
         if case.mode == "syntax":
             return _run_syntax(case, tmp)
         try:
-            return _run_eval(case, tmp)
+            return _run_eval(case, tmp, engine)
         except _Unreadable as exc:
             return Outcome(False, f"runner: {exc}")
 
@@ -225,14 +230,15 @@ class _Unreadable(Exception):
     """A test file the runner cannot use (not the engine's fault)."""
 
 
-def _cep(argv) -> tuple[int, str]:
-    """`cep ARGV` in this process: exit status and what it said on stderr."""
+def _cep(argv) -> tuple[int, str, str]:
+    """`cep ARGV` in this process: exit status, what it said on stderr and
+    what it wrote on standard output."""
     from cep import cli
 
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+    err, out = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
         rc = cli.main(argv)
-    return rc, err.getvalue()
+    return rc, err.getvalue(), out.getvalue()
 
 
 def _error_cause(rc: int, said: str, case: Case) -> str:
@@ -263,7 +269,7 @@ def _error_cause(rc: int, said: str, case: Case) -> str:
 
 
 def _run_syntax(case: Case, tmp: Path) -> Outcome:
-    rc, said = _cep(["compile", str(case.query), "-o", str(tmp / "out.pl")])
+    rc, said, _ = _cep(["compile", str(case.query), "-o", str(tmp / "out.pl")])
     if case.kind == "positive":
         return Outcome(True) if rc == 0 else Outcome(False, _error_cause(rc, said, case), said)
     if rc == 2:
@@ -271,12 +277,12 @@ def _run_syntax(case: Case, tmp: Path) -> Outcome:
     return Outcome(False, "accepted" if rc == 0 else _error_cause(rc, said, case), said)
 
 
-def _run_eval(case: Case, tmp: Path) -> Outcome:
+def _run_eval(case: Case, tmp: Path, engine: str) -> Outcome:
     query_text = case.query.read_text("utf-8")
     form = _form(query_text)
     events = tmp / "events.jsonl"
-    argv = ["run", "--engine", "local", "-q", "--out", str(tmp / "answers.jsonl"),
-            "--rejects", str(tmp / "rejects.jsonl")]
+    # the answers on standard output: the Spark engine's --out is a folder
+    argv = ["run", "--engine", engine, "-q", "--rejects", str(tmp / "rejects.jsonl")]
     if case.mode == "events":
         with _lexical_forms():
             data = Graph()
@@ -292,13 +298,13 @@ def _run_eval(case: Case, tmp: Path) -> Outcome:
             raise _Unreadable(f"cannot add the tick: {exc}") from None
         _write_events(events, [(URIRef(TICK),) * 3], stream=TICK)
         argv += [str(rq)] + [a for path in case.data for a in ("--ontology", str(path))]
-    rc, said = _cep(argv + ["--events", str(events)])
+    rc, said, out = _cep(argv + ["--events", str(events)])
     if rc != 0:
         return Outcome(False, _error_cause(rc, said, case), said)
     rejects = (tmp / "rejects.jsonl").read_text("utf-8")
     if rejects.strip():
         return Outcome(False, "data rejected", rejects[:2000])
-    answers = [json.loads(line) for line in (tmp / "answers.jsonl").read_text("utf-8").splitlines() if line]
+    answers = [json.loads(line) for line in out.splitlines() if line]
     if any(a["start"] != answers[0]["start"] or a["end"] != a["start"] for a in answers):
         return Outcome(False, "wrong interval", json.dumps(answers[:5]))
     return _compare(case, form, query_text, answers)
@@ -567,15 +573,17 @@ def main(argv=None) -> int:
     parser.add_argument("--update-known", action="store_true", help="rewrite known_failures.txt")
     parser.add_argument("--only", metavar="TEXT", help="the cases whose 'MODE ID' contains TEXT")
     parser.add_argument("-v", "--verbose", action="store_true", help="print each failing case")
+    parser.add_argument("--engine", choices=("local", "spark"), default="local",
+                        help="the engine that runs the evaluation cases (default local)")
     args = parser.parse_args(argv)
-    if args.update_known and args.only:
-        parser.error("--update-known runs every case")
+    if args.update_known and (args.only or args.engine != "local"):
+        parser.error("--update-known runs every case on the local engine")
     known = read_known()
     totals, passed, causes, failures = Counter(), Counter(), Counter(), {}
     for case in cases():
         if args.only and args.only not in case.key:
             continue
-        outcome = run_case(case)
+        outcome = run_case(case, args.engine)
         totals[case.category] += 1
         if outcome.passed:
             passed[case.category] += 1
