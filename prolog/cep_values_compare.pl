@@ -10,6 +10,7 @@
           [ cep_ebv/2,
             cep_compare/4,
             cep_band/2,
+            cep_numeric_value/2,
             % for the other value modules
             bool_key/2,
             compatible/2,
@@ -26,7 +27,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
-:- use_module(cep_values_numbers, [parse_decimal/2, parse_double/2, parse_float32/2,
+:- use_module(cep_values_numbers, [float32_lexical/2, parse_decimal/2, parse_double/2, parse_float32/2,
                                    parse_integer/2, to_double/3]).
 :- use_module(cep_values_dates, [parse_datetime/2, parse_duration/3]).
 :- use_module(cep_values_terms, [parse_boolean/2]).
@@ -90,6 +91,35 @@ numeric_(l(Lex, T), K, N) :-
     string(Lex),
     numeric_lexical(K, Lex, N),
     in_range(Range, N).
+
+%!  cep_numeric_value(+V, -Value) is det.
+%
+%   A literal of xsd:integer, xsd:decimal, xsd:double or xsd:float as the
+%   term of its value in canonical form ("01"^^xsd:integer as 1,
+%   "2E-1"^^xsd:double as 0.2), and of xsd:boolean ("0" as false); any
+%   other term as it is. For what is computed from values rather than
+%   picked among terms: MIN and MAX (XPath's fn:min and fn:max return a
+%   value), the cast of a number or boolean to xsd:string (its canonical
+%   lexical form).
+cep_numeric_value(V, Value) :-
+    (   V = l(Lex, T),
+        string(Lex),
+        (   numeric_datatype(T, K, any)
+        ->  numeric_lexical(K, Lex, N),
+            numeric_value(K, N, Value0)
+        ;   T == xsd(boolean),
+            parse_boolean(Lex, B),
+            Value0 = bool(B)
+        )
+    ->  Value = Value0
+    ;   Value = V
+    ).
+
+%   numeric_value(+Kind, +Num, -Value): the term of a number of a kind.
+numeric_value(0, N, N).
+numeric_value(1, R, dec(R)).
+numeric_value(2, F, l(Lex, xsd(float))) :- float32_lexical(F, Lex).
+numeric_value(3, F, F).
 
 numeric_lexical(0, Lex, N) :- parse_integer(Lex, N).
 numeric_lexical(1, Lex, N) :- parse_decimal(Lex, N).

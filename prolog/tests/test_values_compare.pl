@@ -14,6 +14,17 @@
 
 :- begin_tests(cep_ebv).
 
+test(numeric_value, Vs == [1, dec(1r2), 0.2, bool(false), l("abc", I), "01"]) :-
+    xsd(integer, I),
+    maplist([Lex-T, V]>>(ty(Lex, T, L), cep_numeric_value(L, V)),
+            ["01"-integer, "0.50"-decimal, "2E-1"-double, "0"-boolean], Vs0),
+    ty("abc", integer, Bad), cep_numeric_value(Bad, V5),
+    cep_numeric_value("01", V6),
+    append(Vs0, [V5, V6], Vs).
+test(terms_kept_compare_by_value, R == true) :-
+    ty("01", integer, A), cep_compare(=, A, 1, R).
+test(ill_typed_is_an_error, fail) :-
+    ty("abc", integer, A), cep_compare(<, A, 1, _).
 test(bool_true, B == true) :- cep_ebv(bool(true), B).
 test(bool_false, B == false) :- cep_ebv(bool(false), B).
 test(string_empty, B == false) :- cep_ebv("", B).
