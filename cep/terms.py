@@ -18,18 +18,21 @@ compact term:
     xsd:boolean             bool(true)
     xsd:dateTime            dt(EpochMillis)         (UTC)
     xsd:duration            dur(Months, Millis)
+    another lexical form    lv("01", 'datatype IRI', Value)  (of the six above)
     any other literal       l("lexical", 'datatype IRI')
 
-A literal of the datatypes with a value encoding takes it only when its
-lexical form is the canonical one of its value (canonical_lexical: integers
-without leading zeros or sign +, decimals with at least one fractional
-digit, doubles as shortest mantissa `E` exponent, booleans `true`/`false`,
-dateTimes in UTC with `Z`, durations with zero parts left out); any other
-form, "01"^^xsd:integer or an ill-typed "abc"^^xsd:integer, is l/2 and keeps
-its text. prolog/cep_values.pl writes the canonical lexical form of a value
-back, so every term survives the round trip unchanged, and the value
-predicates there read the value of an l/2 term where SPARQL compares or
-computes by value.
+A literal of the six datatypes with a value encoding is that value when its
+lexical form is the canonical one (canonical_lexical: integers without
+leading zeros or sign +, decimals with at least one fractional digit,
+doubles as shortest mantissa `E` exponent, booleans `true`/`false`,
+dateTimes in UTC with `Z`, durations with zero parts left out). Another
+valid form ("01"^^xsd:integer, "1.50"^^xsd:decimal) is another term of the
+same value: lv/3 keeps its text and its value (read once, not at each
+comparison). An ill-typed one ("abc"^^xsd:integer) is l/2, as is every
+literal of another datatype. prolog/cep_values.pl writes a value's
+canonical lexical form back, and an lv/3 or l/2 term's text, so every term
+survives the round trip unchanged; its value predicates compare and compute
+with the value of an lv/3 term where SPARQL works by value.
 """
 
 from __future__ import annotations
@@ -519,19 +522,26 @@ def to_prolog(nt: str) -> pl.Term:
         return pl.Struct("lang", pl.Str(lex), pl.Atom(lang.lower()))
     if dt == XSD_STRING:
         return pl.Str(lex)
-    if canonical_lexical(lex, dt) != lex:  # another datatype, another form of the value, ill-typed
+    text = canonical_lexical(lex, dt)
+    if text is None:  # another datatype, or ill-typed
         return pl.Struct("l", pl.Str(lex), pl.Atom(dt))
+    value = _value(text, dt)
+    return value if text == lex else pl.Struct("lv", pl.Str(lex), pl.Atom(dt), value)
+
+
+def _value(text: str, dt: str) -> pl.Term:
+    """The Prolog value of a canonical lexical form of one of the six datatypes."""
     if dt == XSD_INTEGER:
-        return int(lex)
+        return int(text)
     if dt == XSD_DECIMAL:
-        return pl.Struct("dec", Fraction(Decimal(lex)))
+        return pl.Struct("dec", Fraction(Decimal(text)))
     if dt == XSD_DOUBLE:
-        return float(lex.replace("INF", "inf")) if lex != "NaN" else float("nan")
+        return float(text)  # Python reads INF, -INF and NaN too
     if dt == XSD_BOOLEAN:
-        return pl.Struct("bool", pl.Atom(lex))
+        return pl.Struct("bool", pl.Atom(text))
     if dt == XSD_DATETIME:
-        return pl.Struct("dt", parse_datetime_ms(lex))
-    return pl.Struct("dur", *parse_duration(lex))
+        return pl.Struct("dt", parse_datetime_ms(text))
+    return pl.Struct("dur", *parse_duration(text))
 
 
 @_term_cache(maxsize=262144)

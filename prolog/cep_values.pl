@@ -14,7 +14,9 @@
         xsd:boolean         bool(true|false)
         xsd:dateTime        dt(EpochMillis)     (UTC)
         xsd:duration        dur(Months, Millis)
-        any other datatype  l(Lexical, DatatypeIRI)
+        another lexical     lv(Lexical, DatatypeIRI, Value)   (of the six above:
+          form                "01"^^xsd:integer is lv("01", 'http://...#integer', 1))
+        any other literal   l(Lexical, DatatypeIRI)            (ill-typed ones too)
 
     An unbound SPARQL variable is an unbound Prolog variable.
 

@@ -19,6 +19,7 @@
             is_literal/1,
             numeric/3,
             numeric_datatype/3,
+            number_value/3,
             string_arg/3,
             value_class/3,
             with_tag/3
@@ -86,6 +87,8 @@ numeric(V, K, N) :-
 
 numeric_(dec(R), 1, R) :-
     rational(R).
+numeric_(lv(_, _, V), K, N) :-
+    numeric(V, K, N).
 numeric_(l(Lex, T), K, N) :-
     numeric_datatype(T, K, Range),
     string(Lex),
@@ -102,24 +105,24 @@ numeric_(l(Lex, T), K, N) :-
 %   value), the cast of a number or boolean to xsd:string (its canonical
 %   lexical form).
 cep_numeric_value(V, Value) :-
-    (   V = l(Lex, T),
-        string(Lex),
-        (   numeric_datatype(T, K, any)
-        ->  numeric_lexical(K, Lex, N),
-            numeric_value(K, N, Value0)
-        ;   T == xsd(boolean),
-            parse_boolean(Lex, B),
-            Value0 = bool(B)
-        )
+    (   V = lv(_, T, Value0),
+        T \== xsd(dateTime),
+        T \== xsd(duration)
     ->  Value = Value0
+    ;   V = l(Lex, T),                      % xsd:float has no value encoding
+        T == xsd(float),
+        string(Lex),
+        numeric_lexical(2, Lex, N)
+    ->  number_value(2, N, Value)
     ;   Value = V
     ).
 
-%   numeric_value(+Kind, +Num, -Value): the term of a number of a kind.
-numeric_value(0, N, N).
-numeric_value(1, R, dec(R)).
-numeric_value(2, F, l(Lex, xsd(float))) :- float32_lexical(F, Lex).
-numeric_value(3, F, F).
+%   number_value(+Kind, +Num, -Value): the encoded value of a number of a
+%   kind: an xsd:float (Num a single-precision value) in canonical form.
+number_value(0, N, N).
+number_value(1, N, dec(N)).
+number_value(2, N, l(Lex, xsd(float))) :- float32_lexical(N, Lex).
+number_value(3, N, N).
 
 numeric_lexical(0, Lex, N) :- parse_integer(Lex, N).
 numeric_lexical(1, Lex, N) :- parse_decimal(Lex, N).
@@ -174,6 +177,7 @@ value_class(V, C, K) :-
     ).
 
 value_class_(dec(R), num(1), R) :- rational(R).
+value_class_(lv(_, _, V), C, K) :- value_class(V, C, K).
 value_class_(lang(S, T), lang, S-T).
 value_class_(bool(B), bool, K) :- bool_key(B, K).
 value_class_(dt(Ms), dt, Ms).
@@ -275,6 +279,9 @@ ebv(dec(R), B) :-
     ->  B = false
     ;   B = true
     ).
+ebv(lv(_, _, V), B) :-
+    !,
+    ebv(V, B).
 ebv(lang(S, _), B) :-
     !,
     non_empty(S, B).

@@ -21,7 +21,7 @@
 :- use_module(cep_values_compare, [compatible/2, is_literal/1, numeric/3, string_arg/3, with_tag/3]).
 :- use_module(cep_values_arithmetic, [number_value/3]).
 :- use_module(cep_values_casts, [cast/3]).
-:- use_module(cep_values_dates, [datetime_fields/7, datetime_zone/2, duration_lexical/3, parse_datetime/2]).
+:- use_module(cep_values_dates, [datetime_fields/7, datetime_zone/2, duration_lexical/3]).
 :- use_module(library(random), [random/1, random_between/3]).
 
 % REGEX uses PCRE2. The library is part of the standard SWI-Prolog
@@ -465,13 +465,15 @@ alnums0 --> [].
 %   (cep/terms.py to_prolog): a value for a valid lexical form of the
 %   datatypes the engine computes with, else the term as written.
 typed_literal(S, xsd(string), S) :- !.
-typed_literal(S, T, V) :-                   % the value's term where S is its canonical form
+typed_literal(S, T, V) :-                   % the value, or lv/3 for another lexical form of it
     memberchk(T, [xsd(integer), xsd(decimal), xsd(double), xsd(boolean), xsd(dateTime), xsd(duration)]),
     cast(T, S, V0),
-    lexical(V0, S0),
-    S0 == S,
     !,
-    V = V0.
+    lexical(V0, S0),
+    (   S0 == S
+    ->  V = V0
+    ;   V = lv(S, T, V0)
+    ).
 typed_literal(S, T, l(S, T)).
 
 %   RFC 3987: scheme ":" ...
@@ -486,10 +488,8 @@ iri_forbidden(C) :- memberchk(C, `<>"{}|^\`\\`).
 %   wall-clock time, as the epoch milliseconds of those fields in UTC) and
 %   its time zone (datetime_zone/2). dt(Ms) is a UTC time written with Z.
 datetime_arg(dt(Ms), Ms, z("Z", 0)) :- !.
-datetime_arg(l(Lex, T), Local, Zone) :-
+datetime_arg(lv(Lex, T, dt(Ms)), Local, Zone) :-
     T == xsd(dateTime),
-    string(Lex),
-    parse_datetime(Lex, Ms),
     datetime_zone(Lex, Zone),
     (   Zone = z(_, Min)
     ->  Local is Ms + Min * 60000
@@ -554,6 +554,7 @@ datatype_(bool(_), xsd(boolean)).
 datatype_(dt(_), xsd(dateTime)).
 datatype_(dur(_, _), xsd(duration)).
 datatype_(lang(_, _), rdf(langString)).
+datatype_(lv(_, T, _), T).
 datatype_(l(_, T), T).
 
 string_args(A, B, SA, SB) :-

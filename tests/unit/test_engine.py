@@ -388,7 +388,7 @@ def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers(
     assert got[1].startswith("P'http://example.org/caf\\xe9\\")
     assert got[2].startswith("P'http://example.org/x y'")
     assert got[3:5] == ["i5", "i-5"]
-    assert got[5].startswith('Pl("+5"')  # another term than 5: its text kept
+    assert got[5].startswith('Plv("+5"')  # another term than 5: its text kept
     assert got[6].startswith('P"5"')
     assert got[7].startswith("Pl(")  # an Arabic-Indic digit is no xsd:integer lexical form
     # a term that only starts like an IRI is not taken verbatim (terms.prolog_text judges it)
@@ -436,7 +436,7 @@ def test_decimals_take_a_columnar_path_with_the_slow_paths_text():
     assert all(terms.canonical_lexical(f, terms.XSD_DECIMAL) == f for f in taken)
     assert taken[:10] == [f for f in DECIMAL_FORMS[:28] if terms.canonical_lexical(f, terms.XSD_DECIMAL) == f]
     assert len(taken) > 40
-    assert sum(x is not None for x in fast) > 2000  # and the other forms of a decimal, as l/2
+    assert sum(x is not None for x in fast) > 2000  # and the other forms of a decimal, as lv/3
     # the fast path leaves the term cache alone: a stream of prices does not fill it
     before = terms.prolog_text.cache_info().currsize
     column_text(pa.array([f'"{rng.randint(0, 10**6)}.{rng.randint(0, 99):02d}"^^<{terms.XSD_DECIMAL}>'
