@@ -1,7 +1,12 @@
-"""RDF terms as canonical N-Triples text, and their Prolog encoding.
+"""RDF terms as N-Triples text, and their Prolog encoding.
 
-Inside the engine an RDF term travels as its N-Triples text in canonical form
-(so equal terms are equal strings), and inside Prolog as a compact term:
+Inside the engine an RDF term travels as its canonical N-Triples text (RDF
+1.1 N-Triples, section 4: no escape where none is needed, no xsd:string
+datatype written; language tags in lower case, as they compare without
+case), so that equal terms are equal strings. A literal keeps its lexical
+form exactly as written: "01"^^xsd:integer and "1"^^xsd:integer are two
+terms (RDF 1.1 term equality) with one value. Inside Prolog a term is a
+compact term:
 
     IRI                     'http://...'            (atom)
     blank node  _:b1        bn('b1')
@@ -13,19 +18,30 @@ Inside the engine an RDF term travels as its N-Triples text in canonical form
     xsd:boolean             bool(true)
     xsd:dateTime            dt(EpochMillis)         (UTC)
     xsd:duration            dur(Months, Millis)
-    any other datatype      l("lexical", 'datatype IRI')
+    another lexical form    lv("01", 'datatype IRI', Value)  (of the six above)
+    any other literal       l("lexical", 'datatype IRI')
 
-Canonical forms: integers without leading zeros, decimals with at least one
-fractional digit, doubles as shortest mantissa `E` exponent, booleans
-`true`/`false`, dateTimes in UTC with `Z` (a value without a time zone is read
-as UTC), durations with zero parts left out. prolog/cep_values.pl writes the
-same canonical text back, so a term survives the round trip unchanged.
+A literal of the six datatypes with a value encoding is that value when its
+lexical form is the canonical one (canonical_lexical: integers without
+leading zeros or sign +, decimals with at least one fractional digit,
+doubles as shortest mantissa `E` exponent, booleans `true`/`false`,
+dateTimes in UTC with `Z`, durations with zero parts left out). Another
+valid form ("01"^^xsd:integer, "1.50"^^xsd:decimal) is another term of the
+same value: lv/3 keeps its text and its value (read once, not at each
+comparison). An ill-typed one ("abc"^^xsd:integer) is l/2, as is every
+literal of another datatype. prolog/cep_values.pl writes a value's
+canonical lexical form back, and an lv/3 or l/2 term's text, so every term
+survives the round trip unchanged; its value predicates compare and compute
+with the value of an lv/3 term where SPARQL works by value.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import re
+import warnings
+from contextlib import contextmanager
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from functools import lru_cache
@@ -177,6 +193,22 @@ def parse_datetime_ms(lex: str) -> int:
             raise TermError(f"malformed xsd:dateTime {lex[:80]!r}: a time zone is at most 14:00")
         ms -= sign * (hh * 60 + mm) * 60_000
     return ms
+
+
+_ZONE_RE = re.compile(r"(Z|[+-][0-9]{2}:[0-9]{2})\Z")
+
+
+def datetime_zone(lex: str) -> tuple[str, int] | None:
+    """The time zone of a valid xsd:dateTime lexical form as written, as
+    (text, offset in minutes): ("Z", 0), ("-05:00", -300); None where it
+    has none (datetime_zone/2 in prolog/cep_values_dates.pl)."""
+    m = _ZONE_RE.search(lex.strip())
+    if m is None:
+        return None
+    text = m.group(1)
+    if text == "Z":
+        return text, 0
+    return text, (1 if text[0] == "+" else -1) * (int(text[1:3]) * 60 + int(text[4:6]))
 
 
 def format_datetime_ms(ms: int) -> str:
@@ -336,24 +368,42 @@ def _term_cache(maxsize: int):
 
 @_term_cache(maxsize=65536)
 def canonical(nt: str) -> str:
-    """The canonical N-Triples text of a term; raises TermError when malformed."""
+    """The canonical N-Triples text of a term; raises TermError when malformed.
+    A literal's lexical form is kept as written."""
     parts = split(nt)
     if parts[0] == "iri":
         return iri(parts[1])
     if parts[0] == "bnode":
         return "_:" + parts[1]
     _, lex, dt, lang = parts
-    if lang:
-        return literal(lex, lang=lang)
-    return literal(canonical_lexical(lex, dt), dt)
+    return literal(lex, dt, lang)
 
 
-def canonical_lexical(lex: str, dt: str) -> str:
-    """Canonical lexical form for the datatypes the engine computes with; an
-    ill-typed lexical form is kept as it is (SPARQL keeps such literals)."""
+def canonical_lexical(lex: str, dt: str) -> str | None:
+    """The canonical lexical form of the value of `lex`, for the datatypes
+    with a value encoding (see the module docstring); None for an ill-typed
+    lexical form (which SPARQL keeps as a term) and another datatype."""
     s = lex.strip()
     if len(s) > MAX_NUMBER_DIGITS:
-        return lex
+        return None
+    if dt == XSD_INTEGER and _INT_RE.match(s):
+        return str(int(s))
+    if dt == XSD_DECIMAL and _DEC_RE.match(s):  # format_decimal's form, by text: any number of places
+        whole, _, fraction = s.lstrip("+-").partition(".")
+        whole, fraction = whole.lstrip("0") or "0", fraction.rstrip("0") or "0"
+        return ("-" if s.startswith("-") and (whole, fraction) != ("0", "0") else "") + whole + "." + fraction
+    if dt == XSD_DOUBLE and _DBL_RE.match(s):
+        return format_double(float(s))
+    if dt == XSD_BOOLEAN and s in ("true", "false", "1", "0"):
+        return "true" if s in ("true", "1") else "false"
+    try:
+        if dt == XSD_DATETIME:
+            return format_datetime_ms(parse_datetime_ms(s))
+        if dt == XSD_DURATION:
+            return format_duration(*parse_duration(s))
+    except TermError:
+        pass
+    return None
     if dt == XSD_INTEGER and _INT_RE.match(s):
         return str(int(s))
     if dt == XSD_DECIMAL and _DEC_RE.match(s):  # format_decimal's form, by text: any number of places
@@ -472,29 +522,26 @@ def to_prolog(nt: str) -> pl.Term:
         return pl.Struct("lang", pl.Str(lex), pl.Atom(lang.lower()))
     if dt == XSD_STRING:
         return pl.Str(lex)
-    s = lex.strip()
-    if len(s) > MAX_NUMBER_DIGITS:
+    text = canonical_lexical(lex, dt)
+    if text is None:  # another datatype, or ill-typed
         return pl.Struct("l", pl.Str(lex), pl.Atom(dt))
-    if dt == XSD_INTEGER and _INT_RE.match(s):
-        return int(s)
-    if dt == XSD_DECIMAL and _DEC_RE.match(s):
-        return pl.Struct("dec", Fraction(Decimal(s)))
-    if dt == XSD_DOUBLE and _DBL_RE.match(s):
-        return float(s.replace("INF", "inf")) if s != "NaN" else float("nan")
-    if dt == XSD_BOOLEAN and s in ("true", "false", "1", "0"):
-        return pl.Struct("bool", pl.Atom("true" if s in ("true", "1") else "false"))
+    value = _value(text, dt)
+    return value if text == lex else pl.Struct("lv", pl.Str(lex), pl.Atom(dt), value)
+
+
+def _value(text: str, dt: str) -> pl.Term:
+    """The Prolog value of a canonical lexical form of one of the six datatypes."""
+    if dt == XSD_INTEGER:
+        return int(text)
+    if dt == XSD_DECIMAL:
+        return pl.Struct("dec", Fraction(Decimal(text)))
+    if dt == XSD_DOUBLE:
+        return float(text)  # Python reads INF, -INF and NaN too
+    if dt == XSD_BOOLEAN:
+        return pl.Struct("bool", pl.Atom(text))
     if dt == XSD_DATETIME:
-        try:
-            return pl.Struct("dt", parse_datetime_ms(s))
-        except TermError:
-            pass
-    if dt == XSD_DURATION:
-        try:
-            months, ms = parse_duration(s)
-            return pl.Struct("dur", months, ms)
-        except TermError:
-            pass
-    return pl.Struct("l", pl.Str(lex), pl.Atom(dt))
+        return pl.Struct("dt", parse_datetime_ms(text))
+    return pl.Struct("dur", *parse_duration(text))
 
 
 @_term_cache(maxsize=262144)
@@ -533,12 +580,35 @@ def from_json(obj: dict) -> str:
     if kind == "bnode":
         return "_:" + obj["value"]
     if kind in ("literal", "typed-literal"):
-        return canonical(literal(obj["value"], obj.get("datatype"), obj.get("xml:lang")))
+        return literal(obj["value"], obj.get("datatype"), obj.get("xml:lang"))
     raise TermError(f"not a SPARQL JSON term: {obj!r}")
 
 
+@contextmanager
+def rdflib_as_written():
+    """rdflib as the readers need it: literals keep their lexical form as
+    written (rdflib's default rewrites "01"^^xsd:integer as "1" and drops
+    the time zone of an xsd:date); no warning for an ill-typed literal,
+    which the engine keeps as it is (SPARQL does), nor for rdflib's own
+    use of its deprecated classes."""
+    import rdflib
+
+    logger = logging.getLogger("rdflib")
+    level, normalize = logger.level, rdflib.NORMALIZE_LITERALS
+    logger.setLevel(logging.ERROR)
+    rdflib.NORMALIZE_LITERALS = False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)
+            yield
+    finally:
+        logger.setLevel(level)
+        rdflib.NORMALIZE_LITERALS = normalize
+
+
 def from_rdflib(term) -> str:
-    """Canonical N-Triples text of an rdflib term."""
+    """Canonical N-Triples text of an rdflib term (a literal's lexical form
+    as rdflib holds it: as written when read under rdflib_as_written)."""
     from rdflib import BNode, Literal, URIRef
 
     if isinstance(term, URIRef):
@@ -547,7 +617,7 @@ def from_rdflib(term) -> str:
         return "_:" + str(term)
     if isinstance(term, Literal):
         dt = str(term.datatype) if term.datatype else None
-        return canonical(literal(str(term), dt, term.language))
+        return literal(str(term), dt, term.language)
     raise TermError(f"not an RDF term: {term!r}")
 
 

@@ -31,6 +31,7 @@ static functor_t FUNCTOR_e5;
 static functor_t FUNCTOR_sweep1;
 static functor_t FUNCTOR_end1;
 static functor_t FUNCTOR_dec1;
+static functor_t FUNCTOR_lv3;
 
 static int
 syntax_error(const char *what)
@@ -301,8 +302,9 @@ c_iri_plain(term_t atom)
    Answer text: the rows of a batch, one line each,
        Q TAB Start TAB End (TAB Field)* NEWLINE
    where a Field is the canonical N-Triples text of a value (see
-   cep_values:cep_nt/2), or empty for an unbound variable. IRIs and
-   integers are written here; other values by calling cep_nt/2.
+   cep_values:cep_nt/2), or empty for an unbound variable. IRIs,
+   integers, decimals and the plain lexical forms of lv/3 are written
+   here; other values by calling cep_nt/2.
    ------------------------------------------------------------------ */
 
 typedef struct
@@ -475,6 +477,33 @@ out_decimal(outbuf *o, term_t f, term_t r)
   return out_decimal_parts(o, n, d) ? TRUE : -1;
 }
 
+/* lv(Lexical, Datatype, Value), another lexical form of a value, where
+   the lexical form is ASCII with nothing N-Triples escapes (1.50, 007)
+   and the datatype IRI ASCII with nothing IRIREF forbids: its text as
+   cep_nt/2 writes it. -1 for any other term. */
+static int
+out_lexical_form(outbuf *o, term_t f, term_t a)
+{ char *lex, *iri;
+  size_t llen, ilen;
+
+  if ( !PL_is_functor(f, FUNCTOR_lv3) ||
+       !PL_get_arg(1, f, a) || !PL_get_nchars(a, &llen, &lex, CVT_STRING|BUF_STACK) )
+    return -1;
+  for ( size_t i = 0; i < llen; i++ )
+  { unsigned char c = (unsigned char)lex[i];
+    if ( c < 0x20 || c >= 0x7f || c == '"' || c == '\\' )
+      return -1;
+  }
+  if ( !PL_get_arg(2, f, a) || !PL_get_nchars(a, &ilen, &iri, CVT_ATOM|BUF_STACK) )
+    return -1;
+  for ( size_t i = 0; i < ilen; i++ )
+  { if ( (unsigned char)iri[i] >= 0x80 || iri_forbidden((unsigned char)iri[i]) )
+      return -1;
+  }
+  return ( out_bytes(o, "\"", 1) && out_bytes(o, lex, llen) && out_bytes(o, "\"^^<", 4) &&
+           out_bytes(o, iri, ilen) && out_bytes(o, ">", 1) );
+}
+
 static int
 out_field(outbuf *o, term_t f)
 { switch ( PL_term_type(f) )
@@ -515,6 +544,8 @@ out_field(outbuf *o, term_t f)
     case PL_TERM:
     { term_t r = PL_new_term_ref();
       int rc = out_decimal(o, f, r);
+      if ( rc < 0 )
+        rc = out_lexical_form(o, f, r);
       PL_reset_term_refs(r);
       return rc >= 0 ? rc : out_value(o, f);
     }
@@ -564,6 +595,7 @@ install_cep_fast(void)
   FUNCTOR_sweep1 = PL_new_functor(PL_new_atom("sweep"), 1);
   FUNCTOR_end1 = PL_new_functor(PL_new_atom("end"), 1);
   FUNCTOR_dec1 = PL_new_functor(PL_new_atom("dec"), 1);
+  FUNCTOR_lv3 = PL_new_functor(PL_new_atom("lv"), 3);
   PL_register_foreign("c_batch_item", 5, c_batch_item, PL_FA_NONDETERMINISTIC);
   PL_register_foreign("c_iri_plain", 1, c_iri_plain, 0);
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);

@@ -245,6 +245,9 @@ cep_user_arg(V, A) :-
     ->  A = V
     ;   arg_(V, A0)
     ->  A = A0
+    ;   cep_numeric_value(V, V1),               % "01"^^xsd:integer, "1.0e0"^^xsd:double, ...
+        V1 \== V
+    ->  cep_user_arg(V1, A)
     ;   cep_fn(isNumeric, [V], bool(true))      % l(Lexical, T) of a numeric T
     ->  V = l(_, T),
         (   T == 'http://www.w3.org/2001/XMLSchema#float'

@@ -14,7 +14,9 @@
         xsd:boolean         bool(true|false)
         xsd:dateTime        dt(EpochMillis)     (UTC)
         xsd:duration        dur(Months, Millis)
-        any other datatype  l(Lexical, DatatypeIRI)
+        another lexical     lv(Lexical, DatatypeIRI, Value)   (of the six above:
+          form                "01"^^xsd:integer is lv("01", 'http://...#integer', 1))
+        any other literal   l(Lexical, DatatypeIRI)            (ill-typed ones too)
 
     An unbound SPARQL variable is an unbound Prolog variable.
 
@@ -49,6 +51,7 @@
             cep_ebv/2,              % +Value, -Bool
             cep_compare/4,          % +Op, +A, +B, -Bool
             cep_band/2,             % +Value, -Band
+            cep_numeric_value/2,    % +Value, -CanonicalValue
             cep_add/3,              % +A, +B, -Sum
             cep_sub/3,              % +A, +B, -Difference
             cep_mul/3,              % +A, +B, -Product
@@ -66,7 +69,7 @@
           ]).
 
 :- reexport(cep_values_terms, [cep_nt/2]).
-:- reexport(cep_values_compare, [cep_ebv/2, cep_compare/4, cep_band/2]).
+:- reexport(cep_values_compare, [cep_ebv/2, cep_compare/4, cep_band/2, cep_numeric_value/2]).
 :- reexport(cep_values_arithmetic, [cep_add/3, cep_sub/3, cep_mul/3, cep_div/3, cep_neg/2, cep_pos/2]).
 :- reexport(cep_values_functions, [cep_fn/3, cep_bnode/3, cep_regex/4, cep_regex_gave_up/1, cep_regex_problem/3]).
 :- reexport(cep_values_dates, [cep_time_duration/3, cep_time_point/2, cep_timestamp/2]).

@@ -19,8 +19,8 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
-:- use_module(cep_values_numbers, [dbl_op/4, float32_lexical/2, to_double/3, to_float32/3]).
-:- use_module(cep_values_compare, [numeric/3, value_class/3]).
+:- use_module(cep_values_numbers, [dbl_op/4, to_double/3, to_float32/3]).
+:- use_module(cep_values_compare, [number_value/3, numeric/3, value_class/3]).
 
 :- include(cep_values_iris).
 
@@ -110,6 +110,7 @@ temporal_op(Op, A, B, C) :-
 
 temporal(dt(Ms), dt(Ms)) :- !.
 temporal(dur(M, Ms), dur(M, Ms)) :- !.
+temporal(lv(_, _, V), T) :- !, temporal(V, T).
 temporal(V, T) :-
     V = l(_, _),
     value_class(V, C, K),
@@ -153,10 +154,3 @@ cep_pos(A, C) :-
     nonvar(A),
     numeric(A, K, N),
     number_value(K, N, C).
-
-%   The encoded value of a numeric (Kind, Num) after promotion: an
-%   xsd:float (Num a single-precision value) in its canonical form.
-number_value(0, N, N).
-number_value(1, N, dec(N)).
-number_value(2, N, l(Lex, xsd(float))) :- float32_lexical(N, Lex).
-number_value(3, N, N).

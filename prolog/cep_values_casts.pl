@@ -17,7 +17,7 @@
                                    parse_integer/2, pow10/2, to_double/3, to_float32/3]).
 :- use_module(cep_values_dates, [parse_datetime/2, parse_duration/3]).
 :- use_module(cep_values_terms, [lexical/2, parse_boolean/2]).
-:- use_module(cep_values_compare, [bool_key/2, float_ebv/2, in_range/2, is_literal/1, numeric/3,
+:- use_module(cep_values_compare, [bool_key/2, cep_numeric_value/2, float_ebv/2, in_range/2, is_literal/1, numeric/3,
                                    numeric_datatype/3, string_arg/3, value_class/3]).
 
 :- include(cep_values_iris).
@@ -39,7 +39,8 @@ cast(xsd(string), V, S) :-
     (   atom(V)
     ->  atom_string(V, S)
     ;   is_literal(V),
-        lexical(V, S)
+        cep_numeric_value(V, Value),
+        lexical(Value, S)
     ).
 cast(xsd(integer), V, I) :-
     (   string_arg(V, S, [])

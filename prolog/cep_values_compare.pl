@@ -10,6 +10,7 @@
           [ cep_ebv/2,
             cep_compare/4,
             cep_band/2,
+            cep_numeric_value/2,
             % for the other value modules
             bool_key/2,
             compatible/2,
@@ -18,6 +19,7 @@
             is_literal/1,
             numeric/3,
             numeric_datatype/3,
+            number_value/3,
             string_arg/3,
             value_class/3,
             with_tag/3
@@ -26,7 +28,7 @@
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).
-:- use_module(cep_values_numbers, [parse_decimal/2, parse_double/2, parse_float32/2,
+:- use_module(cep_values_numbers, [float32_lexical/2, parse_decimal/2, parse_double/2, parse_float32/2,
                                    parse_integer/2, to_double/3]).
 :- use_module(cep_values_dates, [parse_datetime/2, parse_duration/3]).
 :- use_module(cep_values_terms, [parse_boolean/2]).
@@ -85,11 +87,42 @@ numeric(V, K, N) :-
 
 numeric_(dec(R), 1, R) :-
     rational(R).
+numeric_(lv(_, _, V), K, N) :-
+    numeric(V, K, N).
 numeric_(l(Lex, T), K, N) :-
     numeric_datatype(T, K, Range),
     string(Lex),
     numeric_lexical(K, Lex, N),
     in_range(Range, N).
+
+%!  cep_numeric_value(+V, -Value) is det.
+%
+%   A literal of xsd:integer, xsd:decimal, xsd:double or xsd:float as the
+%   term of its value in canonical form ("01"^^xsd:integer as 1,
+%   "2E-1"^^xsd:double as 0.2), and of xsd:boolean ("0" as false); any
+%   other term as it is. For what is computed from values rather than
+%   picked among terms: MIN and MAX (XPath's fn:min and fn:max return a
+%   value), the cast of a number or boolean to xsd:string (its canonical
+%   lexical form).
+cep_numeric_value(V, Value) :-
+    (   V = lv(_, T, Value0),
+        T \== xsd(dateTime),
+        T \== xsd(duration)
+    ->  Value = Value0
+    ;   V = l(Lex, T),                      % xsd:float has no value encoding
+        T == xsd(float),
+        string(Lex),
+        numeric_lexical(2, Lex, N)
+    ->  number_value(2, N, Value)
+    ;   Value = V
+    ).
+
+%   number_value(+Kind, +Num, -Value): the encoded value of a number of a
+%   kind: an xsd:float (Num a single-precision value) in canonical form.
+number_value(0, N, N).
+number_value(1, N, dec(N)).
+number_value(2, N, l(Lex, xsd(float))) :- float32_lexical(N, Lex).
+number_value(3, N, N).
 
 numeric_lexical(0, Lex, N) :- parse_integer(Lex, N).
 numeric_lexical(1, Lex, N) :- parse_decimal(Lex, N).
@@ -144,6 +177,7 @@ value_class(V, C, K) :-
     ).
 
 value_class_(dec(R), num(1), R) :- rational(R).
+value_class_(lv(_, _, V), C, K) :- value_class(V, C, K).
 value_class_(lang(S, T), lang, S-T).
 value_class_(bool(B), bool, K) :- bool_key(B, K).
 value_class_(dt(Ms), dt, Ms).
@@ -245,6 +279,9 @@ ebv(dec(R), B) :-
     ->  B = false
     ;   B = true
     ).
+ebv(lv(_, _, V), B) :-
+    !,
+    ebv(V, B).
 ebv(lang(S, _), B) :-
     !,
     non_empty(S, B).

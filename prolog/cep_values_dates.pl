@@ -14,6 +14,7 @@
             % for the other value modules
             datetime_lexical/2,
             datetime_fields/7,
+            datetime_zone/2,
             duration_lexical/3,
             parse_datetime/2,
             parse_duration/3
@@ -251,6 +252,26 @@ zone_offset_min(0) --> [].
 
 sign_char(1) --> "+".
 sign_char(-1) --> "-".
+
+%!  datetime_zone(+String, -Zone) is det.
+%
+%   The time zone of a valid xsd:dateTime lexical form as written: none,
+%   or z(Text, OffsetMinutes) with Text "Z" or "+hh:mm"/"-hh:mm"
+%   (terms.datetime_zone).
+
+datetime_zone(S, Zone) :-
+    lexical_codes(S, Cs),
+    (   append(_, [0'Z], Cs)
+    ->  Zone = z("Z", 0)
+    ;   append(_, [Sg, H1, H2, 0':, M1, M2], Cs),
+        memberchk(Sg, `+-`)
+    ->  string_codes(Text, [Sg, H1, H2, 0':, M1, M2]),
+        number_codes(H, [H1, H2]),
+        number_codes(M, [M1, M2]),
+        Min is (H * 60 + M) * (44 - Sg),        % 0'+ is 43, 0'- is 45
+        Zone = z(Text, Min)
+    ;   Zone = none
+    ).
 
 %!  parse_duration(+String, -Months, -Ms) is semidet.
 %

@@ -21,8 +21,7 @@
 :- use_module(cep_values_compare, [compatible/2, is_literal/1, numeric/3, string_arg/3, with_tag/3]).
 :- use_module(cep_values_arithmetic, [number_value/3]).
 :- use_module(cep_values_casts, [cast/3]).
-:- use_module(cep_values_compare, [value_class/3]).
-:- use_module(cep_values_dates, [datetime_fields/7]).
+:- use_module(cep_values_dates, [datetime_fields/7, datetime_zone/2, duration_lexical/3]).
 :- use_module(library(random), [random/1, random_between/3]).
 
 % REGEX uses PCRE2. The library is part of the standard SWI-Prolog
@@ -275,19 +274,25 @@ fn(iri, [V], I) :-                          % Choice: no base IRI, so an absolut
         \+ ( member(C, Cs), iri_forbidden(C) ),
         atom_string(I, S)
     ).
-fn(year, [V], Y) :- datetime_arg(V, Ms), datetime_fields(Ms, Y, _, _, _, _, _).
-fn(month, [V], M) :- datetime_arg(V, Ms), datetime_fields(Ms, _, M, _, _, _, _).
-fn(day, [V], D) :- datetime_arg(V, Ms), datetime_fields(Ms, _, _, D, _, _, _).
-fn(hours, [V], H) :- datetime_arg(V, Ms), datetime_fields(Ms, _, _, _, H, _, _).
-fn(minutes, [V], M) :- datetime_arg(V, Ms), datetime_fields(Ms, _, _, _, _, M, _).
+fn(year, [V], Y) :- datetime_arg(V, Ms, _), datetime_fields(Ms, Y, _, _, _, _, _).
+fn(month, [V], M) :- datetime_arg(V, Ms, _), datetime_fields(Ms, _, M, _, _, _, _).
+fn(day, [V], D) :- datetime_arg(V, Ms, _), datetime_fields(Ms, _, _, D, _, _, _).
+fn(hours, [V], H) :- datetime_arg(V, Ms, _), datetime_fields(Ms, _, _, _, H, _, _).
+fn(minutes, [V], M) :- datetime_arg(V, Ms, _), datetime_fields(Ms, _, _, _, _, M, _).
 fn(seconds, [V], dec(S)) :-
-    datetime_arg(V, Ms),
+    datetime_arg(V, Ms, _),
     datetime_fields(Ms, _, _, _, _, _, SecMs),
     S is SecMs rdiv 1000.
-fn(timezone, [V], l("PT0S", xsd(dayTimeDuration))) :-   % Choice: dateTimes are kept in UTC
-    datetime_arg(V, _).
-fn(tz, [V], "Z") :-
-    datetime_arg(V, _).
+fn(timezone, [V], l(Lex, xsd(dayTimeDuration))) :-      % an error where there is no time zone
+    datetime_arg(V, _, z(_, Min)),
+    MinMs is Min * 60000,
+    duration_lexical(0, MinMs, Lex).
+fn(tz, [V], Text) :-
+    datetime_arg(V, _, Zone),
+    (   Zone = z(Text, _)
+    ->  true
+    ;   Text = ""
+    ).
 fn(md5, [V], H) :- hash(md5, V, H).
 fn(sha1, [V], H) :- hash(sha1, V, H).
 fn(sha256, [V], H) :- hash(sha256, V, H).
@@ -460,11 +465,15 @@ alnums0 --> [].
 %   (cep/terms.py to_prolog): a value for a valid lexical form of the
 %   datatypes the engine computes with, else the term as written.
 typed_literal(S, xsd(string), S) :- !.
-typed_literal(S, T, V) :-
+typed_literal(S, T, V) :-                   % the value, or lv/3 for another lexical form of it
     memberchk(T, [xsd(integer), xsd(decimal), xsd(double), xsd(boolean), xsd(dateTime), xsd(duration)]),
     cast(T, S, V0),
     !,
-    V = V0.
+    lexical(V0, S0),
+    (   S0 == S
+    ->  V = V0
+    ;   V = lv(S, T, V0)
+    ).
 typed_literal(S, T, l(S, T)).
 
 %   RFC 3987: scheme ":" ...
@@ -475,8 +484,17 @@ scheme_rest --> [C], { C < 0x80, ( code_type(C, alnum) ; memberchk(C, `+-.`) ) }
 iri_forbidden(C) :- C =< 0x20.
 iri_forbidden(C) :- memberchk(C, `<>"{}|^\`\\`).
 
-datetime_arg(V, Ms) :-
-    value_class(V, dt, Ms).
+%   datetime_arg(+V, -LocalMs, -Zone): a dateTime's fields as written (its
+%   wall-clock time, as the epoch milliseconds of those fields in UTC) and
+%   its time zone (datetime_zone/2). dt(Ms) is a UTC time written with Z.
+datetime_arg(dt(Ms), Ms, z("Z", 0)) :- !.
+datetime_arg(lv(Lex, T, dt(Ms)), Local, Zone) :-
+    T == xsd(dateTime),
+    datetime_zone(Lex, Zone),
+    (   Zone = z(_, Min)
+    ->  Local is Ms + Min * 60000
+    ;   Local = Ms
+    ).
 
 %   MD5 ... SHA512 (17.4.6) of the UTF-8 text of a simple literal or
 %   xsd:string, in lower-case hex.
@@ -536,6 +554,7 @@ datatype_(bool(_), xsd(boolean)).
 datatype_(dt(_), xsd(dateTime)).
 datatype_(dur(_, _), xsd(duration)).
 datatype_(lang(_, _), rdf(langString)).
+datatype_(lv(_, T, _), T).
 datatype_(l(_, T), T).
 
 string_args(A, B, SA, SB) :-

@@ -105,6 +105,9 @@ nt_compound(dur(Months, Ms), S) :-
     integer(Ms),
     duration_lexical(Months, Ms, L),
     atomics_to_string(['"', L, '"^^<http://www.w3.org/2001/XMLSchema#duration>'], S).
+nt_compound(lv(Lex, T, _), S) :-
+    !,
+    nt_compound(l(Lex, T), S).
 nt_compound(l(Lex, T), S) :-
     string(Lex),
     atom(T),
@@ -173,6 +176,7 @@ lexical(bool(B), S) :- !, atom_string(B, S).
 lexical(dt(Ms), S) :- !, datetime_lexical(Ms, S).
 lexical(dur(M, Ms), S) :- !, duration_lexical(M, Ms, S).
 lexical(lang(S0, _), S) :- !, S = S0.
+lexical(lv(S0, _, _), S) :- !, S = S0.
 lexical(l(S0, _), S) :- S = S0.
 
 parse_boolean(S, B) :-

@@ -384,8 +384,10 @@ acc_value(f(avg, false), S, V) :- !,
     ;   S = s(Sum, N), cep_div(Sum, N, Avg) -> V = Avg
     ;   V = '$error'
     ).
-acc_value(_, B, V) :-                       % MIN, MAX, SAMPLE
+acc_value(f(sample, _), B, V) :- !,
     (   B == '$none' -> V = '$error' ; V = B ).
+acc_value(_, B, V) :-                       % MIN, MAX: a number's value (fn:min, fn:max)
+    (   B == '$none' -> V = '$error' ; B == '$error' -> V = B ; cep_numeric_value(B, V) ).
 
 %   The aggregates of a time-based window's panes: '$wpart'(Hash, Q, Last,
 %   First, Key, Accs) holds the accumulators of the solutions of group Key

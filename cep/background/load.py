@@ -51,13 +51,10 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import logging
 import os
 import re
 import stat
-import warnings
 import zlib
-from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -268,16 +265,8 @@ _STATEMENT = re.compile(
     f"(?:({_IRIREF}|{_BNODE}){_WS})?\\.{_WS}(?:#.*)?\\Z")
 _BLANK_OR_COMMENT = re.compile(f"{_WS}(?:#.*)?\\Z")
 _SCHEME = re.compile(r"<[A-Za-z][A-Za-z0-9+.\-]*:")
-_TYPED = re.compile(r'"(.*)"\^\^<(.*)>\Z', re.S)
 _LINE_END = re.compile(r"\r\n?|\n")
 _ESCAPED = re.compile(r"[\\\x00-\x1f\x7f]")  # text that canonical form writes differently
-_WELL_FORMED = {  # lexical forms both cep.terms and rdflib read as the same value
-    terms.XSD_INTEGER: re.compile(r"-?[0-9]+\Z"),
-    terms.XSD_DECIMAL: re.compile(r"-?[0-9]+\.[0-9]+\Z"),
-    terms.XSD_DOUBLE: re.compile(r"-?[0-9]\.[0-9]+E-?[0-9]+\Z"),
-    terms.XSD_BOOLEAN: re.compile(r"(?:true|false)\Z"),
-    terms.XSD_DATETIME: re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]+)?Z\Z"),
-}
 
 
 def _read_lines(text: str, name: str, nodes: _BlankNodes, quads: bool) -> list:
@@ -285,7 +274,7 @@ def _read_lines(text: str, name: str, nodes: _BlankNodes, quads: bool) -> list:
     fmt = "N-Quads" if quads else "N-Triples"
     cache: dict[str, str] = {}
     out: dict = {}  # a file of one line repeated holds one triple: memory follows the distinct ones
-    with _quiet_rdflib():
+    with terms.rdflib_as_written():
         for number, line in enumerate(_lines(text), 1):
             m = _STATEMENT.match(line)
             if m is None or (m.group(4) and not quads):
@@ -322,33 +311,16 @@ def _lines(text: str):
 
 def _term(raw: str, nodes: _BlankNodes) -> str:
     """Canonical text of one N-Triples term, as rdflib + terms.from_rdflib
-    would give it: typed literals go through rdflib's Literal, which
-    normalizes more datatypes (xsd:int, xsd:float, ...) and more lexical
-    forms (1_000 as an xsd:integer) than cep.terms does."""
+    would give it (literals as written)."""
     if raw[0] == "_":
         return nodes.label(raw)
     if raw[0] == "<":
         if not _SCHEME.match(raw):
             raise terms.TermError(f"relative IRI {raw}: N-Triples needs absolute IRIs")
         return raw if "\\" not in raw else terms.checked(raw)  # no escaped space in an IRI
-    m = _TYPED.match(raw)
-    if m is None:
-        if _ESCAPED.search(raw) is None:  # already canonical but for the case of a language tag
-            at = raw.rfind('"')
-            return raw[:at] + raw[at:].lower()
-        return terms.canonical(raw)
-    lex, datatype = m.groups()
-    if datatype == terms.XSD_STRING:
-        return terms.canonical(raw)
-    form = _WELL_FORMED.get(datatype)
-    if form is not None and form.match(lex) and terms.canonical_lexical(lex, datatype) == lex:
-        # rdflib reads a canonical form as its value and writes back a form
-        # of that same value, whose canonical form is this one
+    if raw[-1] == '"' and _ESCAPED.search(raw) is None:  # a plain string already canonical
         return raw
-    from rdflib import Literal, URIRef
-
-    return terms.from_rdflib(Literal(terms.split('"' + lex + '"')[1],
-                                     datatype=URIRef(terms.split("<" + datatype + ">")[1])))
+    return terms.checked(raw)
 
 
 _TERM_PATTERNS = {"iri": re.compile(_IRIREF), "blank": re.compile(_BNODE), "literal": re.compile(_LITERAL)}
@@ -397,21 +369,6 @@ def _found(line: str, pos: int) -> str:
 # ------------------------------------------------------ rdflib's formats
 
 
-@contextmanager
-def _quiet_rdflib():
-    """rdflib logs a warning for every ill-typed literal, which is kept as it
-    is (as SPARQL keeps it), and warns about its own deprecated classes."""
-    logger = logging.getLogger("rdflib")
-    level = logger.level
-    logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            yield
-    finally:
-        logger.setLevel(level)
-
-
 def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
     from xml.sax import SAXParseException
 
@@ -423,7 +380,7 @@ def _read_rdflib(data, fmt: str, path, nodes: _BlankNodes, limit: int) -> list:
     name = str(path)
     public_id = Path(path).resolve().as_uri()
     try:
-        with _quiet_rdflib():
+        with terms.rdflib_as_written():
             if fmt == "xml":
                 _parse_rdfxml(graph, data, public_id, _XmlBounds(name, limit))
             else:

@@ -51,11 +51,8 @@ from __future__ import annotations
 import bisect
 import codecs
 import hashlib
-import logging
 import re
-import warnings
 from collections import defaultdict
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -315,28 +312,6 @@ def _datetime(graph: str, term: str, label: str) -> int:
 # --------------------------------------------------------------- parsing
 
 
-@contextmanager
-def _as_written():
-    """rdflib as the events need it: literals keep their lexical form, which
-    cep.io.check makes canonical as it does in every format (rdflib's own
-    normal forms differ: 1e999 as an xsd:double is "inf" there, INF here);
-    and no warning for an ill-typed literal, which the engine keeps as it
-    is (SPARQL does)."""
-    import rdflib
-
-    logger = logging.getLogger("rdflib")
-    level, normalize = logger.level, rdflib.NORMALIZE_LITERALS
-    logger.setLevel(logging.ERROR)
-    rdflib.NORMALIZE_LITERALS = False
-    try:
-        with warnings.catch_warnings():  # rdflib's own use of its deprecated classes
-            warnings.simplefilter("ignore", DeprecationWarning)
-            yield
-    finally:
-        logger.setLevel(level)
-        rdflib.NORMALIZE_LITERALS = normalize
-
-
 def _parse_into(content: _Content, text: str, scope: int) -> None:
     """Parse TriG text with rdflib and add its quads to `content` (nothing is
     added when the text does not parse). `scope`: which piece of the file
@@ -345,7 +320,7 @@ def _parse_into(content: _Content, text: str, scope: int) -> None:
     from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
     dataset = Dataset()
-    with _as_written():
+    with terms.rdflib_as_written():
         dataset.parse(data=text, format="trig", publicID=NO_BASE)
     graphs, default = defaultdict(list), []
     texts: dict = {}  # most nodes recur: convert each once

@@ -159,6 +159,20 @@ def make(kind, v) -> Val:
     return Val(kind, v, term)
 
 
+_CANONICAL_KINDS = {terms.XSD_INTEGER: "integer", terms.XSD_DECIMAL: "decimal", terms.XSD_DOUBLE: "double",
+                    XSD_FLOAT: "float", terms.XSD_BOOLEAN: "boolean"}
+
+
+def canonical_value(x: Val) -> Val:
+    """A number of xsd:integer, decimal, double or float, or a boolean, as
+    the canonical term of its value ("01"^^xsd:integer as "1"); any other
+    value as it is (cep_numeric_value/2 in prolog/cep_values_compare.pl)."""
+    if x.kind in ("integer", "decimal", "double", "float", "boolean") \
+            and _CANONICAL_KINDS.get(terms.split(x.term)[2]) == x.kind:
+        return make(x.kind, x.v)
+    return x
+
+
 def single(x) -> float:
     """The xsd:float nearest a number (IEEE 754 single precision, round
     half to even; too large: an infinity)."""
@@ -740,15 +754,18 @@ def _date_part(part):
     def f(a):
         if a.kind != "dateTime":
             raise ExprError(f"{part.upper()} takes an xsd:dateTime")
-        days, ms = divmod(a.v, 86_400_000)
+        zone = terms.datetime_zone(lexical(a))  # the fields are read as written, in their zone
+        days, ms = divmod(a.v + (zone[1] * 60_000 if zone else 0), 86_400_000)
         y, mo, d = terms._civil_from_days(days)
         values = {"year": y, "month": mo, "day": d, "hours": ms // 3_600_000, "minutes": ms // 60_000 % 60}
         if part == "seconds":
             return make("decimal", Fraction(ms % 60_000, 1000))
-        if part == "timezone":  # the engine keeps dateTimes in UTC
-            return parse(terms.literal("PT0S", XSD + "dayTimeDuration"))
+        if part == "timezone":
+            if zone is None:
+                raise ExprError("TIMEZONE of a dateTime without a time zone")
+            return parse(terms.literal(terms.format_duration(0, zone[1] * 60_000), XSD + "dayTimeDuration"))
         if part == "tz":
-            return make("string", "Z")
+            return make("string", zone[0] if zone else "")
         return make("integer", values[part])
 
     return f
@@ -893,7 +910,7 @@ def cast(target: str, a: Val) -> Val:
     if a.kind == "bnode":
         raise ExprError("cannot cast a blank node")
     if target == terms.XSD_STRING:
-        return make("string", a.v if a.kind == "iri" else lexical(a))
+        return make("string", a.v if a.kind == "iri" else lexical(canonical_value(a)))
     if a.kind == "iri":
         raise ExprError(f"cannot cast an IRI to <{target}>")
     from_string = a.kind == "string"
@@ -954,7 +971,7 @@ def cast(target: str, a: Val) -> Val:
                 raise ExprError(f"not a boolean: {text!r}")
             return make("boolean", text in ("true", "1"))
         if a.kind == "boolean":
-            return a
+            return make("boolean", a.v)
         if a.kind in NUMERIC:
             return make("boolean", not (a.v != a.v or a.v == 0))
         raise ExprError(f"cannot cast {a.term} to xsd:boolean")

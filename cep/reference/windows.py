@@ -20,7 +20,7 @@ from __future__ import annotations
 from cep import terms
 from cep.algebra import ops
 from cep.events import Answer
-from cep.reference.expressions import ExprError, holds, value
+from cep.reference.expressions import ExprError, canonical_value, holds, parse, value
 
 INTEGER = terms.XSD + "integer"
 
@@ -185,4 +185,5 @@ def aggregate(agg: ops.Aggregate, members) -> str | None:
             continue
         if better.startswith('"true"'):
             best = v
-    return best
+    return canonical_value(parse(best)).term  # a value, as XPath's fn:min and fn:max give
+

@@ -53,11 +53,13 @@ def _fields(column: pa.Array) -> pa.Array:
     inner = pc.utf8_slice_codeunits(column, 1, -1)
     iri = pc.and_(pc.and_(pc.starts_with(column, "<"), pc.ends_with(column, ">")),
                   pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring_regex(inner, _NOT_VERBATIM))))
-    # integers: "digits"^^xsd:integer, optionally signed with -
+    # integers in canonical form: "digits"^^xsd:integer, no leading zero,
+    # optionally signed with - ("01" and "-0" are other terms: lv/3)
     body = pc.utf8_slice_codeunits(column, 1, -len(_INT_SUFFIX))
     digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
+    canonical = pc.or_(pc.invert(pc.starts_with(digits, "0")), pc.equal(body, "0"))
     integer = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, _INT_SUFFIX)),
-                      pc.ascii_is_decimal(digits))
+                      pc.and_(pc.ascii_is_decimal(digits), canonical))
     # plain strings "...": in ASCII with no escape, N-Triples and Prolog
     # write them alike (labels and comments of ontologies)
     plain = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, '"')),
@@ -80,9 +82,12 @@ def _decimals(column: pa.Array) -> pa.Array:
     """The fields of the xsd:decimal literals of a column whose lexical form
     is [+-]?digits[.digits] (either side of the point may be empty, not
     both) with at most 18 significant and 18 fractional digits; null for
-    every other term. The text is the slow path's, dec(N) or dec(NrD) with
-    N/D the value in lowest terms: 10^k's factors 2 and 5 are divided out
-    of the digits' integer as far as they go."""
+    every other term. The text is the slow path's: dec(N) or dec(NrD) for
+    the canonical form (-?digits.digits, no leading zero but a lone one, no
+    trailing zero but a lone one, not -0.0), lv("Lexical",'xsd:decimal',
+    dec(...)) for another form (another term of the value), with N/D the
+    value in lowest terms: 10^k's factors 2 and 5 are divided out of the
+    digits' integer as far as they go."""
     candidate = pc.fill_null(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, _DEC_SUFFIX)), False)
     if not pc.any(candidate).as_py():
         return pa.nulls(len(column), pa.string())
@@ -92,21 +97,26 @@ def _decimals(column: pa.Array) -> pa.Array:
     # a point appended, so that every term splits in two at its first point
     parts = pc.split_pattern(pc.binary_join_element_wise(unsigned, ".", ""), ".", max_splits=1)
     whole = pc.list_element(parts, 0)
-    frac = pc.utf8_slice_codeunits(pc.list_element(parts, 1), 0, -1)
+    written = pc.utf8_slice_codeunits(pc.list_element(parts, 1), 0, -1)  # the fraction as written
 
     def digits_or_empty(text):
         return pc.or_(pc.ascii_is_decimal(text), pc.equal(text, ""))
 
-    frac = pc.utf8_rtrim(frac, "0")
+    frac = pc.utf8_rtrim(written, "0")
     places = pc.utf8_length(frac)
     significant = pc.utf8_ltrim(pc.binary_join_element_wise(whole, frac, ""), "0")
-    ok = pc.and_(candidate, pc.and_(pc.and_(digits_or_empty(whole), digits_or_empty(frac)),
-                                    pc.not_equal(pc.binary_join_element_wise(whole, frac, ""), "")))
+    ok = pc.and_(candidate, pc.and_(pc.and_(digits_or_empty(whole), digits_or_empty(written)),
+                                    pc.not_equal(pc.binary_join_element_wise(whole, written, ""), "")))
     ok = pc.and_(ok, pc.and_(pc.less_equal(pc.utf8_length(significant), _DEC_DIGITS),
                              pc.less_equal(places, _DEC_DIGITS)))
     ok = pc.fill_null(ok, False)
     if not pc.any(ok).as_py():
         return pa.nulls(len(column), pa.string())
+    canonical = pc.and_(pc.and_(pc.invert(pc.starts_with(lex, "+")),
+                                pc.and_(pc.not_equal(whole, ""), pc.not_equal(written, ""))),
+                        pc.and_(pc.or_(pc.invert(pc.starts_with(whole, "0")), pc.equal(whole, "0")),
+                                pc.or_(pc.invert(pc.ends_with(written, "0")), pc.equal(written, "0"))))
+    canonical = pc.and_(canonical, pc.invert(pc.and_(negative, pc.equal(significant, ""))))  # not -0.0
     num = pc.cast(pc.if_else(pc.and_(ok, pc.not_equal(significant, "")), significant, "0"), pa.int64())
     twos = fives = pc.if_else(pc.equal(num, 0), 0, pc.cast(places, pa.int64()))
     for _ in range(_DEC_DIGITS):
@@ -123,7 +133,10 @@ def _decimals(column: pa.Array) -> pa.Array:
     value = pc.binary_join_element_wise(sign, pc.cast(num, pa.string()), "")
     value = pc.if_else(pc.equal(den, 1), value,
                        pc.binary_join_element_wise(value, "r", pc.cast(den, pa.string()), ""))
-    return pc.if_else(ok, pc.binary_join_element_wise("Pdec(", value, ")", ""), None)
+    value = pc.binary_join_element_wise("dec(", value, ")", "")
+    # the lexical form holds digits, a sign and a point only: it needs no quoting
+    other = pc.binary_join_element_wise('lv("', lex, f'",\'{terms.XSD_DECIMAL}\',', value, ")", "")
+    return pc.if_else(ok, pc.binary_join_element_wise("P", pc.if_else(canonical, value, other), ""), None)
 
 
 UPDATES_ONLY = "$updates_only"  # the wrapper the compiled rules take apart (cep.compile.program)

@@ -93,4 +93,15 @@ test(decimals_as_cep_nt) :-
              cep_nt(V, Expected),
              format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
 
+%   Another lexical form of a value (lv/3) as cep_nt/2 writes it: the plain
+%   ones written in C, the ones with characters to escape by cep_nt/2
+test(lexical_forms_as_cep_nt) :-
+    D = 'http://www.w3.org/2001/XMLSchema#decimal',
+    Values = [lv("1.50", D, dec(3r2)), lv("+3", D, dec(3)), lv(" 1.5", D, dec(3r2)),
+              lv("1.5\n", D, dec(3r2)), lv("7", 'http://e/caf\u00e9', 7), l("x\"y", D)],
+    forall(member(V, Values),
+           ( cep_fast:cep_answer_text([r(0, 1, 2, [V])], Text),
+             cep_nt(V, Expected),
+             format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
+
 :- end_tests(cep_answer_text_decimals).

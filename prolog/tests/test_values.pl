@@ -22,6 +22,7 @@
 %   cep/runtime/session.py), and the module of each.
 api([ cep_nt/2-cep_values_terms,
       cep_ebv/2-cep_values_compare, cep_compare/4-cep_values_compare, cep_band/2-cep_values_compare,
+      cep_numeric_value/2-cep_values_compare,
       cep_add/3-cep_values_arithmetic, cep_sub/3-cep_values_arithmetic, cep_mul/3-cep_values_arithmetic,
       cep_div/3-cep_values_arithmetic, cep_neg/2-cep_values_arithmetic, cep_pos/2-cep_values_arithmetic,
       cep_fn/3-cep_values_functions, cep_bnode/3-cep_values_functions, cep_regex/4-cep_values_functions,

@@ -15,6 +15,10 @@
 :- begin_tests(cep_casts).
 
 test(integer_from_string, X == 42) :- cast(integer, "42", X).
+test(string_of_a_number_is_canonical, S == "2.5") :-
+    xsd(decimal, T), cast(string, lv("2.50", T, dec(5r2)), S).
+test(string_of_a_boolean_is_canonical, S == "false") :-
+    xsd(boolean, T), cast(string, lv("0", T, bool(false)), S).
 test(integer_from_string_space, X == 42) :- cast(integer, " 42\n", X).
 test(integer_from_string_signed, X == -7) :- cast(integer, "-007", X).
 test(integer_from_decimal_string, fail) :- cast(integer, "4.2", _).

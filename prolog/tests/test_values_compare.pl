@@ -14,6 +14,18 @@
 
 :- begin_tests(cep_ebv).
 
+test(numeric_value, Vs == [1, dec(1r2), 0.2, bool(false), l("1.5E0", F), l("1.5E0", F), l("abc", I), "01",
+                           lv("2026-01-01T00:00:00+00:00", D, dt(1767225600000))]) :-
+    xsd(integer, I), xsd(decimal, Dec), xsd(double, Dbl), xsd(boolean, B), xsd(float, F), xsd(dateTime, D),
+    Terms = [lv("01", I, 1), lv("0.50", Dec, dec(1r2)), lv("2E-1", Dbl, 0.2), lv("0", B, bool(false)),
+             l("1.50", F), l("1.5E0", F), l("abc", I), "01", lv("2026-01-01T00:00:00+00:00", D, dt(1767225600000))],
+    maplist(cep_numeric_value, Terms, Vs).
+test(terms_kept_compare_by_value, R == true) :-
+    xsd(integer, I), cep_compare(=, lv("01", I, 1), 1, R).
+test(terms_kept_compute_by_value, R == dec(3r2)) :-
+    xsd(decimal, D), cep_add(lv("1.00", D, dec(1)), dec(1r2), R).
+test(ill_typed_is_an_error, fail) :-
+    ty("abc", integer, A), cep_compare(<, A, 1, _).
 test(bool_true, B == true) :- cep_ebv(bool(true), B).
 test(bool_false, B == false) :- cep_ebv(bool(false), B).
 test(string_empty, B == false) :- cep_ebv("", B).

@@ -215,7 +215,8 @@ test(replace_lone_dollar, fail) :- cep_fn(replace, ["abab", "a", "$"], _).
 test(strlang, R == lang("chat", 'en-us')) :- cep_fn(strlang, ["chat", "EN-us"], R).
 test(strlang_tagged, fail) :- cep_fn(strlang, [lang("chat", en), "fr"], _).
 test(strlang_bad_tag, fail) :- cep_fn(strlang, ["chat", "e n"], _).
-test(strdt_integer, R == 1) :- xsd(integer, T), cep_fn(strdt, ["01", T], R).
+test(strdt_integer, R == 1) :- xsd(integer, T), cep_fn(strdt, ["1", T], R).
+test(strdt_keeps_the_lexical_form, R == lv("01", T, 1)) :- xsd(integer, T), cep_fn(strdt, ["01", T], R).
 test(strdt_other, R == l("x", 'http://t')) :- cep_fn(strdt, ["x", 'http://t'], R).
 test(strdt_string, R == "x") :- xsd(string, T), cep_fn(strdt, ["x", T], R).
 test(strdt_not_iri, fail) :- cep_fn(strdt, ["x", "http://t"], _).
@@ -228,6 +229,14 @@ test(date_parts, [Y, Mo, D, H, Mi] == [2026, 1, 1, 0, 0]) :-
 test(seconds_decimal, S == dec(11r2)) :- cep_fn(seconds, [dt(1767225605500)], S).
 test(timezone_utc, [Z, T] == [l("PT0S", D), "Z"]) :-
     xsd(dayTimeDuration, D), cep_fn(timezone, [dt(0)], Z), cep_fn(tz, [dt(0)], T).
+test(date_parts_in_their_zone, [H, Z, T] == [15, l("-PT8H", D), "-08:00"]) :-
+    xsd(dateTime, T0), V = lv("2010-12-21T15:38:02-08:00", T0, dt(1292974682000)),
+    xsd(dayTimeDuration, D),
+    cep_fn(hours, [V], H), cep_fn(timezone, [V], Z), cep_fn(tz, [V], T).
+test(tz_without_zone, T == "") :-
+    xsd(dateTime, D), cep_fn(tz, [lv("2011-02-01T01:02:03", D, dt(1296522123000))], T).
+test(timezone_without_zone, fail) :-
+    xsd(dateTime, D), cep_fn(timezone, [lv("2011-02-01T01:02:03", D, dt(1296522123000))], _).
 test(year_not_date, fail) :- cep_fn(year, ["2026"], _).
 test(md5, H == "900150983cd24fb0d6963f7d28e17f72") :- cep_fn(md5, ["abc"], H).
 test(sha1_tagged, fail) :- cep_fn(sha1, [lang("abc", en)], _).

@@ -37,7 +37,8 @@ def read_stream(path: Path) -> list[Event]:
     from rdflib.graph import DATASET_DEFAULT_GRAPH_ID
 
     ds = Dataset()
-    ds.parse(str(path), format="trig")
+    with terms.rdflib_as_written():  # literals as written, as the project's reader keeps them
+        ds.parse(str(path), format="trig")
     times: dict = {}
     graphs: dict = {}
     for s, p, o, g in ds.quads((None, None, None, None)):

@@ -44,6 +44,12 @@ def integer(n: int) -> str:
     return terms.literal(str(n), terms.XSD_INTEGER)
 
 
+def padded(n: int) -> str:
+    """Another term of the value n: "0n"^^xsd:integer (RDF 1.1 term equality
+    keeps it apart from n, comparisons by value do not)."""
+    return terms.literal(f"0{n}", terms.XSD_INTEGER)
+
+
 def duration_ms(ms: int) -> str:
     return terms.literal(terms.format_duration(0, ms), terms.XSD_DURATION)
 
@@ -83,11 +89,13 @@ def streams(draw, max_events: int = 20, intervals: bool = True):
     last_time = draw(st.sampled_from([4, 8, MAX_TIME]))
     last_object = draw(st.sampled_from([1, 2, 4]))
     lengths = st.sampled_from([0, 0, 0, 1, 2, 4]) if intervals else st.just(0)
+    # now and then an object in another lexical form of its value
     event = st.builds(
-        lambda s, p, o, start, length: Event(s, p, integer(o), start, start + length),
+        lambda s, p, o, form, start, length: Event(s, p, form(o), start, start + length),
         st.sampled_from(SUBJECTS[:n_subjects]),
         st.sampled_from(PREDICATES[:n_predicates]),
         st.integers(0, last_object),
+        st.sampled_from([integer] * 5 + [padded]),
         st.integers(0, last_time),
         lengths,
     )
@@ -361,6 +369,11 @@ VALUES = [
     terms.literal("PT1S", XSD + "duration"), terms.literal("P1M", XSD + "duration"),
     terms.literal("x", XSD + "integer"), terms.literal("v", EX + "type"),
     SUBJECTS[0], "_:n1",
+    # other lexical forms of values: kept as terms, compared by value
+    terms.literal("01", XSD + "integer"), terms.literal("1.50", XSD + "decimal"),
+    terms.literal("1.5e0", XSD + "double"), terms.literal("0", XSD + "boolean"),
+    terms.literal("2026-01-01T05:00:00+05:00", XSD + "dateTime"),
+    terms.literal("2026-01-01T00:00:00", XSD + "dateTime"), terms.literal("PT60M", XSD + "duration"),
 ]
 VALUES = [terms.canonical(v) for v in VALUES]
 UNARY = ["not", "neg", "pos", "str", "lang", "datatype", "isIRI", "isBlank", "isLiteral", "isNumeric",

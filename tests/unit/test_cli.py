@@ -391,7 +391,7 @@ def test_make_run_finds_the_two_readme_answers(capsys):
                       a["bindings"]["price3"]["value"], a["start"], a["end"])
                      for a in map(json.loads, out.splitlines()))
     assert answers == [
-        ("100", "65.8", "106", "2026-01-05T10:00:00Z", "2026-01-25T10:00:00Z"),
-        ("97.5", "65.8", "106", "2026-01-09T10:00:00Z", "2026-01-25T10:00:00Z"),
+        ("100", "65.80", "106", "2026-01-05T10:00:00Z", "2026-01-25T10:00:00Z"),
+        ("97.5", "65.80", "106", "2026-01-09T10:00:00Z", "2026-01-25T10:00:00Z"),
     ]
     assert "answers: crash_recovery 2" in err

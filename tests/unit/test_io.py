@@ -99,7 +99,7 @@ GRAPH :g2 { :b :price 7 }
     assert rejects == []
     assert triples(events) == [
         (ex("a"), ex("name"), '"A"', T0 + 5000, T0 + 5000),
-        (ex("a"), ex("price"), f'"1.5"^^<{XSD}decimal>', T0 + 5000, T0 + 5000),
+        (ex("a"), ex("price"), f'"1.50"^^<{XSD}decimal>', T0 + 5000, T0 + 5000),  # as written
         (ex("b"), ex("price"), integer(7), T0, T0 + 10250),
     ]
     sources = {e.o: e.source for e in events}
@@ -334,7 +334,7 @@ def test_jsonl_reads_terms_and_times(tmp_path):
     events = read_jsonl(path, rejects)
     assert rejects == []
     assert [(e.s, e.o, e.start, e.end, e.source) for e in events] == [
-        (ex("a"), f'"1.5"^^<{XSD}decimal>', T0, T0, f"{path}:1"),
+        (ex("a"), f'"1.50"^^<{XSD}decimal>', T0, T0, f"{path}:1"),  # as written
         (ex("a"), '"x"@en-gb', T0 + 7, T0 + 1500, f"{path}:3"),
         ("_:b1", integer(1), T0 + 9, T0 + 9, f"{path}:4"),
         (ex("a"), integer(1), T0 + 2000, T0 + 2000, f"{path}:5"),
@@ -404,7 +404,7 @@ def test_csv_reads_rows(tmp_path):
     assert rejects == []
     assert [(e.s, e.o, e.start, e.end, e.source) for e in events] == [
         (ex("a"), '"a, \\"quoted\\" value"', T0, T0, f"{path}:2"),
-        ("_:x", integer(10), T0 + 1, T0 + 5, f"{path}:3"),
+        ("_:x", f'"0010"^^<{XSD}integer>', T0 + 1, T0 + 5, f"{path}:3"),  # as written
     ]
 
 
@@ -471,7 +471,7 @@ def test_parquet_reads_rows_with_all_kinds_of_times(tmp_path):
     events = read_parquet(path, rejects)
     assert rejects == []
     assert [(e.s, e.o, e.start, e.end, e.source) for e in events] == [
-        (ex("a"), f'"1.5"^^<{XSD}decimal>', T0, T0, f"{path}:row 1"),
+        (ex("a"), f'"1.50"^^<{XSD}decimal>', T0, T0, f"{path}:row 1"),  # as written
         (ex("a"), '"x"@en', T0 + 5, T0 + 9, f"{path}:row 2"),
         ("_:b", integer(3), T0, T0 + 500, f"{path}:row 3"),
     ]
@@ -752,8 +752,8 @@ def test_stock_example_expected_answers_follow_from_the_data():
                         found.append((company, str(p1), str(p2), str(p3),
                                       terms.format_datetime_ms(t1), terms.format_datetime_ms(t3)))
     assert sorted(found) == [
-        (A, "100", "65.8", "106", "2026-01-05T10:00:00Z", "2026-01-25T10:00:00Z"),
-        (A, "97.5", "65.8", "106", "2026-01-09T10:00:00Z", "2026-01-25T10:00:00Z"),
+        (A, "100", "65.80", "106", "2026-01-05T10:00:00Z", "2026-01-25T10:00:00Z"),
+        (A, "97.5", "65.80", "106", "2026-01-09T10:00:00Z", "2026-01-25T10:00:00Z"),
     ]
 
 
@@ -781,3 +781,49 @@ def test_the_spark_sinks_write_the_in_process_writers_lines():
     JsonlWriter(shown).write(sinks.answers(raw))  # what the console sink writes
     assert [json.loads(line) for line in shown.getvalue().splitlines()] == [answer_json(SELECT),
                                                                              answer_json(CONSTRUCT)]
+
+
+# ======================================================== terms as written
+# RDF 1.1 term equality (issue 19): a literal keeps its lexical form in every
+# reader, in the table Spark's input goes through, and in the Prolog term;
+# only the N-Triples syntax is made canonical (escapes, a language tag's case).
+
+AS_WRITTEN = [
+    f'"01"^^<{XSD}integer>', f'"+1"^^<{XSD}integer>', f'"1.0e0"^^<{XSD}double>', f'"0"^^<{XSD}boolean>',
+    f'"1.50"^^<{XSD}decimal>', f'"2006-08-23Z"^^<{XSD}date>', f'"2006-08-23T10:00:00+05:00"^^<{XSD}dateTime>',
+    f'"2006-08-23T10:00:00"^^<{XSD}dateTime>', f'"PT90M"^^<{XSD}duration>', f'"abc"^^<{XSD}integer>',
+]
+
+
+@pytest.mark.parametrize("term", AS_WRITTEN)
+def test_every_reader_keeps_a_literal_as_written(tmp_path, term):
+    rows = [{"s": ex("a"), "p": ex("p"), "o": term, "t": T0}]
+    write(tmp_path, "e.jsonl", json.dumps(rows[0]) + "\n")
+    pq.write_table(pa.table({k: [rows[0][k]] for k in ("s", "p", "o", "t")}), tmp_path / "e.parquet")
+    lex, _, datatype = term[1:].partition('"^^')
+    trig(tmp_path, f':g {{ :a :p "{lex}"^^{datatype} }}\n:g prov:generatedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime .\n',
+         "e.trig")
+    for name in ("e.jsonl", "e.parquet", "e.trig"):
+        events, rejects = read_events([tmp_path / name])
+        assert rejects == [] and [e.o for e in events] == [term], name
+    # the table of a Spark DataFrame goes through the same checks
+    table, bad = tables.checked_rows(pa.table({"s": [ex("a")], "p": [ex("p")], "o": [term],
+                                               "start": pa.array([T0], pa.int64()), "end": pa.array([T0], pa.int64())}))
+    assert bad == [] and table.column("o").to_pylist() == [term]
+
+
+def test_canonical_n_triples_normalizes_the_syntax_not_the_lexical_form():
+    assert terms.canonical('"\\u0041"^^<http://www.w3.org/2001/XMLSchema#string>') == '"A"'
+    assert terms.canonical('"chat"@FR-be') == '"chat"@fr-be'
+    assert terms.canonical(f'"01"^^<{XSD}integer>') == f'"01"^^<{XSD}integer>'
+
+
+def test_a_literal_has_its_value_encoding_only_in_canonical_form():
+    from cep import prolog as pl
+
+    assert terms.to_prolog(f'"1"^^<{XSD}integer>') == 1
+    assert terms.to_prolog(f'"false"^^<{XSD}boolean>') == pl.Struct("bool", pl.Atom("false"))
+    assert terms.to_prolog(f'"01"^^<{XSD}integer>') == pl.Struct("lv", pl.Str("01"), pl.Atom(XSD + "integer"), 1)
+    # another lexical form keeps its text beside the value; an ill-typed one or
+    # another datatype is l(Lexical, Datatype)
+    assert [terms.to_prolog(term).functor for term in AS_WRITTEN] == ["lv"] * 5 + ["l"] + ["lv"] * 3 + ["l"]

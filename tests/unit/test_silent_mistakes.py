@@ -141,3 +141,11 @@ def test_a_constant_that_is_no_value_of_its_type_is_warned(tmp_path, capsys, con
     lexical = constant.split('"')[1]
     assert err == [f'cep: warning: q.rq:3:51: "{lexical}" is not a valid xsd:{datatype}: comparing or computing '
                    f'with it is an error (a FILTER is then false)']
+
+
+@pytest.mark.parametrize("constant", ['"PT90M"^^xsd:duration', "01", '"1.50"^^xsd:decimal', '"1"^^xsd:boolean'])
+def test_another_lexical_form_of_a_value_is_no_mistake(tmp_path, capsys, constant):
+    """A constant is kept as written; a valid form that is not the canonical
+    one ("01"^^xsd:integer) has its value: no warning."""
+    code, _, err = run(tmp_path, capsys, f"SELECT ?a WHERE {{ ?a :p ?b FILTER(getDURATION() < {constant}) }}")
+    assert code == 0 and err == []

@@ -146,6 +146,8 @@ def test_the_arguments_prolog_form():
         (lit("0012", "integer"), "12"),
         (lit("100", "byte"), "100"),
         (lit("2.5", "decimal"), "2.5"),
+        (lit("2.50", "decimal"), "2.5"),  # another lexical form of a number: its value
+        (lit("1.5e0", "double"), "1.5"),
         (lit("1.5E0", "double"), "1.5"),
         (lit("0.5", "float"), "0.5"),
         (lit("true", "boolean"), "true"),
