@@ -113,12 +113,12 @@ def node_children(node) -> list:
 
 def is_table(op) -> bool:
     """Whether an algebra pattern matches no event: inline data (VALUES),
-    BINDs over it, and joins of such."""
+    BINDs and FILTERs over it, and joins and unions of such."""
     if isinstance(op, ops.Values):
         return True
-    if isinstance(op, ops.Extend):
+    if isinstance(op, (ops.Extend, ops.Filter)):
         return is_table(op.pattern)
-    if isinstance(op, ops.Join):
+    if isinstance(op, (ops.Join, ops.Union_)):
         return is_table(op.left) and is_table(op.right)
     return False
 
@@ -403,6 +403,8 @@ class _Builder:
         others (those that read the variable BIND or the table binds) on
         the node's own solutions."""
         certain = ops.certain_variables(operand, self.certain)
+        if isinstance(op, ops.Project):  # a condition outside cannot read what the subquery hides
+            certain = certain & set(op.vars)
         (down,), here = _split_pending(pending, [certain])
         child = self.build(operand, down, window, policy, timed)
         cvars = self.plan.nodes[child].vars

@@ -474,9 +474,15 @@ def _table_goals(op, tv: Vars) -> list:
         rows = [pl.Struct("v", *(pl.Var("_") if x is None else terms.to_prolog(x) for x in row)) if row else A("v")
                 for row in op.rows]
         return [pl.Struct("member", tuple_term(tv, op.vars), pl.PList(rows))]
-    if isinstance(op, ops.Extend):  # no interval: the time functions are errors (cep_values.pl)
-        return _table_goals(op.pattern, tv) + [_bind_goal(op, tv, tv.expressions(A("timeless"), A("timeless")))]
-    return _table_goals(op.left, tv) + _table_goals(op.right, tv)  # a Join of tables
+    # no interval: the time functions are errors (cep_values.pl)
+    timeless = tv.expressions(A("timeless"), A("timeless"))
+    if isinstance(op, ops.Extend):
+        return _table_goals(op.pattern, tv) + [_bind_goal(op, tv, timeless)]
+    if isinstance(op, ops.Filter):
+        return _table_goals(op.pattern, tv) + [timeless.filter_goal(op.cond)]
+    if isinstance(op, ops.Union_):
+        return [pl.Struct(";", conj(_table_goals(op.left, tv)), conj(_table_goals(op.right, tv)))]
+    return _table_goals(op.left, tv) + _table_goals(op.right, tv)  # a Join
 
 
 def _unseen_solution(name, v, ts, te):

@@ -32,7 +32,7 @@ def _run(text, events):
     got = engine.push(sorted(events, key=lambda e: e.end)) + engine.flush()
     expected = reference.evaluate(queries, events)
     assert sorted(got) == sorted(expected)
-    return sorted((a.start, a.end, dict(a.bindings)) for a in got)
+    return [(start, end, dict(bindings)) for start, end, bindings in sorted((a.start, a.end, a.bindings) for a in got)]
 
 
 def test_bind_extends_each_solution_and_keeps_its_interval():
@@ -107,3 +107,9 @@ def test_the_algebra_of_a_subquery_renames_apart():
     project = q.pattern.right
     assert isinstance(project, ops.Project) and project.vars == (ops.Var("k"),)
     assert ops.Var("x") not in ops.variables(project.pattern)
+
+
+def test_a_union_of_inline_data_is_joined_as_a_table():
+    events = [_event("k", "a", _int(1), 1)]
+    got = _run("SELECT * WHERE { ?k :a ?x { BIND (1 AS ?y) } UNION { VALUES ?y { 2 } FILTER (?y > 1) } }", events)
+    assert [b["y"] for _, _, b in got] == [_int(1), _int(2)]
