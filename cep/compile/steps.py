@@ -311,12 +311,15 @@ def _timeless(plan, node, vs: Vars, module: str):
         else:
             goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
     elif isinstance(node, Unary):
-        if isinstance(node.op, ops.Project):  # its solutions once each: not as a lookup
-            return None
         found = _timeless(plan, plan.node(node.child), vs, module)
         if found is None:
             return None
-        goals = found + unary_goals(node, vs, A("timeless"), A("timeless"))
+        if isinstance(node.op, ops.Project):  # its solutions once each
+            v, found_all, distinct = tuple_term(vs, node.vars), vs.fresh(), vs.fresh()
+            goals = [pl.Struct("findall", v, conj(found), found_all), pl.Struct("sort", found_all, distinct),
+                     pl.Struct("member", v, distinct)]
+        else:
+            goals = found + unary_goals(node, vs, A("timeless"), A("timeless"))
     elif node.op.spec.timeless:
         left = _timeless(plan, plan.node(node.left), vs, module)
         right = _timeless(plan, plan.node(node.right), vs, module)

@@ -113,3 +113,19 @@ def test_a_union_of_inline_data_is_joined_as_a_table():
     events = [_event("k", "a", _int(1), 1)]
     got = _run("SELECT * WHERE { ?k :a ?x { BIND (1 AS ?y) } UNION { VALUES ?y { 2 } FILTER (?y > 1) } }", events)
     assert [b["y"] for _, _, b in got] == [_int(1), _int(2)]
+
+
+def test_a_subquery_over_background_data_is_joined_once_per_binding():
+    """The subquery matches background triples only: its solutions (once
+    each, though two triples give ?k) join the event, which keeps its
+    interval."""
+    from cep.background.knowledge import background_of
+
+    triples = [(f"<{EX}k>", f"<{EX}a>", _int(1)), (f"<{EX}k>", f"<{EX}a>", _int(2))]
+    queries = parse_rules(PREFIX + "SELECT * WHERE { ?k :c ?z { SELECT ?k WHERE { ?k :a ?x } } }", "q.rq")
+    background = background_of(triples)
+    events = [_event("k", "c", _int(9), 4)]
+    engine = Engine(queries, background=background)
+    got = engine.push(events) + engine.flush()
+    assert sorted(got) == sorted(reference.evaluate(queries, events, background))
+    assert [(a.start, a.end, dict(a.bindings)) for a in got] == [(4, 4, {"k": f"<{EX}k>", "z": _int(9)})]
