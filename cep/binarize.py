@@ -372,8 +372,8 @@ class _Builder:
             raise TypeError(f"cannot binarize {op!r}")
         for operand in (op.left, op.right):
             if is_table(operand):
-                raise QueryError(f"{TABLE_ALONE}; {op.spec.keyword or op.spec.sexpr.upper()} does not take it as "
-                                 f"an operand", operand.pos or op.pos)
+                keyword = op.spec.keyword or "OPTIONAL"  # the one operator besides Join written without one
+                raise QueryError(f"{TABLE_ALONE}; {keyword} does not take it as an operand", operand.pos or op.pos)
         spec = op.spec
         operands = (op.left, op.right)
         if spec.alternative:

@@ -89,6 +89,7 @@ def test_a_subquery_gives_each_solution_once():
     ("SELECT * WHERE { ?k :a ?x VALUES (?x ?y) { (1) } }", "a row of VALUES has 1 value for 2 variables"),
     ("SELECT * WHERE { VALUES ?x { 1 } }", "inline data (VALUES, or a BIND outside any pattern) matches no event"),
     ("SELECT * WHERE { { ?k :a ?x } UNION { VALUES ?x { 1 } } }", "UNION does not take it"),
+    ("SELECT * WHERE { ?k :a ?x OPTIONAL { BIND (1 AS ?y) } }", "OPTIONAL does not take it"),
     ("SELECT * WHERE { ?k :a ?x { SELECT ?x WHERE { ?x :b ?y } LIMIT 1 } }",
      "LIMIT in a subquery inside a pattern is not supported"),
     ("SELECT * WHERE { ?k :a ?x { SELECT ?x WHERE { ?x :b ?y } ORDER BY ?x } }",
