@@ -34,7 +34,10 @@ from typing import Optional
 from cep import terms
 from cep.algebra import ops, query_limits
 from cep.algebra.timestamps import capture_ends
+from cep.errors import QueryError
 
+TABLE_ALONE = ("inline data (VALUES, or a BIND outside any pattern) matches no event: it is joined with a "
+               "pattern of the same group that does, as background data is")
 MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
 POLICIES = ("unrestricted", "recent", "chronological")
 
@@ -79,6 +82,48 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Unary:
+    """A step with one operand, `child`: each of its solutions, as
+    `op` (an ops.UNARY node, or a table) makes it a solution of this
+    node, with the same interval. For BIND (ops.Extend) one more variable,
+    unbound where the expression is an error; for a subquery
+    (ops.Project) fewer variables, and with DISTINCT only the first
+    solution of each binding in an instant; for a table (`table`: a
+    pattern of inline data, ops.Values, and the BINDs over it, which
+    matches no event) its compatible rows joined, as background data
+    is joined (Operator.timeless)."""
+
+    id: int
+    op: object
+    child: int
+    vars: tuple
+    filters: tuple = ()
+    window: Optional[int] = None
+    timed: bool = False
+
+
+def node_children(node) -> list:
+    """The ids of the nodes whose solutions a plan node takes."""
+    if isinstance(node, Leaf):
+        return []
+    if isinstance(node, Unary):
+        return [node.child]
+    return [node.left, node.right]
+
+
+def is_table(op) -> bool:
+    """Whether an algebra pattern matches no event: inline data (VALUES),
+    BINDs and FILTERs over it, and joins and unions of such."""
+    if isinstance(op, ops.Values):
+        return True
+    if isinstance(op, (ops.Extend, ops.Filter)):
+        return is_table(op.pattern)
+    if isinstance(op, (ops.Join, ops.Union_)):
+        return is_table(op.left) and is_table(op.right)
+    return False
+
+
+@dataclass(frozen=True)
 class Output:
     query: ops.Query
     root: int
@@ -103,6 +148,8 @@ class Plan:
                 if isinstance(n, Step):
                     index.setdefault(n.left, []).append((n, "l"))
                     index.setdefault(n.right, []).append((n, "r"))
+                elif isinstance(n, Unary):
+                    index.setdefault(n.child, []).append((n, "u"))
             self._consumers = (len(self.nodes), index)
         return list(self._consumers[1].get(node_id, ()))
 
@@ -145,6 +192,10 @@ def prepare_bgps(op):
         return op
     if isinstance(op, ops.Filter):
         return ops.Filter(op.cond, prepare_bgps(op.pattern), pos=op.pos)
+    if isinstance(op, ops.UNARY):
+        return dataclasses.replace(op, pattern=prepare_bgps(op.pattern))
+    if isinstance(op, ops.Values):
+        return op
     return _rebuild(op, prepare_bgps(op.left), prepare_bgps(op.right))
 
 
@@ -165,10 +216,12 @@ def reassociate(op, direction: str):
     """Couple chains of one associative operator from the left or the right."""
     if direction not in ("left", "right"):
         raise ValueError(f"unknown binarization {direction!r}")
-    if isinstance(op, ops.Triple):
+    if isinstance(op, (ops.Triple, ops.Values)):
         return op
     if isinstance(op, ops.Filter):
         return ops.Filter(op.cond, reassociate(op.pattern, direction), pos=op.pos)
+    if isinstance(op, ops.UNARY):
+        return dataclasses.replace(op, pattern=reassociate(op.pattern, direction))
     if isinstance(op, ops.Binary) and op.spec.associative:
         items = [reassociate(x, direction) for x in _flatten(op, type(op))]
         if direction == "left":
@@ -308,8 +361,19 @@ class _Builder:
             sig = ("leaf", op, filters, window, timed, self.updates, streams)
             return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates, streams))
 
+        if is_table(op):
+            raise QueryError(TABLE_ALONE, op.pos)
+        if isinstance(op, ops.Join) and (is_table(op.left) or is_table(op.right)):
+            table, other = (op.left, op.right) if is_table(op.left) else (op.right, op.left)
+            return self._unary(table, other, pending, window, policy, timed)
+        if isinstance(op, ops.UNARY):
+            return self._unary(op, op.pattern, pending, window, policy, timed)
         if not isinstance(op, ops.Binary):
             raise TypeError(f"cannot binarize {op!r}")
+        for operand in (op.left, op.right):
+            if is_table(operand):
+                keyword = op.spec.keyword or "OPTIONAL"  # the one operator besides Join written without one
+                raise QueryError(f"{TABLE_ALONE}; {keyword} does not take it as an operand", operand.pos or op.pos)
         spec = op.spec
         operands = (op.left, op.right)
         if spec.alternative:
@@ -332,6 +396,29 @@ class _Builder:
                 ids[i] = self.build(operands[i], (), None, "unrestricted" if spec.negated else policy)
         return self._step(op, ids[0], ids[1], here, getattr(op, "cond", None), window, policy, timed,
                           deadline=getattr(op, "deadline_ms", None))
+
+    def _unary(self, op, operand, pending, window, policy, timed) -> int:
+        """The Unary node of `op` over `operand`: the conditions that read
+        only what the operand binds for sure are checked below it, the
+        others (those that read the variable BIND or the table binds) on
+        the node's own solutions."""
+        certain = ops.certain_variables(operand, self.certain)
+        if isinstance(op, ops.Project):  # a condition outside cannot read what the subquery hides
+            certain = certain & set(op.vars)
+        (down,), here = _split_pending(pending, [certain])
+        child = self.build(operand, down, window, policy, timed)
+        cvars = self.plan.nodes[child].vars
+        if op is not None and not is_table(op):  # the node needs the operator, not its operand again
+            op = dataclasses.replace(op, pattern=None, pos=None)
+        if isinstance(op, ops.Project):
+            vars_ = tuple(v for v in cvars if v in op.vars)
+        elif not is_table(op):  # BIND
+            vars_ = tuple(dict.fromkeys(cvars + (op.var,)))
+        else:
+            vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
+        filters = _dedup(here)
+        sig = ("unary", op, child, filters, window, timed)
+        return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed))
 
     def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None):
         nodes = self.plan.nodes
@@ -358,6 +445,12 @@ def _certain_of(nodes, node_id, memo: dict) -> set:
     node = nodes[node_id]
     if isinstance(node, Leaf):
         out = set(node.vars)
+    elif isinstance(node, Unary):
+        out = _certain_of(nodes, node.child, memo) & set(node.vars)
+        if isinstance(node.op, ops.Extend) and not is_table(node.op):
+            out |= {node.op.var} if isinstance(node.op.expr, ops.Const) else set()
+        elif not isinstance(node.op, ops.Project):
+            out |= ops.certain_variables(node.op)
     else:
         out = ops.combine(node.op.spec, _certain_of(nodes, node.left, memo), _certain_of(nodes, node.right, memo),
                           certain=True)

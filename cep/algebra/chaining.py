@@ -135,8 +135,10 @@ def _positions(op, last=True, negative=False):
     elif isinstance(op, ops.BGP):
         for t in op.triples:
             yield t, last, negative
-    elif isinstance(op, ops.Filter):
+    elif isinstance(op, (ops.Filter,) + ops.UNARY):
         yield from _positions(op.pattern, last, negative)
+    elif isinstance(op, ops.Values):
+        return
     else:  # a binary operator: its operands' places (Operator.ends_last); the optional or negated is negative
         spec = op.spec
         for child, ends_last, must in zip((op.left, op.right), spec.ends_last, spec.mandatory):

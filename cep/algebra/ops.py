@@ -399,11 +399,55 @@ class Filter:
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Extend:
+    """BIND(expr AS ?var) (SPARQL 1.1, 18.2.2.6 and 18.5 Extend): each
+    solution of `pattern` with `var` bound to the value of `expr`, or left
+    unbound where `expr` is an error; the interval stays the solution's.
+    `var` is not bound by `pattern` (translation checks it)."""
+
+    pattern: object
+    var: Var
+    expr: Expr
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Values:
+    """Inline data (VALUES, SPARQL 1.1, 10.2): one solution per row, `rows`
+    a tuple of tuples of terms (canonical N-Triples text) or None (UNDEF),
+    in the order of `vars`. The rows are constants with no interval, like
+    background data: joined with a pattern, a solution keeps the interval
+    of the pattern's solution (docs/language.md, "Inline data")."""
+
+    vars: tuple  # of Var
+    rows: tuple
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Project:
+    """A subquery (SELECT inside WHERE, SPARQL 1.1, 18.2.1): the solutions
+    of `pattern` restricted to `vars`, once each when `distinct` (per
+    instant: docs/language.md, "Subqueries"). Translation renames the
+    subquery's other variables to hidden ones (`.sq0.x`), so the outer
+    pattern cannot meet them (bottom-up evaluation)."""
+
+    pattern: object
+    vars: tuple  # of Var
+    distinct: bool = False
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+# the unary pattern operators: one operand, `pattern`
+UNARY = (Extend, Project)
+
+
 Union = Union_  # the paper's name; the class name avoids typing.Union
 BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence,
           During, Starts, Finishes, Meets, Overlaps)
 OPTIONAL_OPS = tuple(cls for cls in BINARY if cls.spec.optional)
-PATTERN_OPS = (Triple, BGP, Filter) + BINARY
+PATTERN_OPS = (Triple, BGP, Filter, Values) + UNARY + BINARY
 KEYWORDS = {cls.spec.keyword: cls for cls in BINARY if cls.spec.keyword}
 SEXPR_NAMES = {cls.spec.sexpr: cls for cls in BINARY}
 
@@ -594,6 +638,14 @@ def _variables(op, certain: bool, memo) -> set:
             out |= set(slots_vars(t))
     elif isinstance(op, Filter):
         out = _variables(op.pattern, certain, memo)
+    elif isinstance(op, Extend):
+        # an error leaves the variable unbound: certain only for a constant
+        out = _variables(op.pattern, certain, memo) | (
+            {op.var} if not certain or isinstance(op.expr, Const) else set())
+    elif isinstance(op, Project):
+        out = _variables(op.pattern, certain, memo) & set(op.vars)
+    elif isinstance(op, Values):
+        out = {v for i, v in enumerate(op.vars) if not certain or all(r[i] is not None for r in op.rows)}
     else:
         out = combine(op.spec, _variables(op.left, certain, memo), _variables(op.right, certain, memo), certain)
     if memo is not None:
@@ -623,7 +675,7 @@ def conjunction(exprs):
 def children(op):
     if isinstance(op, BGP):
         return list(op.triples)
-    if isinstance(op, Filter):
+    if isinstance(op, (Filter,) + UNARY):
         return [op.pattern]
     if isinstance(op, Binary):
         return [op.left, op.right]

@@ -136,6 +136,10 @@ def check_depth(pattern) -> None:
 def _parts(node) -> list:
     if isinstance(node, ops.Filter):
         return [node.pattern, node.cond]
+    if isinstance(node, ops.Extend):
+        return [node.pattern, node.expr]
+    if isinstance(node, ops.Project):
+        return [node.pattern]
     if isinstance(node, ops.BINARY):
         cond = getattr(node, "cond", None)
         return [node.left, node.right] + ([cond] if cond is not None else [])

@@ -48,6 +48,15 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     elif isinstance(op, ops.Filter):
         lines.append(f"{pad}(filter {expr(op.cond)}")
         operands = [op.pattern]
+    elif isinstance(op, ops.Values):
+        lines.append(pad + _values(op))
+        return
+    elif isinstance(op, ops.Extend):
+        lines.append(f"{pad}(extend {op.var} {expr(op.expr)}")
+        operands = [op.pattern]
+    elif isinstance(op, ops.Project):
+        lines.append(f"{pad}({unary(op)}")
+        operands = [op.pattern]
     elif isinstance(op, ops.Binary):  # (NAME [DEADLINE_MS] [COND] P1 P2)
         deadline = f" {op.deadline_ms}" if hasattr(op, "deadline_ms") else ""
         cond = getattr(op, "cond", None)
@@ -58,6 +67,23 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     for operand in operands:
         _pattern_lines(operand, indent + 1, lines)
     lines[-1] += ")"
+
+
+def unary(op) -> str:
+    """The head of a unary operator's text (`extend ?v EXPR`, `project
+    (?x ?y)`, `project-distinct (?x)`); in a plan, whose unary nodes hold
+    the operator without its operand, a table's whole text on one line."""
+    if isinstance(op, ops.Extend) and op.pattern is None:
+        return f"extend {op.var} {expr(op.expr)}"
+    if isinstance(op, ops.Project):
+        return f"{'project-distinct' if op.distinct else 'project'} ({' '.join(str(v) for v in op.vars)})"
+    return " ".join(line.strip() for line in pattern(op).splitlines())
+
+
+def _values(op: ops.Values) -> str:
+    """(values (?x ?y) (TERM UNDEF) ...)"""
+    rows = "".join(" (" + " ".join("UNDEF" if x is None else x for x in row) + ")" for row in op.rows)
+    return f"(values ({' '.join(str(v) for v in op.vars)}){rows})"
 
 
 @query_limits.deep
@@ -204,6 +230,13 @@ def _read_pattern(x):
         return ops.BGP(tuple(_read_pattern(t) for t in x[1:]))
     if head == "filter":
         return ops.Filter(_read_expr(x[1]), _read_pattern(x[2]))
+    if head == "extend":
+        return ops.Extend(_read_pattern(x[3]), ops.Var(x[1][1:]), _read_expr(x[2]))
+    if head in ("project", "project-distinct"):
+        return ops.Project(_read_pattern(x[2]), tuple(ops.Var(v[1:]) for v in x[1]), head == "project-distinct")
+    if head == "values":
+        rows = tuple(tuple(None if t == "UNDEF" else terms.canonical(t) for t in row) for row in x[2:])
+        return ops.Values(tuple(ops.Var(v[1:]) for v in x[1]), rows)
     if head not in ops.SEXPR_NAMES:
         raise ValueError(f"not an algebra operator: {head!r}")
     cls = ops.SEXPR_NAMES[head]  # (NAME [DEADLINE_MS] [COND] P1 P2)

@@ -67,6 +67,8 @@ def _expressions(op, projection=None):
             yield item.expr
     if getattr(op, "cond", None) is not None:  # a FILTER's, an optional operator's
         yield op.cond
+    if isinstance(op, ops.Extend):
+        yield op.expr
     for child in ops.children(op):
         yield from _expressions(child)
 
@@ -90,6 +92,16 @@ def _rewrite(op, watched: set, fresh):
     if isinstance(op, ops.Filter):
         pattern, ends = _rewrite(op.pattern, watched, fresh)
         return dataclasses.replace(op, cond=_resolve(op.cond, ends), pattern=pattern), ends
+    if isinstance(op, ops.Extend):
+        pattern, ends = _rewrite(op.pattern, watched, fresh)
+        return dataclasses.replace(op, expr=_resolve(op.expr, ends), pattern=pattern), ends
+    if isinstance(op, ops.Project):
+        pattern, ends = _rewrite(op.pattern, watched, fresh)
+        ends = {v: e for v, e in ends.items() if v in op.vars}  # the projected variables' ends stay visible
+        hidden = tuple(dict.fromkeys(x for e in ends.values() for x in e))
+        return dataclasses.replace(op, pattern=pattern, vars=op.vars + hidden), ends
+    if isinstance(op, ops.Values):
+        return op, {}
     left, ends = _rewrite(op.left, watched, fresh)
     right, found = _rewrite(op.right, watched, fresh)
     _add(ends, found)

@@ -147,16 +147,13 @@ ANNOTATIONS = {
     "binarize": ("left", "right"),
 }
 
-SUBQUERY = ("subqueries are supported only as the whole WHERE of a CONSTRUCT, "
-            "as in CONSTRUCT { ... } { SELECT ... }")
 FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name its files "
               "with FROM <file>")
 FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it after the "
                     "CONSTRUCT template, before the subquery")
 # SPARQL 1.1 features the grammar recognises only to refuse them by name:
 # syntax node -> the feature's name
-UNSUPPORTED = {"minus": "MINUS", "bind": "BIND", "values": "VALUES (inline data)",
-               "service": "SERVICE", "describe_query": "DESCRIBE"}
+UNSUPPORTED = {"minus": "MINUS", "service": "SERVICE", "describe_query": "DESCRIBE"}
 
 
 def unsupported(name: str) -> str:
@@ -473,9 +470,6 @@ class _Query:
         every = self.every(computed[0], window) if computed else None
         if body.data in UNSUPPORTED:
             raise self.error(unsupported(UNSUPPORTED[body.data]), body)
-        values = _children(body, "values")
-        if values:
-            raise self.error(unsupported("VALUES (inline data)"), values[0])
         if body.data == "update_query":
             if window is not None:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
@@ -486,7 +480,7 @@ class _Query:
         if body.data == "select_query":
             clause, where = body.children[0], _children(body, "where_clause")[0]
             windowed["report"] = self.report(clause, window)
-            pattern = self.where(where, tree)
+            pattern = self.with_values(self.where(where, tree), body)
             distinct, projection, grouping = self.selection(body, clause, pattern, window)
             visible = ({p.var for p in projection} if projection is not None else ops.variables(pattern))
             modifiers = self.modifiers(body, visible)
@@ -504,14 +498,14 @@ class _Query:
             if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
                 raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer CONSTRUCT", clause)
             modifiers = [c for c in sub.children if isinstance(c, Tree)
-                         and c.data in ("order_clause", "limit_offset", "values")]
+                         and c.data in ("order_clause", "limit_offset")]
             if modifiers:
                 raise self.error(unsupported(f"{_modifier_name(modifiers[0])} in a subquery"), modifiers[0])
-            pattern = self.where(sub_where, tree)
+            pattern = self.with_values(self.where(sub_where, tree), sub)
             # grouping in the subquery aggregates over the CONSTRUCT's window
             distinct, projection, grouping = self.selection(sub, clause, pattern, window)
         else:
-            pattern = self.where(where, tree)
+            pattern = self.with_values(self.where(where, tree), body)
             distinct, projection, grouping = False, None, None
         if body.data == "construct_where":
             template = self.short_template(where)
@@ -540,7 +534,7 @@ class _Query:
         modifiers = [c for c in body.children if isinstance(c, Tree) and c.data in ("order_clause", "limit_offset")]
         if modifiers:  # ASK answers once per evaluation: nothing to order or cut
             raise self.error(unsupported(f"{_modifier_name(modifiers[0])} in an ASK query"), modifiers[0])
-        pattern = self.where(_children(body, "where_clause")[0], tree)
+        pattern = self.with_values(self.where(_children(body, "where_clause")[0], tree), body)
         return ops.Query(name, "ask", pattern, (), True, options=options, pos=pos,
                          warnings=tuple(self.warnings), ontologies=ontologies, **windowed)
 
@@ -973,6 +967,8 @@ class _Query:
                 conditions.append(self.filter(el) if kind == "filter" else self.within(el))
                 self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
                 filter_node = filter_node or el
+            elif kind == "bind":
+                pattern = self.bind(el, pattern)
             elif kind == "optional":
                 keyword, group = el.children
                 part = self.group(group)
@@ -988,6 +984,8 @@ class _Query:
             else:
                 if kind == "graph":
                     part = self.graph_pattern(el)
+                elif kind == "values":
+                    part = self.values(el)
                 else:
                     part = self.triples_block(el) if kind == "triples_block" else self.chain(el)
                 if part is None:
@@ -1002,8 +1000,87 @@ class _Query:
 
     def group(self, tree: Tree):
         if tree.data == "sub_select_group":
-            raise self.error(SUBQUERY, tree)
+            return self.subquery(tree.children[0])
         return self.elements([c for c in tree.children if isinstance(c, Tree)])
+
+    # ---- BIND, VALUES and subqueries (SPARQL 1.1, 18.2.2.6, 10.2, 18.2.1)
+
+    def bind(self, tree: Tree, pattern):
+        """BIND(expr AS ?v) after the group's elements so far (`pattern`,
+        None for none: then it extends the one empty solution, a table)."""
+        _, expr_node, _, var_token = tree.children
+        var = Var(str(var_token)[1:])
+        if pattern is not None and var in ops.variables(pattern):
+            raise self.error(f"BIND(... AS {var}) names a variable already bound before it in its group: "
+                             f"choose a new name (SPARQL 1.1, 18.2.1)", var_token)
+        expr = self.expr(expr_node)
+        base = pattern if pattern is not None else ops.Values((), ((),), pos=self.pos(tree))
+        return ops.Extend(base, var, expr, pos=self.pos(tree))
+
+    def values(self, tree: Tree) -> ops.Values:
+        """VALUES ?x { ... } or VALUES (?x ?y) { (...) ... }: the rows, UNDEF as None."""
+        second = tree.children[1]
+        if isinstance(second, Token):  # one variable: each value is a row
+            names, rows = [second], [[c] for c in tree.children[2:]]
+        else:
+            names = second.children
+            rows = [row.children for row in _children(tree, "values_row")]
+        variables = tuple(Var(str(t)[1:]) for t in names)
+        if len(set(variables)) != len(variables):
+            raise self.error("VALUES lists a variable twice", second)
+        out = []
+        for row in rows:
+            if len(row) != len(variables):
+                node = row[0] if row else tree
+                raise self.error(f"a row of VALUES has {len(row)} value{'s' if len(row) != 1 else ''} for "
+                                 f"{len(variables)} variable{'s' if len(variables) != 1 else ''}", node)
+            out.append(tuple(None if isinstance(c, Token) and c.type == "UNDEF" else self.term(c, False)
+                             for c in row))
+        return ops.Values(variables, tuple(out), pos=self.pos(tree))
+
+    def with_values(self, pattern, body: Tree):
+        """The pattern of a query (or subquery) joined with its trailing
+        VALUES, if it has one."""
+        for tree in _children(body, "values"):
+            pattern = ops.Join(pattern, self.values(tree), pos=self.pos(tree))
+        return pattern
+
+    def subquery(self, sub: Tree) -> ops.Project:
+        """A SELECT inside WHERE: its pattern, its projection's expressions
+        as BINDs, then the projection; its other variables are renamed to
+        hidden ones, which nothing outside can name (bottom-up evaluation)."""
+        froms = _children(sub, "from_clause")
+        if froms:
+            raise self.error("FROM names the background of the whole query: write it in the outer query, "
+                             "before its WHERE", froms[0])
+        clause, where = _children(sub, "select_clause")[0], _children(sub, "where_clause")[0]
+        if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
+            raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer query", clause)
+        for kind, name in (("group_clause", "GROUP BY"), ("having_clause", "HAVING"),
+                           ("aggregate_clause", "AGGREGATE"), ("order_clause", "ORDER BY"),
+                           ("limit_offset", None)):
+            for node in _children(sub, kind):
+                raise self.error(unsupported(f"{name or _modifier_name(node)} in a subquery inside a pattern"),
+                                 node)
+        pattern = self.with_values(self.where(where, sub), sub)
+        saved, self.aggregates = self.aggregates, []
+        try:
+            distinct, projection = self.select_clause(clause, pattern)
+            if self.aggregates:
+                raise self.error(unsupported("an aggregate in a subquery inside a pattern"), clause)
+        finally:
+            self.aggregates = saved
+        if projection is None:  # SELECT *: the variables a query can name
+            projected = tuple(v for v in sorted(ops.variables(pattern), key=lambda v: v.name)
+                              if not v.name.startswith(("_:", ".")))
+        else:
+            for item in projection:
+                if item.expr is not None:
+                    pattern = ops.Extend(pattern, item.var, item.expr, pos=self.pos(clause))
+            projected = tuple(item.var for item in projection)
+        hidden = {v: Var(f".sq{self.fresh}.{v.name}") for v in ops.variables(pattern) if v not in projected}
+        self.fresh += 1
+        return ops.Project(_renamed(pattern, hidden), projected, distinct, pos=self.pos(sub))
 
     def chain(self, tree: Tree):
         items = tree.children
@@ -1335,6 +1412,20 @@ class _Query:
 
 
 
+def _renamed(node, names: dict):
+    """An algebra tree (or expression) with its variables renamed."""
+    if isinstance(node, Var):
+        return names.get(node, node)
+    if isinstance(node, Call):
+        return Call(node.name, *(_renamed(a, names) for a in node.args), pos=node.pos)
+    if isinstance(node, tuple):
+        return tuple(_renamed(x, names) for x in node)
+    if dataclasses.is_dataclass(node):
+        return dataclasses.replace(node, **{f.name: _renamed(getattr(node, f.name), names)
+                                            for f in dataclasses.fields(node) if f.init and f.name != "pos"})
+    return node
+
+
 def _arity(least: int, most) -> str:
     if most is None:
         return f"at least {least} argument{'s' if least != 1 else ''}"
@@ -1363,8 +1454,6 @@ REPORTS = ("RSTREAM", "ISTREAM", "DSTREAM")
 def _modifier_name(node: Tree) -> str:
     if node.data == "order_clause":
         return "ORDER BY"
-    if node.data == "values":
-        return "VALUES"
     return " and ".join(str(part.children[0]).upper() for part in node.children)
 
 

@@ -16,7 +16,7 @@ from cep import prolog as pl
 from cep.algebra import sexpr
 from cep.algebra.query_limits import deep
 from cep.algebra.chaining import Chaining, analyse
-from cep.binarize import Leaf, Plan, binarize
+from cep.binarize import Leaf, Plan, Unary, binarize
 from cep.compile.leaves import count_streams, is_streamed
 from cep.compile.program import compile_plan, program_hash, unbounded_state
 from cep.compile.projection import QueryLayout, answer_width
@@ -118,6 +118,8 @@ def describe_plan(plan: Plan) -> str:
         if isinstance(node, Leaf):
             t = node.triple
             head = f"e{node.id} = triple {sexpr.slot(t.s)} {sexpr.slot(t.p)} {sexpr.slot(t.o)}"
+        elif isinstance(node, Unary):
+            head = f"e{node.id} = {sexpr.unary(node.op)}(e{node.child})"
         else:
             head = f"e{node.id} = {node.op.spec.sexpr}(e{node.left}, e{node.right})"
             if node.key:

@@ -25,19 +25,22 @@ class Vars:
     """Prolog variable names for one clause, and the scope (Scope) its
     expressions are compiled in."""
 
-    def __init__(self, scope: Scope):
+    def __init__(self, scope: Scope, prefix: str = ""):
+        """`prefix`: for a second set of names in one clause (a table's,
+        evaluated apart from the solution it joins)."""
         self.names = {}
         self.count = 0
         self.scope = scope
+        self.prefix = prefix
 
     def of(self, var: ops.Var) -> pl.Var:
         if var not in self.names:
-            self.names[var] = pl.Var(f"X{len(self.names)}")
+            self.names[var] = pl.Var(f"{self.prefix}X{len(self.names)}")
         return self.names[var]
 
     def fresh(self) -> pl.Var:
         self.count += 1
-        return pl.Var(f"_G{self.count}")
+        return pl.Var(f"_{self.prefix}G{self.count}")
 
     def expressions(self, start, end) -> ExprCompiler:
         """The compiler of the clause's expressions, the time functions

@@ -8,7 +8,7 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.binarize import Leaf
+from cep.binarize import node_children
 from cep.compile.clauses import RUNTIME, A, F, resource
 from cep.compile.expr import q
 
@@ -28,8 +28,7 @@ def deferred_strata(plan, deferred, chaining) -> list:
         while todo:
             node = plan.node(todo.pop())
             level[node.id] = min(level.get(node.id, stratum), stratum)
-            if not isinstance(node, Leaf):
-                todo += [node.left, node.right]
+            todo += node_children(node)
     strata = sorted({level[n] for n in deferred})
     return [[n for n in deferred if level[n] == s] for s in strata]
 

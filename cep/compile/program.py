@@ -10,6 +10,9 @@ for every binary step N
                                right operand occurs: goal-insertion rules
                                (store a goal) and checking rules (combine
                                with stored goals);
+for every unary step N (BIND, a subquery, a join with inline data)
+    s<N>_u/4                   what happens when a solution of its operand
+                               occurs (d<N>/3: a subquery's DISTINCT);
     g<N>_l/5, g<N>_r/5         the goal stores: g(Key, Generation, Values,
                                Start, End), Key the join key's value or
                                hash, so lookups are indexed; Generation
@@ -52,13 +55,13 @@ import hashlib
 
 from cep import prolog as pl
 from cep.algebra import ops
-from cep.binarize import Leaf, Plan, Step
+from cep.binarize import Leaf, Plan, Step, Unary, node_children
 from cep.compile.clauses import RUNTIME, A, T, F, Vars, ok_goal, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
 from cep.compile.expr import Scope, conj, q
 from cep.compile.leaves import count_streams, is_streamed, leaf_rules, stream_rules
 from cep.compile.projection import answer_width, padded, projection
-from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope
+from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
 from cep.compile.updates import LIVE, live_view, update_clause
 from cep.compile.windows import window_items
 from cep.errors import QueryError
@@ -122,10 +125,15 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     count_streams(plan)  # the count windows' streams agree
     part_of = _part_of(plan)
     for node in plan.nodes:
-        hoist = None if isinstance(node, Leaf) else hoisting(plan, node)
+        hoist = hoisting(plan, node) if isinstance(node, Step) else None
         scope = Scope(user, tuple(part_of[node.id]))
         items += _emitter(plan, node, root_of.get(node.id, []), scope, hoist, deriving)
-        built = None if isinstance(node, Leaf) else step_clauses(plan, node, scope, hoist, graph)
+        if isinstance(node, Leaf):
+            built = None
+        elif isinstance(node, Unary):
+            built = (*unary_clauses(plan, node, scope), None)
+        else:
+            built = step_clauses(plan, node, scope, hoist, graph)
         if isinstance(node, Leaf):
             rules = leaf_rules(node, background)
             items += stream_rules(rules, node.streams) if streamed else rules
@@ -221,8 +229,7 @@ def _part_of(plan) -> dict:
                 continue
             seen.add(node.id)
             part_of[node.id].append(index)
-            if not isinstance(node, Leaf):
-                todo += [node.left, node.right]
+            todo += node_children(node)
     return part_of
 
 
@@ -232,8 +239,7 @@ def _reaches(plan, root, node_id) -> bool:
         node = plan.node(todo.pop())
         if node.id == node_id:
             return True
-        if not isinstance(node, Leaf):
-            todo += [node.left, node.right]
+        todo += node_children(node)
     return False
 
 

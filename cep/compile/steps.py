@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.binarize import Leaf, Step
+from cep.binarize import Leaf, Step, Unary, is_table
 from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
@@ -310,6 +310,16 @@ def _timeless(plan, node, vs: Vars, module: str):
                 q(PATHS, "cep_path", g, path_term(p), A(ends), s, o)]
         else:
             goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
+    elif isinstance(node, Unary):
+        found = _timeless(plan, plan.node(node.child), vs, module)
+        if found is None:
+            return None
+        if isinstance(node.op, ops.Project):  # its solutions once each
+            v, found_all, distinct = tuple_term(vs, node.vars), vs.fresh(), vs.fresh()
+            goals = [pl.Struct("findall", v, conj(found), found_all), pl.Struct("sort", found_all, distinct),
+                     pl.Struct("member", v, distinct)]
+        else:
+            goals = found + unary_goals(node, vs, A("timeless"), A("timeless"))
     elif node.op.spec.timeless:
         left = _timeless(plan, plan.node(node.left), vs, module)
         right = _timeless(plan, plan.node(node.right), vs, module)
@@ -417,6 +427,70 @@ def _absence(step, left, right, scope, **_):
         pl.Struct(store, pl.Var("_"), first, pl.Var("_"), pl.Var("_"), pl.Var("_")),
         A("!"), pl.Struct("=", d, first)))
     return [insert, remove, fire, nxt, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
+
+
+def unary_clauses(plan, node: Unary, scope):
+    """(clauses, store names, store scope) of a Unary node: s<N>_u/4, what
+    happens when a solution of its operand occurs. A subquery gives each
+    of its solutions once, as every pattern does (solutions are sets,
+    paper 4.2): it keeps those of the instant it has given (d<N>/3)."""
+    child = plan.node(node.child)
+    vs = Vars(scope)
+    ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
+    head = pl.Struct(f"s{node.id}_u", tuple_term(vs, child.vars), ts, te, ans)
+    goals = unary_goals(node, vs, ts, te)
+    out = tuple_term(vs, node.vars)
+    stores = []
+    if isinstance(node.op, ops.Project):
+        seen = f"d{node.id}"
+        stores = [seen + "/3"]
+        goals += [_unseen_solution(seen, out, ts, te), pl.Struct("assertz", pl.Struct(seen, out, ts, te))]
+    clause = pl.Clause(head, (*goals, pl.Struct(f"n{node.id}", out, ts, te, ans)))
+    return [clause], stores, "group" if stores else None
+
+
+def unary_goals(node: Unary, vs: Vars, ts, te) -> list:
+    """Goals that make a solution of the node from one of its operand's
+    (variables in vs, interval [ts, te]), DISTINCT aside."""
+    op = node.op
+    if isinstance(op, ops.Project):
+        return []
+    if not is_table(op):  # BIND
+        return [_bind_goal(op, vs, vs.expressions(ts, te))]
+    # a table: evaluated on its own (its BINDs see its variables only),
+    # then joined by unification, as background data is
+    tv = Vars(vs.scope, prefix="T")
+    own = sorted(ops.variables(op), key=lambda v: v.name)
+    for v in own:
+        tv.of(v)
+    return _table_goals(op, tv) + [pl.Struct("=", tuple_term(tv, own), tuple_term(vs, own))]
+
+
+def _bind_goal(op: ops.Extend, vs: Vars, ec):
+    """BIND: the variable is the expression's value, unbound where it is an error."""
+    goals, value = ec.value(op.expr)
+    return ite(conj(goals), pl.Struct("=", vs.of(op.var), value), T)
+
+
+def _table_goals(op, tv: Vars) -> list:
+    if isinstance(op, ops.Values):
+        rows = [pl.Struct("v", *(pl.Var("_") if x is None else terms.to_prolog(x) for x in row)) if row else A("v")
+                for row in op.rows]
+        return [pl.Struct("member", tuple_term(tv, op.vars), pl.PList(rows))]
+    # no interval: the time functions are errors (cep_values.pl)
+    timeless = tv.expressions(A("timeless"), A("timeless"))
+    if isinstance(op, ops.Extend):
+        return _table_goals(op.pattern, tv) + [_bind_goal(op, tv, timeless)]
+    if isinstance(op, ops.Filter):
+        return _table_goals(op.pattern, tv) + [timeless.filter_goal(op.cond)]
+    if isinstance(op, ops.Union_):
+        return [pl.Struct(";", conj(_table_goals(op.left, tv)), conj(_table_goals(op.right, tv)))]
+    return _table_goals(op.left, tv) + _table_goals(op.right, tv)  # a Join
+
+
+def _unseen_solution(name, v, ts, te):
+    seen = pl.Var("V0")
+    return pl.Struct("\\+", conj([pl.Struct(name, seen, ts, te), pl.Struct("=@=", seen, v)]))
 
 
 def _cond_goals(step, vs, ts, te):

@@ -40,7 +40,7 @@ from contextvars import ContextVar
 
 from cep import terms
 from cep.algebra import ops
-from cep.reference.expressions import holds, make
+from cep.reference.expressions import ExprError, holds, make, value
 
 
 # How far event time is known to have gone, for NOTSEQ's deadlines: None
@@ -90,8 +90,10 @@ def streams_of(query: ops.Query):
             return dataclasses.replace(op, stream=frozenset(i for i, named in query.streams if not named))
         if isinstance(op, ops.BGP):
             return dataclasses.replace(op, triples=tuple(read(t) for t in op.triples))
-        if isinstance(op, ops.Filter):
+        if isinstance(op, (ops.Filter,) + ops.UNARY):
             return dataclasses.replace(op, pattern=read(op.pattern))
+        if isinstance(op, ops.Values):
+            return op
         return dataclasses.replace(op, left=read(op.left), right=read(op.right))
     return read(query.pattern)
 
@@ -181,6 +183,16 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _bgp([(at + (i,), t) for i, t in enumerate(op.triples)], S, watch)
     if isinstance(op, ops.Filter):
         return {x for x in _eval(op.pattern, S, at + (0,), watch) if satisfies(op.cond, x)}
+    if isinstance(op, ops.Values):
+        return {(frozenset((v.name, t) for v, t in zip(op.vars, row) if t is not None), None, None, frozenset())
+                for row in op.rows}
+    if isinstance(op, ops.Extend):
+        return {_extended(x, op) for x in _eval(op.pattern, S, at + (0,), watch)}
+    if isinstance(op, ops.Project):
+        names = {v.name for v in op.vars}
+        return {(frozenset((k, t) for k, t in x[0] if k in names), x[1], x[2],
+                 frozenset(s for s in x[3] if s[1] & names))
+                for x in _eval(op.pattern, S, at + (0,), watch)}
     left, right = (at + (0,), op.left), (at + (1,), op.right)
     if isinstance(op, ops.Union_):
         return _eval(op.left, S, left[0], watch) | _eval(op.right, S, right[0], watch)
@@ -197,6 +209,18 @@ def _eval(op, S, at: tuple, watch) -> set:
     if isinstance(op, ops.SeqAbsence):
         return _absence(left, right, op, S)
     raise TypeError(f"not an algebra operator: {op!r}")
+
+
+def _extended(x, op: ops.Extend):
+    """BIND: the solution with op.var bound to the value of op.expr under
+    it (its interval for the time functions; none for a solution of inline
+    data), unchanged where that is an error."""
+    mu, ts, te, stamps = x
+    try:
+        term = value(with_timestamps(op.expr, stamps), dict(mu), ts, te)
+    except ExprError:
+        return x
+    return (mu | {(op.var.name, term)}, ts, te, stamps)
 
 
 def _same_interval(a, b) -> bool:

@@ -185,16 +185,49 @@ def _numeric_vars(op):
 LEAF_CHANCE = {0: 20, 1: 12, 2: 7, 3: 2}  # in twentieths, by remaining depth
 
 
-def _pattern(draw, depth, operators):
+def _pattern(draw, depth, operators, unary=False):
+    """`unary`: BIND, VALUES and subqueries among the operators."""
+    if unary and depth > 0 and draw(st.integers(0, 3)) == 0:
+        return _unary(draw, _pattern(draw, depth - 1, operators, unary))
     kind = draw(st.integers(0, 19))
     if kind < LEAF_CHANCE.get(depth, 2):
         triples = tuple(_triple(draw) for _ in range(draw(st.integers(1, 2))))
         return ops.BGP(triples) if len(triples) > 1 or draw(st.booleans()) else triples[0]
     if kind < LEAF_CHANCE.get(depth, 2) + 3:
-        inner = _pattern(draw, depth - 1, operators)
+        inner = _pattern(draw, depth - 1, operators, unary)
         return ops.Filter(_condition(draw, _numeric_vars(inner), 2), inner)
     cls = draw(st.sampled_from(operators))
-    return _operator(draw, cls, _pattern(draw, depth - 1, operators), _pattern(draw, depth - 1, operators))
+    return _operator(draw, cls, _pattern(draw, depth - 1, operators, unary),
+                     _pattern(draw, depth - 1, operators, unary))
+
+
+def _unary(draw, inner):
+    """BIND of a new variable (numeric, or the interval's length), a join
+    with inline data over a numeric variable (UNDEF among the rows), or a
+    subquery that projects some of the variables."""
+    kind = draw(st.integers(0, 2))
+    bound = ops.variables(inner)
+    if kind == 0:
+        free = [n for n in NUMERIC_VARS if ops.Var(n) not in bound]
+        if free:
+            expr = ops.Call("getDURATION") if draw(st.integers(0, 4)) == 0 else \
+                _numeric(draw, _numeric_vars(inner) + ["u"], 1)  # ?u: unbound, an error
+            return ops.Extend(inner, ops.Var(draw(st.sampled_from(free))), expr)
+    if kind <= 1:
+        var = ops.Var(draw(st.sampled_from(NUMERIC_VARS)))
+        rows = draw(st.lists(st.one_of(st.none(), st.integers(0, 4).map(integer)), min_size=0, max_size=3))
+        return ops.Join(inner, ops.Values((var,), tuple((r,) for r in rows)))
+    names = sorted(bound, key=lambda v: v.name)
+    kept = tuple(draw(st.lists(st.sampled_from(names), unique=True, min_size=1))) if names else ()
+    return ops.Project(inner, kept)
+
+
+@st.composite
+def unary_queries(draw, depth: int = 3):
+    """A SELECT * query (sometimes DISTINCT) over a random pattern with
+    BIND, VALUES and subqueries among its operators."""
+    pattern = _pattern(draw, depth, BINARY, unary=True)
+    return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
 
 
 @st.composite

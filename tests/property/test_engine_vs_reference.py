@@ -19,7 +19,7 @@ from cep.algebra import ops
 from cep.engine import Engine
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, WITH_INTERVAL_RELATIONS,
-    background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries,
+    background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
     queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams,
 )
 
@@ -113,6 +113,21 @@ def test_engine_answers_do_not_depend_on_batching(query, events, data):
 def test_engine_equals_reference_with_projections(query, events):
     note_case(query, events)
     assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(200)
+@given(query=unary_queries(), events=streams())
+def test_engine_equals_reference_with_bind_values_and_subqueries(query, events):
+    note_case(query, events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(200)
+@given(query=unary_queries(), events=streams(), triples=background_triples())
+def test_engine_equals_reference_with_bind_values_and_subqueries_over_background(query, events, triples):
+    assert_same_with_background([query], events, triples)
 
 
 @seeded

@@ -40,8 +40,8 @@ def stream(n: int, seed: int):
     return rows
 
 
-def in_process(rows):
-    engine = Engine(parse_rules(RULES, "r.rq"))
+def in_process(rows, rules=RULES):
+    engine = Engine(parse_rules(rules, "r.rq"))
     answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows]) + engine.flush()
     return sorted(_key(a.query, dict(a.bindings), [list(t) for t in a.triples], a.start, a.end) for a in answers)
 
@@ -88,6 +88,26 @@ def test_batch_dataframe_gives_the_in_process_answers(spark):
     got = on_spark(detect(df, RULES, buckets=3).collect())
     expected = in_process(rows)
     assert len(expected) > 50 and got == expected
+
+
+def test_bind_values_and_subqueries_on_spark_give_the_in_process_answers(spark):
+    """The rules' unary steps (BIND, a join with inline data, a subquery
+    that keeps its solutions once per instant) run alike in each group."""
+    from cep.spark import detect
+
+    rules = f"""PREFIX : <{EX}>
+PREFIX xsd: <{XSD}>
+REGISTER QUERY bound AS
+SELECT ?k ?x ?d WHERE {{ ?k :a ?x BIND (?x * 2 AS ?d) VALUES ?x {{ 1 2 3 4 5 }} }}
+REGISTER QUERY nested AS
+SELECT ?k ?x ?n WHERE {{ ?k :b ?x {{ SELECT ?k (?y + 1 AS ?n) WHERE {{ ?k :a ?y }} }}
+  FILTER (getDURATION() < "PT0.004S"^^xsd:duration) }}
+"""
+    rows = stream(400, seed=7)
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    got = on_spark(detect(df, rules, buckets=3).collect())
+    expected = in_process(rows, rules)
+    assert {a[0] for a in expected} == {"bound", "nested"} and got == expected
 
 
 def test_stream_read_file_by_file_gives_the_in_process_answers(spark, tmp_path):

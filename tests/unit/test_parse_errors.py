@@ -286,15 +286,14 @@ SEMANTIC = [
     ("CONSTRUCT { } WHERE { ?x ?x ?x }",
      "rules/x.rq:1:11: the CONSTRUCT template has no triple"),
     # subqueries
-    ("SELECT * WHERE { { SELECT * { ?x ?x ?x } } }",
-     "rules/x.rq:1:18: subqueries are supported only as the whole WHERE of a CONSTRUCT, as in "
-     "CONSTRUCT { ... } { SELECT ... }"),
-    ("CONSTRUCT { ?x ?x ?x } { SELECT * { ?x ?x ?x } } SEQ { ?x ?x ?x }",
-     "rules/x.rq:1:24: subqueries are supported only as the whole WHERE of a CONSTRUCT, as in "
-     "CONSTRUCT { ... } { SELECT ... }"),
-    ("CONSTRUCT { ?x ?x ?x } { SELECT * { { SELECT * { ?x ?x ?x } } } }",
-     "rules/x.rq:1:37: subqueries are supported only as the whole WHERE of a CONSTRUCT, as in "
-     "CONSTRUCT { ... } { SELECT ... }"),
+    ("SELECT * WHERE { ?x ?y ?z BIND (1 AS ?z) }",
+     "rules/x.rq:1:38: BIND(... AS ?z) names a variable already bound before it in its group: "
+     "choose a new name (SPARQL 1.1, 18.2.1)"),
+    ("SELECT * WHERE { ?x ?y ?z VALUES (?x ?y) { (1) } }",
+     "rules/x.rq:1:45: a row of VALUES has 1 value for 2 variables"),
+    ("SELECT * WHERE { { SELECT * { ?x ?x ?x } LIMIT 1 } }",
+     "rules/x.rq:1:42: LIMIT in a subquery inside a pattern is not supported in EP-SPARQL rules "
+     "(docs/language.md lists what is)"),
     # files
     ("", "rules/x.rq:1:1: the file holds no query"),
     ("PREFIX : <http://e/>  # only a prologue\n", "rules/x.rq:1:1: the file holds no query"),
