@@ -18,6 +18,7 @@ from pathlib import Path
 
 from cep.errors import CepError, UsageError
 
+DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
 ENGINES = ("spark", "local")
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
@@ -96,10 +97,19 @@ exit status: 0 success, 2 error in a query, a file or the command line
 # ----------------------------------------------------------------- parser
 
 
+def _version() -> str:
+    """`cep --version`: the command's version and its distribution's name
+    (what `pip install` takes)."""
+    from importlib import metadata
+
+    return f"cep {metadata.version(DISTRIBUTION)} (the {DISTRIBUTION} distribution)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="cep", formatter_class=raw, description=DESCRIPTION, epilog=COMMANDS + "\n" + FORMATS_HELP)
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
     run = sub.add_parser(
@@ -178,8 +188,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     demo = sub.add_parser(
         "demo", formatter_class=raw, help="run an example application (examples/APP)",
-        description="Run one of the example applications of the checkout's examples/ folder, with its "
-                    "own options (cep demo APP --help).",
+        description="Run one of the example applications (examples/ of the checkout, or the copy an installed "
+                    "package carries) on its own sample, with its own options (cep demo APP --help).",
         epilog="examples:\n  cep demo tsunami --engine local\n  cep demo delivery --agents 3 --out out/delivery")
     demo.add_argument("app", choices=DEMOS, help="the application")
     demo.add_argument("options", nargs=argparse.REMAINDER, help="the application's options")
@@ -546,19 +556,15 @@ def cmd_compile(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    """`cep demo APP ...`: examples.APP.app.main(options) from the checkout."""
+    """`cep demo APP ...`: examples.APP.app.main(options), from the checkout's
+    examples/ or the copy an installed package carries (cep.resources)."""
     import importlib
 
-    import cep
+    from cep.resources import data_dir
 
-    # the examples live in the checkout beside the package (installed editable),
-    # not in the package itself
-    root = Path(cep.__file__).resolve().parents[1]
-    if not (root / "examples" / args.app / "app.py").is_file():
-        raise UsageError(f"cep demo {args.app}: {root / 'examples' / args.app} is missing "
-                         "(the demos run from a checkout of the project)")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    root = str(data_dir("examples").parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
     return importlib.import_module(f"examples.{args.app}.app").main(args.options)
 
 
