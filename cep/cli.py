@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     spark = run.add_argument_group("spark engine")
     spark.add_argument("--master", metavar="URL",
                        help="Spark master (default: spark.master of the Spark configuration, else local[*])")
+    spark.add_argument("--conf", action="append", default=[], type=_spark_setting, metavar="KEY=VALUE",
+                       help="a Spark setting, as spark-submit takes it (again for each; e.g. "
+                            "--conf spark.archives=env.tar.gz#environment, docs/deploy.md)")
     spark.add_argument("--follow", action="store_true",
                        help="keep watching the event folders for new files until interrupted (without it "
                             "the run processes the files that are there and stops)")
@@ -195,6 +198,14 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("options", nargs=argparse.REMAINDER, help="the application's options")
     demo.set_defaults(func=cmd_demo)
     return parser
+
+
+def _spark_setting(text: str) -> tuple[str, str]:
+    """--conf KEY=VALUE as (key, value)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return key.strip(), value
 
 
 def _ontology_option(parser):
@@ -380,7 +391,7 @@ class _Rejects:
 def cmd_run(args) -> int:
     if args.engine == "spark":
         return _run_spark(args)
-    given = [f"--{name.replace('_', '-')}" for name in ("master", "follow", "checkpoint", "trigger",
+    given = [f"--{name.replace('_', '-')}" for name in ("master", "conf", "follow", "checkpoint", "trigger",
                                                          "files_per_batch") if getattr(args, name)]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the spark engine, not of --engine local")
@@ -409,7 +420,8 @@ def _run_spark(args) -> int:
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
-                          files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
+                          files_per_batch=args.files_per_batch, master=args.master, conf=dict(args.conf),
+                          quiet=args.quiet,
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
                           limits=limits)
