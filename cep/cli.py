@@ -19,7 +19,7 @@ from pathlib import Path
 from cep.errors import CepError, UsageError
 
 DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
-ENGINES = ("spark", "local")
+ENGINES = ("local", "spark")
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
 PROGRESS_SECONDS = 5.0
@@ -41,8 +41,8 @@ COMMANDS = """\
 examples, by command:
   run       run rules over event files and write the answers
               cep run rules/stock.rq --events examples/stock/ticks.trig
-              cep run rules/*.rq --events data/ --format csv --out answers.csv \\
-                  --rejects rejects.jsonl
+              cep run rules/*.rq --events data/ --engine local --format csv \\
+                  --out answers.csv --rejects rejects.jsonl
   explain   show each stage of compilation: algebra, binarized plan, Prolog rules
               cep explain rules/stock.rq
   compile   write the generated Prolog program
@@ -119,15 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  cep run rules/stock.rq --events examples/stock/ticks.trig\n"
                "  cep run a.rq b.rq --events day1.parquet day2.parquet --format csv --out answers.csv\n"
-               "  cep run rules.rq --events stream/ --rejects rejects.jsonl --batch-size 10000\n\n"
+               "  cep run rules.rq --events stream/ --engine local --rejects rejects.jsonl --batch-size 10000\n"
+               "  cep run rules.rq --events incoming/ --follow --checkpoint ckpt/ --out answers/\n\n"
                + FORMATS_HELP)
-    run.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
+    run.add_argument("rules", nargs="*", metavar="RULES.rq",
+                     help="EP-SPARQL rule files (before or after the options; after --events, "
+                          "the names ending in .rq)")
     run.add_argument("--events", nargs="+", required=True, metavar="PATH",
                      help="event files or directories (.trig, .jsonl, .csv, .parquet); IRI=PATH: "
                           "the events of PATH that name no stream are of the stream IRI (FROM STREAM)")
-    run.add_argument("--engine", choices=ENGINES, default="spark",
-                     help="where the rules run: spark = Spark Structured Streaming, local mode unless "
-                          "--master says otherwise (default); local = in this process")
+    run.add_argument("--engine", choices=ENGINES,
+                     help="where the rules run: local = in this process; spark = Spark Structured "
+                          "Streaming, local mode unless --master says otherwise. Default: local for "
+                          "event files, spark for a folder of events or a Spark option (--master, "
+                          "--conf, --follow, --checkpoint, --trigger, --files-per-batch, "
+                          "--format parquet)")
     run.add_argument("--format", choices=("jsonl", "csv", "trig", "parquet"), default="jsonl",
                      help="answer format (default jsonl; trig: local engine; parquet: spark engine with --out)")
     run.add_argument("--out", metavar="PATH",
@@ -388,11 +394,57 @@ class _Rejects:
                  "(use --rejects FILE to keep them all)")
 
 
+RULE_SUFFIX = ".rq"
+SPARK_OPTIONS = ("master", "conf", "follow", "checkpoint", "trigger", "files_per_batch")
+
+
+def _rules_after_events(args) -> None:
+    """`cep run --events a.trig rules.rq`: --events takes every path after
+    it, so rule files given after it are told by their name (.rq)."""
+    if args.rules:
+        return
+    while args.events and args.events[-1].endswith(RULE_SUFFIX):
+        args.rules.insert(0, args.events.pop())
+    if not args.rules:
+        raise UsageError(f"no rule file given (RULES{RULE_SUFFIX}, before --events or after it)")
+    if not args.events:
+        raise UsageError("--events names no event file or folder")
+
+
+def _engine(args) -> tuple[str, str]:
+    """The engine of a run, and why: the one asked for, else Spark where
+    the run is a stream (a folder of events) or asks for Spark by an
+    option, else the in-process engine, which starts in a second."""
+    if args.engine:
+        return args.engine, "--engine"
+    given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
+    if given:
+        return "spark", given[0]
+    if args.format == "parquet":
+        return "spark", "--format parquet"
+    from cep.io.readers import split_stream
+
+    if any(Path(split_stream(e)[1]).is_dir() for e in args.events):
+        return "spark", "a folder of events"
+    return "local", "event files"
+
+
+def _say_engine(args) -> None:
+    """Which engine runs, where the user did not choose it (once the
+    run's arguments are checked)."""
+    if args.quiet or args.engine_reason == "--engine":
+        return
+    _say(f"running on Spark Structured Streaming ({args.engine_reason}; --engine local runs in this process)"
+         if args.engine == "spark" else
+         f"running in this process ({args.engine_reason}; --engine spark runs on Spark)")
+
+
 def cmd_run(args) -> int:
+    _rules_after_events(args)
+    args.engine, args.engine_reason = _engine(args)
     if args.engine == "spark":
         return _run_spark(args)
-    given = [f"--{name.replace('_', '-')}" for name in ("master", "conf", "follow", "checkpoint", "trigger",
-                                                         "files_per_batch") if getattr(args, name)]
+    given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the spark engine, not of --engine local")
     if args.format == "parquet":
@@ -426,6 +478,7 @@ def _run_spark(args) -> int:
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
                           limits=limits)
     _warn_state(queries)
+    _say_engine(args)
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
@@ -470,6 +523,7 @@ def _run_local(args) -> int:
     background = _background(args, queries)
     user = _user_prolog(args, queries)
     _warn_state(queries)
+    _say_engine(args)
 
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
