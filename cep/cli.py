@@ -169,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "events wait this long in event time and are then processed in time order")
     spark.add_argument("--files-per-batch", type=int, metavar="N",
                        help="read at most N new files per micro-batch (default: all)")
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=cmd_run, command_parser=run)
 
     explain = sub.add_parser(
         "explain", formatter_class=raw, help="show the algebra, binarized plan and Prolog rules",
@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     _prolog_option(explain)
     _policy_option(explain)
     _limit_options(explain)
-    explain.set_defaults(func=cmd_explain)
+    explain.set_defaults(func=cmd_explain, command_parser=explain)
 
     comp = sub.add_parser(
         "compile", formatter_class=raw, help="write the generated Prolog program",
@@ -193,7 +193,7 @@ def build_parser() -> argparse.ArgumentParser:
     _prolog_option(comp)
     _policy_option(comp)
     _limit_options(comp)
-    comp.set_defaults(func=cmd_compile)
+    comp.set_defaults(func=cmd_compile, command_parser=comp)
 
     demo = sub.add_parser(
         "demo", formatter_class=raw, help="run an example application (examples/APP)",
@@ -202,7 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n  cep demo tsunami --engine local\n  cep demo delivery --agents 3 --out out/delivery")
     demo.add_argument("app", choices=DEMOS, help="the application")
     demo.add_argument("options", nargs=argparse.REMAINDER, help="the application's options")
-    demo.set_defaults(func=cmd_demo)
+    demo.set_defaults(func=cmd_demo, command_parser=demo)
     return parser
 
 
@@ -640,7 +640,9 @@ def cmd_demo(args) -> int:
 def main(argv=None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # reported with the usage of the command it was given to
+            (getattr(args, "command_parser", None) or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # --help (0) or a command-line error (2, message printed)
         return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "command", None):

@@ -73,3 +73,15 @@ def test_version(capsys):
     version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
     code, out, _ = cep(["--version"], capsys)
     assert code == 0 and out == f"cep {version} (the ep-sparql distribution)\n"
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["run", STOCK_RULES, "--events", STOCK_EVENTS, "--bogus"], "cep run"),
+    (["explain", STOCK_RULES, "--bogus"], "cep explain"),
+    (["--bogus"], "cep"),
+])
+def test_an_unknown_option_is_reported_for_its_command(capsys, argv, command):
+    code, out, err = cep(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"usage: {command} ")
+    assert err.endswith(f"{command}: error: unrecognized arguments: --bogus\n")
