@@ -21,9 +21,10 @@ test: setup
 
 setup: system-deps $(STAMP) prolog/cep_fast.so
 
-# The C decoder of event batches (the runtime falls back to Prolog without it).
-prolog/cep_fast.so: prolog/cep_fast.c
-	swipl-ld -shared -o $@ $<
+# The C decoder of event batches (the runtime falls back to Prolog without
+# it; an installed package builds it on first use: cep/runtime/native.py).
+prolog/cep_fast.so: prolog/cep_fast.c $(STAMP)
+	$(PY) -m cep.runtime.native $@
 
 # SWI-Prolog from Debian's packages; Java 17 for Spark where no java is on PATH.
 system-deps:
@@ -39,6 +40,7 @@ system-deps:
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip uninstall -q -y cep 2>/dev/null || true  # the distribution's former name (now ep-sparql)
 	$(PY) -m pip install -q -e '.[test,bench]'
 	touch $(STAMP)
 
@@ -67,4 +69,4 @@ bench-delivery: setup
 	$(PY) bench/delivery.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache prolog/cep_fast.so
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache prolog/cep_fast.so

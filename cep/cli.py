@@ -18,7 +18,8 @@ from pathlib import Path
 
 from cep.errors import CepError, UsageError
 
-ENGINES = ("spark", "local")
+DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
+ENGINES = ("local", "spark")
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
 PROGRESS_SECONDS = 5.0
@@ -40,8 +41,8 @@ COMMANDS = """\
 examples, by command:
   run       run rules over event files and write the answers
               cep run rules/stock.rq --events examples/stock/ticks.trig
-              cep run rules/*.rq --events data/ --format csv --out answers.csv \\
-                  --rejects rejects.jsonl
+              cep run rules/*.rq --events data/ --engine local --format csv \\
+                  --out answers.csv --rejects rejects.jsonl
   explain   show each stage of compilation: algebra, binarized plan, Prolog rules
               cep explain rules/stock.rq
   compile   write the generated Prolog program
@@ -96,10 +97,19 @@ exit status: 0 success, 2 error in a query, a file or the command line
 # ----------------------------------------------------------------- parser
 
 
+def _version() -> str:
+    """`cep --version`: the command's version and its distribution's name
+    (what `pip install` takes)."""
+    from importlib import metadata
+
+    return f"cep {metadata.version(DISTRIBUTION)} (the {DISTRIBUTION} distribution)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     raw = argparse.RawDescriptionHelpFormatter
     parser = argparse.ArgumentParser(
         prog="cep", formatter_class=raw, description=DESCRIPTION, epilog=COMMANDS + "\n" + FORMATS_HELP)
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", title="commands")
 
     run = sub.add_parser(
@@ -109,15 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="examples:\n"
                "  cep run rules/stock.rq --events examples/stock/ticks.trig\n"
                "  cep run a.rq b.rq --events day1.parquet day2.parquet --format csv --out answers.csv\n"
-               "  cep run rules.rq --events stream/ --rejects rejects.jsonl --batch-size 10000\n\n"
+               "  cep run rules.rq --events stream/ --engine local --rejects rejects.jsonl --batch-size 10000\n"
+               "  cep run rules.rq --events incoming/ --follow --checkpoint ckpt/ --out answers/\n\n"
                + FORMATS_HELP)
-    run.add_argument("rules", nargs="+", metavar="RULES.rq", help="EP-SPARQL rule files")
+    run.add_argument("rules", nargs="*", metavar="RULES.rq",
+                     help="EP-SPARQL rule files (before or after the options; after --events, "
+                          "the names ending in .rq)")
     run.add_argument("--events", nargs="+", required=True, metavar="PATH",
                      help="event files or directories (.trig, .jsonl, .csv, .parquet); IRI=PATH: "
                           "the events of PATH that name no stream are of the stream IRI (FROM STREAM)")
-    run.add_argument("--engine", choices=ENGINES, default="spark",
-                     help="where the rules run: spark = Spark Structured Streaming, local mode unless "
-                          "--master says otherwise (default); local = in this process")
+    run.add_argument("--engine", choices=ENGINES,
+                     help="where the rules run: local = in this process; spark = Spark Structured "
+                          "Streaming, local mode unless --master says otherwise. Default: local for "
+                          "event files, spark for a folder of events or a Spark option (--master, "
+                          "--conf, --follow, --checkpoint, --trigger, --files-per-batch, "
+                          "--format parquet)")
     run.add_argument("--format", choices=("jsonl", "csv", "trig", "parquet"), default="jsonl",
                      help="answer format (default jsonl; trig: local engine; parquet: spark engine with --out)")
     run.add_argument("--out", metavar="PATH",
@@ -136,6 +152,9 @@ def build_parser() -> argparse.ArgumentParser:
     spark = run.add_argument_group("spark engine")
     spark.add_argument("--master", metavar="URL",
                        help="Spark master (default: spark.master of the Spark configuration, else local[*])")
+    spark.add_argument("--conf", action="append", default=[], type=_spark_setting, metavar="KEY=VALUE",
+                       help="a Spark setting, as spark-submit takes it (again for each; e.g. "
+                            "--conf spark.archives=env.tar.gz#environment, docs/deploy.md)")
     spark.add_argument("--follow", action="store_true",
                        help="keep watching the event folders for new files until interrupted (without it "
                             "the run processes the files that are there and stops)")
@@ -150,7 +169,7 @@ def build_parser() -> argparse.ArgumentParser:
                             "events wait this long in event time and are then processed in time order")
     spark.add_argument("--files-per-batch", type=int, metavar="N",
                        help="read at most N new files per micro-batch (default: all)")
-    run.set_defaults(func=cmd_run)
+    run.set_defaults(func=cmd_run, command_parser=run)
 
     explain = sub.add_parser(
         "explain", formatter_class=raw, help="show the algebra, binarized plan and Prolog rules",
@@ -162,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
     _prolog_option(explain)
     _policy_option(explain)
     _limit_options(explain)
-    explain.set_defaults(func=cmd_explain)
+    explain.set_defaults(func=cmd_explain, command_parser=explain)
 
     comp = sub.add_parser(
         "compile", formatter_class=raw, help="write the generated Prolog program",
@@ -174,17 +193,25 @@ def build_parser() -> argparse.ArgumentParser:
     _prolog_option(comp)
     _policy_option(comp)
     _limit_options(comp)
-    comp.set_defaults(func=cmd_compile)
+    comp.set_defaults(func=cmd_compile, command_parser=comp)
 
     demo = sub.add_parser(
         "demo", formatter_class=raw, help="run an example application (examples/APP)",
-        description="Run one of the example applications of the checkout's examples/ folder, with its "
-                    "own options (cep demo APP --help).",
+        description="Run one of the example applications (examples/ of the checkout, or the copy an installed "
+                    "package carries) on its own sample, with its own options (cep demo APP --help).",
         epilog="examples:\n  cep demo tsunami --engine local\n  cep demo delivery --agents 3 --out out/delivery")
     demo.add_argument("app", choices=DEMOS, help="the application")
     demo.add_argument("options", nargs=argparse.REMAINDER, help="the application's options")
-    demo.set_defaults(func=cmd_demo)
+    demo.set_defaults(func=cmd_demo, command_parser=demo)
     return parser
+
+
+def _spark_setting(text: str) -> tuple[str, str]:
+    """--conf KEY=VALUE as (key, value)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE, not {text!r}")
+    return key.strip(), value
 
 
 def _ontology_option(parser):
@@ -367,11 +394,57 @@ class _Rejects:
                  "(use --rejects FILE to keep them all)")
 
 
+RULE_SUFFIX = ".rq"
+SPARK_OPTIONS = ("master", "conf", "follow", "checkpoint", "trigger", "files_per_batch")
+
+
+def _rules_after_events(args) -> None:
+    """`cep run --events a.trig rules.rq`: --events takes every path after
+    it, so rule files given after it are told by their name (.rq)."""
+    if args.rules:
+        return
+    while args.events and args.events[-1].endswith(RULE_SUFFIX):
+        args.rules.insert(0, args.events.pop())
+    if not args.rules:
+        raise UsageError(f"no rule file given (RULES{RULE_SUFFIX}, before --events or after it)")
+    if not args.events:
+        raise UsageError("--events names no event file or folder")
+
+
+def _engine(args) -> tuple[str, str]:
+    """The engine of a run, and why: the one asked for, else Spark where
+    the run is a stream (a folder of events) or asks for Spark by an
+    option, else the in-process engine, which starts in a second."""
+    if args.engine:
+        return args.engine, "--engine"
+    given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
+    if given:
+        return "spark", given[0]
+    if args.format == "parquet":
+        return "spark", "--format parquet"
+    from cep.io.readers import split_stream
+
+    if any(Path(split_stream(e)[1]).is_dir() for e in args.events):
+        return "spark", "a folder of events"
+    return "local", "event files"
+
+
+def _say_engine(args) -> None:
+    """Which engine runs, where the user did not choose it (once the
+    run's arguments are checked)."""
+    if args.quiet or args.engine_reason == "--engine":
+        return
+    _say(f"running on Spark Structured Streaming ({args.engine_reason}; --engine local runs in this process)"
+         if args.engine == "spark" else
+         f"running in this process ({args.engine_reason}; --engine spark runs on Spark)")
+
+
 def cmd_run(args) -> int:
+    _rules_after_events(args)
+    args.engine, args.engine_reason = _engine(args)
     if args.engine == "spark":
         return _run_spark(args)
-    given = [f"--{name.replace('_', '-')}" for name in ("master", "follow", "checkpoint", "trigger",
-                                                         "files_per_batch") if getattr(args, name)]
+    given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the spark engine, not of --engine local")
     if args.format == "parquet":
@@ -399,11 +472,13 @@ def _run_spark(args) -> int:
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
-                          files_per_batch=args.files_per_batch, master=args.master, quiet=args.quiet,
+                          files_per_batch=args.files_per_batch, master=args.master, conf=dict(args.conf),
+                          quiet=args.quiet,
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
                           limits=limits)
     _warn_state(queries)
+    _say_engine(args)
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
@@ -448,6 +523,7 @@ def _run_local(args) -> int:
     background = _background(args, queries)
     user = _user_prolog(args, queries)
     _warn_state(queries)
+    _say_engine(args)
 
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
@@ -546,19 +622,15 @@ def cmd_compile(args) -> int:
 
 
 def cmd_demo(args) -> int:
-    """`cep demo APP ...`: examples.APP.app.main(options) from the checkout."""
+    """`cep demo APP ...`: examples.APP.app.main(options), from the checkout's
+    examples/ or the copy an installed package carries (cep.resources)."""
     import importlib
 
-    import cep
+    from cep.resources import data_dir
 
-    # the examples live in the checkout beside the package (installed editable),
-    # not in the package itself
-    root = Path(cep.__file__).resolve().parents[1]
-    if not (root / "examples" / args.app / "app.py").is_file():
-        raise UsageError(f"cep demo {args.app}: {root / 'examples' / args.app} is missing "
-                         "(the demos run from a checkout of the project)")
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
+    root = str(data_dir("examples").parent)
+    if root not in sys.path:
+        sys.path.insert(0, root)
     return importlib.import_module(f"examples.{args.app}.app").main(args.options)
 
 
@@ -568,7 +640,9 @@ def cmd_demo(args) -> int:
 def main(argv=None) -> int:
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
+        args, unknown = parser.parse_known_args(argv)
+        if unknown:  # reported with the usage of the command it was given to
+            (getattr(args, "command_parser", None) or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # --help (0) or a command-line error (2, message printed)
         return exc.code if isinstance(exc.code, int) else 2
     if not getattr(args, "command", None):

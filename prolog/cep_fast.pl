@@ -1,6 +1,7 @@
 /*  The runtime's hot loops: decoding a batch of events and telling which
     IRIs can be written as they are. The C library prolog/cep_fast.so does
-    them where `make setup` built it; the Prolog clauses below do the same,
+    them where `make setup` built it (an installed package builds it on
+    first use: cep/runtime/native.py); the Prolog clauses below do the same,
     slower, where it was not built. CEP_NO_FOREIGN=1 forces the Prolog
     versions (the tests run both).
 */
@@ -146,9 +147,19 @@ load_foreign :-
     (   getenv('CEP_NO_FOREIGN', _)
     ->  true
     ;   foreign_library_path(Lib),
-        catch(use_foreign_library(Lib), _, fail)
-    ->  assertz(foreign_loaded)
+        load_foreign(Lib)
+    ->  true
     ;   true
     ).
+
+%!  load_foreign(+Lib) is semidet.
+%
+%   Use the C library Lib (a path without its extension). An installed
+%   package has none beside this file: cep.runtime.native builds one on
+%   first use and the session loads it with this.
+load_foreign(Lib) :-
+    catch(load_foreign_library(Lib), _, fail),  % now, not at the end of loading as
+    assertz(foreign_loaded).                    % use_foreign_library/1 would: a missing
+                                                % library falls back to Prolog
 
 :- initialization(load_foreign).

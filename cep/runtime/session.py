@@ -23,6 +23,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from cep.errors import EngineError
+from cep.resources import data_dir
+from cep.runtime import native
 
 PL_ATOM, PL_STRING = 2, 6
 REP_ISO_LATIN_1, REP_UTF8 = 0x0, 0x00100000
@@ -31,14 +33,9 @@ BUF_STACK = 0x00010000
 PL_Q_NODEBUG, PL_Q_CATCH_EXCEPTION = 0x4, 0x8
 
 
-def prolog_dir() -> Path:
-    """Where the runtime library is: prolog/ beside the package, or shipped
-    inside it (cep/_prolog) when installed from a wheel."""
-    here = Path(__file__).resolve().parent.parent
-    for candidate in (here.parent / "prolog", here / "_prolog"):
-        if (candidate / "cep_runtime.pl").exists():
-            return candidate
-    raise EngineError(f"the Prolog runtime library is missing (looked beside {here})")
+def _quoted(path: Path) -> str:
+    """A path as a quoted Prolog atom."""
+    return "'%s'" % str(path).replace("\\", "\\\\").replace("'", "\\'")
 
 
 class _Session:
@@ -52,10 +49,22 @@ class _Session:
         self._bind()
         self.loaded = set()
         self.lock = threading.Lock()
-        base = prolog_dir()
-        self._run_text("cep_boot", "user:asserta(file_search_path(cep, '%s'))" % str(base).replace("'", "\\'"))
+        base = data_dir("prolog")
+        self._run_text("cep_boot", "user:asserta(file_search_path(cep, %s))" % _quoted(base))
         for name in ("cep_values", "cep_runtime", "cep_window", "cep_user"):
             self._run_text("cep_boot", f"use_module(cep({name}))")
+        self._load_fast()
+
+    def _load_fast(self):
+        """The C helper where make built it beside its source (loaded by
+        prolog/cep_fast.pl itself), else from the per-user cache
+        (cep.runtime.native), else none: the Prolog versions run."""
+        if os.environ.get("CEP_NO_FOREIGN") or list(self.prolog.query("cep_fast:foreign_loaded")):
+            return
+        swipl = list(self.prolog.query("current_prolog_flag(version, V), current_prolog_flag(arch, A)"))[0]
+        library = native.cached(f"{swipl['V']} {swipl['A']}")
+        if library is not None:
+            list(self.prolog.query("cep_fast:load_foreign(%s)" % _quoted(library.with_suffix(""))))
 
     def _bind(self):
         lib = self.lib

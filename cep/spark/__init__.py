@@ -80,24 +80,32 @@ class Spec:
         return [by_name[q.name] for q in queries]
 
 
-def spark_session(master: str | None = None, app: str = "cep"):
-    """A SparkSession whose Python workers run this interpreter (so they
-    import the same packages), local[*] unless a master is configured."""
+def spark_session(master: str | None = None, app: str = "cep", conf: dict | None = None):
+    """A SparkSession, local[*] unless a master is given or configured.
+    `conf`: Spark settings (`cep run --conf KEY=VALUE`), which win over the
+    ones set here. The Python workers run spark.pyspark.python where it is
+    set (a cluster's executors: the interpreter of an environment shipped
+    with the job, docs/deploy.md), else this interpreter, so that they
+    import the same packages."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    conf = dict(conf or {})
+    defaults = SparkConf()  # spark-defaults.conf, and spark-submit's settings
+    python = conf.get("spark.pyspark.python") or defaults.get("spark.pyspark.python")
+    if python:  # Spark's order: the setting, then the variable (which PySpark reads)
+        os.environ["PYSPARK_PYTHON"] = python
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    conf = SparkConf()
     builder = SparkSession.builder.appName(app)
-    if master or not conf.contains("spark.master"):  # spark-submit's --master sets it
+    if master or not (defaults.contains("spark.master") or "spark.master" in conf):  # spark-submit's --master sets it
         builder = builder.master(master or "local[*]")
-    spark = (builder
-             .config("spark.sql.session.timeZone", "UTC")
-             .config("spark.ui.enabled", "false")
-             .config("spark.ui.showConsoleProgress", "false")
-             .config("spark.sql.execution.arrow.pyspark.enabled", "true")
-             .getOrCreate())
+    ours = {"spark.sql.session.timeZone": "UTC", "spark.ui.enabled": "false",
+            "spark.ui.showConsoleProgress": "false", "spark.sql.execution.arrow.pyspark.enabled": "true"}
+    for key, value in {**ours, **conf}.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     # Unless configured: a shuffle partition per core, not Spark's 200.
     # Every partition of a stateful operator is a task and a state store
     # commit per micro-batch (measured on local[2]: 2 partitions instead of
@@ -106,7 +114,7 @@ def spark_session(master: str | None = None, app: str = "cep"):
     # takes a group's rows as one table anyway.
     for key, value in (("spark.sql.shuffle.partitions", spark.sparkContext.defaultParallelism),
                        ("spark.sql.execution.arrow.maxRecordsPerBatch", 100_000)):
-        if not conf.contains(key):
+        if not defaults.contains(key) and key not in conf:
             spark.conf.set(key, str(value))
     return spark
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
@@ -40,6 +40,7 @@ class Options:
     lateness: str = "10 seconds"
     files_per_batch: int | None = None
     master: str | None = None
+    conf: dict = field(default_factory=dict)  # --conf KEY=VALUE: Spark settings
     buckets: int = 8
     quiet: bool = False
     background: object = None  # cep.background.Background
@@ -58,11 +59,11 @@ def quiet_spark() -> None:
     warnings.filterwarnings("ignore", category=FutureWarning, module="pyspark")
 
 
-def session(master: str | None):
+def session(master: str | None, conf: dict | None = None):
     from cep.spark import spark_session
 
     quiet_spark()
-    spark = spark_session(master)
+    spark = spark_session(master, conf=conf)
     # A failed query is reported by the run itself (a message, or an internal
     # error with Spark's reason): Spark's log of it, hundreds of lines of
     # Java stack from the executor, the task set and the query, buried it.
@@ -157,7 +158,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
         raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
                          "(Spark's file sink): give a folder")
     streams = sources.sources(options.events, options.follow)
-    spark = session(options.master)
+    spark = session(options.master, options.conf)
     spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits)
     own_checkpoint = options.checkpoint is None
     checkpoint = _checkpoint_folder(options.checkpoint)

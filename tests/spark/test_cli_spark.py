@@ -35,7 +35,12 @@ SELECT ?k ?x ?y WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} FILTER (getDURATION() < 
 
 
 def cep(argv, capsys):
-    code = cli.main([str(a) for a in argv])
+    """`cep ARGV` in this process; `run` on the Spark engine unless told
+    (event files alone would run in process)."""
+    argv = [str(a) for a in argv]
+    if argv[:1] == ["run"] and "--engine" not in argv:
+        argv += ["--engine", "spark"]
+    code = cli.main(argv)
     out, err = capsys.readouterr()
     return code, out, err
 

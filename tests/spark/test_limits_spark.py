@@ -48,7 +48,8 @@ def test_cep_run_on_spark_exits_2_with_the_workers_error(spark, tmp_path, capsys
     rules, events = tmp_path / "reify.rq", tmp_path / "e.jsonl"
     rules.write_text(REIFY)
     events.write_text(json.dumps({"s": f"<{EX}a>", "p": f"<{EX}p>", "o": f"<{EX}b>", "t": T0}) + "\n")
-    code = cli.main([str(a) for a in ("run", rules, "--events", events, "--max-derived", "300", "-q")])
+    code = cli.main([str(a) for a in ("run", rules, "--events", events, "--engine", "spark", "--max-derived", "300",
+                                      "-q")])
     err = capsys.readouterr().err
     assert code == 2
     assert err.splitlines()[-1] == (

@@ -1,0 +1,66 @@
+"""The runtime's C helper (prolog/cep_fast.c, a SWI-Prolog foreign library
+that decodes event batches): built where it is used.
+
+In a checkout `make setup` builds it beside its source (prolog/cep_fast.so,
+with `python -m cep.runtime.native`). An installed package carries only the
+source: the first session of a machine builds it with swipl-ld into a
+per-user cache, keyed by the source and the SWI-Prolog it links against,
+and every later process (a Spark executor's too) loads that file. Where
+nothing can build it (no swipl-ld or C compiler, no writable cache), the
+runtime uses its Prolog versions of the same predicates (prolog/cep_fast.pl),
+slower and with the same results."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cep.resources import data_dir
+
+SOURCE = "cep_fast.c"
+
+
+def build(target: Path) -> bool:
+    """Compile the helper into `target` (written whole or not at all: a
+    process loading it never sees half a file). False where it cannot be
+    built."""
+    source = data_dir("prolog") / SOURCE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent) as work:  # swipl-ld leaves its objects in the cwd
+        partial = Path(work) / target.name
+        try:
+            done = subprocess.run(["swipl-ld", "-shared", "-o", str(partial), str(source)], cwd=work,
+                                  capture_output=True, timeout=300)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        if done.returncode != 0 or not partial.exists():
+            return False
+        os.replace(partial, target)
+    return True
+
+
+def cached(swipl: str) -> Path | None:
+    """The helper built for the SWI-Prolog described by `swipl` (its
+    version and architecture), from the cache, building it there first if
+    needed; None where it cannot be built."""
+    source = (data_dir("prolog") / SOURCE).read_bytes()
+    key = hashlib.sha256(source + swipl.encode()).hexdigest()[:16]
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    for root in (Path(base), Path(tempfile.gettempdir())):  # an executor's home may be read-only
+        target = root / "cep" / f"cep_fast-{key}.so"
+        if target.exists():
+            return target
+        try:
+            if build(target):
+                return target
+        except OSError:
+            continue
+    return None
+
+
+if __name__ == "__main__":  # `make setup`: python -m cep.runtime.native prolog/cep_fast.so
+    sys.exit(0 if build(Path(sys.argv[1]).resolve()) else 1)

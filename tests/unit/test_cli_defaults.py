@@ -1,0 +1,87 @@
+"""A new user's first minute with `cep run` (issue 22, item 6): the engine
+a user expects when none is asked for (in process for event files, Spark
+for a folder of events or a Spark option), said on stderr; rule files
+before or after the options; `cep --version`."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from cep import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+STOCK_RULES = ROOT / "rules" / "stock.rq"
+STOCK_EVENTS = ROOT / "examples" / "stock" / "ticks.trig"
+
+
+def cep(argv, capsys):
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_event_files_run_in_process_by_default_and_say_so(capsys):
+    code, out, err = cep(["run", STOCK_RULES, "--events", STOCK_EVENTS], capsys)
+    assert code == 0, err
+    assert err.splitlines()[0] == "cep: running in this process (event files; --engine spark runs on Spark)"
+    assert [json.loads(line)["query"] for line in out.splitlines()] == ["crash_recovery"] * 2
+    code, chosen, err = cep(["run", STOCK_RULES, "--events", STOCK_EVENTS, "--engine", "local"], capsys)
+    assert code == 0 and chosen == out
+    assert "running in" not in err  # the user chose it
+
+
+def test_rule_files_may_follow_the_options(capsys):
+    code, before, _ = cep(["run", STOCK_RULES, "--events", STOCK_EVENTS, "-q"], capsys)
+    assert code == 0
+    code, after, err = cep(["run", "-q", "--events", STOCK_EVENTS, STOCK_RULES], capsys)
+    assert code == 0, err
+    assert after == before and after
+
+
+def test_a_run_without_rules_says_so(capsys):
+    code, out, err = cep(["run", "--events", STOCK_EVENTS], capsys)
+    assert code == 2 and out == ""
+    assert err == "cep: error: no rule file given (RULES.rq, before --events or after it)\n"
+
+
+@pytest.mark.parametrize("options, engine, reason", [
+    ([], "local", "event files"),
+    (["--engine", "spark"], "spark", "--engine"),
+    (["--master", "spark://h:7077"], "spark", "--master"),
+    (["--conf", "spark.cores.max=2"], "spark", "--conf"),
+    (["--follow"], "spark", "--follow"),
+    (["--checkpoint", "ckpt"], "spark", "--checkpoint"),
+    (["--format", "parquet", "--out", "o"], "spark", "--format parquet"),
+])
+def test_the_default_engine(options, engine, reason):
+    args = cli.build_parser().parse_args(["run", str(STOCK_RULES), "--events", str(STOCK_EVENTS), *options])
+    assert cli._engine(args) == (engine, reason)
+
+
+def test_a_folder_of_events_is_a_stream_for_spark(tmp_path):
+    args = cli.build_parser().parse_args(["run", str(STOCK_RULES), "--events", str(STOCK_EVENTS), str(tmp_path)])
+    assert cli._engine(args) == ("spark", "a folder of events")
+    named = cli.build_parser().parse_args(["run", str(STOCK_RULES), "--events", f"http://ex.org/s={tmp_path}"])
+    assert cli._engine(named) == ("spark", "a folder of events")
+
+
+def test_version(capsys):
+    version = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    code, out, _ = cep(["--version"], capsys)
+    assert code == 0 and out == f"cep {version} (the ep-sparql distribution)\n"
+
+
+@pytest.mark.parametrize("argv, command", [
+    (["run", STOCK_RULES, "--events", STOCK_EVENTS, "--bogus"], "cep run"),
+    (["explain", STOCK_RULES, "--bogus"], "cep explain"),
+    (["--bogus"], "cep"),
+])
+def test_an_unknown_option_is_reported_for_its_command(capsys, argv, command):
+    code, out, err = cep(argv, capsys)
+    assert code == 2 and out == ""
+    assert err.startswith(f"usage: {command} ")
+    assert err.endswith(f"{command}: error: unrecognized arguments: --bogus\n")
