@@ -16,7 +16,8 @@ section 18.2.2 as extended by the paper (section 4.2):
     {A} EQUALSOPTIONAL {B}   EqLeftJoin(A, B', F): the RIGHT operand is optional
     FILTER(F) / WITHIN d     the group's conditions, conjoined: Filter(F, group)
 
-where the optional operand's own filter (if its group has one) becomes the
+where the optional operand's own filter (if its group has one; not that of a
+group nested in it, which sees only its own variables) becomes the
 operator's condition. Operator chains are left-associative. WITHIN d is
 FILTER(getDURATION() < d). Blank nodes in patterns become non-distinguished
 variables `_:b0`, `_:b1`, ... (not SPARQL variable names, so no clash, and
@@ -964,6 +965,13 @@ class _Query:
     def elements(self, elements):
         """A group's elements (SPARQL 18.2.2.6) -> operator, or None when the
         group is empty (the identity of Join)."""
+        return _filtered(*self.unfiltered(elements))
+
+    def unfiltered(self, elements) -> tuple:
+        """A group's elements -> (its pattern or None, the conjunction of its
+        own FILTERs and WITHINs or None, the position of the first). Only
+        the group's own: a nested group's FILTER is inside the pattern, and
+        sees only that group's variables (SPARQL 18.2.2.6)."""
         pattern, conditions, filter_node = None, [], None
         for el in elements:
             kind = el.data
@@ -975,16 +983,13 @@ class _Query:
                 filter_node = filter_node or el
             elif kind == "optional":
                 keyword, group = el.children
-                part = self.group(group)
+                part, cond, _ = self.group_parts(group)
                 if part is None:
                     continue  # OPTIONAL {} leaves the group as it is
                 if pattern is None:
                     raise self.error("OPTIONAL needs a mandatory pattern before it in its group",
                                      keyword)
-                if isinstance(part, ops.Filter):
-                    pattern = ops.LeftJoin(pattern, part.pattern, part.cond, pos=self.pos(keyword))
-                else:
-                    pattern = ops.LeftJoin(pattern, part, None, pos=self.pos(keyword))
+                pattern = ops.LeftJoin(pattern, part, cond, pos=self.pos(keyword))
             else:
                 if kind == "graph":
                     part = self.graph_pattern(el)
@@ -993,21 +998,25 @@ class _Query:
                 if part is None:
                     continue
                 pattern = part if pattern is None else ops.Join(pattern, part, pos=self.pos(el))
-        if conditions:
-            if pattern is None:
-                raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
-                                 f"its group", filter_node)
-            pattern = ops.Filter(ops.conjunction(conditions), pattern, pos=self.pos(filter_node))
-        return pattern
+        if not conditions:
+            return pattern, None, None
+        if pattern is None:
+            raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
+                             f"its group", filter_node)
+        return pattern, ops.conjunction(conditions), self.pos(filter_node)
 
     def group(self, tree: Tree):
+        return _filtered(*self.group_parts(tree))
+
+    def group_parts(self, tree: Tree) -> tuple:
+        """A group -> (pattern, own condition, its position): see unfiltered."""
         if tree.data == "sub_select_group":
             raise self.error(SUBQUERY, tree)
-        return self.elements([c for c in tree.children if isinstance(c, Tree)])
+        return self.unfiltered([c for c in tree.children if isinstance(c, Tree)])
 
     def chain(self, tree: Tree):
         items = tree.children
-        left = self.group(items[0])
+        left = self.group_parts(items[0])
         for i in range(1, len(items), 2):
             keyword, right_tree = items[i], items[i + 1]
             if isinstance(keyword, Tree):  # NOTSEQ "duration": the keyword and its deadline
@@ -1015,21 +1024,19 @@ class _Query:
                 keyword = keyword.children[0]
             if keyword.type in REJECTED_OPS:
                 raise self.error(REJECTED_OPS[keyword.type], keyword)
-            right = self.group(right_tree)
-            if left is None or right is None:
-                empty = items[0] if left is None else right_tree
+            right = self.group_parts(right_tree)
+            if left[0] is None or right[0] is None:
+                empty = items[0] if left[0] is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)
             op, pos = CHAIN_OPS[keyword.type], self.pos(keyword)
-            fields = {"left": left, "right": right, "pos": pos}
+            fields = {"left": _filtered(*left), "right": _filtered(*right), "pos": pos}
             if op.spec.negated:
                 fields["deadline_ms"] = deadline
             side = op.spec.conditioned  # that operand's own FILTER is the operator's condition
             if side is not None:
-                fields["cond"] = None
-                if isinstance(fields[side], ops.Filter):
-                    fields["cond"], fields[side] = fields[side].cond, fields[side].pattern
-            left = op(**fields)
-        return left
+                fields[side], fields["cond"], _ = left if side == "left" else right
+            left = (op(**fields), None, None)
+        return _filtered(*left)
 
     def triples_block(self, tree: Tree):
         """A BGP; with property paths of alternatives, joined with their
@@ -1333,6 +1340,11 @@ class _Query:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
 
+
+
+def _filtered(pattern, cond, pos: Pos):
+    """A group's pattern under its own condition (Query.unfiltered)."""
+    return pattern if cond is None else ops.Filter(cond, pattern, pos=pos)
 
 
 def _arity(least: int, most) -> str:

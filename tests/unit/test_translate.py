@@ -267,6 +267,33 @@ def test_optional_without_and_with_a_filter():
             (triple ?s <{EX}b> ?y)))""")
 
 
+def test_the_filter_of_a_group_nested_in_an_optional_group_stays_inside_it():
+    """Issue 19, item 2: only the optional group's own FILTER is the
+    condition of OPTIONAL (and of OPTIONALSEQ, EQUALSOPTIONAL); a nested
+    group's filters its own pattern (SPARQL 18.2.2.6)."""
+    assert pattern("{ ?s :a ?x OPTIONAL { { ?s :b ?y FILTER(?y > ?x) } } }") == dedent(f"""\
+        (leftjoin
+          (bgp
+            (triple ?s <{EX}a> ?x))
+          (filter (> ?y ?x)
+            (bgp
+              (triple ?s <{EX}b> ?y))))""")
+    assert pattern("{ { ?s :a ?x FILTER(?x > 1) } } OPTIONALSEQ { ?s :b ?y }") == dedent(f"""\
+        (seqrightjoin
+          (filter (> ?x {integer(1)})
+            (bgp
+              (triple ?s <{EX}a> ?x)))
+          (bgp
+            (triple ?s <{EX}b> ?y)))""")
+    assert pattern("{ ?s :a ?x } EQUALSOPTIONAL { { ?s :b ?y FILTER(?y > 2) } }") == dedent(f"""\
+        (eqleftjoin
+          (bgp
+            (triple ?s <{EX}a> ?x))
+          (filter (> ?y {integer(2)})
+            (bgp
+              (triple ?s <{EX}b> ?y))))""")
+
+
 def test_optionalseq_takes_the_filter_of_its_left_optional_operand():
     assert pattern("{ ?s :a ?x } OPTIONALSEQ { ?s :b ?y }") == dedent(f"""\
         (seqrightjoin

@@ -177,7 +177,18 @@ def _kind(g: Graph, test) -> str | None:
 
 
 def _withdrawn(g: Graph, test) -> bool:
-    return g.value(test, DAWGT.approval) in (DAWGT.Withdrawn, DAWGT.NotApproved, DAWGT.Rejected)
+    return (g.value(test, DAWGT.approval) in (DAWGT.Withdrawn, DAWGT.NotApproved, DAWGT.Rejected)
+            or str(test).rsplit("/", 1)[-1] in CONTRADICTED)
+
+
+# tests whose expected answers the SPARQL 1.1 Recommendation contradicts
+# (neither approved): the alternative of a pair of which the other holds
+CONTRADICTED = {
+    # `OPTIONAL { { P FILTER(F) } }`: the inner group is not merged into the
+    # outer one, so F does not see the outer variables (18.2.2.6; its
+    # twin, dawg-optional-filter-005-not-simplified, runs)
+    "manifest#dawg-optional-filter-005-simplified",
+}
 
 
 def _path(node) -> Path | None:
