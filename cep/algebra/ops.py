@@ -177,7 +177,10 @@ class Operator:
       solution, as comparisons (op, x, y) of "s1", "e1", "s2", "e2" that
       must all hold; () for none. A solution made of both spans both.
     - timeless: an operand may be a background solution, which has no
-      interval (joins and unions only: every other test reads intervals).
+      interval (joins, unions and OPTIONAL only: every other test reads
+      intervals). OPTIONAL's background optional part joins a mandatory
+      solution of either kind; a background mandatory solution takes only
+      a background optional part (docs/language.md).
     - ends_last: per operand, whether it can end where the solution ends
       (rule chaining reads a derived triple at that instant,
       cep.algebra.chaining).
@@ -256,7 +259,7 @@ class Union_(Binary):
 class LeftJoin(Binary):
     spec: ClassVar[Operator] = Operator(
         keyword=None, sexpr="leftjoin", associative=False, optional="right", negated=False, alternative=False,
-        interval=(("<=", "e2", "e1"),), timeless=False, ends_last=(True, True), store="forever",
+        interval=(("<=", "e2", "e1"),), timeless=True, ends_last=(True, True), store="forever",
         kept="the optional part of OPTIONAL")
     left: object  # mandatory
     right: object  # optional, ends no later than the mandatory part
