@@ -339,15 +339,22 @@ class _File:
             return Path.cwd()
         return Path(self.filename).parent
 
+    @property
+    def document_iri(self) -> str:
+        """The base IRI of a file without BASE (SPARQL 1.1 4.1.1.1, RFC 3986
+        5.1.3): the rule file's file: IRI, or the current directory's for
+        text not read from a file."""
+        if self.filename.startswith("<") and self.filename.endswith(">"):
+            return Path.cwd().as_uri() + "/"
+        return Path(self.filename).resolve().as_uri()
+
     def iri(self, token: Token) -> str:
-        """The absolute IRI of an IRIREF token, resolved against BASE."""
+        """The absolute IRI of an IRIREF token, resolved against BASE, or
+        against the rule file's IRI before any BASE."""
         ref = str(token)[1:-1]
         if _SCHEME.match(ref):
             return ref
-        if self.base is None:
-            raise QueryError(f"relative IRI <{ref}> needs a BASE declaration before it",
-                             self.pos(token))
-        return resolve_iri(self.base, ref)
+        return resolve_iri(self.document_iri if self.base is None else self.base, ref)
 
     def translate(self, tree: Tree) -> list:
         queries, annotations = [], []
@@ -428,6 +435,7 @@ class _Query:
         self.streams = ()  # the query's FROM [NAMED] STREAM: ((iri, named), ...)
         self.graph = None  # inside GRAPH <iri> { ... }: the stream's IRI
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
+        self.unknown_function = None  # the QueryError of the first call of an unknown IRI
 
     # ---- helpers
 
@@ -449,6 +457,14 @@ class _Query:
     # ---- the query
 
     def translate(self, tree: Tree, options: tuple) -> ops.Query:
+        query = self.query(tree, options)
+        if self.unknown_function is not None:
+            # raised after every other check: the W3C runner's syntax mode
+            # tells this refusal (SPARQL 17.6) from a syntax error
+            raise self.unknown_function
+        return query
+
+    def query(self, tree: Tree, options: tuple) -> ops.Query:
         register = None
         body = tree.children[-1]
         if len(tree.children) == 2:
@@ -1335,7 +1351,8 @@ class _Query:
             if iri.startswith(XSD):
                 casts = ", ".join("xsd:" + c[len(XSD):] for c in sorted(CASTS, key=_CAST_ORDER.index))
                 message += f"; the casts are {casts}"
-            raise self.error(message, name)
+            self.unknown_function = self.unknown_function or self.error(message, name)
+            return Call(iri, *args, pos=self.pos(name))  # never compiled: translate raises
         if len(args) != 1:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])

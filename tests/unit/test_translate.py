@@ -483,6 +483,20 @@ def test_base_resolves_relative_iris_including_prefix_iris():
     ]
 
 
+def test_relative_iris_before_any_base_resolve_against_the_rule_files_iri(tmp_path):
+    """SPARQL 1.1 4.1.1.1: the base IRI of the query document (issue 19,
+    the positive syntax tests syntax-general-*); a relative BASE too."""
+    folder = tmp_path / "rules"
+    q = query("SELECT * { <x> <../y> <#f> }", str(folder / "q.rq"))
+    base = folder.resolve().as_uri()
+    assert (q.pattern.triples[0].s, q.pattern.triples[0].p, q.pattern.triples[0].o) == (
+        f"<{base}/x>", f"<{tmp_path.resolve().as_uri()}/y>", f"<{base}/q.rq#f>")
+    q = query("BASE <b/>\nSELECT * { ?s ?p <c> }", str(folder / "q.rq"))
+    assert q.pattern.triples[0].o == f"<{base}/b/c>"
+    # text read from no file: the current directory's IRI
+    assert query("SELECT * { ?s ?p <c> }", "<string>").pattern.triples[0].o == f"<{Path.cwd().as_uri()}/c>"
+
+
 @pytest.mark.parametrize("ref, resolved", [
     # RFC 3986, section 5.4.1 (normal examples) and some of 5.4.2
     ("g:h", "g:h"), ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"), ("g/", "http://a/b/c/g/"),
