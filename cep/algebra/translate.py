@@ -989,7 +989,7 @@ class _Query:
         the group's own: a nested group's FILTER is inside the pattern, and
         sees only that group's variables (SPARQL 18.2.2.6)."""
         pattern, conditions, filter_node = None, [], None
-        for el in elements:
+        for el in _basic_graph_patterns(elements):
             kind = el.data
             if kind in UNSUPPORTED:
                 raise self.error(unsupported(UNSUPPORTED[kind]), el)
@@ -1056,7 +1056,8 @@ class _Query:
 
     def triples_block(self, tree: Tree):
         """A BGP; with property paths of alternatives, joined with their
-        unions (SPARQL 18.2.2.4)."""
+        unions (SPARQL 18.2.2.4). Its tree holds the triples blocks of a
+        group that only FILTERs separate (_basic_graph_patterns)."""
         self.block += 1
         triples = []
         for child in tree.children:
@@ -1357,6 +1358,26 @@ class _Query:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
 
+
+
+def _basic_graph_patterns(elements) -> list:
+    """A group's elements with its triples blocks that only FILTERs (or
+    WITHINs) separate made one: a FILTER does not end a basic graph
+    pattern (SPARQL 1.1 19.6 [54]; a blank node label may then stand on
+    both sides of it). The syntax tree is left as it is."""
+    out, block = [], None  # block: the index in out of the open triples block
+    for el in elements:
+        if el.data == "triples_block" and block is not None:
+            first = out[block]
+            out[block] = Tree("triples_block", first.children + el.children, meta=first.meta)
+        elif el.data == "triples_block":
+            block = len(out)
+            out.append(el)
+        else:
+            out.append(el)
+            if el.data not in ("filter", "within"):
+                block = None
+    return out
 
 
 def _filtered(pattern, cond, pos: Pos):

@@ -203,14 +203,28 @@ def test_juxtaposed_groups_join_left_to_right():
             (triple ?s <{EX}c> ?z)))""")
 
 
-def test_a_filter_splits_a_triples_block_and_wraps_the_whole_group():
+def test_a_filter_does_not_end_a_basic_graph_pattern_and_wraps_the_whole_group():
     assert pattern("{ ?s :a ?x FILTER(?x > 1) ?s :b ?y }") == dedent(f"""\
         (filter (> ?x {integer(1)})
-          (join
+          (bgp
+            (triple ?s <{EX}a> ?x)
+            (triple ?s <{EX}b> ?y)))""")
+    # issue 19, item 5 (W3C syn-11, blabel-cross-filter): one blank node on both sides
+    assert pattern("{ _:a ?p ?v . FILTER(true) . [] ?q _:a }") == dedent(f"""\
+        (filter "true"^^<{XSD}boolean>
+          (bgp
+            (triple ?_:b0 ?p ?v)
+            (triple ?_:b1 ?q ?_:b0)))""")
+    # anything else between two triples blocks ends the first
+    assert pattern("{ ?s :a ?x OPTIONAL { ?s :c ?z } ?s :b ?y }") == dedent(f"""\
+        (join
+          (leftjoin
             (bgp
               (triple ?s <{EX}a> ?x))
             (bgp
-              (triple ?s <{EX}b> ?y))))""")
+              (triple ?s <{EX}c> ?z)))
+          (bgp
+            (triple ?s <{EX}b> ?y)))""")
 
 
 def test_the_filters_and_withins_of_a_group_are_conjoined_in_order():
