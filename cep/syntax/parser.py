@@ -16,7 +16,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from lark import Lark, Tree
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from cep.algebra import query_limits
@@ -26,6 +26,10 @@ from cep.syntax import messages
 
 GRAMMAR = Path(__file__).with_name("epsparql.lark")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# SPARQL 1.1 19.2: \uXXXX and \UXXXXXXXX stand for their character anywhere
+# in the text, before parsing (a UTF-16 pair as in strings: one character)
+_CODEPOINT = re.compile(r"\\u([Dd][89ABab][0-9A-Fa-f]{2})\\u([Dd][C-Fc-f][0-9A-Fa-f]{2})"
+                        r"|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
 @lru_cache(maxsize=1)
@@ -49,9 +53,79 @@ def parse(text: str, filename: str = "<string>") -> Tree:
     if surrogate:  # only text given as a str can hold one: a file is UTF-8
         raise QueryError(f"U+{ord(surrogate.group()):04X} is a lone surrogate, not a character",
                          Pos(filename, *messages.line_col(text, surrogate.start())))
+    decoded, original = _codepoint_escapes(text)
     try:
-        tree = parser().parse(text)
+        tree = parser().parse(decoded)
     except UnexpectedInput as exc:
-        raise messages.syntax_error(exc, text, filename, parser()) from None
+        error = messages.syntax_error(exc, decoded, filename, parser())
+        if original is not None:
+            error = QueryError(error.message, _placed(error.pos, decoded, text, original))
+        raise error from None
+    if original is not None:
+        _place_tree(tree, decoded, text, original)
     query_limits.check_nesting(tree, filename)
     return tree
+
+
+def _codepoint_escapes(text: str):
+    """(the text with its \\u and \\U escapes replaced by their characters,
+    a function from an offset in it to the offset in `text`, or None when
+    there is no escape). An escape that is no character (half a surrogate
+    pair, beyond U+10FFFF) is left as written: the lexer or the string's
+    own check reports it."""
+    parts, starts, last = [], [], 0  # starts: (decoded offset, original offset) of each escape
+    length = 0
+    for m in _CODEPOINT.finditer(text):
+        high, low, four, eight = m.groups()
+        if high is not None:
+            code = 0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00
+        else:
+            code = int(four or eight, 16)
+            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
+                continue
+        parts.append(text[last:m.start()])
+        length += m.start() - last
+        starts.append((length, m.start(), m.end()))
+        parts.append(chr(code))
+        length += 1
+        last = m.end()
+    if not starts:
+        return text, None
+    parts.append(text[last:])
+
+    def original(offset: int) -> int:
+        shift = 0
+        for at, start, end in starts:
+            if offset < at:
+                break
+            if offset == at:
+                return start
+            shift = end - at - 1
+        return offset + shift
+
+    return "".join(parts), original
+
+
+def _placed(pos: Pos, decoded: str, text: str, original) -> Pos:
+    """A position in the decoded text as a position in the text written."""
+    offset = _offset(decoded, pos.line, pos.column)
+    return Pos(pos.file, *messages.line_col(text, original(offset)))
+
+
+def _offset(text: str, line: int, column: int) -> int:
+    start = 0
+    for _ in range(line - 1):
+        start = text.index("\n", start) + 1
+    return start + column - 1
+
+
+def _place_tree(tree: Tree, decoded: str, text: str, original):
+    """The positions of the tree's tokens and nodes moved to the text
+    written (the tree is this parse's own)."""
+    for node in tree.iter_subtrees():
+        meta = node.meta
+        if not meta.empty:
+            meta.line, meta.column = messages.line_col(text, original(meta.start_pos))
+        for child in node.children:
+            if isinstance(child, Token) and child.start_pos is not None:
+                child.line, child.column = messages.line_col(text, original(child.start_pos))

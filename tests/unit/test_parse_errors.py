@@ -391,3 +391,18 @@ def test_an_unknown_bare_function_name_is_an_error_of_the_compiler():
         compile_queries(queries)
     assert str(info.value) == ("rules/x.rq:1:28: unknown function foo/1: not a SPARQL function and no --prolog "
                                "file defines foo/1 or foo/2")
+
+
+def test_codepoint_escapes_stand_for_their_characters_anywhere_and_errors_point_at_the_text_written():
+    """SPARQL 1.1 19.2 (issue 19, item 5; W3C syntax-esc-04, -05): \\u and
+    \\U escapes are replaced before parsing, in IRIs, names and variables
+    too, and an error after one is placed in the text as written."""
+    (q,) = parse_rules(H + r'SELECT * WHERE { <http://e/\u0078> :\u0070 ?xx\u0078 . ?s ?p "\U0001F600\uD83D\uDE00" }',
+                       "rules/x.rq")
+    assert sexpr.pattern(q.pattern) == (
+        '(bgp\n  (triple <http://e/x> <http://example.org/p> ?xxx)\n  (triple ?s ?p "\U0001F600\U0001F600"))')
+    assert error(r"SELECT * WHERE { <http://e/\u0078> ?p ?x \u0078 }") == (
+        "rules/x.rq:1:42: unexpected 'x' \u2014 expected '}', '.', ';', ',', '{', FILTER, GRAPH, OPTIONAL or WITHIN")
+    assert error("SELECT * WHERE {\n ?\\u0078 ?p \"\\u00e9\" . ?s ?p \"\\uD800\" }") == (
+        "rules/x.rq:2:31: \\uD800 is half of a UTF-16 surrogate pair, not a character: write the character "
+        "itself, or its code point in eight hex digits, as in \\U0001F600")
