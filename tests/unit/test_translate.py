@@ -695,3 +695,16 @@ def test_every_node_has_the_position_where_it_starts():
 def test_a_filter_is_where_the_first_filter_of_its_group_is():
     (q,) = parse_rules("SELECT * {\n ?s ?p ?o\n  FILTER(?o) FILTER(?s) }", "f.rq")
     assert type(q.pattern) is ops.Filter and q.pattern.pos == Pos("f.rq", 3, 3)
+
+
+def test_combining_marks_stand_inside_names():
+    """SPARQL [166] PN_CHARS (issue 19, item 5; W3C normalization-1): a
+    combining mark (U+0300-U+036F), U+00B7 and U+203F-U+2040 may follow
+    the first character of a prefixed name, a bare name or a blank node
+    label."""
+    q = query("PREFIX HR: <http://h/>\nSELECT * { _:e\u0301 HR:resume\u0301 :a\u00b7b . ?s :x\u203fy ?o }")
+    (t1, t2) = q.pattern.triples
+    assert (t1.p, t1.o) == ("<http://h/resume\u0301>", f"<{EX}a\u00b7b>")
+    assert t2.p == f"<{EX}x\u203fy>"
+    q = query("SELECT * { ?s hasPrice\u0301 ?o }")
+    assert q.pattern.triples[0].p == f"<{EX}hasPrice\u0301>"
