@@ -53,6 +53,8 @@ from cep.background.load import from_file
 from cep.errors import OntologyError, QueryError
 
 XSD = terms.XSD
+# RDF collections `( ... )` (Query.collection)
+RDF_FIRST, RDF_REST, RDF_NIL = (terms.iri(terms.RDF + name) for name in ("first", "rest", "nil"))
 # the datatypes whose values the engine computes with (cep.terms.to_prolog)
 COMPUTED_TYPES = {terms.XSD_INTEGER, terms.XSD_DECIMAL, terms.XSD_DOUBLE, terms.XSD_BOOLEAN,
                   terms.XSD_DATETIME, terms.XSD_DURATION}
@@ -1123,10 +1125,7 @@ class _Query:
         """The triples of a TriplesSameSubject ([75])."""
         out = []
         first = tree.children[0]
-        if isinstance(first, Tree) and first.data == "bnode_props":
-            subject = self.bnode_props(first, template, out)
-        else:
-            subject = self.term(first, template)
+        subject = self.graph_node(first, template, out)
         if len(tree.children) > 1:
             self.property_list(subject, tree.children[1], template, out, self.pos(first))
         return out
@@ -1144,11 +1143,8 @@ class _Query:
             else:
                 predicate = self.term(verb, template)
             for j, obj in enumerate(objects.children):
-                if isinstance(obj, Tree) and obj.data == "bnode_props":
-                    inner = []
-                    value = self.bnode_props(obj, template, inner)
-                else:
-                    inner, value = [], self.term(obj, template)
+                inner = []
+                value = self.graph_node(obj, template, inner)
                 if j > 0:
                     pos = self.pos(obj)
                 elif i > 0:
@@ -1157,6 +1153,30 @@ class _Query:
                     pos = first_pos
                 out += self.path_patterns(subject, predicate, value, pos)
                 out += inner
+
+    def graph_node(self, node, template: bool, out: list):
+        """A subject or object ([104] GraphNode): a term, or a blank node
+        property list or a collection, whose triples go to `out`."""
+        if isinstance(node, Tree) and node.data == "bnode_props":
+            return self.bnode_props(node, template, out)
+        if isinstance(node, Tree) and node.data == "collection":
+            return self.collection(node, template, out)
+        return self.term(node, template)
+
+    def collection(self, tree: Tree, template: bool, out: list):
+        """`( x1 ... xn )`: a fresh blank node b1 heading the RDF list
+        b1 rdf:first x1; rdf:rest b2 ... bn rdf:rest rdf:nil (SPARQL
+        18.2.2.4, RDF collections)."""
+        pos = self.pos(tree)
+        nodes = [self.blank(None, template) for _ in tree.children]
+        for i, element in enumerate(tree.children):
+            inner = []
+            value = self.graph_node(element, template, inner)
+            rest = nodes[i + 1] if i + 1 < len(nodes) else RDF_NIL
+            out.append(ops.Triple(nodes[i], RDF_FIRST, value, pos=pos, stream=self.graph))
+            out.append(ops.Triple(nodes[i], RDF_REST, rest, pos=pos, stream=self.graph))
+            out += inner
+        return nodes[0]
 
     def bnode_props(self, tree: Tree, template: bool, out: list):
         node = self.blank(None, template)
@@ -1199,6 +1219,8 @@ class _Query:
             return self.blank(node, template)
         if kind == "ANON":
             return self.blank(None, template)
+        if kind == "NIL":
+            return RDF_NIL
         raise AssertionError(f"unexpected term token {node!r}")  # pragma: no cover
 
     def iri(self, token: Token) -> str:

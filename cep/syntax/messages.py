@@ -84,7 +84,9 @@ def phrases(expected) -> list:
         out.append("'(' or a function call")
         left -= {"BARE_NAME", "LPAR", "PNAME", "IRIREF"}
     take({"VAR"}, {"VAR"}, "a variable")
-    take({"IRIREF"}, IRI | BLANK, "an IRI")  # a blank node is a variable in disguise
+    # a blank node is a variable in disguise; a list `( ... )` a blank node,
+    # and `()` the IRI rdf:nil
+    take({"IRIREF"}, IRI | BLANK | ({"NIL", "LPAR"} if "NIL" in left else set()), "an IRI")
     take({"NUMBER"}, LITERAL, "a literal")
     take(BLANK - {"LSQB"}, BLANK, "a blank node")
     take({"CARET"}, {"CARET", "LPAR"}, "a property path")

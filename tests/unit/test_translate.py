@@ -708,3 +708,17 @@ def test_combining_marks_stand_inside_names():
     assert t2.p == f"<{EX}x\u203fy>"
     q = query("SELECT * { ?s hasPrice\u0301 ?o }")
     assert q.pattern.triples[0].p == f"<{EX}hasPrice\u0301>"
+
+
+def test_collections_are_rdf_lists_in_patterns_and_templates():
+    """SPARQL [102] Collection, [161] NIL (W3C syntax-lists-*, list-*)."""
+    first, rest, nil = (f"<http://www.w3.org/1999/02/22-rdf-syntax-ns#{n}>" for n in ("first", "rest", "nil"))
+    q = query("SELECT * { ?x :p ( ?z [ :q ?y ] ) . () :r ( ( ) ) }")
+    assert [(t.s, t.p, t.o) for t in q.pattern.triples] == [
+        (Var("x"), f"<{EX}p>", Var("_:b0")),
+        (Var("_:b0"), first, Var("z")), (Var("_:b0"), rest, Var("_:b1")),
+        (Var("_:b1"), first, Var("_:b2")), (Var("_:b1"), rest, nil), (Var("_:b2"), f"<{EX}q>", Var("y")),
+        (nil, f"<{EX}r>", Var("_:b3")), (Var("_:b3"), first, nil), (Var("_:b3"), rest, nil)]
+    q = query("CONSTRUCT { ?x :p ( ?z ) } WHERE { ?x :p ?z }")
+    assert [(t.s, t.p, t.o) for t in q.template] == [
+        (Var("x"), f"<{EX}p>", "_:b0"), ("_:b0", first, Var("z")), ("_:b0", rest, nil)]
