@@ -114,10 +114,12 @@ TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME", "now"}
 @dataclass(frozen=True)
 class Path:
     """A SPARQL 1.1 property path (section 9): `op` is "|" (alternatives),
-    "/" (sequence), "^" (inverse), or one of PATH_CLOSURES; `args` are Paths
-    or IRIs (canonical N-Triples text). After translation (SPARQL 18.2.2.4)
-    a triple pattern's predicate is a Path only for a closure, evaluated
-    over the background graph; the other forms appear inside one."""
+    "/" (sequence), "^" (inverse), "!" (a negated property set: its args
+    are IRIs and inverses of IRIs), or one of PATH_CLOSURES; `args` are
+    Paths or IRIs (canonical N-Triples text). After translation (SPARQL
+    18.2.2.4) a triple pattern's predicate is a Path only for a closure,
+    evaluated over the background graph; the other forms appear inside
+    one."""
 
     op: str
     args: tuple
@@ -129,6 +131,8 @@ class Path:
             return text(self.args[0]) + self.op
         if self.op == "^":
             return "^" + text(self.args[0])
+        if self.op == "!":
+            return "!(" + "|".join(str(a) for a in self.args) + ")"
         return self.op.join(text(a) for a in self.args)
 
 

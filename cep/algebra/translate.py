@@ -1082,6 +1082,8 @@ class _Query:
         fresh variable, p|q a union, and a closure (p+ p* p?) stays a path
         triple. So only closures are evaluated over the background graph
         alone; the other forms match events like any triple pattern."""
+        if isinstance(path, ops.Path) and path.op == "!":
+            return [self.negated_property_set(s, path, o, pos)]
         if not isinstance(path, ops.Path) or path.op in ops.PATH_CLOSURES:
             return [ops.Triple(s, path, o, pos=pos, stream=self.graph)]
         if path.op == "^":
@@ -1099,15 +1101,38 @@ class _Query:
             union = branch if union is None else ops.Union_(union, branch, pos=pos)
         return [union]
 
+    def negated_property_set(self, s, path, o, pos: Pos):
+        """`s !(p1|...|^q1|...) o` (SPARQL 18.2.2.4, NPS): a triple whose
+        predicate, a fresh variable, is none of the p's, or the reverse
+        triple's none of the q's; with both kinds, the union of the two.
+        So it matches events and background triples like any triple."""
+        forward = [a for a in path.args if not isinstance(a, ops.Path)]
+        inverse = [a.args[0] for a in path.args if isinstance(a, ops.Path)]
+        sides = ([(s, o, forward)] if forward or not inverse else []) + ([(o, s, inverse)] if inverse else [])
+        union = None
+        for a, b, excluded in sides:
+            predicate = Var(self.fresh_blank())
+            part = ops.BGP((ops.Triple(a, predicate, b, pos=pos, stream=self.graph),), pos=pos)
+            if excluded:
+                cond = ops.conjunction([Call("!=", predicate, Const(iri), pos=pos) for iri in excluded])
+                part = ops.Filter(cond, part, pos=pos)
+            union = part if union is None else ops.Union_(union, part, pos=pos)
+        return union
+
     def path(self, node):
         """A verb that is a property path -> ops.Path (an IRI stays one)."""
         if isinstance(node, Token):
             return terms.RDF_TYPE if node.type == "A" else terms.iri(self.iri(node))
-        parts = [c for c in node.children if not (isinstance(c, Token) and c.type in ("PIPE", "SLASH"))]
-        if node.data == "path_inv":
+        parts = [c for c in node.children if not (isinstance(c, Token) and c.type in ("PIPE", "SLASH", "NIL"))]
+        if node.data == "path_negated":
+            return ops.Path("!", tuple(self.path(c) for c in parts[1:]))
+        if node.data in ("path_inv", "path_one_inv"):
             return ops.Path("^", (self.path(parts[1]),))
         if node.data == "path_mod":
-            return ops.Path(str(parts[1]), (self.path(parts[0]),))
+            inner = self.path(parts[0])
+            if "!(" in str(inner):
+                raise self.error(unsupported(f"a negated property set under {parts[1]}"), node)
+            return ops.Path(str(parts[1]), (inner,))
         return ops.Path("|" if node.data == "path_alt" else "/", tuple(self.path(c) for c in parts))
 
     def template(self, tree: Tree) -> tuple:

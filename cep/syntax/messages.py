@@ -75,6 +75,8 @@ def phrases(expected) -> list:
             left -= members
 
     take({"OR", "AND"}, OPERATORS, "an operator")
+    if "CARET" in left:  # a verb: ! starts a negated property set, "a property path"
+        left.discard("BANG")
     if "BANG" in left and "MINUS" not in left:
         # the start of a SELECT clause: an unparenthesized item takes no sign
         out += ["a variable", "(expression AS ?name)"]

@@ -50,3 +50,11 @@ def test_a_collection_matches_an_rdf_list():
     assert rows(got, "p", "v", "w") == [(f"<{EX}p>", '"1"', '"2"')]
     assert rows(run("SELECT ?p WHERE { :x ?p () }", events), "p") == [(f"<{EX}q>",)]
     assert run("SELECT ?v WHERE { :x :p (?v) }", events) == []
+
+
+def test_a_negated_property_set_matches_events_by_their_predicate():
+    events = [ev("a", "p1", "b"), ev("a", "p2", "c"), ev("a", "p3", "d"), ev("e", "p1", "a")]
+    got = run("SELECT ?x WHERE { :a !(:p1|:p2) ?x }", events)
+    assert rows(got, "x") == [(f"<{EX}d>",)]
+    got = run("SELECT ?x WHERE { :a !(:p3|^:p2) ?x }", events)
+    assert rows(got, "x") == [(f"<{EX}b>",), (f"<{EX}c>",), (f"<{EX}e>",)]

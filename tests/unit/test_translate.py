@@ -11,6 +11,7 @@ import pytest
 from cep.algebra import ops, sexpr
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.algebra.translate import resolve_iri
+from cep.errors import QueryError
 from cep.rules import load_rules, parse_rules
 
 REPO = Path(__file__).resolve().parents[2]
@@ -722,3 +723,20 @@ def test_collections_are_rdf_lists_in_patterns_and_templates():
     q = query("CONSTRUCT { ?x :p ( ?z ) } WHERE { ?x :p ?z }")
     assert [(t.s, t.p, t.o) for t in q.template] == [
         (Var("x"), f"<{EX}p>", "_:b0"), ("_:b0", first, Var("z")), ("_:b0", rest, nil)]
+
+
+def test_a_negated_property_set_is_a_triple_whose_predicate_is_none_of_the_set():
+    """SPARQL [95]-[96] (W3C pp10): `!(p|^q)` is the union of a triple whose
+    predicate is not p and a reverse one whose predicate is not q."""
+    assert pattern("{ ?s !(:p|a|^:q) ?o }") == dedent(f"""\
+        (union
+          (filter (and (!= ?_:b0 <{EX}p>) (!= ?_:b0 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>))
+            (bgp
+              (triple ?s ?_:b0 ?o)))
+          (filter (!= ?_:b1 <{EX}q>)
+            (bgp
+              (triple ?o ?_:b1 ?s))))""")
+    assert pattern("{ ?s !() ?o }") == "(bgp\n  (triple ?s ?_:b0 ?o))"
+    assert pattern("{ ?s !^:q ?o }") == f"(filter (!= ?_:b0 <{EX}q>)\n  (bgp\n    (triple ?o ?_:b0 ?s)))"
+    with pytest.raises(QueryError, match=r"t.rq:3:21: a negated property set under \* is not supported"):
+        query("SELECT * WHERE { ?s (!:p)* ?o }")
