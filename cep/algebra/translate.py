@@ -246,10 +246,8 @@ def _remove_dot_segments(path: str) -> str:
 # --------------------------------------------------------------- strings
 
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-# a UTF-16 surrogate pair written as two escapes (\uD83D\uDE00, as in JSON
-# and Java) is the one character it encodes; a lone surrogate is no character
-_ESCAPE_RE = re.compile(r"\\(?:u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})"
-                        r"|(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\s\S]))")
+# [160] ECHAR; \u and \U escapes are replaced before parsing (cep.syntax.parser)
+_ESCAPE_RE = re.compile(r"\\([\s\S])")
 _LOCAL_ESCAPE_RE = re.compile(r"\\([_~.\-!$&'()*+,;=/?#@%])")
 
 
@@ -259,23 +257,11 @@ def _string_value(token: Token, filename: str) -> str:
     body = text[quote:-quote]
 
     def repl(m):
-        high, low, code = m.groups()
-        if high is not None:
-            return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
-        if len(code) == 1:
-            if code in _ESCAPES:
-                return _ESCAPES[code]
-            problem = f"unknown escape \\{code} in a string (write \\\\ for a backslash)"
-        else:
-            value = int(code[1:], 16)
-            if 0xD800 <= value <= 0xDFFF:
-                problem = (f"\\{code} is half of a UTF-16 surrogate pair, not a character: write the "
-                           f"character itself, or its code point in eight hex digits, as in \\U0001F600")
-            elif value > 0x10FFFF:
-                problem = f"\\{code} is not a Unicode character: the largest is \\U0010FFFF"
-            else:
-                return chr(value)
-        raise QueryError(problem, _pos_within(token, quote + m.start(), filename))
+        code = m.group(1)
+        if code in _ESCAPES:
+            return _ESCAPES[code]
+        raise QueryError(f"unknown escape \\{code} in a string (write \\\\ for a backslash)",
+                         _pos_within(token, quote + m.start(), filename))
 
     return _ESCAPE_RE.sub(repl, body)
 

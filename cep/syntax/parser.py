@@ -53,7 +53,7 @@ def parse(text: str, filename: str = "<string>") -> Tree:
     if surrogate:  # only text given as a str can hold one: a file is UTF-8
         raise QueryError(f"U+{ord(surrogate.group()):04X} is a lone surrogate, not a character",
                          Pos(filename, *messages.line_col(text, surrogate.start())))
-    decoded, original = _codepoint_escapes(text)
+    decoded, original = _codepoint_escapes(text, filename)
     try:
         tree = parser().parse(decoded)
     except UnexpectedInput as exc:
@@ -67,13 +67,12 @@ def parse(text: str, filename: str = "<string>") -> Tree:
     return tree
 
 
-def _codepoint_escapes(text: str):
+def _codepoint_escapes(text: str, filename: str):
     """(the text with its \\u and \\U escapes replaced by their characters,
     a function from an offset in it to the offset in `text`, or None when
     there is no escape). An escape that is no character (half a surrogate
-    pair, beyond U+10FFFF) is left as written: the lexer or the string's
-    own check reports it."""
-    parts, starts, last = [], [], 0  # starts: (decoded offset, original offset) of each escape
+    pair, beyond U+10FFFF) is a QueryError at its place."""
+    parts, starts, last = [], [], 0  # starts: (decoded offset, original start, end) of each escape
     length = 0
     for m in _CODEPOINT.finditer(text):
         high, low, four, eight = m.groups()
@@ -81,8 +80,13 @@ def _codepoint_escapes(text: str):
             code = 0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00
         else:
             code = int(four or eight, 16)
-            if 0xD800 <= code <= 0xDFFF or code > 0x10FFFF:
-                continue
+            if 0xD800 <= code <= 0xDFFF:
+                raise QueryError(f"{m.group()} is half of a UTF-16 surrogate pair, not a character: write the "
+                                 f"character itself, or its code point in eight hex digits, as in \\U0001F600",
+                                 Pos(filename, *messages.line_col(text, m.start())))
+            if code > 0x10FFFF:
+                raise QueryError(f"{m.group()} is not a Unicode character: the largest is \\U0010FFFF",
+                                 Pos(filename, *messages.line_col(text, m.start())))
         parts.append(text[last:m.start()])
         length += m.start() - last
         starts.append((length, m.start(), m.end()))

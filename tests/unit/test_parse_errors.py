@@ -406,3 +406,6 @@ def test_codepoint_escapes_stand_for_their_characters_anywhere_and_errors_point_
     assert error("SELECT * WHERE {\n ?\\u0078 ?p \"\\u00e9\" . ?s ?p \"\\uD800\" }") == (
         "rules/x.rq:2:31: \\uD800 is half of a UTF-16 surrogate pair, not a character: write the character "
         "itself, or its code point in eight hex digits, as in \\U0001F600")
+    # replaced once: an escaped backslash does not start another escape
+    assert error(r'SELECT * { ?s ?p "\u005Cu0041" }') == (
+        "rules/x.rq:1:19: unknown escape \\u in a string (write \\\\ for a backslash)")
