@@ -1116,7 +1116,7 @@ class _Query:
             return ops.Path("^", (self.path(parts[1]),))
         if node.data == "path_mod":
             inner = self.path(parts[0])
-            if "!(" in str(inner):
+            if _negates(inner):
                 raise self.error(unsupported(f"a negated property set under {parts[1]}"), node)
             return ops.Path(str(parts[1]), (inner,))
         return ops.Path("|" if node.data == "path_alt" else "/", tuple(self.path(c) for c in parts))
@@ -1391,6 +1391,11 @@ class _Query:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
 
+
+
+def _negates(path) -> bool:
+    """Whether a property path holds a negated property set."""
+    return isinstance(path, ops.Path) and (path.op == "!" or any(_negates(a) for a in path.args))
 
 
 def _basic_graph_patterns(elements) -> list:

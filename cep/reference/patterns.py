@@ -219,8 +219,6 @@ RELATIONS = {
     ops.Meets: lambda a, b: a[2] == b[1],
     ops.Overlaps: lambda a, b: a[1] < b[1] < a[2] < b[2],
 }
-# The optional operators: (the optional operand, the relation of a
-# mandatory solution m and an optional one o for them to be joined)
 def _optional_part_ends_first(m, o) -> bool:
     """OPTIONAL: the optional part ends no later than the mandatory one. A
     timeless (background) optional solution is there at every instant;
@@ -231,6 +229,8 @@ def _optional_part_ends_first(m, o) -> bool:
     return m[1] is not None and o[2] <= m[2]
 
 
+# The optional operators: (the optional operand, the relation of a
+# mandatory solution m and an optional one o for them to be joined)
 OPTIONALS = {
     ops.LeftJoin: ("right", _optional_part_ends_first),
     # the optional left part ends strictly before the mandatory one starts

@@ -13,6 +13,7 @@ here and nowhere else (see cep.syntax.messages for the wording).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def parse(text: str, filename: str = "<string>") -> Tree:
             error = QueryError(error.message, _placed(error.pos, decoded, text, original))
         raise error from None
     if original is not None:
-        _place_tree(tree, decoded, text, original)
+        _place_tree(tree, text, original)
     query_limits.check_nesting(tree, filename)
     return tree
 
@@ -97,39 +98,42 @@ def _codepoint_escapes(text: str, filename: str):
         return text, None
     parts.append(text[last:])
 
+    ats = [at for at, _, _ in starts]
+
     def original(offset: int) -> int:
-        shift = 0
-        for at, start, end in starts:
-            if offset < at:
-                break
-            if offset == at:
-                return start
-            shift = end - at - 1
-        return offset + shift
+        i = bisect_right(ats, offset) - 1
+        if i < 0:
+            return offset
+        at, start, end = starts[i]
+        return start if offset == at else end + (offset - at - 1)
 
     return "".join(parts), original
 
 
 def _placed(pos: Pos, decoded: str, text: str, original) -> Pos:
     """A position in the decoded text as a position in the text written."""
-    offset = _offset(decoded, pos.line, pos.column)
-    return Pos(pos.file, *messages.line_col(text, original(offset)))
+    offset = _line_starts(decoded)[pos.line - 1] + pos.column - 1
+    return Pos(pos.file, *_line_col(_line_starts(text), original(offset)))
 
 
-def _offset(text: str, line: int, column: int) -> int:
-    start = 0
-    for _ in range(line - 1):
-        start = text.index("\n", start) + 1
-    return start + column - 1
-
-
-def _place_tree(tree: Tree, decoded: str, text: str, original):
+def _place_tree(tree: Tree, text: str, original):
     """The positions of the tree's tokens and nodes moved to the text
     written (the tree is this parse's own)."""
+    lines = _line_starts(text)
     for node in tree.iter_subtrees():
         meta = node.meta
         if not meta.empty:
-            meta.line, meta.column = messages.line_col(text, original(meta.start_pos))
+            meta.line, meta.column = _line_col(lines, original(meta.start_pos))
         for child in node.children:
             if isinstance(child, Token) and child.start_pos is not None:
-                child.line, child.column = messages.line_col(text, original(child.start_pos))
+                child.line, child.column = _line_col(lines, original(child.start_pos))
+
+
+def _line_starts(text: str) -> list:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _line_col(starts: list, offset: int) -> tuple:
+    """(line, column), 1-based, of an offset, by the offsets where lines start."""
+    line = bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1
