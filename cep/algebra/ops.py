@@ -114,10 +114,12 @@ TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME", "now"}
 @dataclass(frozen=True)
 class Path:
     """A SPARQL 1.1 property path (section 9): `op` is "|" (alternatives),
-    "/" (sequence), "^" (inverse), or one of PATH_CLOSURES; `args` are Paths
-    or IRIs (canonical N-Triples text). After translation (SPARQL 18.2.2.4)
-    a triple pattern's predicate is a Path only for a closure, evaluated
-    over the background graph; the other forms appear inside one."""
+    "/" (sequence), "^" (inverse), "!" (a negated property set: its args
+    are IRIs and inverses of IRIs), or one of PATH_CLOSURES; `args` are
+    Paths or IRIs (canonical N-Triples text). After translation (SPARQL
+    18.2.2.4) a triple pattern's predicate is a Path only for a closure,
+    evaluated over the background graph; the other forms appear inside
+    one."""
 
     op: str
     args: tuple
@@ -129,6 +131,8 @@ class Path:
             return text(self.args[0]) + self.op
         if self.op == "^":
             return "^" + text(self.args[0])
+        if self.op == "!":
+            return "!(" + "|".join(str(a) for a in self.args) + ")"
         return self.op.join(text(a) for a in self.args)
 
 
@@ -177,7 +181,10 @@ class Operator:
       solution, as comparisons (op, x, y) of "s1", "e1", "s2", "e2" that
       must all hold; () for none. A solution made of both spans both.
     - timeless: an operand may be a background solution, which has no
-      interval (joins and unions only: every other test reads intervals).
+      interval (joins, unions and OPTIONAL only: every other test reads
+      intervals). OPTIONAL's background optional part joins a mandatory
+      solution of either kind; a background mandatory solution takes only
+      a background optional part (docs/language.md).
     - ends_last: per operand, whether it can end where the solution ends
       (rule chaining reads a derived triple at that instant,
       cep.algebra.chaining).
@@ -256,7 +263,7 @@ class Union_(Binary):
 class LeftJoin(Binary):
     spec: ClassVar[Operator] = Operator(
         keyword=None, sexpr="leftjoin", associative=False, optional="right", negated=False, alternative=False,
-        interval=(("<=", "e2", "e1"),), timeless=False, ends_last=(True, True), store="forever",
+        interval=(("<=", "e2", "e1"),), timeless=True, ends_last=(True, True), store="forever",
         kept="the optional part of OPTIONAL")
     left: object  # mandatory
     right: object  # optional, ends no later than the mandatory part

@@ -16,7 +16,8 @@ section 18.2.2 as extended by the paper (section 4.2):
     {A} EQUALSOPTIONAL {B}   EqLeftJoin(A, B', F): the RIGHT operand is optional
     FILTER(F) / WITHIN d     the group's conditions, conjoined: Filter(F, group)
 
-where the optional operand's own filter (if its group has one) becomes the
+where the optional operand's own filter (if its group has one; not that of a
+group nested in it, which sees only its own variables) becomes the
 operator's condition. Operator chains are left-associative. WITHIN d is
 FILTER(getDURATION() < d). Blank nodes in patterns become non-distinguished
 variables `_:b0`, `_:b1`, ... (not SPARQL variable names, so no clash, and
@@ -52,6 +53,8 @@ from cep.background.load import from_file
 from cep.errors import OntologyError, QueryError
 
 XSD = terms.XSD
+# RDF collections `( ... )` (Query.collection)
+RDF_FIRST, RDF_REST, RDF_NIL = (terms.iri(terms.RDF + name) for name in ("first", "rest", "nil"))
 # the datatypes whose values the engine computes with (cep.terms.to_prolog)
 COMPUTED_TYPES = {terms.XSD_INTEGER, terms.XSD_DECIMAL, terms.XSD_DOUBLE, terms.XSD_BOOLEAN,
                   terms.XSD_DATETIME, terms.XSD_DURATION}
@@ -240,10 +243,8 @@ def _remove_dot_segments(path: str) -> str:
 # --------------------------------------------------------------- strings
 
 _ESCAPES = {"t": "\t", "b": "\b", "n": "\n", "r": "\r", "f": "\f", '"': '"', "'": "'", "\\": "\\"}
-# a UTF-16 surrogate pair written as two escapes (\uD83D\uDE00, as in JSON
-# and Java) is the one character it encodes; a lone surrogate is no character
-_ESCAPE_RE = re.compile(r"\\(?:u([dD][89abAB][0-9A-Fa-f]{2})\\u([dD][c-fC-F][0-9A-Fa-f]{2})"
-                        r"|(u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|[\s\S]))")
+# [160] ECHAR; \u and \U escapes are replaced before parsing (cep.syntax.parser)
+_ESCAPE_RE = re.compile(r"\\([\s\S])")
 _LOCAL_ESCAPE_RE = re.compile(r"\\([_~.\-!$&'()*+,;=/?#@%])")
 
 
@@ -253,23 +254,11 @@ def _string_value(token: Token, filename: str) -> str:
     body = text[quote:-quote]
 
     def repl(m):
-        high, low, code = m.groups()
-        if high is not None:
-            return chr(0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00)
-        if len(code) == 1:
-            if code in _ESCAPES:
-                return _ESCAPES[code]
-            problem = f"unknown escape \\{code} in a string (write \\\\ for a backslash)"
-        else:
-            value = int(code[1:], 16)
-            if 0xD800 <= value <= 0xDFFF:
-                problem = (f"\\{code} is half of a UTF-16 surrogate pair, not a character: write the "
-                           f"character itself, or its code point in eight hex digits, as in \\U0001F600")
-            elif value > 0x10FFFF:
-                problem = f"\\{code} is not a Unicode character: the largest is \\U0010FFFF"
-            else:
-                return chr(value)
-        raise QueryError(problem, _pos_within(token, quote + m.start(), filename))
+        code = m.group(1)
+        if code in _ESCAPES:
+            return _ESCAPES[code]
+        raise QueryError(f"unknown escape \\{code} in a string (write \\\\ for a backslash)",
+                         _pos_within(token, quote + m.start(), filename))
 
     return _ESCAPE_RE.sub(repl, body)
 
@@ -335,15 +324,22 @@ class _File:
             return Path.cwd()
         return Path(self.filename).parent
 
+    @property
+    def document_iri(self) -> str:
+        """The base IRI of a file without BASE (SPARQL 1.1 4.1.1.1, RFC 3986
+        5.1.3): the rule file's file: IRI, or the current directory's for
+        text not read from a file."""
+        if self.filename.startswith("<") and self.filename.endswith(">"):
+            return Path.cwd().as_uri() + "/"
+        return Path(self.filename).resolve().as_uri()
+
     def iri(self, token: Token) -> str:
-        """The absolute IRI of an IRIREF token, resolved against BASE."""
+        """The absolute IRI of an IRIREF token, resolved against BASE, or
+        against the rule file's IRI before any BASE."""
         ref = str(token)[1:-1]
         if _SCHEME.match(ref):
             return ref
-        if self.base is None:
-            raise QueryError(f"relative IRI <{ref}> needs a BASE declaration before it",
-                             self.pos(token))
-        return resolve_iri(self.base, ref)
+        return resolve_iri(self.document_iri if self.base is None else self.base, ref)
 
     def translate(self, tree: Tree) -> list:
         queries, annotations = [], []
@@ -424,6 +420,7 @@ class _Query:
         self.streams = ()  # the query's FROM [NAMED] STREAM: ((iri, named), ...)
         self.graph = None  # inside GRAPH <iri> { ... }: the stream's IRI
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
+        self.unknown_function = None  # the QueryError of the first call of an unknown IRI
 
     # ---- helpers
 
@@ -445,6 +442,14 @@ class _Query:
     # ---- the query
 
     def translate(self, tree: Tree, options: tuple) -> ops.Query:
+        query = self.query(tree, options)
+        if self.unknown_function is not None:
+            # raised after every other check: the W3C runner's syntax mode
+            # tells this refusal (SPARQL 17.6) from a syntax error
+            raise self.unknown_function
+        return query
+
+    def query(self, tree: Tree, options: tuple) -> ops.Query:
         register = None
         body = tree.children[-1]
         if len(tree.children) == 2:
@@ -958,8 +963,15 @@ class _Query:
     def elements(self, elements):
         """A group's elements (SPARQL 18.2.2.6) -> operator, or None when the
         group is empty (the identity of Join)."""
+        return _filtered(*self.unfiltered(elements))
+
+    def unfiltered(self, elements) -> tuple:
+        """A group's elements -> (its pattern or None, the conjunction of its
+        own FILTERs and WITHINs or None, the position of the first). Only
+        the group's own: a nested group's FILTER is inside the pattern, and
+        sees only that group's variables (SPARQL 18.2.2.6)."""
         pattern, conditions, filter_node = None, [], None
-        for el in elements:
+        for el in _basic_graph_patterns(elements):
             kind = el.data
             if kind in UNSUPPORTED:
                 raise self.error(unsupported(UNSUPPORTED[kind]), el)
@@ -971,16 +983,13 @@ class _Query:
                 pattern = self.bind(el, pattern)
             elif kind == "optional":
                 keyword, group = el.children
-                part = self.group(group)
+                part, cond, _ = self.group_parts(group)
                 if part is None:
                     continue  # OPTIONAL {} leaves the group as it is
                 if pattern is None:
                     raise self.error("OPTIONAL needs a mandatory pattern before it in its group",
                                      keyword)
-                if isinstance(part, ops.Filter):
-                    pattern = ops.LeftJoin(pattern, part.pattern, part.cond, pos=self.pos(keyword))
-                else:
-                    pattern = ops.LeftJoin(pattern, part, None, pos=self.pos(keyword))
+                pattern = ops.LeftJoin(pattern, part, cond, pos=self.pos(keyword))
             else:
                 if kind == "graph":
                     part = self.graph_pattern(el)
@@ -991,17 +1000,21 @@ class _Query:
                 if part is None:
                     continue
                 pattern = part if pattern is None else ops.Join(pattern, part, pos=self.pos(el))
-        if conditions:
-            if pattern is None:
-                raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
-                                 f"its group", filter_node)
-            pattern = ops.Filter(ops.conjunction(conditions), pattern, pos=self.pos(filter_node))
-        return pattern
+        if not conditions:
+            return pattern, None, None
+        if pattern is None:
+            raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
+                             f"its group", filter_node)
+        return pattern, ops.conjunction(conditions), self.pos(filter_node)
 
     def group(self, tree: Tree):
+        return _filtered(*self.group_parts(tree))
+
+    def group_parts(self, tree: Tree) -> tuple:
+        """A group -> (pattern, own condition, its position): see unfiltered."""
         if tree.data == "sub_select_group":
-            return self.subquery(tree.children[0])
-        return self.elements([c for c in tree.children if isinstance(c, Tree)])
+            return self.subquery(tree.children[0]), None, None
+        return self.unfiltered([c for c in tree.children if isinstance(c, Tree)])
 
     # ---- BIND, VALUES and subqueries (SPARQL 1.1, 18.2.2.6, 10.2, 18.2.1)
 
@@ -1084,7 +1097,7 @@ class _Query:
 
     def chain(self, tree: Tree):
         items = tree.children
-        left = self.group(items[0])
+        left = self.group_parts(items[0])
         for i in range(1, len(items), 2):
             keyword, right_tree = items[i], items[i + 1]
             if isinstance(keyword, Tree):  # NOTSEQ "duration": the keyword and its deadline
@@ -1092,25 +1105,24 @@ class _Query:
                 keyword = keyword.children[0]
             if keyword.type in REJECTED_OPS:
                 raise self.error(REJECTED_OPS[keyword.type], keyword)
-            right = self.group(right_tree)
-            if left is None or right is None:
-                empty = items[0] if left is None else right_tree
+            right = self.group_parts(right_tree)
+            if left[0] is None or right[0] is None:
+                empty = items[0] if left[0] is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)
             op, pos = CHAIN_OPS[keyword.type], self.pos(keyword)
-            fields = {"left": left, "right": right, "pos": pos}
+            fields = {"left": _filtered(*left), "right": _filtered(*right), "pos": pos}
             if op.spec.negated:
                 fields["deadline_ms"] = deadline
             side = op.spec.conditioned  # that operand's own FILTER is the operator's condition
             if side is not None:
-                fields["cond"] = None
-                if isinstance(fields[side], ops.Filter):
-                    fields["cond"], fields[side] = fields[side].cond, fields[side].pattern
-            left = op(**fields)
-        return left
+                fields[side], fields["cond"], _ = left if side == "left" else right
+            left = (op(**fields), None, None)
+        return _filtered(*left)
 
     def triples_block(self, tree: Tree):
         """A BGP; with property paths of alternatives, joined with their
-        unions (SPARQL 18.2.2.4)."""
+        unions (SPARQL 18.2.2.4). Its tree holds the triples blocks of a
+        group that only FILTERs separate (_basic_graph_patterns)."""
         self.block += 1
         triples = []
         for child in tree.children:
@@ -1133,6 +1145,8 @@ class _Query:
         fresh variable, p|q a union, and a closure (p+ p* p?) stays a path
         triple. So only closures are evaluated over the background graph
         alone; the other forms match events like any triple pattern."""
+        if isinstance(path, ops.Path) and path.op == "!":
+            return [self.negated_property_set(s, path, o, pos)]
         if not isinstance(path, ops.Path) or path.op in ops.PATH_CLOSURES:
             return [ops.Triple(s, path, o, pos=pos, stream=self.graph)]
         if path.op == "^":
@@ -1150,15 +1164,38 @@ class _Query:
             union = branch if union is None else ops.Union_(union, branch, pos=pos)
         return [union]
 
+    def negated_property_set(self, s, path, o, pos: Pos):
+        """`s !(p1|...|^q1|...) o` (SPARQL 18.2.2.4, NPS): a triple whose
+        predicate, a fresh variable, is none of the p's, or the reverse
+        triple's none of the q's; with both kinds, the union of the two.
+        So it matches events and background triples like any triple."""
+        forward = [a for a in path.args if not isinstance(a, ops.Path)]
+        inverse = [a.args[0] for a in path.args if isinstance(a, ops.Path)]
+        sides = ([(s, o, forward)] if forward or not inverse else []) + ([(o, s, inverse)] if inverse else [])
+        union = None
+        for a, b, excluded in sides:
+            predicate = Var(self.fresh_blank())
+            part = ops.BGP((ops.Triple(a, predicate, b, pos=pos, stream=self.graph),), pos=pos)
+            if excluded:
+                cond = ops.conjunction([Call("!=", predicate, Const(iri), pos=pos) for iri in excluded])
+                part = ops.Filter(cond, part, pos=pos)
+            union = part if union is None else ops.Union_(union, part, pos=pos)
+        return union
+
     def path(self, node):
         """A verb that is a property path -> ops.Path (an IRI stays one)."""
         if isinstance(node, Token):
             return terms.RDF_TYPE if node.type == "A" else terms.iri(self.iri(node))
-        parts = [c for c in node.children if not (isinstance(c, Token) and c.type in ("PIPE", "SLASH"))]
-        if node.data == "path_inv":
+        parts = [c for c in node.children if not (isinstance(c, Token) and c.type in ("PIPE", "SLASH", "NIL"))]
+        if node.data == "path_negated":
+            return ops.Path("!", tuple(self.path(c) for c in parts[1:]))
+        if node.data in ("path_inv", "path_one_inv"):
             return ops.Path("^", (self.path(parts[1]),))
         if node.data == "path_mod":
-            return ops.Path(str(parts[1]), (self.path(parts[0]),))
+            inner = self.path(parts[0])
+            if _negates(inner):
+                raise self.error(unsupported(f"a negated property set under {parts[1]}"), node)
+            return ops.Path(str(parts[1]), (inner,))
         return ops.Path("|" if node.data == "path_alt" else "/", tuple(self.path(c) for c in parts))
 
     def template(self, tree: Tree) -> tuple:
@@ -1176,10 +1213,7 @@ class _Query:
         """The triples of a TriplesSameSubject ([75])."""
         out = []
         first = tree.children[0]
-        if isinstance(first, Tree) and first.data == "bnode_props":
-            subject = self.bnode_props(first, template, out)
-        else:
-            subject = self.term(first, template)
+        subject = self.graph_node(first, template, out)
         if len(tree.children) > 1:
             self.property_list(subject, tree.children[1], template, out, self.pos(first))
         return out
@@ -1197,11 +1231,8 @@ class _Query:
             else:
                 predicate = self.term(verb, template)
             for j, obj in enumerate(objects.children):
-                if isinstance(obj, Tree) and obj.data == "bnode_props":
-                    inner = []
-                    value = self.bnode_props(obj, template, inner)
-                else:
-                    inner, value = [], self.term(obj, template)
+                inner = []
+                value = self.graph_node(obj, template, inner)
                 if j > 0:
                     pos = self.pos(obj)
                 elif i > 0:
@@ -1210,6 +1241,30 @@ class _Query:
                     pos = first_pos
                 out += self.path_patterns(subject, predicate, value, pos)
                 out += inner
+
+    def graph_node(self, node, template: bool, out: list):
+        """A subject or object ([104] GraphNode): a term, or a blank node
+        property list or a collection, whose triples go to `out`."""
+        if isinstance(node, Tree) and node.data == "bnode_props":
+            return self.bnode_props(node, template, out)
+        if isinstance(node, Tree) and node.data == "collection":
+            return self.collection(node, template, out)
+        return self.term(node, template)
+
+    def collection(self, tree: Tree, template: bool, out: list):
+        """`( x1 ... xn )`: a fresh blank node b1 heading the RDF list
+        b1 rdf:first x1; rdf:rest b2 ... bn rdf:rest rdf:nil (SPARQL
+        18.2.2.4, RDF collections)."""
+        pos = self.pos(tree)
+        nodes = [self.blank(None, template) for _ in tree.children]
+        for i, element in enumerate(tree.children):
+            inner = []
+            value = self.graph_node(element, template, inner)
+            rest = nodes[i + 1] if i + 1 < len(nodes) else RDF_NIL
+            out.append(ops.Triple(nodes[i], RDF_FIRST, value, pos=pos, stream=self.graph))
+            out.append(ops.Triple(nodes[i], RDF_REST, rest, pos=pos, stream=self.graph))
+            out += inner
+        return nodes[0]
 
     def bnode_props(self, tree: Tree, template: bool, out: list):
         node = self.blank(None, template)
@@ -1252,6 +1307,8 @@ class _Query:
             return self.blank(node, template)
         if kind == "ANON":
             return self.blank(None, template)
+        if kind == "NIL":
+            return RDF_NIL
         raise AssertionError(f"unexpected term token {node!r}")  # pragma: no cover
 
     def iri(self, token: Token) -> str:
@@ -1405,7 +1462,8 @@ class _Query:
             if iri.startswith(XSD):
                 casts = ", ".join("xsd:" + c[len(XSD):] for c in sorted(CASTS, key=_CAST_ORDER.index))
                 message += f"; the casts are {casts}"
-            raise self.error(message, name)
+            self.unknown_function = self.unknown_function or self.error(message, name)
+            return Call(iri, *args, pos=self.pos(name))  # never compiled: translate raises
         if len(args) != 1:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
@@ -1424,6 +1482,36 @@ def _renamed(node, names: dict):
         return dataclasses.replace(node, **{f.name: _renamed(getattr(node, f.name), names)
                                             for f in dataclasses.fields(node) if f.init and f.name != "pos"})
     return node
+
+
+def _negates(path) -> bool:
+    """Whether a property path holds a negated property set."""
+    return isinstance(path, ops.Path) and (path.op == "!" or any(_negates(a) for a in path.args))
+
+
+def _basic_graph_patterns(elements) -> list:
+    """A group's elements with its triples blocks that only FILTERs (or
+    WITHINs) separate made one: a FILTER does not end a basic graph
+    pattern (SPARQL 1.1 19.6 [54]; a blank node label may then stand on
+    both sides of it). The syntax tree is left as it is."""
+    out, block = [], None  # block: the index in out of the open triples block
+    for el in elements:
+        if el.data == "triples_block" and block is not None:
+            first = out[block]
+            out[block] = Tree("triples_block", first.children + el.children, meta=first.meta)
+        elif el.data == "triples_block":
+            block = len(out)
+            out.append(el)
+        else:
+            out.append(el)
+            if el.data not in ("filter", "within"):
+                block = None
+    return out
+
+
+def _filtered(pattern, cond, pos: Pos):
+    """A group's pattern under its own condition (Query.unfiltered)."""
+    return pattern if cond is None else ops.Filter(cond, pattern, pos=pos)
 
 
 def _arity(least: int, most) -> str:

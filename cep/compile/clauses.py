@@ -42,10 +42,12 @@ class Vars:
         self.count += 1
         return pl.Var(f"_{self.prefix}G{self.count}")
 
-    def expressions(self, start, end) -> ExprCompiler:
+    def expressions(self, start, end, only=None) -> ExprCompiler:
         """The compiler of the clause's expressions, the time functions
-        reading the interval [start, end]."""
-        return ExprCompiler(dict(self.names), start, end, self.fresh, self.scope)
+        reading the interval [start, end]; `only`: the variables they see
+        (the others are unbound), else every variable of the clause."""
+        env = dict(self.names) if only is None else {v: self.of(v) for v in only}
+        return ExprCompiler(env, start, end, self.fresh, self.scope)
 
 
 def tuple_term(vs: Vars, variables) -> pl.Term:

@@ -322,8 +322,12 @@ def _timeless(plan, node, vs: Vars, module: str):
             goals = found + unary_goals(node, vs, A("timeless"), A("timeless"))
     elif node.op.spec.timeless:
         left = _timeless(plan, plan.node(node.left), vs, module)
-        right = _timeless(plan, plan.node(node.right), vs, module)
-        if node.op.spec.alternative:  # either side; a side with none adds nothing
+        right = None if node.op.spec.optional else _timeless(plan, plan.node(node.right), vs, module)
+        if node.op.spec.optional == "right":  # OPTIONAL
+            if left is None:
+                return None
+            goals = left + _timeless_optional(plan, node, vs, module)
+        elif node.op.spec.alternative:  # either side; a side with none adds nothing
             sides = [conj(g) for g in (left, right) if g is not None]
             if not sides:
                 return None
@@ -334,9 +338,32 @@ def _timeless(plan, node, vs: Vars, module: str):
             goals = left + right
     else:
         return None
-    # no interval: the time functions are errors (cep_values.pl)
-    ec = vs.expressions(A("timeless"), A("timeless"))
+    # no interval: the time functions are errors (cep_values.pl); a filter
+    # sees the node's variables only (a FILTER sees its group's)
+    ec = vs.expressions(A("timeless"), A("timeless"), only=node.vars)
     return goals + [ec.filter_goal(f) for f in node.filters]
+
+
+def _timeless_optional(plan, node, vs: Vars, module: str) -> list:
+    """After the goals of OPTIONAL's left side: its right side's background
+    matches that meet the condition, or none. The variables only the right
+    side binds are matched apart, then unified with the clause's: a value
+    a later or enclosing pattern gives one must not steer the optional
+    part (SPARQL evaluates it on its own; a mismatch drops the solution)."""
+    left, right = plan.node(node.left), plan.node(node.right)
+    own = [v for v in right.vars if v not in left.vars]
+    outer = {v: vs.of(v) for v in own}
+    for v in own:
+        vs.names[v] = vs.fresh()
+    found = _timeless(plan, right, vs, module)
+    ec = vs.expressions(A("timeless"), A("timeless"), only=node.vars)
+    cond = [] if node.cond is None else [ec.filter_goal(node.cond)]
+    inner = {v: vs.names[v] for v in own}
+    vs.names.update(outer)
+    if found is None:
+        return []
+    bind = [pl.Struct("=", outer[v], inner[v]) for v in own]
+    return [pl.Struct(";", pl.Struct("*->", conj(found + cond), conj(bind)), T)]
 
 
 def _seqright(step, opt, mand, scope, **_):
@@ -360,10 +387,13 @@ def _seqright(step, opt, mand, scope, **_):
     return [insert, check, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
 
 
-def _deferred_optional(step, mand, opt, scope, **_):
+def _deferred_optional(step, mand, opt, scope, plan=None, graph=None, **_):
     """EqLeftJoin (EQUALSOPTIONAL) and LeftJoin (OPTIONAL): the optional part
     may still occur in the same group as the mandatory one, so the check
-    waits for the end of the group (rules (14)-(15) for the interval test)."""
+    waits for the end of the group (rules (14)-(15) for the interval test).
+    With background knowledge, OPTIONAL's optional part is also looked up
+    in the background graph (_timeless): a background solution is there at
+    every instant, and the solution keeps the mandatory part's interval."""
     n = step.id
     eq = step.op.spec.store == "instant"
     opt_store, pending = _store(step, "r"), f"d{n}"
@@ -382,6 +412,9 @@ def _deferred_optional(step, mand, opt, scope, **_):
         mts = pl.Var("MTs")
         candidate = [_goal(opt_store, h, ov, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
                      pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
+        found = _timeless(plan, opt, vs, graph) if graph is not None and step.op.spec.timeless else None
+        if found is not None:
+            candidate = [pl.Struct(";", conj(candidate), conj(found + [pl.Struct("=", mts, ts)]))]
         cond = _cond_goals(step, vs, mts, te)
     match = conj(candidate + cond)
     alone = _alone(step, mand, vs, ts, te, ans)

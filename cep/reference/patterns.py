@@ -13,7 +13,8 @@ event, every triple the event entails under the background's RDFS schema,
 with the event's interval, and every triple of the background's RDFS
 closure as a timeless occurrence (start and end None). A merge takes the
 interval of its timed parts; a solution with no timed part is timeless.
-The temporal operators never relate a timeless solution, a filter that
+The temporal operators never relate a timeless solution (OPTIONAL, not
+temporal, does: _optional_part_ends_first), a filter that
 reads its interval is an error (false), and a query's timeless solutions
 are no answers: only events trigger detections.
 
@@ -199,7 +200,10 @@ def _eval(op, S, at: tuple, watch) -> set:
     if isinstance(op, ops.Join):
         return _joins(_eval(op.left, S, left[0], watch), _eval(op.right, S, right[0], watch),
                       lambda a, b: True)
-    left, right = _timed(*left, S, watch), _timed(*right, S, watch)
+    if isinstance(op, ops.LeftJoin):  # background solutions take part (_optional_part_ends_first)
+        left, right = _eval(op.left, S, left[0], watch), _eval(op.right, S, right[0], watch)
+    else:
+        left, right = _timed(*left, S, watch), _timed(*right, S, watch)
     if type(op) in RELATIONS:
         return _joins(left, right, RELATIONS[type(op)])
     if type(op) in OPTIONALS:
@@ -239,11 +243,20 @@ RELATIONS = {
     ops.Meets: lambda a, b: a[2] == b[1],
     ops.Overlaps: lambda a, b: a[1] < b[1] < a[2] < b[2],
 }
+def _optional_part_ends_first(m, o) -> bool:
+    """OPTIONAL: the optional part ends no later than the mandatory one. A
+    timeless (background) optional solution is there at every instant;
+    a timeless mandatory one relates to timeless ones only (no event can
+    withdraw its solution alone)."""
+    if o[1] is None:
+        return True
+    return m[1] is not None and o[2] <= m[2]
+
+
 # The optional operators: (the optional operand, the relation of a
 # mandatory solution m and an optional one o for them to be joined)
 OPTIONALS = {
-    # the optional part ends no later than the mandatory one
-    ops.LeftJoin: ("right", lambda m, o: o[2] <= m[2]),
+    ops.LeftJoin: ("right", _optional_part_ends_first),
     # the optional left part ends strictly before the mandatory one starts
     ops.SeqRightJoin: ("left", lambda m, o: o[2] < m[1]),
     ops.EqLeftJoin: ("right", _same_interval),

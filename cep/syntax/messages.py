@@ -75,6 +75,8 @@ def phrases(expected) -> list:
             left -= members
 
     take({"OR", "AND"}, OPERATORS, "an operator")
+    if "CARET" in left:  # a verb: ! starts a negated property set, "a property path"
+        left.discard("BANG")
     if "BANG" in left and "MINUS" not in left:
         # the start of a SELECT clause: an unparenthesized item takes no sign
         out += ["a variable", "(expression AS ?name)"]
@@ -84,7 +86,9 @@ def phrases(expected) -> list:
         out.append("'(' or a function call")
         left -= {"BARE_NAME", "LPAR", "PNAME", "IRIREF"}
     take({"VAR"}, {"VAR"}, "a variable")
-    take({"IRIREF"}, IRI | BLANK, "an IRI")  # a blank node is a variable in disguise
+    # a blank node is a variable in disguise; a list `( ... )` a blank node,
+    # and `()` the IRI rdf:nil
+    take({"IRIREF"}, IRI | BLANK | ({"NIL", "LPAR"} if "NIL" in left else set()), "an IRI")
     take({"NUMBER"}, LITERAL, "a literal")
     take(BLANK - {"LSQB"}, BLANK, "a blank node")
     take({"CARET"}, {"CARET", "LPAR"}, "a property path")

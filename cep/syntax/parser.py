@@ -13,10 +13,11 @@ here and nowhere else (see cep.syntax.messages for the wording).
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
-from lark import Lark, Tree
+from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from cep.algebra import query_limits
@@ -26,6 +27,10 @@ from cep.syntax import messages
 
 GRAMMAR = Path(__file__).with_name("epsparql.lark")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# SPARQL 1.1 19.2: \uXXXX and \UXXXXXXXX stand for their character anywhere
+# in the text, before parsing (a UTF-16 pair as in strings: one character)
+_CODEPOINT = re.compile(r"\\u([Dd][89ABab][0-9A-Fa-f]{2})\\u([Dd][C-Fc-f][0-9A-Fa-f]{2})"
+                        r"|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
 @lru_cache(maxsize=1)
@@ -49,9 +54,86 @@ def parse(text: str, filename: str = "<string>") -> Tree:
     if surrogate:  # only text given as a str can hold one: a file is UTF-8
         raise QueryError(f"U+{ord(surrogate.group()):04X} is a lone surrogate, not a character",
                          Pos(filename, *messages.line_col(text, surrogate.start())))
+    decoded, original = _codepoint_escapes(text, filename)
     try:
-        tree = parser().parse(text)
+        tree = parser().parse(decoded)
     except UnexpectedInput as exc:
-        raise messages.syntax_error(exc, text, filename, parser()) from None
+        error = messages.syntax_error(exc, decoded, filename, parser())
+        if original is not None:
+            error = QueryError(error.message, _placed(error.pos, decoded, text, original))
+        raise error from None
+    if original is not None:
+        _place_tree(tree, text, original)
     query_limits.check_nesting(tree, filename)
     return tree
+
+
+def _codepoint_escapes(text: str, filename: str):
+    """(the text with its \\u and \\U escapes replaced by their characters,
+    a function from an offset in it to the offset in `text`, or None when
+    there is no escape). An escape that is no character (half a surrogate
+    pair, beyond U+10FFFF) is a QueryError at its place."""
+    parts, starts, last = [], [], 0  # starts: (decoded offset, original start, end) of each escape
+    length = 0
+    for m in _CODEPOINT.finditer(text):
+        high, low, four, eight = m.groups()
+        if high is not None:
+            code = 0x10000 + ((int(high, 16) - 0xD800) << 10) + int(low, 16) - 0xDC00
+        else:
+            code = int(four or eight, 16)
+            if 0xD800 <= code <= 0xDFFF:
+                raise QueryError(f"{m.group()} is half of a UTF-16 surrogate pair, not a character: write the "
+                                 f"character itself, or its code point in eight hex digits, as in \\U0001F600",
+                                 Pos(filename, *messages.line_col(text, m.start())))
+            if code > 0x10FFFF:
+                raise QueryError(f"{m.group()} is not a Unicode character: the largest is \\U0010FFFF",
+                                 Pos(filename, *messages.line_col(text, m.start())))
+        parts.append(text[last:m.start()])
+        length += m.start() - last
+        starts.append((length, m.start(), m.end()))
+        parts.append(chr(code))
+        length += 1
+        last = m.end()
+    if not starts:
+        return text, None
+    parts.append(text[last:])
+
+    ats = [at for at, _, _ in starts]
+
+    def original(offset: int) -> int:
+        i = bisect_right(ats, offset) - 1
+        if i < 0:
+            return offset
+        at, start, end = starts[i]
+        return start if offset == at else end + (offset - at - 1)
+
+    return "".join(parts), original
+
+
+def _placed(pos: Pos, decoded: str, text: str, original) -> Pos:
+    """A position in the decoded text as a position in the text written."""
+    offset = _line_starts(decoded)[pos.line - 1] + pos.column - 1
+    return Pos(pos.file, *_line_col(_line_starts(text), original(offset)))
+
+
+def _place_tree(tree: Tree, text: str, original):
+    """The positions of the tree's tokens and nodes moved to the text
+    written (the tree is this parse's own)."""
+    lines = _line_starts(text)
+    for node in tree.iter_subtrees():
+        meta = node.meta
+        if not meta.empty:
+            meta.line, meta.column = _line_col(lines, original(meta.start_pos))
+        for child in node.children:
+            if isinstance(child, Token) and child.start_pos is not None:
+                child.line, child.column = _line_col(lines, original(child.start_pos))
+
+
+def _line_starts(text: str) -> list:
+    return [0] + [m.end() for m in re.finditer("\n", text)]
+
+
+def _line_col(starts: list, offset: int) -> tuple:
+    """(line, column), 1-based, of an offset, by the offsets where lines start."""
+    line = bisect_right(starts, offset)
+    return line, offset - starts[line - 1] + 1

@@ -194,6 +194,35 @@ def test_spark_engine_with_an_ontology_prints_the_local_engines_answers(spark, c
     assert sorted(out.splitlines()) == sorted(local.splitlines())
 
 
+def test_spark_engine_scopes_optional_parts_as_the_local_engine(spark, capsys, tmp_path):
+    """Issue 19, items 2 and 6 on both engines: an optional label found in
+    the background binds; a FILTER in a group nested in an optional group
+    cannot see the outer variables."""
+    rules = tmp_path / "optional.rq"
+    rules.write_text(f"PREFIX : <{EX}>\n"
+                     "REGISTER QUERY labelled AS SELECT ?x ?l WHERE { ?x :v ?v OPTIONAL { ?x :label ?l } }\n"
+                     "REGISTER QUERY nested AS SELECT ?x ?w WHERE { ?x :v ?v "
+                     "OPTIONAL { { ?x :w ?w FILTER(?v = 1) } } }\n")
+    ontology = tmp_path / "labels.ttl"
+    ontology.write_text(f'@prefix : <{EX}> .\n:a :label "A" .\n')
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps({"s": f"<{EX}{s}>", "p": f"<{EX}{p}>", "o": o, "t": 1000 * t}) + "\n"
+                              for s, p, o, t in (("a", "w", f"<{EX}x>", 1), ("a", "v", f'"1"^^<{XSD}integer>', 2),
+                                                 ("b", "v", f'"2"^^<{XSD}integer>', 3))))
+    code, local, err = cep(["run", rules, "--events", events, "--ontology", ontology, "--engine", "local"], capsys)
+    assert code == 0, err
+    answers = sorted((a["query"], json.dumps(a["bindings"], sort_keys=True)) for a in map(json.loads, local.splitlines()))
+    assert answers == [
+        ("labelled", json.dumps({"l": {"type": "literal", "value": "A"}, "x": {"type": "uri", "value": f"{EX}a"}},
+                                sort_keys=True)),
+        ("labelled", json.dumps({"x": {"type": "uri", "value": f"{EX}b"}}, sort_keys=True)),
+        ("nested", json.dumps({"x": {"type": "uri", "value": f"{EX}a"}}, sort_keys=True)),
+        ("nested", json.dumps({"x": {"type": "uri", "value": f"{EX}b"}}, sort_keys=True))]
+    code, out, err = cep(["run", rules, "--events", events, "--ontology", ontology], capsys)
+    assert code == 0, err
+    assert sorted(out.splitlines()) == sorted(local.splitlines())
+
+
 def test_spark_engine_with_prolog_prints_the_local_engines_answers(spark, capsys, tmp_path):
     """`--prolog` on both engines: the file's text travels with the job and
     is loaded once per worker process; a test and a function, in a keyed

@@ -154,3 +154,35 @@ def test_a_duration_bound_fails_a_background_group_but_not_a_join_it_is_part_of(
              'FILTER (getDURATION() < "PT1S"^^<http://www.w3.org/2001/XMLSchema#duration>) }')
     got = run(outer, [ev("b1", "waterHeight", 7, 10)], background)
     assert [(short(b), s, e) for b, s, e in got] == [({"x": "b1", "r": "pacific"}, 10, 10)]
+
+
+def test_an_optional_part_found_in_the_background_binds_and_keeps_the_mandatory_interval(background):
+    """Issue 19, item 6: an optional label looked up in the ontology."""
+    query = "SELECT ?x ?r WHERE { ?x :waterHeight ?v OPTIONAL { ?x :locatedIn ?r } }"
+    got = run(query, [ev("b1", "waterHeight", 7, 10), ev("b2", "waterHeight", 8, 12)], background)
+    assert [(short(b), s, e) for b, s, e in got] == [
+        ({"x": "b1", "r": "pacific"}, 10, 10), ({"x": "b2"}, 12, 12)]
+
+
+def test_an_optional_group_over_the_background_alone_is_joined_with_events(background):
+    """OPTIONAL over background triples only is SPARQL's over the
+    background graph; joined with an event, the solution takes its
+    interval. The optional part only sees the pattern it extends: ?r bound
+    by the event after it does not steer it (W3C join-scope-1)."""
+    query = ("SELECT ?x ?r ?c WHERE { ?e :waterHeight ?v . "
+             "{ ?x :locatedIn ?r OPTIONAL { ?r a ?c FILTER(?c = :Ocean) } } }")
+    got = run(query, [ev("b1", "waterHeight", 7, 10)], background)
+    assert [(short(b), s, e) for b, s, e in got] == [
+        ({"x": "b1", "r": "pacific", "c": "Ocean"}, 10, 10), ({"x": "b9", "r": "atlantic"}, 10, 10)]
+    query = "SELECT ?x ?y WHERE { ?e :waterHeight ?v . ?y :locatedIn :pacific { ?x a :Buoy OPTIONAL { ?y :locatedIn :atlantic } } }"
+    # the optional part binds ?y to b9, which the join with ?y = b1 rejects
+    assert run(query, [ev("b1", "waterHeight", 7, 10)], background) == []
+
+
+def test_a_background_mandatory_part_takes_no_optional_part_from_events(background):
+    """A solution of background triples alone is there at every instant:
+    an event cannot withdraw its solution without the optional part, so it
+    takes the background's optional parts only (docs/language.md)."""
+    query = "SELECT ?x ?v WHERE { ?e :waterHeight ?h . { ?x :locatedIn ?r OPTIONAL { ?x :depth ?v } } }"
+    got = run(query, [ev("b1", "depth", 3, 5), ev("b1", "waterHeight", 7, 10)], background)
+    assert [(short(b), s, e) for b, s, e in got] == [({"x": "b1"}, 10, 10), ({"x": "b9"}, 10, 10)]

@@ -11,6 +11,7 @@ import pytest
 from cep.algebra import ops, sexpr
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.algebra.translate import resolve_iri
+from cep.errors import QueryError
 from cep.rules import load_rules, parse_rules
 
 REPO = Path(__file__).resolve().parents[2]
@@ -203,14 +204,28 @@ def test_juxtaposed_groups_join_left_to_right():
             (triple ?s <{EX}c> ?z)))""")
 
 
-def test_a_filter_splits_a_triples_block_and_wraps_the_whole_group():
+def test_a_filter_does_not_end_a_basic_graph_pattern_and_wraps_the_whole_group():
     assert pattern("{ ?s :a ?x FILTER(?x > 1) ?s :b ?y }") == dedent(f"""\
         (filter (> ?x {integer(1)})
-          (join
+          (bgp
+            (triple ?s <{EX}a> ?x)
+            (triple ?s <{EX}b> ?y)))""")
+    # issue 19, item 5 (W3C syn-11, blabel-cross-filter): one blank node on both sides
+    assert pattern("{ _:a ?p ?v . FILTER(true) . [] ?q _:a }") == dedent(f"""\
+        (filter "true"^^<{XSD}boolean>
+          (bgp
+            (triple ?_:b0 ?p ?v)
+            (triple ?_:b1 ?q ?_:b0)))""")
+    # anything else between two triples blocks ends the first
+    assert pattern("{ ?s :a ?x OPTIONAL { ?s :c ?z } ?s :b ?y }") == dedent(f"""\
+        (join
+          (leftjoin
             (bgp
               (triple ?s <{EX}a> ?x))
             (bgp
-              (triple ?s <{EX}b> ?y))))""")
+              (triple ?s <{EX}c> ?z)))
+          (bgp
+            (triple ?s <{EX}b> ?y)))""")
 
 
 def test_the_filters_and_withins_of_a_group_are_conjoined_in_order():
@@ -265,6 +280,33 @@ def test_optional_without_and_with_a_filter():
             (triple ?s <{EX}a> ?x))
           (bgp
             (triple ?s <{EX}b> ?y)))""")
+
+
+def test_the_filter_of_a_group_nested_in_an_optional_group_stays_inside_it():
+    """Issue 19, item 2: only the optional group's own FILTER is the
+    condition of OPTIONAL (and of OPTIONALSEQ, EQUALSOPTIONAL); a nested
+    group's filters its own pattern (SPARQL 18.2.2.6)."""
+    assert pattern("{ ?s :a ?x OPTIONAL { { ?s :b ?y FILTER(?y > ?x) } } }") == dedent(f"""\
+        (leftjoin
+          (bgp
+            (triple ?s <{EX}a> ?x))
+          (filter (> ?y ?x)
+            (bgp
+              (triple ?s <{EX}b> ?y))))""")
+    assert pattern("{ { ?s :a ?x FILTER(?x > 1) } } OPTIONALSEQ { ?s :b ?y }") == dedent(f"""\
+        (seqrightjoin
+          (filter (> ?x {integer(1)})
+            (bgp
+              (triple ?s <{EX}a> ?x)))
+          (bgp
+            (triple ?s <{EX}b> ?y)))""")
+    assert pattern("{ ?s :a ?x } EQUALSOPTIONAL { { ?s :b ?y FILTER(?y > 2) } }") == dedent(f"""\
+        (eqleftjoin
+          (bgp
+            (triple ?s <{EX}a> ?x))
+          (filter (> ?y {integer(2)})
+            (bgp
+              (triple ?s <{EX}b> ?y))))""")
 
 
 def test_optionalseq_takes_the_filter_of_its_left_optional_operand():
@@ -456,6 +498,20 @@ def test_base_resolves_relative_iris_including_prefix_iris():
     ]
 
 
+def test_relative_iris_before_any_base_resolve_against_the_rule_files_iri(tmp_path):
+    """SPARQL 1.1 4.1.1.1: the base IRI of the query document (issue 19,
+    the positive syntax tests syntax-general-*); a relative BASE too."""
+    folder = tmp_path / "rules"
+    q = query("SELECT * { <x> <../y> <#f> }", str(folder / "q.rq"))
+    base = folder.resolve().as_uri()
+    assert (q.pattern.triples[0].s, q.pattern.triples[0].p, q.pattern.triples[0].o) == (
+        f"<{base}/x>", f"<{tmp_path.resolve().as_uri()}/y>", f"<{base}/q.rq#f>")
+    q = query("BASE <b/>\nSELECT * { ?s ?p <c> }", str(folder / "q.rq"))
+    assert q.pattern.triples[0].o == f"<{base}/b/c>"
+    # text read from no file: the current directory's IRI
+    assert query("SELECT * { ?s ?p <c> }", "<string>").pattern.triples[0].o == f"<{Path.cwd().as_uri()}/c>"
+
+
 @pytest.mark.parametrize("ref, resolved", [
     # RFC 3986, section 5.4.1 (normal examples) and some of 5.4.2
     ("g:h", "g:h"), ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"), ("g/", "http://a/b/c/g/"),
@@ -640,3 +696,47 @@ def test_every_node_has_the_position_where_it_starts():
 def test_a_filter_is_where_the_first_filter_of_its_group_is():
     (q,) = parse_rules("SELECT * {\n ?s ?p ?o\n  FILTER(?o) FILTER(?s) }", "f.rq")
     assert type(q.pattern) is ops.Filter and q.pattern.pos == Pos("f.rq", 3, 3)
+
+
+def test_combining_marks_stand_inside_names():
+    """SPARQL [166] PN_CHARS (issue 19, item 5; W3C normalization-1): a
+    combining mark (U+0300-U+036F), U+00B7 and U+203F-U+2040 may follow
+    the first character of a prefixed name, a bare name or a blank node
+    label."""
+    q = query("PREFIX HR: <http://h/>\nSELECT * { _:e\u0301 HR:resume\u0301 :a\u00b7b . ?s :x\u203fy ?o }")
+    (t1, t2) = q.pattern.triples
+    assert (t1.p, t1.o) == ("<http://h/resume\u0301>", f"<{EX}a\u00b7b>")
+    assert t2.p == f"<{EX}x\u203fy>"
+    q = query("SELECT * { ?s hasPrice\u0301 ?o }")
+    assert q.pattern.triples[0].p == f"<{EX}hasPrice\u0301>"
+
+
+def test_collections_are_rdf_lists_in_patterns_and_templates():
+    """SPARQL [102] Collection, [161] NIL (W3C syntax-lists-*, list-*)."""
+    first, rest, nil = (f"<http://www.w3.org/1999/02/22-rdf-syntax-ns#{n}>" for n in ("first", "rest", "nil"))
+    q = query("SELECT * { ?x :p ( ?z [ :q ?y ] ) . () :r ( ( ) ) }")
+    assert [(t.s, t.p, t.o) for t in q.pattern.triples] == [
+        (Var("x"), f"<{EX}p>", Var("_:b0")),
+        (Var("_:b0"), first, Var("z")), (Var("_:b0"), rest, Var("_:b1")),
+        (Var("_:b1"), first, Var("_:b2")), (Var("_:b1"), rest, nil), (Var("_:b2"), f"<{EX}q>", Var("y")),
+        (nil, f"<{EX}r>", Var("_:b3")), (Var("_:b3"), first, nil), (Var("_:b3"), rest, nil)]
+    q = query("CONSTRUCT { ?x :p ( ?z ) } WHERE { ?x :p ?z }")
+    assert [(t.s, t.p, t.o) for t in q.template] == [
+        (Var("x"), f"<{EX}p>", "_:b0"), ("_:b0", first, Var("z")), ("_:b0", rest, nil)]
+
+
+def test_a_negated_property_set_is_a_triple_whose_predicate_is_none_of_the_set():
+    """SPARQL [95]-[96] (W3C pp10): `!(p|^q)` is the union of a triple whose
+    predicate is not p and a reverse one whose predicate is not q."""
+    assert pattern("{ ?s !(:p|a|^:q) ?o }") == dedent(f"""\
+        (union
+          (filter (and (!= ?_:b0 <{EX}p>) (!= ?_:b0 <http://www.w3.org/1999/02/22-rdf-syntax-ns#type>))
+            (bgp
+              (triple ?s ?_:b0 ?o)))
+          (filter (!= ?_:b1 <{EX}q>)
+            (bgp
+              (triple ?o ?_:b1 ?s))))""")
+    assert pattern("{ ?s !() ?o }") == "(bgp\n  (triple ?s ?_:b0 ?o))"
+    assert pattern("{ ?s !^:q ?o }") == f"(filter (!= ?_:b0 <{EX}q>)\n  (bgp\n    (triple ?o ?_:b0 ?s)))"
+    with pytest.raises(QueryError, match=r"t.rq:3:21: a negated property set under \* is not supported"):
+        query("SELECT * WHERE { ?s (!:p)* ?o }")

@@ -21,7 +21,11 @@ makes cases of the applicable tests (`applicable` says which):
   (the patterns outside GRAPH do not read the tick's stream; the window of
   one event evaluates the query at T).
 - a syntax test: `cep compile` must accept a positive one (exit 0) and
-  reject a negative one with exit 2 (a QueryError, with its message).
+  reject a negative one with exit 2 (a QueryError, with its message). A
+  positive one refused only for calling an extension function (an IRI)
+  that cep does not provide counts as accepted: SPARQL 1.1 17.6 says such
+  a query is not evaluated and an error is returned, and `cep` reports
+  that error after every other check of the query has passed.
 
 Answers are compared with the expected results (.srx, .srj, or an RDF
 result set or graph in .ttl/.rdf) as multisets of solutions, with RDF term
@@ -180,7 +184,23 @@ def _kind(g: Graph, test) -> str | None:
 
 
 def _withdrawn(g: Graph, test) -> bool:
-    return g.value(test, DAWGT.approval) in (DAWGT.Withdrawn, DAWGT.NotApproved, DAWGT.Rejected)
+    return (g.value(test, DAWGT.approval) in (DAWGT.Withdrawn, DAWGT.NotApproved, DAWGT.Rejected)
+            or "/".join(str(test).rsplit("/", 2)[-2:]) in CONTRADICTED)
+
+
+# SPARQL 1.0 tests that the SPARQL 1.1 Recommendation contradicts
+CONTRADICTED = {
+    # unapproved, the alternative of a pair: `OPTIONAL { { P FILTER(F) } }`
+    # does not merge the inner group into the outer one, so F does not see
+    # the outer variables (18.2.2.6; dawg-optional-filter-005-not-simplified
+    # runs)
+    "optional-filter/manifest#dawg-optional-filter-005-simplified",
+    # `456.` was a decimal in SPARQL 1.0; SPARQL 1.1's DECIMAL [147] needs a
+    # digit after the point, so `{ :x ?p 456. . }` is 456 and two dots, a
+    # syntax error
+    "basic/manifest#term-7",
+    "syntax-sparql1/manifest#syntax-lit-08",
+}
 
 
 def _path(node) -> Path | None:
@@ -271,7 +291,13 @@ def _error_cause(rc: int, said: str, case: Case) -> str:
 def _run_syntax(case: Case, tmp: Path) -> Outcome:
     rc, said, _ = _cep(["compile", str(case.query), "-o", str(tmp / "out.pl")])
     if case.kind == "positive":
-        return Outcome(True) if rc == 0 else Outcome(False, _error_cause(rc, said, case), said)
+        if rc == 0:
+            return Outcome(True)
+        cause = _error_cause(rc, said, case)
+        # a call of an extension function cep does not provide is refused
+        # (SPARQL 17.6), after every other check of the query: syntax is
+        # not at fault
+        return Outcome(cause.startswith("refused: unknown function "), cause, said)
     if rc == 2:
         return Outcome(True)
     return Outcome(False, "accepted" if rc == 0 else _error_cause(rc, said, case), said)

@@ -82,3 +82,19 @@ def test_the_list_can_only_shrink():
     assert run.verdict(case, failed, listed) is None
     assert run.verdict(case, passed, {}) is None
     assert "wrong answers: none" in run.verdict(case, failed, {})
+
+
+def test_the_tests_sparql_11_contradicts_are_left_out_and_their_twins_run():
+    ids = {case.id for case in run.cases()}
+    for key in run.CONTRADICTED:
+        assert not any(i.endswith("/" + key) for i in ids), key
+    assert "dawg-data-r2/optional-filter/manifest#dawg-optional-filter-005-not-simplified" in ids
+
+
+def test_a_positive_syntax_test_refused_only_for_an_extension_function_is_accepted(tmp_path):
+    query = tmp_path / "q.rq"
+    case = run.Case("x", "syntax", "dawg-data-r2", "positive", query)
+    query.write_text("PREFIX q: <http://e/>\nSELECT * { ?s ?p ?o FILTER(q:f(?o)) }")
+    assert run.run_case(case).passed
+    query.write_text("PREFIX q: <http://e/>\nSELECT ?z { ?s ?p ?o FILTER(q:f(?o)) }")  # ?z: refused for it
+    assert not run.run_case(case).passed
