@@ -480,6 +480,9 @@ class Grouping:
     aggregates: tuple = ()  # ((Var, Aggregate), ...): the variables the aggregates bind
     extensions: tuple = ()  # C-SPARQL: ((Var, Aggregate, key Vars), ...)
     having: tuple = ()  # conditions (Expr)
+    # GROUP BY (expr AS ?v) and GROUP BY expr: ((Var, Expr), ...), the keys
+    # a solution's expression values bind (unbound where it is an error)
+    computed: tuple = ()
 
 
 REPORTS = ("rstream", "istream", "dstream")
@@ -525,6 +528,14 @@ class Query:
     def modified(self) -> bool:
         """Whether a solution modifier orders or cuts the query's answers."""
         return bool(self.order) or self.offset > 0 or self.limit is not None
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the query answers at evaluations (cep_window): those of
+        its window, or, grouped without one, one per instant over the
+        solutions that end at it (docs/language.md, "Windows and
+        aggregates")."""
+        return self.window is not None or self.grouping is not None
 
     @property
     def outputs(self) -> bool:

@@ -131,7 +131,9 @@ def _grouping(q: ops.Query) -> str:
         return ""
     if g.keys is not None:
         aggs = " ".join(f"({v} {aggregate(a)})" for v, a in g.aggregates)
-        out = f"\n  (group ({' '.join(str(k) for k in g.keys)}) {aggs})"
+        computed = dict(g.computed)  # GROUP BY (expr AS ?v): (?v expr)
+        keys = " ".join(f"({k} {expr(computed[k])})" if k in computed else str(k) for k in g.keys)
+        out = f"\n  (group ({keys}) {aggs})"
     else:
         out = "".join(f"\n  (aggregate {v} {aggregate(a)} ({' '.join(str(k) for k in keys)}))"
                       for v, a, keys in g.extensions)

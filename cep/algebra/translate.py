@@ -126,6 +126,8 @@ OPERATORS = {
     "OR": "or", "AND": "and", "EQ": "=", "NE": "!=", "LT": "<", "GT": ">", "LE": "<=",
     "GE": ">=", "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/",
 }
+# the functions that read a solution's interval or its events' times
+TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME", "timestamp"}
 UNARY = {"BANG": "not", "MINUS": "neg", "PLUS": "pos"}
 
 CHAIN_OPS = ops.KEYWORDS  # keyword between two groups -> operator class
@@ -597,12 +599,13 @@ class _Query:
         """(distinct, projection, grouping) of a SELECT query or subquery:
         its SELECT clause, then its grouping (GROUP BY, HAVING, aggregates,
         or C-SPARQL's AGGREGATE clauses)."""
-        for group in _children(body, "group_clause"):  # before the SELECT clause, which may name its ?v
-            for node in _children(group, "group_expr"):
-                raise self.error(unsupported("GROUP BY an expression") + ": group by a variable", node)
         self.aggregates = []  # an aggregate may stand in the SELECT clause and in HAVING
         # C-SPARQL's AGGREGATE clauses bind variables the SELECT clause may name
         extended = {Var(str(c.children[1])[1:]) for c in _children(body, "aggregate_clause")}
+        # and GROUP BY (expr AS ?v) binds ?v
+        extended |= {Var(str(t)[1:]) for group in _children(body, "group_clause")
+                     for node in _children(group, "group_expr")
+                     for t in node.children[1:] if isinstance(t, Token) and t.type == "VAR"}
         distinct, projection = self.select_clause(clause, pattern, extended)
         grouping, projection = self.grouping(body, pattern, projection, window)
         return distinct, projection, grouping
@@ -712,7 +715,7 @@ class _Query:
         and the expressions around them read their values)."""
         if self.aggregates is None:
             raise self.error("an aggregate stands only in the SELECT clause or HAVING of a "
-                             "query over a window", tree)
+                             "query", tree)
         func = str(tree.children[0].children[0]).lower()
         rest = tree.children[1:]
         distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in rest)
@@ -752,19 +755,26 @@ class _Query:
             return grouping, projection
         if not (group or having or self.aggregates):
             return None, projection
-        first = (group or having or [body.children[0]])[0]
-        if window is None:
-            raise self.error("grouping and aggregates need a window over the stream: add "
-                             "FROM STREAM <iri> [RANGE 1h STEP 5m] (or [TRIPLES n])", first)
+        # without a window, a grouped query groups the solutions of one instant
+        # (cep.compile.windows, instant)
         if projection is None:
             raise self.error("SELECT * cannot be grouped: name the grouped variables and "
                              "aggregates to select", body.children[0])
         bound = ops.variables(pattern)
-        keys = []
-        for token in group[0].children[2:] if group else ():
-            var = Var(str(token)[1:])
+        keys, computed = [], []
+        for node in group[0].children[2:] if group else ():
+            if isinstance(node, Tree):  # (expression [AS ?v]): the key is the expression's value
+                var, expr = self.group_expr(node, bound, len(computed))
+                if isinstance(expr, Var) and var is None:
+                    node, var = node.children[0], expr
+                else:
+                    computed.append((var, expr))
+                    keys.append(var)
+                    continue
+            else:
+                var = Var(str(node)[1:])
             if var not in bound:
-                raise self.error(f"{var} is grouped by but the pattern never binds it", token)
+                raise self.error(f"{var} is grouped by but the pattern never binds it", node)
             if var not in keys:
                 keys.append(var)
         conditions = []  # (condition, its HAVING clause)
@@ -784,7 +794,29 @@ class _Query:
             allowed.add(item.var)
         for e, clause in conditions:
             self.check_grouped(e, allowed, clause)
-        return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(e for e, _ in conditions)), projection
+        return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(e for e, _ in conditions),
+                            tuple(computed)), projection
+
+    def group_expr(self, node: Tree, bound, number: int):
+        """GROUP BY (expression [AS ?v]) -> (?v, or None for a plain
+        variable in parentheses, or a hidden variable, the expression)."""
+        saved, self.aggregates = self.aggregates, None  # no aggregate in GROUP BY
+        try:
+            expr = self.expr(node.children[0])
+        finally:
+            self.aggregates = saved
+        if ops.expr_uses(expr, TIME_FUNCTIONS):
+            raise self.error("GROUP BY groups by the values of a solution's variables: the time "
+                             "functions (getDURATION(), timestamp(), ...) stand in FILTER and SELECT",
+                             node)
+        named = [c for c in node.children[1:] if isinstance(c, Token) and c.type == "VAR"]
+        if not named:
+            return (None, expr) if isinstance(expr, Var) else (Var(f".key{number}"), expr)
+        var = Var(str(named[0])[1:])
+        if var in bound:
+            raise self.error(f"GROUP BY binds {var}, which the pattern already binds: choose a "
+                             f"new name", named[0])
+        return var, expr
 
     def refuse_timestamp(self, exprs, node):
         if any(ops.expr_uses(e, {"timestamp"}) for e in exprs):

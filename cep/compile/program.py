@@ -257,7 +257,7 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     for step, side in plan.consumers(node.id):
         alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:
-        if plan.outputs[index].query.window is not None:  # kept for the window's evaluations (cep/compile/windows.py)
+        if plan.outputs[index].query.evaluated:  # kept for the window's evaluations (cep/compile/windows.py)
             alternatives.append(conj([pl.Struct("$wstore", index, v, ts, te), F]))
         elif plan.outputs[index].query.form == "update":  # applied at the instant's end ($apply_updates)
             alternatives.append(conj([pl.Struct("assertz", pl.Struct("bg_pending", index, v)), F]))
@@ -275,7 +275,7 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     # multiply. A leaf makes at most a few per event, and answers are
     # bounded by Prolog's stacks.
     if isinstance(node, Step) and (plan.consumers(node.id) or any(
-            plan.outputs[i].query.window is not None or plan.outputs[i].query.form == "update" for i in outputs)):
+            plan.outputs[i].query.evaluated or plan.outputs[i].query.form == "update" for i in outputs)):
         names = ", ".join(dict.fromkeys(plan.outputs[i].query.name for i in scope.queries))
         weight = max(1, -(-len(node.vars) // MATCH_VARIABLES))
         checks = (*checks, q(RUNTIME, "cep_match", A(names), te, weight))
