@@ -6,7 +6,7 @@ Triple (one triple pattern), BGP (a list of them), Join, Union, LeftJoin
 the *left* operand is optional and occurs strictly before the right one),
 EqLeftJoin (EQUALSOPTIONAL: the *right* operand is optional and simultaneous),
 SeqAbsence (NOTSEQ: the left operand not followed by the right one within
-a deadline), Allen's interval relations During, Starts, Finishes, Meets and
+a deadline), Minus (SPARQL 1.1 MINUS, within the left operand's interval), Allen's interval relations During, Starts, Finishes, Meets and
 Overlaps, and Filter. Each binary operator's class carries its Operator
 entry (`spec`): what every stage decides about it. Every solution is a binding plus a time interval [start, end].
 
@@ -326,6 +326,25 @@ class SeqAbsence(Binary):
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Minus(Binary):
+    """SPARQL 1.1's MINUS (section 18.5) on a stream: a solution of `left`
+    [s1, e1] for which no solution of `right` lies within its interval
+    (s1 <= s2, e2 <= e1), is compatible with it, shares a variable bound
+    in both, and satisfies `cond` on their merge. Its solutions bind
+    left's variables only, over left's interval: decided at the end of the
+    instant e1 (as OPTIONAL is). At one instant it is SPARQL's MINUS."""
+
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="minus", associative=False, optional=None, negated=True, alternative=False,
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        store="forever", kept="the right side of MINUS")
+    left: object  # what is kept
+    right: object  # what removes it
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
 # Allen's interval relations (J. F. Allen, "Maintaining knowledge about
 # temporal intervals", CACM 1983; ETALIS's during, starts, finishes, meets,
 # overlaps): `{A} DURING {B}` has the solutions of A and B, compatible,
@@ -400,7 +419,7 @@ class Filter:
 
 
 Union = Union_  # the paper's name; the class name avoids typing.Union
-BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence,
+BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence, Minus,
           During, Starts, Finishes, Meets, Overlaps)
 OPTIONAL_OPS = tuple(cls for cls in BINARY if cls.spec.optional)
 PATTERN_OPS = (Triple, BGP, Filter) + BINARY

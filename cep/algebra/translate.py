@@ -126,8 +126,6 @@ OPERATORS = {
     "OR": "or", "AND": "and", "EQ": "=", "NE": "!=", "LT": "<", "GT": ">", "LE": "<=",
     "GE": ">=", "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/",
 }
-# the functions that read a solution's interval or its events' times
-TIME_FUNCTIONS = {"getDURATION", "getSTARTTIME", "getENDTIME", "timestamp"}
 UNARY = {"BANG": "not", "MINUS": "neg", "PLUS": "pos"}
 
 CHAIN_OPS = ops.KEYWORDS  # keyword between two groups -> operator class
@@ -157,7 +155,7 @@ FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it afte
                     "CONSTRUCT template, before the subquery")
 # SPARQL 1.1 features the grammar recognises only to refuse them by name:
 # syntax node -> the feature's name
-UNSUPPORTED = {"minus": "MINUS", "bind": "BIND", "values": "VALUES (inline data)",
+UNSUPPORTED = {"bind": "BIND", "values": "VALUES (inline data)",
                "service": "SERVICE", "describe_query": "DESCRIBE"}
 
 
@@ -805,7 +803,7 @@ class _Query:
             expr = self.expr(node.children[0])
         finally:
             self.aggregates = saved
-        if ops.expr_uses(expr, TIME_FUNCTIONS):
+        if ops.expr_uses(expr, ops.TIME_FUNCTIONS | {"timestamp"}):
             raise self.error("GROUP BY groups by the values of a solution's variables: the time "
                              "functions (getDURATION(), timestamp(), ...) stand in FILTER and SELECT",
                              node)
@@ -1005,6 +1003,15 @@ class _Query:
                 conditions.append(self.filter(el) if kind == "filter" else self.within(el))
                 self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
                 filter_node = filter_node or el
+            elif kind == "minus":  # SPARQL 18.2.2.6: P := Minus(P, the group); its FILTER stays inside it
+                keyword, group = el.children
+                part = self.group(group)
+                if part is None:
+                    continue  # MINUS {} removes nothing
+                if pattern is None:
+                    raise self.error("MINUS needs a pattern before it in its group to remove solutions from",
+                                     keyword)
+                pattern = ops.Minus(pattern, part, pos=self.pos(keyword))
             elif kind == "optional":
                 keyword, group = el.children
                 part = self.group(group)

@@ -306,9 +306,12 @@ def unbounded_state(plan) -> list[str]:
             text += (". Bound them with WITHIN \"PT1H\" (or FILTER(getDURATION() < ...)) on the group, or "
                      "a time-based window (FROM STREAM <...> [RANGE ... STEP ...]); events that occur "
                      "together can be joined with EQUALS, which keeps them for one instant")
-        if any(op.spec.store == "forever" for op in kinds):
+        if any(op.spec.store == "forever" and op.spec.optional for op in kinds):
             text += (". The optional part of OPTIONALSEQ and OPTIONAL is kept whatever the bound: "
                      "absence is judged over the whole stream")
+        if any(op.spec.store == "forever" and not op.spec.optional for op in kinds):  # MINUS
+            text += (". The right side of MINUS is kept whatever the bound (a later solution may "
+                     "last long enough to hold it)")
         warnings.append(text)
     return warnings
 

@@ -321,7 +321,7 @@ def test_engine_equals_reference_on_window_results_fed_back(data):
     time; the reference adds them to the stream until nothing new comes."""
     from tests.property.strategies import PREDICATES, windowed_queries
     base = data.draw(windowed_queries())
-    assume(base.window.count is None and base.projection)
+    assume(base.window is not None and base.window.count is None and base.projection)
     assume(ops.Var("p") not in ops.variables(base.pattern))  # a variable predicate would read the fed triples
     assume(not _absence(base.pattern))  # NOTSEQ with rule chaining is refused
     value = data.draw(st.sampled_from([item.var for item in base.projection]), label="fed value")
