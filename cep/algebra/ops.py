@@ -6,7 +6,8 @@ Triple (one triple pattern), BGP (a list of them), Join, Union, LeftJoin
 the *left* operand is optional and occurs strictly before the right one),
 EqLeftJoin (EQUALSOPTIONAL: the *right* operand is optional and simultaneous),
 SeqAbsence (NOTSEQ: the left operand not followed by the right one within
-a deadline), Minus (SPARQL 1.1 MINUS, within the left operand's interval), Allen's interval relations During, Starts, Finishes, Meets and
+a deadline), Minus (SPARQL 1.1 MINUS, within the left operand's interval),
+Exists and NotExists (FILTER EXISTS / NOT EXISTS, alike), Allen's interval relations During, Starts, Finishes, Meets and
 Overlaps, and Filter. Each binary operator's class carries its Operator
 entry (`spec`): what every stage decides about it. Every solution is a binding plus a time interval [start, end].
 
@@ -345,6 +346,40 @@ class Minus(Binary):
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Exists(Binary):
+    """FILTER EXISTS { P } (SPARQL 1.1, 17.4.1.4) on a stream: a solution
+    of `left` [s1, e1] for which a solution of `right` (P) lies within its
+    interval (s1 <= s2, e2 <= e1), is compatible with it and satisfies
+    `cond` (P's own FILTER, which sees the solution's bindings, as SPARQL's
+    substitution does) on their merge. Its solutions are left's, once
+    each; decided at the end of the instant e1."""
+
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="exists", associative=False, optional=None, negated=True, alternative=False,
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        store="forever", kept="the group of EXISTS")
+    left: object  # the solutions filtered
+    right: object  # P
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class NotExists(Binary):
+    """FILTER NOT EXISTS { P }: the solutions of `left` for which Exists
+    finds no solution of `right`."""
+
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="notexists", associative=False, optional=None, negated=True, alternative=False,
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        store="forever", kept="the group of NOT EXISTS")
+    left: object  # the solutions filtered
+    right: object  # P
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
 # Allen's interval relations (J. F. Allen, "Maintaining knowledge about
 # temporal intervals", CACM 1983; ETALIS's during, starts, finishes, meets,
 # overlaps): `{A} DURING {B}` has the solutions of A and B, compatible,
@@ -419,8 +454,8 @@ class Filter:
 
 
 Union = Union_  # the paper's name; the class name avoids typing.Union
-BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence, Minus,
-          During, Starts, Finishes, Meets, Overlaps)
+BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence, Minus, Exists,
+          NotExists, During, Starts, Finishes, Meets, Overlaps)
 OPTIONAL_OPS = tuple(cls for cls in BINARY if cls.spec.optional)
 PATTERN_OPS = (Triple, BGP, Filter) + BINARY
 KEYWORDS = {cls.spec.keyword: cls for cls in BINARY if cls.spec.keyword}

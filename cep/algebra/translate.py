@@ -159,6 +159,24 @@ UNSUPPORTED = {"bind": "BIND", "values": "VALUES (inline data)",
                "service": "SERVICE", "describe_query": "DESCRIBE"}
 
 
+def _exists_tests(node) -> list:
+    """The conditions of a FILTER's expression joined by && (in order), as
+    (negated, the group of [NOT] EXISTS { ... }) or (None, the condition's
+    node); [] when none is an EXISTS (the FILTER is an expression)."""
+    if isinstance(node, Tree) and node.data == "binary" and node.children[1].type == "AND":
+        parts = _exists_tests(node.children[0]) or [(None, node.children[0])]
+        parts += _exists_tests(node.children[2]) or [(None, node.children[2])]
+        return parts if any(n is not None for n, _ in parts) else []
+    if isinstance(node, Tree) and node.data == "exists":
+        negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
+        return [(negated, node.children[-1])]
+    if (isinstance(node, Tree) and node.data == "unary" and node.children[0].type == "BANG"
+            and isinstance(node.children[1], Tree) and node.children[1].data == "exists"):
+        (negated, group), = _exists_tests(node.children[1])
+        return [(not negated, group)]
+    return []
+
+
 def unsupported(name: str) -> str:
     return f"{name} is not supported in EP-SPARQL rules (docs/language.md lists what is)"
 
@@ -994,12 +1012,20 @@ class _Query:
     def elements(self, elements):
         """A group's elements (SPARQL 18.2.2.6) -> operator, or None when the
         group is empty (the identity of Join)."""
-        pattern, conditions, filter_node = None, [], None
+        pattern, conditions, filter_node, tests = None, [], None, []
         for el in elements:
             kind = el.data
             if kind in UNSUPPORTED:
                 raise self.error(unsupported(UNSUPPORTED[kind]), el)
-            if kind in ("filter", "within"):
+            found = _exists_tests(el.children[1]) if kind == "filter" else None
+            if found:  # FILTER [NOT] EXISTS { P }, alone or among conditions joined by &&
+                tests += [(el, negated, group) for negated, group in found if group is not None]
+                rest = [self.expr(c) for negated, c in found if negated is None]
+                if rest:
+                    conditions.append(ops.conjunction(rest))
+                    self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
+                filter_node = filter_node or el
+            elif kind in ("filter", "within"):
                 conditions.append(self.filter(el) if kind == "filter" else self.within(el))
                 self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
                 filter_node = filter_node or el
@@ -1032,11 +1058,25 @@ class _Query:
                 if part is None:
                     continue
                 pattern = part if pattern is None else ops.Join(pattern, part, pos=self.pos(el))
-        if conditions:
+        if conditions or tests:
             if pattern is None:
                 raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
                                  f"its group", filter_node)
+        if conditions:
             pattern = ops.Filter(ops.conjunction(conditions), pattern, pos=self.pos(filter_node))
+        for el, negated, group in tests:
+            # (17.4.1.4) P with the solution's bindings: P's solutions compatible with it, P's own
+            # FILTER read on their merge; over the events within the solution's interval
+            part = self.group(group)
+            if part is None:  # EXISTS {} holds for every solution, NOT EXISTS {} for none
+                if negated:
+                    raise self.error("FILTER NOT EXISTS { } removes every solution: the query can never "
+                                     "answer", el)
+                continue
+            cond = None
+            if isinstance(part, ops.Filter):
+                cond, part = part.cond, part.pattern
+            pattern = (ops.NotExists if negated else ops.Exists)(pattern, part, cond, pos=self.pos(el))
         return pattern
 
     def group(self, tree: Tree):
@@ -1322,7 +1362,9 @@ class _Query:
             raise self.error(unsupported("GROUP_CONCAT"), node)
         if kind == "exists":
             negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
-            raise self.error(unsupported("NOT EXISTS" if negated else "EXISTS"), node)
+            name = "NOT EXISTS" if negated else "EXISTS"
+            raise self.error(unsupported(f"{name} inside an expression") + f": write FILTER {name} {{ ... }} "
+                             f"on its own, or as one of the conditions joined by && of a FILTER", node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
 
     def check_computable(self, const: Const, node):

@@ -309,9 +309,11 @@ def unbounded_state(plan) -> list[str]:
         if any(op.spec.store == "forever" and op.spec.optional for op in kinds):
             text += (". The optional part of OPTIONALSEQ and OPTIONAL is kept whatever the bound: "
                      "absence is judged over the whole stream")
-        if any(op.spec.store == "forever" and not op.spec.optional for op in kinds):  # MINUS
-            text += (". The right side of MINUS is kept whatever the bound (a later solution may "
-                     "last long enough to hold it)")
+        negating = [op.spec.kept for op in kinds if op.spec.store == "forever" and not op.spec.optional]
+        if negating:  # MINUS, [NOT] EXISTS
+            joined = " and ".join(negating)
+            text += (f". {joined[0].upper()}{joined[1:]} is kept whatever the bound (a later solution "
+                     f"may last long enough to hold any of it)")
         warnings.append(text)
     return warnings
 

@@ -375,14 +375,17 @@ def _deferred_optional(step, mand, opt, scope, **_):
 
 
 def _minus(step, left, right, scope, **_):
-    """Minus (MINUS): a left solution is kept unless a stored right one lies
-    within its interval, is compatible with it, shares a variable bound in
-    both (SPARQL 18.5: MINUS with no shared variable removes nothing) and
-    satisfies the condition on their merge. A right solution may still
-    occur in the left one's last instant: decided at the end of the group,
-    as OPTIONAL is. The right solution's values of the shared variables
-    are read apart from the left's, to tell which side binds them."""
+    """Minus (MINUS), Exists and NotExists (FILTER [NOT] EXISTS): a left
+    solution is kept unless (Exists: if) a stored right one lies within
+    its interval, is compatible with it, satisfies the condition on their
+    merge, and, for MINUS, shares a variable bound in both (SPARQL 18.5:
+    MINUS with no shared variable removes nothing). A right solution may
+    still occur in the left one's last instant: decided at the end of the
+    group, as OPTIONAL is. The right solution's values of the shared
+    variables are read apart from the left's, to tell which side binds
+    them."""
     shared = [v for v in right.vars if v in left.vars]
+    exists = step.op is ops.Exists  # keep the left solution if one matches (binding nothing), or if none
 
     def decide(vs, ts, te, h, ans):
         ts1, te1 = pl.Var("Ts1"), pl.Var("Te1")
@@ -391,13 +394,16 @@ def _minus(step, left, right, scope, **_):
         pairs = [(vs.of(v), theirs[v]) for v in shared]
         compatible = [pl.Struct(";", pl.Struct("var", x), pl.Struct(";", pl.Struct("var", r), pl.Struct("==", x, r)))
                       for x, r in pairs]
-        shares = F
-        for x, r in reversed(pairs):
-            shares = pl.Struct(";", conj([pl.Struct("nonvar", x), pl.Struct("nonvar", r)]), shares)
+        shares = []
+        if step.op is ops.Minus:
+            shares = [F]
+            for x, r in reversed(pairs):
+                shares = [pl.Struct(";", conj([pl.Struct("nonvar", x), pl.Struct("nonvar", r)]), shares[0])]
         merged = [pl.Struct("=", x, r) for x, r in pairs]
         match = conj([_goal(_store(step, "r"), h, rv, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
-                      *compatible, shares, *merged, *_cond_goals(step, vs, ts, te)])
-        return conj([pl.Struct("\\+", match), pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans)])
+                      *compatible, *shares, *merged, *_cond_goals(step, vs, ts, te)])
+        test = pl.Struct("\\+", pl.Struct("\\+", match)) if exists else pl.Struct("\\+", match)
+        return conj([test, pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans)])
     return _deferred(step, left, right, scope, decide)
 
 
@@ -498,6 +504,8 @@ BUILDERS = {
     ops.LeftJoin: _deferred_optional,
     ops.SeqAbsence: _absence,
     ops.Minus: _minus,
+    ops.Exists: _minus,
+    ops.NotExists: _minus,
     ops.During: _join,
     ops.Starts: _join,
     ops.Finishes: _join,

@@ -152,9 +152,11 @@ def _condition(draw, names, depth):
 BINARY = list(ops.BINARY)
 # NOTSEQ is refused (by the engine and the reference) with rule chaining and updates
 WITHOUT_ABSENCE = [cls for cls in BINARY if cls is not ops.SeqAbsence]
-# without the operators decided at the end of the instant (OPTIONAL,
-# EQUALSOPTIONAL, whose optional part is on the right, and MINUS) nor NOTSEQ
-WITHOUT_LEFT_JOINS = [cls for cls in WITHOUT_ABSENCE if cls.spec.optional != "right" and cls is not ops.Minus]
+# without the operators decided at the end of the instant whose answers a
+# later event may remove (OPTIONAL, EQUALSOPTIONAL, whose optional part is
+# on the right, MINUS and NOT EXISTS) nor NOTSEQ
+WITHOUT_LEFT_JOINS = [cls for cls in WITHOUT_ABSENCE
+                      if cls.spec.optional != "right" and cls not in (ops.Minus, ops.NotExists)]
 # Allen's interval relations, and operators to combine them with
 INTERVAL_RELATIONS = [ops.During, ops.Starts, ops.Finishes, ops.Meets, ops.Overlaps]
 WITH_INTERVAL_RELATIONS = INTERVAL_RELATIONS + [ops.Join, ops.SeqJoin, ops.Union_, ops.SeqRightJoin, ops.LeftJoin]

@@ -1,7 +1,9 @@
-"""SPARQL 1.1's MINUS on a stream (docs/language.md, "MINUS"): the right
-side is judged within the left solution's interval, with SPARQL's
-conditions (compatible, sharing a variable bound in both); each case is
-also the reference evaluator's."""
+"""SPARQL 1.1's MINUS and FILTER [NOT] EXISTS on a stream (docs/language.md,
+"MINUS", "FILTER EXISTS and NOT EXISTS"): the right side is judged within
+the left solution's interval, with SPARQL's conditions (compatible, for
+MINUS sharing a variable bound in both; for EXISTS the group's FILTER
+reading the solution's bindings); each case is also the reference
+evaluator's."""
 
 import pytest
 
@@ -51,3 +53,29 @@ def test_minus_needs_a_pattern_before_it():
     with pytest.raises(QueryError) as err:
         parse_rules(PREFIX + "SELECT * WHERE { MINUS { ?s :q ?o } ?s :p ?o }", "x.rq")
     assert str(err.value).startswith("x.rq:2:18: MINUS needs a pattern before it")
+
+
+EXISTING = [ev("a", "p", "x", 1), ev("a", "q", "x", 1), ev("b", "p", "y", 1), ev("b", "q", "z", 1),
+            ev("c", "p", "x", 2), ev("c", "q", "x", 1), ev("x", "r", "o2", 1)]
+
+
+def test_filter_exists_keeps_the_solutions_with_a_match_within_their_interval():
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER EXISTS { ?s :q ?w } }", EXISTING)
+    assert got == [(1, (("s", "a"),)), (1, (("s", "b"),))]  # c's :q is before c's solution
+    # the group's FILTER reads the solution's ?o (substitution), and a
+    # solution matched twice is kept once
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER EXISTS { ?s :q ?w FILTER(?w = ?o) } }",
+              EXISTING + [ev("a", "q", "x2", 1)])
+    assert got == [(1, (("s", "a"),))]
+
+
+def test_filter_not_exists_among_conditions_and_nested():
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER(?o != :z && NOT EXISTS { ?s :q ?o }) }", EXISTING)
+    assert got == [(1, (("s", "b"),)), (2, (("s", "c"),))]
+    # nested: a's :q ?w has a :r; b's has none
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER EXISTS { ?s :q ?w FILTER NOT EXISTS { ?w :r ?u } } }",
+              EXISTING)
+    assert got == [(1, (("s", "b"),))]
+    # !EXISTS is NOT EXISTS; with no shared variable it tests the instant's events as a whole
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER(!EXISTS { ?x :nothing ?y }) }", EXISTING)
+    assert [s for _, ((_, s),) in got] == ["a", "b", "c"]
