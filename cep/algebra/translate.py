@@ -1019,7 +1019,7 @@ class _Query:
                 raise self.error(unsupported(UNSUPPORTED[kind]), el)
             found = _exists_tests(el.children[1]) if kind == "filter" else None
             if found:  # FILTER [NOT] EXISTS { P }, alone or among conditions joined by &&
-                tests += [(el, negated, group) for negated, group in found if group is not None]
+                tests += [(el, negated, group) for negated, group in found if negated is not None]
                 rest = [self.expr(c) for negated, c in found if negated is None]
                 if rest:
                     conditions.append(ops.conjunction(rest))

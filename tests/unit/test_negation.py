@@ -7,6 +7,7 @@ evaluator's."""
 
 import pytest
 
+from cep.algebra import sexpr
 from cep.errors import QueryError
 from cep.events import Event
 from cep.rules import parse_rules
@@ -79,3 +80,11 @@ def test_filter_not_exists_among_conditions_and_nested():
     # !EXISTS is NOT EXISTS; with no shared variable it tests the instant's events as a whole
     got = run("SELECT ?s WHERE { ?s :p ?o FILTER(!EXISTS { ?x :nothing ?y }) }", EXISTING)
     assert [s for _, ((_, s),) in got] == ["a", "b", "c"]
+
+
+def test_the_conditions_beside_not_exists_stay_a_filter():
+    (query,) = parse_rules(PREFIX + "SELECT ?s WHERE { ?s :p ?o FILTER(BOUND(?o) && NOT EXISTS { ?s :q ?o }) }",
+                           "x.rq")
+    assert sexpr.query(query) == (
+        "(select (?s)\n  (notexists\n    (filter (bound ?o)\n      (bgp\n"
+        "        (triple ?s <http://e/p> ?o)))\n    (bgp\n      (triple ?s <http://e/q> ?o))))")
