@@ -99,7 +99,7 @@ class Engine:
         # after each push and at the end of the stream
         windows = [q.window for q in self.compiled.queries if q.window is not None]
         absence = any(getattr(n, "op", None) is ops.SeqAbsence for n in self.compiled.plan.nodes)
-        self.windowed = bool(windows)
+        self.windowed = any(q.evaluated for q in self.compiled.queries)
         self.timed = self.windowed or absence
         self.counting = any(w.count is not None for w in windows)  # count windows count instants' events
         self.count_streams = self.compiled.count_streams if self.counting else None

@@ -16,6 +16,9 @@
     the solutions stored, and drops those no later window can hold. So a
     window closes when event time passes it, whether or not an event of
     the same key arrives, and memory holds one window of solutions.
+    A query grouped without a window has the window spec instant: it is
+    evaluated at each instant a solution ends at, over the solutions that
+    end at it (the answers of one instant), once event time passes it.
 
     The predicates of the rules module this module calls, and the facts
     it asserts there (part of the rule set's state, cep_runtime:cep_dump/2),
@@ -44,12 +47,15 @@
 %   The window closes k*Step (First =< k =< Last) whose window
 %   (k*Step - Range, k*Step] holds [Start, End]: k*Step >= End and
 %   k*Step - Range < Start. Fails when no window holds it (a solution
-%   longer than the range, or one in the gap of a hopping window).
+%   longer than the range, or one in the gap of a hopping window). A
+%   query grouped without a window (Spec instant) is evaluated at each
+%   instant over the solutions that end at it: First = Last = End.
 cep_window_span(time(Range, Step, _), Ts, Te, F, L) :-
     F is -((-Te) div Step),                 % ceiling(Te / Step)
     L is -((-(Ts + Range)) div Step) - 1,   % the last k with k*Step < Ts + Range
     F =< L.
 cep_window_span(count(_), _, _, 0, 0).
+cep_window_span(instant, _, Te, Te, Te).
 
 %!  cep_close(+Module, +ArgsText, -AnswersText) is det.
 %
@@ -95,6 +101,11 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _)
     ->  (   How == "final" -> Limit = inf ; Limit = Time ),
         close_time(M, Q, Spec, Limit, Rows0, Rows)
+    ;   Spec == instant                     % every instant before Limit a stored solution ends at
+    ->  (   How == "final" -> Limit = inf ; Limit = Time ),
+        findall(T, ( M:'$wsol'(_, Q, T, _, _, _, _), T < Limit ), Ts),
+        sort(Ts, Taus),
+        foldl(evaluate(M, Q, Spec), Taus, Rows0, Rows)
     ;   (   How == "final" -> Limit is Time + 1 ; Limit = Time ),
         findall(T, ( M:'$wcount'(T, _), T < Limit, \+ evaluated(M, Q, T) ), Ts),
         sort(Ts, Taus),
@@ -129,6 +140,9 @@ cep_window_status(M, Text) :-
     findall(Tau, ( current_predicate(M:'$window'/2),
                    M:'$window'(Q, time(_, Step, Every)),
                    next_time(M, Q, Step, Every, Tau)
+                 ; current_predicate(M:'$window'/2),
+                   M:'$window'(Q, instant),
+                   aggregate_all(min(T), M:'$wsol'(_, Q, T, _, _, _, _), Tau)
                  ; M:'$absence_nodes'(Nodes),
                    member(N, Nodes),
                    M:'$absence_next'(N, Tau) ), Taus),
@@ -190,6 +204,8 @@ window_solutions(time(Range, Step, _), M, Q, Tau, Ts, Sols) :-
         (   Panes == [] -> Sols = [] ; Sols = panes(Panes) )
     ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, F, V, S, E), F =< K ), Sols)
     ).
+window_solutions(instant, M, Q, Tau, Tau, Sols) :-
+    findall(s(V, S, E), retract(M:'$wsol'(_, Q, Tau, _, V, S, E)), Sols).
 window_solutions(count(N), M, Q, Tau, Cut, Sols) :-
     cutoff(M, N, Tau, Cut),
     forall(( clause(M:'$wsol'(_, Q, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),

@@ -6,7 +6,8 @@ Triple (one triple pattern), BGP (a list of them), Join, Union, LeftJoin
 the *left* operand is optional and occurs strictly before the right one),
 EqLeftJoin (EQUALSOPTIONAL: the *right* operand is optional and simultaneous),
 SeqAbsence (NOTSEQ: the left operand not followed by the right one within
-a deadline), Allen's interval relations During, Starts, Finishes, Meets and
+a deadline), Minus (SPARQL 1.1 MINUS, within the left operand's interval),
+Exists and NotExists (FILTER EXISTS / NOT EXISTS, alike), Allen's interval relations During, Starts, Finishes, Meets and
 Overlaps, and Filter. Each binary operator's class carries its Operator
 entry (`spec`): what every stage decides about it. Every solution is a binding plus a time interval [start, end].
 
@@ -333,6 +334,59 @@ class SeqAbsence(Binary):
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
+@dataclass(frozen=True)
+class Minus(Binary):
+    """SPARQL 1.1's MINUS (section 18.5) on a stream: a solution of `left`
+    [s1, e1] for which no solution of `right` lies within its interval
+    (s1 <= s2, e2 <= e1), is compatible with it, shares a variable bound
+    in both, and satisfies `cond` on their merge. Its solutions bind
+    left's variables only, over left's interval: decided at the end of the
+    instant e1 (as OPTIONAL is). At one instant it is SPARQL's MINUS."""
+
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="minus", associative=False, optional=None, negated=True, alternative=False,
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        store="forever", kept="the right side of MINUS")
+    left: object  # what is kept
+    right: object  # what removes it
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Exists(Binary):
+    """FILTER EXISTS { P } (SPARQL 1.1, 17.4.1.4) on a stream: a solution
+    of `left` [s1, e1] for which a solution of `right` (P) lies within its
+    interval (s1 <= s2, e2 <= e1), is compatible with it and satisfies
+    `cond` (P's own FILTER, which sees the solution's bindings, as SPARQL's
+    substitution does) on their merge. Its solutions are left's, once
+    each; decided at the end of the instant e1."""
+
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="exists", associative=False, optional=None, negated=True, alternative=False,
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        store="forever", kept="the group of EXISTS")
+    left: object  # the solutions filtered
+    right: object  # P
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class NotExists(Binary):
+    """FILTER NOT EXISTS { P }: the solutions of `left` for which Exists
+    finds no solution of `right`."""
+
+    spec: ClassVar[Operator] = Operator(
+        keyword=None, sexpr="notexists", associative=False, optional=None, negated=True, alternative=False,
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        store="forever", kept="the group of NOT EXISTS")
+    left: object  # the solutions filtered
+    right: object  # P
+    cond: Optional[Expr] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
 # Allen's interval relations (J. F. Allen, "Maintaining knowledge about
 # temporal intervals", CACM 1983; ETALIS's during, starts, finishes, meets,
 # overlaps): `{A} DURING {B}` has the solutions of A and B, compatible,
@@ -451,8 +505,8 @@ UNARY = (Extend, Project)
 
 
 Union = Union_  # the paper's name; the class name avoids typing.Union
-BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence,
-          During, Starts, Finishes, Meets, Overlaps)
+BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence, Minus, Exists,
+          NotExists, During, Starts, Finishes, Meets, Overlaps)
 OPTIONAL_OPS = tuple(cls for cls in BINARY if cls.spec.optional)
 PATTERN_OPS = (Triple, BGP, Filter, Values) + UNARY + BINARY
 KEYWORDS = {cls.spec.keyword: cls for cls in BINARY if cls.spec.keyword}
@@ -531,6 +585,9 @@ class Grouping:
     aggregates: tuple = ()  # ((Var, Aggregate), ...): the variables the aggregates bind
     extensions: tuple = ()  # C-SPARQL: ((Var, Aggregate, key Vars), ...)
     having: tuple = ()  # conditions (Expr)
+    # GROUP BY (expr AS ?v) and GROUP BY expr: ((Var, Expr), ...), the keys
+    # a solution's expression values bind (unbound where it is an error)
+    computed: tuple = ()
 
 
 REPORTS = ("rstream", "istream", "dstream")
@@ -576,6 +633,14 @@ class Query:
     def modified(self) -> bool:
         """Whether a solution modifier orders or cuts the query's answers."""
         return bool(self.order) or self.offset > 0 or self.limit is not None
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the query answers at evaluations (cep_window): those of
+        its window, or, grouped without one, one per instant over the
+        solutions that end at it (docs/language.md, "Windows and
+        aggregates")."""
+        return self.window is not None or self.grouping is not None
 
     @property
     def outputs(self) -> bool:

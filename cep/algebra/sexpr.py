@@ -157,7 +157,9 @@ def _grouping(q: ops.Query) -> str:
         return ""
     if g.keys is not None:
         aggs = " ".join(f"({v} {aggregate(a)})" for v, a in g.aggregates)
-        out = f"\n  (group ({' '.join(str(k) for k in g.keys)}) {aggs})"
+        computed = dict(g.computed)  # GROUP BY (expr AS ?v): (?v expr)
+        keys = " ".join(f"({k} {expr(computed[k])})" if k in computed else str(k) for k in g.keys)
+        out = f"\n  (group ({keys}) {aggs})"
     else:
         out = "".join(f"\n  (aggregate {v} {aggregate(a)} ({' '.join(str(k) for k in keys)}))"
                       for v, a, keys in g.extensions)
@@ -301,8 +303,24 @@ _QUERY_PARTS = ("options", "window", "streams", "group", "aggregate", "having", 
 
 def _read_windowing(parts) -> dict:
     """The window, report, COMPUTED EVERY and grouping of a query's text."""
-    if "window" not in parts:
-        return {}
+    out = {}
+    if "window" in parts:
+        out.update(_read_window(parts))
+    having = tuple(_read_expr(e) for part in parts.get("having", []) for e in part[1:])
+    if "group" in parts:  # keys: ?v, or (?v EXPR) for GROUP BY (EXPR AS ?v)
+        _, keys, *aggs = parts["group"][0]
+        key_vars = tuple(ops.Var((k[0] if isinstance(k, list) else k)[1:]) for k in keys)
+        computed = tuple((ops.Var(k[0][1:]), _read_expr(k[1])) for k in keys if isinstance(k, list))
+        out["grouping"] = ops.Grouping(key_vars, tuple((ops.Var(v[1:]), _read_aggregate(a)) for v, a in aggs),
+                                       (), having, computed)
+    elif "aggregate" in parts:
+        out["grouping"] = ops.Grouping(None, (), tuple(
+            (ops.Var(v[1:]), _read_aggregate(a), tuple(ops.Var(k[1:]) for k in keys))
+            for _, v, a, keys in parts["aggregate"]), having)
+    return out
+
+
+def _read_window(parts) -> dict:
     _, stream, *specs = parts["window"][0]
     fields = {spec[0]: spec[1:] for spec in specs}
     if "triples" in fields:
@@ -312,19 +330,9 @@ def _read_windowing(parts) -> dict:
     # (streams <s1> (named <s2>) ...) when not just the window's stream
     streams = tuple((x[1], True) if isinstance(x, list) else (x, False)
                     for x in parts["streams"][0][1:]) if "streams" in parts else ((stream, False),)
-    out = {"window": window, "streams": streams,
-           "every_ms": int(fields["every"][0]) if "every" in fields else None,
-           "report": next((r for r in ops.REPORTS if r in fields), "rstream")}
-    having = tuple(_read_expr(e) for part in parts.get("having", []) for e in part[1:])
-    if "group" in parts:
-        _, keys, *aggs = parts["group"][0]
-        out["grouping"] = ops.Grouping(tuple(ops.Var(k[1:]) for k in keys),
-                                       tuple((ops.Var(v[1:]), _read_aggregate(a)) for v, a in aggs), (), having)
-    elif "aggregate" in parts:
-        out["grouping"] = ops.Grouping(None, (), tuple(
-            (ops.Var(v[1:]), _read_aggregate(a), tuple(ops.Var(k[1:]) for k in keys))
-            for _, v, a, keys in parts["aggregate"]), having)
-    return out
+    return {"window": window, "streams": streams,
+            "every_ms": int(fields["every"][0]) if "every" in fields else None,
+            "report": next((r for r in ops.REPORTS if r in fields), "rstream")}
 
 
 def _read_aggregate(x) -> ops.Aggregate:

@@ -156,7 +156,25 @@ FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it afte
                     "CONSTRUCT template, before the subquery")
 # SPARQL 1.1 features the grammar recognises only to refuse them by name:
 # syntax node -> the feature's name
-UNSUPPORTED = {"minus": "MINUS", "service": "SERVICE", "describe_query": "DESCRIBE"}
+UNSUPPORTED = {"service": "SERVICE", "describe_query": "DESCRIBE"}
+
+
+def _exists_tests(node) -> list:
+    """The conditions of a FILTER's expression joined by && (in order), as
+    (negated, the group of [NOT] EXISTS { ... }) or (None, the condition's
+    node); [] when none is an EXISTS (the FILTER is an expression)."""
+    if isinstance(node, Tree) and node.data == "binary" and node.children[1].type == "AND":
+        parts = _exists_tests(node.children[0]) or [(None, node.children[0])]
+        parts += _exists_tests(node.children[2]) or [(None, node.children[2])]
+        return parts if any(n is not None for n, _ in parts) else []
+    if isinstance(node, Tree) and node.data == "exists":
+        negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
+        return [(negated, node.children[-1])]
+    if (isinstance(node, Tree) and node.data == "unary" and node.children[0].type == "BANG"
+            and isinstance(node.children[1], Tree) and node.children[1].data == "exists"):
+        (negated, group), = _exists_tests(node.children[1])
+        return [(not negated, group)]
+    return []
 
 
 def unsupported(name: str) -> str:
@@ -596,12 +614,13 @@ class _Query:
         """(distinct, projection, grouping) of a SELECT query or subquery:
         its SELECT clause, then its grouping (GROUP BY, HAVING, aggregates,
         or C-SPARQL's AGGREGATE clauses)."""
-        for group in _children(body, "group_clause"):  # before the SELECT clause, which may name its ?v
-            for node in _children(group, "group_expr"):
-                raise self.error(unsupported("GROUP BY an expression") + ": group by a variable", node)
         self.aggregates = []  # an aggregate may stand in the SELECT clause and in HAVING
         # C-SPARQL's AGGREGATE clauses bind variables the SELECT clause may name
         extended = {Var(str(c.children[1])[1:]) for c in _children(body, "aggregate_clause")}
+        # and GROUP BY (expr AS ?v) binds ?v
+        extended |= {Var(str(t)[1:]) for group in _children(body, "group_clause")
+                     for node in _children(group, "group_expr")
+                     for t in node.children[1:] if isinstance(t, Token) and t.type == "VAR"}
         distinct, projection = self.select_clause(clause, pattern, extended)
         grouping, projection = self.grouping(body, pattern, projection, window)
         return distinct, projection, grouping
@@ -711,7 +730,7 @@ class _Query:
         and the expressions around them read their values)."""
         if self.aggregates is None:
             raise self.error("an aggregate stands only in the SELECT clause or HAVING of a "
-                             "query over a window", tree)
+                             "query", tree)
         func = str(tree.children[0].children[0]).lower()
         rest = tree.children[1:]
         distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in rest)
@@ -751,19 +770,26 @@ class _Query:
             return grouping, projection
         if not (group or having or self.aggregates):
             return None, projection
-        first = (group or having or [body.children[0]])[0]
-        if window is None:
-            raise self.error("grouping and aggregates need a window over the stream: add "
-                             "FROM STREAM <iri> [RANGE 1h STEP 5m] (or [TRIPLES n])", first)
+        # without a window, a grouped query groups the solutions of one instant
+        # (cep.compile.windows, instant)
         if projection is None:
             raise self.error("SELECT * cannot be grouped: name the grouped variables and "
                              "aggregates to select", body.children[0])
         bound = ops.variables(pattern)
-        keys = []
-        for token in group[0].children[2:] if group else ():
-            var = Var(str(token)[1:])
+        keys, computed = [], []
+        for node in group[0].children[2:] if group else ():
+            if isinstance(node, Tree):  # (expression [AS ?v]): the key is the expression's value
+                var, expr = self.group_expr(node, bound, len(computed))
+                if isinstance(expr, Var) and var is None:
+                    node, var = node.children[0], expr
+                else:
+                    computed.append((var, expr))
+                    keys.append(var)
+                    continue
+            else:
+                var = Var(str(node)[1:])
             if var not in bound:
-                raise self.error(f"{var} is grouped by but the pattern never binds it", token)
+                raise self.error(f"{var} is grouped by but the pattern never binds it", node)
             if var not in keys:
                 keys.append(var)
         conditions = []  # (condition, its HAVING clause)
@@ -783,7 +809,29 @@ class _Query:
             allowed.add(item.var)
         for e, clause in conditions:
             self.check_grouped(e, allowed, clause)
-        return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(e for e, _ in conditions)), projection
+        return ops.Grouping(tuple(keys), tuple(self.aggregates), (), tuple(e for e, _ in conditions),
+                            tuple(computed)), projection
+
+    def group_expr(self, node: Tree, bound, number: int):
+        """GROUP BY (expression [AS ?v]) -> (?v, or None for a plain
+        variable in parentheses, or a hidden variable, the expression)."""
+        saved, self.aggregates = self.aggregates, None  # no aggregate in GROUP BY
+        try:
+            expr = self.expr(node.children[0])
+        finally:
+            self.aggregates = saved
+        if ops.expr_uses(expr, ops.TIME_FUNCTIONS | {"timestamp"}):
+            raise self.error("GROUP BY groups by the values of a solution's variables: the time "
+                             "functions (getDURATION(), timestamp(), ...) stand in FILTER and SELECT",
+                             node)
+        named = [c for c in node.children[1:] if isinstance(c, Token) and c.type == "VAR"]
+        if not named:
+            return (None, expr) if isinstance(expr, Var) else (Var(f".key{number}"), expr)
+        var = Var(str(named[0])[1:])
+        if var in bound:
+            raise self.error(f"GROUP BY binds {var}, which the pattern already binds: choose a "
+                             f"new name", named[0])
+        return var, expr
 
     def refuse_timestamp(self, exprs, node):
         if any(ops.expr_uses(e, {"timestamp"}) for e in exprs):
@@ -969,18 +1017,37 @@ class _Query:
         """A group's elements -> (its pattern or None, the conjunction of its
         own FILTERs and WITHINs or None, the position of the first). Only
         the group's own: a nested group's FILTER is inside the pattern, and
-        sees only that group's variables (SPARQL 18.2.2.6)."""
-        pattern, conditions, filter_node = None, [], None
+        sees only that group's variables (SPARQL 18.2.2.6). A group with
+        FILTER [NOT] EXISTS gives its pattern filtered and tested, and no
+        condition."""
+        pattern, conditions, filter_node, tests = None, [], None, []
         for el in _basic_graph_patterns(elements):
             kind = el.data
             if kind in UNSUPPORTED:
                 raise self.error(unsupported(UNSUPPORTED[kind]), el)
-            if kind in ("filter", "within"):
+            found = _exists_tests(el.children[1]) if kind == "filter" else None
+            if found:  # FILTER [NOT] EXISTS { P }, alone or among conditions joined by &&
+                tests += [(el, negated, group) for negated, group in found if negated is not None]
+                rest = [self.expr(c) for negated, c in found if negated is None]
+                if rest:
+                    conditions.append(ops.conjunction(rest))
+                    self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
+                filter_node = filter_node or el
+            elif kind in ("filter", "within"):
                 conditions.append(self.filter(el) if kind == "filter" else self.within(el))
                 self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
                 filter_node = filter_node or el
             elif kind == "bind":
                 pattern = self.bind(el, pattern)
+            elif kind == "minus":  # SPARQL 18.2.2.6: P := Minus(P, the group); its FILTER stays inside it
+                keyword, group = el.children
+                part = self.group(group)
+                if part is None:
+                    continue  # MINUS {} removes nothing
+                if pattern is None:
+                    raise self.error("MINUS needs a pattern before it in its group to remove solutions from",
+                                     keyword)
+                pattern = ops.Minus(pattern, part, pos=self.pos(keyword))
             elif kind == "optional":
                 keyword, group = el.children
                 part, cond, _ = self.group_parts(group)
@@ -1000,12 +1067,27 @@ class _Query:
                 if part is None:
                     continue
                 pattern = part if pattern is None else ops.Join(pattern, part, pos=self.pos(el))
-        if not conditions:
-            return pattern, None, None
-        if pattern is None:
-            raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
-                             f"its group", filter_node)
-        return pattern, ops.conjunction(conditions), self.pos(filter_node)
+        if conditions or tests:
+            if pattern is None:
+                raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
+                                 f"its group", filter_node)
+        if not tests:
+            if not conditions:
+                return pattern, None, None
+            return pattern, ops.conjunction(conditions), self.pos(filter_node)
+        if conditions:
+            pattern = ops.Filter(ops.conjunction(conditions), pattern, pos=self.pos(filter_node))
+        for el, negated, group in tests:
+            # (17.4.1.4) P with the solution's bindings: P's solutions compatible with it, P's own
+            # FILTER read on their merge; over the events within the solution's interval
+            part, cond, _ = self.group_parts(group)
+            if part is None:  # EXISTS {} holds for every solution, NOT EXISTS {} for none
+                if negated:
+                    raise self.error("FILTER NOT EXISTS { } removes every solution: the query can never "
+                                     "answer", el)
+                continue
+            pattern = (ops.NotExists if negated else ops.Exists)(pattern, part, cond, pos=self.pos(el))
+        return pattern, None, None
 
     def group(self, tree: Tree):
         return _filtered(*self.group_parts(tree))
@@ -1417,7 +1499,9 @@ class _Query:
             raise self.error(unsupported("GROUP_CONCAT"), node)
         if kind == "exists":
             negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
-            raise self.error(unsupported("NOT EXISTS" if negated else "EXISTS"), node)
+            name = "NOT EXISTS" if negated else "EXISTS"
+            raise self.error(unsupported(f"{name} inside an expression") + f": write FILTER {name} {{ ... }} "
+                             f"on its own, or as one of the conditions joined by && of a FILTER", node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
 
     def check_computable(self, const: Const, node):

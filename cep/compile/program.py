@@ -263,7 +263,7 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     for step, side in plan.consumers(node.id):
         alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:
-        if plan.outputs[index].query.window is not None:  # kept for the window's evaluations (cep/compile/windows.py)
+        if plan.outputs[index].query.evaluated:  # kept for the window's evaluations (cep/compile/windows.py)
             alternatives.append(conj([pl.Struct("$wstore", index, v, ts, te), F]))
         elif plan.outputs[index].query.form == "update":  # applied at the instant's end ($apply_updates)
             alternatives.append(conj([pl.Struct("assertz", pl.Struct("bg_pending", index, v)), F]))
@@ -281,7 +281,7 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     # multiply. A leaf makes at most a few per event, and answers are
     # bounded by Prolog's stacks.
     if isinstance(node, Step) and (plan.consumers(node.id) or any(
-            plan.outputs[i].query.window is not None or plan.outputs[i].query.form == "update" for i in outputs)):
+            plan.outputs[i].query.evaluated or plan.outputs[i].query.form == "update" for i in outputs)):
         names = ", ".join(dict.fromkeys(plan.outputs[i].query.name for i in scope.queries))
         weight = max(1, -(-len(node.vars) // MATCH_VARIABLES))
         checks = (*checks, q(RUNTIME, "cep_match", A(names), te, weight))
@@ -312,9 +312,14 @@ def unbounded_state(plan) -> list[str]:
             text += (". Bound them with WITHIN \"PT1H\" (or FILTER(getDURATION() < ...)) on the group, or "
                      "a time-based window (FROM STREAM <...> [RANGE ... STEP ...]); events that occur "
                      "together can be joined with EQUALS, which keeps them for one instant")
-        if any(op.spec.store == "forever" for op in kinds):
+        if any(op.spec.store == "forever" and op.spec.optional for op in kinds):
             text += (". The optional part of OPTIONALSEQ and OPTIONAL is kept whatever the bound: "
                      "absence is judged over the whole stream")
+        negating = [op.spec.kept for op in kinds if op.spec.store == "forever" and not op.spec.optional]
+        if negating:  # MINUS, [NOT] EXISTS
+            joined = " and ".join(negating)
+            text += (f". {joined[0].upper()}{joined[1:]} is kept whatever the bound (a later solution "
+                     f"may last long enough to hold any of it)")
         warnings.append(text)
     return warnings
 

@@ -396,33 +396,80 @@ def _deferred_optional(step, mand, opt, scope, plan=None, graph=None, **_):
     every instant, and the solution keeps the mandatory part's interval."""
     n = step.id
     eq = step.op.spec.store == "instant"
+
+    def decide(vs, ts, te, h, ans):
+        ts1, te1 = pl.Var("Ts1"), pl.Var("Te1")
+        ov, out = tuple_term(vs, opt.vars), tuple_term(vs, step.vars)
+        if eq:
+            candidate = [_goal(_store(step, "r"), h, ov, ts, te)]
+            mts = ts
+        else:
+            mts = pl.Var("MTs")
+            candidate = [_goal(_store(step, "r"), h, ov, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
+                         pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
+            found = _timeless(plan, opt, vs, graph) if graph is not None and step.op.spec.timeless else None
+            if found is not None:
+                candidate = [pl.Struct(";", conj(candidate), conj(found + [pl.Struct("=", mts, ts)]))]
+        match = conj(candidate + _cond_goals(step, vs, mts, te))
+        alone = _alone(step, mand, vs, ts, te, ans)
+        joined = conj([match, pl.Struct(f"n{n}", out, mts, te, ans)])
+        return ite(pl.Struct("\\+", match), alone, joined)
+    return _deferred(step, mand, opt, scope, decide)
+
+
+def _minus(step, left, right, scope, **_):
+    """Minus (MINUS), Exists and NotExists (FILTER [NOT] EXISTS): a left
+    solution is kept unless (Exists: if) a stored right one lies within
+    its interval, is compatible with it, satisfies the condition on their
+    merge, and, for MINUS, shares a variable bound in both (SPARQL 18.5:
+    MINUS with no shared variable removes nothing). A right solution may
+    still occur in the left one's last instant: decided at the end of the
+    group, as OPTIONAL is. The right solution's values of the shared
+    variables are read apart from the left's, to tell which side binds
+    them."""
+    shared = [v for v in right.vars if v in left.vars]
+    exists = step.op is ops.Exists  # keep the left solution if one matches (binding nothing), or if none
+
+    def decide(vs, ts, te, h, ans):
+        ts1, te1 = pl.Var("Ts1"), pl.Var("Te1")
+        theirs = {v: vs.fresh() if v in shared else vs.of(v) for v in right.vars}
+        rv = pl.Struct("v", *theirs.values()) if theirs else A("v")
+        pairs = [(vs.of(v), theirs[v]) for v in shared]
+        compatible = [pl.Struct(";", pl.Struct("var", x), pl.Struct(";", pl.Struct("var", r), pl.Struct("==", x, r)))
+                      for x, r in pairs]
+        shares = []
+        if step.op is ops.Minus:
+            shares = [F]
+            for x, r in reversed(pairs):
+                shares = [pl.Struct(";", conj([pl.Struct("nonvar", x), pl.Struct("nonvar", r)]), shares[0])]
+        merged = [pl.Struct("=", x, r) for x, r in pairs]
+        match = conj([_goal(_store(step, "r"), h, rv, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
+                      *compatible, *shares, *merged, *_cond_goals(step, vs, ts, te)])
+        test = pl.Struct("\\+", pl.Struct("\\+", match)) if exists else pl.Struct("\\+", match)
+        return conj([test, pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans)])
+    return _deferred(step, left, right, scope, decide)
+
+
+def _deferred(step, mand, opt, scope, decide):
+    """The operators decided at the end of the group (OPTIONAL,
+    EQUALSOPTIONAL, MINUS): a solution of the mandatory operand waits as
+    pending, d<N>(Values, Start, End); one of the other is stored; the
+    check clause ('$check') takes each pending one, and
+    `decide(vs, Ts, Te, H, A)` is the goal that gives its outcome."""
+    n = step.id
     opt_store, pending = _store(step, "r"), f"d{n}"
     vs = Vars(scope)
     ts, te, ts1, te1, h, ans = (pl.Var(x) for x in ("Ts", "Te", "Ts1", "Te1", "H", "A"))
-    mv, ov, out = tuple_term(vs, mand.vars), tuple_term(vs, opt.vars), tuple_term(vs, step.vars)
+    mv, ov = tuple_term(vs, mand.vars), tuple_term(vs, opt.vars)
     wait = pl.Clause(pl.Struct(f"s{n}_l", mv, ts, te, pl.Var("_")),
                      (pl.Struct("assertz", pl.Struct(pending, mv, ts, te)), F))
     insert = pl.Clause(pl.Struct(f"s{n}_r", ov, ts1, te1, pl.Var("_")),
                        (key_goal(vs, step.key, h), pl.Struct("assertz", _goal(opt_store, h, ov, ts1, te1, 0)), F))
-    if eq:
-        candidate = [_goal(opt_store, h, ov, ts, te)]
-        mts = ts
-        cond = _cond_goals(step, vs, ts, te)
-    else:
-        mts = pl.Var("MTs")
-        candidate = [_goal(opt_store, h, ov, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
-                     pl.Struct("is", mts, pl.Struct("min", ts, ts1))]
-        found = _timeless(plan, opt, vs, graph) if graph is not None and step.op.spec.timeless else None
-        if found is not None:
-            candidate = [pl.Struct(";", conj(candidate), conj(found + [pl.Struct("=", mts, ts)]))]
-        cond = _cond_goals(step, vs, mts, te)
-    match = conj(candidate + cond)
-    alone = _alone(step, mand, vs, ts, te, ans)
-    joined = conj([match, pl.Struct(f"n{n}", out, mts, te, ans)])
+    cvs = Vars(scope)
     check = pl.Clause(pl.Struct("$check", n, ans), (
-        pl.Struct("retract", pl.Struct(pending, mv, ts, te)),
-        key_goal(vs, step.key, h),
-        ite(pl.Struct("\\+", match), alone, joined)))
+        pl.Struct("retract", pl.Struct(pending, tuple_term(cvs, mand.vars), ts, te)),
+        key_goal(cvs, step.key, h),
+        decide(cvs, ts, te, h, ans)))
     stores = [opt_store + "/5", pending + "/3"]
     return [wait, insert, _ok_clause(step, scope)], stores, store_scope(step), check
 
@@ -563,6 +610,9 @@ BUILDERS = {
     ops.EqLeftJoin: _deferred_optional,
     ops.LeftJoin: _deferred_optional,
     ops.SeqAbsence: _absence,
+    ops.Minus: _minus,
+    ops.Exists: _minus,
+    ops.NotExists: _minus,
     ops.During: _join,
     ops.Starts: _join,
     ops.Finishes: _join,

@@ -1,4 +1,6 @@
 """Windowed queries -> the clauses prolog/cep_window.pl evaluates them with.
+A query grouped without a window is evaluated the same way, at each
+instant, over the solutions that end at it (window spec instant).
 
 A windowed query's pattern compiles like any other's; its solutions are
 stored ('$wstore') instead of answered, and at each evaluation the window's
@@ -33,7 +35,7 @@ def window_items(plan, chaining, vars_of) -> list:
     """The clauses of every windowed query of the plan; `vars_of(index)`
     makes the variables of a clause of the query of that index
     (cep.compile.clauses.Vars)."""
-    indexes = [i for i, out in enumerate(plan.outputs) if out.query.window is not None]
+    indexes = [i for i, out in enumerate(plan.outputs) if out.query.evaluated]
     if not indexes:
         return []
     feeding = [i for i in indexes if chaining is not None and plan.outputs[i].query.name in chaining.producers]
@@ -111,8 +113,9 @@ def _check_feeding(query, chaining):
     are fed back as events over the window (docs/language.md, "Windows and
     aggregates"), at the evaluation time, before any later event. Refused
     where that order cannot hold."""
-    if query.window.count is not None:
-        raise QueryError(f"the triples of {query.name}, a CONSTRUCT over a count window, are read by "
+    if query.window is None or query.window.count is not None:
+        over = "grouped without a window" if query.window is None else "over a count window"
+        raise QueryError(f"the triples of {query.name}, a CONSTRUCT {over}, are read by "
                          f"another query: only time-based windows feed their results back", query.pos)
     if any(isinstance(x, str) and x.startswith("_:") for t in query.template for x in (t.s, t.p, t.o)):
         raise QueryError(f"the triples of {query.name}, a CONSTRUCT over a window, are read by another "
@@ -145,6 +148,8 @@ def _feed_clause(index, query):
 
 def _spec(query):
     w = query.window
+    if w is None:  # grouped without a window: the answers of one instant
+        return A("instant")
     if w.count is not None:
         return pl.Struct("count", w.count)
     return pl.Struct("time", w.range_ms, w.step_ms, query.every_ms or w.step_ms)
@@ -174,7 +179,7 @@ def _query_items(index, query, root, vars_of) -> list:
     if g.keys is not None:
         vs = vars_of()
         v = _values(vs, root)
-        items.append(pl.Clause(pl.Struct("$wkey", index, v, _key(vs, g.keys)), (T,)))
+        items.append(pl.Clause(pl.Struct("$wkey", index, v, _key(vs, g.keys)), _computed(vs, g.computed)))
         items.append(_args_clause(("$wargs", index), vs, v, [a for _, a in g.aggregates]))
         items.append(_group_row(index, query, vars_of))
     else:
@@ -195,16 +200,34 @@ def _key(vs, keys):
     return pl.Struct("k", *[vs.of(k) for k in keys]) if keys else A("k")
 
 
+def _computed(vs, computed) -> tuple:
+    """The goals that bind the keys of GROUP BY (expr [AS ?v]) to the
+    expressions' values, leaving a key unbound where its value is an
+    error (translate refuses the time functions there)."""
+    ec = vs.expressions(vs.fresh(), vs.fresh())
+    goals = []
+    for var, expr in computed:
+        g, value = ec.value(expr)
+        goals.append(ite(conj(g), pl.Struct("=", vs.of(var), value), T))
+    return tuple(goals) or (T,)
+
+
 def _args_clause(head_args, vs, v, aggregates, single=False):
     """'$wargs'(..., V, Ts, Te, Args): each aggregate's argument for the
     solution, val(Value) or err (an error or unbound value); COUNT(*)
-    counts every solution."""
+    counts every solution, COUNT(DISTINCT *) each solution's bindings once
+    (its values, the unbound ones numbered alike: equal solutions are
+    equal terms)."""
     ts, te = pl.Var("Ts"), pl.Var("Te")
     ec = vs.expressions(ts, te)
     goals, out = [], []
     for agg in aggregates:
         a = vs.fresh()
-        if agg.arg is None:
+        if agg.arg is None and agg.distinct:
+            c = vs.fresh()
+            goals += [pl.Struct("copy_term", v, c), pl.Struct("numbervars", c, 0, pl.Var("_")),
+                      pl.Struct("=", a, pl.Struct("val", c))]
+        elif agg.arg is None:
             goals.append(pl.Struct("=", a, pl.Struct("val", 1)))
         else:
             g, value = ec.value(agg.arg)

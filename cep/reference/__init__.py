@@ -84,18 +84,18 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
     """evaluate() with `extra`, the events the windows of fed CONSTRUCTs
     give: read by the patterns, not counted by the windows."""
     out = []
-    windowed = [q for q in queries if q.window is not None]
+    windowed = [q for q in queries if q.evaluated]
     stream_events = list(events) + list(extra)
     skolem = {}
     if chaining.producers or any(q.form == "update" for q in queries):
         if windowed and any(q.form == "update" for q in queries):
             raise ValueError("the reference does not evaluate windows with background updates")
-        out, stream = _by_instant([q for q in queries if q.window is None], stream_events, background,
+        out, stream = _by_instant([q for q in queries if not q.evaluated], stream_events, background,
                                   chaining)
     else:
         stream = stream_of(stream_events, background)
         for q in queries:
-            if q.window is None:
+            if not q.evaluated:
                 out += answers(q, stream, skolem)
     for q in windowed:
         watch = timestamp_vars(q.pattern, q.projection)

@@ -212,6 +212,8 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _optional(mandatory, optional, op.cond, when)
     if isinstance(op, ops.SeqAbsence):
         return _absence(left, right, op, S)
+    if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):
+        return _minus(left, right, op)
     raise TypeError(f"not an algebra operator: {op!r}")
 
 
@@ -370,6 +372,19 @@ def _absence(left, right, op, S) -> set:
             continue
         out.add((a[0], a[1], deadline) + a[3:])
     return out
+
+
+def _minus(left, right, op) -> set:
+    """MINUS and FILTER NOT EXISTS: each solution a of the left operand
+    with no solution b of the right one within its interval (a's start <=
+    b's start, b's end <= a's end) that is compatible with it, satisfies
+    the condition on their merge and, for MINUS, shares a variable with it
+    (SPARQL 18.5: dom(a) and dom(b) meet). FILTER EXISTS: each one with
+    such a b."""
+    def matched(a):
+        return any(compatible(a, b) and (not isinstance(op, ops.Minus) or dict(a[0]).keys() & dict(b[0]).keys())
+                   and a[1] <= b[1] and b[2] <= a[2] and satisfies(op.cond, merge(a, b)) for b in right)
+    return {a for a in left if matched(a) == isinstance(op, ops.Exists)}
 
 
 def _joins(left, right, when) -> set:

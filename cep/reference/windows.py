@@ -12,7 +12,9 @@ Evaluation times: the multiples of the period (COMPUTED EVERY, else the
 step) from the first event's, up to the last whose window holds a solution
 and one more (the stream has ended: every window that holds a solution
 reports, and DSTREAM reports the last rows leaving); or, with `until`,
-those before it; for a count window, every instant of the stream.
+those before it; for a count window, every instant of the stream. A query grouped without a
+window is evaluated at every instant a solution ends at, over the solutions
+that end at it (the answers of one instant), its rows at [tau, tau].
 """
 
 from __future__ import annotations
@@ -33,6 +35,10 @@ def window_answers(query: ops.Query, sols, events, project, until=None) -> list[
     (a watermark), so the evaluations are those before it instead of those
     up to the first at or after the last event (the end of the stream)."""
     w = query.window
+    if w is None:
+        return _rows_of(query, [(tau, tau, lambda ts, te, tau=tau: te == tau)
+                                for tau in sorted({s[2] for s in sols}) if until is None or tau < until],
+                        sols, project)
     if w.count is not None and query.streams:
         # a count window counts the events of the query's streams (and those of no stream)
         mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
@@ -40,8 +46,14 @@ def window_answers(query: ops.Query, sols, events, project, until=None) -> list[
     if not events:
         return []
     ends = sorted({e.end for e in events})
+    return _rows_of(query, _evaluations(query, w, ends, events, until, sols), sols, project)
+
+
+def _rows_of(query, evaluations, sols, project) -> list[Answer]:
+    """The answers of the evaluations (tau, the window's start, test of a
+    solution's interval), as the report operator picks them."""
     out, previous = [], []
-    for tau, start, inside in _evaluations(query, w, ends, events, until, sols):
+    for tau, start, inside in evaluations:
         content = [s for s in sols if inside(s[1], s[2])]
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
@@ -94,7 +106,7 @@ def _rows(query, content, start, tau, project) -> list:
     elif g.keys is not None:
         groups = {}
         for mu, ts, te, _ in content:
-            key = tuple(dict(mu).get(k.name) for k in g.keys)
+            key = tuple(_key_value(g, k, dict(mu), ts, te) for k in g.keys)
             groups.setdefault(key, []).append((dict(mu), ts, te))
         rows = [_row(query, {k.name: v for k, v in zip(g.keys, key) if v is not None},
                      [(var, agg, members) for var, agg in g.aggregates], start, tau)
@@ -115,6 +127,18 @@ def _rows(query, content, start, tau, project) -> list:
     if g is not None and g.keys is not None or query.distinct or query.form == "construct":
         return sorted(set(rows))
     return sorted(rows)
+
+
+def _key_value(g, key, mu, ts, te):
+    """A solution's value of a grouping key: its variable's, or for GROUP BY
+    (expr [AS ?v]) the expression's (None where it is an error)."""
+    computed = dict(g.computed)
+    if key not in computed:
+        return mu.get(key.name)
+    try:
+        return value(computed[key], mu, ts, te)
+    except ExprError:
+        return None
 
 
 def _row(query, mu, aggregates, ts, te):
@@ -144,8 +168,8 @@ def aggregate(agg: ops.Aggregate, members) -> str | None:
     makes SUM and AVG an error; DISTINCT reads each value once."""
     values, errors = [], 0
     for mu, ts, te in members:
-        if agg.arg is None:
-            values.append(terms.literal("1", INTEGER))
+        if agg.arg is None:  # COUNT(*); with DISTINCT each solution once (its bindings)
+            values.append(tuple(sorted(mu.items())) if agg.distinct else terms.literal("1", INTEGER))
             continue
         try:
             values.append(value(agg.arg, mu, ts, te))

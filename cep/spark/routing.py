@@ -89,7 +89,7 @@ def _keeps_key(query, key: str) -> bool:
         groups = [g.keys] if g.keys is not None else [keys for _, _, keys in g.extensions]
         if not all(ops.Var(key) in keys for keys in groups):
             return False
-    windowed = getattr(query, "window", None) is not None
+    windowed = getattr(query, "evaluated", False)
     sets = getattr(query, "distinct", False) or windowed and (
         g is not None and g.keys is not None or query.report != "rstream" or query.form == "construct")
     if not sets:
@@ -259,7 +259,7 @@ def timed(query) -> bool:
     """Whether event time alone makes the query answer (a window that
     closes, a NOTSEQ deadline that passes): its groups need event-time
     timeouts, to be called when no row reaches them."""
-    if query.window is not None:
+    if query.evaluated:
         return True
     todo = [query.pattern]
     while todo:

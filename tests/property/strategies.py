@@ -159,10 +159,12 @@ def _condition(draw, names, depth):
 
 BINARY = list(ops.BINARY)
 # NOTSEQ is refused (by the engine and the reference) with rule chaining and updates
-WITHOUT_ABSENCE = [cls for cls in BINARY if not cls.spec.negated]
-# without the operators whose optional part is on the right (OPTIONAL,
-# EQUALSOPTIONAL: decided at the end of the instant) nor NOTSEQ
-WITHOUT_LEFT_JOINS = [cls for cls in WITHOUT_ABSENCE if cls.spec.optional != "right"]
+WITHOUT_ABSENCE = [cls for cls in BINARY if cls is not ops.SeqAbsence]
+# without the operators decided at the end of the instant whose answers a
+# later event may remove (OPTIONAL, EQUALSOPTIONAL, whose optional part is
+# on the right, MINUS and NOT EXISTS) nor NOTSEQ
+WITHOUT_LEFT_JOINS = [cls for cls in WITHOUT_ABSENCE
+                      if cls.spec.optional != "right" and cls not in (ops.Minus, ops.NotExists)]
 # Allen's interval relations, and operators to combine them with
 INTERVAL_RELATIONS = [ops.During, ops.Starts, ops.Finishes, ops.Meets, ops.Overlaps]
 WITH_INTERVAL_RELATIONS = INTERVAL_RELATIONS + [ops.Join, ops.SeqJoin, ops.Union_, ops.SeqRightJoin, ops.LeftJoin]
@@ -237,7 +239,7 @@ def patterns(draw, depth: int = 3, operators=tuple(BINARY)):
 
 def _operator(draw, cls, left, right):
     fields = {"left": left, "right": right}
-    if cls.spec.negated:  # a deadline in the streams' ms
+    if cls is ops.SeqAbsence:  # a deadline in the streams' ms
         fields["deadline_ms"] = draw(st.sampled_from([1, 2, 3, 5]))
     if cls.spec.conditioned:  # sometimes the condition (the optional or negated group's filter)
         fields["cond"] = None
@@ -661,8 +663,10 @@ AGGREGATE_FUNCS = ("count", "sum", "avg", "min", "max", "sample")
 def windowed_queries(draw):
     """A query over a window (time-based sliding, tumbling or hopping, with
     or without COMPUTED EVERY, or count-based) with a report operator: plain
-    (projected), SPARQL's GROUP BY with aggregates and HAVING, or C-SPARQL's
-    AGGREGATE extensions. Times are the streams' ms."""
+    (projected), SPARQL's GROUP BY (variables and expressions) with
+    aggregates and HAVING, or C-SPARQL's AGGREGATE extensions; or a query
+    grouped without a window (evaluated per instant). Times are the
+    streams' ms."""
     base = draw(st.one_of(queries(depth=2), operator_queries()))
     if draw(st.integers(0, 3)) == 0:
         window = ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)))
@@ -692,13 +696,18 @@ def windowed_queries(draw):
         projection = tuple(ops.ProjectItem(ops.Var(n)) for n in chosen)
     elif kind == "group":
         keys = tuple(ops.Var(n) for n in draw(st.lists(st.sampled_from(names), unique=True, max_size=2)))
+        computed = ()
+        if numeric and draw(st.integers(0, 2)) == 0:  # GROUP BY (expr [AS ?g])
+            key = ops.Var(draw(st.sampled_from(["g", ".key0"])))
+            computed = ((key, _numeric(draw, numeric, 1)),)
+            keys += (key,)
         aggs = tuple((ops.Var(f".agg{i}"), aggregate()) for i in range(draw(st.integers(1, 3))))
         having = ()
         if draw(st.booleans()):
             having = (ops.Call(draw(st.sampled_from(["<", ">", "="])), aggs[0][0], ops.Const(integer(draw(st.integers(0, 4))))),)
         projection = tuple(ops.ProjectItem(k) for k in keys) + tuple(
             ops.ProjectItem(ops.Var(f"a{i}"), v) for i, (v, _) in enumerate(aggs))
-        grouping = ops.Grouping(keys, aggs, (), having)
+        grouping = ops.Grouping(keys, aggs, (), having, computed)
     else:
         extensions = []
         for i in range(draw(st.integers(1, 2))):
@@ -715,6 +724,8 @@ def windowed_queries(draw):
             ops.ProjectItem(v) for v, _, _ in extensions)
         grouping = ops.Grouping(None, (), tuple(extensions), having)
     streams, pattern = _drawn_streams(draw, base.pattern)
+    if kind == "group" and draw(st.integers(0, 3)) == 0:  # grouped without a window: per instant
+        window, every, report, streams, pattern = None, None, "rstream", (), base.pattern
     return ops.Query("w", "select", pattern, projection, distinct, window=window, every_ms=every,
                      report=report, grouping=grouping, streams=streams)
 

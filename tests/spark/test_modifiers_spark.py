@@ -38,3 +38,31 @@ def test_an_instant_split_over_micro_batches_is_cut_as_a_whole(spark, tmp_path):
     assert [(a.end // MIN, a.binding("x")) for a in expected] == [
         (1, "<http://e/a2>"), (1, "<http://e/a3>"), (2, "<http://e/b1>"), (2, "<http://e/b0>")]
     assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+
+
+GROUPED = H + """REGISTER QUERY overall AS
+SELECT (COUNT(*) AS ?n) (MAX(?v) AS ?top) WHERE { ?x :p ?v }
+
+REGISTER QUERY per_key AS
+SELECT ?x (SUM(?v) AS ?s) WHERE { ?x :p ?v } GROUP BY ?x
+"""
+
+
+def test_grouping_without_a_window_groups_an_instant_split_over_micro_batches(spark, tmp_path):
+    """A grouped query without a window groups the answers of one instant
+    (docs/language.md, "Aggregates: GROUP BY and HAVING"): on Spark, once
+    the watermark has passed the instant, whatever micro-batches and
+    buckets its events came in."""
+    queries = parse_rules(GROUPED, "grouped.rq")
+    stream = STREAM + [reading("a0", 4, 1)]  # a second reading of a0 at minute 1
+    closing = [reading("z", 0, 30)]
+    chunks = [event_rows(stream[:2]), event_rows(stream[2:]), event_rows(closing)]
+    write_files(tmp_path / "in", chunks)
+    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
+    process_all(query)
+    answers, others = split_rows(spark.table(name).collect())
+    assert not others
+    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
+    overall = sorted((a.end // MIN, a.binding("n"), a.binding("top")) for a in expected if a.query == "overall")
+    assert [(m, n.split('"')[1], top.split('"')[1]) for m, n, top in overall] == [(1, "5", "10"), (2, "2", "2")]
+    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)

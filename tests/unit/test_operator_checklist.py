@@ -33,6 +33,9 @@ SYNTAX = {
     ops.SeqRightJoin: "{ ?k :a ?x } OPTIONALSEQ { ?k :b ?y }",
     ops.EqLeftJoin: "{ ?k :a ?x } EQUALSOPTIONAL { ?k :b ?y }",
     ops.SeqAbsence: '{ ?k :a ?x } NOTSEQ "PT0.002S" { ?k :b ?y FILTER (?y > 20) }',
+    ops.Minus: "{ ?k :a ?x MINUS { ?k :b ?y } }",
+    ops.Exists: "{ ?k :a ?x FILTER EXISTS { ?k :b ?y } }",
+    ops.NotExists: "{ ?k :a ?x FILTER NOT EXISTS { ?k :b ?y FILTER (?y > ?x) } }",
     ops.During: "{ ?k :a ?x } DURING { ?k :b ?y }",
     ops.Starts: "{ ?k :a ?x } STARTS { ?k :b ?y }",
     ops.Finishes: "{ ?k :a ?x } FINISHES { ?k :b ?y }",
@@ -98,7 +101,8 @@ def test_the_operator_has_every_decision(cls):
 @pytest.mark.parametrize("cls", ops.BINARY, ids=lambda c: c.__name__)
 def test_every_stage_has_a_case_for_the_operator(cls):
     assert cls in BUILDERS, "a clause builder (cep.compile)"
-    known = set(patterns.RELATIONS) | set(patterns.OPTIONALS) | {ops.Join, ops.Union_, ops.SeqAbsence}
+    known = set(patterns.RELATIONS) | set(patterns.OPTIONALS) | {ops.Join, ops.Union_, ops.SeqAbsence, ops.Minus,
+                                                                    ops.Exists, ops.NotExists}
     assert cls in known, "its semantics in the reference evaluator"
     assert cls in strategies.BINARY, "the property tests generate it"
 

@@ -79,7 +79,7 @@ def engines():
 def expected_features(engine) -> set[str]:
     """The features of a rule set, told from its queries (not from Prolog)."""
     queries = engine.compiled.queries
-    windowed = [q for q in queries if q.window is not None]
+    windowed = [q for q in queries if q.evaluated]  # a window, or grouping per instant
     features = {"always"}
     if any(q.name in engine.compiled.chaining.producers for q in queries):
         features.add("chaining")

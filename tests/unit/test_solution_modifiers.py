@@ -163,12 +163,12 @@ def test_ask_answers_are_written_as_a_boolean():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("SELECT * { ?x :p ?v MINUS { ?x :q ?v } }", "2:21: MINUS is not supported"),
     ("SELECT * { ?x :p ?v { SELECT ?x { ?x :q ?w } OFFSET 1 } }",
      "2:46: OFFSET in a subquery inside a pattern is not supported"),
     ("SELECT * { ?x :p ?v SERVICE <http://s/> { ?x :q ?w } }", "2:21: SERVICE is not supported"),
-    ("SELECT * { ?x :p ?v FILTER NOT EXISTS { ?x :q ?w } }", "2:28: NOT EXISTS is not supported"),
-    ("SELECT * { ?x :p ?v FILTER(?v > 1 && EXISTS { ?x :q ?w }) }", "2:38: EXISTS is not supported"),
+    ("SELECT * { ?x :p ?v FILTER(?v > 1 || EXISTS { ?x :q ?w }) }",
+     "2:38: EXISTS inside an expression is not supported"),
+    ("SELECT (NOT EXISTS { ?x :q ?w } AS ?n) { ?x :p ?v }", "2:9: NOT EXISTS inside an expression is not"),
     ("ASK { ?x :p ?v } LIMIT 1", "2:18: LIMIT in an ASK query is not supported"),
     ("DESCRIBE ?x WHERE { ?x :p ?v }", "2:1: DESCRIBE is not supported"),
     ("DESCRIBE <http://e/a>", "2:1: DESCRIBE is not supported"),
@@ -176,8 +176,6 @@ def test_ask_answers_are_written_as_a_boolean():
     ("CONSTRUCT { ?x :q ?v } WHERE { ?x :p ?v } ORDER BY ?v", "2:43: ORDER BY in a CONSTRUCT query is not"),
     ("SELECT (GROUP_CONCAT(?v; separator=',') AS ?g) FROM STREAM <http://e/s> [RANGE 1m STEP 1m] "
      "{ ?x :p ?v }", "2:9: GROUP_CONCAT is not supported"),
-    ("SELECT ?g (COUNT(*) AS ?n) FROM STREAM <http://e/s> [RANGE 1m STEP 1m] { ?x :p ?v } "
-     "GROUP BY (?v + 1 AS ?g)", "2:94: GROUP BY an expression is not supported"),
     ("CONSTRUCT { ?x :q ?v } { SELECT ?x ?v { ?x :p ?v } LIMIT 1 }",
      "2:52: LIMIT in a subquery is not supported"),
 ])
@@ -199,11 +197,11 @@ def test_modifier_mistakes(text, message):
 
 
 def test_the_command_line_refuses_an_unsupported_feature_with_exit_2(tmp_path, capsys):
-    rules = tmp_path / "minus.rq"
-    rules.write_text(H + "SELECT * { ?x :p ?v MINUS { ?x :q ?v } }\n")
+    rules = tmp_path / "service.rq"
+    rules.write_text(H + "SELECT * { ?x :p ?v SERVICE <http://s/> { ?x :q ?v } }\n")
     code = cli.main(["explain", str(rules)])
     err = capsys.readouterr().err
-    assert code == 2 and f"{rules}:2:21: MINUS is not supported" in err and "Traceback" not in err
+    assert code == 2 and f"{rules}:2:21: SERVICE is not supported" in err and "Traceback" not in err
 
 
 def test_cep_run_writes_ask_answers_and_refuses_csv_for_them(tmp_path, capsys):

@@ -56,6 +56,40 @@ def test_sliding_window_aggregates_per_group():
     ]
 
 
+def test_grouping_without_a_window_groups_the_answers_of_one_instant():
+    stream = STREAM + [price("acme", 11, 10), price("bolt", 6, 10)]
+    got = run("""SELECT ?c (COUNT(*) AS ?n) (SUM(?p) AS ?s) WHERE { ?c :price ?p }
+                 GROUP BY ?c HAVING (COUNT(*) < 3)""", stream)
+    # one evaluation per instant, over the solutions that end at it
+    assert table(got, "c", "n", "s") == [
+        (10, 10, "acme", "2", "21"), (10, 10, "bolt", "1", "6"), (40, 40, "acme", "1", "20"),
+        (60, 60, "bolt", "1", "5"), (70, 70, "acme", "1", "30"), (75, 75, "acme", "1", "31")]
+
+
+def test_grouping_without_a_window_groups_a_sequence_at_its_end():
+    got = run("""SELECT (COUNT(*) AS ?n) (MIN(?p) AS ?lo) WHERE { { ?c :price ?p } SEQ { ?c :price ?q } }""",
+              [price("acme", 1, 0), price("acme", 2, 1), price("acme", 3, 2)])
+    # the sequences ending at minute 1 (1 then 2) and at minute 2 (1 then 3, 2 then 3)
+    assert table(got, "n", "lo") == [(1, 1, "1", "1"), (2, 2, "2", "1")]
+
+
+def test_count_distinct_star_counts_distinct_solutions():
+    got = run("""SELECT (COUNT(*) AS ?n) (COUNT(DISTINCT *) AS ?d) FROM STREAM <http://e/ticks> [RANGE 1h TUMBLING]
+                 WHERE { ?c :price ?p }""", [price("acme", 10, 10), price("acme", 20, 20), price("acme", 10, 30)])
+    # three solutions (two of them with the same bindings, at two instants)
+    assert table(got, "n", "d") == [(0, 60, "3", "2")]
+
+
+def test_group_by_an_expression_groups_by_its_value():
+    stream = [price("acme", 10, 10), price("bolt", 11, 10), price("cork", 20, 10), price("acme", 1, 20)]
+    got = run("""SELECT ?tens (COUNT(*) AS ?n) WHERE { ?c :price ?p } GROUP BY (FLOOR(?p / 10) AS ?tens)""",
+              stream)
+    assert table(got, "tens", "n") == [(10, 10, "1.0", "2"), (10, 10, "2.0", "1"), (20, 20, "0.0", "1")]
+    # an expression without a name; an error is one more group, whose key is unbound
+    got = run("""SELECT (SUM(?p) AS ?s) WHERE { ?c :price ?p } GROUP BY (?p < 15) (1 / (?p - 20))""", stream)
+    assert table(got, "s") == [(10, 10, "10"), (10, 10, "11"), (10, 10, "20"), (20, 20, "1")]
+
+
 def test_tumbling_window_holds_an_event_at_its_close_and_not_the_next():
     got = run("""SELECT ?c (COUNT(*) AS ?n) FROM STREAM <http://e/ticks> [RANGE 1h TUMBLING]
                  WHERE { ?c :price ?p } GROUP BY ?c""", STREAM)
@@ -179,12 +213,16 @@ def test_windowed_construct_answers_triples_per_window():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("SELECT ?c (AVG(?p) AS ?a) WHERE { ?c :p ?p } GROUP BY ?c",
-     "x.rq:2:46: grouping and aggregates need a window over the stream"),
+    ("SELECT ?c WHERE { ?c :p ?p } GROUP BY (?p + 1 AS ?c)",
+     "x.rq:2:50: GROUP BY binds ?c, which the pattern already binds"),
+    ("SELECT (COUNT(*) AS ?n) WHERE { ?c :p ?p } GROUP BY (getDURATION())",
+     "x.rq:2:53: GROUP BY groups by the values of a solution's variables"),
+    ("SELECT ?c ?n WHERE { ?c :p ?p } AGGREGATE { (?n, COUNT, {?c}) }",
+     "x.rq:2:33: AGGREGATE needs a window over the stream"),
     ("SELECT ?c ?p (AVG(?p) AS ?a) FROM STREAM <http://s> [RANGE 1h STEP 5m] WHERE { ?c :p ?p } GROUP BY ?c",
      "x.rq:2:1: ?p is selected but neither grouped by nor aggregated"),
     ("SELECT ?c WHERE { ?c :p ?p FILTER(COUNT(?p) > 1) }",
-     "x.rq:2:35: an aggregate stands only in the SELECT clause or HAVING of a query over a window"),
+     "x.rq:2:35: an aggregate stands only in the SELECT clause or HAVING of a query"),
     ("SELECT ISTREAM ?c WHERE { ?c :p ?p }",
      "x.rq:2:8: ISTREAM reports the evaluations of a query over a window"),
     ("SELECT ?c FROM STREAM <http://s> [RANGE 0m STEP 5m] WHERE { ?c :p ?p }",
