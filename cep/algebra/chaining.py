@@ -137,6 +137,8 @@ def _positions(op, last=True, negative=False):
             yield t, last, negative
     elif isinstance(op, ops.Filter):
         yield from _positions(op.pattern, last, negative)
+    elif isinstance(op, ops.Unit):  # no triple pattern
+        return
     else:  # a binary operator: its operands' places (Operator.ends_last); the optional or negated is negative
         spec = op.spec
         for child, ends_last, must in zip((op.left, op.right), spec.ends_last, spec.mandatory):

@@ -157,6 +157,20 @@ class BGP:
 
 
 @dataclass(frozen=True)
+class Unit:
+    """The empty group `{}` where it must stand as a pattern of its own
+    (a whole WHERE, the group an OPTIONAL or a FILTER is in, an operand of
+    UNION): SPARQL's one empty solution, the identity of join (18.2.2.8;
+    juxtaposed with another pattern it is dropped). On a stream it has one
+    solution per instant at which an event arrives, the empty binding over
+    [t, t] (docs/language.md, "The empty group"); `stream` as Triple's:
+    the instants of those streams' events."""
+
+    stream: Optional[str] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Operator:
     """What every stage decides about a binary operator, in one place: the
     stages read it (and fail on an operator without it) rather than each
@@ -403,7 +417,7 @@ Union = Union_  # the paper's name; the class name avoids typing.Union
 BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence,
           During, Starts, Finishes, Meets, Overlaps)
 OPTIONAL_OPS = tuple(cls for cls in BINARY if cls.spec.optional)
-PATTERN_OPS = (Triple, BGP, Filter) + BINARY
+PATTERN_OPS = (Triple, BGP, Unit, Filter) + BINARY
 KEYWORDS = {cls.spec.keyword: cls for cls in BINARY if cls.spec.keyword}
 SEXPR_NAMES = {cls.spec.sexpr: cls for cls in BINARY}
 
@@ -532,8 +546,9 @@ class Query:
         background instead)."""
         return self.form != "update"
 
-    def triple_streams(self, triple: Triple):
-        """The streams whose events `triple` (one of the pattern's) matches:
+    def triple_streams(self, triple):
+        """The streams whose events `triple` (one of the pattern's, or a
+        Unit, whose instants are those of the events) matches:
         a frozenset of IRIs, or None for every event (a query without FROM
         STREAM). An event without a stream belongs to every stream."""
         if triple.stream is not None:
@@ -588,6 +603,8 @@ def _variables(op, certain: bool, memo) -> set:
         return memo[id(op)]
     if isinstance(op, Triple):
         out = set(slots_vars(op))
+    elif isinstance(op, Unit):
+        out = set()
     elif isinstance(op, BGP):
         out = set()
         for t in op.triples:
@@ -599,6 +616,16 @@ def _variables(op, certain: bool, memo) -> set:
     if memo is not None:
         memo[id(op)] = out
     return out
+
+
+def units(op):
+    """The Unit operators (empty groups) of a pattern, left to right."""
+    stack = [op]
+    while stack:
+        op = stack.pop()
+        if isinstance(op, Unit):
+            yield op
+        stack += reversed(children(op))
 
 
 def conjuncts(expr) -> list:

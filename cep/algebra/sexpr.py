@@ -42,6 +42,9 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
         graph = f" (graph {op.stream})" if op.stream is not None else ""
         lines.append(f"{pad}(triple {slot(op.s)} {slot(op.p)} {slot(op.o)}{graph})")
         return
+    if isinstance(op, ops.Unit):  # the empty group: (unit [(graph <stream>)])
+        lines.append(f"{pad}(unit" + (f" (graph {op.stream}))" if op.stream is not None else ")"))
+        return
     if isinstance(op, ops.BGP):
         lines.append(f"{pad}(bgp")
         operands = op.triples
@@ -200,6 +203,8 @@ def _read_pattern(x):
     if head == "triple":  # (triple S P O [(graph <stream>)])
         graph = [t[1] for t in x[4:] if isinstance(t, list) and t[0] == "graph"]
         return ops.Triple(*(_read_slot(t) for t in x[1:4]), stream=graph[0] if graph else None)
+    if head == "unit":  # (unit [(graph <stream>)])
+        return ops.Unit(x[1][1] if len(x) > 1 else None)
     if head == "bgp":
         return ops.BGP(tuple(_read_pattern(t) for t in x[1:]))
     if head == "filter":

@@ -80,6 +80,8 @@ def _rewrite(op, watched: set, fresh):
             return op, {}
         end = fresh()
         return dataclasses.replace(op, end=end), {v: [end] for v in mentioned}
+    if isinstance(op, ops.Unit):  # matches no triple
+        return op, {}
     if isinstance(op, ops.BGP):
         triples, ends = [], {}
         for t in op.triples:

@@ -41,6 +41,8 @@ def leaf_rules(leaf: Leaf, background) -> list:
     patterns name: an event costs one indexed lookup more, not a walk up
     the hierarchy. (The Schema's sets are strict: a class is not among
     its own sub- or superclasses.)"""
+    if isinstance(leaf.triple, ops.Unit):
+        return unit_rules(leaf)
     if isinstance(leaf.triple.p, ops.Path):
         return []  # a path is evaluated over the background graph only (_timeless)
     rules = [_leaf_rule(leaf)]
@@ -82,6 +84,23 @@ def leaf_rules(leaf: Leaf, background) -> list:
         rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
                                 lambda vs, pat, r=r: [resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))]))
     return rules
+
+
+def unit_store(leaf: Leaf) -> str:
+    """The store of the instant at which the empty group's leaf has given
+    its solution (one fact, dropped at the instant's end: '$end_group')."""
+    return f"$unit{leaf.id}"
+
+
+def unit_rules(leaf: Leaf) -> list:
+    """The empty group (ops.Unit): the first event of an instant (of the
+    leaf's streams, stream_rules) makes its one solution, the empty
+    binding over [Te, Te]; the instant's other events make none."""
+    p, te, ans = pl.Var("P"), pl.Var("Te"), pl.Var("A")
+    seen = pl.Struct(unit_store(leaf), te)
+    head = pl.Struct("uleaf" if leaf.updates else "leaf", p, pl.Var("_"), pl.Var("_"), pl.Var("_"), te, ans)
+    return [pl.Clause(head, (pl.Struct("\\+", seen), pl.Struct("assertz", seen),
+                             pl.Struct(f"n{leaf.id}", tuple_term(None, ()), te, te, ans)))]
 
 
 def is_streamed(plan: Plan) -> bool:

@@ -27,7 +27,11 @@ matched a timed occurrence, (the pattern's position in P, its watched
 variables, the occurrence's end). Solutions that differ there are two
 solutions; with nothing watched it is always empty.
 
-Streams (C-SPARQL's FROM STREAM and GRAPH): a triple pattern whose `stream`
+The empty group (ops.Unit, a WHERE or group with no triple pattern that
+is not dropped as join's identity) has one solution per instant: the
+empty binding over [t, t] for each end t of a timed occurrence.
+
+Streams (C-SPARQL's FROM STREAM and GRAPH): a triple pattern (or Unit) whose `stream`
 is a set of IRIs (streams_of, from the query) matches the occurrences of
 those streams and those of no stream; one whose `stream` is None matches
 every occurrence.
@@ -82,7 +86,7 @@ def streams_of(query: ops.Query):
     STREAM (not NAMED) streams; None (every occurrence) for a query
     without FROM STREAM."""
     def read(op):
-        if isinstance(op, ops.Triple):
+        if isinstance(op, (ops.Triple, ops.Unit)):
             if op.stream is not None:
                 return dataclasses.replace(op, stream=frozenset({op.stream}))
             if not query.streams:
@@ -179,6 +183,8 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _bgp([(at, op)], S, watch)
     if isinstance(op, ops.BGP):
         return _bgp([(at + (i,), t) for i, t in enumerate(op.triples)], S, watch)
+    if isinstance(op, ops.Unit):
+        return _unit(op, S)
     if isinstance(op, ops.Filter):
         return {x for x in _eval(op.pattern, S, at + (0,), watch) if satisfies(op.cond, x)}
     left, right = (at + (0,), op.left), (at + (1,), op.right)
@@ -230,6 +236,14 @@ def _timed(at, op, S, watch) -> set:
     """The solutions of an operand of a temporal operator: the timeless
     ones relate to nothing in time."""
     return {x for x in _eval(op, S, at, watch) if x[1] is not None}
+
+
+def _unit(op, S) -> set:
+    """The empty group: the empty binding over [t, t] at each instant t at
+    which an occurrence of the pattern's streams ends (docs/language.md,
+    "The empty group"); background triples are no instants."""
+    return {(frozenset(), end, end, frozenset()) for _, _, _, start, end, g in S
+            if start is not None and (g is None or op.stream is None or g in op.stream)}
 
 
 def _match(slot, term, mu: dict) -> bool:

@@ -118,9 +118,10 @@ def partition_key(query: ops.Query) -> str | None:
     None. A query whose solution modifiers (ORDER BY, LIMIT, OFFSET)
     order or cut the answers of each evaluation, and an ASK, which
     answers once per evaluation, have none: they run in one group, which
-    sees every solution of an evaluation."""
-    if query.modified or query.form == "ask":
-        return None
+    sees every solution of an evaluation; so has a query with an empty
+    group (ops.Unit), whose solutions are the stream's instants."""
+    if query.modified or query.form == "ask" or next(ops.units(query.pattern), None) is not None:
+        return None  # an empty group's solutions are instants: one group sees them all
     patterns = triples(query.pattern)
     if not patterns:
         return None
@@ -144,8 +145,9 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
         for route in _pattern_routes(t, key, schema):
             if route not in out:
                 out.append(route)
-    if query.window is not None and query.window.count is not None:
-        # a count window counts every event of the stream: its one group gets them all
+    if query.window is not None and query.window.count is not None or next(ops.units(query.pattern), None):
+        # a count window counts every event of the stream, an empty group's
+        # solutions are the instants of every event: its one group gets them all
         out.append(Route((), None))
     return tuple(out)
 

@@ -220,6 +220,29 @@ def operator_queries(draw, operators=tuple(BINARY)):
 
 
 @st.composite
+def unit_queries(draw):
+    """SELECT * over the empty group (ops.Unit: one empty solution per
+    instant): alone, filtered by a condition on no variable, or an operand
+    of any binary operator (the translation makes LeftJoin({}, P) and
+    Union({}, P) of SPARQL text; the algebra has every operator defined on
+    it) beside a small pattern, sometimes under a FILTER."""
+    unit = ops.Unit()
+    if draw(st.booleans()):
+        unit = ops.Filter(_condition(draw, [], 1), unit)
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        pattern = unit
+    else:
+        cls = ops.LeftJoin if kind == 1 else draw(st.sampled_from(list(BINARY)))
+        other = _pattern(draw, 1, list(BINARY))
+        left, right = (unit, other) if kind == 1 or draw(st.booleans()) else (other, unit)
+        pattern = _operator(draw, cls, left, right)
+    if draw(st.integers(0, 3)) == 0:
+        pattern = ops.Filter(_condition(draw, _numeric_vars(pattern), 2), pattern)
+    return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
+
+
+@st.composite
 def queries(draw, depth: int = 3, operators=tuple(BINARY)):
     """A SELECT * query (sometimes DISTINCT) over a random pattern."""
     pattern = draw(patterns(depth, operators))

@@ -20,7 +20,7 @@ from cep.engine import Engine
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, WITH_INTERVAL_RELATIONS,
     background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries,
-    queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams,
+    queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams, unit_queries,
 )
 
 
@@ -221,6 +221,15 @@ def test_engine_equals_reference_with_background_knowledge(query, events, triple
     """Events matched modulo a random RDFS ontology and joined with its
     timeless triples (docs/language.md, Background knowledge)."""
     assert_same_with_background([query], events, triples)
+
+
+@seeded
+@_settings(300)
+@given(query=unit_queries(), events=streams())
+def test_engine_equals_reference_with_the_empty_group(query, events):
+    """The empty group: one empty solution per instant, alone, filtered,
+    or an operand of every operator."""
+    assert_same(query, events, run_engine(query, events))
 
 
 @seeded

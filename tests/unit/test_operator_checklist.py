@@ -39,6 +39,7 @@ SYNTAX = {
     ops.Meets: "{ ?k :a ?x } MEETS { ?k :b ?y }",
     ops.Overlaps: "{ ?k :a ?x } OVERLAPS { ?k :b ?y }",
     ops.Filter: "{ ?k :a ?x } FILTER (?x > 1)",
+    ops.Unit: "{ OPTIONAL { ?k :a ?x } }",  # the empty group before OPTIONAL
 }
 
 # intervals [start, end] of the :a and :b events: among them, pairs in
@@ -57,7 +58,7 @@ def _events():
 
 
 def test_the_list_covers_every_operator_class():
-    assert set(SYNTAX) == set(ops.BINARY) | {ops.Filter}
+    assert set(SYNTAX) == set(ops.BINARY) | {ops.Filter, ops.Unit}
     assert set(ops.PATTERN_OPS) == set(SYNTAX) | {ops.Triple, ops.BGP}
 
 
