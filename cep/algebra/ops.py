@@ -117,10 +117,29 @@ class Path:
     "/" (sequence), "^" (inverse), or one of PATH_CLOSURES; `args` are Paths
     or IRIs (canonical N-Triples text). After translation (SPARQL 18.2.2.4)
     a triple pattern's predicate is a Path only for a closure, evaluated
-    over the background graph; the other forms appear inside one."""
+    over the background graph, or without one over the events of each
+    instant; the other forms appear inside one."""
 
     op: str
     args: tuple
+
+    def iris(self) -> set:
+        """The IRIs of its steps."""
+        return set().union(*({a} if isinstance(a, str) else a.iris() for a in self.args))
+
+    def zero_length(self) -> bool:
+        """Whether it connects a node with itself by no step (p*, p?)."""
+        if self.op in ("*", "?"):
+            return True
+        steps = [not isinstance(a, str) and a.zero_length() for a in self.args]
+        return any(steps) if self.op == "|" else all(steps)
+
+    def reads_every_event(self, s, o) -> bool:
+        """Whether, between the ends s and o, it reads every triple of an
+        instant: a path that can be of length zero between two variables
+        ranges over the nodes of the whole graph (SPARQL 18.5); any other
+        reads the triples of its own IRIs only."""
+        return isinstance(s, Var) and isinstance(o, Var) and self.zero_length()
 
     def __str__(self):
         def text(x):

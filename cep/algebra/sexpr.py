@@ -160,7 +160,7 @@ _TOKEN = re.compile(r"""\s*(?:
     (\()                                                   # open
   | (\))                                                   # close
   | ("(?:[^"\\]|\\.)*"(?:\^\^<[^\s<>]*>|@[A-Za-z0-9-]+)?)   # a literal
-  | (<[^\s<>]*>)                                           # an IRI (not `<` or `<=`)
+  | (<[^\s<>]*>[+*?]?)                                      # an IRI (not `<` or `<=`), or its closure
   | ([^\s()]+)                                             # a name, variable or blank node
 )""", re.S | re.X)
 
@@ -187,7 +187,11 @@ def _read_tree(text: str):
 
 
 def _read_slot(tok):
-    return ops.Var(tok[1:]) if tok.startswith("?") else terms.canonical(tok)
+    if tok.startswith("?"):
+        return ops.Var(tok[1:])
+    if tok[-1] in ops.PATH_CLOSURES and tok.startswith("<"):  # a closure of one IRI, <p>+ (ops.Path.__str__)
+        return ops.Path(tok[-1], (terms.canonical(tok[:-1]),))
+    return terms.canonical(tok)
 
 
 def _read_expr(x):

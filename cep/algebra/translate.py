@@ -1086,8 +1086,9 @@ class _Query:
         """The patterns of `s path o` by SPARQL's translation of property
         paths (18.2.2.4): ^p swaps the ends, p/q is two triples joined by a
         fresh variable, p|q a union, and a closure (p+ p* p?) stays a path
-        triple. So only closures are evaluated over the background graph
-        alone; the other forms match events like any triple pattern."""
+        triple, which walks the background graph, or without one the
+        events of each instant (docs/language.md, "Property paths"); the other forms match events like any triple
+        pattern."""
         if not isinstance(path, ops.Path) or path.op in ops.PATH_CLOSURES:
             return [ops.Triple(s, path, o, pos=pos, stream=self.graph)]
         if path.op == "^":

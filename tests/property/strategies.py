@@ -544,6 +544,15 @@ def path_backgrounds(draw):
     return draw(background_triples()) + links
 
 
+@st.composite
+def path_streams(draw):
+    """streams() and events of links between the subjects and nodes (the
+    graph of an instant that a property path walks: docs/language.md)."""
+    link = st.builds(lambda s, p, o, t, length: Event(s, p, o, t, t + length), st.sampled_from(NODES),
+                     st.sampled_from(LINKS), st.sampled_from(NODES), st.integers(0, 4), st.sampled_from([0, 0, 1]))
+    return draw(streams()) + draw(st.lists(link, max_size=6))
+
+
 def _path(draw, depth):
     kind = draw(st.integers(0, 9))
     if depth == 0 or kind < 4:
