@@ -45,7 +45,7 @@ POLICIES = ("unrestricted", "recent", "chronological")
 @dataclass(frozen=True)
 class Leaf:
     id: int
-    triple: ops.Triple
+    triple: ops.Triple  # or ops.Unit: the empty group, whose solutions are the instants
     vars: tuple
     filters: tuple = ()
     window: Optional[int] = None  # longest allowed duration, ms, inclusive
@@ -188,7 +188,7 @@ def prepare_bgps(op):
         for t in triples[1:]:
             out = ops.Join(out, t, pos=op.pos)
         return out
-    if isinstance(op, ops.Triple):
+    if isinstance(op, (ops.Triple, ops.Unit)):
         return op
     if isinstance(op, ops.Filter):
         return ops.Filter(op.cond, prepare_bgps(op.pattern), pos=op.pos)
@@ -216,7 +216,7 @@ def reassociate(op, direction: str):
     """Couple chains of one associative operator from the left or the right."""
     if direction not in ("left", "right"):
         raise ValueError(f"unknown binarization {direction!r}")
-    if isinstance(op, (ops.Triple, ops.Values)):
+    if isinstance(op, (ops.Triple, ops.Values, ops.Unit)):
         return op
     if isinstance(op, ops.Filter):
         return ops.Filter(op.cond, reassociate(op.pattern, direction), pos=op.pos)
@@ -353,6 +353,12 @@ class _Builder:
                     window = _min_window(window, bound)
                     timed = True
             return self.build(op.pattern, pending + cs, window, policy, timed)
+
+        if isinstance(op, ops.Unit):  # a leaf with one empty solution per instant
+            filters = _dedup(pending)
+            streams = self.query.triple_streams(op)
+            sig = ("unit", filters, window, timed, self.updates, streams)
+            return self._add(sig, lambda i: Leaf(i, op, (), filters, window, timed, self.updates, streams))
 
         if isinstance(op, ops.Triple):
             vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ([op.end] if op.end else [])))

@@ -22,6 +22,8 @@
         windows     a rule set with a windowed query ('$window'/2 defined)
         group       a rule set with a GROUP BY over a window
         extend      a rule set with a C-SPARQL AGGREGATE over a window
+        paths       a rule set with a property path closure (p+, p*, p?)
+                    and no background knowledge
         pruning     a rule set whose sweep prunes windowed goal stores
                     ('$sweep'/2 calls cep_runtime:cep_expire/5)
         optional    the runtime looks for it (current_predicate/1) first
@@ -86,6 +88,9 @@ cep_contract('$derived', 6, chaining,
              "'$derived'(Hash, S, P, O, Start, End), dynamic: the triples derived at this instant, each queued once").
 cep_contract('$rule', 2, chaining,
              "'$rule'(Query, Name): the name of a deriving rule, for the derivation limit's error").
+% -- property paths over the graph of an instant (cep_paths.pl)
+cep_contract('$pathev', 6, paths,
+             "'$pathev'(Node, S, P, O, Start, End), dynamic: a triple of the instant that the path of Node walks at its end").
 % -- goal stores pruned by window (cep_runtime:cep_expire/5)
 cep_contract('$expired', 2, pruning,
              "'$expired'(Store, Generation), dynamic: the last generation of a windowed goal store dropped").
@@ -157,6 +162,8 @@ cep_contract_applies(M, group) :-
 cep_contract_applies(M, extend) :-
     current_predicate(M:'$wkind'/2),
     once(M:'$wkind'(_, extend(_))).
+cep_contract_applies(M, paths) :-
+    current_predicate(M:'$pathev'/6).
 cep_contract_applies(M, pruning) :-
     clause(M:'$sweep'(_, _), Body),
     sub_term(Call, Body),

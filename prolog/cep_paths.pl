@@ -1,4 +1,6 @@
-/*  SPARQL 1.1 property paths (section 9) over the background graph.
+/*  SPARQL 1.1 property paths (section 9) over the background graph, or,
+    without one, over the graph of one instant: its events
+    (docs/language.md, "Property paths").
 
     A query's closures (p+, p*, p?, SPARQL's ArbitraryLengthPath and
     ZeroOrOnePath, section 18.5) are compiled into calls of cep_path/5 with
@@ -31,7 +33,8 @@
 %!  cep_path(+Graph, +Path, +Ends, ?S, ?O) is nondet.
 %
 %   S and O are connected by Path in Graph (the module holding the
-%   background triples as t/3). A bound end is where the search starts:
+%   background triples as t/3, or instant(Rules, Node), the graph of an
+%   instant: triple/4). A bound end is where the search starts:
 %   from S forwards, else from O backwards, else from every node that can
 %   start the path. Ends is `term` when the pattern names an end by a
 %   constant, `vars` when both are variables: then, as in SPARQL's
@@ -69,6 +72,12 @@ pairs(G, P, S, O, Pairs) :-
         findall(S1-O1, ( member(S1, Ss), ends(G, P, S1, Os), member(O1, Os) ), Pairs)
     ).
 
+%   The graph of an instant (cep/compile/leaves.py, path_check/2):
+%   instant(Rules, Node), the triples the rules module keeps for the
+%   path's Node until the instant's end.
+triple(instant(M, N), S, P, O) :-
+    !,
+    M:'$pathev'(N, S, P, O, _, _).
 triple(G, S, P, O) :-
     G:t(S, P, O).
 

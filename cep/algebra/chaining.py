@@ -137,7 +137,7 @@ def _positions(op, last=True, negative=False):
             yield t, last, negative
     elif isinstance(op, (ops.Filter,) + ops.UNARY):
         yield from _positions(op.pattern, last, negative)
-    elif isinstance(op, ops.Values):
+    elif isinstance(op, (ops.Values, ops.Unit)):  # no triple pattern
         return
     else:  # a binary operator: its operands' places (Operator.ends_last); the optional or negated is negative
         spec = op.spec
@@ -159,8 +159,8 @@ def reads(t: ops.Triple, pattern: ops.Triple, schema) -> bool:
     """Whether a triple the template t derives can match `pattern` (with
     a schema, also by what it entails: conservatively, any subproperty,
     any property with a domain or range for a type pattern)."""
-    if isinstance(pattern.p, ops.Path):  # a path reads the background graph only
-        return False
+    if isinstance(pattern.p, ops.Path):  # the background graph, or without one each instant's, derived triples too
+        return schema is None
     if all(_may_equal(a, b) for a, b in ((t.s, pattern.s), (t.p, pattern.p), (t.o, pattern.o))):
         return True
     if schema is None or isinstance(t.p, ops.Var) or isinstance(pattern.p, ops.Var):

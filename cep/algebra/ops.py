@@ -119,11 +119,29 @@ class Path:
     are IRIs and inverses of IRIs), or one of PATH_CLOSURES; `args` are
     Paths or IRIs (canonical N-Triples text). After translation (SPARQL
     18.2.2.4) a triple pattern's predicate is a Path only for a closure,
-    evaluated over the background graph; the other forms appear inside
-    one."""
+    evaluated over the background graph, or without one over the events of
+    each instant; the other forms appear inside one."""
 
     op: str
     args: tuple
+
+    def iris(self) -> set:
+        """The IRIs of its steps."""
+        return set().union(*({a} if isinstance(a, str) else a.iris() for a in self.args))
+
+    def zero_length(self) -> bool:
+        """Whether it connects a node with itself by no step (p*, p?)."""
+        if self.op in ("*", "?"):
+            return True
+        steps = [not isinstance(a, str) and a.zero_length() for a in self.args]
+        return any(steps) if self.op == "|" else all(steps)
+
+    def reads_every_event(self, s, o) -> bool:
+        """Whether, between the ends s and o, it reads every triple of an
+        instant: a path that can be of length zero between two variables
+        ranges over the nodes of the whole graph (SPARQL 18.5); any other
+        reads the triples of its own IRIs only."""
+        return isinstance(s, Var) and isinstance(o, Var) and self.zero_length()
 
     def __str__(self):
         def text(x):
@@ -158,6 +176,20 @@ class Triple:
 @dataclass(frozen=True)
 class BGP:
     triples: tuple
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """The empty group `{}` where it must stand as a pattern of its own
+    (a whole WHERE, the group an OPTIONAL or a FILTER is in, an operand of
+    UNION): SPARQL's one empty solution, the identity of join (18.2.2.8;
+    juxtaposed with another pattern it is dropped). On a stream it has one
+    solution per instant at which an event arrives, the empty binding over
+    [t, t] (docs/language.md, "The empty group"); `stream` as Triple's:
+    the instants of those streams' events."""
+
+    stream: Optional[str] = None
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
@@ -508,7 +540,7 @@ Union = Union_  # the paper's name; the class name avoids typing.Union
 BINARY = (Join, Union_, LeftJoin, SeqJoin, EqJoin, SeqRightJoin, EqLeftJoin, SeqAbsence, Minus, Exists,
           NotExists, During, Starts, Finishes, Meets, Overlaps)
 OPTIONAL_OPS = tuple(cls for cls in BINARY if cls.spec.optional)
-PATTERN_OPS = (Triple, BGP, Filter, Values) + UNARY + BINARY
+PATTERN_OPS = (Triple, BGP, Unit, Filter, Values) + UNARY + BINARY
 KEYWORDS = {cls.spec.keyword: cls for cls in BINARY if cls.spec.keyword}
 SEXPR_NAMES = {cls.spec.sexpr: cls for cls in BINARY}
 
@@ -648,8 +680,9 @@ class Query:
         background instead)."""
         return self.form != "update"
 
-    def triple_streams(self, triple: Triple):
-        """The streams whose events `triple` (one of the pattern's) matches:
+    def triple_streams(self, triple):
+        """The streams whose events `triple` (one of the pattern's, or a
+        Unit, whose instants are those of the events) matches:
         a frozenset of IRIs, or None for every event (a query without FROM
         STREAM). An event without a stream belongs to every stream."""
         if triple.stream is not None:
@@ -704,6 +737,8 @@ def _variables(op, certain: bool, memo) -> set:
         return memo[id(op)]
     if isinstance(op, Triple):
         out = set(slots_vars(op))
+    elif isinstance(op, Unit):
+        out = set()
     elif isinstance(op, BGP):
         out = set()
         for t in op.triples:
@@ -723,6 +758,16 @@ def _variables(op, certain: bool, memo) -> set:
     if memo is not None:
         memo[id(op)] = out
     return out
+
+
+def units(op):
+    """The Unit operators (empty groups) of a pattern, left to right."""
+    stack = [op]
+    while stack:
+        op = stack.pop()
+        if isinstance(op, Unit):
+            yield op
+        stack += reversed(children(op))
 
 
 def conjuncts(expr) -> list:

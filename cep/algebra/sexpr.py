@@ -42,6 +42,9 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
         graph = f" (graph {op.stream})" if op.stream is not None else ""
         lines.append(f"{pad}(triple {slot(op.s)} {slot(op.p)} {slot(op.o)}{graph})")
         return
+    if isinstance(op, ops.Unit):  # the empty group: (unit [(graph <stream>)])
+        lines.append(f"{pad}(unit" + (f" (graph {op.stream}))" if op.stream is not None else ")"))
+        return
     if isinstance(op, ops.BGP):
         lines.append(f"{pad}(bgp")
         operands = op.triples
@@ -185,7 +188,7 @@ _TOKEN = re.compile(r"""\s*(?:
     (\()                                                   # open
   | (\))                                                   # close
   | ("(?:[^"\\]|\\.)*"(?:\^\^<[^\s<>]*>|@[A-Za-z0-9-]+)?)   # a literal
-  | (<[^\s<>]*>)                                           # an IRI (not `<` or `<=`)
+  | (<[^\s<>]*>[+*?]?)                                      # an IRI (not `<` or `<=`), or its closure
   | ([^\s()]+)                                             # a name, variable or blank node
 )""", re.S | re.X)
 
@@ -212,7 +215,11 @@ def _read_tree(text: str):
 
 
 def _read_slot(tok):
-    return ops.Var(tok[1:]) if tok.startswith("?") else terms.canonical(tok)
+    if tok.startswith("?"):
+        return ops.Var(tok[1:])
+    if tok[-1] in ops.PATH_CLOSURES and tok.startswith("<"):  # a closure of one IRI, <p>+ (ops.Path.__str__)
+        return ops.Path(tok[-1], (terms.canonical(tok[:-1]),))
+    return terms.canonical(tok)
 
 
 def _read_expr(x):
@@ -228,6 +235,8 @@ def _read_pattern(x):
     if head == "triple":  # (triple S P O [(graph <stream>)])
         graph = [t[1] for t in x[4:] if isinstance(t, list) and t[0] == "graph"]
         return ops.Triple(*(_read_slot(t) for t in x[1:4]), stream=graph[0] if graph else None)
+    if head == "unit":  # (unit [(graph <stream>)])
+        return ops.Unit(x[1][1] if len(x) > 1 else None)
     if head == "bgp":
         return ops.BGP(tuple(_read_pattern(t) for t in x[1:]))
     if head == "filter":

@@ -78,10 +78,12 @@ def _rewrite(op, watched: set, fresh):
     end variables in op})."""
     if isinstance(op, ops.Triple):
         mentioned = watched & set(ops.slots_vars(op))
-        if not mentioned or isinstance(op.p, ops.Path):  # a path matches background only
+        if not mentioned or isinstance(op.p, ops.Path):  # a path's solution is no matched event
             return op, {}
         end = fresh()
         return dataclasses.replace(op, end=end), {v: [end] for v in mentioned}
+    if isinstance(op, ops.Unit):  # matches no triple
+        return op, {}
     if isinstance(op, ops.BGP):
         triples, ends = [], {}
         for t in op.triples:

@@ -366,8 +366,8 @@ class _File:
                 self.base = self.iri(unit.children[1])
             elif unit.data == "prefix_decl":
                 _, name, iri = unit.children
-                if not str(name).endswith(":"):
-                    raise QueryError(f"PREFIX takes a name ending in ':' such as ex:, not {name}",
+                if not str(name).endswith(":") or ":" in str(name)[:-1]:
+                    raise QueryError(f"PREFIX takes a name with one ':', at its end, such as ex:, not {name}",
                                      self.pos(name))
                 self.prefixes[str(name)[:-1]] = self.iri(iri)
             elif unit.data == "annotation":
@@ -437,6 +437,7 @@ class _Query:
         self.aggregates = None  # while the SELECT clause and HAVING are read: [(Var, Aggregate)]
         self.streams = ()  # the query's FROM [NAMED] STREAM: ((iri, named), ...)
         self.graph = None  # inside GRAPH <iri> { ... }: the stream's IRI
+        self.windowed = False  # the query has a window (FROM STREAM ... [...])
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
         self.unknown_function = None  # the QueryError of the first call of an unknown IRI
 
@@ -489,6 +490,7 @@ class _Query:
         froms = _children(body, "from_clause")
         ontologies = self.dataset([c for c in froms if not _is_stream(c)])
         window, self.streams = self.window([c for c in froms if _is_stream(c)])
+        self.windowed = window is not None
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
         if body.data in UNSUPPORTED:
@@ -940,10 +942,14 @@ class _Query:
     def where(self, where: Tree, query_tree: Tree):
         elements = [c for c in where.children if not isinstance(c, Token)]
         pattern = self.elements(elements)
-        if pattern is None:
-            raise self.error("the WHERE clause has no triple pattern: a query must match "
-                             "at least one triple", query_tree)
+        if pattern is None:  # WHERE {}: one empty solution per instant (ops.Unit)
+            pattern = ops.Unit(pos=self.pos(where))
         query_limits.check_depth(pattern)  # before any stage recurses over it
+        unit = next(ops.units(pattern), None)
+        if unit is not None and self.windowed:
+            raise QueryError("an empty group (a WHERE, OPTIONAL or FILTER with no triple pattern before "
+                             "it in its group, or {} in a UNION) is not supported in a query with a "
+                             "window yet: give the group a triple pattern", unit.pos)
         self.warn_unbound_conditions(pattern)
         return pattern
 
@@ -964,12 +970,15 @@ class _Query:
             else:
                 continue
             for c in ops.conjuncts(cond):
-                unbound = [v.name for v in _vars_in_order(c) if v not in scope]
-                if unbound:
-                    self.warn(f"{_var_list(unbound)} in the FILTER {'is' if len(unbound) == 1 else 'are'} never "
-                              f"bound by the pattern it filters: a FILTER sees the variables of its own group only "
-                              f"(in an optional group, also those of the pattern it extends)",
-                              self.condition_nodes.get(id(c), op.pos))
+                self.warn_unbound(c, scope, self.condition_nodes.get(id(c), op.pos))
+
+    def warn_unbound(self, cond, scope, node):
+        # a hidden variable (Query.join's) stands for one that is unbound
+        unbound = [v.name for v in _vars_in_order(cond) if v not in scope and not v.name.startswith("_:")]
+        if unbound:
+            self.warn(f"{_var_list(unbound)} in the FILTER {'is' if len(unbound) == 1 else 'are'} never "
+                      f"bound by the pattern it filters: a FILTER sees the variables of its own group only "
+                      f"(in an optional group, also those of the pattern it extends)", node)
 
     # ---- SELECT clause
 
@@ -1053,9 +1062,8 @@ class _Query:
                 part, cond, _ = self.group_parts(group)
                 if part is None:
                     continue  # OPTIONAL {} leaves the group as it is
-                if pattern is None:
-                    raise self.error("OPTIONAL needs a mandatory pattern before it in its group",
-                                     keyword)
+                if pattern is None:  # { OPTIONAL { P } } is LeftJoin({}, P)
+                    pattern = ops.Unit(self.graph, pos=self.pos(keyword))
                 pattern = ops.LeftJoin(pattern, part, cond, pos=self.pos(keyword))
             else:
                 if kind == "graph":
@@ -1066,11 +1074,9 @@ class _Query:
                     part = self.triples_block(el) if kind == "triples_block" else self.chain(el)
                 if part is None:
                     continue
-                pattern = part if pattern is None else ops.Join(pattern, part, pos=self.pos(el))
-        if conditions or tests:
-            if pattern is None:
-                raise self.error(f"{filter_node.children[0]} has no graph pattern to filter in "
-                                 f"its group", filter_node)
+                pattern = part if pattern is None else self.join(pattern, part, self.pos(el))
+        if (conditions or tests) and pattern is None:  # { FILTER(F) } filters the empty group's solution
+            pattern = ops.Unit(self.graph, pos=self.pos(filter_node))
         if not tests:
             if not conditions:
                 return pattern, None, None
@@ -1088,6 +1094,28 @@ class _Query:
                 continue
             pattern = (ops.NotExists if negated else ops.Exists)(pattern, part, cond, pos=self.pos(el))
         return pattern, None, None
+
+    def join(self, left, right, pos: Pos):
+        """Join(left, right), where a group that is only FILTERs, { FILTER(F) },
+        is Filter(F, {}): joined with a pattern P it keeps P's solutions,
+        with their intervals, if F holds on the empty solution, and none
+        otherwise (SPARQL's join({}, P) = P, filtered), rather than pair
+        each of P's with the solution of every instant. So the variables
+        of F are fresh hidden ones, unbound as they are in F's group."""
+        for group, other in ((right, left), (left, right)):
+            if isinstance(group, ops.Filter) and isinstance(group.pattern, ops.Unit):
+                for c in ops.conjuncts(group.cond):
+                    self.warn_unbound(c, set(), self.condition_nodes.get(id(c), group.pos))
+                return ops.Filter(self.unbound(group.cond), other, pos=group.pos)
+        return ops.Join(left, right, pos=pos)
+
+    def unbound(self, expr):
+        """`expr` with each variable a fresh hidden one, bound by no pattern."""
+        if isinstance(expr, Var):
+            return Var(self.fresh_blank())
+        if isinstance(expr, Call):
+            return Call(expr.name, *[self.unbound(a) for a in expr.args], pos=expr.pos)
+        return expr
 
     def group(self, tree: Tree):
         return _filtered(*self.group_parts(tree))
@@ -1188,6 +1216,11 @@ class _Query:
             if keyword.type in REJECTED_OPS:
                 raise self.error(REJECTED_OPS[keyword.type], keyword)
             right = self.group_parts(right_tree)
+            if CHAIN_OPS.get(keyword.type) is ops.Union_:  # SPARQL's: {} UNION {P} is Union({}, P)
+                if left[0] is None:
+                    left = (ops.Unit(self.graph, pos=self.pos(items[0])), None, None)
+                if right[0] is None:
+                    right = (ops.Unit(self.graph, pos=self.pos(right_tree)), None, None)
             if left[0] is None or right[0] is None:
                 empty = items[0] if left[0] is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)
@@ -1225,8 +1258,9 @@ class _Query:
         """The patterns of `s path o` by SPARQL's translation of property
         paths (18.2.2.4): ^p swaps the ends, p/q is two triples joined by a
         fresh variable, p|q a union, and a closure (p+ p* p?) stays a path
-        triple. So only closures are evaluated over the background graph
-        alone; the other forms match events like any triple pattern."""
+        triple, which walks the background graph, or without one the
+        events of each instant (docs/language.md, "Property paths"); the
+        other forms match events like any triple pattern."""
         if isinstance(path, ops.Path) and path.op == "!":
             return [self.negated_property_set(s, path, o, pos)]
         if not isinstance(path, ops.Path) or path.op in ops.PATH_CLOSURES:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from cep import prolog as pl
-from cep.algebra import sexpr
+from cep.algebra import ops, sexpr
 from cep.algebra.query_limits import deep
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, Unary, binarize
@@ -115,7 +115,9 @@ def describe_plan(plan: Plan) -> str:
             extra.append(f"window<={node.window}ms")
         if node.filters:
             extra.append("filters: " + " ; ".join(sexpr.expr(f) for f in node.filters))
-        if isinstance(node, Leaf):
+        if isinstance(node, Leaf) and isinstance(node.triple, ops.Unit):
+            head = f"e{node.id} = unit"
+        elif isinstance(node, Leaf):
             t = node.triple
             head = f"e{node.id} = triple {sexpr.slot(t.s)} {sexpr.slot(t.p)} {sexpr.slot(t.o)}"
         elif isinstance(node, Unary):

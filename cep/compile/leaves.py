@@ -1,7 +1,9 @@
 """The leaf rules: an event (S, P, O) matches a triple pattern, directly
 or by what it entails with the background's RDFS schema, and is a solution
 of the plan's leaf; with FROM STREAM, only an event of the leaf's streams.
-Property paths as the terms prolog/cep_paths.pl interprets."""
+The empty group's leaf (ops.Unit: one solution per instant), and the
+property paths' (the instant's events kept, walked at its end, with the
+paths as the terms prolog/cep_paths.pl interprets)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,8 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan
-from cep.compile.clauses import F, Vars, resource, tuple_term
+from cep.compile.clauses import PATHS, A, F, Vars, resource, tuple_term
+from cep.compile.expr import q
 from cep.compile.expr import Scope
 from cep.errors import QueryError
 from cep.runtime.batch import STREAM_EVENT  # an event of a stream: its predicate wrapped, '$in'(Stream, P)
@@ -41,8 +44,10 @@ def leaf_rules(leaf: Leaf, background) -> list:
     patterns name: an event costs one indexed lookup more, not a walk up
     the hierarchy. (The Schema's sets are strict: a class is not among
     its own sub- or superclasses.)"""
-    if isinstance(leaf.triple.p, ops.Path):
-        return []  # a path is evaluated over the background graph only (_timeless)
+    if isinstance(leaf.triple, ops.Unit):
+        return unit_rules(leaf)
+    if isinstance(leaf.triple.p, ops.Path):  # over the background graph (steps._timeless), or each instant's
+        return [] if background is not None else path_rules(leaf)
     rules = [_leaf_rule(leaf)]
     if background is None:
         return rules
@@ -82,6 +87,63 @@ def leaf_rules(leaf: Leaf, background) -> list:
         rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
                                 lambda vs, pat, r=r: [resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))]))
     return rules
+
+
+def unit_store(leaf: Leaf) -> str:
+    """The store of the instant at which the empty group's leaf has given
+    its solution (one fact, dropped at the instant's end: '$end_group')."""
+    return f"$unit{leaf.id}"
+
+
+def unit_rules(leaf: Leaf) -> list:
+    """The empty group (ops.Unit): the first event of an instant (of the
+    leaf's streams, stream_rules) makes its one solution, the empty
+    binding over [Te, Te]; the instant's other events make none."""
+    p, te, ans = pl.Var("P"), pl.Var("Te"), pl.Var("A")
+    seen = pl.Struct(unit_store(leaf), te)
+    head = pl.Struct("uleaf" if leaf.updates else "leaf", p, pl.Var("_"), pl.Var("_"), pl.Var("_"), te, ans)
+    return [pl.Clause(head, (pl.Struct("\\+", seen), pl.Struct("assertz", seen),
+                             pl.Struct(f"n{leaf.id}", tuple_term(None, ()), te, te, ans)))]
+
+
+PATH_EVENTS = "$pathev"  # '$pathev'(Node, S, P, O, Start, End): a triple of the instant a path reads
+
+
+def path_rules(leaf: Leaf) -> list:
+    """Without background knowledge, a property path walks the graph of
+    each instant (docs/language.md, "Property paths"): the triples of the
+    instant's events (of the leaf's streams) whose predicate is one of the
+    path's IRIs, or all of them for a path that ranges over every node
+    (Path.reads_every_event), are kept in '$pathev'/6 until the instant's
+    end, when the path's check (path_check) walks them. The rules are
+    those of a leaf `?s ?p ?o` (leaf_rules) whose solutions are kept."""
+    t = leaf.triple
+    every = Leaf(f"{leaf.id}_graph", ops.Triple(*(ops.Var(n) for n in "spo")), tuple(ops.Var(n) for n in "spo"),
+                 updates=leaf.updates, streams=leaf.streams)
+    s, p, o, ts, te = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te"))
+    mine = () if t.p.reads_every_event(t.s, t.o) else (
+        pl.Struct("memberchk", p, pl.PList([terms.to_prolog(x) for x in sorted(t.p.iris())])),)
+    keep = pl.Clause(pl.Struct(f"n{every.id}", pl.Struct("v", s, p, o), ts, te, pl.Var("_")), (
+        *mine, pl.Struct("assertz", pl.Struct(PATH_EVENTS, leaf.id, s, p, o, ts, te)), F))
+    return leaf_rules(every, None) + [keep]
+
+
+def path_check(leaf: Leaf, scope) -> pl.Clause:
+    """'$check'(N, A) of a path leaf N (path_rules), at an instant's end:
+    the pairs the path connects in the instant's graph, each a solution
+    over [the least start of the instant's triples, the instant]."""
+    vs = Vars(scope)
+    t = leaf.triple
+    s, o = (vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x) for x in (t.s, t.o))
+    ends = A("vars" if isinstance(t.s, ops.Var) and isinstance(t.o, ops.Var) else "term")
+    ts, te, ans, module, first = (pl.Var(n) for n in ("Ts", "Te", "A", "M", "T0"))
+    return pl.Clause(pl.Struct("$check", leaf.id, ans), (
+        pl.Struct("once", pl.Struct(PATH_EVENTS, leaf.id, *(pl.Var("_") for _ in range(4)), te)),
+        pl.Struct("aggregate_all", pl.Struct("min", first),
+                  pl.Struct(PATH_EVENTS, leaf.id, pl.Var("_"), pl.Var("_"), pl.Var("_"), first, pl.Var("_")), ts),
+        pl.Struct("context_module", module),
+        q(PATHS, "cep_path", pl.Struct("instant", module, leaf.id), path_term(t.p), ends, s, o),
+        pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
 
 
 def is_streamed(plan: Plan) -> bool:

@@ -59,7 +59,7 @@ from cep.binarize import Leaf, Plan, Step, Unary, node_children
 from cep.compile.clauses import RUNTIME, A, T, F, Vars, ok_goal, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
 from cep.compile.expr import Scope, conj, q
-from cep.compile.leaves import count_streams, is_streamed, leaf_rules, stream_rules
+from cep.compile.leaves import PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check, stream_rules, unit_store
 from cep.compile.projection import answer_width, padded, projection
 from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
 from cep.compile.updates import LIVE, live_view, update_clause
@@ -78,10 +78,6 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     (cep.algebra.chaining.Chaining): the CONSTRUCT rules whose triples are
     fed back (derivations) and the order of the optional checks; `user`
     (cep.user_prolog.UserProlog): the user predicates expressions call."""
-    paths = [n.triple for n in plan.nodes if isinstance(n, Leaf) and isinstance(n.triple.p, ops.Path)]
-    if paths and background is None:
-        raise QueryError(f"the property path {paths[0].p} is evaluated over the background graph, "
-                         f"and none is given (load one with --ontology)", paths[0].pos)
     updates = [out.query for out in plan.outputs if out.query.form == "update"]
     if updates and background is None:
         raise QueryError(f"the update {updates[0].name} changes the background graph, and none is "
@@ -137,6 +133,15 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
         if isinstance(node, Leaf):
             rules = leaf_rules(node, background)
             items += stream_rules(rules, node.streams) if streamed else rules
+            if isinstance(node.triple, ops.Unit):
+                dynamic.append(unit_store(node) + "/1")
+                group_scoped.append(unit_store(node) + "/1")
+            elif isinstance(node.triple.p, ops.Path) and background is None:  # walked at the instant's end
+                if PATH_EVENTS + "/6" not in dynamic:
+                    dynamic.append(PATH_EVENTS + "/6")
+                    group_scoped.append(PATH_EVENTS + "/6")
+                deferred.append(node.id)
+                checks.append(path_check(node, scope))
         else:
             step_items, stores, scope, check = built
             items += step_items
@@ -150,8 +155,7 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
                 checks.append(check)
 
     for name, scope in (("leaf", False), ("uleaf", True)):
-        if (scope and not updates) or any(isinstance(n, Leaf) and n.updates == scope
-                                          and not isinstance(n.triple.p, ops.Path) for n in plan.nodes):
+        if (scope and not updates) or any(isinstance(n, Leaf) and n.updates == scope for n in plan.nodes):
             continue
         items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(6))), (F,)))
     for name in dynamic:

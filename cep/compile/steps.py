@@ -297,8 +297,8 @@ def _timeless(plan, node, vs: Vars, module: str):
     pattern, or joins and unions of them, with their filters (in which
     the time functions are errors: a background solution has no
     interval), unless a filter bounds the node's duration (node.timed)."""
-    if node.timed:
-        return None
+    if node.timed or isinstance(node, Leaf) and isinstance(node.triple, ops.Unit):
+        return None  # the empty group's solutions are instants, not background
     if isinstance(node, Leaf):
         s, p, o = (vs.of(x) if isinstance(x, ops.Var) else x if isinstance(x, ops.Path) else terms.to_prolog(x)
                    for x in (node.triple.s, node.triple.p, node.triple.o))

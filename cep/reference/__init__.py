@@ -34,7 +34,7 @@ from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
 from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
 from cep.reference.expressions import _cmp as compare
 from cep.reference.expressions import parse as parse_value
-from cep.reference.patterns import HORIZON, compatible, merge, solutions, stream_of, streams_of
+from cep.reference.patterns import BACKGROUND, HORIZON, compatible, merge, solutions, stream_of, streams_of
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
@@ -58,6 +58,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
         raise ValueError("the reference does not evaluate NOTSEQ with rule chaining or updates")
     token = USER_PROLOG.set(load_user_prolog(prolog))
     horizon = HORIZON.set(None if until is None else until - 1)
+    known = BACKGROUND.set(background is not None)
     try:
         fed = [q.name for q in queries if q.window is not None and q.name in chaining.producers]
         if not fed:
@@ -78,6 +79,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
     finally:
         USER_PROLOG.reset(token)
         HORIZON.reset(horizon)
+        BACKGROUND.reset(known)
 
 
 def _evaluate(queries, events, background, chaining, until, extra) -> list[Answer]:

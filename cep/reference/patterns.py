@@ -28,7 +28,11 @@ matched a timed occurrence, (the pattern's position in P, its watched
 variables, the occurrence's end). Solutions that differ there are two
 solutions; with nothing watched it is always empty.
 
-Streams (C-SPARQL's FROM STREAM and GRAPH): a triple pattern whose `stream`
+The empty group (ops.Unit, a WHERE or group with no triple pattern that
+is not dropped as join's identity) has one solution per instant: the
+empty binding over [t, t] for each end t of a timed occurrence.
+
+Streams (C-SPARQL's FROM STREAM and GRAPH): a triple pattern (or Unit) whose `stream`
 is a set of IRIs (streams_of, from the query) matches the occurrences of
 those streams and those of no stream; one whose `stream` is None matches
 every occurrence.
@@ -48,6 +52,9 @@ from cep.reference.expressions import ExprError, holds, make, value
 # for the end of the stream (every deadline has passed); evaluate(until=t)
 # sets it to t - 1 (event time reached t: every instant before it passed)
 HORIZON: ContextVar = ContextVar("horizon", default=None)
+# Whether the run has background knowledge: a property path then walks
+# the background graph, else the graph of each instant (_path_occurrences)
+BACKGROUND: ContextVar = ContextVar("background", default=False)
 
 
 def stream_of(events, background=None, graph=None) -> frozenset:
@@ -83,7 +90,7 @@ def streams_of(query: ops.Query):
     STREAM (not NAMED) streams; None (every occurrence) for a query
     without FROM STREAM."""
     def read(op):
-        if isinstance(op, ops.Triple):
+        if isinstance(op, (ops.Triple, ops.Unit)):
             if op.stream is not None:
                 return dataclasses.replace(op, stream=frozenset({op.stream}))
             if not query.streams:
@@ -182,6 +189,8 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _bgp([(at, op)], S, watch)
     if isinstance(op, ops.BGP):
         return _bgp([(at + (i,), t) for i, t in enumerate(op.triples)], S, watch)
+    if isinstance(op, ops.Unit):
+        return _unit(op, S)
     if isinstance(op, ops.Filter):
         return {x for x in _eval(op.pattern, S, at + (0,), watch) if satisfies(op.cond, x)}
     if isinstance(op, ops.Values):
@@ -271,6 +280,14 @@ def _timed(at, op, S, watch) -> set:
     return {x for x in _eval(op, S, at, watch) if x[1] is not None}
 
 
+def _unit(op, S) -> set:
+    """The empty group: the empty binding over [t, t] at each instant t at
+    which an occurrence of the pattern's streams ends (docs/language.md,
+    "The empty group"); background triples are no instants."""
+    return {(frozenset(), end, end, frozenset()) for _, _, _, start, end, g in S
+            if start is not None and (g is None or op.stream is None or g in op.stream)}
+
+
 def _match(slot, term, mu: dict) -> bool:
     if isinstance(slot, ops.Path):  # a path's own occurrences (_path_occurrences)
         return slot == term
@@ -294,7 +311,8 @@ def _bgp(triples, S, watch) -> set:
     for position, tp in triples:
         grown = set()
         occurrences = _path_occurrences(tp, S) if isinstance(tp.p, ops.Path) else S
-        watched = frozenset(watch & {v.name for v in ops.slots_vars(tp)})
+        # a path's solution is no matched event: timestamp() does not read it
+        watched = frozenset() if isinstance(tp.p, ops.Path) else frozenset(watch & {v.name for v in ops.slots_vars(tp)})
         for mu, ts, te, stamps in partial:
             for s, p, o, start, end, g in occurrences:
                 if g is not None and tp.stream is not None and g not in tp.stream:
@@ -312,13 +330,34 @@ def _bgp(triples, S, watch) -> set:
 
 
 def _path_occurrences(tp, S) -> set:
-    """A property path's solutions as timeless occurrences (s, path, o):
-    SPARQL's evaluation (18.5) over the background graph (the timeless
-    triples of S), the path evaluated on its own and then joined. An end
+    """A property path's solutions as occurrences (s, path, o): SPARQL's
+    evaluation (18.5), the path evaluated on its own and then joined
+    (docs/language.md, "Property paths"). With background knowledge, over
+    the background graph (the timeless triples of S): timeless
+    occurrences. Without, over the graph of each instant t: the triples
+    that occur at t (of the pattern's streams, whose predicate is one of
+    the path's IRIs, or all for Path.reads_every_event), each pair an
+    occurrence over [the least start of those triples, t]."""
+    if BACKGROUND.get():
+        graph = {(s, p, o) for s, p, o, start, _, _ in S if start is None}
+        return {(x, tp.p, y, None, None, None) for x, y in _path_pairs(tp, graph)}
+    out, instants = set(), {}
+    every, iris = tp.p.reads_every_event(tp.s, tp.o), tp.p.iris()
+    for s, p, o, start, end, g in S:
+        if start is not None and (g is None or tp.stream is None or g in tp.stream) and (every or p in iris):
+            instants.setdefault(end, []).append((s, p, o, start))
+    for t, occurring in instants.items():
+        first = min(start for _, _, _, start in occurring)
+        pairs = _path_pairs(tp, {x[:3] for x in occurring})
+        out |= {(x, tp.p, y, first, t, None) for x, y in pairs}
+    return out
+
+
+def _path_pairs(tp, graph) -> set:
+    """The (s, o) pairs of the path triple pattern tp over `graph`. An end
     given as a constant term is where the path starts, and reaches itself
     by length zero even outside the graph; a variable end ranges over the
     graph's nodes."""
-    graph = {(s, p, o) for s, p, o, start, _, _ in S if start is None}
     nodes = {s for s, _, _ in graph} | {o for _, _, o in graph}
     if not isinstance(tp.s, ops.Var):
         pairs = {(tp.s, y) for y in _ends(tp.p, tp.s, graph, nodes)}
@@ -326,7 +365,7 @@ def _path_occurrences(tp, S) -> set:
         pairs = {(x, tp.o) for x in nodes | {tp.o} if tp.o in _ends(tp.p, x, graph, nodes)}
     else:
         pairs = {(x, y) for x in nodes for y in _ends(tp.p, x, graph, nodes)}
-    return {(x, tp.p, y, None, None, None) for x, y in pairs}
+    return pairs
 
 
 def _ends(path, x, graph, nodes) -> set:

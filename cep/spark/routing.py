@@ -101,9 +101,28 @@ def _keeps_key(query, key: str) -> bool:
     return any(item.var.name == key and item.expr is None for item in query.projection)
 
 
+def _reads_instants(query, background: bool) -> bool:
+    """Whether the query has an empty group (ops.Unit), whose solutions
+    are the stream's instants, or (without background knowledge) a
+    property path, which walks the graph of each instant: one group must
+    see them whole."""
+    return bool(_instant_readers(query.pattern, background))
+
+
+def _instant_readers(op, background: bool) -> list:
+    """The empty groups of a pattern, and without background its path triple patterns."""
+    out, todo = [], [op]
+    while todo:
+        op = todo.pop()
+        if isinstance(op, ops.Unit) or not background and isinstance(op, ops.Triple) and isinstance(op.p, ops.Path):
+            out.append(op)
+        todo += ops.children(op)
+    return out
+
+
 def triples(op) -> list:
-    """The triple patterns an event can match (a property path matches
-    the background graph only)."""
+    """The triple patterns an event can match as a triple (a property
+    path walks the graph of an instant: _reads_instants)."""
     if isinstance(op, ops.Triple):
         return [] if isinstance(op.p, ops.Path) else [op]
     out = []
@@ -112,14 +131,15 @@ def triples(op) -> list:
     return out
 
 
-def partition_key(query: ops.Query) -> str | None:
+def partition_key(query: ops.Query, background: bool = False) -> str | None:
     """The name of a variable bound by every triple pattern of the query
     (the first such one, in the order of the first pattern's slots), or
     None. A query whose solution modifiers (ORDER BY, LIMIT, OFFSET)
     order or cut the answers of each evaluation, and an ASK, which
     answers once per evaluation, have none: they run in one group, which
-    sees every solution of an evaluation."""
-    if query.modified or query.form == "ask":
+    sees every solution of an evaluation; so has a query that reads
+    whole instants (_reads_instants)."""
+    if query.modified or query.form == "ask" or _reads_instants(query, background):
         return None
     patterns = triples(query.pattern)
     if not patterns:
@@ -144,8 +164,18 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
         for route in _pattern_routes(t, key, schema):
             if route not in out:
                 out.append(route)
-    if query.window is not None and query.window.count is not None:
-        # a count window counts every event of the stream: its one group gets them all
+    readers = _instant_readers(query.pattern, schema is not None)
+    for t in readers:  # a path's events: those of its IRIs (the triples they entail too)
+        if isinstance(t, ops.Triple) and not t.p.reads_every_event(t.s, t.o):
+            for iri in sorted(t.p.iris()):
+                for route in _pattern_routes(ops.Triple(ops.Var("s"), iri, ops.Var("o")), None, schema):
+                    if route not in out:
+                        out.append(route)
+    if query.window is not None and query.window.count is not None or any(
+            isinstance(t, ops.Unit) or t.p.reads_every_event(t.s, t.o) for t in readers):
+        # a count window counts every event of the stream; an empty group's
+        # solutions are the instants of every event, and a path over every
+        # node reads every event: its one group gets them all
         out.append(Route((), None))
     return tuple(out)
 
@@ -198,7 +228,7 @@ def classes(queries, schema=None) -> list[QueryClass]:
     its class."""
     groups: dict = {}
     for q in queries:
-        key = partition_key(q)
+        key = partition_key(q, background=schema is not None)
         routes = _routes(q, key, schema)
         # a query without a key is a class of its own (one group each)
         signature = frozenset(routes) if key is not None else ("unkeyed", q.name)

@@ -263,6 +263,29 @@ def operator_queries(draw, operators=tuple(BINARY)):
 
 
 @st.composite
+def unit_queries(draw):
+    """SELECT * over the empty group (ops.Unit: one empty solution per
+    instant): alone, filtered by a condition on no variable, or an operand
+    of any binary operator (the translation makes LeftJoin({}, P) and
+    Union({}, P) of SPARQL text; the algebra has every operator defined on
+    it) beside a small pattern, sometimes under a FILTER."""
+    unit = ops.Unit()
+    if draw(st.booleans()):
+        unit = ops.Filter(_condition(draw, [], 1), unit)
+    kind = draw(st.integers(0, 3))
+    if kind == 0:
+        pattern = unit
+    else:
+        cls = ops.LeftJoin if kind == 1 else draw(st.sampled_from(list(BINARY)))
+        other = _pattern(draw, 1, list(BINARY))
+        left, right = (unit, other) if kind == 1 or draw(st.booleans()) else (other, unit)
+        pattern = _operator(draw, cls, left, right)
+    if draw(st.integers(0, 3)) == 0:
+        pattern = ops.Filter(_condition(draw, _numeric_vars(pattern), 2), pattern)
+    return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
+
+
+@st.composite
 def queries(draw, depth: int = 3, operators=tuple(BINARY)):
     """A SELECT * query (sometimes DISTINCT) over a random pattern."""
     pattern = draw(patterns(depth, operators))
@@ -567,6 +590,15 @@ def path_backgrounds(draw):
     links = draw(st.lists(st.tuples(st.sampled_from(NODES), st.sampled_from(LINKS), st.sampled_from(NODES)),
                           max_size=7, unique=True))
     return draw(background_triples()) + links
+
+
+@st.composite
+def path_streams(draw):
+    """streams() and events of links between the subjects and nodes (the
+    graph of an instant that a property path walks: docs/language.md)."""
+    link = st.builds(lambda s, p, o, t, length: Event(s, p, o, t, t + length), st.sampled_from(NODES),
+                     st.sampled_from(LINKS), st.sampled_from(NODES), st.integers(0, 4), st.sampled_from([0, 0, 1]))
+    return draw(streams()) + draw(st.lists(link, max_size=6))
 
 
 def _path(draw, depth):

@@ -19,8 +19,8 @@ from cep.algebra import ops
 from cep.engine import Engine
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, WITH_INTERVAL_RELATIONS,
-    background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
-    queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams,
+    background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
+    queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams, unit_queries,
 )
 
 
@@ -240,11 +240,29 @@ def test_engine_equals_reference_with_background_knowledge(query, events, triple
 
 @seeded
 @_settings(300)
-@given(query=path_queries(), events=streams(), triples=path_backgrounds())
+@given(query=unit_queries(), events=streams())
+def test_engine_equals_reference_with_the_empty_group(query, events):
+    """The empty group: one empty solution per instant, alone, filtered,
+    or an operand of every operator."""
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(300)
+@given(query=path_queries(), events=path_streams(), triples=path_backgrounds())
 def test_engine_equals_reference_with_property_paths(query, events, triples):
     """Property paths (closures over sequences, alternatives and inverses)
-    over a random background graph, joined with events."""
+    over a random background graph and the graph of each instant, joined
+    with events."""
     assert_same_with_background([query], events, triples)
+
+
+@seeded
+@_settings(200)
+@given(query=path_queries(), events=path_streams())
+def test_engine_equals_reference_with_property_paths_over_events(query, events):
+    """Property paths with no background: over the graph of each instant."""
+    assert_same(query, events, run_engine(query, events))
 
 
 @seeded

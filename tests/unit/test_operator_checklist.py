@@ -45,6 +45,7 @@ SYNTAX = {
     ops.Extend: "{ ?k :a ?x BIND (?x + 1 AS ?y) FILTER (?y > 1) }",
     ops.Values: "{ ?k :a ?x VALUES (?x ?z) { (1 :one) (UNDEF :any) } }",
     ops.Project: "{ ?k :b ?y { SELECT ?k (?x * 2 AS ?d) WHERE { ?k :a ?x } } }",
+    ops.Unit: "{ OPTIONAL { ?k :a ?x } }",  # the empty group before OPTIONAL
 }
 
 # intervals [start, end] of the :a and :b events: among them, pairs in
@@ -63,7 +64,7 @@ def _events():
 
 
 def test_the_list_covers_every_operator_class():
-    assert set(SYNTAX) == set(ops.BINARY) | set(ops.UNARY) | {ops.Filter, ops.Values}
+    assert set(SYNTAX) == set(ops.BINARY) | set(ops.UNARY) | {ops.Filter, ops.Values, ops.Unit}
     assert set(ops.PATTERN_OPS) == set(SYNTAX) | {ops.Triple, ops.BGP}
 
 

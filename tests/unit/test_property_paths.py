@@ -117,15 +117,38 @@ def test_rdf_type_in_a_path(background, tmp_path):
     assert [dict(b)["k"] for b, _, _ in got] == ["Thing", "Van", "Vehicle"]
 
 
-def test_a_path_alone_never_fires(background):
+def test_a_path_over_the_background_alone_never_fires(background):
     assert run("SELECT * WHERE { ?x :road+ ?y }", [ev("van", "at", "a", 1)], background) == []
 
 
-def test_a_path_needs_background_knowledge():
-    queries = parse_rules(PREFIX + "SELECT ?y WHERE { ?v :at ?x .\n ?x :road+ ?y }", "rules.rq")
-    with pytest.raises(QueryError, match=r"rules.rq:3:2: the property path <http://example.org/road>\+ "
-                                         r"is evaluated over the background graph"):
-        Engine(queries)
+def test_a_path_walks_the_graph_of_each_instant():
+    # no background: the path reads the events of one instant, and its
+    # solution spans them, from their least start to the instant
+    events = [ev("a", "road", "b", 1), ev("b", "road", "c", 1), ev("c", "road", "d", 2),
+              Event(f"<{EX}d>", f"<{EX}road>", f"<{EX}e>", 0, 2)]
+    assert run("SELECT ?to WHERE { :a :road+ ?to }", events, None) == [
+        ((("to", "b"),), 1, 1), ((("to", "c"),), 1, 1)]  # c -> d is at 2, without a -> b
+    assert run("SELECT ?to WHERE { :c :road+ ?to }", events, None) == [
+        ((("to", "d"),), 0, 2), ((("to", "e"),), 0, 2)]
+    # a constant end reaches itself at each instant
+    assert run("SELECT ?to WHERE { :z :road* ?to }", events, None) == [
+        ((("to", "z"),), 0, 2), ((("to", "z"),), 1, 1)]
+
+
+def test_a_path_over_every_node_reads_every_event_of_the_instant():
+    # ?x :road* ?x between two variables ranges over every node of the
+    # instant's graph (SPARQL 18.5), whatever the predicate that names it
+    events = [ev("a", "road", "b", 1), ev("van", "at", "c", 1)]
+    got = run("SELECT ?x WHERE { ?x :road* ?x }", events, None)
+    assert [dict(b)["x"] for b, _, _ in got] == ["a", "b", "c", "van"]
+
+
+def test_with_background_knowledge_a_path_walks_the_background_only(background):
+    # the ring of roads is background; a :road event is not walked (the
+    # pairs an instant's events add to the background: not yet)
+    got = run("SELECT ?to WHERE { ?v :at ?from . ?from :road+ ?to }",
+              [ev("van", "at", "c", 7), ev("d", "road", "x", 7)], background)
+    assert [dict(b)["to"] for b, _, _ in got] == ["a", "b", "c", "d"]
 
 
 def test_a_path_in_a_construct_template_is_an_error():

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from cep.algebra import ops
 from cep.background.knowledge import load_background, ontology_paths
 from cep.engine import Engine
 from cep.errors import EngineError
@@ -76,6 +77,12 @@ def engines():
     return {name: _engine(*args) for name, args in RULE_SETS.items()}
 
 
+def _has_closure(op) -> bool:
+    if isinstance(op, ops.Triple):
+        return isinstance(op.p, ops.Path)
+    return any(_has_closure(c) for c in ops.children(op))
+
+
 def expected_features(engine) -> set[str]:
     """The features of a rule set, told from its queries (not from Prolog)."""
     queries = engine.compiled.queries
@@ -89,6 +96,8 @@ def expected_features(engine) -> set[str]:
         features.add("group")
     if any(q.grouping is not None and q.grouping.keys is None for q in windowed):
         features.add("extend")
+    if engine.compiled.background_module is None and any(_has_closure(q.pattern) for q in queries):
+        features.add("paths")
     return features
 
 
