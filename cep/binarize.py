@@ -33,6 +33,7 @@ from typing import Optional
 
 from cep import terms
 from cep.algebra import ops, query_limits
+from cep.algebra.ops import is_table
 from cep.algebra.timestamps import capture_ends
 from cep.errors import QueryError
 
@@ -109,18 +110,6 @@ def node_children(node) -> list:
     if isinstance(node, Unary):
         return [node.child]
     return [node.left, node.right]
-
-
-def is_table(op) -> bool:
-    """Whether an algebra pattern matches no event: inline data (VALUES),
-    BINDs and FILTERs over it, and joins and unions of such."""
-    if isinstance(op, ops.Values):
-        return True
-    if isinstance(op, (ops.Extend, ops.Filter)):
-        return is_table(op.pattern)
-    if isinstance(op, (ops.Join, ops.Union_)):
-        return is_table(op.left) and is_table(op.right)
-    return False
 
 
 @dataclass(frozen=True)

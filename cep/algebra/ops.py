@@ -760,6 +760,18 @@ def _variables(op, certain: bool, memo) -> set:
     return out
 
 
+def is_table(op) -> bool:
+    """Whether an algebra pattern matches no event: inline data (VALUES),
+    BINDs and FILTERs over it, and joins and unions of such."""
+    if isinstance(op, Values):
+        return True
+    if isinstance(op, (Extend, Filter)):
+        return is_table(op.pattern)
+    if isinstance(op, (Join, Union_)):
+        return is_table(op.left) and is_table(op.right)
+    return False
+
+
 def units(op):
     """The Unit operators (empty groups) of a pattern, left to right."""
     stack = [op]

@@ -944,6 +944,7 @@ class _Query:
         pattern = self.elements(elements)
         if pattern is None:  # WHERE {}: one empty solution per instant (ops.Unit)
             pattern = ops.Unit(pos=self.pos(where))
+        pattern = self.anchored(pattern)
         query_limits.check_depth(pattern)  # before any stage recurses over it
         unit = next(ops.units(pattern), None)
         if unit is not None and self.windowed:
@@ -995,9 +996,9 @@ class _Query:
             if var in seen:
                 raise self.error(f"{var} is projected twice", var_token)
             if len(item.children) == 1:
-                if var not in bound and var not in defined:
-                    raise self.error(f"{var} is projected but the pattern never binds it",
-                                     var_token)
+                if var not in bound and var not in defined:  # SPARQL allows it: unbound in every answer
+                    self.warn(f"{var} is projected but the pattern never binds it: it is unbound in "
+                              f"every answer", var_token)
                 out.append(ProjectItem(var))
             else:
                 if var in bound:
@@ -1095,6 +1096,17 @@ class _Query:
             pattern = (ops.NotExists if negated else ops.Exists)(pattern, part, cond, pos=self.pos(el))
         return pattern, None, None
 
+    def anchored(self, pattern):
+        """Inline data alone (VALUES, a BIND with no pattern before it: a
+        table, ops.is_table) joined with the empty group, so that its rows
+        are solutions at each instant at which events arrive, as the empty
+        group's one solution is (SPARQL: Join({}, table) is the table)."""
+        if not ops.is_table(pattern):
+            return pattern
+        if isinstance(pattern, (ops.Extend, ops.Filter)):  # evaluated at the instant: NOW() is its time
+            return dataclasses.replace(pattern, pattern=self.anchored(pattern.pattern))
+        return ops.Join(ops.Unit(self.graph, pos=pattern.pos), pattern, pos=pattern.pos)
+
     def join(self, left, right, pos: Pos):
         """Join(left, right), where a group that is only FILTERs, { FILTER(F) },
         is Filter(F, {}): joined with a pattern P it keeps P's solutions,
@@ -1107,6 +1119,14 @@ class _Query:
                 for c in ops.conjuncts(group.cond):
                     self.warn_unbound(c, set(), self.condition_nodes.get(id(c), group.pos))
                 return ops.Filter(self.unbound(group.cond), other, pos=group.pos)
+        for table, other in ((left, right), (right, left)):
+            # a BIND of inline data that reads the time (NOW(), getENDTIME()...) is made after
+            # the join, where a solution has an interval: the same solutions, as its variable is
+            # not the other side's
+            if (isinstance(table, ops.Extend) and ops.is_table(table)
+                    and ops.expr_uses(table.expr, ops.TIME_FUNCTIONS) and table.var not in ops.variables(other)):
+                inner = self.join(table.pattern, other, pos) if table is left else self.join(other, table.pattern, pos)
+                return dataclasses.replace(table, pattern=inner)
         return ops.Join(left, right, pos=pos)
 
     def unbound(self, expr):
@@ -1221,6 +1241,7 @@ class _Query:
                     left = (ops.Unit(self.graph, pos=self.pos(items[0])), None, None)
                 if right[0] is None:
                     right = (ops.Unit(self.graph, pos=self.pos(right_tree)), None, None)
+                left, right = ((self.anchored(p), c, at) for p, c, at in (left, right))
             if left[0] is None or right[0] is None:
                 empty = items[0] if left[0] is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.binarize import Leaf, Step, Unary, is_table
+from cep.algebra.ops import is_table
+from cep.binarize import Leaf, Step, Unary
 from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term

@@ -87,8 +87,6 @@ def test_a_subquery_gives_each_solution_once():
 @pytest.mark.parametrize("text, message", [
     ("SELECT * WHERE { ?k :a ?x BIND (1 AS ?x) }", "BIND(... AS ?x) names a variable already bound"),
     ("SELECT * WHERE { ?k :a ?x VALUES (?x ?y) { (1) } }", "a row of VALUES has 1 value for 2 variables"),
-    ("SELECT * WHERE { VALUES ?x { 1 } }", "inline data (VALUES, or a BIND outside any pattern) matches no event"),
-    ("SELECT * WHERE { { ?k :a ?x } UNION { VALUES ?x { 1 } } }", "UNION does not take it"),
     ("SELECT * WHERE { ?k :a ?x OPTIONAL { BIND (1 AS ?y) } }", "OPTIONAL does not take it"),
     ("SELECT * WHERE { ?k :a ?x { SELECT ?x WHERE { ?x :b ?y } LIMIT 1 } }",
      "LIMIT in a subquery inside a pattern is not supported"),
@@ -108,6 +106,24 @@ def test_the_algebra_of_a_subquery_renames_apart():
     project = q.pattern.right
     assert isinstance(project, ops.Project) and project.vars == (ops.Var("k"),)
     assert ops.Var("x") not in ops.variables(project.pattern)
+
+
+def test_inline_data_alone_answers_at_each_instant_as_the_empty_group():
+    """Join({}, table) is the table: its rows at each instant at which
+    events arrive, as the empty group's one solution (W3C now01, BINDscope4)."""
+    events = [_event("k", "a", _int(1), 1), _event("j", "b", _int(2), 4)]
+    got = _run("SELECT * WHERE { VALUES ?x { 1 2 } }", events)
+    assert got == [(1, 1, {"x": _int(1)}), (1, 1, {"x": _int(2)}), (4, 4, {"x": _int(1)}), (4, 4, {"x": _int(2)})]
+    got = _run("SELECT ?x WHERE { { BIND (7 AS ?x) } UNION { ?k :b ?x } }", events)
+    assert got == [(1, 1, {"x": _int(7)}), (4, 4, {"x": _int(2)}), (4, 4, {"x": _int(7)})]
+
+
+def test_now_in_a_bind_before_any_pattern_is_the_time_of_the_solution():
+    at = '"1970-01-01T00:00:00.003Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+    got = _run("SELECT ?n ?x WHERE { BIND (NOW() AS ?n) ?k :a ?x }", [_event("k", "a", _int(1), 3)])
+    assert got == [(3, 3, {"n": at, "x": _int(1)})]
+    got = _run("SELECT ?n WHERE { BIND (NOW() AS ?n) }", [_event("k", "a", _int(1), 3)])
+    assert got == [(3, 3, {"n": at})]
 
 
 def test_a_union_of_inline_data_is_joined_as_a_table():

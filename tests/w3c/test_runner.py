@@ -96,5 +96,5 @@ def test_a_positive_syntax_test_refused_only_for_an_extension_function_is_accept
     case = run.Case("x", "syntax", "dawg-data-r2", "positive", query)
     query.write_text("PREFIX q: <http://e/>\nSELECT * { ?s ?p ?o FILTER(q:f(?o)) }")
     assert run.run_case(case).passed
-    query.write_text("PREFIX q: <http://e/>\nSELECT ?z { ?s ?p ?o FILTER(q:f(?o)) }")  # ?z: refused for it
+    query.write_text("PREFIX q: <http://e/>\nSELECT ?s ?s { ?s ?p ?o FILTER(q:f(?o)) }")  # refused for ?s twice
     assert not run.run_case(case).passed
