@@ -1342,8 +1342,8 @@ class _Query:
         triples = []
         for child in tree.children:
             triples += self.triples(child, template=True)
-        if not triples:
-            raise self.error("the CONSTRUCT template has no triple", tree)
+        if not triples:  # SPARQL allows it: the query answers nothing
+            self.warn("the CONSTRUCT template has no triple: the query never answers", tree)
         return tuple(triples)
 
     def triples(self, tree: Tree, template: bool) -> list:

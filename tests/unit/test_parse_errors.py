@@ -273,8 +273,6 @@ SEMANTIC = [
     ("SELECT * WHERE { _:a ?x ?y . { _:a ?y ?z } }",
      "rules/x.rq:1:32: blank node _:a is used in two different basic graph patterns; use a "
      "variable instead"),
-    ("CONSTRUCT { } WHERE { ?x ?x ?x }",
-     "rules/x.rq:1:11: the CONSTRUCT template has no triple"),
     # subqueries
     ("SELECT * WHERE { ?x ?y ?z BIND (1 AS ?z) }",
      "rules/x.rq:1:38: BIND(... AS ?z) names a variable already bound before it in its group: "
@@ -410,3 +408,10 @@ def test_a_projected_variable_the_pattern_never_binds_is_a_warning():
     (q,) = parse_rules("SELECT ?z ?x WHERE { ?x ?p ?y }", "rules/x.rq")
     assert any("1:8: ?z is projected but the pattern never binds it: it is unbound in every answer" in w
                for w in q.warnings)
+
+
+def test_an_empty_construct_template_is_a_warning():
+    """SPARQL allows it (W3C syntax-form-construct06): the query answers nothing."""
+    (q,) = parse_rules("CONSTRUCT { } WHERE { ?x ?x ?x }", "rules/x.rq")
+    assert q.template == ()
+    assert any("1:11: the CONSTRUCT template has no triple: the query never answers" in w for w in q.warnings)
