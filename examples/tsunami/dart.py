@@ -242,7 +242,9 @@ def read_listings(paths) -> list[Listing]:
 
 
 def _decimal(height: str) -> str:
-    return terms.canonical(terms.literal(height, terms.XSD_DECIMAL))
+    """A height as an xsd:decimal in canonical form (5662.370 is "5662.37"):
+    the reader writes the value, not the listing's column."""
+    return terms.literal(terms.canonical_lexical(height, terms.XSD_DECIMAL) or height, terms.XSD_DECIMAL)
 
 
 def to_events(readings, record_types: bool = False) -> list[Event]:
