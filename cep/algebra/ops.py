@@ -590,17 +590,23 @@ class Window:
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
-AGGREGATES = ("count", "sum", "avg", "min", "max", "sample")
+AGGREGATES = ("count", "sum", "avg", "min", "max", "sample", "group_concat")
 
 
 @dataclass(frozen=True)
 class Aggregate:
     """An aggregate of a window's solutions (SPARQL 1.1 section 18.5): `arg`
-    is an expression, or None for COUNT(*)."""
+    is an expression, or None for COUNT(*); `separator` is GROUP_CONCAT's
+    (a space unless given), None for the others."""
 
     func: str  # one of AGGREGATES
     arg: Optional[Expr] = None
     distinct: bool = False
+    separator: Optional[str] = None
+
+    def __post_init__(self):
+        if self.func == "group_concat" and self.separator is None:
+            object.__setattr__(self, "separator", " ")  # SPARQL's default
 
 
 @dataclass(frozen=True)

@@ -733,8 +733,14 @@ class _Query:
         if self.aggregates is None:
             raise self.error("an aggregate stands only in the SELECT clause or HAVING of a "
                              "query", tree)
-        func = str(tree.children[0].children[0]).lower()
-        rest = tree.children[1:]
+        separator = None
+        if tree.data == "group_concat":  # GROUP_CONCAT([DISTINCT] expr [; SEPARATOR = "text"])
+            func, rest = "group_concat", tree.children[1:]
+            strings = [c for c in rest if isinstance(c, Token) and c.type == "STRING"]
+            separator = _string_value(strings[0], self.file.filename) if strings else None
+            rest = [c for c in rest if not (isinstance(c, Token) and c.type in ("SEPARATOR", "STRING"))]
+        else:
+            func, rest = str(tree.children[0].children[0]).lower(), tree.children[1:]
         distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in rest)
         arg = rest[-1]
         if isinstance(arg, Token) and arg.type == "STAR":
@@ -747,7 +753,7 @@ class _Query:
                 arg_expr = self.expr(arg)
             finally:
                 self.aggregates = saved
-        agg = ops.Aggregate(func, arg_expr, distinct)
+        agg = ops.Aggregate(func, arg_expr, distinct, separator)
         for var, known in self.aggregates:
             if known == agg:
                 return var
@@ -1527,10 +1533,8 @@ class _Query:
                         *[self.expr(a) for a in args.children])
         if kind == "call":
             return self.call(node)
-        if kind == "aggregate":
+        if kind in ("aggregate", "group_concat"):
             return self.aggregate(node)
-        if kind == "group_concat":
-            raise self.error(unsupported("GROUP_CONCAT"), node)
         if kind == "exists":
             negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
             name = "NOT EXISTS" if negated else "EXISTS"

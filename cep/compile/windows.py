@@ -156,7 +156,10 @@ def _spec(query):
 
 
 def _func(agg: ops.Aggregate):
-    return pl.Struct("f", A(agg.func), A("true" if agg.distinct else "false"))
+    """f(Name, Distinct) as prolog/cep_window.pl reads it; GROUP_CONCAT's
+    name carries its separator, f(group_concat(Separator), Distinct)."""
+    name = A(agg.func) if agg.separator is None else pl.Struct(agg.func, pl.Str(agg.separator))
+    return pl.Struct("f", name, A("true" if agg.distinct else "false"))
 
 
 def _query_items(index, query, root, vars_of) -> list:

@@ -688,7 +688,7 @@ def _only_stream_predicates(op):
 
 # ---------------------------------------------------------------- windows
 
-AGGREGATE_FUNCS = ("count", "sum", "avg", "min", "max", "sample")
+AGGREGATE_FUNCS = ("count", "sum", "avg", "min", "max", "sample", "group_concat")
 
 
 @st.composite
@@ -717,7 +717,8 @@ def windowed_queries(draw):
         if func == "count" and draw(st.booleans()):
             return ops.Aggregate("count", None, draw(st.booleans()))
         arg = _numeric(draw, numeric, 1) if numeric and draw(st.booleans()) else ops.Var(draw(st.sampled_from(names)))
-        return ops.Aggregate(func, arg, draw(st.integers(0, 3)) == 0)
+        separator = draw(st.sampled_from([" ", ", ", ""])) if func == "group_concat" else None
+        return ops.Aggregate(func, arg, draw(st.integers(0, 3)) == 0, separator)
 
     kind = draw(st.sampled_from(["plain", "group", "extend"])) if names else "star"
     projection, grouping, distinct = None, None, draw(st.integers(0, 3)) == 0

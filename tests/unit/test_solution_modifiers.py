@@ -174,8 +174,6 @@ def test_ask_answers_are_written_as_a_boolean():
     ("DESCRIBE <http://e/a>", "2:1: DESCRIBE is not supported"),
     ("SELECT ?x { ?x :p ?v } ORDER BY (?v + 1)", "2:33: ORDER BY an expression is not supported"),
     ("CONSTRUCT { ?x :q ?v } WHERE { ?x :p ?v } ORDER BY ?v", "2:43: ORDER BY in a CONSTRUCT query is not"),
-    ("SELECT (GROUP_CONCAT(?v; separator=',') AS ?g) FROM STREAM <http://e/s> [RANGE 1m STEP 1m] "
-     "{ ?x :p ?v }", "2:9: GROUP_CONCAT is not supported"),
     ("CONSTRUCT { ?x :q ?v } { SELECT ?x ?v { ?x :p ?v } LIMIT 1 }",
      "2:52: LIMIT in a subquery is not supported"),
 ])
