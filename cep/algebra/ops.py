@@ -805,6 +805,27 @@ def children(op):
     return []
 
 
+def sort_fields(query) -> tuple:
+    """(the name of the answer field each ORDER BY key sorts by, the hidden
+    fields): a key that is a variable the answers hold sorts by its field;
+    any other key (an expression, a variable that is not selected) by a
+    hidden field `.order<i>`, the pairs (Var, Expr) the rules compute
+    after the projection's. A hidden field is part of the rules' answer
+    line only, for cep.runtime.modifiers and the reference evaluator to
+    sort by; a SPARQL variable cannot start with '.', and no answer holds it."""
+    shown = (None if query.projection is None else {item.var for item in query.projection})
+    names, hidden = [], []
+    for i, key in enumerate(query.order):
+        if isinstance(key.expr, Var) and (key.expr in shown if shown is not None
+                                          else key.expr in variables(query.pattern)):
+            names.append(key.expr.name)
+        else:
+            var = Var(f".order{i}")
+            names.append(var.name)
+            hidden.append((var, key.expr))
+    return tuple(names), tuple(hidden)
+
+
 def template_fields(template) -> list:
     """What a CONSTRUCT answer is made of: the names of the template's
     variables, then its blank nodes (`_:label`), each once, in order."""

@@ -507,11 +507,19 @@ class _Query:
             windowed["report"] = self.report(clause, window)
             pattern = self.with_values(self.where(where, tree), body)
             distinct, projection, grouping = self.selection(body, clause, pattern, window)
-            visible = ({p.var for p in projection} if projection is not None else ops.variables(pattern))
-            modifiers = self.modifiers(body, visible)
-            return ops.Query(name, "select", pattern, projection, distinct, options=options,
-                             pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
-                             grouping=grouping, **windowed, **modifiers)
+            shown = {p.var for p in projection or ()}
+            grouped = (shown | set(grouping.keys) | {v for v, _ in grouping.aggregates}
+                       if grouping is not None and grouping.keys is not None else None)
+            modifiers = self.modifiers(body, ops.variables(pattern) | shown, grouped)
+            query = ops.Query(name, "select", pattern, projection, distinct, options=options,
+                              pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
+                              grouping=grouping, **windowed, **modifiers)
+            if query.report != "rstream" and ops.sort_fields(query)[1]:
+                # the rows IStream and DStream compare would hold the hidden keys
+                raise self.error(unsupported(f"ORDER BY an expression in an {query.report.upper()} query")
+                                 + ": order by a selected variable, computed in the SELECT clause "
+                                   "with (expression AS ?v)", _children(body, "order_clause")[0])
+            return query
         windowed["report"] = self.report(body, window)
         where = _children(body, "where_clause")[0]
         sub = _sub_select(where)
@@ -548,7 +556,7 @@ class _Query:
         order = _children(body, "order_clause")
         if order:  # a CONSTRUCT's answers are a graph: only LIMIT and OFFSET cut it
             raise self.error(unsupported("ORDER BY in a CONSTRUCT query"), order[0])
-        modifiers = self.modifiers(body, set())
+        modifiers = self.modifiers(body)
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
                          pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
                          grouping=grouping, **windowed, **modifiers)
@@ -583,10 +591,13 @@ class _Query:
 
     # ---- solution modifiers
 
-    def modifiers(self, body: Tree, visible) -> dict:
-        """ORDER BY, OFFSET and LIMIT as Query fields. ORDER BY orders the
-        answers, so it reads the variables they hold (`visible`: those
-        projected, every one for SELECT *, the template's for CONSTRUCT)."""
+    def modifiers(self, body: Tree, readable=frozenset(), grouped=None) -> dict:
+        """ORDER BY, OFFSET and LIMIT as Query fields. ORDER BY's keys are
+        expressions over what the projection reads (`readable`: the
+        pattern's variables and the projected ones; for a grouped query,
+        `grouped`: its keys, aggregates and projected variables); a key
+        other than a selected variable is computed by the rules as a
+        hidden field (ops.sort_fields)."""
         out = {}
         self.aggregates = None  # an aggregate in ORDER BY is refused (SELECT and HAVING only)
         for clause in _children(body, "order_clause"):
@@ -594,14 +605,17 @@ class _Query:
             for cond in _children(clause, "order_condition"):
                 first = cond.children[0]
                 descending = isinstance(first, Token) and first.type == "DESC"
-                node = cond.children[-1]
-                expr = self.expr(node)
-                if not isinstance(expr, Var):
-                    raise self.error(unsupported("ORDER BY an expression") + ": order by a variable, "
-                                     "and compute it in the SELECT clause with (expression AS ?v)", cond)
-                if expr not in visible:
-                    raise self.error(f"ORDER BY reads {expr}, which the answers do not hold: ORDER BY "
-                                     f"orders the answers, by their variables", cond)
+                expr = self.expr(cond.children[-1])
+                if ops.expr_uses(expr, {"timestamp"}):
+                    raise self.error("timestamp() reads the events of one solution: select it with "
+                                     "(timestamp(?v) AS ?t) and order by ?t", cond)
+                if grouped is not None:
+                    self.check_grouped(expr, grouped, cond)
+                else:
+                    for v in _vars_in_order(expr):
+                        if v not in readable:
+                            self.warn(f"ORDER BY reads {v}, which the pattern never binds: it is "
+                                      f"unbound in every answer", cond)
                 keys.append(ops.OrderKey(expr, descending))
             out["order"] = tuple(keys)
         for clause in _children(body, "limit_offset"):

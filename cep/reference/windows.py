@@ -151,7 +151,8 @@ def _row(query, mu, aggregates, ts, te):
     if not all(holds(c, mu, ts, te) for c in query.grouping.having):
         return None
     out = {}
-    for item in query.projection or ():
+    hidden = [ops.ProjectItem(var, expr) for var, expr in ops.sort_fields(query)[1]]  # ORDER BY's
+    for item in list(query.projection or ()) + hidden:
         if item.expr is not None:
             try:
                 mu[item.var.name] = value(item.expr, mu, ts, te)
