@@ -97,6 +97,14 @@ def test_order_by_an_expression_and_an_unselected_variable_shows_neither():
                      '"start": "1970-01-01T00:01:00Z", "end": "1970-01-01T00:01:00Z"}']
 
 
+def test_ordering_by_a_variable_the_pattern_never_binds_warns():
+    query = parse_rules(H + "SELECT ?x WHERE { ?x :p ?v } ORDER BY ?w ?v", "rules/x.rq")[0]
+    assert query.warnings == ("rules/x.rq:2:39: ORDER BY reads ?w, which the pattern never binds: it is "
+                              "unbound in every answer",)
+    assert [a.binding("x") for a in run("SELECT ?x WHERE { ?x :p ?v } ORDER BY ?w ?v LIMIT 1", STREAM)] == [
+        "<http://e/a1>", "<http://e/b0>"]
+
+
 def test_an_expression_error_orders_as_unbound_first():
     stream = STREAM[:4] + [Event("<http://e/a4>", "<http://e/p>", '"word"', MIN, MIN)]
     got = run("SELECT ?x WHERE { ?x :p ?v } ORDER BY (?v + 1) LIMIT 2", stream)
