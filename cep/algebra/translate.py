@@ -508,12 +508,14 @@ class _Query:
             pattern = self.with_values(self.where(where, tree), body)
             distinct, projection, grouping = self.selection(body, clause, pattern, window)
             shown = {p.var for p in projection or ()}
-            grouped = (shown | set(grouping.keys) | {v for v, _ in grouping.aggregates}
-                       if grouping is not None and grouping.keys is not None else None)
-            modifiers = self.modifiers(body, ops.variables(pattern) | shown, grouped)
+            if grouping is not None and grouping.keys is not None:  # a group's row holds its keys
+                readable = shown | set(grouping.keys)
+            else:
+                readable = ops.variables(pattern) | shown
+            modifiers = {"grouping": grouping, **self.modifiers(body, readable, grouping)}
             query = ops.Query(name, "select", pattern, projection, distinct, options=options,
                               pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
-                              grouping=grouping, **windowed, **modifiers)
+                              **windowed, **modifiers)
             if query.report != "rstream" and ops.sort_fields(query)[1]:
                 # the rows IStream and DStream compare would hold the hidden keys
                 raise self.error(unsupported(f"ORDER BY an expression in an {query.report.upper()} query")
@@ -591,15 +593,20 @@ class _Query:
 
     # ---- solution modifiers
 
-    def modifiers(self, body: Tree, readable=frozenset(), grouped=None) -> dict:
+    def modifiers(self, body: Tree, readable=frozenset(), grouping=None) -> dict:
         """ORDER BY, OFFSET and LIMIT as Query fields. ORDER BY's keys are
         expressions over what the projection reads (`readable`: the
         pattern's variables and the projected ones; for a grouped query,
         `grouped`: its keys, aggregates and projected variables); a key
         other than a selected variable is computed by the rules as a
-        hidden field (ops.sort_fields)."""
+        hidden field (ops.sort_fields). An aggregate in ORDER BY of a
+        grouped query is one more of its group's (the grouping returned as
+        "grouping")."""
         out = {}
-        self.aggregates = None  # an aggregate in ORDER BY is refused (SELECT and HAVING only)
+        grouped = grouping is not None and grouping.keys is not None
+        # aggregates stand in ORDER BY of a grouped query only (SPARQL makes an
+        # aggregate in ORDER BY group an ungrouped query: refused)
+        self.aggregates = list(grouping.aggregates) if grouped else None
         for clause in _children(body, "order_clause"):
             keys = []
             for cond in _children(clause, "order_condition"):
@@ -609,8 +616,9 @@ class _Query:
                 if ops.expr_uses(expr, {"timestamp"}):
                     raise self.error("timestamp() reads the events of one solution: select it with "
                                      "(timestamp(?v) AS ?t) and order by ?t", cond)
-                if grouped is not None:
-                    self.check_grouped(expr, grouped, cond)
+                if grouped:
+                    self.refuse_timestamp([a.arg for _, a in self.aggregates if a.arg is not None], cond)
+                    self.check_grouped(expr, readable | {v for v, _ in self.aggregates}, cond)
                 else:
                     for v in _vars_in_order(expr):
                         if v not in readable:
@@ -618,6 +626,8 @@ class _Query:
                                       f"unbound in every answer", cond)
                 keys.append(ops.OrderKey(expr, descending))
             out["order"] = tuple(keys)
+        if grouped and len(self.aggregates) > len(grouping.aggregates):
+            out["grouping"] = dataclasses.replace(grouping, aggregates=tuple(self.aggregates))
         for clause in _children(body, "limit_offset"):
             for part in clause.children:
                 keyword, number = part.children

@@ -125,6 +125,14 @@ def test_order_by_an_aggregate_expression_of_a_group():
               "GROUP BY (STRBEFORE(STR(?x), \"http://e/\") AS ?h) (SUBSTR(STR(?x), 10, 1) AS ?g) "
               "ORDER BY DESC(?n * 10 + STRLEN(?g))", STREAM)
     assert [(a.binding("g"), a.binding("n")) for a in got] == [('"a"', f'"4"^^{INT}'), ('"b"', f'"2"^^{INT}')]
+    # an aggregate in ORDER BY, selected (COUNT) or not (SUM): a, 4 readings summing 25; b, 2 summing 3
+    stream = STREAM + [reading("b2", 30, 2)]
+    got = run("SELECT ?x (COUNT(*) AS ?n) WHERE { ?y :p ?v } GROUP BY (SUBSTR(STR(?y), 10, 1) AS ?x) "
+              "ORDER BY DESC(COUNT(*)) LIMIT 1", stream)
+    assert [(a.end // MIN, a.binding("x")) for a in got] == [(1, '"a"'), (2, '"b"')]
+    got = run("SELECT ?x WHERE { ?y :p ?v } GROUP BY (SUBSTR(STR(?y), 10, 1) AS ?x) ORDER BY SUM(?v)",
+              [reading("a1", 5, 1), reading("b1", 2, 1), reading("b2", 1, 1), reading("c1", 4, 1)])
+    assert [a.binding("x") for a in got] == ['"b"', '"c"', '"a"'] and all(len(a.bindings) == 1 for a in got)
 
 
 def test_limit_without_order_cuts_in_a_fixed_order_of_ties():
@@ -230,6 +238,8 @@ def test_unsupported_sparql_is_refused_by_name(text, message):
 @pytest.mark.parametrize("text, message", [
     ("SELECT ?x (COUNT(*) AS ?n) { ?x :p ?v } GROUP BY ?x ORDER BY (?v + 1)",
      "rules/x.rq:2:62: ?v is used outside an aggregate but not grouped by: group by it or aggregate it"),
+    ("SELECT ?x { ?x :p ?v } ORDER BY COUNT(*)",
+     "rules/x.rq:2:33: an aggregate stands only in the SELECT clause or HAVING of a query"),
     ("SELECT ?x { ?x :p ?v } ORDER BY (timestamp(?x))",
      "rules/x.rq:2:33: timestamp() reads the events of one solution: select it with (timestamp(?v) AS ?t) "
      "and order by ?t"),
