@@ -332,10 +332,16 @@ add_args(Funcs, Args, Accs0, Accs) :-
 %     (each once with DISTINCT); AVG is SUM / COUNT of them, 0 for none;
 %   - MIN and MAX (Choice: values that SPARQL's < and > do not compare, an
 %     IRI and a number, make them an error), errors left out;
-%   - SAMPLE (Choice: the value with the least N-Triples text).
+%   - SAMPLE (Choice: the value with the least N-Triples text);
+%   - GROUP_CONCAT, Func f(group_concat(Separator), Distinct): one error
+%     makes it an error, else the simple literal of the STR of the values
+%     (each once with DISTINCT) joined by Separator (Choice: in the order
+%     of their N-Triples text, so that it does not depend on the order the
+%     solutions came in; a blank node, which has no STR, is an error).
 empty_acc(f(count, false), 0) :- !.
 empty_acc(f(F, false), s(0, 0)) :- memberchk(F, [sum, avg]), !.
-empty_acc(f(F, true), d([], false)) :- memberchk(F, [count, sum, avg]), !.
+empty_acc(f(group_concat(_), false), []) :- !.
+empty_acc(f(F, true), d([], false)) :- memberchk(F, [count, sum, avg, group_concat(_)]), !.
 empty_acc(_, '$none').
 
 add_arg(f(count, false), A, N0, N) :- !,
@@ -345,6 +351,8 @@ add_arg(f(F, false), A, S0, S) :- memberchk(F, [sum, avg]), !,
     ;   A = val(X), S0 = s(Sum0, N0), cep_add(Sum0, X, Sum) -> N is N0 + 1, S = s(Sum, N)
     ;   S = err                             % an error, or a value that is not a number
     ).
+add_arg(f(group_concat(_), false), A, L0, L) :- !,
+    (   L0 == '$error' -> L = L0 ; A = val(X) -> L = [X|L0] ; L = '$error' ).
 add_arg(f(_, true), A, d(Set0, E0), d(Set, E)) :- !,
     (   A = val(X) -> ord_add_element(Set0, X, Set), E = E0 ; Set = Set0, E = true ).
 add_arg(f(Op, _), A, B0, B) :-
@@ -371,6 +379,8 @@ compared(Op, X, B0, B) :-
 merge_acc(f(count, false), N1, N2, N) :- !, N is N1 + N2.
 merge_acc(f(F, false), S1, S2, S) :- memberchk(F, [sum, avg]), !,
     (   S1 = s(A, N1), S2 = s(B, N2), cep_add(A, B, Sum) -> N is N1 + N2, S = s(Sum, N) ; S = err ).
+merge_acc(f(group_concat(_), false), L1, L2, L) :- !,
+    (   ( L1 == '$error' ; L2 == '$error' ) -> L = '$error' ; append(L1, L2, L) ).
 merge_acc(f(_, true), d(A, E1), d(B, E2), d(Set, E)) :- !,
     ord_union(A, B, Set),
     (   E1 == true -> E = true ; E = E2 ).
@@ -386,6 +396,10 @@ merge_accs(Funcs, Accs2, Accs1, Accs) :-
 %   acc_value(+Func, +Acc, -Value): the aggregate's value, or '$error'.
 acc_value(f(count, false), N, N) :- !.
 acc_value(f(count, true), d(Set, _), N) :- !, length(Set, N).
+acc_value(f(group_concat(Sep), true), d(Set, E), V) :- !,
+    (   E == true -> V = '$error' ; concatenated(Sep, Set, V) ).
+acc_value(f(group_concat(Sep), false), L, V) :- !,
+    (   L == '$error' -> V = L ; concatenated(Sep, L, V) ).
 acc_value(f(F, true), d(Set, E), V) :- !,   % SUM and AVG of each value once
     (   E == true
     ->  V = '$error'
@@ -404,6 +418,21 @@ acc_value(f(sample, _), B, V) :- !,
     (   B == '$none' -> V = '$error' ; V = B ).
 acc_value(_, B, V) :-                       % MIN, MAX: a number's value (fn:min, fn:max)
     (   B == '$none' -> V = '$error' ; B == '$error' -> V = B ; cep_numeric_value(B, V) ).
+
+%   GROUP_CONCAT's value: the STR of the values in the order of their
+%   N-Triples text, joined by Sep; '$error' if one has no STR.
+concatenated(Sep, Values, V) :-
+    findall(T-X, ( member(X, Values), cep_nt(X, T) ), Pairs0),
+    keysort(Pairs0, Pairs),
+    pairs_values(Pairs, Sorted),
+    (   maplist(str_of, Sorted, Strings)
+    ->  atomic_list_concat(Strings, Sep, A),
+        atom_string(A, V)
+    ;   V = '$error'
+    ).
+
+str_of(X, S) :-
+    cep_fn(str, [X], S).
 
 %   The aggregates of a time-based window's panes: '$wpart'(Hash, Q, Last,
 %   First, Key, Accs) holds the accumulators of the solutions of group Key

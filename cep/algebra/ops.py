@@ -590,17 +590,23 @@ class Window:
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
-AGGREGATES = ("count", "sum", "avg", "min", "max", "sample")
+AGGREGATES = ("count", "sum", "avg", "min", "max", "sample", "group_concat")
 
 
 @dataclass(frozen=True)
 class Aggregate:
     """An aggregate of a window's solutions (SPARQL 1.1 section 18.5): `arg`
-    is an expression, or None for COUNT(*)."""
+    is an expression, or None for COUNT(*); `separator` is GROUP_CONCAT's
+    (a space unless given), None for the others."""
 
     func: str  # one of AGGREGATES
     arg: Optional[Expr] = None
     distinct: bool = False
+    separator: Optional[str] = None
+
+    def __post_init__(self):
+        if self.func == "group_concat" and self.separator is None:
+            object.__setattr__(self, "separator", " ")  # SPARQL's default
 
 
 @dataclass(frozen=True)
@@ -809,6 +815,27 @@ def children(op):
     if isinstance(op, Binary):
         return [op.left, op.right]
     return []
+
+
+def sort_fields(query) -> tuple:
+    """(the name of the answer field each ORDER BY key sorts by, the hidden
+    fields): a key that is a variable the answers hold sorts by its field;
+    any other key (an expression, a variable that is not selected) by a
+    hidden field `.order<i>`, the pairs (Var, Expr) the rules compute
+    after the projection's. A hidden field is part of the rules' answer
+    line only, for cep.runtime.modifiers and the reference evaluator to
+    sort by; a SPARQL variable cannot start with '.', and no answer holds it."""
+    shown = (None if query.projection is None else {item.var for item in query.projection})
+    names, hidden = [], []
+    for i, key in enumerate(query.order):
+        if isinstance(key.expr, Var) and (key.expr in shown if shown is not None
+                                          else key.expr in variables(query.pattern)):
+            names.append(key.expr.name)
+        else:
+            var = Var(f".order{i}")
+            names.append(var.name)
+            hidden.append((var, key.expr))
+    return tuple(names), tuple(hidden)
 
 
 def template_fields(template) -> list:

@@ -151,7 +151,8 @@ def _window(q: ops.Query) -> str:
 
 def aggregate(a: ops.Aggregate) -> str:
     arg = "*" if a.arg is None else expr(a.arg)
-    return f"({a.func}{' distinct' if a.distinct else ''} {arg})"
+    separator = "" if a.separator is None else f" (separator {terms.literal(a.separator)})"
+    return f"({a.func}{' distinct' if a.distinct else ''}{separator} {arg})"
 
 
 def _grouping(q: ops.Query) -> str:
@@ -348,4 +349,5 @@ def _read_aggregate(x) -> ops.Aggregate:
     func, *rest = x
     distinct = rest[0] == "distinct"
     arg = rest[-1]
-    return ops.Aggregate(func, None if arg == "*" else _read_expr(arg), distinct)
+    separator = next((terms.split(p[1])[1] for p in rest if isinstance(p, list) and p[0] == "separator"), None)
+    return ops.Aggregate(func, None if arg == "*" else _read_expr(arg), distinct, separator)

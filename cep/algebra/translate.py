@@ -507,11 +507,21 @@ class _Query:
             windowed["report"] = self.report(clause, window)
             pattern = self.with_values(self.where(where, tree), body)
             distinct, projection, grouping = self.selection(body, clause, pattern, window)
-            visible = ({p.var for p in projection} if projection is not None else ops.variables(pattern))
-            modifiers = self.modifiers(body, visible)
-            return ops.Query(name, "select", pattern, projection, distinct, options=options,
-                             pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
-                             grouping=grouping, **windowed, **modifiers)
+            shown = {p.var for p in projection or ()}
+            if grouping is not None and grouping.keys is not None:  # a group's row holds its keys
+                readable = shown | set(grouping.keys)
+            else:
+                readable = ops.variables(pattern) | shown
+            modifiers = {"grouping": grouping, **self.modifiers(body, readable, grouping)}
+            query = ops.Query(name, "select", pattern, projection, distinct, options=options,
+                              pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
+                              **windowed, **modifiers)
+            if query.report != "rstream" and ops.sort_fields(query)[1]:
+                # the rows IStream and DStream compare would hold the hidden keys
+                raise self.error(unsupported(f"ORDER BY an expression in an {query.report.upper()} query")
+                                 + ": order by a selected variable, computed in the SELECT clause "
+                                   "with (expression AS ?v)", _children(body, "order_clause")[0])
+            return query
         windowed["report"] = self.report(body, window)
         where = _children(body, "where_clause")[0]
         sub = _sub_select(where)
@@ -548,7 +558,7 @@ class _Query:
         order = _children(body, "order_clause")
         if order:  # a CONSTRUCT's answers are a graph: only LIMIT and OFFSET cut it
             raise self.error(unsupported("ORDER BY in a CONSTRUCT query"), order[0])
-        modifiers = self.modifiers(body, set())
+        modifiers = self.modifiers(body)
         return ops.Query(name, "construct", pattern, projection, distinct, template, options,
                          pos=pos, warnings=tuple(self.warnings), ontologies=ontologies,
                          grouping=grouping, **windowed, **modifiers)
@@ -583,27 +593,41 @@ class _Query:
 
     # ---- solution modifiers
 
-    def modifiers(self, body: Tree, visible) -> dict:
-        """ORDER BY, OFFSET and LIMIT as Query fields. ORDER BY orders the
-        answers, so it reads the variables they hold (`visible`: those
-        projected, every one for SELECT *, the template's for CONSTRUCT)."""
+    def modifiers(self, body: Tree, readable=frozenset(), grouping=None) -> dict:
+        """ORDER BY, OFFSET and LIMIT as Query fields. ORDER BY's keys are
+        expressions over what the projection reads (`readable`: the
+        pattern's variables and the projected ones; for a grouped query,
+        `grouped`: its keys, aggregates and projected variables); a key
+        other than a selected variable is computed by the rules as a
+        hidden field (ops.sort_fields). An aggregate in ORDER BY of a
+        grouped query is one more of its group's (the grouping returned as
+        "grouping")."""
         out = {}
-        self.aggregates = None  # an aggregate in ORDER BY is refused (SELECT and HAVING only)
+        grouped = grouping is not None and grouping.keys is not None
+        # aggregates stand in ORDER BY of a grouped query only (SPARQL makes an
+        # aggregate in ORDER BY group an ungrouped query: refused)
+        self.aggregates = list(grouping.aggregates) if grouped else None
         for clause in _children(body, "order_clause"):
             keys = []
             for cond in _children(clause, "order_condition"):
                 first = cond.children[0]
                 descending = isinstance(first, Token) and first.type == "DESC"
-                node = cond.children[-1]
-                expr = self.expr(node)
-                if not isinstance(expr, Var):
-                    raise self.error(unsupported("ORDER BY an expression") + ": order by a variable, "
-                                     "and compute it in the SELECT clause with (expression AS ?v)", cond)
-                if expr not in visible:
-                    raise self.error(f"ORDER BY reads {expr}, which the answers do not hold: ORDER BY "
-                                     f"orders the answers, by their variables", cond)
+                expr = self.expr(cond.children[-1])
+                if ops.expr_uses(expr, {"timestamp"}):
+                    raise self.error("timestamp() reads the events of one solution: select it with "
+                                     "(timestamp(?v) AS ?t) and order by ?t", cond)
+                if grouped:
+                    self.refuse_timestamp([a.arg for _, a in self.aggregates if a.arg is not None], cond)
+                    self.check_grouped(expr, readable | {v for v, _ in self.aggregates}, cond)
+                else:
+                    for v in _vars_in_order(expr):
+                        if v not in readable:
+                            self.warn(f"ORDER BY reads {v}, which the pattern never binds: it is "
+                                      f"unbound in every answer", cond)
                 keys.append(ops.OrderKey(expr, descending))
             out["order"] = tuple(keys)
+        if grouped and len(self.aggregates) > len(grouping.aggregates):
+            out["grouping"] = dataclasses.replace(grouping, aggregates=tuple(self.aggregates))
         for clause in _children(body, "limit_offset"):
             for part in clause.children:
                 keyword, number = part.children
@@ -733,8 +757,14 @@ class _Query:
         if self.aggregates is None:
             raise self.error("an aggregate stands only in the SELECT clause or HAVING of a "
                              "query", tree)
-        func = str(tree.children[0].children[0]).lower()
-        rest = tree.children[1:]
+        separator = None
+        if tree.data == "group_concat":  # GROUP_CONCAT([DISTINCT] expr [; SEPARATOR = "text"])
+            func, rest = "group_concat", tree.children[1:]
+            strings = [c for c in rest if isinstance(c, Token) and c.type == "STRING"]
+            separator = _string_value(strings[0], self.file.filename) if strings else None
+            rest = [c for c in rest if not (isinstance(c, Token) and c.type in ("SEPARATOR", "STRING"))]
+        else:
+            func, rest = str(tree.children[0].children[0]).lower(), tree.children[1:]
         distinct = any(isinstance(c, Token) and c.type == "DISTINCT" for c in rest)
         arg = rest[-1]
         if isinstance(arg, Token) and arg.type == "STAR":
@@ -747,7 +777,7 @@ class _Query:
                 arg_expr = self.expr(arg)
             finally:
                 self.aggregates = saved
-        agg = ops.Aggregate(func, arg_expr, distinct)
+        agg = ops.Aggregate(func, arg_expr, distinct, separator)
         for var, known in self.aggregates:
             if known == agg:
                 return var
@@ -1548,10 +1578,8 @@ class _Query:
                         *[self.expr(a) for a in args.children])
         if kind == "call":
             return self.call(node)
-        if kind == "aggregate":
+        if kind in ("aggregate", "group_concat"):
             return self.aggregate(node)
-        if kind == "group_concat":
-            raise self.error(unsupported("GROUP_CONCAT"), node)
         if kind == "exists":
             negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
             name = "NOT EXISTS" if negated else "EXISTS"

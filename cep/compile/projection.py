@@ -14,17 +14,24 @@ from cep.compile.expr import conj, ite, q
 
 @dataclass(frozen=True)
 class QueryLayout:
-    """How a query's answer lines map back to names: the fields, in order."""
+    """How a query's answer lines map back to names: the fields, in order,
+    then the hidden fields ORDER BY sorts by (ops.sort_fields), which
+    only cep.runtime.modifiers reads: an answer is made of `fields`."""
 
     index: int
     name: str
     form: str
     fields: tuple  # variable names of the fields
+    hidden: tuple = ()  # names of the hidden fields after them
+
+    @property
+    def width(self) -> int:
+        return len(self.fields) + len(self.hidden)
 
 
 def answer_width(layouts) -> int:
     """The number of fields of every answer line: the most any query has."""
-    return max((len(layout.fields) for layout in layouts), default=0)
+    return max((layout.width for layout in layouts), default=0)
 
 
 def padded(project, width):
@@ -35,6 +42,19 @@ def padded(project, width):
     return pl.Clause(pl.Struct(project.head.functor, *args, pl.PList(fields.items + padding)), project.body)
 
 
+def sort_goals(ec, query, fields) -> tuple:
+    """(goals, names): the hidden fields of ORDER BY (ops.sort_fields)
+    appended to `fields`, each unbound where its expression is an error."""
+    goals, names = [], []
+    for var, expr in ops.sort_fields(query)[1]:
+        g, value = ec.value(expr)
+        r = pl.Var(f"O{len(names)}")
+        goals.append(ite(conj(g), pl.Struct("=", r, value), T))
+        fields.append(r)
+        names.append(var.name)
+    return goals, tuple(names)
+
+
 def projection(plan, index, out, scope):
     """('$project' clause, layout) of an output; `scope` (Scope): its expressions'."""
     query = out.query
@@ -42,8 +62,9 @@ def projection(plan, index, out, scope):
     if query.grouping is not None:  # its rows are made by '$wrow' (cep/compile/windows.py)
         names = tuple(ops.template_fields(query.template) if query.form == "construct"
                       else (item.var.name for item in query.projection))
+        hidden = tuple(var.name for var, _ in ops.sort_fields(query)[1])
         head = pl.Struct("$project", index, pl.Var("_"), pl.Var("_"), pl.Var("_"), pl.PList([]))
-        return pl.Clause(head, (F,)), QueryLayout(index, query.name, query.form, names)
+        return pl.Clause(head, (F,)), QueryLayout(index, query.name, query.form, names, hidden)
     vs = Vars(scope)
     ts, te = pl.Var("Ts"), pl.Var("Te")
     v = tuple_term(vs, root.vars)
@@ -65,6 +86,8 @@ def projection(plan, index, out, scope):
                 goals.append(ite(conj(g), pl.Struct("=", r, value), T))
                 fields.append(r)
                 ec.env[item.var] = r
+    sorting, hidden = sort_goals(ec, query, fields)
+    goals += sorting
     if query.form == "update":  # no answers: its solutions change the background ($update)
         names, fields = [], []
     if query.form == "construct":
@@ -90,5 +113,5 @@ def projection(plan, index, out, scope):
                 fields2.append(pl.Var(f"_T{len(fields2)}"))
         names, fields = template_fields, fields2
     head = pl.Struct("$project", index, v, ts, te, pl.PList(fields))
-    layout = QueryLayout(index, query.name, query.form, tuple(names))
+    layout = QueryLayout(index, query.name, query.form, tuple(names), hidden)
     return pl.Clause(head, tuple(goals) or (T,)), layout

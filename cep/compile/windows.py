@@ -23,6 +23,7 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.compile.expr import conj, ite, q
+from cep.compile.projection import sort_goals
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -156,7 +157,10 @@ def _spec(query):
 
 
 def _func(agg: ops.Aggregate):
-    return pl.Struct("f", A(agg.func), A("true" if agg.distinct else "false"))
+    """f(Name, Distinct) as prolog/cep_window.pl reads it; GROUP_CONCAT's
+    name carries its separator, f(group_concat(Separator), Distinct)."""
+    name = A(agg.func) if agg.separator is None else pl.Struct(agg.func, pl.Str(agg.separator))
+    return pl.Struct("f", name, A("true" if agg.distinct else "false"))
 
 
 def _query_items(index, query, root, vars_of) -> list:
@@ -292,5 +296,6 @@ def _row_clause(head, vs, ts, te, goals, query):
     if query.form == "construct":  # a CONSTRUCT's rows are its template's values: a set of triples
         by_name = {item.var.name: f for item, f in zip(query.projection, fields)}
         fields = [by_name.get(n) or vs.fresh() for n in ops.template_fields(query.template)]
+    goals += sort_goals(ec, query, fields)[0]
     name, *args = head
     return pl.Clause(pl.Struct(name, *args, pl.PList(fields)), tuple(goals) or (T,))

@@ -258,10 +258,20 @@ def modified(answers, queries) -> list[Answer]:
         if query.form == "ask":
             out.append(Answer(name, min(a.start for a in group), group[0].end, boolean=True))
             continue
-        group.sort(key=lambda a: (a.start, a.bindings))  # ties: by start, then bindings
-        for key in reversed(query.order):  # the last key first: Python's sort is stable
-            group.sort(key=cmp_to_key(lambda a, b, k=key: _order_compare(
-                a.binding(k.expr.name), b.binding(k.expr.name))), reverse=key.descending)
+        # the keys' values, and the answers without the hidden fields ORDER BY adds
+        names, hidden = ops.sort_fields(query)
+        hidden = {var.name for var, _ in hidden}
+        rows = [(tuple(a.binding(n) for n in names),
+                 a._replace(bindings=tuple(b for b in a.bindings if b[0] not in hidden)))
+                for a in group]
+        rows.sort(key=lambda r: (r[1].start, r[1].bindings))  # ties: by start, then bindings
+        for i in reversed(range(len(query.order))):  # the last key first: Python's sort is stable
+            rows.sort(key=cmp_to_key(lambda a, b, i=i: _order_compare(a[0][i], b[0][i])),
+                      reverse=query.order[i].descending)
+        group = [a for _, a in rows]
+        if query.distinct and hidden:  # SPARQL: ORDER BY, then the projection, then DISTINCT
+            seen = set()
+            group = [a for a in group if not ((a.start, a.bindings) in seen or seen.add((a.start, a.bindings)))]
         stop = None if query.limit is None else query.offset + query.limit
         out += group[query.offset:stop]
     return out
@@ -316,12 +326,16 @@ def _extend(mu: dict, item: ops.ProjectItem, ts, te, stamps=frozenset()):
 
 
 def _project(query, mu: dict, ts, te, stamps=frozenset()) -> tuple:
+    """A solution's bindings: the projection's, then the hidden fields
+    ORDER BY sorts by (ops.sort_fields; modified() drops them)."""
+    items = [ops.ProjectItem(var, expr) for var, expr in ops.sort_fields(query)[1]]
     if query.projection is None:
-        return tuple(sorted((k, v) for k, v in mu.items() if not k.startswith("_:")))
-    out = {}
+        out = {k: v for k, v in mu.items() if not k.startswith("_:")}
+    else:
+        out, items = {}, list(query.projection) + items
     token = SOLUTION.set(dict(mu))
     try:
-        for item in query.projection:
+        for item in items:
             if item.expr is not None:
                 _extend(mu, item, ts, te, stamps)
             if item.var.name in mu:

@@ -151,7 +151,8 @@ def _row(query, mu, aggregates, ts, te):
     if not all(holds(c, mu, ts, te) for c in query.grouping.having):
         return None
     out = {}
-    for item in query.projection or ():
+    hidden = [ops.ProjectItem(var, expr) for var, expr in ops.sort_fields(query)[1]]  # ORDER BY's
+    for item in list(query.projection or ()) + hidden:
         if item.expr is not None:
             try:
                 mu[item.var.name] = value(item.expr, mu, ts, te)
@@ -165,7 +166,9 @@ def _row(query, mu, aggregates, ts, te):
 def aggregate(agg: ops.Aggregate, members) -> str | None:
     """SPARQL 1.1 section 18.5.1 over a group's solutions; None for an error.
     COUNT, MIN, MAX and SAMPLE read the bound, error-free values; one error
-    makes SUM and AVG an error; DISTINCT reads each value once."""
+    makes SUM, AVG and GROUP_CONCAT an error; DISTINCT reads each value
+    once. GROUP_CONCAT joins the STR of the values in the order of their
+    N-Triples text (SAMPLE takes the first in that order)."""
     values, errors = [], 0
     for mu, ts, te in members:
         if agg.arg is None:  # COUNT(*); with DISTINCT each solution once (its bindings)
@@ -194,6 +197,14 @@ def aggregate(agg: ops.Aggregate, members) -> str | None:
             return value(ops.Call("/", ops.Const(total), ops.Const(n)), {}, 0, 0)
         except ExprError:
             return None
+    if agg.func == "group_concat":
+        if errors:
+            return None
+        try:
+            texts = [terms.split(value(ops.Call("str", ops.Const(v)), {}, 0, 0))[1] for v in sorted(values)]
+        except ExprError:
+            return None
+        return terms.literal(agg.separator.join(texts))
     if not values:
         return None
     if agg.func == "sample":

@@ -9,7 +9,11 @@ pattern completes). An ASK's solutions of one evaluation make one answer.
 works on the rules' raw answer table (columns q, start, end, f0, f1, ...:
 cep.engine.AnswerBatch), before the answers are named and written, so both
 engines (the Spark engine runs a modified query in one group: cep.spark.
-routing) cut the same answers.
+routing) cut the same answers. A key that is not a selected variable
+sorts by a hidden field after the answer's (ops.sort_fields), which no
+answer shows; a DISTINCT query's answers then equal in all but their
+hidden fields are one, the first in order (SPARQL: ORDER BY, then the
+projection, then DISTINCT).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 
 from cep import terms
+from cep.algebra import ops
 
 XSD = terms.XSD
 NUMERIC = {XSD + t for t in ("integer", "decimal", "float", "double", "nonPositiveInteger",
@@ -80,6 +85,16 @@ class _Descending:
         return self.key == other.key
 
 
+def _first_of_each(members, key) -> list:
+    seen, out = set(), []
+    for i in members:
+        k = key(i)
+        if k not in seen:
+            seen.add(k)
+            out.append(i)
+    return out
+
+
 def modify(table: pa.Table, layouts, queries) -> pa.Table:
     """The raw answer table with each modified query's answers ordered and
     cut per (query, end time), and an ASK's answers one per (query, end
@@ -101,8 +116,11 @@ def modify(table: pa.Table, layouts, queries) -> pa.Table:
         taken = pa.array(rows)
         ends = table["end"].take(taken).to_pylist()
         starts = table["start"].take(taken).to_pylist()
-        fields = [table[f"f{i}"].take(taken).to_pylist() for i in range(len(layout.fields))]
-        columns = [fields[layout.fields.index(k.expr.name)] for k in query.order]
+        fields = [table[f"f{i}"].take(taken).to_pylist() for i in range(layout.width)]
+        by_name = dict(zip(layout.fields + layout.hidden, fields))
+        unbound = [None] * len(rows)  # SELECT * ordered by a variable its pattern never binds
+        columns = [by_name.get(name, unbound) for name in ops.sort_fields(query)[0]]
+        fields = fields[:len(layout.fields)]
         if query.form == "select":  # ties by start, then bindings: every run cuts alike
             ties = [(starts[i], sorted((name, column[i]) for name, column in zip(layout.fields, fields)
                                        if column[i] is not None)) for i in range(len(rows))]
@@ -120,6 +138,8 @@ def modify(table: pa.Table, layouts, queries) -> pa.Table:
                 members = sorted(members, key=lambda i: (tuple(
                     _Descending(term_key(c[i])) if k.descending else term_key(c[i])
                     for k, c in zip(query.order, columns)), ties[i]))
+            if query.distinct and layout.hidden:  # the first of the answers that look alike
+                members = _first_of_each(members, lambda i: (starts[i], tuple(c[i] for c in fields)))
             chosen = members[query.offset:stop]
             for rank, i in enumerate(chosen):
                 keep[rows[i]] = True

@@ -45,7 +45,8 @@ WORDS = {
 ORDER = {name: i for i, name in enumerate(WORDS)}
 
 EXPRESSION_START = {"BANG", "PLUS", "MINUS", "LPAR", "VAR", "NUMBER", "STRING", "TRUE",
-                    "FALSE", "IRIREF", "PNAME", "BARE_NAME", "COUNT", "SUM", "AVG", "MIN", "MAX", "SAMPLE"}
+                    "FALSE", "IRIREF", "PNAME", "BARE_NAME", "COUNT", "SUM", "AVG", "MIN", "MAX", "SAMPLE",
+                    "GROUP_CONCAT"}
 IRI = {"IRIREF", "PNAME", "BARE_NAME", "A"}
 LITERAL = {"STRING", "NUMBER", "SIGNED_NUMBER", "TRUE", "FALSE"}
 BLANK = {"BLANK_NODE_LABEL", "ANON", "LSQB"}
@@ -55,7 +56,7 @@ CHAIN_OPS = set(KEYWORDS)  # the operators written between two groups
 QUERY_START = {"SELECT", "CONSTRUCT", "ASK", "DESCRIBE", "DELETE", "INSERT", "REGISTER", "PREFIX",
                "BASE", "ANNOTATION"}
 HIDDEN = {"SEQOPTIONAL", "OPTIONALEQUALS", "NAMED",  # recognized only to be rejected
-          "MINUS_KW", "BIND", "VALUES", "SERVICE", "EXISTS", "GROUP_CONCAT",
+          "MINUS_KW", "BIND", "VALUES", "SERVICE", "EXISTS",
           "ORDER", "LIMIT", "OFFSET", "REDUCED",  # optional solution modifiers
           "RSTREAM", "ISTREAM", "DSTREAM"}  # optional words that would crowd a message
 

@@ -99,9 +99,9 @@ def assert_answers(got, case: str, who: str):
 
     def lines(counter):
         out = []
-        for (query, bindings, start, end, triples), n in sorted(counter.items()):
+        for (query, bindings, start, end, triples, boolean), n in sorted(counter.items(), key=str):
             from cep.events import Answer
-            a = Answer(query, start, end, bindings=bindings, triples=triples)
+            a = Answer(query, start, end, bindings=bindings, triples=triples, boolean=boolean)
             out += [json.dumps(answer_to_json(a), sort_keys=True)] * n
         return out
 

@@ -688,7 +688,7 @@ def _only_stream_predicates(op):
 
 # ---------------------------------------------------------------- windows
 
-AGGREGATE_FUNCS = ("count", "sum", "avg", "min", "max", "sample")
+AGGREGATE_FUNCS = ("count", "sum", "avg", "min", "max", "sample", "group_concat")
 
 
 @st.composite
@@ -717,7 +717,8 @@ def windowed_queries(draw):
         if func == "count" and draw(st.booleans()):
             return ops.Aggregate("count", None, draw(st.booleans()))
         arg = _numeric(draw, numeric, 1) if numeric and draw(st.booleans()) else ops.Var(draw(st.sampled_from(names)))
-        return ops.Aggregate(func, arg, draw(st.integers(0, 3)) == 0)
+        separator = draw(st.sampled_from([" ", ", ", ""])) if func == "group_concat" else None
+        return ops.Aggregate(func, arg, draw(st.integers(0, 3)) == 0, separator)
 
     kind = draw(st.sampled_from(["plain", "group", "extend"])) if names else "star"
     projection, grouping, distinct = None, None, draw(st.integers(0, 3)) == 0
@@ -799,8 +800,8 @@ def streamed(draw, events):
 @st.composite
 def modified_queries(draw):
     """A SELECT (plain, projected or over a window) with solution
-    modifiers: ORDER BY some of the variables its answers hold, each
-    ascending or descending, OFFSET and LIMIT; or the query made an ASK.
+    modifiers: ORDER BY some of the variables its answers hold and an
+    expression, each ascending or descending, OFFSET and LIMIT; or the query made an ASK.
     Ties are cut in a fixed order (docs/language.md), so the engine and the
     reference keep the same answers."""
     base = draw(st.one_of(queries(), projected_queries(), windowed_queries()))
@@ -811,6 +812,19 @@ def modified_queries(draw):
                else sorted(ops.variables(base.pattern), key=lambda v: v.name))
     visible = [v for v in visible if v.name[:1] not in ("_", ".")]
     keys = draw(st.lists(st.sampled_from(visible), unique=True, max_size=2)) if visible else []
+    if base.report == "rstream" and draw(st.booleans()):
+        # a key the rules compute as a hidden field: an expression over what the
+        # projection reads (a group's row, or the pattern's variables), or a
+        # variable that is not selected
+        grouped = base.grouping is not None and base.grouping.keys is not None
+        readable = visible if grouped else sorted(ops.variables(base.pattern), key=lambda v: v.name)
+        readable = [v for v in readable if v.name[:1] not in ("_", ".")]
+        numeric = [] if grouped else _numeric_vars(base.pattern)
+        if numeric and draw(st.booleans()):
+            keys.insert(0, _numeric(draw, numeric, 1))
+        elif readable:
+            v = draw(st.sampled_from(readable))
+            keys.insert(0, v if not grouped and draw(st.booleans()) else ops.Call("str", v))
     order = tuple(ops.OrderKey(v, draw(st.booleans())) for v in keys)
     offset = draw(st.sampled_from([0, 0, 1, 2]))
     limit = draw(st.sampled_from([None, 0, 1, 2, 3]))

@@ -66,3 +66,33 @@ def test_grouping_without_a_window_groups_an_instant_split_over_micro_batches(sp
     overall = sorted((a.end // MIN, a.binding("n"), a.binding("top")) for a in expected if a.query == "overall")
     assert [(m, n.split('"')[1], top.split('"')[1]) for m, n, top in overall] == [(1, "5", "10"), (2, "2", "2")]
     assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+
+
+COMPUTED = H + """REGISTER QUERY nearest AS
+SELECT ?x WHERE { ?x :p ?v } ORDER BY ABS(?v - 8) LIMIT 2
+
+REGISTER QUERY listed AS
+SELECT (GROUP_CONCAT(?v; SEPARATOR = ",") AS ?all) WHERE { ?x :p ?v }
+"""
+
+
+def test_order_by_an_expression_and_group_concat_on_spark(spark, tmp_path):
+    """ORDER BY an expression sorts by a hidden field of the rules' answer
+    lines, which no answer written by the sink holds; GROUP_CONCAT joins
+    an instant's values in the order of their N-Triples text, whatever
+    micro-batches they came in."""
+    queries = parse_rules(COMPUTED, "computed.rq")
+    closing = [reading("z", 0, 30)]
+    chunks = [event_rows(STREAM[:2]), event_rows(STREAM[2:]), event_rows(closing)]
+    write_files(tmp_path / "in", chunks)
+    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
+    process_all(query)
+    answers, others = split_rows(spark.table(name).collect())
+    assert not others
+    got = sorted((a.query, a.end // MIN, a.bindings) for a in answers if a.end < 30 * MIN)
+    assert got == [
+        ("listed", 1, (("all", '"10,3,5,7"'),)), ("listed", 2, (("all", '"1,2"'),)),
+        ("nearest", 1, (("x", "<http://e/a2>"),)), ("nearest", 1, (("x", "<http://e/a3>"),)),
+        ("nearest", 2, (("x", "<http://e/b0>"),)), ("nearest", 2, (("x", "<http://e/b1>"),))]
+    expected = [a for a in in_process(queries, STREAM + closing) if a.end < 30 * MIN]
+    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
