@@ -383,13 +383,13 @@ def _timeless_negation(plan, node, vs: Vars, module: str):
     def cond():
         ec = vs.expressions(A("timeless"), A("timeless"), only=ec_vars)
         return [] if node.cond is None else [ec.filter_goal(node.cond)]
-    test = _negation(node.op, left, right, vs, lambda: _timeless(plan, right, vs, module), cond)
+    test = _negation(node.op, left, right, plan.certain(right.id), vs, lambda: _timeless(plan, right, vs, module), cond)
     if test is None:
         return None if node.op is ops.Exists else found
     return found + [test]
 
 
-def _negation(op, left, right, vs: Vars, found, cond):
+def _negation(op, left, right, certain, vs: Vars, found, cond):
     """The test of MINUS, EXISTS or NOT EXISTS (`op`) on a left solution,
     its variables named in vs: whether a right solution that the goals
     `found()` give is compatible with it, shares a variable bound in both
@@ -400,12 +400,16 @@ def _negation(op, left, right, vs: Vars, found, cond):
     are called, its variables are named apart (a value the left solution
     or an enclosing pattern gives must not steer it); its values of the
     shared ones are then compared with the left's, to tell which side
-    binds them."""
+    binds them. A shared variable that every right solution binds
+    (`certain`) and the left one binds is given the left one's value
+    first: the same right solutions pass, found by it rather than all
+    compared with it (a background lookup by the subject, not a scan)."""
     shared = [v for v in right.vars if v in left.vars]
     mine = {v: vs.of(v) for v in shared}
     saved = {v: vs.names[v] for v in right.vars if v in vs.names}
     for v in right.vars:
         vs.names[v] = vs.fresh()
+    given = [ite(pl.Struct("var", mine[v]), T, pl.Struct("=", vs.names[v], mine[v])) for v in shared if v in certain]
     goals = found()
     pairs = [(mine[v], vs.names[v]) for v in shared]
     merged = [pl.Struct("=", x, r) for x, r in pairs]
@@ -422,7 +426,7 @@ def _negation(op, left, right, vs: Vars, found, cond):
         shares = [F]
         for x, r in reversed(pairs):
             shares = [pl.Struct(";", conj([pl.Struct("nonvar", x), pl.Struct("nonvar", r)]), shares[0])]
-    match = conj(goals + compatible + shares + merged + tests)
+    match = conj(given + goals + compatible + shares + merged + tests)
     return pl.Struct("\\+", pl.Struct("\\+", match)) if op is ops.Exists else pl.Struct("\\+", match)
 
 
@@ -494,7 +498,7 @@ def _minus(step, left, right, scope, plan=None, graph=None, **_):
                       *interval_goals(step, ts, te, ts1, te1)]
             background = _timeless(plan, right, vs, graph) if graph is not None and step.op.spec.timeless else None
             return stored if background is None else [pl.Struct(";", conj(stored), conj(background))]
-        test = _negation(step.op, left, right, vs, found, lambda: _cond_goals(step, vs, ts, te))
+        test = _negation(step.op, left, right, plan.certain(right.id), vs, found, lambda: _cond_goals(step, vs, ts, te))
         return conj([test, pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans)])
     return _deferred(step, left, right, scope, decide)
 
