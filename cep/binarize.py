@@ -127,6 +127,10 @@ class Plan:
     def node(self, node_id):
         return self.nodes[node_id]
 
+    def certain(self, node_id) -> set:
+        """The variables bound in every solution of a node."""
+        return _certain_of(self.nodes, node_id, {})
+
     def consumers(self, node_id):
         """(step, side) pairs that take this node's solutions, side 'l' or 'r',
         in node order: from an index made once, as every node is asked (a

@@ -214,10 +214,12 @@ class Operator:
       solution, as comparisons (op, x, y) of "s1", "e1", "s2", "e2" that
       must all hold; () for none. A solution made of both spans both.
     - timeless: an operand may be a background solution, which has no
-      interval (joins, unions and OPTIONAL only: every other test reads
-      intervals). OPTIONAL's background optional part joins a mandatory
-      solution of either kind; a background mandatory solution takes only
-      a background optional part (docs/language.md).
+      interval (joins, unions, OPTIONAL, MINUS and [NOT] EXISTS only:
+      every other test reads intervals). OPTIONAL's background optional
+      part joins a mandatory solution of either kind, and MINUS's or
+      EXISTS's background right part tests a left solution of either
+      kind; a background mandatory (left) solution takes only a
+      background optional (right) part (docs/language.md).
     - ends_last: per operand, whether it can end where the solution ends
       (rule chaining reads a derived triple at that instant,
       cep.algebra.chaining).
@@ -373,11 +375,12 @@ class Minus(Binary):
     (s1 <= s2, e2 <= e1), is compatible with it, shares a variable bound
     in both, and satisfies `cond` on their merge. Its solutions bind
     left's variables only, over left's interval: decided at the end of the
-    instant e1 (as OPTIONAL is). At one instant it is SPARQL's MINUS."""
+    instant e1 (as OPTIONAL is). A background solution of `right` lies
+    within every interval. At one instant it is SPARQL's MINUS."""
 
     spec: ClassVar[Operator] = Operator(
         keyword=None, sexpr="minus", associative=False, optional=None, negated=True, alternative=False,
-        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=True, ends_last=(True, True),
         store="forever", kept="the right side of MINUS")
     left: object  # what is kept
     right: object  # what removes it
@@ -396,7 +399,7 @@ class Exists(Binary):
 
     spec: ClassVar[Operator] = Operator(
         keyword=None, sexpr="exists", associative=False, optional=None, negated=True, alternative=False,
-        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=True, ends_last=(True, True),
         store="forever", kept="the group of EXISTS")
     left: object  # the solutions filtered
     right: object  # P
@@ -411,7 +414,7 @@ class NotExists(Binary):
 
     spec: ClassVar[Operator] = Operator(
         keyword=None, sexpr="notexists", associative=False, optional=None, negated=True, alternative=False,
-        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=False, ends_last=(True, True),
+        interval=(("<=", "s1", "s2"), ("<=", "e2", "e1")), timeless=True, ends_last=(True, True),
         store="forever", kept="the group of NOT EXISTS")
     left: object  # the solutions filtered
     right: object  # P

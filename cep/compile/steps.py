@@ -321,6 +321,10 @@ def _timeless(plan, node, vs: Vars, module: str):
                      pl.Struct("member", v, distinct)]
         else:
             goals = found + unary_goals(node, vs, A("timeless"), A("timeless"))
+    elif node.op.spec.timeless and node.op.spec.negated:  # MINUS, [NOT] EXISTS
+        goals = _timeless_negation(plan, node, vs, module)
+        if goals is None:
+            return None
     elif node.op.spec.timeless:
         left = _timeless(plan, plan.node(node.left), vs, module)
         right = None if node.op.spec.optional else _timeless(plan, plan.node(node.right), vs, module)
@@ -365,6 +369,66 @@ def _timeless_optional(plan, node, vs: Vars, module: str) -> list:
         return []
     bind = [pl.Struct("=", outer[v], inner[v]) for v in own]
     return [pl.Struct(";", pl.Struct("*->", conj(found + cond), conj(bind)), T)]
+
+
+def _timeless_negation(plan, node, vs: Vars, module: str):
+    """The background solutions of MINUS or [NOT] EXISTS: its left side's,
+    tested against its right side's (_negation); None where it has none
+    (no left ones, or EXISTS with no right ones)."""
+    left, right = plan.node(node.left), plan.node(node.right)
+    found = _timeless(plan, left, vs, module)
+    if found is None:
+        return None
+    ec_vars = tuple(left.vars) + tuple(v for v in right.vars if v not in left.vars)
+
+    def cond():
+        ec = vs.expressions(A("timeless"), A("timeless"), only=ec_vars)
+        return [] if node.cond is None else [ec.filter_goal(node.cond)]
+    test = _negation(node.op, left, right, plan.certain(right.id), vs, lambda: _timeless(plan, right, vs, module), cond)
+    if test is None:
+        return None if node.op is ops.Exists else found
+    return found + [test]
+
+
+def _negation(op, left, right, certain, vs: Vars, found, cond):
+    """The test of MINUS, EXISTS or NOT EXISTS (`op`) on a left solution,
+    its variables named in vs: whether a right solution that the goals
+    `found()` give is compatible with it, shares a variable bound in both
+    (MINUS: SPARQL 18.5, MINUS with no shared variable removes nothing),
+    and satisfies the condition (the goals `cond()`) on their merge; None
+    where `found()` is None (no right solution can occur). The right
+    side is evaluated on its own, as SPARQL does: while `found` and `cond`
+    are called, its variables are named apart (a value the left solution
+    or an enclosing pattern gives must not steer it); its values of the
+    shared ones are then compared with the left's, to tell which side
+    binds them. A shared variable that every right solution binds
+    (`certain`) and the left one binds is given the left one's value
+    first: the same right solutions pass, found by it rather than all
+    compared with it (a background lookup by the subject, not a scan)."""
+    shared = [v for v in right.vars if v in left.vars]
+    mine = {v: vs.of(v) for v in shared}
+    saved = {v: vs.names[v] for v in right.vars if v in vs.names}
+    for v in right.vars:
+        vs.names[v] = vs.fresh()
+    given = [ite(pl.Struct("var", mine[v]), T, pl.Struct("=", vs.names[v], mine[v])) for v in shared if v in certain]
+    goals = found()
+    pairs = [(mine[v], vs.names[v]) for v in shared]
+    merged = [pl.Struct("=", x, r) for x, r in pairs]
+    tests = cond()
+    for v in right.vars:
+        vs.names.pop(v)
+    vs.names.update(saved)
+    if goals is None:
+        return None
+    compatible = [pl.Struct(";", pl.Struct("var", x), pl.Struct(";", pl.Struct("var", r), pl.Struct("==", x, r)))
+                  for x, r in pairs]
+    shares = []
+    if op is ops.Minus:
+        shares = [F]
+        for x, r in reversed(pairs):
+            shares = [pl.Struct(";", conj([pl.Struct("nonvar", x), pl.Struct("nonvar", r)]), shares[0])]
+    match = conj(given + goals + compatible + shares + merged + tests)
+    return pl.Struct("\\+", pl.Struct("\\+", match)) if op is ops.Exists else pl.Struct("\\+", match)
 
 
 def _seqright(step, opt, mand, scope, **_):
@@ -418,35 +482,24 @@ def _deferred_optional(step, mand, opt, scope, plan=None, graph=None, **_):
     return _deferred(step, mand, opt, scope, decide)
 
 
-def _minus(step, left, right, scope, **_):
+def _minus(step, left, right, scope, plan=None, graph=None, **_):
     """Minus (MINUS), Exists and NotExists (FILTER [NOT] EXISTS): a left
-    solution is kept unless (Exists: if) a stored right one lies within
-    its interval, is compatible with it, satisfies the condition on their
-    merge, and, for MINUS, shares a variable bound in both (SPARQL 18.5:
-    MINUS with no shared variable removes nothing). A right solution may
-    still occur in the left one's last instant: decided at the end of the
-    group, as OPTIONAL is. The right solution's values of the shared
-    variables are read apart from the left's, to tell which side binds
-    them."""
-    shared = [v for v in right.vars if v in left.vars]
-    exists = step.op is ops.Exists  # keep the left solution if one matches (binding nothing), or if none
+    solution is kept unless (Exists: if) a right one within its interval
+    passes the test (_negation). A right solution may still occur in the
+    left one's last instant: decided at the end of the group, as OPTIONAL
+    is. With background knowledge, the right side is also looked up in
+    the background graph (_timeless): a background solution is there at
+    every instant, so within every interval."""
 
     def decide(vs, ts, te, h, ans):
         ts1, te1 = pl.Var("Ts1"), pl.Var("Te1")
-        theirs = {v: vs.fresh() if v in shared else vs.of(v) for v in right.vars}
-        rv = pl.Struct("v", *theirs.values()) if theirs else A("v")
-        pairs = [(vs.of(v), theirs[v]) for v in shared]
-        compatible = [pl.Struct(";", pl.Struct("var", x), pl.Struct(";", pl.Struct("var", r), pl.Struct("==", x, r)))
-                      for x, r in pairs]
-        shares = []
-        if step.op is ops.Minus:
-            shares = [F]
-            for x, r in reversed(pairs):
-                shares = [pl.Struct(";", conj([pl.Struct("nonvar", x), pl.Struct("nonvar", r)]), shares[0])]
-        merged = [pl.Struct("=", x, r) for x, r in pairs]
-        match = conj([_goal(_store(step, "r"), h, rv, ts1, te1), *interval_goals(step, ts, te, ts1, te1),
-                      *compatible, *shares, *merged, *_cond_goals(step, vs, ts, te)])
-        test = pl.Struct("\\+", pl.Struct("\\+", match)) if exists else pl.Struct("\\+", match)
+
+        def found():
+            stored = [_goal(_store(step, "r"), h, tuple_term(vs, right.vars), ts1, te1),
+                      *interval_goals(step, ts, te, ts1, te1)]
+            background = _timeless(plan, right, vs, graph) if graph is not None and step.op.spec.timeless else None
+            return stored if background is None else [pl.Struct(";", conj(stored), conj(background))]
+        test = _negation(step.op, left, right, plan.certain(right.id), vs, found, lambda: _cond_goals(step, vs, ts, te))
         return conj([test, pl.Struct(f"n{step.id}", tuple_term(vs, step.vars), ts, te, ans)])
     return _deferred(step, left, right, scope, decide)
 

@@ -13,8 +13,9 @@ event, every triple the event entails under the background's RDFS schema,
 with the event's interval, and every triple of the background's RDFS
 closure as a timeless occurrence (start and end None). A merge takes the
 interval of its timed parts; a solution with no timed part is timeless.
-The temporal operators never relate a timeless solution (OPTIONAL, not
-temporal, does: _optional_part_ends_first), a filter that
+The temporal operators never relate a timeless solution (OPTIONAL,
+MINUS and [NOT] EXISTS, not temporal, do: _optional_part_ends_first,
+_within), a filter that
 reads its interval is an error (false), and a query's timeless solutions
 are no answers: only events trigger detections.
 
@@ -209,7 +210,8 @@ def _eval(op, S, at: tuple, watch) -> set:
     if isinstance(op, ops.Join):
         return _joins(_eval(op.left, S, left[0], watch), _eval(op.right, S, right[0], watch),
                       lambda a, b: True)
-    if isinstance(op, ops.LeftJoin):  # background solutions take part (_optional_part_ends_first)
+    if isinstance(op, (ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+        # background solutions take part (_optional_part_ends_first, _within)
         left, right = _eval(op.left, S, left[0], watch), _eval(op.right, S, right[0], watch)
     else:
         left, right = _timed(*left, S, watch), _timed(*right, S, watch)
@@ -413,16 +415,25 @@ def _absence(left, right, op, S) -> set:
     return out
 
 
+def _within(a, b) -> bool:
+    """MINUS and [NOT] EXISTS: b lies within a's interval (a's start <=
+    b's start, b's end <= a's end). A timeless (background) b lies within
+    every interval; a timeless a relates to timeless ones only (as
+    OPTIONAL's mandatory part, _optional_part_ends_first)."""
+    if b[1] is None:
+        return True
+    return a[1] is not None and a[1] <= b[1] and b[2] <= a[2]
+
+
 def _minus(left, right, op) -> set:
     """MINUS and FILTER NOT EXISTS: each solution a of the left operand
-    with no solution b of the right one within its interval (a's start <=
-    b's start, b's end <= a's end) that is compatible with it, satisfies
-    the condition on their merge and, for MINUS, shares a variable with it
-    (SPARQL 18.5: dom(a) and dom(b) meet). FILTER EXISTS: each one with
-    such a b."""
+    with no solution b of the right one within it (_within) that is
+    compatible with it, satisfies the condition on their merge and, for
+    MINUS, shares a variable with it (SPARQL 18.5: dom(a) and dom(b)
+    meet). FILTER EXISTS: each one with such a b."""
     def matched(a):
         return any(compatible(a, b) and (not isinstance(op, ops.Minus) or dict(a[0]).keys() & dict(b[0]).keys())
-                   and a[1] <= b[1] and b[2] <= a[2] and satisfies(op.cond, merge(a, b)) for b in right)
+                   and _within(a, b) and satisfies(op.cond, merge(a, b)) for b in right)
     return {a for a in left if matched(a) == isinstance(op, ops.Exists)}
 
 

@@ -165,6 +165,8 @@ WITHOUT_ABSENCE = [cls for cls in BINARY if cls is not ops.SeqAbsence]
 # on the right, MINUS and NOT EXISTS) nor NOTSEQ
 WITHOUT_LEFT_JOINS = [cls for cls in WITHOUT_ABSENCE
                       if cls.spec.optional != "right" and cls not in (ops.Minus, ops.NotExists)]
+# MINUS and [NOT] EXISTS, and the operators that join background solutions
+NEGATIONS_AND_JOINS = [ops.Minus, ops.Exists, ops.NotExists, ops.Join, ops.LeftJoin, ops.Union_]
 # Allen's interval relations, and operators to combine them with
 INTERVAL_RELATIONS = [ops.During, ops.Starts, ops.Finishes, ops.Meets, ops.Overlaps]
 WITH_INTERVAL_RELATIONS = INTERVAL_RELATIONS + [ops.Join, ops.SeqJoin, ops.Union_, ops.SeqRightJoin, ops.LeftJoin]

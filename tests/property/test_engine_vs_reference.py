@@ -18,7 +18,7 @@ from cep import reference
 from cep.algebra import ops
 from cep.engine import Engine
 from tests.property.strategies import (
-    BINARY, INTERVAL_RELATIONS, WITH_INTERVAL_RELATIONS,
+    BINARY, INTERVAL_RELATIONS, NEGATIONS_AND_JOINS, WITH_INTERVAL_RELATIONS,
     background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
     queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams, unit_queries,
 )
@@ -235,6 +235,15 @@ def assert_same_with_background(queries, events, triples):
 def test_engine_equals_reference_with_background_knowledge(query, events, triples):
     """Events matched modulo a random RDFS ontology and joined with its
     timeless triples (docs/language.md, Background knowledge)."""
+    assert_same_with_background([query], events, triples)
+
+
+@seeded
+@_settings(200)
+@given(query=queries(operators=NEGATIONS_AND_JOINS), events=streams(), triples=background_triples())
+def test_engine_equals_reference_on_negation_over_background(query, events, triples):
+    """MINUS and FILTER [NOT] EXISTS whose operands match background
+    triples, events or both, joined with events (docs/language.md, MINUS)."""
     assert_same_with_background([query], events, triples)
 
 

@@ -186,3 +186,43 @@ def test_a_background_mandatory_part_takes_no_optional_part_from_events(backgrou
     query = "SELECT ?x ?v WHERE { ?e :waterHeight ?h . { ?x :locatedIn ?r OPTIONAL { ?x :depth ?v } } }"
     got = run(query, [ev("b1", "depth", 3, 5), ev("b1", "waterHeight", 7, 10)], background)
     assert [(short(b), s, e) for b, s, e in got] == [({"x": "b1"}, 10, 10), ({"x": "b9"}, 10, 10)]
+
+
+def test_minus_and_exists_look_their_right_side_up_in_the_background(background):
+    """MINUS and FILTER [NOT] EXISTS whose right side matches background
+    triples only: a background solution is there at every instant, so
+    within every left solution's interval (docs/language.md, "MINUS")."""
+    events = [ev("b1", "waterHeight", 7, 10), ev("b2", "waterHeight", 8, 12)]
+    got = run("SELECT ?x WHERE { ?x :waterHeight ?v MINUS { ?x :locatedIn :pacific } }", events, background)
+    assert [(short(b), s, e) for b, s, e in got] == [({"x": "b2"}, 12, 12)]
+    got = run("SELECT ?x WHERE { ?x :waterHeight ?v FILTER EXISTS { ?x :locatedIn ?r } }", events, background)
+    assert [(short(b), s, e) for b, s, e in got] == [({"x": "b1"}, 10, 10)]
+    # the group's filter reads the solution's bindings; the region's class is entailed
+    got = run("SELECT ?x WHERE { ?x :waterHeight ?v FILTER NOT EXISTS { ?x :locatedIn ?r . ?r a :Region } }",
+              events, background)
+    assert [(short(b), s, e) for b, s, e in got] == [({"x": "b2"}, 12, 12)]
+
+
+def test_a_right_side_of_events_and_background_is_judged_within_the_interval(background):
+    """A right side joining an event with background triples is timed by
+    the event: it removes a left solution only within its interval."""
+    query = "SELECT ?x WHERE { ?x :waterHeight ?v MINUS { ?x :locatedIn ?r . ?r :alert ?a } }"
+    events = [ev("pacific", "alert", "tsunami", 9), ev("b1", "waterHeight", 7, 10),
+              ev("pacific", "alert", "tsunami", 12), ev("b1", "waterHeight", 7, 12), ev("b9", "waterHeight", 7, 12)]
+    got = run(query, events, background)
+    assert [(short(b), s, e) for b, s, e in got] == [({"x": "b1"}, 10, 10), ({"x": "b9"}, 12, 12)]
+
+
+def test_negation_over_the_background_alone_is_joined_with_events(background):
+    """MINUS and [NOT] EXISTS over background triples only are SPARQL's
+    over the background graph; joined with an event, a solution takes
+    its interval. A background left solution is tested against the
+    background only: an event cannot withdraw it (as OPTIONAL's
+    mandatory part, docs/language.md)."""
+    tick = [ev("b1", "depth", 3, 10), ev("e", "waterHeight", 7, 10)]
+    for group, xs in [("?x :locatedIn ?r MINUS { ?r a :Ocean }", ["b9"]),
+                      ("?x :locatedIn ?r FILTER EXISTS { ?r a :Ocean }", ["b1"]),
+                      ("?x :locatedIn ?r FILTER NOT EXISTS { ?r a ?c FILTER(?c = :Ocean) }", ["b9"]),
+                      ("?x :locatedIn ?r MINUS { ?x :depth ?d }", ["b1", "b9"])]:
+        got = run(f"SELECT ?x WHERE {{ ?e :waterHeight ?h . {{ {group} }} }}", tick, background)
+        assert [(short(b), s, e) for b, s, e in got] == [({"x": x}, 10, 10) for x in xs], group
