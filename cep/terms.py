@@ -404,27 +404,6 @@ def canonical_lexical(lex: str, dt: str) -> str | None:
     except TermError:
         pass
     return None
-    if dt == XSD_INTEGER and _INT_RE.match(s):
-        return str(int(s))
-    if dt == XSD_DECIMAL and _DEC_RE.match(s):  # format_decimal's form, by text: any number of places
-        whole, _, fraction = s.lstrip("+-").partition(".")
-        whole, fraction = whole.lstrip("0") or "0", fraction.rstrip("0") or "0"
-        return ("-" if s.startswith("-") and (whole, fraction) != ("0", "0") else "") + whole + "." + fraction
-    if dt == XSD_DOUBLE and _DBL_RE.match(s):
-        return format_double(float(s))
-    if dt == XSD_BOOLEAN and s in ("true", "false", "1", "0"):
-        return "true" if s in ("true", "1") else "false"
-    if dt == XSD_DATETIME:
-        try:
-            return format_datetime_ms(parse_datetime_ms(s))
-        except TermError:
-            return lex
-    if dt == XSD_DURATION:
-        try:
-            return format_duration(*parse_duration(s))
-        except TermError:
-            return lex
-    return lex
 
 
 # ------------------------------------------------------ terms read from input
