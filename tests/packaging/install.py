@@ -11,6 +11,7 @@ from the wheel, and the tests check that it does."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -67,3 +68,14 @@ def clean_env(**extra) -> dict:
                                                             "PYSPARK_DRIVER_PYTHON", "CEP_NO_FOREIGN")}
     env.update(extra)
     return env
+
+
+def stock_work(dest: Path, rules: str) -> Path:
+    """A folder outside the checkout holding the paper's query (1), the
+    stock sample and its ontology, and `rules` as labelled.rq."""
+    dest.mkdir()
+    (dest / "labelled.rq").write_text(rules)
+    for path in (ROOT / "rules" / "stock.rq", ROOT / "examples" / "stock" / "ticks.trig",
+                 ROOT / "ontologies" / "stock.ttl"):
+        shutil.copy(path, dest)
+    return dest

@@ -16,7 +16,7 @@ import zipfile
 
 import pytest
 
-from tests.packaging.install import ROOT, build_wheel, clean_env, fresh_venv
+from tests.packaging.install import ROOT, build_wheel, clean_env, fresh_venv, stock_work
 
 pytestmark = pytest.mark.packaging
 
@@ -37,12 +37,7 @@ def installed(tmp_path_factory):
     base = tmp_path_factory.mktemp("packaging")
     wheel = build_wheel(base)
     venv = fresh_venv(base / "venv", wheel)
-    work = base / "work"
-    work.mkdir()
-    (work / "labelled.rq").write_text(LABELLED)
-    for path in (ROOT / "rules" / "stock.rq", ROOT / "examples" / "stock" / "ticks.trig",
-                 ROOT / "ontologies" / "stock.ttl"):
-        shutil.copy(path, work)
+    work = stock_work(base / "work", LABELLED)
     expected = subprocess.run([sys.executable, "-m", "cep", *RUN], cwd=work, capture_output=True, text=True,
                               check=True).stdout
     return venv, wheel, work, expected

@@ -11,14 +11,13 @@ cep.spark.detect and through `cep run --master spark://...`."""
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
 
-from tests.packaging.install import ROOT, build_wheel, clean_env, fresh_venv
+from tests.packaging.install import ROOT, build_wheel, clean_env, fresh_venv, stock_work
 from tests.spark.cluster import Cluster
 
 pytestmark = pytest.mark.spark
@@ -54,12 +53,7 @@ def cluster(tmp_path_factory):
         conf = {"spark.archives": f"{archive}#environment", "spark.pyspark.python": "./environment/bin/python",
                 "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
                 "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
-        work = base / "work"
-        work.mkdir()
-        (work / "labelled.rq").write_text(RULES)
-        for path in (ROOT / "rules" / "stock.rq", ROOT / "examples" / "stock" / "ticks.trig",
-                     ROOT / "ontologies" / "stock.ttl"):
-            shutil.copy(path, work)
+        work = stock_work(base / "work", RULES)
         yield url, conf, venv, work, env, base
     finally:
         spark.stop()
