@@ -24,20 +24,28 @@ SELECT ?x ?v WHERE { ?x :p ?v } ORDER BY DESC(?v) LIMIT 2
 """
 
 
-def test_an_instant_split_over_micro_batches_is_cut_as_a_whole(spark, tmp_path):
-    queries = parse_rules(RULES, "modifiers.rq")
-    closing = [reading("z", 0, 30)]  # moves the watermark past the data
-    # the instant at minute 1 comes in two files, each with answers of its own
-    chunks = [event_rows(STREAM[:2]), event_rows(STREAM[2:]), event_rows(closing)]
-    write_files(tmp_path / "in", chunks)
+def _on_spark_and_in_process(spark, tmp_path, queries, stream):
+    """The answers before minute 30 on Spark, with the first two events of
+    `stream` in one micro-batch, the others in a second and one event that
+    moves the watermark past them in a third (3 buckets); and the answers
+    of the in-process engine over the same events."""
+    closing = [reading("z", 0, 30)]
+    write_files(tmp_path / "in", [event_rows(stream[:2]), event_rows(stream[2:]), event_rows(closing)])
     query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
     process_all(query)
     answers, others = split_rows(spark.table(name).collect())
     assert not others
-    expected = [a for a in in_process(queries, STREAM + closing) if a.end < 30 * MIN]
+    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
+    return [a for a in answers if a.end < 30 * MIN], expected
+
+
+def test_an_instant_split_over_micro_batches_is_cut_as_a_whole(spark, tmp_path):
+    queries = parse_rules(RULES, "modifiers.rq")
+    # the instant at minute 1 comes in two files, each with answers of its own
+    answers, expected = _on_spark_and_in_process(spark, tmp_path, queries, STREAM)
     assert [(a.end // MIN, a.binding("x")) for a in expected] == [
         (1, "<http://e/a2>"), (1, "<http://e/a3>"), (2, "<http://e/b1>"), (2, "<http://e/b0>")]
-    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+    assert Counter(answers) == Counter(expected)
 
 
 GROUPED = H + """REGISTER QUERY overall AS
@@ -55,17 +63,10 @@ def test_grouping_without_a_window_groups_an_instant_split_over_micro_batches(sp
     buckets its events came in."""
     queries = parse_rules(GROUPED, "grouped.rq")
     stream = STREAM + [reading("a0", 4, 1)]  # a second reading of a0 at minute 1
-    closing = [reading("z", 0, 30)]
-    chunks = [event_rows(stream[:2]), event_rows(stream[2:]), event_rows(closing)]
-    write_files(tmp_path / "in", chunks)
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
-    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
+    answers, expected = _on_spark_and_in_process(spark, tmp_path, queries, stream)
     overall = sorted((a.end // MIN, a.binding("n"), a.binding("top")) for a in expected if a.query == "overall")
     assert [(m, n.split('"')[1], top.split('"')[1]) for m, n, top in overall] == [(1, "5", "10"), (2, "2", "2")]
-    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+    assert Counter(answers) == Counter(expected)
 
 
 COMPUTED = H + """REGISTER QUERY nearest AS
@@ -82,17 +83,10 @@ def test_order_by_an_expression_and_group_concat_on_spark(spark, tmp_path):
     an instant's values in the order of their N-Triples text, whatever
     micro-batches they came in."""
     queries = parse_rules(COMPUTED, "computed.rq")
-    closing = [reading("z", 0, 30)]
-    chunks = [event_rows(STREAM[:2]), event_rows(STREAM[2:]), event_rows(closing)]
-    write_files(tmp_path / "in", chunks)
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
-    got = sorted((a.query, a.end // MIN, a.bindings) for a in answers if a.end < 30 * MIN)
+    answers, expected = _on_spark_and_in_process(spark, tmp_path, queries, STREAM)
+    got = sorted((a.query, a.end // MIN, a.bindings) for a in answers)
     assert got == [
         ("listed", 1, (("all", '"10,3,5,7"'),)), ("listed", 2, (("all", '"1,2"'),)),
         ("nearest", 1, (("x", "<http://e/a2>"),)), ("nearest", 1, (("x", "<http://e/a3>"),)),
         ("nearest", 2, (("x", "<http://e/b0>"),)), ("nearest", 2, (("x", "<http://e/b1>"),))]
-    expected = [a for a in in_process(queries, STREAM + closing) if a.end < 30 * MIN]
-    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+    assert Counter(answers) == Counter(expected)
