@@ -487,7 +487,7 @@ def _run_spark(args) -> int:
         from cep.io import make_writer
 
         writer = make_writer(args.format, sys.stdout, _select_variables(queries, None))
-        console = sinks.Console(writer, sys.stdout, rejects.report, counts)
+        console = sinks.Console(writer, sys.stdout, rejects.report, counts, {q.name for q in queries if q.order})
     elif args.rejects:
         raise UsageError("--rejects with --engine spark and --out: late and rejected records are written "
                          f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject")

@@ -90,10 +90,13 @@ def file_sink(raw, fmt: str, path: str, variables=()):
 
 class Console:
     """foreachBatch of the raw output: each micro-batch's answers to a
-    cep.io writer, in time order; late and rejected records to `report`."""
+    cep.io writer, in time order; late and rejected records to `report`.
+    `ordered`: the names of the queries with ORDER BY, whose answers keep
+    the order their one group gave them."""
 
-    def __init__(self, writer, stream, report, counts):
+    def __init__(self, writer, stream, report, counts, ordered=frozenset()):
         self.writer, self.stream, self.report, self.counts = writer, stream, report, counts
+        self.ordered = frozenset(ordered)
         self.failure = None  # what failed in a micro-batch: Spark passes it on as text alone
 
     def __call__(self, batch, batch_id):
@@ -103,7 +106,7 @@ class Console:
             self.failure = exc
             raise
         found = answers(raw)
-        self.writer.write(found.take(pa.array(_time_order(found), pa.int64())))
+        self.writer.write(found.take(pa.array(_time_order(found, self.ordered), pa.int64())))
         self.stream.flush()
         self.counts.update(found["query"].to_pylist())
         bad = rejects(raw)
@@ -111,11 +114,14 @@ class Console:
             self.report(bad)
 
 
-def _time_order(found: pa.Table) -> list[int]:
+def _time_order(found: pa.Table, ordered=frozenset()) -> list[int]:
     """The rows of an answer table by (end, start, query, bindings, triples):
-    a micro-batch's answers come from its groups in any order."""
+    a micro-batch's answers come from its groups in any order. The answers
+    of an evaluation of an `ordered` query (ORDER BY) come from one group
+    in their order (cep.spark.routing.partition_key), which they keep."""
     from cep.io.writers import rows
 
-    keys = [(end, start, query, tuple(sorted(bindings or ())), tuple(tuple(t.values()) for t in triples or ()))
-            for query, start, end, bindings, triples in rows(found)]
+    keys = [(end, 0, query, i) if query in ordered else
+            (end, 1, start, query, tuple(sorted(bindings or ())), tuple(tuple(t.values()) for t in triples or ()))
+            for i, (query, start, end, bindings, triples) in enumerate(rows(found))]
     return sorted(range(len(keys)), key=keys.__getitem__)
