@@ -322,3 +322,16 @@ def test_a_document_as_it_runs_passes(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
     check_document(path, _work_folder(work))
+
+
+def test_the_help_example_answer_is_one_the_stock_run_gives(tmp_path):
+    """`cep run --help` shows an answer of the stock example: the run
+    gives it (with `...` for what the help leaves out)."""
+    env, work = _environment(), _work_folder(tmp_path)
+    shown = subprocess.run(["cep", "run", "--help"], env=env, capture_output=True, text=True,
+                           timeout=TIMEOUT, check=True).stdout
+    example = re.search(r'\{"query": .*?"end": "[^"]+"\}', _squeeze(shown))
+    assert example, "cep run --help shows no example answer"
+    run = subprocess.run(["cep", "run", "rules/stock.rq", "--events", "examples/stock/ticks.trig"], cwd=work,
+                         env=env, capture_output=True, text=True, timeout=TIMEOUT, check=True).stdout
+    assert any(_matches(example[0], line) for line in run.splitlines()), (example[0], run)
