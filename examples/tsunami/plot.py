@@ -108,7 +108,8 @@ def _marks(ax, series, lo=None, hi=None, label=True):
             ax.annotate(f"first warning {_times([tsunami.onset])[0].astype(object):%H:%M}",
                         (_times([tsunami.onset])[0], 1.0), xycoords=("data", "axes fraction"),
                         xytext=(4, -12), textcoords="offset points", color="tab:red", fontsize=8,
-                        fontweight="bold")
+                        fontweight="bold", zorder=6,  # above the legend, which may cover it
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.9})
     inside = [t for t in series.seismic if any(s.onset <= t <= s.last for s in found)]
     for times, gid, colour, text in (
             ([t for t in series.seismic if t not in inside], "seismic", "tab:orange", "seismic disturbance"),
