@@ -7,8 +7,9 @@ agent's route on that leg (blue, numbered from its start), the usual hops
 that were blocked at its reroutes (orange, dashed), and the leg's start and
 destination, framed around the leg. Places are named as the README names
 them: on a small map (the project's city) every corner by its name (d2),
-and on any map the leg's start, destination and the places of its
-reroutes, in bold (by their rdfs:label on a real town's map). The leg drawn is the agent's shortest
+on the city its river, bridges, park, avenue and one-way street, and on
+any map the leg's start, destination and the places of its reroutes, in
+bold (by their rdfs:label on a real town's map). The leg drawn is the agent's shortest
 leg with a reroute (the first one on a tie); the agent is the one named,
 or the first with a reroute. Returns a one-line description of what it drew.
 """
@@ -101,6 +102,13 @@ def draw_agent(net: Network, scenario, records: list[dict], agent: str | None = 
         for iri, (x, y) in net.nodes.items():
             ax.annotate(_name(net, iri), (x, y), textcoords="offset points", xytext=(-4, -10), fontsize=7,
                         color="0.45", ha="right", zorder=5).set_gid("place")
+    from examples.delivery.city import city, landmarks
+
+    if net.nodes == city().nodes:  # the project's city: what its README tells of it
+        for text, (x, y) in landmarks():
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(0, 5), ha="center", fontsize=8,
+                        style="italic", color="tab:cyan" if text == "river" else "tab:green",
+                        rotation=90 if text == "river" else 0, zorder=5).set_gid("landmark")
     if leg is None:
         what = "the network (no leg to draw)"
         ax.set_title("Road network")

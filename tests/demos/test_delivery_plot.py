@@ -43,6 +43,8 @@ def test_the_default_map_is_named_as_the_readme_names_it():
     fig, _ = draw_agent(net, generate(net, agents=1, locations=2), [])
     assert len(texts(fig, "place")) == len(net.nodes) == 48
     assert {"a1", "d2", "e2", "g2", "h6"} <= set(texts(fig, "place"))
+    # what the README tells of the city
+    assert texts(fig, "landmark") == ["avenue", "bridge (2)", "bridge (5)", "one-way", "park", "river"]
 
 
 def test_a_large_map_names_the_legs_places_by_their_labels():
@@ -55,4 +57,5 @@ def test_a_large_map_names_the_legs_places_by_their_labels():
     records = leg_records(["j3", "j4", "j5"], [])
     fig, _ = draw_agent(net, generate(net, agents=1, locations=2), records)
     assert texts(fig, "place") == []  # too many to name them all
+    assert texts(fig, "landmark") == []  # not the city
     assert texts(fig, "leg-place") == ["Via 3", "Via 5"]
