@@ -1,6 +1,7 @@
 """The docs are true: every fenced block of README.md, docs/*.md and the
-READMEs of the project's folders (examples/*/README.md...) is run here as a reader would use it, or is marked as
-not run, with the reason, by an HTML comment on the line before it:
+READMEs of the project's folders (examples/*/README.md, ...) is run here
+as a reader would use it, or is marked as not run, with the reason, by an
+HTML comment on the line before it:
 
     <!-- not run: starts a cluster; tests/spark/test_cluster.py runs it -->
 
@@ -8,8 +9,9 @@ A block that is neither fails the test, and so does an indented code
 block (the test sees only fenced ones), so the docs cannot drift silently.
 
 Each document is read in order, in a fresh work folder that holds the
-checkout's `rules/`, `examples/`, `ontologies/` and `.venv/` (links), with
-the virtual environment's `bin/` first on PATH (`cep`, `python`):
+checkout's `rules/`, `examples/`, `ontologies/` and `.venv/` (links: a
+block must not write into them), with the virtual environment's `bin/`
+first on PATH (`cep`, `python`):
 
 - a block the sentence before it names as a file ("Save this as
   `deliveries.rq`:", "`events.trig`:") is written to that file;
