@@ -60,7 +60,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         first = pq.read_table(path).slice(0, warmup).rename_columns(["s", "p", "o", "start"])
         warm = Engine(queries)
         count(warm.push_table(first))
-        count(warm.flush_table())
+        count(warm.flush_table(final=True))
     t_warm = time.perf_counter() - t0
 
     engine = Engine(queries)
@@ -79,7 +79,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         got = count(engine.push_table(table.slice(offset, batch_size)))
         slices.append((round(time.perf_counter() - t1, 3), got))
         answers += got
-    answers += count(engine.flush_table())
+    answers += count(engine.flush_table(final=True))
     elapsed = time.perf_counter() - t0
     return {
         "workload": name,

@@ -79,7 +79,7 @@ answers (--format):
   jsonl     (default) one JSON object per answer:
               {"query": "crash_recovery", "bindings": {"company": {"type": "uri",
                "value": "http://example.org/ACME"}, ...},
-               "start": "2026-01-05T10:00:00Z", "end": "2026-01-26T10:00:00Z"}
+               "start": "2026-01-05T10:00:00Z", "end": "2026-01-25T10:00:00Z"}
             CONSTRUCT answers carry "triples": [{"s": ..., "p": ..., "o": ...}]
             terms are in the W3C SPARQL 1.1 Query Results JSON form
   csv       SELECT answers: query,start,end then one column per variable,

@@ -151,10 +151,13 @@ class Engine:
         self._held = table.filter(at_cut)
         return self._process(table.filter(pc.invert(at_cut)))
 
-    def flush_table(self, final: bool = False) -> AnswerBatch:
-        """Process the instant held back, as an AnswerBatch; `final`: the
-        stream has ended, as flush() says (without it, more events may
-        come: the Spark engine flushes each micro-batch)."""
+    def flush_table(self, *, final: bool) -> AnswerBatch:
+        """Process the instant held back, as an AnswerBatch. `final=True`:
+        the stream has ended, as flush() says (windows report and NOTSEQ
+        deadlines fire); `final=False`: more events may come (the Spark
+        engine flushes each micro-batch so). Every call says which: a
+        default would lose the end-of-stream answers of a caller that
+        meant the end."""
         held, self._held = self._held, SCHEMA.empty_table()
         batch = self._process(held)
         if final and self.timed and self._last is not None:

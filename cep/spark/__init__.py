@@ -121,12 +121,19 @@ def spark_session(master: str | None = None, app: str = "cep", conf: dict | None
 
 def _queries(rules, allow_from=()):
     from cep.algebra import ops
+    from cep.errors import QueryError
     from cep.rules import load_rules, parse_rules
 
-    if isinstance(rules, (str, Path)) and Path(rules).exists():
+    if isinstance(rules, Path) or isinstance(rules, str) and Path(rules).exists():
         return list(load_rules([Path(rules)], allow_from=allow_from))
     if isinstance(rules, str):
-        return list(parse_rules(rules, "<rules>", allow_from=allow_from))
+        try:
+            return list(parse_rules(rules, "<rules>", allow_from=allow_from))
+        except QueryError as exc:
+            if "\n" in rules.strip():  # several lines: query text, as the parser says
+                raise
+            # one line that is no query: most likely a mistyped rule file's path
+            raise QueryError(f"no rule file {rules} (and the text is not a query either: {exc})") from None
     rules = list(rules)
     if all(isinstance(q, ops.Query) for q in rules):
         return rules
@@ -440,8 +447,9 @@ def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: 
            end_markers: str | None = None, prolog=None, policy: str | None = None, allow_from=(),
            limits=None):
     """Answers (and late and rejected events) of a rule set over a DataFrame
-    of events; see the module's docstring. `rules`: a rule file's path,
-    EP-SPARQL text, or parsed queries. `ontology`: background knowledge,
+    of events; see the module's docstring. `rules`: a rule file's path
+    (a Path, or a str that names a file), EP-SPARQL text, or parsed
+    queries; one line that is neither is reported as a missing rule file. `ontology`: background knowledge,
     ontology files (a path or a list of them; docs/language.md) or a
     cep.background.Background, with the files the rules name by FROM. `prolog`: Prolog files whose predicates the
     expressions call (a path, a list of them, or a cep.user_prolog.UserProlog;

@@ -143,7 +143,7 @@ class Dispatcher:
                        for p, o in ((AGENT, NS + "agent/" + agent), (AT, here), (TO, dest))]
         self.log += [{"s": e.s, "p": e.p, "o": e.o, "t": e.start} for e in events]
         t0 = time.perf_counter()
-        answers = self.engine.push(events) + self.engine.flush_table().to_list()
+        answers = self.engine.push(events) + self.engine.flush_table(final=False).to_list()
         self.seconds += time.perf_counter() - t0
         self.events += len(events)
         replies: dict[str, Reply] = defaultdict(Reply)

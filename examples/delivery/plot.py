@@ -5,7 +5,11 @@ PNG of the roads (grey; one-way links with an arrow head), the roads
 closed when the agent was first rerouted on the drawn leg (red), the
 agent's route on that leg (blue, numbered from its start), the usual hops
 that were blocked at its reroutes (orange, dashed), and the leg's start and
-destination, framed around the leg. The leg drawn is the agent's shortest
+destination, framed around the leg. Places are named as the README names
+them: on a small map (the project's city) every corner by its name (d2),
+on the city its river, bridges, park, avenue and one-way street, and on
+any map the leg's start, destination and the places of its reroutes, in
+bold (by their rdfs:label on a real town's map). The leg drawn is the agent's shortest
 leg with a reroute (the first one on a tie); the agent is the one named,
 or the first with a reroute. Returns a one-line description of what it drew.
 """
@@ -40,6 +44,19 @@ def _pick(records: list[dict], agent: str | None):
 
 
 WHOLE_MAP_NODES = 200
+NAMED_MAP_NODES = 60  # a map this small has every place named
+
+
+def _short(iri: str) -> str:
+    return iri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _name(net: Network, iri: str) -> str:
+    """A place as the README and the records name it: the city's corners by
+    their IRI's last part (d2), a real town's junctions by their label."""
+    if len(net.nodes) <= NAMED_MAP_NODES:
+        return _short(iri)
+    return net.labels.get(iri) or _short(iri)
 
 
 def _frame(points, net: Network):
@@ -57,6 +74,16 @@ def _frame(points, net: Network):
 
 
 def plot_agent(net: Network, scenario, records: list[dict], path, agent: str | None = None) -> str:
+    fig, what = draw_agent(net, scenario, records, agent)
+    fig.savefig(Path(path), format="png", bbox_inches="tight")
+    plt.close(fig)
+    return what
+
+
+def draw_agent(net: Network, scenario, records: list[dict], agent: str | None = None):
+    """The figure plot_agent saves, and its one-line description. Place
+    names are texts with the gid "place" (every corner of a small map) or
+    "leg-place" (the leg's start, destination and reroutes)."""
     leg = _pick(records, agent)
     fig, ax = plt.subplots(figsize=(9, 7), dpi=100)
     ax.set_aspect("equal")
@@ -71,6 +98,17 @@ def plot_agent(net: Network, scenario, records: list[dict], path, agent: str | N
         else:
             ax.annotate("", (x2, y2), (x1, y1), zorder=1,
                         arrowprops={"arrowstyle": "-|>", "color": "0.6", "lw": 1.2})
+    if len(net.nodes) <= NAMED_MAP_NODES:
+        for iri, (x, y) in net.nodes.items():
+            ax.annotate(_name(net, iri), (x, y), textcoords="offset points", xytext=(-4, -10), fontsize=7,
+                        color="0.45", ha="right", zorder=5).set_gid("place")
+    from examples.delivery.city import city, landmarks
+
+    if net.nodes == city().nodes:  # the project's city: what its README tells of it
+        for text, (x, y) in landmarks():
+            ax.annotate(text, (x, y), textcoords="offset points", xytext=(0, 5), ha="center", fontsize=8,
+                        style="italic", color="tab:cyan" if text == "river" else "tab:green",
+                        rotation=90 if text == "river" else 0, zorder=5).set_gid("landmark")
     if leg is None:
         what = "the network (no leg to draw)"
         ax.set_title("Road network")
@@ -95,6 +133,15 @@ def plot_agent(net: Network, scenario, records: list[dict], path, agent: str | N
             if len(xs) <= 40 or i % 5 == 0:
                 ax.annotate(str(i), (x, y), textcoords="offset points", xytext=(4, 4), fontsize=7,
                             color="tab:blue", zorder=5)
+        named = dict.fromkeys([leg["from"], leg["to"], *(r["at"] for r in reroutes), *(r["usual"] for r in reroutes)])
+        for iri in named:
+            ax.annotate(_name(net, iri), net.nodes[iri], textcoords="offset points", xytext=(6, -12), fontsize=9,
+                        fontweight="bold", zorder=7,
+                        bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.8}
+                        ).set_gid("leg-place")
+        shown = {_name(net, iri) for iri in named}
+        for text in [t for t in ax.texts if t.get_gid() == "place" and t.get_text() in shown]:
+            text.remove()  # named in bold instead
         ax.plot(*net.nodes[leg["from"]], marker="s", color="black", ms=9, zorder=6)
         ax.plot(*net.nodes[leg["to"]], marker="*", color="gold", mec="black", ms=16, zorder=6)
         ax.plot([], [], color="tab:blue", lw=3, label=f"route taken ({leg['hops']} hops)")
@@ -109,6 +156,4 @@ def plot_agent(net: Network, scenario, records: list[dict], path, agent: str | N
         ax.set_title(f"{leg['agent']}, delivery {leg['leg']}: {leg['start']} to {leg['end']} ({leg['status']})",
                      fontsize=10)
         what = f"{leg['agent']}, delivery {leg['leg']}, {leg['reroutes']} reroute(s)"
-    fig.savefig(Path(path), format="png", bbox_inches="tight")
-    plt.close(fig)
-    return what
+    return fig, what

@@ -77,7 +77,7 @@ def test_close_windows_fires_a_deadline_with_no_event():
     queries = parse_rules(UNCONFIRMED, "t.rq")
     engine = Engine(queries)
     assert engine.push([ev("o1", "committed", 0)]) == []
-    assert engine.flush_table().to_list() == []
+    assert engine.flush_table(final=False).to_list() == []
     assert engine.close_windows(10 * M).to_list() == []           # event time at 0:10: not past it
     assert rows(engine.close_windows(10 * M + 1).to_list()) == [("o1", 0, 10)]
     assert engine.close_windows(20 * M).to_list() == []           # fired once
@@ -89,7 +89,7 @@ def test_state_and_restore_keep_the_pending_deadlines():
     queries = parse_rules(UNCONFIRMED, "t.rq")
     first = Engine(queries)
     first.push([ev("o1", "committed", 0), ev("o2", "committed", 1)])
-    first.flush_table()
+    first.flush_table(final=False)
     state = first.state()
     second = Engine(queries)
     second.restore(state)
@@ -109,7 +109,7 @@ def test_at_the_end_of_the_stream_every_deadline_fires():
     # with event time known only to have reached 10:10, o2's deadline has not passed
     engine = Engine(queries)
     engine.push(events)
-    got = engine.flush_table().to_list() + engine.close_windows(10 * M + 1).to_list()
+    got = engine.flush_table(final=False).to_list() + engine.close_windows(10 * M + 1).to_list()
     assert rows(got) == [("o1", 0, 10)]
 
 
@@ -152,3 +152,14 @@ def test_a_policy_does_not_consume_the_confirmation(policy):
     engine = Engine(parse_rules(rules, "x.rq"))
     assert engine.push(events) + engine.flush() == []
     assert reference.evaluate(parse_rules(rules.replace(f"@policy {policy}", ""), "x.rq"), events) == []
+
+
+def test_flush_table_says_whether_the_stream_ended():
+    """A flush_table that does not say `final` is refused: with a default
+    of "more may come", a caller that meant the end of the stream lost
+    the deadlines that end fires."""
+    engine = Engine(parse_rules(UNCONFIRMED, "t.rq"))
+    engine.push([ev("o1", "committed", 0)])
+    with pytest.raises(TypeError):
+        engine.flush_table()
+    assert rows(engine.flush_table(final=True).to_list()) == [("o1", 0, 10)]

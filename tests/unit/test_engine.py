@@ -458,7 +458,7 @@ def test_columnar_answers_give_a_table_per_query():
     assert tables["pairs"].column_names == ["start", "end", "k", "x", "y"]
     assert tables["pairs"].to_pylist() == [{"start": 10, "end": 20, "k": iri("k1"), "x": num(1), "y": num(2)}]
     assert tables["as"].to_pylist() == [{"start": 10, "end": 10, "x": num(1)}]
-    assert len(engine.flush_table()) == 0
+    assert len(engine.flush_table(final=False)) == 0
     assert [a.query for a in batch.to_list()] == ["as", "pairs"]
 
 

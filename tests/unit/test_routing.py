@@ -127,3 +127,23 @@ def test_an_update_rule_that_reads_derived_triples_is_refused_on_spark():
         DELETE { ?k :ok ?x } INSERT { ?k :warm ?x } WHERE { ?k :hot ?x }""")
     with pytest.raises(QueryError, match="reads the triples that hot derives"):
         plan(rules)
+
+
+def test_detect_names_a_rule_file_that_is_not_there(tmp_path):
+    """A mistyped rules path is neither a file nor query text: the error
+    names the missing file (it was parsed as query text before)."""
+    from cep.errors import QueryError
+    from cep.spark import detect
+
+    missing = tmp_path / "stokc.rq"
+    with pytest.raises(QueryError, match=f"no rule file {missing}"):
+        detect(None, str(missing))
+    with pytest.raises(QueryError, match="cannot read rule file .*stokc.rq"):
+        detect(None, missing)  # a Path is always a file's
+
+
+def test_detect_takes_one_line_of_query_text():
+    from cep.spark import plan
+
+    spec = plan("SELECT ?x WHERE { ?x <http://example.org/p> ?y }")
+    assert len(spec.classes) == 1
