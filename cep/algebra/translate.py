@@ -440,6 +440,7 @@ class _Query:
         self.windowed = False  # the query has a window (FROM STREAM ... [...])
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
         self.unknown_function = None  # the QueryError of the first call of an unknown IRI
+        self.marks = None  # while a FILTER's expression is read: its [NOT] EXISTS (see marked)
 
     # ---- helpers
 
@@ -1059,8 +1060,9 @@ class _Query:
         the group's own: a nested group's FILTER is inside the pattern, and
         sees only that group's variables (SPARQL 18.2.2.6). A group with
         FILTER [NOT] EXISTS gives its pattern filtered and tested, and no
-        condition."""
-        pattern, conditions, filter_node, tests = None, [], None, []
+        condition; so does one whose FILTER has [NOT] EXISTS inside its
+        expression (`FILTER(?a = 1 || NOT EXISTS { ... })`, see marked)."""
+        pattern, conditions, filter_node, tests, marked = None, [], None, [], []
         for el in _basic_graph_patterns(elements):
             kind = el.data
             if kind in UNSUPPORTED:
@@ -1068,14 +1070,16 @@ class _Query:
             found = _exists_tests(el.children[1]) if kind == "filter" else None
             if found:  # FILTER [NOT] EXISTS { P }, alone or among conditions joined by &&
                 tests += [(el, negated, group) for negated, group in found if negated is not None]
-                rest = [self.expr(c) for negated, c in found if negated is None]
+                rest, marks = self.marking(lambda: [self.expr(c) for negated, c in found if negated is None])
                 if rest:
-                    conditions.append(ops.conjunction(rest))
-                    self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
+                    cond = ops.conjunction(rest)
+                    (marked.append((cond, marks)) if marks else conditions.append(cond))
+                    self.condition_nodes.update((id(c), el) for c in ops.conjuncts(cond))
                 filter_node = filter_node or el
             elif kind in ("filter", "within"):
-                conditions.append(self.filter(el) if kind == "filter" else self.within(el))
-                self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
+                cond, marks = self.marking(lambda: self.filter(el)) if kind == "filter" else (self.within(el), [])
+                (marked.append((cond, marks)) if marks else conditions.append(cond))
+                self.condition_nodes.update((id(c), el) for c in ops.conjuncts(cond))
                 filter_node = filter_node or el
             elif kind == "bind":
                 pattern = self.bind(el, pattern)
@@ -1106,9 +1110,9 @@ class _Query:
                 if part is None:
                     continue
                 pattern = part if pattern is None else self.join(pattern, part, self.pos(el))
-        if (conditions or tests) and pattern is None:  # { FILTER(F) } filters the empty group's solution
+        if (conditions or tests or marked) and pattern is None:  # { FILTER(F) } filters the empty group's solution
             pattern = ops.Unit(self.graph, pos=self.pos(filter_node))
-        if not tests:
+        if not tests and not marked:
             if not conditions:
                 return pattern, None, None
             return pattern, ops.conjunction(conditions), self.pos(filter_node)
@@ -1124,7 +1128,39 @@ class _Query:
                                      "answer", el)
                 continue
             pattern = (ops.NotExists if negated else ops.Exists)(pattern, part, cond, pos=self.pos(el))
+        for cond, marks in marked:
+            for node, negated, group, var in marks:
+                pattern = self.marked(pattern, node, negated, group, var)
+            pattern = ops.Filter(cond, pattern, pos=self.pos(filter_node))
         return pattern, None, None
+
+    def marking(self, build):
+        """(build(), the [NOT] EXISTS that build() read inside an expression,
+        as (node, negated, group, hidden variable)): the expression reads
+        each one's outcome from its variable (see marked)."""
+        outer, self.marks = self.marks, []
+        try:
+            return build(), self.marks
+        finally:
+            self.marks = outer
+
+    def marked(self, pattern, node, negated: bool, group, var: Var):
+        """`pattern`'s solutions with `var` bound to the outcome of [NOT]
+        EXISTS { group } on each (SPARQL 17.4.1.4): the solutions that
+        EXISTS keeps with true, those NOT EXISTS keeps with false (negated:
+        the other way round). The test is the operators' own, a lookup over
+        the data the group sees (the events within the solution's interval
+        and the background), so an expression such as `?a = 1 || NOT
+        EXISTS { ... }` reads it as a value."""
+        def outcome(b):
+            return Const(terms.literal("true" if b else "false", terms.XSD_BOOLEAN))
+        pos = self.pos(node)
+        part, cond, _ = self.group_parts(group)
+        if part is None:  # EXISTS {} holds for every solution
+            return ops.Extend(pattern, var, outcome(not negated), pos=pos)
+        found = ops.Extend(ops.Exists(pattern, part, cond, pos=pos), var, outcome(not negated), pos=pos)
+        missing = ops.Extend(ops.NotExists(pattern, part, cond, pos=pos), var, outcome(negated), pos=pos)
+        return ops.Union_(found, missing, pos=pos)
 
     def anchored(self, pattern):
         """Inline data alone (VALUES, a BIND with no pattern before it: a
@@ -1582,6 +1618,10 @@ class _Query:
             return self.aggregate(node)
         if kind == "exists":
             negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
+            if self.marks is not None:  # in a FILTER: read from a hidden variable (marked)
+                var = Var(self.fresh_blank())
+                self.marks.append((node, negated, node.children[-1], var))
+                return var
             name = "NOT EXISTS" if negated else "EXISTS"
             raise self.error(unsupported(f"{name} inside an expression") + f": write FILTER {name} {{ ... }} "
                              f"on its own, or as one of the conditions joined by && of a FILTER", node)
