@@ -148,6 +148,7 @@ REJECTED_OPS = {
 ANNOTATIONS = {
     "policy": ("unrestricted", "recent", "chronological"),
     "binarize": ("left", "right"),
+    "feedback": ("on", "off"),  # a CONSTRUCT's triples fed back into the stream (rule chaining) or not
 }
 
 FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name its files "
@@ -156,7 +157,7 @@ FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it afte
                     "CONSTRUCT template, before the subquery")
 # SPARQL 1.1 features the grammar recognises only to refuse them by name:
 # syntax node -> the feature's name
-UNSUPPORTED = {"service": "SERVICE", "describe_query": "DESCRIBE"}
+UNSUPPORTED = {"service": "SERVICE"}
 
 
 def _exists_tests(node) -> list:
@@ -390,7 +391,7 @@ class _File:
             words = _annotation_words(token)
             key = words[0][1:]
             if key not in ANNOTATIONS:
-                known = " and ".join("@" + k for k in ANNOTATIONS)
+                known = ", ".join("@" + k for k in list(ANNOTATIONS)[:-1]) + " and @" + list(ANNOTATIONS)[-1]
                 raise QueryError(f"unknown annotation {words[0]}: the annotations are {known}",
                                  self.pos(token))
             allowed = ", ".join(ANNOTATIONS[key][:-1]) + " or " + ANNOTATIONS[key][-1]
@@ -501,6 +502,11 @@ class _Query:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
             return self.update(body, tree, name, options, pos, ontologies)
         windowed = dict(window=window, every_ms=every, streams=self.streams)
+        if "feedback" in dict(options) and body.data not in ("construct_query", "construct_where"):
+            raise self.error("@feedback says whether a CONSTRUCT's triples are fed back into the stream: "
+                             "it applies to a CONSTRUCT only", tree)
+        if body.data == "describe_query":
+            return self.describe(body, tree, name, options, pos, ontologies, windowed)
         if body.data == "ask_query":
             return self.ask(body, tree, name, options, pos, ontologies, windowed)
         if body.data == "select_query":
@@ -573,6 +579,45 @@ class _Query:
         pattern = self.with_values(self.where(_children(body, "where_clause")[0], tree), body)
         return ops.Query(name, "ask", pattern, (), True, options=options, pos=pos,
                          warnings=tuple(self.warnings), ontologies=ontologies, **windowed)
+
+    def describe(self, body: Tree, tree: Tree, name, options, pos, ontologies, windowed) -> ops.Query:
+        """DESCRIBE R... [WHERE { P }] (SPARQL 16.4): a CONSTRUCT whose
+        template is, for each resource R described (a variable, or an IRI;
+        * is every variable of P), the triple patterns of P that have R as
+        subject (the events of the solution about R) and the marker triple
+        (R, ops.DESCRIBED, R), which the answer stage replaces with R's
+        concise bounded description in the background (ops.described).
+        Its triples are output only, never fed back into the stream
+        (@feedback off): a description is what a query reports, not an
+        event. Without WHERE, P is the empty group: a description at each
+        instant of the stream."""
+        order = _children(body, "order_clause")
+        if order:  # its answers are a graph, as a CONSTRUCT's
+            raise self.error(unsupported("ORDER BY in a DESCRIBE query"), order[0])
+        where = _children(body, "where_clause")
+        pattern = (self.with_values(self.where(where[0], tree), body) if where
+                   else ops.Unit(self.graph, pos=self.pos(body)))
+        visible = {v for v in ops.variables(pattern) if not v.name.startswith(("_:", "."))}
+        items = [c for c in body.children if isinstance(c, Token) and c.type in ("VAR", "IRIREF", "PNAME", "STAR")]
+        if items[0].type == "STAR":
+            resources = sorted(visible, key=lambda v: v.name)
+            if not resources:
+                raise self.error("DESCRIBE * describes the variables of the pattern, and it has none", items[0])
+        else:
+            resources = [Var(str(c)[1:]) if c.type == "VAR" else terms.iri(self.iri(c)) for c in items]
+            for c, r in zip(items, resources):
+                if isinstance(r, Var) and r not in visible:
+                    self.warn(f"DESCRIBE ?{r.name}: the pattern never binds it, so it is never described", c)
+        resources = list(dict.fromkeys(resources))
+        # a blank node of P is a hidden variable _:bN, which a template would read as a label
+        hidden = {v: Var(f".described.{v.name[2:]}") for v in ops.variables(pattern) if v.name.startswith("_:")}
+        pattern = _renamed(pattern, hidden)
+        template = tuple(ops.Triple(t.s, t.p, t.o, pos=t.pos) for t in _solution_triples(pattern)
+                         if t.s in resources and not isinstance(t.p, ops.Path))
+        template = tuple(dict.fromkeys(template)) + tuple(ops.Triple(r, ops.DESCRIBED, r) for r in resources)
+        options = tuple(sorted(dict(options, feedback="off").items()))
+        return ops.Query(name, "construct", pattern, None, False, template, options, pos=pos,
+                         warnings=tuple(self.warnings), ontologies=ontologies, **windowed, **self.modifiers(body))
 
     def short_template(self, where: Tree) -> tuple:
         """CONSTRUCT WHERE { triples }: the template is the pattern, which
@@ -1675,6 +1720,16 @@ class _Query:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
 
+
+
+def _solution_triples(op) -> list:
+    """The triple patterns whose matches make up a solution of `op`: not
+    those of the part of MINUS, [NOT] EXISTS or NOTSEQ that only tests."""
+    if isinstance(op, ops.Triple):
+        return [op]
+    if isinstance(op, ops.Binary) and op.spec.negated:
+        return _solution_triples(op.left)
+    return [t for c in ops.children(op) for t in _solution_triples(c)]
 
 
 def _renamed(node, names: dict):

@@ -223,8 +223,6 @@ def test_ask_answers_are_written_as_a_boolean():
      "2:26: EXISTS inside an expression is not supported"),
     ("SELECT (NOT EXISTS { ?x :q ?w } AS ?n) { ?x :p ?v }", "2:9: NOT EXISTS inside an expression is not"),
     ("ASK { ?x :p ?v } LIMIT 1", "2:18: LIMIT in an ASK query is not supported"),
-    ("DESCRIBE ?x WHERE { ?x :p ?v }", "2:1: DESCRIBE is not supported"),
-    ("DESCRIBE <http://e/a>", "2:1: DESCRIBE is not supported"),
     ("SELECT ISTREAM ?x (COUNT(*) AS ?n) FROM STREAM <http://e/s> [RANGE 1m STEP 1m] { ?x :p ?v } GROUP BY ?x "
      "ORDER BY (?n + 1)", "2:105: ORDER BY an expression in an ISTREAM query is not supported"),
     ("CONSTRUCT { ?x :q ?v } WHERE { ?x :p ?v } ORDER BY ?v", "2:43: ORDER BY in a CONSTRUCT query is not"),
