@@ -470,12 +470,17 @@ equality_op(=, true).
 equality_op('!=', false).
 
 %   RDFterm-equal (17.4.1.7) on terms that have no comparable value.
-%   Choice: strictly as 17.4.1.7 says, so 1 = "1" and "a"@en = "a" are
-%   type errors, not false (some engines answer false).
+%   Choice: strictly as 17.4.1.7 says, so 1 = "1" is a type error, not
+%   false (some engines answer false); but a language-tagged literal and
+%   a literal without a tag are different values, whatever the other's
+%   datatype: only language-tagged literals have values of rdf:langString
+%   (RDF 1.1), so "a"@en = "a" is false (W3C open-world open-eq-08, -12).
 term_equal(A, B, Equal) :-
     (   A == B
     ->  Equal = true
     ;   ( \+ is_literal(A) ; \+ is_literal(B) )
+    ->  Equal = false
+    ;   ( A = lang(_, _) ; B = lang(_, _) )
     ->  Equal = false
     ;   fail                                    % two different literals
     ).

@@ -454,8 +454,9 @@ def _date_keys(a: Val, b: Val):
 
 def equal(a: Val, b: Val) -> bool:
     """The = operator: by value on comparable pairs, else RDFterm-equal:
-    the same term is equal, two different literals are an error, anything
-    else is not equal. A date and a dateTime are not equal: both datatypes
+    the same term is equal, two different literals are an error unless one
+    of them has a language tag (only those are values of rdf:langString),
+    anything else is not equal. A date and a dateTime are not equal: both datatypes
     are known, their values disjoint (W3C open-world date-2)."""
     if _comparable(a, b):
         x, y = _ordered(a, b)
@@ -467,7 +468,7 @@ def equal(a: Val, b: Val) -> bool:
         return False
     if a.term == b.term:
         return True
-    if is_literal(a) and is_literal(b):
+    if is_literal(a) and is_literal(b) and "lang" not in (a.kind, b.kind):
         raise ExprError(f"cannot compare {a.term} and {b.term}")
     return False
 

@@ -111,7 +111,10 @@ test(lang_equal, R == true) :- cmp(=, lang("a", en), lang("a", en), R).
 test(lang_other_text, R == false) :- cmp(=, lang("a", en), lang("b", en), R).
 test(lang_other_tag, R == true) :- cmp('!=', lang("a", en), lang("a", fr), R).
 test(lang_order, fail) :- cmp(<, lang("a", en), lang("b", en), _).
-test(lang_vs_string, fail) :- cmp(=, lang("a", en), "a", _).
+test(lang_vs_string, R == false) :- cmp(=, lang("a", en), "a", R).
+test(lang_vs_ill_typed, R == true) :- ty("a", integer, B), cmp('!=', lang("a", en), B, R).
+test(lang_vs_unknown_datatype, R == false) :- cmp(=, l("a", 'http://t'), lang("a", en), R).
+test(lang_vs_string_unordered, fail) :- cmp(<, lang("a", en), "a", _).
 
 test(bool_order, R == true) :- cmp(<, bool(false), bool(true), R).
 test(bool_equal, R == true) :- cmp(=, bool(true), bool(true), R).
