@@ -355,7 +355,11 @@ class _File:
     def iri(self, token: Token) -> str:
         """The absolute IRI of an IRIREF token, resolved against BASE, or
         against the rule file's IRI before any BASE."""
-        ref = str(token)[1:-1]
+        return self.resolve(str(token)[1:-1])
+
+    def resolve(self, ref: str) -> str:
+        """An IRI reference made absolute against BASE, or against the rule
+        file's IRI before any BASE."""
         if _SCHEME.match(ref):
             return ref
         return resolve_iri(self.document_iri if self.base is None else self.base, ref)
@@ -1672,6 +1676,19 @@ class _Query:
                              f"on its own, or as one of the conditions joined by && of a FILTER", node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
 
+    def constant_iri(self, const: Const):
+        """IRI("...") of a simple literal: the IRI resolved against the base
+        IRI of the query (SPARQL 17.4.2.8), as an IRI written <...> is;
+        None where the text is no IRI reference (the call is then an
+        error, as IRI of a text with no base to resolve it against is)."""
+        parts = terms.split(const.term)
+        if parts[0] != "literal":
+            return None
+        _, text, datatype, lang = parts
+        if datatype != terms.XSD_STRING or lang or re.search(r'[\x00-\x20<>"{}|^`\\]', text):
+            return None
+        return Const(terms.iri(self.file.resolve(text)))
+
     def check_computable(self, const: Const, node):
         """A warning for a constant of a type the engine computes with
         (numbers, booleans, xsd:dateTime, xsd:duration) that is no value of
@@ -1707,6 +1724,8 @@ class _Query:
                 raise self.error(f"{name} takes {_arity(least, most)}, not {len(args)}", name)
             if function == "bound" and not isinstance(args[0], Var):
                 raise self.error(f"{name} takes a variable", args_tree.children[0])
+            if function == "iri" and isinstance(args[0], Const):
+                return self.constant_iri(args[0]) or Call(function, *args, pos=self.pos(name))
             return Call(function, *args, pos=self.pos(name))
         iri = self.iri(name)
         if iri not in CASTS:
@@ -1719,7 +1738,6 @@ class _Query:
         if len(args) != 1:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
-
 
 
 def _solution_triples(op) -> list:
