@@ -191,7 +191,7 @@ def _withdrawn(g: Graph, test) -> bool:
             or "/".join(str(test).rsplit("/", 2)[-2:]) in CONTRADICTED)
 
 
-# SPARQL 1.0 tests that the SPARQL 1.1 Recommendation contradicts
+# Tests that the SPARQL 1.1 Recommendation (with RDF 1.1's terms) contradicts
 CONTRADICTED = {
     # unapproved, the alternative of a pair: `OPTIONAL { { P FILTER(F) } }`
     # does not merge the inner group into the outer one, so F does not see
@@ -203,6 +203,24 @@ CONTRADICTED = {
     # syntax error
     "basic/manifest#term-7",
     "syntax-sparql1/manifest#syntax-lit-08",
+    # the same: `{ :x ?p 456. }` is the integer 456 (then the dot that ends
+    # the triple), and a pattern matches the term "456"^^xsd:integer, not
+    # the data's "456."^^xsd:decimal
+    "basic/manifest#term-6",
+    # DATATYPE("string"@en) was an error in SPARQL 1.0; SPARQL 1.1
+    # (17.4.2.7, with RDF 1.1) makes it rdf:langString, so the FILTER keeps
+    # the language-tagged literal too
+    "expr-builtin/manifest#dawg-datatype-2",
+    # SPARQL 1.1 tests written before RDF 1.1, which the suite later
+    # replaced with -rdf11 variants: "abc"^^xsd:string is the simple literal
+    # "abc" (RDF 1.1; terms here are RDF 1.1's), so STRDT and STRLANG take it
+    # where these expect an error
+    "functions/manifest#strdt03",
+    "functions/manifest#strlang03",
+    # the same: the expected order puts 1 between "1" and "1"^^xsd:string,
+    # one term in RDF 1.1, which ORDER BY ?x cannot do
+    "functions/manifest#plus-1",
+    "functions/manifest#plus-2",
 }
 
 
