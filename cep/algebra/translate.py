@@ -1235,11 +1235,12 @@ class _Query:
                     self.warn_unbound(c, set(), self.condition_nodes.get(id(c), group.pos))
                 return ops.Filter(self.unbound(group.cond), other, pos=group.pos)
         for table, other in ((left, right), (right, left)):
-            # a BIND of inline data that reads the time (NOW(), getENDTIME()...) is made after
-            # the join, where a solution has an interval: the same solutions, as its variable is
-            # not the other side's
-            if (isinstance(table, ops.Extend) and ops.is_table(table)
-                    and ops.expr_uses(table.expr, ops.TIME_FUNCTIONS) and table.var not in ops.variables(other)):
+            # a BIND or FILTER of inline data that reads the time (NOW(), getENDTIME()...) is
+            # made after the join, where a solution has an interval: the same solutions, as the
+            # variables it binds or reads are not the other side's (W3C functions now01:
+            # { BIND(NOW() AS ?n) FILTER(...) } joined with a pattern)
+            if (isinstance(table, (ops.Extend, ops.Filter)) and ops.is_table(table) and _reads_time(table)
+                    and not _table_vars(table) & ops.variables(other)):
                 inner = self.join(table.pattern, other, pos) if table is left else self.join(other, table.pattern, pos)
                 return dataclasses.replace(table, pattern=inner)
         return ops.Join(left, right, pos=pos)
@@ -1738,6 +1739,27 @@ class _Query:
         if len(args) != 1:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
+
+
+def _reads_time(table) -> bool:
+    """Whether a chain of BINDs and FILTERs over inline data reads the time."""
+    while isinstance(table, (ops.Extend, ops.Filter)):
+        if ops.expr_uses(table.expr if isinstance(table, ops.Extend) else table.cond, ops.TIME_FUNCTIONS):
+            return True
+        table = table.pattern
+    return False
+
+
+def _table_vars(table) -> set:
+    """The variables a chain of BINDs and FILTERs binds or reads."""
+    out = set()
+    while isinstance(table, (ops.Extend, ops.Filter)):
+        if isinstance(table, ops.Extend):
+            out |= {table.var} | ops.expr_vars(table.expr)
+        else:
+            out |= ops.expr_vars(table.cond)
+        table = table.pattern
+    return out
 
 
 def _solution_triples(op) -> list:
