@@ -92,6 +92,7 @@ class Engine:
         self.session.load_rules(self.module, self.compiled.program(self.module))
         self.session.set_limits(self.module, self.limits)
         self.layouts = self.compiled.layouts
+        self._descriptions = {}  # DESCRIBE: subject -> its description in the background (static)
         # per query: (variable name, column) in name order, for bindings
         self.orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
         # windowed queries are evaluated, and NOTSEQ deadlines fire, as event
@@ -243,7 +244,21 @@ class Engine:
         among them, named in Prolog: cep_runtime:cep_skolem/2)."""
         query = self.compiled.queries[layout.index]
         env = dict(zip(layout.fields, values))
-        return ops.instantiate(query.template, env, env.get)
+        return ops.described(ops.instantiate(query.template, env, env.get), self.description)
+
+    def description(self, subject: str) -> list:
+        """DESCRIBE: the concise bounded description of a resource (an IRI
+        or a blank node, N-Triples) in the background graph loaded into
+        Prolog (cep_runtime:cep_describe/4), sorted; [] without one."""
+        module = self.compiled.background_module
+        if module is None:
+            return []
+        if subject not in self._descriptions:
+            kind, name = terms.split(subject)[:2]
+            text, = self.session.call("cep_describe", "cep_runtime", [("atom", module), ("atom", kind),
+                                                                      ("atom", name)])
+            self._descriptions[subject] = sorted(tuple(line.split("\t")) for line in text.splitlines())
+        return self._descriptions[subject]
 
     def close_windows(self, now_ms: int) -> AnswerBatch:
         """Event time has reached now_ms (a watermark, a clock): evaluate

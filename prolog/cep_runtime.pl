@@ -29,6 +29,7 @@
           [ cep_load/2,          % +Module, +ProgramText
             cep_load_background/2, % +Module, +TriplesText
             cep_load_instances/2,  % +Module, +TriplesText
+            cep_describe/4,      % +Module, +Kind, +Name, -TriplesText
             cep_push/3,          % +Module, +EventsText, -AnswersText
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
@@ -139,6 +140,41 @@ load_facts(Module, Name, Flag, Text) :-
     ;   true
     ),
     assertz(Module:Flag).
+
+%!  cep_describe(+Module, +Kind, +Name, -TriplesText) is det.
+%
+%   The concise bounded description (DESCRIBE) of a resource in the
+%   background facts of Module: the triples with it as subject, and those
+%   of every blank node object they reach, recursively. Kind is iri (Name
+%   the IRI) or bnode (Name the label). TriplesText holds one triple a
+%   line, its terms in N-Triples separated by tabs (which N-Triples
+%   escapes inside a literal and an IRI cannot hold).
+cep_describe(Module, Kind, Name, Text) :-
+    (   Kind == iri
+    ->  S = Name
+    ;   S = bn(Name)
+    ),
+    (   current_predicate(Module:t/3)
+    ->  describe([S], [S], Module, Triples)
+    ;   Triples = []
+    ),
+    with_output_to(string(Text), forall(member(t(A, B, C), Triples), write_described(A, B, C))).
+
+describe([], _, _, []).
+describe([S|Ss], Seen, M, Triples) :-
+    findall(t(S, P, O), M:t(S, P, O), Own),
+    findall(O, ( member(t(_, _, O), Own), O = bn(_), \+ memberchk(O, Seen) ), New0),
+    sort(New0, New),
+    append(Seen, New, Seen1),
+    append(Ss, New, Todo),
+    describe(Todo, Seen1, M, Rest),
+    append(Own, Rest, Triples).
+
+write_described(S, P, O) :-
+    cep_nt(S, ST),
+    cep_nt(P, PT),
+    cep_nt(O, OT),
+    format("~w\t~w\t~w\n", [ST, PT, OT]).
 
 %!  cep_push(+Module, +EventsText, -AnswersText) is det.
 %

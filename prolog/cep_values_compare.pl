@@ -30,7 +30,7 @@
 :- use_module(library(error)).
 :- use_module(cep_values_numbers, [float32_lexical/2, parse_decimal/2, parse_double/2, parse_float32/2,
                                    parse_integer/2, to_double/3]).
-:- use_module(cep_values_dates, [parse_datetime/2, parse_duration/3]).
+:- use_module(cep_values_dates, [parse_date/3, parse_datetime/2, parse_duration/3]).
 :- use_module(cep_values_terms, [parse_boolean/2]).
 
 :- include(cep_values_iris).
@@ -161,7 +161,8 @@ numeric_datatype(xsd(unsignedByte),       0, 0-255).
 %
 %   The comparable value of a literal (SPARQL 17.3 operator mapping):
 %   num(Kind) with the number, str with the string, lang with
-%   Text-Tag, bool with 0/1, dt with the milliseconds, dur with
+%   Text-Tag, bool with 0/1, dt with the milliseconds, date with
+%   Ms-Zoned (the start of the day, zoned or unzoned), dur with
 %   Months-Ms. Fails for IRIs, blank nodes and literals of other or
 %   unknown datatypes, and for invalid lexical forms.
 
@@ -197,6 +198,8 @@ literal_class(xsd(boolean), Lex, bool, K) :- !,
     bool_key(B, K).
 literal_class(xsd(dateTime), Lex, dt, Ms) :- !,
     parse_datetime(Lex, Ms).
+literal_class(xsd(date), Lex, date, Ms-Zoned) :- !,
+    parse_date(Lex, Ms, Zoned).
 literal_class(T, Lex, dur, M-Ms) :-
     duration_datatype(T),
     parse_duration(Lex, M, Ms),
@@ -324,7 +327,15 @@ float_ebv(X, B) :-
 %
 %   SPARQL's =, !=, <, >, <=, >= (17.3, 17.4.1.7). Numbers compare by
 %   value after promotion (integer < decimal < float < double); strings
-%   by code point; booleans false < true; dateTimes by instant; durations
+%   by code point; booleans false < true; dateTimes by instant; dates
+%   by the instant their day starts, in XML Schema's partial order (1.0
+%   Part 2, 3.2.7.4): a date without a zone stands for any zone from
+%   -14:00 to +14:00, so against a date with a zone it is ordered only
+%   when the two are more than 14 hours apart, else they are incomparable
+%   (a type error for every operator); a date and a dateTime are never
+%   equal (Choice: both datatypes are known and their value spaces are
+%   disjoint, as the W3C test open-world date-2 expects) and are not
+%   ordered; durations
 %   by Months*2629746000+Ms (Choice: one total order, also for = and !=,
 %   so P1M = P30DT10H29M6S); language-tagged literals by = and != only
 %   (same text and tag). For = and != on anything else: identical terms
@@ -396,6 +407,15 @@ comparable(num(KA), num(KB), A, B, Order) :-
 comparable(str, str, A, B, Order) :- !, compare(Order, A, B).
 comparable(bool, bool, A, B, Order) :- !, compare(Order, A, B).
 comparable(dt, dt, A, B, Order) :- !, compare(Order, A, B).
+comparable(date, date, MA-ZA, MB-ZB, Order) :-
+    !,
+    (   ZA == ZB
+    ->  true
+    ;   abs(MA - MB) > 50400000                 % 14 hours
+    ),
+    compare(Order, MA, MB).
+comparable(date, dt, _, _, different) :- !.
+comparable(dt, date, _, _, different) :- !.
 comparable(dur, dur, MA-SA, MB-SB, Order) :-
     !,
     A is MA * 2629746000 + SA,
@@ -450,12 +470,17 @@ equality_op(=, true).
 equality_op('!=', false).
 
 %   RDFterm-equal (17.4.1.7) on terms that have no comparable value.
-%   Choice: strictly as 17.4.1.7 says, so 1 = "1" and "a"@en = "a" are
-%   type errors, not false (some engines answer false).
+%   Choice: strictly as 17.4.1.7 says, so 1 = "1" is a type error, not
+%   false (some engines answer false); but a language-tagged literal and
+%   a literal without a tag are different values, whatever the other's
+%   datatype: only language-tagged literals have values of rdf:langString
+%   (RDF 1.1), so "a"@en = "a" is false (W3C open-world open-eq-08, -12).
 term_equal(A, B, Equal) :-
     (   A == B
     ->  Equal = true
     ;   ( \+ is_literal(A) ; \+ is_literal(B) )
+    ->  Equal = false
+    ;   ( A = lang(_, _) ; B = lang(_, _) )
     ->  Equal = false
     ;   fail                                    % two different literals
     ).

@@ -1,4 +1,4 @@
-/*  xsd:dateTime and xsd:duration: their canonical lexical forms and
+/*  xsd:dateTime, xsd:date and xsd:duration: their canonical lexical forms and
     parsers, the proleptic Gregorian calendar they rest on, and
     EP-SPARQL's and C-SPARQL's time functions (getDURATION, getSTARTTIME,
     getENDTIME, timestamp).
@@ -16,6 +16,7 @@
             datetime_fields/7,
             datetime_zone/2,
             duration_lexical/3,
+            parse_date/3,
             parse_datetime/2,
             parse_duration/3
           ]).
@@ -242,16 +243,40 @@ fraction_ms(F) -->
     { append(Ds, `000`, Padded), Padded = [A, B, C|_], number_codes(F, [A, B, C]) }.
 fraction_ms(0) --> [].
 
-zone_offset_min(0) --> "Z", !.
-zone_offset_min(Z) -->
+zone_offset_min(Z) --> zone_lex(_, Z).
+
+%   zone_lex(-Zoned, -OffsetMin): Zoned is zoned or unzoned (offset 0).
+zone_lex(zoned, 0) --> "Z", !.
+zone_lex(zoned, Z) -->
     sign_char(Sg),
     !,
     d2(H), ":", d2(M),
     { ( H < 14, M < 60 ; H =:= 14, M =:= 0 ), Z is Sg * (H * 60 + M) }.
-zone_offset_min(0) --> [].
+zone_lex(unzoned, 0) --> [].
 
 sign_char(1) --> "+".
 sign_char(-1) --> "-".
+
+%!  parse_date(+String, -EpochMs, -Zoned) is semidet.
+%
+%   xsd:date: [-]YYYY-MM-DD[Z|(+|-)hh:mm] as the instant its day starts
+%   (XPath 10.4.9: a date compares as the dateTime at 00:00:00 with its
+%   zone), no zone read as UTC; Zoned is zoned or unzoned, for the partial
+%   order of dates with and without a zone (cep_values_compare.pl).
+
+parse_date(S, Ms, Zoned) :-
+    lexical_codes(S, Cs),
+    once(phrase(date_lex(Ms, Zoned), Cs)).
+
+date_lex(Ms, Zoned) -->
+    year_lex(Y), "-", d2(Mo), "-", d2(D),
+    zone_lex(Zoned, Z),
+    {   between(1, 12, Mo),
+        days_in_month(Y, Mo, Max),
+        between(1, Max, D),
+        days_from_civil(Y, Mo, D, Days),
+        Ms is Days * 86400000 - Z * 60000
+    }.
 
 %!  datetime_zone(+String, -Zone) is det.
 %

@@ -110,7 +110,7 @@ def analyse(queries, schema=None) -> Chaining:
     queries = list(queries)
     edges = []
     for producer in queries:
-        if producer.form != "construct":
+        if not producer.feeds_back:
             continue
         for consumer in queries:
             found = {}  # (same_instant, negative) -> predicates

@@ -703,6 +703,13 @@ class Query:
     def option(self, key, default=None):
         return dict(self.options).get(key, default)
 
+    @property
+    def feeds_back(self) -> bool:
+        """Whether the query's triples are added to the stream for every
+        query to read (rule chaining): a CONSTRUCT's are, unless it says
+        @feedback off (a DESCRIBE always does)."""
+        return self.form == "construct" and self.option("feedback", "on") == "on"
+
 
 # ------------------------------------------------------------- analysis
 
@@ -852,6 +859,21 @@ def template_fields(template) -> list:
             elif isinstance(x, str) and x.startswith("_:") and x not in labels:
                 labels.append(x)
     return names + labels
+
+
+# The predicate of a DESCRIBE template's marker triple (R, DESCRIBED, R):
+# R's description in the background takes its place in the answer
+DESCRIBED = "<urn:cep:describe>"
+
+
+def described(triples, description) -> tuple:
+    """An answer's triples with each marker (R, DESCRIBED, R) replaced by
+    `description(R)` (the triples of R's concise bounded description in
+    the background); each triple once, in order."""
+    out = []
+    for t in triples:
+        out += description(t[0]) if t[1] == DESCRIBED else [t]
+    return tuple(dict.fromkeys(out))
 
 
 def instantiate(template, env: dict, bnode=None) -> tuple:

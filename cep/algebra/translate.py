@@ -148,6 +148,7 @@ REJECTED_OPS = {
 ANNOTATIONS = {
     "policy": ("unrestricted", "recent", "chronological"),
     "binarize": ("left", "right"),
+    "feedback": ("on", "off"),  # a CONSTRUCT's triples fed back into the stream (rule chaining) or not
 }
 
 FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name its files "
@@ -156,7 +157,7 @@ FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it afte
                     "CONSTRUCT template, before the subquery")
 # SPARQL 1.1 features the grammar recognises only to refuse them by name:
 # syntax node -> the feature's name
-UNSUPPORTED = {"service": "SERVICE", "describe_query": "DESCRIBE"}
+UNSUPPORTED = {"service": "SERVICE"}
 
 
 def _exists_tests(node) -> list:
@@ -354,7 +355,11 @@ class _File:
     def iri(self, token: Token) -> str:
         """The absolute IRI of an IRIREF token, resolved against BASE, or
         against the rule file's IRI before any BASE."""
-        ref = str(token)[1:-1]
+        return self.resolve(str(token)[1:-1])
+
+    def resolve(self, ref: str) -> str:
+        """An IRI reference made absolute against BASE, or against the rule
+        file's IRI before any BASE."""
         if _SCHEME.match(ref):
             return ref
         return resolve_iri(self.document_iri if self.base is None else self.base, ref)
@@ -390,7 +395,7 @@ class _File:
             words = _annotation_words(token)
             key = words[0][1:]
             if key not in ANNOTATIONS:
-                known = " and ".join("@" + k for k in ANNOTATIONS)
+                known = ", ".join("@" + k for k in list(ANNOTATIONS)[:-1]) + " and @" + list(ANNOTATIONS)[-1]
                 raise QueryError(f"unknown annotation {words[0]}: the annotations are {known}",
                                  self.pos(token))
             allowed = ", ".join(ANNOTATIONS[key][:-1]) + " or " + ANNOTATIONS[key][-1]
@@ -440,6 +445,7 @@ class _Query:
         self.windowed = False  # the query has a window (FROM STREAM ... [...])
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
         self.unknown_function = None  # the QueryError of the first call of an unknown IRI
+        self.marks = None  # while a FILTER's expression is read: its [NOT] EXISTS (see marked)
 
     # ---- helpers
 
@@ -500,6 +506,11 @@ class _Query:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
             return self.update(body, tree, name, options, pos, ontologies)
         windowed = dict(window=window, every_ms=every, streams=self.streams)
+        if "feedback" in dict(options) and body.data not in ("construct_query", "construct_where"):
+            raise self.error("@feedback says whether a CONSTRUCT's triples are fed back into the stream: "
+                             "it applies to a CONSTRUCT only", tree)
+        if body.data == "describe_query":
+            return self.describe(body, tree, name, options, pos, ontologies, windowed)
         if body.data == "ask_query":
             return self.ask(body, tree, name, options, pos, ontologies, windowed)
         if body.data == "select_query":
@@ -572,6 +583,45 @@ class _Query:
         pattern = self.with_values(self.where(_children(body, "where_clause")[0], tree), body)
         return ops.Query(name, "ask", pattern, (), True, options=options, pos=pos,
                          warnings=tuple(self.warnings), ontologies=ontologies, **windowed)
+
+    def describe(self, body: Tree, tree: Tree, name, options, pos, ontologies, windowed) -> ops.Query:
+        """DESCRIBE R... [WHERE { P }] (SPARQL 16.4): a CONSTRUCT whose
+        template is, for each resource R described (a variable, or an IRI;
+        * is every variable of P), the triple patterns of P that have R as
+        subject (the events of the solution about R) and the marker triple
+        (R, ops.DESCRIBED, R), which the answer stage replaces with R's
+        concise bounded description in the background (ops.described).
+        Its triples are output only, never fed back into the stream
+        (@feedback off): a description is what a query reports, not an
+        event. Without WHERE, P is the empty group: a description at each
+        instant of the stream."""
+        order = _children(body, "order_clause")
+        if order:  # its answers are a graph, as a CONSTRUCT's
+            raise self.error(unsupported("ORDER BY in a DESCRIBE query"), order[0])
+        where = _children(body, "where_clause")
+        pattern = (self.with_values(self.where(where[0], tree), body) if where
+                   else ops.Unit(self.graph, pos=self.pos(body)))
+        visible = {v for v in ops.variables(pattern) if not v.name.startswith(("_:", "."))}
+        items = [c for c in body.children if isinstance(c, Token) and c.type in ("VAR", "IRIREF", "PNAME", "STAR")]
+        if items[0].type == "STAR":
+            resources = sorted(visible, key=lambda v: v.name)
+            if not resources:
+                raise self.error("DESCRIBE * describes the variables of the pattern, and it has none", items[0])
+        else:
+            resources = [Var(str(c)[1:]) if c.type == "VAR" else terms.iri(self.iri(c)) for c in items]
+            for c, r in zip(items, resources):
+                if isinstance(r, Var) and r not in visible:
+                    self.warn(f"DESCRIBE ?{r.name}: the pattern never binds it, so it is never described", c)
+        resources = list(dict.fromkeys(resources))
+        # a blank node of P is a hidden variable _:bN, which a template would read as a label
+        hidden = {v: Var(f".described.{v.name[2:]}") for v in ops.variables(pattern) if v.name.startswith("_:")}
+        pattern = _renamed(pattern, hidden)
+        template = tuple(ops.Triple(t.s, t.p, t.o, pos=t.pos) for t in _solution_triples(pattern)
+                         if t.s in resources and not isinstance(t.p, ops.Path))
+        template = tuple(dict.fromkeys(template)) + tuple(ops.Triple(r, ops.DESCRIBED, r) for r in resources)
+        options = tuple(sorted(dict(options, feedback="off").items()))
+        return ops.Query(name, "construct", pattern, None, False, template, options, pos=pos,
+                         warnings=tuple(self.warnings), ontologies=ontologies, **windowed, **self.modifiers(body))
 
     def short_template(self, where: Tree) -> tuple:
         """CONSTRUCT WHERE { triples }: the template is the pattern, which
@@ -1059,8 +1109,9 @@ class _Query:
         the group's own: a nested group's FILTER is inside the pattern, and
         sees only that group's variables (SPARQL 18.2.2.6). A group with
         FILTER [NOT] EXISTS gives its pattern filtered and tested, and no
-        condition."""
-        pattern, conditions, filter_node, tests = None, [], None, []
+        condition; so does one whose FILTER has [NOT] EXISTS inside its
+        expression (`FILTER(?a = 1 || NOT EXISTS { ... })`, see marked)."""
+        pattern, conditions, filter_node, tests, marked = None, [], None, [], []
         for el in _basic_graph_patterns(elements):
             kind = el.data
             if kind in UNSUPPORTED:
@@ -1068,14 +1119,16 @@ class _Query:
             found = _exists_tests(el.children[1]) if kind == "filter" else None
             if found:  # FILTER [NOT] EXISTS { P }, alone or among conditions joined by &&
                 tests += [(el, negated, group) for negated, group in found if negated is not None]
-                rest = [self.expr(c) for negated, c in found if negated is None]
+                rest, marks = self.marking(lambda: [self.expr(c) for negated, c in found if negated is None])
                 if rest:
-                    conditions.append(ops.conjunction(rest))
-                    self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
+                    cond = ops.conjunction(rest)
+                    (marked.append((cond, marks)) if marks else conditions.append(cond))
+                    self.condition_nodes.update((id(c), el) for c in ops.conjuncts(cond))
                 filter_node = filter_node or el
             elif kind in ("filter", "within"):
-                conditions.append(self.filter(el) if kind == "filter" else self.within(el))
-                self.condition_nodes.update((id(c), el) for c in ops.conjuncts(conditions[-1]))
+                cond, marks = self.marking(lambda: self.filter(el)) if kind == "filter" else (self.within(el), [])
+                (marked.append((cond, marks)) if marks else conditions.append(cond))
+                self.condition_nodes.update((id(c), el) for c in ops.conjuncts(cond))
                 filter_node = filter_node or el
             elif kind == "bind":
                 pattern = self.bind(el, pattern)
@@ -1106,9 +1159,9 @@ class _Query:
                 if part is None:
                     continue
                 pattern = part if pattern is None else self.join(pattern, part, self.pos(el))
-        if (conditions or tests) and pattern is None:  # { FILTER(F) } filters the empty group's solution
+        if (conditions or tests or marked) and pattern is None:  # { FILTER(F) } filters the empty group's solution
             pattern = ops.Unit(self.graph, pos=self.pos(filter_node))
-        if not tests:
+        if not tests and not marked:
             if not conditions:
                 return pattern, None, None
             return pattern, ops.conjunction(conditions), self.pos(filter_node)
@@ -1124,7 +1177,39 @@ class _Query:
                                      "answer", el)
                 continue
             pattern = (ops.NotExists if negated else ops.Exists)(pattern, part, cond, pos=self.pos(el))
+        for cond, marks in marked:
+            for node, negated, group, var in marks:
+                pattern = self.marked(pattern, node, negated, group, var)
+            pattern = ops.Filter(cond, pattern, pos=self.pos(filter_node))
         return pattern, None, None
+
+    def marking(self, build):
+        """(build(), the [NOT] EXISTS that build() read inside an expression,
+        as (node, negated, group, hidden variable)): the expression reads
+        each one's outcome from its variable (see marked)."""
+        outer, self.marks = self.marks, []
+        try:
+            return build(), self.marks
+        finally:
+            self.marks = outer
+
+    def marked(self, pattern, node, negated: bool, group, var: Var):
+        """`pattern`'s solutions with `var` bound to the outcome of [NOT]
+        EXISTS { group } on each (SPARQL 17.4.1.4): the solutions that
+        EXISTS keeps with true, those NOT EXISTS keeps with false (negated:
+        the other way round). The test is the operators' own, a lookup over
+        the data the group sees (the events within the solution's interval
+        and the background), so an expression such as `?a = 1 || NOT
+        EXISTS { ... }` reads it as a value."""
+        def outcome(b):
+            return Const(terms.literal("true" if b else "false", terms.XSD_BOOLEAN))
+        pos = self.pos(node)
+        part, cond, _ = self.group_parts(group)
+        if part is None:  # EXISTS {} holds for every solution
+            return ops.Extend(pattern, var, outcome(not negated), pos=pos)
+        found = ops.Extend(ops.Exists(pattern, part, cond, pos=pos), var, outcome(not negated), pos=pos)
+        missing = ops.Extend(ops.NotExists(pattern, part, cond, pos=pos), var, outcome(negated), pos=pos)
+        return ops.Union_(found, missing, pos=pos)
 
     def anchored(self, pattern):
         """Inline data alone (VALUES, a BIND with no pattern before it: a
@@ -1150,11 +1235,12 @@ class _Query:
                     self.warn_unbound(c, set(), self.condition_nodes.get(id(c), group.pos))
                 return ops.Filter(self.unbound(group.cond), other, pos=group.pos)
         for table, other in ((left, right), (right, left)):
-            # a BIND of inline data that reads the time (NOW(), getENDTIME()...) is made after
-            # the join, where a solution has an interval: the same solutions, as its variable is
-            # not the other side's
-            if (isinstance(table, ops.Extend) and ops.is_table(table)
-                    and ops.expr_uses(table.expr, ops.TIME_FUNCTIONS) and table.var not in ops.variables(other)):
+            # a BIND or FILTER of inline data that reads the time (NOW(), getENDTIME()...) is
+            # made after the join, where a solution has an interval: the same solutions, as the
+            # variables it binds or reads are not the other side's (W3C functions now01:
+            # { BIND(NOW() AS ?n) FILTER(...) } joined with a pattern)
+            if (isinstance(table, (ops.Extend, ops.Filter)) and ops.is_table(table) and _reads_time(table)
+                    and not _table_vars(table) & ops.variables(other)):
                 inner = self.join(table.pattern, other, pos) if table is left else self.join(other, table.pattern, pos)
                 return dataclasses.replace(table, pattern=inner)
         return ops.Join(left, right, pos=pos)
@@ -1582,10 +1668,27 @@ class _Query:
             return self.aggregate(node)
         if kind == "exists":
             negated = isinstance(node.children[0], Token) and node.children[0].type == "NOT"
+            if self.marks is not None:  # in a FILTER: read from a hidden variable (marked)
+                var = Var(self.fresh_blank())
+                self.marks.append((node, negated, node.children[-1], var))
+                return var
             name = "NOT EXISTS" if negated else "EXISTS"
             raise self.error(unsupported(f"{name} inside an expression") + f": write FILTER {name} {{ ... }} "
                              f"on its own, or as one of the conditions joined by && of a FILTER", node)
         raise AssertionError(f"unexpected expression node {node.data}")  # pragma: no cover
+
+    def constant_iri(self, const: Const):
+        """IRI("...") of a simple literal: the IRI resolved against the base
+        IRI of the query (SPARQL 17.4.2.8), as an IRI written <...> is;
+        None where the text is no IRI reference (the call is then an
+        error, as IRI of a text with no base to resolve it against is)."""
+        parts = terms.split(const.term)
+        if parts[0] != "literal":
+            return None
+        _, text, datatype, lang = parts
+        if datatype != terms.XSD_STRING or lang or re.search(r'[\x00-\x20<>"{}|^`\\]', text):
+            return None
+        return Const(terms.iri(self.file.resolve(text)))
 
     def check_computable(self, const: Const, node):
         """A warning for a constant of a type the engine computes with
@@ -1622,6 +1725,8 @@ class _Query:
                 raise self.error(f"{name} takes {_arity(least, most)}, not {len(args)}", name)
             if function == "bound" and not isinstance(args[0], Var):
                 raise self.error(f"{name} takes a variable", args_tree.children[0])
+            if function == "iri" and isinstance(args[0], Const):
+                return self.constant_iri(args[0]) or Call(function, *args, pos=self.pos(name))
             return Call(function, *args, pos=self.pos(name))
         iri = self.iri(name)
         if iri not in CASTS:
@@ -1635,6 +1740,36 @@ class _Query:
             raise self.error(f"the cast {name} takes 1 argument, not {len(args)}", name)
         return Call(ops.CAST_PREFIX + iri, args[0])
 
+
+def _reads_time(table) -> bool:
+    """Whether a chain of BINDs and FILTERs over inline data reads the time."""
+    while isinstance(table, (ops.Extend, ops.Filter)):
+        if ops.expr_uses(table.expr if isinstance(table, ops.Extend) else table.cond, ops.TIME_FUNCTIONS):
+            return True
+        table = table.pattern
+    return False
+
+
+def _table_vars(table) -> set:
+    """The variables a chain of BINDs and FILTERs binds or reads."""
+    out = set()
+    while isinstance(table, (ops.Extend, ops.Filter)):
+        if isinstance(table, ops.Extend):
+            out |= {table.var} | ops.expr_vars(table.expr)
+        else:
+            out |= ops.expr_vars(table.cond)
+        table = table.pattern
+    return out
+
+
+def _solution_triples(op) -> list:
+    """The triple patterns whose matches make up a solution of `op`: not
+    those of the part of MINUS, [NOT] EXISTS or NOTSEQ that only tests."""
+    if isinstance(op, ops.Triple):
+        return [op]
+    if isinstance(op, ops.Binary) and op.spec.negated:
+        return _solution_triples(op.left)
+    return [t for c in ops.children(op) for t in _solution_triples(c)]
 
 
 def _renamed(node, names: dict):

@@ -103,7 +103,36 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
         watch = timestamp_vars(q.pattern, q.projection)
         timed = [s for s in stamped_solutions(streams_of(q), stream, watch) if s[1] is not None]
         out += window_answers(q, timed, events, _row_maker(q, skolem), until)
-    return out
+    return _described(out, background)
+
+
+def _described(out, background) -> list[Answer]:
+    """The answers of DESCRIBE queries with each resource's marker triple
+    (ops.DESCRIBED) replaced by its concise bounded description in the
+    background graph: the triples with it as subject, and those of each
+    blank node object they reach, recursively (sorted); an answer left
+    without a triple is none."""
+    if not any(t[1] == ops.DESCRIBED for a in out for t in a.triples):
+        return out
+    by_subject = {}
+    for t in background.triples if background is not None else ():
+        by_subject.setdefault(t[0], []).append(t)
+
+    def description(subject):
+        found, todo, seen = [], [subject], {subject}
+        while todo:
+            for t in by_subject.get(todo.pop(), ()):
+                found.append(t)
+                if t[2].startswith("_:") and t[2] not in seen:
+                    seen.add(t[2])
+                    todo.append(t[2])
+        return sorted(found)
+    kept = []
+    for a in out:
+        triples = ops.described(a.triples, description)
+        if triples:
+            kept.append(a._replace(triples=triples))
+    return kept
 
 
 def _has_absence(op) -> bool:

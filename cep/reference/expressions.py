@@ -418,16 +418,57 @@ def _ordered(a: Val, b: Val):
     return _key(a), _key(b)
 
 
+XSD_DATE = XSD + "date"
+_DATE_RE = re.compile(r"(-?[0-9]{4,}-[0-9]{2}-[0-9]{2})(Z|[+-][0-9]{2}:[0-9]{2})?\Z")
+_FOURTEEN_HOURS_MS = 14 * 3_600_000
+
+
+def _date(x: Val):
+    """An xsd:date as (the epoch ms its day starts, whether it has a zone),
+    no zone read as UTC; None for anything else. A date stays a value of
+    kind "literal": only the comparisons read it."""
+    if x.kind != "literal" or x.v[1] != XSD_DATE:
+        return None
+    m = _DATE_RE.match(x.v[0].strip())
+    if m is None:
+        return None
+    try:
+        return terms.parse_datetime_ms(m.group(1) + "T00:00:00" + (m.group(2) or "")), m.group(2) is not None
+    except terms.TermError:
+        return None
+
+
+def _date_keys(a: Val, b: Val):
+    """The keys that order two xsd:dates, or None if either is not one.
+    XML Schema's partial order (1.0 Part 2, 3.2.7.4): a date without a zone
+    stands for any zone from -14:00 to +14:00, so against one with a zone
+    it is ordered only when more than 14 hours lie between them; else the
+    two are incomparable, an error for every operator."""
+    x, y = _date(a), _date(b)
+    if x is None or y is None:
+        return None
+    if x[1] != y[1] and abs(x[0] - y[0]) <= _FOURTEEN_HOURS_MS:
+        raise ExprError(f"{a.term} and {b.term} are incomparable (one has a time zone)")
+    return x[0], y[0]
+
+
 def equal(a: Val, b: Val) -> bool:
     """The = operator: by value on comparable pairs, else RDFterm-equal:
-    the same term is equal, two different literals are an error, anything
-    else is not equal."""
+    the same term is equal, two different literals are an error unless one
+    of them has a language tag (only those are values of rdf:langString),
+    anything else is not equal. A date and a dateTime are not equal: both datatypes
+    are known, their values disjoint (W3C open-world date-2)."""
     if _comparable(a, b):
         x, y = _ordered(a, b)
         return x == y
+    keys = _date_keys(a, b)
+    if keys is not None:
+        return keys[0] == keys[1]
+    if (a.kind == "dateTime" and _date(b) is not None) or (b.kind == "dateTime" and _date(a) is not None):
+        return False
     if a.term == b.term:
         return True
-    if is_literal(a) and is_literal(b):
+    if is_literal(a) and is_literal(b) and "lang" not in (a.kind, b.kind):
         raise ExprError(f"cannot compare {a.term} and {b.term}")
     return False
 
@@ -438,9 +479,13 @@ def _cmp(op):
             return boolean(equal(a, b))
         if op == "!=":
             return boolean(not equal(a, b))
-        if not _comparable(a, b):
-            raise ExprError(f"cannot order {a.term} and {b.term}")
-        x, y = _ordered(a, b)
+        if _comparable(a, b):
+            x, y = _ordered(a, b)
+        else:
+            keys = _date_keys(a, b)
+            if keys is None:
+                raise ExprError(f"cannot order {a.term} and {b.term}")
+            x, y = keys
         return boolean({"<": x < y, ">": x > y, "<=": x <= y, ">=": x >= y}[op])
 
     return f

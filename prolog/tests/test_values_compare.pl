@@ -111,13 +111,43 @@ test(lang_equal, R == true) :- cmp(=, lang("a", en), lang("a", en), R).
 test(lang_other_text, R == false) :- cmp(=, lang("a", en), lang("b", en), R).
 test(lang_other_tag, R == true) :- cmp('!=', lang("a", en), lang("a", fr), R).
 test(lang_order, fail) :- cmp(<, lang("a", en), lang("b", en), _).
-test(lang_vs_string, fail) :- cmp(=, lang("a", en), "a", _).
+test(lang_vs_string, R == false) :- cmp(=, lang("a", en), "a", R).
+test(lang_vs_ill_typed, R == true) :- ty("a", integer, B), cmp('!=', lang("a", en), B, R).
+test(lang_vs_unknown_datatype, R == false) :- cmp(=, l("a", 'http://t'), lang("a", en), R).
+test(lang_vs_string_unordered, fail) :- cmp(<, lang("a", en), "a", _).
 
 test(bool_order, R == true) :- cmp(<, bool(false), bool(true), R).
 test(bool_equal, R == true) :- cmp(=, bool(true), bool(true), R).
 test(bool_literal, R == true) :- ty("1", boolean, V), cmp(=, V, bool(true), R).
 test(datetime_less, R == true) :- cmp(<, dt(1), dt(2), R).
 test(datetime_equal, R == true) :- cmp(>=, dt(5), dt(5), R).
+%   xsd:date (XPath op:date-less-than / op:date-equal, XML Schema's
+%   partial order for dates with and without a zone).
+test(date_equal, R == true) :- ty("2006-08-23", date, A), ty("2006-08-23", date, B), cmp(=, A, B, R).
+test(date_less, R == true) :- ty("2006-08-22", date, A), ty("2006-08-23", date, B), cmp(<, A, B, R).
+test(date_zones_same_instant, R == true) :-
+    ty("2006-08-23Z", date, A), ty("2006-08-23+00:00", date, B), cmp(=, A, B, R).
+test(date_zones_by_instant, R == true) :-
+    % 2006-08-23T00:00+05:00 starts before 2006-08-23T00:00Z
+    ty("2006-08-23+05:00", date, A), ty("2006-08-23Z", date, B), cmp(<, A, B, R).
+test(date_zone_and_none_far_apart, Row == [false, true, false, true, false, true]) :-
+    ty("2006-08-23Z", date, A), ty("2006-08-22", date, B),
+    findall(R, ( member(Op, [=, '!=', <, >, <=, >=]), cmp(Op, A, B, R) ), Row).
+test(date_zone_and_none_close_incomparable, Rs == []) :-
+    ty("2006-08-23Z", date, A), ty("2006-08-23", date, B),
+    findall(R, ( member(Op, [=, '!=', <, >, <=, >=]), cmp(Op, A, B, R) ), Rs).
+test(date_zone_and_none_14_hours_incomparable, fail) :-
+    % 2006-08-23-14:00 starts at 2006-08-23T14:00Z: within the 14 hours of
+    % 2006-08-23 without a zone (its start somewhere in 2006-08-22T10:00Z ..
+    % 2006-08-23T14:00Z, the end included)
+    ty("2006-08-23-14:00", date, A), ty("2006-08-23", date, B), cmp(>, A, B, _).
+test(date_vs_datetime_not_equal, Rs == [false, true]) :-
+    ty("2006-08-23", date, A),
+    findall(R, ( member(Op, [=, '!=']), cmp(Op, A, dt(1156291200000), R) ), Rs).
+test(date_vs_datetime_unordered, fail) :-
+    ty("2006-08-23", date, A), cmp(<, dt(0), A, _).
+test(date_invalid_is_an_error, fail) :-
+    ty("2006-02-30", date, A), ty("2006-08-23", date, B), cmp(<, A, B, _).
 test(duration_less, R == true) :- cmp(<, dur(0, 1000), dur(1, 0), R).
 test(duration_equal_by_average_month, R == true) :- cmp(=, dur(1, 0), dur(0, 2629746000), R).
 test(day_time_duration_literal, R == true) :-

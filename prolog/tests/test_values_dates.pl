@@ -56,6 +56,14 @@ test(parse_datetime) :-
 test(invalid_datetimes) :-
     forall(member(S, ["2001-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-01-01", "yesterday"]),
            assertion(\+ parse_datetime(S, _))).
+test(parse_date) :-
+    t0(T0),
+    Day is T0 - 5000,                                   % 2026-01-01T00:00:00Z
+    parse_date("2026-01-01", A, ZA), assertion(A-ZA == Day-unzoned),
+    parse_date("2026-01-01Z", B, ZB), assertion(B-ZB == Day-zoned),
+    parse_date("2026-01-01+02:00", C, ZC), assertion(C =:= Day - 7200000), assertion(ZC == zoned),
+    forall(member(S, ["2001-02-29", "2026-01-01T00:00:00Z", "2026-1-01", "2026-01-01+15:00", "26-01-01"]),
+           assertion(\+ parse_date(S, _, _))).
 test(leap_days) :-
     parse_datetime("2000-02-29T00:00:00Z", _),
     \+ parse_datetime("1900-02-29T00:00:00Z", _).

@@ -231,6 +231,31 @@ def test_property_paths_on_spark_give_the_in_process_answers(spark, tmp_path):
     assert on_spark(detect(df, queries, ontology=background, buckets=3).collect()) == expected
 
 
+DESCRIBE_RULES = f"""PREFIX : <{EX}>
+REGISTER QUERY places AS DESCRIBE ?from WHERE {{ ?v :at ?from }}
+"""
+
+
+def test_describe_on_spark_gives_the_in_process_answers(spark, tmp_path):
+    """DESCRIBE reads the description of a place in the background facts
+    of the worker (cep_runtime:cep_describe/4): the in-process answers."""
+    from cep.background.knowledge import load_background
+    from cep.spark import detect
+
+    path = tmp_path / "roads.ttl"
+    path.write_text(ROADS)
+    background = load_background([path])
+    rows = [(f"<{EX}v{i % 3}>", f"<{EX}at>", f"<{EX}{'abcdefg'[i % 7]}>", i) for i in range(20)]
+    queries = parse_rules(DESCRIBE_RULES, "places.rq")
+    engine = Engine(queries, background=background)
+    answers = engine.push([Event(s, p, o, t, t) for s, p, o, t in rows]) + engine.flush()
+    expected = sorted(_key(a.query, {}, [list(t) for t in a.triples], a.start, a.end) for a in answers)
+    assert (f"<{EX}a>", f"<{EX}road>", f"<{EX}b>") in answers[0].triples  # the background's
+
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    assert on_spark(detect(df, queries, ontology=background, buckets=3).collect()) == expected
+
+
 UPDATE_RULES = f"""PREFIX : <{EX}>
 REGISTER UPDATE closing AS DELETE {{ ?a :road ?b }} WHERE {{ ?a :closed ?b }}
 REGISTER UPDATE opening AS INSERT {{ ?a :road ?b }} WHERE {{ ?a :opened ?b }}

@@ -203,6 +203,13 @@ def test_minus_and_exists_look_their_right_side_up_in_the_background(background)
     assert [(short(b), s, e) for b, s, e in got] == [({"x": "b2"}, 12, 12)]
 
 
+def test_not_exists_inside_an_expression_looks_the_background_up(background):
+    events = [ev("b1", "waterHeight", 7, 10), ev("b2", "waterHeight", 8, 12), ev("b9", "waterHeight", 9, 12)]
+    got = run("SELECT ?x WHERE { ?x :waterHeight ?v FILTER(?v > 8 || NOT EXISTS { ?x :locatedIn ?r }) }",
+              events, background)
+    assert [(short(b), s, e) for b, s, e in got] == [({"x": "b2"}, 12, 12), ({"x": "b9"}, 12, 12)]
+
+
 def test_a_right_side_of_events_and_background_is_judged_within_the_interval(background):
     """A right side joining an event with background triples is timed by
     the event: it removes a left solution only within its interval."""

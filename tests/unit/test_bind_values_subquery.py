@@ -124,6 +124,10 @@ def test_now_in_a_bind_before_any_pattern_is_the_time_of_the_solution():
     assert got == [(3, 3, {"n": at, "x": _int(1)})]
     got = _run("SELECT ?n WHERE { BIND (NOW() AS ?n) }", [_event("k", "a", _int(1), 3)])
     assert got == [(3, 3, {"n": at})]
+    # a group of a BIND and a FILTER that reads it, joined with a pattern (W3C now01)
+    got = _run("SELECT ?n ?x WHERE { { BIND (NOW() AS ?n) FILTER(DATATYPE(?n) = <http://www.w3.org/2001/"
+               "XMLSchema#dateTime>) } ?k :a ?x }", [_event("k", "a", _int(1), 3)])
+    assert got == [(3, 3, {"n": at, "x": _int(1)})]
 
 
 def test_a_union_of_inline_data_is_joined_as_a_table():

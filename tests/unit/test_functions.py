@@ -111,6 +111,16 @@ def test_function_value(expr, obj, expected):
     assert value_of(expr, obj) == expected
 
 
+def test_iri_of_a_constant_text_is_resolved_against_the_base():
+    """IRI("text") is resolved against the query's base IRI (SPARQL
+    17.4.2.8, W3C functions iri01), as <text> is; IRI(?v) of a relative
+    text stays an error."""
+    (query,) = parse_rules("BASE <http://example.org/>\n"
+                           'SELECT (URI("uri") AS ?u) (IRI("a b") AS ?bad) (IRI(?o) AS ?r) WHERE { ?k ?p ?o }')
+    (answer,) = checked_answers([query], [Event("<http://e/k>", "<http://e/p>", '"iri"', T0, T0)])
+    assert dict(answer.bindings) == {"u": "<http://example.org/uri>"}
+
+
 def test_per_solution_values_are_fresh():
     """RAND, UUID, STRUUID and BNODE() give a new value for each solution;
     BNODE(str) the same node for the same string in one solution."""

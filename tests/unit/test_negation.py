@@ -88,3 +88,39 @@ def test_the_conditions_beside_not_exists_stay_a_filter():
     assert sexpr.query(query) == (
         "(select (?s)\n  (notexists\n    (filter (bound ?o)\n      (bgp\n"
         "        (triple ?s <http://e/p> ?o)))\n    (bgp\n      (triple ?s <http://e/q> ?o))))")
+
+
+def test_not_exists_inside_an_expression_is_a_value():
+    """[NOT] EXISTS inside a FILTER's expression (`?o = :z || NOT EXISTS
+    { ... }`, W3C negation subset-02) is the same test as FILTER NOT
+    EXISTS: the events within the solution's interval."""
+    events = EXISTING + [ev("d", "p", "z", 1), ev("d", "q", "z", 1)]
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER(?o = :z || NOT EXISTS { ?s :q ?o }) }", events)
+    # a has its :q; c's :q is before c's solution; d's has one, but ?o = :z
+    assert got == [(1, (("s", "b"),)), (1, (("s", "d"),)), (2, (("s", "c"),))]
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER(IF(EXISTS { ?s :q ?w }, ?o = :x, false)) }", events)
+    assert got == [(1, (("s", "a"),))]
+    # two in one expression, one of them beside a plain FILTER
+    got = run("SELECT ?s WHERE { ?s :p ?o FILTER(?o != :y) "
+              "FILTER(!EXISTS { ?s :q ?o } || EXISTS { ?o :r ?u } && ?s = :a) }", events)
+    assert got == [(1, (("s", "a"),)), (2, (("s", "c"),))]
+
+
+def test_exists_inside_an_expression_reads_a_hidden_variable_select_star_leaves_out():
+    (query,) = parse_rules(PREFIX + "SELECT * WHERE { ?s :p ?o FILTER(?o = :z || NOT EXISTS { ?s :q ?o }) }")
+    assert sexpr.query(query) == (
+        '(select (*)\n  (filter (or (= ?o <http://e/z>) ?_:b0)\n    (union\n'
+        '      (extend ?_:b0 "false"^^<http://www.w3.org/2001/XMLSchema#boolean>\n'
+        '        (exists\n          (bgp\n            (triple ?s <http://e/p> ?o))\n'
+        '          (bgp\n            (triple ?s <http://e/q> ?o))))\n'
+        '      (extend ?_:b0 "true"^^<http://www.w3.org/2001/XMLSchema#boolean>\n'
+        '        (notexists\n          (bgp\n            (triple ?s <http://e/p> ?o))\n'
+        '          (bgp\n            (triple ?s <http://e/q> ?o)))))))')
+    got = run("SELECT * WHERE { ?s :p ?o FILTER(?o = :z || NOT EXISTS { ?s :q ?o }) }", EXISTING)
+    assert got == [(1, (("o", "y"), ("s", "b"))), (2, (("o", "x"), ("s", "c")))]
+
+
+def test_exists_stays_refused_in_a_select_expression():
+    with pytest.raises(QueryError) as err:
+        parse_rules(PREFIX + "SELECT (EXISTS { ?s :q ?o } AS ?e) WHERE { ?s :p ?o }", "x.rq")
+    assert "EXISTS inside an expression is not supported" in str(err.value)

@@ -381,6 +381,17 @@ def test_arithmetic_errors(expr):
     (Call("=", C(lit("x", EX + "t")), C(lit("x", EX + "t"))), True),
     (Call("=", C(lit("a", lang="en")), C(lit("a", lang="EN"))), True),
     (Call("sameTerm", C(i(1)), C(dec("1.0"))), False),
+    # a language-tagged literal is no value of another datatype (W3C open-eq-12)
+    (Call("=", C(lit("a")), C(lit("a", lang="en"))), False),
+    (Call("!=", C(lit("x", "integer")), C(lit("x", lang="en"))), True),
+    (Call("=", C(lit("x", EX + "t")), C(lit("x", lang="en"))), False),
+    # xsd:date: XML Schema's partial order for dates with and without a zone
+    (Call("<", C(lit("2006-08-22", "date")), C(lit("2006-08-23", "date"))), True),
+    (Call("=", C(lit("2006-08-23Z", "date")), C(lit("2006-08-23+00:00", "date"))), True),
+    (Call("<", C(lit("2006-08-23+05:00", "date")), C(lit("2006-08-23Z", "date"))), True),
+    (Call(">", C(lit("2006-08-23Z", "date")), C(lit("2006-08-22", "date"))), True),  # more than 14 h apart
+    (Call("!=", C(lit("2001-01-01Z", "date")), C(lit("2006-08-23", "date"))), True),
+    (Call("!=", C(lit("2006-08-23", "date")), C(lit("2006-08-23T09:00:00+01:00", "dateTime"))), True),
 ])
 def test_comparisons(expr, expected):
     assert t(expr) is expected
@@ -389,11 +400,15 @@ def test_comparisons(expr, expected):
 @pytest.mark.parametrize("expr", [
     Call("=", C(i(1)), C(lit("1"))),
     Call("=", C(lit("x", EX + "t")), C(lit("y", EX + "t"))),
-    Call("=", C(lit("a")), C(lit("a", lang="en"))),
+    Call("<", C(lit("a")), C(lit("a", lang="en"))),
     Call("<", C(ex("a")), C(ex("b"))),
     Call("<", C(lit("a", lang="en")), C(lit("b", lang="en"))),
     Call("<", C(i(1)), C(lit("2026-01-01T00:00:00Z", "dateTime"))),
     Call("<", V("u"), C(i(1))),
+    Call("=", C(lit("2006-08-23Z", "date")), C(lit("2006-08-23", "date"))),  # zone and none: incomparable
+    Call("!=", C(lit("2006-08-23-14:00", "date")), C(lit("2006-08-23", "date"))),
+    Call("<", C(lit("2006-08-23", "date")), C(lit("2006-08-23T09:00:00Z", "dateTime"))),
+    Call("<", C(lit("2006-02-30", "date")), C(lit("2006-08-23", "date"))),
 ])
 def test_comparison_errors(expr):
     assert t(expr) is None

@@ -20,6 +20,9 @@ makes cases of the applicable tests (`applicable` says which):
   one solution, so the answers are those of the query over the background
   (the patterns outside GRAPH do not read the tick's stream; the window of
   one event evaluates the query at T).
+  In both modes a CONSTRUCT runs with `@feedback off`: in SPARQL its
+  triples are its answer and never data, where cep would feed them back
+  into the stream for every query to read, the query itself included.
 - a syntax test: `cep compile` must accept a positive one (exit 0) and
   reject a negative one with exit 2 (a QueryError, with its message). A
   positive one refused only for calling an extension function (an IRI)
@@ -32,7 +35,9 @@ result set or graph in .ttl/.rdf) as multisets of solutions, with RDF term
 equality (a literal is its lexical form and datatype or language: "01" and
 "1" are different integers) and blank nodes up to isomorphism; where the
 query has ORDER BY, the answers' order must agree on its plain-variable
-keys (rows equal on them may come in any order). ASK is true when the
+keys (rows equal on them may come in any order); where the result's
+cardinality is lax (mf:LaxCardinality, REDUCED), a solution may come fewer
+times than listed, but at least once. ASK is true when the
 query answers at least once. CONSTRUCT compares the union of the answers'
 triples, as graphs.
 
@@ -97,6 +102,9 @@ class Case:
     query: Path
     data: tuple = ()
     result: Path | None = None
+    # mf:LaxCardinality (REDUCED): a solution may come fewer times than the
+    # result lists it, at least once
+    lax: bool = False
 
     @property
     def key(self) -> str:
@@ -159,10 +167,11 @@ def _manifest_cases(suite: str, manifest: Path) -> list[Case]:
                 result = g.value(test, MF.result)
                 if not _applicable_eval(g, action, query):
                     continue
+                lax = (test, MF.resultCardinality, MF.LaxCardinality) in g
                 for mode in ("events", "background"):
                     if mode == "events" and not data:
                         continue  # nothing to give as events: the background mode (one tick) runs it
-                    out.append(Case(tid, mode, suite, kind, query, data, _path(result) if result else None))
+                    out.append(Case(tid, mode, suite, kind, query, data, _path(result) if result else None, lax))
             else:
                 action = g.value(test, MF.action)
                 query = _path(action)
@@ -188,7 +197,7 @@ def _withdrawn(g: Graph, test) -> bool:
             or "/".join(str(test).rsplit("/", 2)[-2:]) in CONTRADICTED)
 
 
-# SPARQL 1.0 tests that the SPARQL 1.1 Recommendation contradicts
+# Tests that the SPARQL 1.1 Recommendation (with RDF 1.1's terms) contradicts
 CONTRADICTED = {
     # unapproved, the alternative of a pair: `OPTIONAL { { P FILTER(F) } }`
     # does not merge the inner group into the outer one, so F does not see
@@ -200,6 +209,27 @@ CONTRADICTED = {
     # syntax error
     "basic/manifest#term-7",
     "syntax-sparql1/manifest#syntax-lit-08",
+    # the same: `{ :x ?p 456. }` is the integer 456 (then the dot that ends
+    # the triple), and a pattern matches the term "456"^^xsd:integer, not
+    # the data's "456."^^xsd:decimal
+    "basic/manifest#term-6",
+    # DATATYPE("string"@en) was an error in SPARQL 1.0; SPARQL 1.1
+    # (17.4.2.7, with RDF 1.1) makes it rdf:langString, so the FILTER keeps
+    # the language-tagged literal too
+    "expr-builtin/manifest#dawg-datatype-2",
+    # SPARQL 1.1 tests written before RDF 1.1, which the suite later
+    # replaced with -rdf11 variants: "abc"^^xsd:string is the simple literal
+    # "abc" (RDF 1.1; terms here are RDF 1.1's), so STRDT and STRLANG take it
+    # where these expect an error
+    "functions/manifest#strdt03",
+    "functions/manifest#strlang03",
+    # the same: the expected order puts 1 between "1" and "1"^^xsd:string,
+    # one term in RDF 1.1, which ORDER BY ?x cannot do
+    "functions/manifest#plus-1",
+    "functions/manifest#plus-2",
+    # SPARQL 1.0's: DISTINCT keeps "abc" and "abc"^^xsd:string apart
+    "distinct/manifest#distinct-2",
+    "distinct/manifest#distinct-9",
 }
 
 
@@ -306,7 +336,17 @@ def _run_syntax(case: Case, tmp: Path) -> Outcome:
 def _run_eval(case: Case, tmp: Path, engine: str) -> Outcome:
     query_text = case.query.read_text("utf-8")
     form = _form(query_text)
-    events = tmp / "events.jsonl"
+    if form == "construct":
+        # SPARQL's CONSTRUCT answers a graph and adds nothing to the data,
+        # where cep feeds its triples back into the stream (rule chaining):
+        # a template that its own pattern matches (construct-1, constructwhere)
+        # would read what it derives, a cycle that never ends where the
+        # template reifies with blank nodes (construct-3, -4) and that a
+        # count window cannot feed (the background mode's tick). So the
+        # query runs with its triples output only; the BASE keeps its
+        # relative IRIs those of the file (the copy lies elsewhere).
+        query_text = f"BASE <{case.query.as_uri()}>\n@feedback off\n{query_text}"
+    events, rq = tmp / "events.jsonl", tmp / case.query.name
     # the answers on standard output: the Spark engine's --out is a folder
     argv = ["run", "--engine", engine, "-q", "--rejects", str(tmp / "rejects.jsonl")]
     if case.mode == "events":
@@ -315,9 +355,9 @@ def _run_eval(case: Case, tmp: Path, engine: str) -> Outcome:
             for path in case.data:
                 data.parse(path, format=_rdf_format(path), publicID=path.as_uri())
         _write_events(events, data)
-        argv += [str(case.query)]
+        rq.write_text(query_text, "utf-8")
+        argv += [str(rq)]
     else:
-        rq = tmp / case.query.name
         try:
             rq.write_text(_with_tick(query_text, form), "utf-8")
         except ValueError as exc:
@@ -459,6 +499,8 @@ def _compare(case: Case, form: str, query_text: str, answers: list) -> Outcome:
         got = bool(answers)
         return Outcome(True) if got == expected else Outcome(False, "wrong answers", f"ASK gave {got}")
     rows = [{v: _term(t) for v, t in (a.get("bindings") or {}).items()} for a in answers]
+    if case.lax and len(_distinct(expected)) <= len(rows) <= len(expected):
+        rows, expected = _distinct(rows), _distinct(expected)
     if not _same_multiset(rows, expected):
         return Outcome(False, _wrong(len(rows), len(expected)), f"got {len(rows)} rows, expected {len(expected)}:\n"
                        + "\n".join(" ".join(f"?{v}={t.n3()}" for v, t in sorted(r.items())) for r in rows[:20]))
@@ -519,6 +561,10 @@ def _same_multiset(got: list, want: list) -> bool:
         return Counter(map(key, got)) == Counter(map(key, want))
     # blank nodes up to isomorphism: the rows as a graph, a blank node each
     return isomorphic(_rows_graph(got), _rows_graph(want))
+
+
+def _distinct(rows: list) -> list:
+    return list({frozenset(r.items()): r for r in rows}.values())
 
 
 def _rows_graph(rows: list) -> Graph:

@@ -98,3 +98,22 @@ def test_a_positive_syntax_test_refused_only_for_an_extension_function_is_accept
     assert run.run_case(case).passed
     query.write_text("PREFIX q: <http://e/>\nSELECT ?s ?s { ?s ?p ?o FILTER(q:f(?o)) }")  # refused for ?s twice
     assert not run.run_case(case).passed
+
+
+def test_a_reduced_result_may_give_a_solution_fewer_times(tmp_path):
+    """mf:LaxCardinality (REDUCED, W3C reduced-1): each solution at least
+    once and at most as often as the result lists it."""
+    import dataclasses
+    import json
+
+    x, y = {"type": "uri", "value": "http://e/x"}, {"type": "uri", "value": "http://e/y"}
+    result = tmp_path / "r.srj"
+    result.write_text(json.dumps({"head": {"vars": ["s"]},
+                                  "results": {"bindings": [{"s": x}, {"s": x}, {"s": y}]}}))
+    lax = run.Case("x", "events", "dawg-data-r2", "eval", tmp_path / "q.rq", (), result, lax=True)
+    text = "SELECT REDUCED * { ?s ?p ?o }"
+    once = [{"bindings": {"s": x}}, {"bindings": {"s": y}}]
+    assert run._compare(lax, "select", text, once).passed
+    assert not run._compare(dataclasses.replace(lax, lax=False), "select", text, once).passed
+    assert not run._compare(lax, "select", text, once[:1]).passed  # y missing
+    assert not run._compare(lax, "select", text, once + once).passed  # x three times
