@@ -47,6 +47,7 @@ from cep.limits import Limits
 from cep.runtime.batch import table_text
 from cep.runtime.modifiers import modify
 from cep.runtime.session import session
+from cep.service.maintenance import Services
 from cep.user_prolog import ensure_loaded, load_user_prolog
 
 # an events table (cep.events.EVENTS) and updates_only: the event triggers
@@ -62,7 +63,7 @@ _instances = itertools.count()
 
 
 class Engine:
-    def __init__(self, queries, background=None, compiled=None, prolog=None, limits=None):
+    def __init__(self, queries, background=None, compiled=None, prolog=None, limits=None, services=None):
         """`background`: a cep.background.Background the queries read (RDFS
         entailment and background triples), loaded once per process; by
         default the files the queries name by FROM.
@@ -72,7 +73,10 @@ class Engine:
         elsewhere (the Spark engine ships them to its workers; their
         background and Prolog files must then be loaded already,
         Session.load_background, cep.user_prolog.load_sources).
-        `limits`: a cep.limits.Limits (default: its defaults)."""
+        `limits`: a cep.limits.Limits (default: its defaults).
+        `services`: a cep.service.options.ServiceOptions, how the queries'
+        SERVICE patterns are evaluated (their endpoints must be in its
+        allow-list; default: none is)."""
         user = load_user_prolog(prolog)  # a file that does not load stops here
         self.limits = limits if limits is not None else Limits()
         if compiled is None:
@@ -91,6 +95,8 @@ class Engine:
         self.module = f"{self.compiled.module}_{next(_instances)}"
         self.session.load_rules(self.module, self.compiled.program(self.module))
         self.session.set_limits(self.module, self.limits)
+        # SERVICE patterns: their views pulled now, maintained at each evaluation (cep.service)
+        self.services = Services.of(self.compiled.plan, self.module, services)
         self.layouts = self.compiled.layouts
         # per query: (variable name, column) in name order, for bindings
         self.orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
@@ -110,6 +116,8 @@ class Engine:
         producers = self.compiled.chaining.producers
         everies = [q.every_ms or q.window.step_ms for q in self.compiled.queries
                    if q.window is not None and q.name in producers]
+        if self.services is not None and self.services.period is not None:
+            everies.append(self.services.period)  # a SERVICE view is maintained at each evaluation
         self._feed_every = math.gcd(*everies) if everies else None
         self._order = _instant_order(self.compiled.queries)
         self.late: list[Reject] = []
@@ -180,6 +188,8 @@ class Engine:
             part = table.slice(start, stop - start)
             if self._feed_every is not None:  # the windows before the part's events, fed back first
                 lines.append(self._close("now", part["end"][0].as_py()))
+            if self.services is not None:  # the SERVICE views maintained before the part's joins
+                self.services.evaluate(part["end"][0].as_py())
             lines.append(self.session.push(self.module, table_text(
                 part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"],
                 part["stream"] if self.streamed else None)))

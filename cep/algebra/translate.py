@@ -156,7 +156,7 @@ FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it afte
                     "CONSTRUCT template, before the subquery")
 # SPARQL 1.1 features the grammar recognises only to refuse them by name:
 # syntax node -> the feature's name
-UNSUPPORTED = {"service": "SERVICE", "describe_query": "DESCRIBE"}
+UNSUPPORTED = {"describe_query": "DESCRIBE"}
 
 
 def _exists_tests(node) -> list:
@@ -1099,6 +1099,8 @@ class _Query:
             else:
                 if kind == "graph":
                     part = self.graph_pattern(el)
+                elif kind == "service":
+                    part = self.service(el)
                 elif kind == "values":
                     part = self.values(el)
                 else:
@@ -1210,6 +1212,38 @@ class _Query:
             out.append(tuple(None if isinstance(c, Token) and c.type == "UNDEF" else self.term(c, False)
                              for c in row))
         return ops.Values(variables, tuple(out), pos=self.pos(tree))
+
+    def service(self, tree: Tree) -> ops.Service:
+        """SERVICE [SILENT] <endpoint> { triples } (SPARQL 1.1 Federated
+        Query): a basic graph pattern sent to the endpoint, whose solutions
+        the engine reads from a local view (docs/language.md, "SERVICE").
+        Inside it: triple patterns with IRIs, literals and variables (the
+        one-to-one class of the seed: what one query per join key can
+        refresh); anything else is refused by name."""
+        tokens = [c for c in tree.children if isinstance(c, Token)]
+        silent = any(t.type == "SILENT" for t in tokens)
+        where, group = tokens[-1], tree.children[-1]
+        if where.type == "VAR":
+            raise self.error(f"SERVICE {where}: an endpoint named by a variable is not supported (the query "
+                             f"text alone says which hosts the engine calls): name it, SERVICE <http://...>",
+                             where)
+        endpoint = self.iri(where)
+        if not re.match(r"https?://", endpoint):
+            raise self.error(f"SERVICE <{endpoint}>: an endpoint is an http: or https: IRI", where)
+        saved, self.graph = self.graph, None
+        try:
+            pattern = self.group(group)
+        finally:
+            self.graph = saved
+        if not isinstance(pattern, ops.BGP) or any(
+                isinstance(x, str) and x.startswith("_:") or isinstance(x, ops.Path)
+                for t in pattern.triples for x in (t.s, t.p, t.o)):
+            raise self.error("SERVICE { ... } takes triple patterns of IRIs, literals and variables (a basic "
+                             "graph pattern: its view is refreshed one join key at a time); FILTER, OPTIONAL, "
+                             "blank nodes and property paths are not supported inside it", group)
+        triples = tuple(dataclasses.replace(t, stream=None) for t in pattern.triples)
+        variables = tuple(sorted({v for t in triples for v in ops.slots_vars(t)}, key=lambda v: v.name))
+        return ops.Service(endpoint, silent, triples, variables, pos=self.pos(tree))
 
     def with_values(self, pattern, body: Tree):
         """The pattern of a query (or subquery) joined with its trailing

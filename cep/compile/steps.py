@@ -16,6 +16,7 @@ from cep.binarize import Leaf, Step, Unary
 from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
+from cep.errors import QueryError
 from cep.compile.updates import LIVE
 
 
@@ -589,6 +590,8 @@ def unary_goals(node: Unary, vs: Vars, ts, te) -> list:
     op = node.op
     if isinstance(op, ops.Project):
         return []
+    if isinstance(op, ops.Service):
+        return [service_goal(node.id, op, vs, te)]
     if not is_table(op):  # BIND
         return [_bind_goal(op, vs, vs.expressions(ts, te))]
     # a table: evaluated on its own (its BINDs see its variables only),
@@ -606,7 +609,20 @@ def _bind_goal(op: ops.Extend, vs: Vars, ec):
     return ite(conj(goals), pl.Struct("=", vs.of(op.var), value), T)
 
 
+def service_goal(node_id: int, op: ops.Service, vs: Vars, te):
+    """The solutions of SERVICE `op` compatible with the node's operand's:
+    a lookup in its local view (prolog/cep_service.pl, by the join key,
+    which the view's loader names), with the solution's end (or
+    `timeless`), when the join key was last needed (the seed's WSJ)."""
+    m = vs.fresh()
+    row = pl.Struct("v", *[vs.of(v) for v in op.vars]) if op.vars else A("v")
+    return conj([pl.Struct("context_module", m), q("cep_service", "cep_service_row", m, node_id, te, row)])
+
+
 def _table_goals(op, tv: Vars) -> list:
+    if isinstance(op, ops.Service):
+        raise QueryError("SERVICE is joined with a pattern that matches events (its join key comes from "
+                         "there), not with inline data alone", op.pos)
     if isinstance(op, ops.Values):
         rows = [pl.Struct("v", *(pl.Var("_") if x is None else terms.to_prolog(x) for x in row)) if row else A("v")
                 for row in op.rows]

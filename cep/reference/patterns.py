@@ -101,7 +101,7 @@ def streams_of(query: ops.Query):
             return dataclasses.replace(op, triples=tuple(read(t) for t in op.triples))
         if isinstance(op, (ops.Filter,) + ops.UNARY):
             return dataclasses.replace(op, pattern=read(op.pattern))
-        if isinstance(op, ops.Values):
+        if isinstance(op, (ops.Values, ops.Service)):
             return op
         return dataclasses.replace(op, left=read(op.left), right=read(op.right))
     return read(query.pattern)
@@ -194,6 +194,8 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _unit(op, S)
     if isinstance(op, ops.Filter):
         return {x for x in _eval(op.pattern, S, at + (0,), watch) if satisfies(op.cond, x)}
+    if isinstance(op, ops.Service):
+        raise NotImplementedError("SERVICE: the reference evaluator reads no endpoint")
     if isinstance(op, ops.Values):
         return {(frozenset((v.name, t) for v, t in zip(op.vars, row) if t is not None), None, None, frozenset())
                 for row in op.rows}
