@@ -189,7 +189,7 @@ class Engine:
             if self._feed_every is not None:  # the windows before the part's events, fed back first
                 lines.append(self._close("now", part["end"][0].as_py()))
             if self.services is not None:  # the SERVICE views maintained before the part's joins
-                self.services.evaluate(part["end"][0].as_py())
+                self.services.before_push(part["end"][0].as_py())
             lines.append(self.session.push(self.module, table_text(
                 part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"],
                 part["stream"] if self.streamed else None)))
@@ -205,6 +205,8 @@ class Engine:
         return batch
 
     def _close(self, how: str, time_ms: int, part=None) -> bytes:
+        if self.services is not None:  # the SERVICE views maintained for the windows about to report
+            self.services.before_windows(time_ms if how == "now" else time_ms + 1)
         counts = ()
         if self.counting and part is not None:
             counted = pc.invert(pc.fill_null(part["updates_only"], False))

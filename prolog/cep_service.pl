@@ -19,6 +19,7 @@
 
 :- module(cep_service,
           [ cep_service_row/4,       % +Rules, +Service, +End, ?Row
+            cep_service_touch/4,     % +Rules, +Service, +End, +Row
             cep_service_define/3,    % +Rules, +ServiceText, +PositionsText
             cep_service_set/3,       % +Rules, +ServiceText, +EntriesText
             cep_service_silent/3,    % +Rules, +ServiceText, +FlagText
@@ -44,6 +45,20 @@ cep_service_row(M, S, Te, Row) :-
         entry(M, S, Key, Id),
         touch(M, S, Id, Te),
         row(M, S, Key, Row)
+    ).
+
+%!  cep_service_touch(+Rules, +Service, +End, +Row) is det.
+%
+%   A stream solution of a query that joins the view at its window's
+%   evaluations (cep/compile/services.py): the entry it will need is
+%   remembered with End, nothing is joined yet.
+cep_service_touch(M, S, Te, Row) :-
+    (   key_positions(M, S, Ps),
+        key_of(Ps, Row, Key),
+        ground(Key),
+        entry(M, S, Key, Id)
+    ->  touch(M, S, Id, Te)
+    ;   true
     ).
 
 key_of([], _, k).

@@ -16,6 +16,7 @@ from cep.binarize import Leaf, Step, Unary
 from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
+from cep.compile.services import deferred_nodes, service_goal, touch_goal
 from cep.errors import QueryError
 from cep.compile.updates import LIVE
 
@@ -573,7 +574,10 @@ def unary_clauses(plan, node: Unary, scope):
     vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     head = pl.Struct(f"s{node.id}_u", tuple_term(vs, child.vars), ts, te, ans)
-    goals = unary_goals(node, vs, ts, te)
+    if node.id in deferred_nodes(plan):  # joined at the window's evaluations ('$wjoin', cep.compile.services)
+        goals = [touch_goal(node.id, node.op, vs, te)]
+    else:
+        goals = unary_goals(node, vs, ts, te)
     out = tuple_term(vs, node.vars)
     stores = []
     if isinstance(node.op, ops.Project):
@@ -607,16 +611,6 @@ def _bind_goal(op: ops.Extend, vs: Vars, ec):
     """BIND: the variable is the expression's value, unbound where it is an error."""
     goals, value = ec.value(op.expr)
     return ite(conj(goals), pl.Struct("=", vs.of(op.var), value), T)
-
-
-def service_goal(node_id: int, op: ops.Service, vs: Vars, te):
-    """The solutions of SERVICE `op` compatible with the node's operand's:
-    a lookup in its local view (prolog/cep_service.pl, by the join key,
-    which the view's loader names), with the solution's end (or
-    `timeless`), when the join key was last needed (the seed's WSJ)."""
-    m = vs.fresh()
-    row = pl.Struct("v", *[vs.of(v) for v in op.vars]) if op.vars else A("v")
-    return conj([pl.Struct("context_module", m), q("cep_service", "cep_service_row", m, node_id, te, row)])
 
 
 def _table_goals(op, tv: Vars) -> list:

@@ -3,10 +3,12 @@ Figure 1: proposer, ranker, maintainer), run at each evaluation before the
 rules join stream solutions with the views.
 
 An evaluation of a SERVICE of a windowed query is at each multiple of its
-slide beta (the window's evaluation times): the engine calls evaluate()
-with the end of the first event after it, so the refreshes made at tau
-are seen by the solutions found after tau. A SERVICE of a query without
-a window is evaluated at each call of the rules (each push in process).
+slide beta (the window's evaluation times): the engine calls
+before_windows() before it evaluates windows, so the view is maintained
+for tau before the window at tau joins with it (cep/compile/services.py),
+from the entries the window's solutions need. A SERVICE of a query
+without a window is evaluated at each call of the rules (each push in
+process: before_push()).
 
 Faults (an endpoint down, slow past the timeout, an HTTP error, malformed
 results): the evaluation answers from the view as it is and its report
@@ -136,15 +138,23 @@ class Services:
             return 0
         return max(0, int((o.rho - self.query_s) / self.refresh_s))
 
-    def evaluate(self, end: int):
-        """The evaluations due before the events that end at `end` are joined."""
+    def before_windows(self, until: int):
+        """Before the windows evaluated at times before `until` report: the
+        views of windowed queries maintained at the latest of those times
+        (a multiple of the query's slide), once each."""
         for state in self.states:
             window = state.view.spec.window
-            now = end if window is None else -(-end // window[1]) * window[1] - window[1]
-            if state.last is not None and now <= state.last:
-                continue
-            self._evaluate(state, now)
-            state.last = now
+            if window is not None:
+                now = -(-until // window[1]) * window[1] - window[1]
+                if state.last is None or now > state.last:
+                    self._evaluate(state, now)
+
+    def before_push(self, end: int):
+        """Before a call of the rules with events from `end` on: the views
+        of queries without a window maintained, at `end`."""
+        for state in self.states:
+            if state.view.spec.window is None and (state.last is None or end > state.last):
+                self._evaluate(state, end)
 
     def _evaluate(self, state: _State, now: int):
         view, spec, o = state.view, state.view.spec, self.options
@@ -175,6 +185,7 @@ class Services:
         self.reports.append(Report(now, spec.query, spec.endpoint, len(needed), gamma, refreshes,
                                    time.monotonic() - began, fresh / len(needed) if needed else 1.0,
                                    error is not None, error, keys))
+        state.last = now
 
     def _pull(self, state: _State, now: int, began: float):
         remaining = self.options.timeout - (time.monotonic() - began)
