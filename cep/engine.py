@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -190,9 +191,12 @@ class Engine:
                 lines.append(self._close("now", part["end"][0].as_py()))
             if self.services is not None:  # the SERVICE views maintained before the part's joins
                 self.services.before_push(part["end"][0].as_py())
+                began = time.monotonic()
             lines.append(self.session.push(self.module, table_text(
                 part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"],
                 part["stream"] if self.streamed else None)))
+            if self.services is not None:
+                self.services.evaluated(time.monotonic() - began)
             if self.timed:  # every instant of the part is complete: windows up to its last close
                 lines.append(self._close("now", part["end"][-1].as_py() + 1, part))
         batch = self._batch(b"".join(lines))
@@ -216,7 +220,12 @@ class Engine:
             ends = part.filter(counted)["end"].to_numpy()
             instants, n = np.unique(ends, return_counts=True)
             counts = zip(instants.tolist(), n.tolist())
-        return self.session.close(self.module, how, time_ms, counts)
+        if self.services is None:
+            return self.session.close(self.module, how, time_ms, counts)
+        began = time.monotonic()
+        lines = self.session.close(self.module, how, time_ms, counts)
+        self.services.evaluated(time.monotonic() - began)
+        return lines
 
     def _batch(self, lines: bytes) -> AnswerBatch:
         """The answers of a call of the rules (every call's lines come here)."""

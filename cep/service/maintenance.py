@@ -64,7 +64,7 @@ class Report:
     candidates: int  # the entries the window's solutions need
     budget: int  # gamma at this evaluation
     refreshes: int  # requests that refreshed an entry (or pulled the whole view)
-    latency: float  # seconds the maintenance took
+    latency: float  # seconds: the maintenance, then the rules' evaluation it preceded (seed, equation 2)
     freshness: float  # the share of the candidates not possibly stale after it
     stale: bool  # the endpoint failed (or is being backed off): answered from the view as it was
     error: Optional[str] = None
@@ -91,6 +91,7 @@ class Services:
         self.reports: list[Report] = []
         self.refresh_s = None  # the mean seconds of one refresh request (rho -> gamma)
         self.query_s = 0.0  # the seconds of the last call of the rules (r^q)
+        self._pending = []  # the reports of the evaluations the rules are about to make
         for spec in specs:
             if not options.allows(spec.endpoint):
                 raise QueryError(f"SERVICE <{spec.endpoint}> is not in the run's allowed endpoints: allow it "
@@ -185,6 +186,7 @@ class Services:
         self.reports.append(Report(now, spec.query, spec.endpoint, len(needed), gamma, refreshes,
                                    time.monotonic() - began, fresh / len(needed) if needed else 1.0,
                                    error is not None, error, keys))
+        self._pending.append(self.reports[-1])
         state.last = now
 
     def _pull(self, state: _State, now: int, began: float):
@@ -234,6 +236,10 @@ class Services:
             return f"SERVICE <{e.endpoint}>: no answer within the timeout of {self.options.timeout:g} s"
         return str(e)
 
-    def note_query_time(self, seconds: float):
-        """The seconds the last call of the rules took (r^q, for rho)."""
+    def evaluated(self, seconds: float):
+        """The rules' call after the maintenance took `seconds` (r^q): the
+        latency of the evaluations just maintained, and rho's estimate."""
         self.query_s = seconds
+        for report in self._pending:
+            report.latency += seconds
+        self._pending = []

@@ -181,3 +181,45 @@ def test_with_a_small_budget_the_answers_follow_the_policy(oxigraph_server):
     for a in answers:
         new = refreshed_new[a.binding("u")] <= a.end // MIN
         assert a.binding("n").split('"')[1] == ("2" if new else "1"), a
+
+
+def windowed_reports(server, **policy):
+    followers(server, {u: 100 * u for u in range(1, 5)})
+    (q,) = parse_rules(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                           f"SERVICE <{server.query_url}> {{ ?u :followers ?n }} }}", "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[server.base], **policy))
+    engine.push([mention(u, m, 10 * m + u) for m in range(1, 8) for u in range(1, 5)])
+    engine.flush()
+    return [r for r in engine.services.reports if r.time >= 2 * MIN]
+
+
+def test_each_evaluation_reports_its_refreshes_latency_and_estimated_freshness(oxigraph_server):
+    covered = windowed_reports(oxigraph_server, gamma=4, ranker="LRU")
+    assert all(r.candidates == 4 and r.refreshes == 4 and r.freshness == 1.0 and r.latency > 0 for r in covered)
+    # WBM refreshes only the possibly stale: entries renewed past the next evaluation wait
+    wbm = windowed_reports(oxigraph_server, gamma=4)
+    assert all(r.freshness == 1.0 for r in wbm) and 0 in {r.refreshes for r in wbm} and \
+        sum(r.refreshes for r in wbm) < 4 * len(wbm)
+    never = windowed_reports(oxigraph_server, proposer="WST")
+    assert all(r.candidates == 4 and r.refreshes == 0 and r.freshness == 0.0 for r in never)
+    half = windowed_reports(oxigraph_server, gamma=2, ranker="LRU")
+    assert all(r.refreshes == 2 for r in half) and {r.freshness for r in half} <= {0.5, 1.0}
+
+
+def test_gamma_is_derived_from_the_latency_bound_rho(oxigraph_server):
+    roomy = windowed_reports(oxigraph_server, rho=1000.0, ranker="LRU")
+    assert all(r.budget >= 4 and r.refreshes == 4 for r in roomy)
+    tight = windowed_reports(oxigraph_server, rho=1e-9, ranker="LRU")
+    assert all(r.budget == 0 and r.refreshes == 0 for r in tight)
+
+
+def test_explain_shows_the_service_patterns_and_when_they_are_joined(tmp_path, capsys):
+    from cep import cli
+
+    rules = tmp_path / "q.rq"
+    rules.write_text(H + WINDOWED.format(from_="", background="SERVICE SILENT <http://h:1/q> { ?u :followers ?n }"))
+    assert cli.main(["explain", str(rules)]) == 0
+    out = capsys.readouterr().out
+    assert "== SERVICE patterns" in out
+    assert "e1 = SERVICE SILENT <http://h:1/q> of influential: view (?n ?u), one entry per join key ?u" in out
+    assert "joined at each evaluation of the window, after its maintenance" in out
