@@ -137,6 +137,7 @@ class View:
         the request took. Raises EndpointError."""
         began = time.monotonic()
         _, rows = endpoint.select(self.spec.endpoint, self.spec.pull_query(), timeout)
+        self._check(rows)
         grouped = {}
         positions = [p - 1 for p in self.spec.positions()]
         for row in rows:
@@ -149,7 +150,10 @@ class View:
     def fetch(self, entry: Entry, timeout: float) -> tuple:
         """The endpoint's current solutions of one entry's key (one query,
         SPARQL 1.0). Raises EndpointError."""
+        if any(x.startswith("_:") for x in entry.key):  # a blank node cannot be named in a query
+            return entry.rows
         names, rows = endpoint.select(self.spec.endpoint, self.spec.refresh_query(entry.key), timeout)
+        self._check(rows)
         bound = dict(zip(self.spec.key, entry.key))
         at = {n: i for i, n in enumerate(names)}
         out = []
@@ -157,6 +161,13 @@ class View:
             out.append(tuple(bound[v] if v in bound else row[at[f"v{i}"]] if f"v{i}" in at else None
                              for i, v in enumerate(self.spec.op.vars)))
         return tuple(out)
+
+    def _check(self, rows):
+        """A solution of a basic graph pattern binds each of its variables."""
+        if any(x is None for row in rows for x in row):
+            raise endpoint.EndpointError(self.spec.endpoint, "malformed",
+                                         "malformed SPARQL results: a solution leaves a variable of the "
+                                         "pattern unbound")
 
     # ---- changing it
 

@@ -88,6 +88,7 @@ def test_the_endpoint_stopped_mid_run_then_back(oxigraph_server):
     (dict(delay=30), "no answer within the timeout of 0.5 s"),
     (dict(status=500), "HTTP 500"),
     (dict(body=b"<html>oops</html>", content_type="text/html"), "malformed SPARQL results"),
+    (dict(body=b'{"head": {"vars": ["v0"]}, "results": {"bindings": [{}]}}'), "leaves a variable of the pattern unbound"),
 ])
 def test_a_faulty_endpoint_is_answered_from_the_view(fault, expected):
     with Scripted(results(5)) as server:
