@@ -475,7 +475,6 @@ def cmd_run(args) -> int:
 
 def _run_spark(args) -> int:
     from cep.io import check_format
-    from cep.service.view import uses_service
     from cep.spark import job, sinks
 
     if args.format == "trig":
@@ -489,9 +488,6 @@ def _run_spark(args) -> int:
         raise UsageError("--trigger sets the interval of a followed run: use it with --follow")
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
-    if any(uses_service(q.pattern) for q in queries):
-        raise UsageError("SERVICE runs on the local engine only (--engine local): its views are not kept in "
-                         "Spark's state yet")
     if args.format != "parquet":
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
@@ -500,7 +496,7 @@ def _run_spark(args) -> int:
                           quiet=args.quiet,
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
-                          limits=limits)
+                          limits=limits, services=_services(args))
     _warn_state(queries)
     _say_engine(args)
     began = time.monotonic()

@@ -293,12 +293,17 @@ class Engine:
 
     def state(self) -> bytes:
         """Everything the engine remembers between batches, as bytes: its
-        partial matches (Prolog's goal stores) and the last instant
-        processed. Call it after flush_table (the instant
+        partial matches (Prolog's goal stores), the last instant
+        processed, and the entries of its SERVICE views that the stream
+        needed, with their maintenance (the rest is as the initial pull
+        made it). Call it after flush_table (the instant
         held back by push is not part of it)."""
         if self._held.num_rows:
             raise ValueError("Engine.state() with an instant held back: flush first")
-        header = json.dumps({"last": self._last}).encode()
+        fields = {"last": self._last}
+        if self.services is not None:  # the part of the SERVICE views the stream needed (cep.service)
+            fields["services"] = self.services.state()
+        header = json.dumps(fields).encode()
         return header + b"\n" + self.session.dump(self.module)
 
     def restore(self, state: bytes):
@@ -307,6 +312,8 @@ class Engine:
         fields = json.loads(header)
         self.session.restore(self.module, goals)
         self._last = fields["last"]
+        if self.services is not None:
+            self.services.restore(fields["services"])
         self._held = SCHEMA.empty_table()
 
 

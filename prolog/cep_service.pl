@@ -23,7 +23,8 @@
             cep_service_define/3,    % +Rules, +ServiceText, +PositionsText
             cep_service_set/3,       % +Rules, +ServiceText, +EntriesText
             cep_service_silent/3,    % +Rules, +ServiceText, +FlagText
-            cep_service_touched/4    % +Rules, +ServiceText, +SinceText, -Text
+            cep_service_touched/4,   % +Rules, +ServiceText, +SinceText, -Text
+            cep_service_needed/3     % +Rules, +ServiceText, +LinesText
           ]).
 
 :- use_module(library(apply)).
@@ -131,3 +132,16 @@ cep_service_touched(M, SText, SinceText, Text) :-
     forall(( touched(M, S, Id, Te), Te =< Since ), retractall(touched(M, S, Id, Te))),
     findall(Line, ( touched(M, S, Id, Te), format(string(Line), "~w ~w~n", [Id, Te]) ), Lines),
     atomics_to_string(Lines, Text).
+
+%!  cep_service_needed(+Rules, +ServiceText, +LinesText) is det.
+%
+%   The entries needed, lines "Id End" as cep_service_touched/4 gives them
+%   (a view restored from an engine's state).
+cep_service_needed(M, SText, Text) :-
+    number_string(S, SText),
+    split_string(Text, "\n", " ", Lines),
+    forall(( member(Line, Lines), Line \== "" ),
+           ( split_string(Line, " ", "", [IdText, TeText]),
+             number_string(Id, IdText), number_string(Te, TeText),
+             retractall(touched(M, S, Id, _)),
+             assertz(touched(M, S, Id, Te)) )).

@@ -80,6 +80,14 @@ class _State:
     empty: bool = False  # the initial pull failed (SILENT): nothing in the view
 
 
+def check_allowed(specs, options: Optional[ServiceOptions]):
+    """A QueryError at the first SERVICE whose endpoint the run does not allow."""
+    for spec in specs:
+        if options is None or not options.allows(spec.endpoint):
+            raise QueryError(f"SERVICE <{spec.endpoint}> is not in the run's allowed endpoints: allow it "
+                             f"with {ALLOW_OPTION}", spec.op.pos)
+
+
 class Services:
     """The views of an engine's SERVICE patterns and their maintenance."""
 
@@ -92,10 +100,7 @@ class Services:
         self.refresh_s = None  # the mean seconds of one refresh request (rho -> gamma)
         self.query_s = 0.0  # the seconds of the last call of the rules (r^q)
         self._pending = []  # the reports of the evaluations the rules are about to make
-        for spec in specs:
-            if not options.allows(spec.endpoint):
-                raise QueryError(f"SERVICE <{spec.endpoint}> is not in the run's allowed endpoints: allow it "
-                                 f"with {ALLOW_OPTION}", spec.op.pos)
+        check_allowed(specs, options)
         self.states = [_State(View(spec, module)) for spec in specs]
         for state in self.states:
             self._initial_pull(state)
@@ -229,6 +234,26 @@ class Services:
         for entry, _ in done:
             entry.best_before = self.ranker.renew(entry, ev)
         return len(done), error, tuple(entry.key for entry, _ in done)
+
+    def state(self) -> dict:
+        """What maintenance knows, as JSON values: per view, the entries its
+        stream solutions needed (View.state) and its evaluation state; the
+        random generator's state (RND, WBM's ties)."""
+        version, internal, gauss = self.rng.getstate()
+        return {"rng": [version, list(internal), gauss], "refresh_s": self.refresh_s, "query_s": self.query_s,
+                "views": [{"last": s.last, "failures": s.failures, "skip": s.skip, "empty": s.empty,
+                           "entries": s.view.state()} for s in self.states]}
+
+    def restore(self, saved: dict):
+        """Continue from a state() of the views of the same rules."""
+        version, internal, gauss = saved["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
+        self.refresh_s, self.query_s, self._pending = saved["refresh_s"], saved["query_s"], []
+        for state, view in zip(self.states, saved["views"]):
+            state.last, state.failures, state.skip = view["last"], view["failures"], view["skip"]
+            state.view.restore(view["entries"])
+            state.empty = view["empty"] and not state.view.entries
+            state.view.silent_empty(state.empty)
 
     def _said(self, e: EndpointError) -> str:
         """What went wrong; a timeout is the evaluation's (its requests share it)."""

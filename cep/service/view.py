@@ -67,17 +67,6 @@ class ServiceSpec:
         return f"SELECT {' '.join(free) or '*'} WHERE {{ {self.pattern_text(names, bound)} }}"
 
 
-def uses_service(pattern) -> bool:
-    """Whether an algebra pattern holds a SERVICE."""
-    stack = [pattern]
-    while stack:
-        op = stack.pop()
-        if isinstance(op, ops.Service):
-            return True
-        stack += ops.children(op)
-    return False
-
-
 def service_specs(plan: Plan) -> list[ServiceSpec]:
     """The SERVICE patterns of a plan, in node order."""
     owner = {}
@@ -121,8 +110,12 @@ class View:
     module: str
     entries: dict = field(default_factory=dict)  # key -> Entry
     by_id: dict = field(default_factory=dict)
+    pulled: Optional[dict] = None  # key -> rows of the initial pull (what a restored view starts from)
 
     def __post_init__(self):
+        self._define()
+
+    def _define(self):
         self._call("cep_service_define", " ".join(str(p) for p in self.spec.positions()))
 
     def _call(self, name: str, *args):
@@ -145,6 +138,8 @@ class View:
         for key in list(self.entries):  # gone from the endpoint: the key stays, with no solution
             grouped.setdefault(key, [])
         self._store([(key, tuple(grouped[key])) for key in sorted(grouped)], None)  # ids in key order
+        if self.pulled is None:
+            self.pulled = {key: entry.rows for key, entry in self.entries.items()}
         return time.monotonic() - began
 
     def fetch(self, entry: Entry, timeout: float) -> tuple:
@@ -200,6 +195,33 @@ class View:
         """SERVICE SILENT with nothing in its view and a failed endpoint:
         its one empty solution (true), or its view again (false)."""
         self._call("cep_service_silent", "true" if empty else "false")
+
+    # ---- an engine's state (cep.engine.Engine.state): the part its keys need
+
+    def state(self) -> list:
+        """The entries the stream solutions needed, with what maintenance
+        knows of them, as JSON values; the other entries are as pulled."""
+        needed = {}
+        for line in self._call("cep_service_touched", str(-(2**62)))[0].splitlines():
+            i, t = line.split()
+            needed[int(i)] = int(t)
+        return [[list(e.key), [list(r) for r in e.rows], e.best_before, e.refreshed, e.first, e.changes,
+                 needed[e.id]] for e in sorted(self.entries.values(), key=lambda e: e.id) if e.id in needed]
+
+    def restore(self, saved: list):
+        """The view as the initial pull made it, with the entries of a
+        state() over it."""
+        self.entries, self.by_id = {}, {}
+        self._define()
+        self._store(sorted((key, rows) for key, rows in (self.pulled or {}).items()), None)
+        self._store([(tuple(key), tuple(tuple(r) for r in rows)) for key, rows, *_ in saved], None)
+        lines = []
+        for key, _, best_before, refreshed, first, changes, needed in saved:
+            entry = self.entries[tuple(key)]
+            entry.best_before, entry.refreshed, entry.first, entry.changes = best_before, refreshed, first, changes
+            lines.append(f"{entry.id} {needed}")
+        if lines:
+            self._call("cep_service_needed", "\n".join(lines))
 
     def read_needed(self, since: int):
         """Each entry's t_i from the rules: the latest end of a stream

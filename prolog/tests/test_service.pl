@@ -47,6 +47,11 @@ test(silent_gives_the_one_empty_solution) :-
     findall(N-U, cep_service_row(r, 7, timeless, v(N, U)), Sols),
     cep_service_silent(r, "7", "false"),
     assertion(Sols = [N0-U0]), assertion(var(N0)), assertion(var(U0)).
+test(needed_entries_restored_from_lines) :-
+    cep_service_define(restored, "7", "2"),
+    cep_service_needed(restored, "7", "0 12\n1 15\n"),
+    cep_service_touched(restored, "7", "12", Text),
+    assertion(Text == "1 15\n").
 test(views_of_two_rules_modules_are_apart) :-
     cep_service_define(other, "7", "2"),
     findall(N, cep_service_row(other, 7, timeless, v(N, u1)), Ns),

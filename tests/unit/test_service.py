@@ -151,9 +151,6 @@ def test_cep_run_calls_the_endpoints_it_is_allowed_and_refuses_the_others(oxigra
     assert json.loads(out)["bindings"]["n"]["value"] == "20000"
     assert cli.main(["run", str(rules), "--events", str(events), "--service-policy", "gamma=3,rho=1"]) == 2
     assert "give the refresh budget gamma or the latency bound rho, not both" in capsys.readouterr().err
-    assert cli.main(["run", str(rules), "--events", str(events), "--engine", "spark",
-                     "--service-allow", oxigraph_server.base]) == 2
-    assert "SERVICE runs on the local engine only" in capsys.readouterr().err
 
 
 def test_with_a_small_budget_the_answers_follow_the_policy(oxigraph_server):
@@ -223,3 +220,26 @@ def test_explain_shows_the_service_patterns_and_when_they_are_joined(tmp_path, c
     assert "== SERVICE patterns" in out
     assert "e1 = SERVICE SILENT <http://h:1/q> of influential: view (?n ?u), one entry per join key ?u" in out
     assert "joined at each evaluation of the window, after its maintenance" in out
+
+
+def test_an_engine_state_holds_the_view_entries_its_stream_needed(oxigraph_server):
+    """Engine.state() (what Spark keeps per group) carries the entries the
+    stream needed, with their maintenance: an engine restored from it
+    joins with them as the first engine would, not with what its own
+    initial pull read; the entries never needed are as that pull made
+    them."""
+    followers(oxigraph_server, {1: 5, 2: 5})
+    (q,) = parse_rules(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 2m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                           f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}", "x.rq")
+    options = ServiceOptions(allow=[oxigraph_server.base], proposer="WST")  # never refreshed
+    first = Engine([q], services=options)
+    first.push([mention(1, m, m) for m in range(1, 5)])
+    first.flush_table()
+    saved = first.state()
+    followers(oxigraph_server, {1: 7, 2: 7})
+    restored = Engine([q], services=options)
+    restored.restore(saved)
+    got = restored.push([mention(1, 5, 5), mention(2, 6, 6)]) + restored.flush()
+    assert {(a.binding("u"), a.binding("n").split('"')[1]) for a in got} == {(f"<{E}u1>", "5"), (f"<{E}u2>", "7")}
+    report = restored.services.reports[-1]
+    assert report.freshness < 1.0  # u1's entry kept its best-before: possibly stale
