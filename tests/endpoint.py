@@ -120,6 +120,7 @@ class Scripted:
         import threading
 
         self.body, self.content_type, self.status, self.delay = body, content_type, status, delay
+        self.headers = {}  # more response headers (Location)
         self.requests = 0
         script = self
 
@@ -132,10 +133,14 @@ class Scripted:
                     self.send_response(script.status)
                     self.send_header("Content-Type", script.content_type)
                     self.send_header("Content-Length", str(len(script.body)))
+                    for name, value in script.headers.items():
+                        self.send_header(name, value)
                     self.end_headers()
                     self.wfile.write(script.body)
                 except OSError:  # the client gave up waiting
                     pass
+
+            do_GET = do_POST  # a redirected request may come as a GET
 
             def log_message(self, *_):
                 pass

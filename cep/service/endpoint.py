@@ -52,12 +52,23 @@ def select(endpoint: str, query: str, timeout: float) -> tuple[list[str], list[t
         raise EndpointError(endpoint, "timeout", f"no answer within the timeout of {timeout:g} s") from None
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """A redirect is not followed (it is an HTTP error): the allow-list
+    names the hosts the engine calls, and a redirect would name another."""
+
+    def redirect_request(self, *_):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
 def _request(endpoint: str, query: str, timeout: float):
     body = urllib.parse.urlencode({"query": query}).encode()
     request = urllib.request.Request(endpoint, data=body, method="POST", headers={
         "Accept": ACCEPT, "Content-Type": "application/x-www-form-urlencoded"})
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with _OPENER.open(request, timeout=timeout) as response:
             kind = response.headers.get_content_type()
             data = response.read(MAX_RESULT_BYTES + 1)
     except urllib.error.HTTPError as e:

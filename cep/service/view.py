@@ -145,7 +145,9 @@ class View:
     def fetch(self, entry: Entry, timeout: float) -> tuple:
         """The endpoint's current solutions of one entry's key (one query,
         SPARQL 1.0). Raises EndpointError."""
-        if any(x.startswith("_:") for x in entry.key):  # a blank node cannot be named in a query
+        if any(x.startswith("_:") or "\\u" in x or "\\U" in x for x in entry.key):
+            # a blank node cannot be named in a query; an escape \uXXXX is read by SPARQL before
+            # the query is parsed (SPARQL 1.1, 19.2), so such a term may not say what it says here
             return entry.rows
         names, rows = endpoint.select(self.spec.endpoint, self.spec.refresh_query(entry.key), timeout)
         self._check(rows)

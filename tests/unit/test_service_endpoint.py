@@ -70,3 +70,15 @@ def test_a_slow_endpoint_costs_at_most_the_timeout():
         waited = time.monotonic() - began
     assert e.value.kind == "timeout"
     assert waited < 20  # a guard against a hang, far below the server's 30 s
+
+
+def test_a_redirect_is_not_followed_to_another_host():
+    """The allow-list names the hosts the engine calls: a redirect to
+    another is an HTTP error, and the other host gets no request."""
+    with Scripted(b'{"head": {"vars": []}, "results": {"bindings": []}}') as elsewhere:
+        with Scripted(b"", status=302) as server:
+            server.headers["Location"] = elsewhere.url
+            with pytest.raises(EndpointError) as e:
+                endpoint.select(server.url, "SELECT * {}", timeout=10)
+    assert e.value.kind == "http" and "HTTP 302" in str(e.value)
+    assert elsewhere.requests == 0
