@@ -7,12 +7,18 @@
           candidates (best-before tau <= now), scored min(L, V) and taken
           by decreasing score, ties at random:
             L = ceil((t_i + omega - now) / beta)   remaining life time (3)
-            tau_next = tau + I                     renewed best-before (4)
+            tau_next = tau + k * I                 renewed best-before (4)
             V = ceil((tau_next - now) / beta)      evaluations it stays fresh
           I, the change interval, is estimated from what refreshes saw of
           the entry: the time observed over the changes seen (over one
-          when none was), one slide before any refresh. A refreshed entry's
-          tau becomes tau_next.
+          when none was), one slide before any refresh. tau is when the
+          entry was last predicted to change, so the next change is
+          tau + I (the seed's equation 4) unless that is past too: k is the
+          least whole number of intervals that reaches past now (1 in the
+          seed's example, where every tau is within an interval of now;
+          without it an entry left stale for several intervals would get
+          V <= 0 and never be chosen). A refreshed entry's tau becomes
+          tau_next.
     WBM*  WBM with the true change times (experiments only): the truly
           stale candidates, tau_next the next true change.
 
@@ -31,9 +37,9 @@ def remaining_life(needed: int, omega: int, beta: int, now: int) -> int:
     return math.ceil((needed + omega - now) / beta)
 
 
-def renewed_best_before(tau: int, interval: int) -> int:
-    """tau_next (equation 4)."""
-    return tau + interval
+def renewed_best_before(tau: int, interval: int, now: int) -> int:
+    """tau_next (equation 4): the first predicted change after now."""
+    return tau + interval * max(1, (now - tau) // interval + 1)
 
 
 def fresh_evaluations(tau_next: int, now: int, beta: int) -> int:
@@ -61,7 +67,7 @@ class Ranker:
 
     def renew(self, entry, ev) -> int:
         """The best-before time of `entry` once refreshed at ev.now."""
-        return renewed_best_before(entry.best_before, change_interval(entry, ev.beta))
+        return renewed_best_before(entry.best_before, change_interval(entry, ev.beta), ev.now)
 
 
 class RND(Ranker):

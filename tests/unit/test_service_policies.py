@@ -58,7 +58,7 @@ def test_the_seed_quantities_at_time_8():
     e = view.entries
     assert [rankers.remaining_life(e[(n,)].needed, OMEGA, BETA, NOW) for n in "acd"] == [1, 3, 3]
     assert [rankers.change_interval(e[(n,)], BETA) for n in "acd"] == [5, 5, 4]
-    renewed = [rankers.renewed_best_before(e[(n,)].best_before, rankers.change_interval(e[(n,)], BETA))
+    renewed = [rankers.renewed_best_before(e[(n,)].best_before, rankers.change_interval(e[(n,)], BETA), NOW)
                for n in "acd"]
     assert renewed == [12, 11, 9]
     assert [rankers.fresh_evaluations(t, NOW, BETA) for t in renewed] == [4, 3, 1]
@@ -131,3 +131,12 @@ def test_wbm_star_reads_the_true_change_times():
         {"a": 1, "c": 1, "d": 3}
     (elected,) = ranker.elect(candidates, ev)
     assert elected.key == ("d",) and ranker.renew(elected, ev) == 30
+
+
+def test_the_renewed_best_before_is_the_first_predicted_change_after_now():
+    """tau + I when that is after now (the seed's example); an entry last
+    predicted to change several intervals ago gets the next predicted
+    change after now, not a time already past."""
+    assert rankers.renewed_best_before(6, 5, 8) == 11
+    assert rankers.renewed_best_before(6, 5, 11) == 16
+    assert rankers.renewed_best_before(0, 4, 30) == 32
