@@ -13,4 +13,7 @@ One module per concern:
     rankers    RND, LRU, WBM, WBM*: which candidates are refreshed
     options    the run's settings (allow-list, view, proposer, ranker,
                budget gamma or latency bound rho, timeout)
+    maintenance  the maintenance process of an engine's views at each
+               evaluation (proposer, ranker, maintainer), faults, QoS
+    oxigraph   a local Oxigraph server (tests, bench, examples/influencers)
 """
