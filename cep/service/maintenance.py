@@ -44,6 +44,7 @@ class Evaluation:
     gamma: int
     rng: random.Random
     oracle: Optional[object] = None
+    intervals: Optional[object] = None  # ServiceOptions.intervals
 
     def certainly_stale(self, entry) -> bool:
         """Whether the remote entry changed since it was last read (oracle)."""
@@ -172,7 +173,7 @@ class Services:
         # the entries needed by the solutions in the window (without one: found since the last evaluation)
         view.read_needed(now - omega if omega else (state.last - 1 if state.last is not None else now - 1))
         gamma = self.budget()
-        ev = Evaluation(now, omega, beta, gamma, self.rng, o.oracle)
+        ev = Evaluation(now, omega, beta, gamma, self.rng, o.oracle, o.intervals)
         refreshes, error, keys = 0, None, ()
         if state.skip:
             state.skip -= 1

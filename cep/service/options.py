@@ -16,6 +16,8 @@ services=ServiceOptions(...)) or by `cep run --service-allow ...
 - timeout: seconds an evaluation may wait for its endpoints, all its
   requests together (the initial pull has its own, the same).
 - seed: of the random choices (RND, WBM's ties).
+- intervals: the mean time between changes of each entry, where the
+  source publishes it (WBM's I); default: estimated from the refreshes.
 - oracle: for experiments only, the true change times of the remote data
   (BST and WBM* read them).
 """
@@ -46,6 +48,10 @@ class ServiceOptions:
     # key (tuple of N-Triples terms) -> sorted epoch ms at which the remote
     # entry changes: what BST and WBM* know and no real run does
     oracle: Optional[Callable] = field(default=None, compare=False)
+    # key -> the mean time between changes of the remote entry in ms (or
+    # None), where the source says it: WBM's change interval I; default:
+    # estimated from what the refreshes saw
+    intervals: Optional[Callable] = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "allow", tuple(self.allow))

@@ -3,7 +3,7 @@
 the loopback interface, over a store in a folder. For the tests, the
 benchmark (bench/service.py) and the demo (examples/influencers).
 
-    with Oxigraph(folder) as server:      # a free port, or Oxigraph(folder, port=7878)
+    with Oxigraph(folder) as server:      # a free port, or Oxigraph(folder, port=7878); folder None: in memory
         server.update("INSERT DATA { <http://e/u1> <http://e/followers> 5 }")
         server.query_url                  # http://127.0.0.1:PORT/query
 """
@@ -41,8 +41,11 @@ def free_port() -> int:
 
 
 class Oxigraph:
-    def __init__(self, folder: Path, port: int | None = None):
-        self.folder = Path(folder)
+    """`folder`: where the store persists (it survives stop() and start());
+    None: in memory (much faster to update: no write to disk)."""
+
+    def __init__(self, folder: Path | None = None, port: int | None = None):
+        self.folder = Path(folder) if folder is not None else None
         self.port = port or free_port()
         self.process = None
 
@@ -55,9 +58,12 @@ class Oxigraph:
         return self.base + "/query"
 
     def start(self) -> "Oxigraph":
-        self.folder.mkdir(parents=True, exist_ok=True)
+        store = []
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            store = ["--location", str(self.folder)]
         self.process = subprocess.Popen(
-            [_program(), "serve", "--location", str(self.folder), "--bind", f"127.0.0.1:{self.port}"],
+            [_program(), "serve", *store, "--bind", f"127.0.0.1:{self.port}"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + STARTUP_GUARD_S
         while True:

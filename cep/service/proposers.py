@@ -6,8 +6,9 @@ evaluation (cep.service.maintenance.Evaluation) and gives the candidates.
          window's solutions (those a stream solution in the window needed)
     GNR  the whole view, whatever the query needs
     WST  none: the view is never refreshed (the lower bound)
-    BST  gamma entries that are certainly stale among the window's (the
-         upper bound; it reads the true change times: experiments only)
+    BST  gamma entries that are certainly stale among the window's, the
+         least recently refreshed first (the upper bound; it reads the
+         true change times: experiments only)
 """
 
 from __future__ import annotations
@@ -26,8 +27,10 @@ def wst(view, ev) -> list:
 
 
 def bst(view, ev) -> list:
+    """The least recently refreshed first (choice: by any fixed order, the
+    same entries would be refreshed again and again while others starve)."""
     stale = [e for e in wsj(view, ev) if ev.certainly_stale(e)]
-    return sorted(stale, key=lambda e: e.id)[:ev.gamma]
+    return sorted(stale, key=lambda e: (e.refreshed, e.id))[:ev.gamma]
 
 
 PROPOSERS = {"WSJ": wsj, "GNR": gnr, "WST": wst, "BST": bst}

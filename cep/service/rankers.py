@@ -9,9 +9,10 @@
             L = ceil((t_i + omega - now) / beta)   remaining life time (3)
             tau_next = tau + k * I                 renewed best-before (4)
             V = ceil((tau_next - now) / beta)      evaluations it stays fresh
-          I, the change interval, is estimated from what refreshes saw of
-          the entry: the time observed over the changes seen (over one
-          when none was), one slide before any refresh. tau is when the
+          I, the change interval, is the source's where it says it
+          (ServiceOptions.intervals), else estimated from what the
+          refreshes saw of the entry as a Poisson process's
+          (estimated_interval), one slide before any refresh. tau is when the
           entry was last predicted to change, so the next change is
           tau + I (the seed's equation 4) unless that is past too: k is the
           least whole number of intervals that reaches past now (1 in the
@@ -47,11 +48,27 @@ def fresh_evaluations(tau_next: int, now: int, beta: int) -> int:
     return math.ceil((tau_next - now) / beta)
 
 
-def change_interval(entry, beta: int) -> int:
-    """I_i(t), estimated from the refreshes of the entry (see above)."""
-    if entry.first is None or entry.refreshed is None or entry.refreshed <= entry.first:
+def change_interval(entry, ev) -> int:
+    """I_i(t): as the source says it (ServiceOptions.intervals), or
+    estimated from the entry's refreshes (see above)."""
+    given = ev.intervals(entry.key) if ev.intervals is not None else None
+    if given is not None:
+        return max(1, int(given))
+    return estimated_interval(entry, ev.beta)
+
+
+def estimated_interval(entry, beta: int) -> int:
+    """The mean time between changes of a Poisson process seen through n
+    refreshes a mean gap d apart, c of which found a change:
+    d / -ln(1 - p), p = c / (n + 1) (one more refresh assumed unchanged,
+    so that p < 1). One slide before the first refresh."""
+    if not entry.refreshes or entry.refreshed is None or entry.first is None or entry.refreshed <= entry.first:
         return beta
-    return max(1, (entry.refreshed - entry.first) // max(1, entry.changes))
+    gap = (entry.refreshed - entry.first) / entry.refreshes
+    share = entry.changes / (entry.refreshes + 1)
+    if share == 0:
+        return max(1, int(entry.refreshed - entry.first) * 2)  # no change seen: at least twice what was watched
+    return max(1, int(gap / -math.log(1 - share)))
 
 
 def wbm_score(entry, ev, tau_next: int) -> int:
@@ -67,7 +84,7 @@ class Ranker:
 
     def renew(self, entry, ev) -> int:
         """The best-before time of `entry` once refreshed at ev.now."""
-        return renewed_best_before(entry.best_before, change_interval(entry, ev.beta), ev.now)
+        return renewed_best_before(entry.best_before, change_interval(entry, ev), ev.now)
 
 
 class RND(Ranker):

@@ -98,6 +98,7 @@ class Entry:
     refreshed: Optional[int] = None  # the event time of the last refresh (or the pull)
     first: Optional[int] = None  # the event time it was first seen at
     changes: int = 0  # refreshes that found other rows
+    refreshes: int = 0  # refreshes since the first pull
     needed: Optional[int] = None  # t_i: the latest end of a stream solution that needed it
 
 
@@ -182,8 +183,9 @@ class View:
                 self.entries[key] = entry
                 self.by_id[entry.id] = entry
             else:
-                if now is not None and entry.refreshed is not None and rows != entry.rows:
-                    entry.changes += 1
+                if now is not None and entry.refreshed is not None:
+                    entry.refreshes += 1
+                    entry.changes += rows != entry.rows
                 entry.rows = rows
                 if now is not None:
                     entry.refreshed = now
@@ -208,7 +210,7 @@ class View:
             i, t = line.split()
             needed[int(i)] = int(t)
         return [[list(e.key), [list(r) for r in e.rows], e.best_before, e.refreshed, e.first, e.changes,
-                 needed[e.id]] for e in sorted(self.entries.values(), key=lambda e: e.id) if e.id in needed]
+                 e.refreshes, needed[e.id]] for e in sorted(self.entries.values(), key=lambda e: e.id) if e.id in needed]
 
     def restore(self, saved: list):
         """The view as the initial pull made it, with the entries of a
@@ -218,9 +220,10 @@ class View:
         self._store(sorted((key, rows) for key, rows in (self.pulled or {}).items()), None)
         self._store([(tuple(key), tuple(tuple(r) for r in rows)) for key, rows, *_ in saved], None)
         lines = []
-        for key, _, best_before, refreshed, first, changes, needed in saved:
+        for key, _, best_before, refreshed, first, changes, refreshes, needed in saved:
             entry = self.entries[tuple(key)]
-            entry.best_before, entry.refreshed, entry.first, entry.changes = best_before, refreshed, first, changes
+            entry.best_before, entry.refreshed, entry.first = best_before, refreshed, first
+            entry.changes, entry.refreshes = changes, refreshes
             lines.append(f"{entry.id} {needed}")
         if lines:
             self._call("cep_service_needed", "\n".join(lines))

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,7 +42,7 @@ def main(argv=None) -> int:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     curves = {}
-    with tempfile.TemporaryDirectory() as folder, Oxigraph(Path(folder) / "store", port=ENDPOINT_PORT) as server:
+    with Oxigraph(port=ENDPOINT_PORT) as server:  # in memory
         runs = {}
         for name, policy in POLICIES.items():
             options = ServiceOptions(allow=[server.base], gamma=args.gamma, seed=args.seed, **policy)

@@ -22,11 +22,18 @@ class Scenario:
     counts: dict  # user -> follower count at the start
     changes: dict  # user -> [(epoch ms, new count)], in time order
     mentions: dict  # minute -> [user], the users mentioned in it
+    rates: dict  # user -> changes per minute (the process's, stable)
 
     def change_times(self, key: tuple) -> list:
         """The true change times of a view entry (its key: the user's
         IRI): what BST and WBM* read, and no real run knows."""
         return self.times.get(key, [])
+
+    def change_interval(self, key: tuple) -> int:
+        """The mean time between changes of a view entry in ms, as a source
+        that publishes its change rates would say it (WBM's I)."""
+        u = int(key[0][len(E) + 2:-1])
+        return int(MIN / self.rates[u])
 
     def __post_init__(self):
         self.times = {(user(u),): [t for t, _ in cs] for u, cs in self.changes.items()}
@@ -39,9 +46,10 @@ def user(u: int) -> str:
 def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS) -> Scenario:
     rng = random.Random(seed)
     counts = {u: rng.randrange(1_000, 100_000) for u in range(users)}
-    changes = {}
+    changes, rates = {}, {}
     for u in range(users):
         rate, t, value, out = rng.choice(RATES), 0.0, counts[u], []
+        rates[u] = rate
         while True:
             t += rng.expovariate(rate)
             if t >= minutes:
@@ -54,7 +62,7 @@ def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = US
     rng.shuffle(order)
     mentions = {m: [order[i] for i in rng.choices(range(users), popularity, k=per_minute)]
                 for m in range(1, minutes + 1)}
-    return Scenario(counts, changes, mentions)
+    return Scenario(counts, changes, mentions, rates)
 
 
 def load(server, counts: dict):

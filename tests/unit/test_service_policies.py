@@ -3,10 +3,12 @@ cep.service.rankers) on the seed's running example (Dehghanzadeh et al.,
 ICWE 2015, Figure 2 and section 4.2): at time 8, a window of width 5 and
 slide 1 holds the stream solutions compatible with the view entries a, b,
 c and d; e and f are not needed. Best-before times: a 7, b 9, c 6, d 5;
-a entered the window at 4, c and d at 6; the change intervals estimated
-for a, c and d are 5, 5 and 4, so their renewed best-before times are
-12, 11 and 9."""
+a entered the window at 4, c and d at 6; the change intervals of a, c
+and d are 5, 5 and 4 (given, as a source that says its change rates
+gives them: ServiceOptions.intervals), so their renewed best-before
+times are 12, 11 and 9."""
 
+import math
 import random
 from types import SimpleNamespace
 
@@ -17,15 +19,16 @@ from cep.service.maintenance import Evaluation
 from cep.service.view import Entry
 
 NOW, OMEGA, BETA = 8, 5, 1
+INTERVALS = {"a": 5, "b": 3, "c": 5, "d": 4, "e": 2, "f": 2}
 
 
 def example():
-    """The view of Figure 2: (first, refreshed, changes) give each change interval."""
+    """The view of Figure 2 (refresh times for LRU)."""
     spec = {  # name: (best-before, entered the window, first, refreshed, changes)
-        "a": (7, 4, 0, 5, 1),   # I = 5
+        "a": (7, 4, 0, 5, 1),
         "b": (9, 7, 0, 6, 2),
-        "c": (6, 6, 0, 5, 1),   # I = 5
-        "d": (5, 6, 0, 4, 1),   # I = 4
+        "c": (6, 6, 0, 5, 1),
+        "d": (5, 6, 0, 4, 1),
         "e": (3, None, 0, 3, 1),
         "f": (2, None, 0, 2, 1),
     }
@@ -41,7 +44,7 @@ def names(entries):
 
 
 def evaluation(gamma=1, seed=0, oracle=None):
-    return Evaluation(NOW, OMEGA, BETA, gamma, random.Random(seed), oracle)
+    return Evaluation(NOW, OMEGA, BETA, gamma, random.Random(seed), oracle, lambda key: INTERVALS[key[0]])
 
 
 def test_wsj_proposes_the_entries_the_window_needs():
@@ -57,8 +60,9 @@ def test_the_seed_quantities_at_time_8():
     view = example()
     e = view.entries
     assert [rankers.remaining_life(e[(n,)].needed, OMEGA, BETA, NOW) for n in "acd"] == [1, 3, 3]
-    assert [rankers.change_interval(e[(n,)], BETA) for n in "acd"] == [5, 5, 4]
-    renewed = [rankers.renewed_best_before(e[(n,)].best_before, rankers.change_interval(e[(n,)], BETA), NOW)
+    ev = evaluation()
+    assert [rankers.change_interval(e[(n,)], ev) for n in "acd"] == [5, 5, 4]
+    renewed = [rankers.renewed_best_before(e[(n,)].best_before, rankers.change_interval(e[(n,)], ev), NOW)
                for n in "acd"]
     assert renewed == [12, 11, 9]
     assert [rankers.fresh_evaluations(t, NOW, BETA) for t in renewed] == [4, 3, 1]
@@ -116,7 +120,8 @@ def oracle(changes):
 
 def test_bst_proposes_gamma_certainly_stale_entries_of_the_window():
     truth = oracle({"a": [6], "b": [7], "c": [3, 12], "d": [8], "e": [4]})  # c last changed before its refresh
-    assert names(proposers.bst(example(), evaluation(gamma=2, oracle=truth))) == ["a", "b"]
+    # a, b and d are stale; d (refreshed at 4) and a (at 5) were refreshed before b (at 6)
+    assert names(proposers.bst(example(), evaluation(gamma=2, oracle=truth))) == ["a", "d"]
     assert names(proposers.bst(example(), evaluation(gamma=5, oracle=truth))) == ["a", "b", "d"]
 
 
@@ -140,3 +145,15 @@ def test_the_renewed_best_before_is_the_first_predicted_change_after_now():
     assert rankers.renewed_best_before(6, 5, 8) == 11
     assert rankers.renewed_best_before(6, 5, 11) == 16
     assert rankers.renewed_best_before(0, 4, 30) == 32
+
+
+def test_the_change_interval_estimated_from_refreshes():
+    """A Poisson process seen through refreshes: n refreshes a mean gap d
+    apart, c of which saw a change, give d / -ln(1 - c / (n + 1))."""
+    seen = Entry(0, ("x",), (), first=0, refreshed=100, refreshes=10, changes=5)  # gap 10, p = 5/11
+    assert rankers.estimated_interval(seen, BETA) == int(10 / -math.log(1 - 5 / 11))
+    often = Entry(1, ("y",), (), first=0, refreshed=100, refreshes=10, changes=10)  # changed at every refresh
+    assert rankers.estimated_interval(often, BETA) < rankers.estimated_interval(seen, BETA)
+    never = Entry(2, ("z",), (), first=0, refreshed=100, refreshes=10, changes=0)
+    assert rankers.estimated_interval(never, BETA) == 200
+    assert rankers.estimated_interval(Entry(3, ("w",), (), first=0, refreshed=0), BETA) == BETA
