@@ -1,6 +1,6 @@
 """The seed's synthetic data set (section 5): USERS users whose follower
 counts change at a rate of their own (stable over time: a Poisson process
-per user, its rate drawn from a few), and a stream of mentions of them
+per user, or a periodic one, its rate drawn from a few), and a stream of mentions of them
 (users drawn with a skewed popularity); seeded. And the loop that replays
 it: the endpoint's counts changed by SPARQL 1.1 Update requests as the
 stream's time passes, the mentions pushed minute by minute, each window
@@ -43,15 +43,23 @@ def user(u: int) -> str:
     return f"<{E}u{u}>"
 
 
-def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS) -> Scenario:
+def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS,
+             process: str = "poisson") -> Scenario:
+    """`process`: how each user's changes come, at its rate: "poisson"
+    (at random, memoryless) or "periodic" (every 1/rate minutes, from a
+    random phase: the seed's "fixed change rate", read literally)."""
+    if process not in ("poisson", "periodic"):
+        raise ValueError(f"unknown change process {process!r}: poisson or periodic")
     rng = random.Random(seed)
     counts = {u: rng.randrange(1_000, 100_000) for u in range(users)}
     changes, rates = {}, {}
     for u in range(users):
         rate, t, value, out = rng.choice(RATES), 0.0, counts[u], []
         rates[u] = rate
+        if process == "periodic":
+            t = rng.uniform(0, 1 / rate) - 1 / rate
         while True:
-            t += rng.expovariate(rate)
+            t += rng.expovariate(rate) if process == "poisson" else 1 / rate
             if t >= minutes:
                 break
             value += rng.randrange(1, 500) if rng.random() < 0.7 else -rng.randrange(1, min(value, 500))
