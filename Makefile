@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run demo-tsunami demo-delivery test setup system-deps bench bench-spark bench-reasoning bench-memory bench-delivery clean
+.PHONY: run demo-tsunami demo-delivery test setup system-deps bench bench-spark bench-reasoning bench-memory bench-delivery bench-service demo-influencers clean
 
 # The tsunami warning app (examples/tsunami) on its own sample, on Spark in
 # local mode: warnings and a picture per buoy in out/tsunami.
@@ -60,6 +60,11 @@ bench-memory: setup
 bench-reasoning: setup
 	$(PY) bench/reasoning.py
 
+# The influential-users app (examples/influencers): a stream joined with a
+# local SPARQL endpoint whose data change while it runs (SERVICE).
+demo-influencers: setup
+	$(PY) -m examples.influencers.app
+
 # The goods delivery app (examples/delivery) on the project's own city graph.
 demo-delivery: setup
 	$(VENV)/bin/cep demo delivery --map ontologies/city.ttl --agents 3 --out out/delivery
@@ -67,6 +72,11 @@ demo-delivery: setup
 # The paper's Test 3 figures: throughput and memory for 1 and 10 delivery agents.
 bench-delivery: setup
 	$(PY) bench/delivery.py
+
+# The ICWE 2015 seed's experiments: SERVICE views maintained under a budget
+# (Tables 1 and 2, Figures 3 and 4) against a local Oxigraph endpoint.
+bench-service: setup
+	$(PY) bench/service.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info .pytest_cache prolog/cep_fast.so

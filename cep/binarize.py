@@ -187,7 +187,7 @@ def prepare_bgps(op):
         return ops.Filter(op.cond, prepare_bgps(op.pattern), pos=op.pos)
     if isinstance(op, ops.UNARY):
         return dataclasses.replace(op, pattern=prepare_bgps(op.pattern))
-    if isinstance(op, ops.Values):
+    if isinstance(op, (ops.Values, ops.Service)):
         return op
     return _rebuild(op, prepare_bgps(op.left), prepare_bgps(op.right))
 
@@ -209,7 +209,7 @@ def reassociate(op, direction: str):
     """Couple chains of one associative operator from the left or the right."""
     if direction not in ("left", "right"):
         raise ValueError(f"unknown binarization {direction!r}")
-    if isinstance(op, (ops.Triple, ops.Values, ops.Unit)):
+    if isinstance(op, (ops.Triple, ops.Values, ops.Service, ops.Unit)):
         return op
     if isinstance(op, ops.Filter):
         return ops.Filter(op.cond, reassociate(op.pattern, direction), pos=op.pos)

@@ -148,6 +148,7 @@ def build_parser() -> argparse.ArgumentParser:
     _ontology_option(run)
     _prolog_option(run)
     _policy_option(run)
+    _service_options(run)
     _limit_options(run, derived=True)
     spark = run.add_argument_group("spark engine")
     spark.add_argument("--master", metavar="URL",
@@ -248,6 +249,25 @@ def _prolog_option(parser):
     parser.add_argument("--prolog", action="append", default=[], metavar="FILE.pl",
                         help="a Prolog file whose predicates FILTER and SELECT expressions may call by name, "
                              "e.g. FILTER(near(?a, ?b)) (repeatable; see docs/language.md)")
+
+
+def _service_options(parser):
+    parser.add_argument("--service-allow", action="append", default=[], metavar="IRI",
+                        help="an endpoint (or an origin, http://host:port) the queries' SERVICE patterns may "
+                             "call (repeatable; default none: see docs/language.md, SERVICE)")
+    parser.add_argument("--service-policy", default="", metavar="KEY=VALUE,...",
+                        help="how SERVICE views are kept: view=on|off, proposer=WSJ|GNR|WST, "
+                             "ranker=RND|LRU|WBM, gamma=N or rho=SECONDS, timeout=SECONDS, seed=N")
+
+
+def _services(args):
+    """The run's cep.service.options.ServiceOptions, from the options."""
+    from cep.service.options import ServiceOptions
+
+    try:
+        return ServiceOptions.parse(args.service_allow, args.service_policy)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _policy_option(parser):
@@ -476,7 +496,7 @@ def _run_spark(args) -> int:
                           quiet=args.quiet,
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
-                          limits=limits)
+                          limits=limits, services=_services(args))
     _warn_state(queries)
     _say_engine(args)
     began = time.monotonic()
@@ -542,7 +562,7 @@ def _run_local(args) -> int:
 
         from cep.engine import Engine
 
-        engine = Engine(queries, background=background, prolog=user, limits=limits)
+        engine = Engine(queries, background=background, prolog=user, limits=limits, services=_services(args))
         counts = Counter()
         writer = make_writer(args.format, out, _select_variables(queries, engine))
         last_report = time.monotonic()

@@ -31,6 +31,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -47,6 +48,7 @@ from cep.limits import Limits
 from cep.runtime.batch import table_text
 from cep.runtime.modifiers import modify
 from cep.runtime.session import session
+from cep.service.maintenance import Services
 from cep.user_prolog import ensure_loaded, load_user_prolog
 
 # an events table (cep.events.EVENTS) and updates_only: the event triggers
@@ -62,7 +64,7 @@ _instances = itertools.count()
 
 
 class Engine:
-    def __init__(self, queries, background=None, compiled=None, prolog=None, limits=None):
+    def __init__(self, queries, background=None, compiled=None, prolog=None, limits=None, services=None):
         """`background`: a cep.background.Background the queries read (RDFS
         entailment and background triples), loaded once per process; by
         default the files the queries name by FROM.
@@ -72,7 +74,10 @@ class Engine:
         elsewhere (the Spark engine ships them to its workers; their
         background and Prolog files must then be loaded already,
         Session.load_background, cep.user_prolog.load_sources).
-        `limits`: a cep.limits.Limits (default: its defaults)."""
+        `limits`: a cep.limits.Limits (default: its defaults).
+        `services`: a cep.service.options.ServiceOptions, how the queries'
+        SERVICE patterns are evaluated (their endpoints must be in its
+        allow-list; default: none is)."""
         user = load_user_prolog(prolog)  # a file that does not load stops here
         self.limits = limits if limits is not None else Limits()
         if compiled is None:
@@ -91,6 +96,8 @@ class Engine:
         self.module = f"{self.compiled.module}_{next(_instances)}"
         self.session.load_rules(self.module, self.compiled.program(self.module))
         self.session.set_limits(self.module, self.limits)
+        # SERVICE patterns: their views pulled now, maintained at each evaluation (cep.service)
+        self.services = Services.of(self.compiled.plan, self.module, services)
         self.layouts = self.compiled.layouts
         self._descriptions = {}  # DESCRIBE: subject -> its description in the background (static)
         # per query: (variable name, column) in name order, for bindings
@@ -111,6 +118,8 @@ class Engine:
         producers = self.compiled.chaining.producers
         everies = [q.every_ms or q.window.step_ms for q in self.compiled.queries
                    if q.window is not None and q.name in producers]
+        if self.services is not None and self.services.period is not None:
+            everies.append(self.services.period)  # a SERVICE view is maintained at each evaluation
         self._feed_every = math.gcd(*everies) if everies else None
         self._order = _instant_order(self.compiled.queries)
         self.late: list[Reject] = []
@@ -184,9 +193,14 @@ class Engine:
             part = table.slice(start, stop - start)
             if self._feed_every is not None:  # the windows before the part's events, fed back first
                 lines.append(self._close("now", part["end"][0].as_py()))
+            if self.services is not None:  # the SERVICE views maintained before the part's joins
+                self.services.before_push(part["end"][0].as_py())
+                began = time.monotonic()
             lines.append(self.session.push(self.module, table_text(
                 part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"],
                 part["stream"] if self.streamed else None)))
+            if self.services is not None:
+                self.services.evaluated(time.monotonic() - began)
             if self.timed:  # every instant of the part is complete: windows up to its last close
                 lines.append(self._close("now", part["end"][-1].as_py() + 1, part))
         batch = self._batch(b"".join(lines))
@@ -199,6 +213,8 @@ class Engine:
         return batch
 
     def _close(self, how: str, time_ms: int, part=None) -> bytes:
+        if self.services is not None:  # the SERVICE views maintained for the windows about to report
+            self.services.before_windows(time_ms if how == "now" else time_ms + 1)
         counts = ()
         if self.counting and part is not None:
             counted = pc.invert(pc.fill_null(part["updates_only"], False))
@@ -208,7 +224,12 @@ class Engine:
             ends = part.filter(counted)["end"].to_numpy()
             instants, n = np.unique(ends, return_counts=True)
             counts = zip(instants.tolist(), n.tolist())
-        return self.session.close(self.module, how, time_ms, counts)
+        if self.services is None:
+            return self.session.close(self.module, how, time_ms, counts)
+        began = time.monotonic()
+        lines = self.session.close(self.module, how, time_ms, counts)
+        self.services.evaluated(time.monotonic() - began)
+        return lines
 
     def _batch(self, lines: bytes) -> AnswerBatch:
         """The answers of a call of the rules (every call's lines come here)."""
@@ -290,12 +311,17 @@ class Engine:
 
     def state(self) -> bytes:
         """Everything the engine remembers between batches, as bytes: its
-        partial matches (Prolog's goal stores) and the last instant
-        processed. Call it after flush_table (the instant
+        partial matches (Prolog's goal stores), the last instant
+        processed, and the entries of its SERVICE views that the stream
+        needed, with their maintenance (the rest is as the initial pull
+        made it). Call it after flush_table (the instant
         held back by push is not part of it)."""
         if self._held.num_rows:
             raise ValueError("Engine.state() with an instant held back: flush first")
-        header = json.dumps({"last": self._last}).encode()
+        fields = {"last": self._last}
+        if self.services is not None:  # the part of the SERVICE views the stream needed (cep.service)
+            fields["services"] = self.services.state()
+        header = json.dumps(fields).encode()
         return header + b"\n" + self.session.dump(self.module)
 
     def restore(self, state: bytes):
@@ -304,6 +330,8 @@ class Engine:
         fields = json.loads(header)
         self.session.restore(self.module, goals)
         self._last = fields["last"]
+        if self.services is not None:
+            self.services.restore(fields["services"])
         self._held = SCHEMA.empty_table()
 
 

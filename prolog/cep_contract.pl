@@ -129,6 +129,10 @@ cep_contract('$wargs', 6, extend,
              "'$wargs'(Query, J, Values, Start, End, Arg): the argument of the AGGREGATE clause J").
 cep_contract('$wrow', 6, extend,
              "'$wrow'(Query, Values, Start, End, AggValues, Fields): a solution's row with its AGGREGATE values").
+cep_contract('$wdeferred', 1, optional,
+             "'$wdeferred'(Query): the query joins its SERVICE views at its evaluations (cep/compile/services.py)").
+cep_contract('$wjoin', 4, optional,
+             "'$wjoin'(Query, Values, Start, End): a stored solution of a '$wdeferred' query joined with its SERVICE views").
 cep_contract('$wfeed', 3, optional,
              "'$wfeed'(Query, Fields, Triples): the template triples of a reported row of a windowed CONSTRUCT that other queries read").
 % -- background modules (cep_runtime:cep_load_background/2, cep_load_instances/2)

@@ -184,7 +184,8 @@ reported(M, Q) :-
 %   rows are empty: next_time/5 resumes from the next stored solution.
 evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     window_solutions(Spec, M, Q, Tau, Ts, Sols),
-    rows(M, Q, Sols, Ts, Tau, New),
+    service_join(M, Q, Sols, Joined),
+    rows(M, Q, Joined, Ts, Tau, New),
     report(M, Q, Ts, Tau, New, Rows0, Rows),
     (   Spec = time(_, _, Every)
     ->  After0 is Tau + Every,
@@ -194,12 +195,28 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     retractall(M:'$wnext'(Q, _)),
     assertz(M:'$wnext'(Q, After)).
 
+%   A query that joins its SERVICE views at its evaluations
+%   (cep/compile/services.py): each stored solution joined now, with the
+%   views as maintained for this evaluation ('$wjoin'/4 binds the
+%   SERVICE variables; a solution with no partner in a view is dropped).
+service_join(M, Q, Sols0, Sols) :-
+    (   Sols0 = [_|_],
+        deferred(M, Q)
+    ->  findall(s(V, S, E), ( member(s(V, S, E), Sols0), M:'$wjoin'(Q, V, S, E) ), Sols)
+    ;   Sols = Sols0
+    ).
+
+deferred(M, Q) :-
+    current_predicate(M:'$wdeferred'/1),
+    M:'$wdeferred'(Q).
+
 %   The solutions in the window evaluated at Tau, and the window's start.
 window_solutions(time(Range, Step, _), M, Q, Tau, Ts, Sols) :-
     K is Tau div Step,
     Ts is K * Step - Range,
     expire(M, Q, K),
-    (   M:'$wkind'(Q, group(_))             % aggregated as they came: the window's panes
+    (   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
+        \+ deferred(M, Q)
     ->  findall(Key-Accs, ( M:'$wpart'(_, Q, _, F, Key, Accs), F =< K ), Panes),
         (   Panes == [] -> Sols = [] ; Sols = panes(Panes) )
     ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, F, V, S, E), F =< K ), Sols)

@@ -137,7 +137,7 @@ def _positions(op, last=True, negative=False):
             yield t, last, negative
     elif isinstance(op, (ops.Filter,) + ops.UNARY):
         yield from _positions(op.pattern, last, negative)
-    elif isinstance(op, (ops.Values, ops.Unit)):  # no triple pattern
+    elif isinstance(op, (ops.Values, ops.Service, ops.Unit)):  # no triple pattern of the stream
         return
     else:  # a binary operator: its operands' places (Operator.ends_last); the optional or negated is negative
         spec = op.spec

@@ -522,6 +522,25 @@ class Values:
 
 
 @dataclass(frozen=True)
+class Service:
+    """SERVICE <endpoint> { triples } (SPARQL 1.1 Federated Query): the
+    solutions of the basic graph pattern `triples` at a remote endpoint
+    (an absolute IRI, without <>), read from its local view (cep.service:
+    pulled at the start, refreshed under a budget). Like inline data it
+    matches no event: joined with a pattern, a solution keeps the
+    interval of the pattern's solution. `vars`: the pattern's variables
+    in name order (the columns of the view). SILENT: an endpoint that
+    fails gives the one empty solution (SPARQL 1.1 Federated Query, 4)
+    while the view holds nothing."""
+
+    endpoint: str
+    silent: bool
+    triples: tuple  # of Triple
+    vars: tuple  # of Var
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class Project:
     """A subquery (SELECT inside WHERE, SPARQL 1.1, 18.2.1): the solutions
     of `pattern` restricted to `vars`, once each when `distinct` (per
@@ -769,6 +788,8 @@ def _variables(op, certain: bool, memo) -> set:
         out = _variables(op.pattern, certain, memo) & set(op.vars)
     elif isinstance(op, Values):
         out = {v for i, v in enumerate(op.vars) if not certain or all(r[i] is not None for r in op.rows)}
+    elif isinstance(op, Service):  # SILENT: the empty solution when the endpoint fails
+        out = set() if certain and op.silent else set(op.vars)
     else:
         out = combine(op.spec, _variables(op.left, certain, memo), _variables(op.right, certain, memo), certain)
     if memo is not None:
@@ -779,7 +800,7 @@ def _variables(op, certain: bool, memo) -> set:
 def is_table(op) -> bool:
     """Whether an algebra pattern matches no event: inline data (VALUES),
     BINDs and FILTERs over it, and joins and unions of such."""
-    if isinstance(op, Values):
+    if isinstance(op, (Values, Service)):
         return True
     if isinstance(op, (Extend, Filter)):
         return is_table(op.pattern)

@@ -54,6 +54,10 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     elif isinstance(op, ops.Values):
         lines.append(pad + _values(op))
         return
+    elif isinstance(op, ops.Service):  # (service[-silent] <endpoint> (VARS) TRIPLE...)
+        lines.append(f"{pad}(service{'-silent' if op.silent else ''} <{op.endpoint}> "
+                     f"({' '.join(str(v) for v in op.vars)})")
+        operands = op.triples
     elif isinstance(op, ops.Extend):
         lines.append(f"{pad}(extend {op.var} {expr(op.expr)}")
         operands = [op.pattern]
@@ -249,6 +253,9 @@ def _read_pattern(x):
     if head == "values":
         rows = tuple(tuple(None if t == "UNDEF" else terms.canonical(t) for t in row) for row in x[2:])
         return ops.Values(tuple(ops.Var(v[1:]) for v in x[1]), rows)
+    if head in ("service", "service-silent"):
+        return ops.Service(x[1][1:-1], head == "service-silent", tuple(_read_pattern(t) for t in x[3:]),
+                           tuple(ops.Var(v[1:]) for v in x[2]))
     if head not in ops.SEXPR_NAMES:
         raise ValueError(f"not an algebra operator: {head!r}")
     cls = ops.SEXPR_NAMES[head]  # (NAME [DEADLINE_MS] [COND] P1 P2)

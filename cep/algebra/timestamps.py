@@ -102,7 +102,7 @@ def _rewrite(op, watched: set, fresh):
         ends = {v: e for v, e in ends.items() if v in op.vars}  # the projected variables' ends stay visible
         hidden = tuple(dict.fromkeys(x for e in ends.values() for x in e))
         return dataclasses.replace(op, pattern=pattern, vars=op.vars + hidden), ends
-    if isinstance(op, ops.Values):
+    if isinstance(op, (ops.Values, ops.Service)):
         return op, {}
     left, ends = _rewrite(op.left, watched, fresh)
     right, found = _rewrite(op.right, watched, fresh)

@@ -155,11 +155,6 @@ FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name
               "with FROM <file>")
 FROM_IN_SUBQUERY = ("FROM names the background of the whole query: write it after the "
                     "CONSTRUCT template, before the subquery")
-# SPARQL 1.1 features the grammar recognises only to refuse them by name:
-# syntax node -> the feature's name
-UNSUPPORTED = {"service": "SERVICE"}
-
-
 def _exists_tests(node) -> list:
     """The conditions of a FILTER's expression joined by && (in order), as
     (negated, the group of [NOT] EXISTS { ... }) or (None, the condition's
@@ -499,8 +494,6 @@ class _Query:
         self.windowed = window is not None
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
-        if body.data in UNSUPPORTED:
-            raise self.error(unsupported(UNSUPPORTED[body.data]), body)
         if body.data == "update_query":
             if window is not None:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
@@ -1114,8 +1107,6 @@ class _Query:
         pattern, conditions, filter_node, tests, marked = None, [], None, [], []
         for el in _basic_graph_patterns(elements):
             kind = el.data
-            if kind in UNSUPPORTED:
-                raise self.error(unsupported(UNSUPPORTED[kind]), el)
             found = _exists_tests(el.children[1]) if kind == "filter" else None
             if found:  # FILTER [NOT] EXISTS { P }, alone or among conditions joined by &&
                 tests += [(el, negated, group) for negated, group in found if negated is not None]
@@ -1152,6 +1143,8 @@ class _Query:
             else:
                 if kind == "graph":
                     part = self.graph_pattern(el)
+                elif kind == "service":
+                    part = self.service(el)
                 elif kind == "values":
                     part = self.values(el)
                 else:
@@ -1296,6 +1289,38 @@ class _Query:
             out.append(tuple(None if isinstance(c, Token) and c.type == "UNDEF" else self.term(c, False)
                              for c in row))
         return ops.Values(variables, tuple(out), pos=self.pos(tree))
+
+    def service(self, tree: Tree) -> ops.Service:
+        """SERVICE [SILENT] <endpoint> { triples } (SPARQL 1.1 Federated
+        Query): a basic graph pattern sent to the endpoint, whose solutions
+        the engine reads from a local view (docs/language.md, "SERVICE").
+        Inside it: triple patterns with IRIs, literals and variables (the
+        one-to-one class of the seed: what one query per join key can
+        refresh); anything else is refused by name."""
+        tokens = [c for c in tree.children if isinstance(c, Token)]
+        silent = any(t.type == "SILENT" for t in tokens)
+        where, group = tokens[-1], tree.children[-1]
+        if where.type == "VAR":
+            raise self.error(f"SERVICE {where}: an endpoint named by a variable is not supported (the query "
+                             f"text alone says which hosts the engine calls): name it, SERVICE <http://...>",
+                             where)
+        endpoint = self.iri(where)
+        if not re.match(r"https?://", endpoint):
+            raise self.error(f"SERVICE <{endpoint}>: an endpoint is an http: or https: IRI", where)
+        saved, self.graph = self.graph, None
+        try:
+            pattern = self.group(group)
+        finally:
+            self.graph = saved
+        if not isinstance(pattern, ops.BGP) or any(
+                isinstance(x, str) and x.startswith("_:") or isinstance(x, ops.Path)
+                for t in pattern.triples for x in (t.s, t.p, t.o)):
+            raise self.error("SERVICE { ... } takes triple patterns of IRIs, literals and variables (a basic "
+                             "graph pattern: its view is refreshed one join key at a time); FILTER, OPTIONAL, "
+                             "blank nodes and property paths are not supported inside it", group)
+        triples = tuple(dataclasses.replace(t, stream=None) for t in pattern.triples)
+        variables = tuple(sorted({v for t in triples for v in ops.slots_vars(t)}, key=lambda v: v.name))
+        return ops.Service(endpoint, silent, triples, variables, pos=self.pos(tree))
 
     def with_values(self, pattern, body: Tree):
         """The pattern of a query (or subquery) joined with its trailing

@@ -138,6 +138,34 @@ def describe_plan(plan: Plan) -> str:
     return "\n".join(lines)
 
 
+def describe_services(plan: Plan) -> str:
+    """A line or two per SERVICE pattern of the plan: its node, endpoint,
+    view (its variables and join key), its query's window and when it is
+    joined (docs/language.md, "SERVICE")."""
+    from cep.compile.services import deferred_nodes
+    from cep.service.view import service_specs
+
+    deferred = deferred_nodes(plan)
+    lines = []
+    for spec in service_specs(plan):
+        op = spec.op
+        vars_ = " ".join(str(v) for v in op.vars)
+        key = " ".join(str(v) for v in spec.key) or "none (one entry)"
+        lines.append(f"  e{spec.node} = SERVICE{' SILENT' if op.silent else ''} <{op.endpoint}> of {spec.query}: "
+                     f"view ({vars_}), one entry per join key {key}")
+        if spec.window:
+            when = "at each evaluation of the window, after its maintenance" if spec.node in deferred else \
+                "when a stream solution is found"
+            lines.append(f"    maintained at each evaluation (every {spec.window[1]}ms, window {spec.window[0]}ms); "
+                         f"joined {when}")
+        else:
+            lines.append("    maintained at each call of the rules; joined when a stream solution is found")
+    if lines:
+        lines.append("  policy: the run's (cep run --service-policy: view, proposer, ranker, gamma or rho, timeout; "
+                     "default WSJ and WBM, gamma 10, timeout 5 s); endpoints: --service-allow")
+    return "\n".join(lines)
+
+
 @deep
 def explain(queries, background=None, prolog=None, limits=None) -> str:
     """Algebra, binarized plan and generated rules of a rule set."""
@@ -147,6 +175,10 @@ def explain(queries, background=None, prolog=None, limits=None) -> str:
         parts.append(f"-- {q.name} (policy {q.option('policy', 'unrestricted')})\n{sexpr.query(q)}")
     parts.append("== binarized plan (binary intermediate events, in binarization order)")
     parts.append(describe_plan(compiled.plan))
+    services = describe_services(compiled.plan)
+    if services:
+        parts.append("== SERVICE patterns (their local views and when they are joined)")
+        parts.append(services)
     parts.append("== rule chaining (queries that read the triples CONSTRUCT rules derive)")
     parts.append(compiled.chaining.explain())
     parts.append("== Prolog rules (module %s)" % compiled.module)

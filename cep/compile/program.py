@@ -63,6 +63,7 @@ from cep.compile.leaves import PATH_EVENTS, count_streams, is_streamed, leaf_rul
 from cep.compile.projection import answer_width, padded, projection
 from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
 from cep.compile.updates import LIVE, live_view, update_clause
+from cep.compile.services import deferred_nodes
 from cep.compile.windows import window_items
 from cep.errors import QueryError
 from cep.limits import MATCH_VARIABLES
@@ -262,7 +263,9 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
-    checks = ok_goal(node, vs, ts, te, None if hoist is None else hoist.rest)
+    # the filters of a SERVICE joined at the window's evaluations are read there (cep.compile.services)
+    filters = () if node.id in deferred_nodes(plan) else None if hoist is None else hoist.rest
+    checks = ok_goal(node, vs, ts, te, filters)
     alternatives = []
     for step, side in plan.consumers(node.id):
         alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))

@@ -16,6 +16,8 @@ from cep.binarize import Leaf, Step, Unary
 from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
+from cep.compile.services import deferred_nodes, service_goal, touch_goal
+from cep.errors import QueryError
 from cep.compile.updates import LIVE
 
 
@@ -572,7 +574,10 @@ def unary_clauses(plan, node: Unary, scope):
     vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     head = pl.Struct(f"s{node.id}_u", tuple_term(vs, child.vars), ts, te, ans)
-    goals = unary_goals(node, vs, ts, te)
+    if node.id in deferred_nodes(plan):  # joined at the window's evaluations ('$wjoin', cep.compile.services)
+        goals = [touch_goal(node.id, node.op, vs, te)]
+    else:
+        goals = unary_goals(node, vs, ts, te)
     out = tuple_term(vs, node.vars)
     stores = []
     if isinstance(node.op, ops.Project):
@@ -589,6 +594,8 @@ def unary_goals(node: Unary, vs: Vars, ts, te) -> list:
     op = node.op
     if isinstance(op, ops.Project):
         return []
+    if isinstance(op, ops.Service):
+        return [service_goal(node.id, op, vs, te)]
     if not is_table(op):  # BIND
         return [_bind_goal(op, vs, vs.expressions(ts, te))]
     # a table: evaluated on its own (its BINDs see its variables only),
@@ -607,6 +614,9 @@ def _bind_goal(op: ops.Extend, vs: Vars, ec):
 
 
 def _table_goals(op, tv: Vars) -> list:
+    if isinstance(op, ops.Service):
+        raise QueryError("SERVICE is joined with a pattern that matches events (its join key comes from "
+                         "there), not with inline data alone", op.pos)
     if isinstance(op, ops.Values):
         rows = [pl.Struct("v", *(pl.Var("_") if x is None else terms.to_prolog(x) for x in row)) if row else A("v")
                 for row in op.rows]

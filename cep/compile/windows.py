@@ -24,6 +24,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.compile.expr import conj, ite, q
 from cep.compile.projection import sort_goals
+from cep.compile.services import join_items
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -55,7 +56,9 @@ def window_items(plan, chaining, vars_of) -> list:
     # windows that hold it; a grouped query over a time-based window adds
     # it to its pane's aggregates at once, and keeps only what tells a
     # solution seen (cep_window:cep_accumulate/6)
-    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _))])
+    joins = join_items(plan, vars_of)  # SERVICE joined at the evaluations: its solutions stored as they are
+    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _))]
+                   + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
         pl.Struct("$window", Q, Spec),
         q(WINDOW, "cep_window_span", Spec, Ts, Te, Fst, Lst),
@@ -72,6 +75,7 @@ def window_items(plan, chaining, vars_of) -> list:
         query = plan.outputs[i].query
         clauses += _query_items(i, query, plan.node(plan.outputs[i].root), lambda i=i: vars_of(i))
     clauses += [_feed_clause(i, plan.outputs[i].query) for i in feeding]
+    clauses += joins
     # each predicate's clauses together, queries in order
     order = {}
     for c in clauses:

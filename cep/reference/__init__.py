@@ -34,15 +34,18 @@ from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
 from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
 from cep.reference.expressions import _cmp as compare
 from cep.reference.expressions import parse as parse_value
-from cep.reference.patterns import BACKGROUND, HORIZON, compatible, merge, solutions, stream_of, streams_of
+from cep.reference.patterns import BACKGROUND, HORIZON, SERVICES, compatible, merge, solutions, stream_of, streams_of
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
 
 @query_limits.deep
-def evaluate(queries, events, background=None, prolog=None, until=None) -> list[Answer]:
+def evaluate(queries, events, background=None, prolog=None, until=None, services=None) -> list[Answer]:
     """`background`: a cep.background.Background (see patterns.py).
+    `services`: for SERVICE, each endpoint's graph (endpoint IRI -> its
+    triples, N-Triples text), which does not change during the stream:
+    a SERVICE's solutions are its pattern's over that graph, timeless.
     `prolog`: the user's Prolog files whose predicates the expressions call
     (paths or a cep.user_prolog.UserProlog; expressions.py). `until`: event
     time has reached it, for the windows (reference/windows.py) and NOTSEQ's
@@ -59,6 +62,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
     token = USER_PROLOG.set(load_user_prolog(prolog))
     horizon = HORIZON.set(None if until is None else until - 1)
     known = BACKGROUND.set(background is not None)
+    snapshots = SERVICES.set(services)
     try:
         fed = [q.name for q in queries if q.window is not None and q.name in chaining.producers]
         if not fed:
@@ -80,6 +84,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None) -> list[
         USER_PROLOG.reset(token)
         HORIZON.reset(horizon)
         BACKGROUND.reset(known)
+        SERVICES.reset(snapshots)
 
 
 def _evaluate(queries, events, background, chaining, until, extra) -> list[Answer]:

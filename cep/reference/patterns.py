@@ -56,6 +56,9 @@ HORIZON: ContextVar = ContextVar("horizon", default=None)
 # Whether the run has background knowledge: a property path then walks
 # the background graph, else the graph of each instant (_path_occurrences)
 BACKGROUND: ContextVar = ContextVar("background", default=False)
+# SERVICE: endpoint IRI -> the triples of its graph (a snapshot), for the
+# evaluation under way (cep.reference.evaluate's `services`)
+SERVICES: ContextVar = ContextVar("services", default=None)
 
 
 def stream_of(events, background=None, graph=None) -> frozenset:
@@ -101,7 +104,7 @@ def streams_of(query: ops.Query):
             return dataclasses.replace(op, triples=tuple(read(t) for t in op.triples))
         if isinstance(op, (ops.Filter,) + ops.UNARY):
             return dataclasses.replace(op, pattern=read(op.pattern))
-        if isinstance(op, ops.Values):
+        if isinstance(op, (ops.Values, ops.Service)):
             return op
         return dataclasses.replace(op, left=read(op.left), right=read(op.right))
     return read(query.pattern)
@@ -194,6 +197,13 @@ def _eval(op, S, at: tuple, watch) -> set:
         return _unit(op, S)
     if isinstance(op, ops.Filter):
         return {x for x in _eval(op.pattern, S, at + (0,), watch) if satisfies(op.cond, x)}
+    if isinstance(op, ops.Service):  # its pattern over the endpoint's snapshot: timeless solutions
+        graph = (SERVICES.get() or {}).get(op.endpoint)
+        if graph is None:
+            raise ValueError(f"SERVICE <{op.endpoint}>: the reference needs a snapshot of the endpoint's graph")
+        occurrences = {(s, p, o, None, None, None) for s, p, o in graph}
+        return {(mu, None, None, frozenset()) for mu, _, _, _ in _bgp(list(enumerate(op.triples)), occurrences,
+                                                                       frozenset())}
     if isinstance(op, ops.Values):
         return {(frozenset((v.name, t) for v, t in zip(op.vars, row) if t is not None), None, None, frozenset())
                 for row in op.rows}

@@ -51,7 +51,7 @@ class _Session:
         self.lock = threading.Lock()
         base = data_dir("prolog")
         self._run_text("cep_boot", "user:asserta(file_search_path(cep, %s))" % _quoted(base))
-        for name in ("cep_values", "cep_runtime", "cep_window", "cep_user"):
+        for name in ("cep_values", "cep_runtime", "cep_window", "cep_user", "cep_service"):
             self._run_text("cep_boot", f"use_module(cep({name}))")
         self._load_fast()
 

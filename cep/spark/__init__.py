@@ -67,6 +67,7 @@ class Spec:
     update_routes: tuple = ()  # routing.Route of the events the update rules read (every group's)
     instances: object = None  # with update rules: a Broadcast of Background.instance_facts()
     limits: object = None  # cep.limits.Limits: the engines' (None: the defaults)
+    services: object = None  # cep.service.options.ServiceOptions: the SERVICE endpoints and views
 
     @property
     def timed(self) -> bool:
@@ -140,16 +141,21 @@ def _queries(rules, allow_from=()):
     return list(load_rules([Path(r) for r in rules], allow_from=allow_from))
 
 
-def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, prolog=None, limits=None) -> Spec:
+def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, prolog=None, limits=None,
+         services=None) -> Spec:
     """What the workers run: the rule set in routing classes, each compiled
     here; with `background` (cep.background.Background), its facts go to
     the workers as a broadcast variable of `spark` (default: the active
     session), read once per worker process; with `prolog`
     (cep.user_prolog.UserProlog), the text of the user's Prolog files
-    likewise. `limits`: the engines' cep.limits.Limits."""
+    likewise. `limits`: the engines' cep.limits.Limits. `services`: the
+    SERVICE options (cep.service.options.ServiceOptions): each group's
+    engine keeps its own views, and its state the entries its keys need."""
     import dataclasses
 
     from cep.compile import compile_queries
+    from cep.service.maintenance import check_allowed
+    from cep.service.view import service_specs
     from cep.user_prolog import check_calls
 
     queries = _queries(rules)
@@ -164,13 +170,15 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
         classes = (routing.QueryClass(0, (), (), ()),)
     counts = tuple(buckets if c.bucketed else 1 for c in classes)
     compiled = tuple(compile_queries(c.queries + updates, background, prolog, limits) for c in classes)
+    for c in compiled:  # endpoints the run does not allow: refused here, before any worker calls one
+        check_allowed(service_specs(c.plan), services)
     # The workers keep engines by this key: the programs' hashes leave out
     # the names of queries and variables, which the answers carry.
     names = repr([(c.module, [(q.name, layout.form, layout.fields) for q, layout in zip(c.queries, c.layouts)])
                   for c in compiled])
     rules_hash = hashlib.sha256(names.encode()).hexdigest()[:16]
     spec = Spec(rules_hash, classes, counts, compiled, update_routes=routing.update_routes(updates, schema),
-                limits=limits)
+                limits=limits, services=services)
     calls_user = any(c.user_module for c in compiled)
     if background is None and not calls_user:
         return spec
@@ -445,7 +453,7 @@ def _finish(raw):
 
 def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
            end_markers: str | None = None, prolog=None, policy: str | None = None, allow_from=(),
-           limits=None):
+           limits=None, services=None):
     """Answers (and late and rejected events) of a rule set over a DataFrame
     of events; see the module's docstring. `rules`: a rule file's path
     (a Path, or a str that names a file), EP-SPARQL text, or parsed
@@ -462,14 +470,17 @@ def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: 
     EP-SPARQL text) and the `ontology` files, as cep.rules.load_rules takes
     it; rules given parsed were checked when they were parsed.
     `limits`: a cep.limits.Limits (README, "Limits"; default: its
-    defaults)."""
+    defaults). `services`: a cep.service.options.ServiceOptions, the
+    endpoints the rules' SERVICE patterns may call and how their views
+    are kept (docs/language.md, "SERVICE")."""
     from cep.background.knowledge import given_files, run_background
     from cep.rules import with_policy
     from cep.user_prolog import load_user_prolog
 
     queries = with_policy(_queries(rules, [*given_files(allow_from), *given_files(ontology)]), policy)
     background = run_background(queries, ontology)
-    spec = plan(queries, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog), limits=limits)
+    spec = plan(queries, buckets, background, events.sparkSession, prolog=load_user_prolog(prolog), limits=limits,
+                services=services)
     return _finish(run(_times(events), spec, lateness, end_markers))
 
 

@@ -46,6 +46,7 @@ class Options:
     background: object = None  # cep.background.Background
     prolog: object = None  # cep.user_prolog.UserProlog
     limits: object = None  # cep.limits.Limits
+    services: object = None  # cep.service.options.ServiceOptions
     policy: str | None = None  # --policy (the queries carry it: recorded in the checkpoint)
 
 
@@ -159,7 +160,8 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
                          "(Spark's file sink): give a folder")
     streams = sources.sources(options.events, options.follow)
     spark = session(options.master, options.conf)
-    spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits)
+    spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits,
+                services=options.services)
     own_checkpoint = options.checkpoint is None
     checkpoint = _checkpoint_folder(options.checkpoint)
     ends = checkpoint / END_FOLDER

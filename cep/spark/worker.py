@@ -64,7 +64,7 @@ def _engine(spec, cls: int, bucket: int):
                 session().load_instances(spec.background_module, spec.instances.value)
         if spec.user_module is not None:  # once per process (prolog/cep_user.pl)
             load_sources(spec.user_module, spec.user_files.value)
-        engine = Engine(None, compiled=spec.compiled[cls], limits=spec.limits)
+        engine = Engine(None, compiled=spec.compiled[cls], limits=spec.limits, services=spec.services)
         entry = _ENGINES[key] = [engine, engine.state(), None]
     return entry
 

@@ -71,7 +71,7 @@ class FakeEngine:
 
     instances = []
 
-    def __init__(self, queries, background=None, prolog=None, limits=None):
+    def __init__(self, queries, background=None, prolog=None, limits=None, services=None):
         self.queries = list(queries)
         self.batches = []
         self.warnings = []

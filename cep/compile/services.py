@@ -1,0 +1,97 @@
+"""SERVICE patterns in the compiled rules: lookups in their local views
+(prolog/cep_service.pl, kept by cep.service.view), joined as background
+data is joined (a solution keeps the interval of the stream part).
+
+When the join happens (docs/language.md, "SERVICE"):
+
+- A windowed query (or one grouped without a window) whose pattern ends
+  in its SERVICE joins (the plan's root is a chain of SERVICE nodes) joins
+  at each evaluation, the seed's WSJ: its stored solutions leave the
+  SERVICE variables unbound (a stream solution only marks the view entry
+  it needs, cep_service_touch/4), and '$wjoin'(Query, Values, Start, End)
+  looks them up, with the filters that read them, when the window is
+  evaluated, in the view as maintained for that evaluation.
+- Anywhere else, a SERVICE is joined when the stream solution is found.
+"""
+
+from __future__ import annotations
+
+from cep import prolog as pl
+from cep.algebra import ops
+from cep.binarize import Unary
+from cep.compile.clauses import A, T, Vars
+from cep.compile.expr import conj, q
+
+SERVICE = "cep_service"
+
+
+def _is_service(node) -> bool:
+    return isinstance(node, Unary) and isinstance(node.op, ops.Service)
+
+
+def deferred_services(plan) -> dict:
+    """Query index -> the SERVICE nodes joined at its evaluations, from its
+    root down (see above); a node another part of the plan reads is not."""
+    out = {}
+    for index, output in enumerate(plan.outputs):
+        if not output.query.evaluated:
+            continue
+        chain, node = [], plan.node(output.root)
+        while _is_service(node) and _only_in(plan, node, index, chain):
+            chain.append(node)
+            node = plan.node(node.child)
+        if chain:
+            out[index] = chain
+    return out
+
+
+def _only_in(plan, node, index, chain) -> bool:
+    """Whether `node` is read by nothing but the chain above it and is the
+    root of query `index` alone (or of no query)."""
+    ids = {n.id for n in chain}
+    if any(step.id not in ids for step, _ in plan.consumers(node.id)):
+        return False
+    return all(i == index for i, o in enumerate(plan.outputs) if o.root == node.id)
+
+
+def deferred_nodes(plan) -> set:
+    return {n.id for chain in deferred_services(plan).values() for n in chain}
+
+
+def _row(op: ops.Service, vs: Vars):
+    return pl.Struct("v", *[vs.of(v) for v in op.vars]) if op.vars else A("v")
+
+
+def service_goal(node_id: int, op: ops.Service, vs: Vars, te):
+    """The solutions of SERVICE `op` compatible with the node's operand's:
+    a lookup in its view by the join key, remembering when the entry was
+    needed (`te`, the stream solution's end; `timeless` for none)."""
+    m = vs.fresh()
+    return conj([pl.Struct("context_module", m), q(SERVICE, "cep_service_row", m, node_id, te, _row(op, vs))])
+
+
+def touch_goal(node_id: int, op: ops.Service, vs: Vars, te):
+    """A stream solution of a query that joins at its evaluations: the
+    view entry it will need is marked (WSJ's candidates), nothing joined."""
+    m = vs.fresh()
+    return conj([pl.Struct("context_module", m), q(SERVICE, "cep_service_touch", m, node_id, te, _row(op, vs))])
+
+
+def join_items(plan, vars_of) -> list:
+    """'$wdeferred'(Q) and '$wjoin'(Q, Values, Start, End) of each query
+    that joins at its evaluations (Values: its root's values, as stored by
+    '$wstore'); none when no query does."""
+    items = []
+    for index, chain in deferred_services(plan).items():
+        vs = vars_of(index)
+        root = plan.node(plan.outputs[index].root)
+        values = pl.Struct("v", *[vs.of(x) for x in root.vars]) if root.vars else A("v")
+        ts, te = pl.Var("Ts"), pl.Var("Te")
+        ec = vs.expressions(ts, te)
+        goals = []
+        for node in reversed(chain):  # innermost first
+            goals.append(service_goal(node.id, node.op, vs, A("timeless")))
+            goals += [ec.filter_goal(f) for f in node.filters]
+        items.append(pl.Clause(pl.Struct("$wdeferred", index)))
+        items.append(pl.Clause(pl.Struct("$wjoin", index, values, ts, te), tuple(goals) or (T,)))
+    return items

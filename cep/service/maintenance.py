@@ -1,0 +1,271 @@
+"""The maintenance process of the SERVICE views of one engine (the seed's
+Figure 1: proposer, ranker, maintainer), run at each evaluation before the
+rules join stream solutions with the views.
+
+An evaluation of a SERVICE of a windowed query is at each multiple of its
+slide beta (the window's evaluation times): the engine calls
+before_windows() before it evaluates windows, so the view is maintained
+for tau before the window at tau joins with it (cep/compile/services.py),
+from the entries the window's solutions need. A SERVICE of a query
+without a window is evaluated at each call of the rules (each push in
+process: before_push()).
+
+Faults (an endpoint down, slow past the timeout, an HTTP error, malformed
+results): the evaluation answers from the view as it is and its report
+says so (stale); the endpoint is tried again after 1, 2, 4, ... (at most
+MAX_BACKOFF) evaluations; no evaluation waits longer than the timeout.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from dataclasses import dataclass
+from typing import Optional
+
+from cep.errors import EngineError, QueryError
+from cep.service.endpoint import EndpointError
+from cep.service.options import ALLOW_OPTION, ServiceOptions
+from cep.service.proposers import PROPOSERS
+from cep.service.rankers import RANKERS
+from cep.service.view import View, service_specs
+
+MAX_BACKOFF = 32  # evaluations
+
+
+@dataclass
+class Evaluation:
+    """What a proposer and a ranker read at one evaluation of a view."""
+
+    now: int
+    omega: Optional[int]
+    beta: int
+    gamma: int
+    rng: random.Random
+    oracle: Optional[object] = None
+    intervals: Optional[object] = None  # ServiceOptions.intervals
+
+    def certainly_stale(self, entry) -> bool:
+        """Whether the remote entry changed since it was last read (oracle)."""
+        return any(entry.refreshed < t <= self.now for t in self.oracle(entry.key))
+
+    def next_change(self, entry) -> int:
+        later = [t for t in self.oracle(entry.key) if t > self.now]
+        return later[0] if later else self.now + 1000 * self.beta * (1 << 20)
+
+
+@dataclass
+class Report:
+    """The QoS of one evaluation of a SERVICE (docs/language.md, "SERVICE")."""
+
+    time: int  # the evaluation time (event time, epoch ms)
+    query: str
+    endpoint: str
+    candidates: int  # the entries the window's solutions need
+    budget: int  # gamma at this evaluation
+    refreshes: int  # requests that refreshed an entry (or pulled the whole view)
+    latency: float  # seconds: the maintenance, then the rules' evaluation it preceded (seed, equation 2)
+    freshness: float  # the share of the candidates not possibly stale after it
+    stale: bool  # the endpoint failed (or is being backed off): answered from the view as it was
+    error: Optional[str] = None
+    keys: tuple = ()  # the join keys of the entries refreshed
+
+
+@dataclass
+class _State:
+    view: View
+    last: Optional[int] = None  # the last evaluation time
+    failures: int = 0
+    skip: int = 0  # evaluations still backed off
+    empty: bool = False  # the initial pull failed (SILENT): nothing in the view
+
+
+def check_allowed(specs, options: Optional[ServiceOptions]):
+    """A QueryError at the first SERVICE whose endpoint the run does not allow."""
+    for spec in specs:
+        if options is None or not options.allows(spec.endpoint):
+            raise QueryError(f"SERVICE <{spec.endpoint}> is not in the run's allowed endpoints: allow it "
+                             f"with {ALLOW_OPTION}", spec.op.pos)
+
+
+class Services:
+    """The views of an engine's SERVICE patterns and their maintenance."""
+
+    def __init__(self, specs, module: str, options: ServiceOptions):
+        self.options = options
+        self.rng = random.Random(options.seed)
+        self.ranker = RANKERS[options.ranker]()
+        self.propose = PROPOSERS[options.proposer]
+        self.reports: list[Report] = []
+        self.refresh_s = None  # the mean seconds of one refresh request (rho -> gamma)
+        self.query_s = 0.0  # the seconds of the last call of the rules (r^q)
+        self._pending = []  # the reports of the evaluations the rules are about to make
+        check_allowed(specs, options)
+        self.states = [_State(View(spec, module)) for spec in specs]
+        for state in self.states:
+            self._initial_pull(state)
+
+    @classmethod
+    def of(cls, plan, module: str, options: Optional[ServiceOptions]) -> Optional["Services"]:
+        specs = service_specs(plan)
+        if not specs:
+            return None
+        return cls(specs, module, options or ServiceOptions())
+
+    @property
+    def period(self) -> Optional[int]:
+        """The slides of the windowed queries' SERVICEs (their evaluation
+        times are its multiples), or None."""
+        slides = [s.view.spec.window[1] for s in self.states if s.view.spec.window]
+        return math.gcd(*slides) if slides else None
+
+    def _initial_pull(self, state: _State):
+        began = time.monotonic()
+        try:
+            self._note_refresh(state.view.pull(self.options.timeout))
+        except EndpointError as e:
+            if not state.view.spec.op.silent:
+                raise EngineError(f"{e} (the initial pull of its view; SERVICE SILENT would go on with "
+                                  f"its empty solution until the endpoint answers)") from None
+            state.empty, state.failures, state.skip = True, 1, 1
+            state.view.silent_empty(True)
+            self.reports.append(Report(0, state.view.spec.query, state.view.spec.endpoint, 0, 0, 0,
+                                       time.monotonic() - began, 0.0, True, str(e)))
+
+    def _note_refresh(self, seconds: float):
+        self.refresh_s = seconds if self.refresh_s is None else 0.8 * self.refresh_s + 0.2 * seconds
+
+    def budget(self) -> int:
+        """gamma, given or derived from rho: r^q + gamma * r <= rho (equation 2)."""
+        o = self.options
+        if o.rho is None:
+            return o.gamma if o.gamma is not None else 10
+        if not self.refresh_s:
+            return 0
+        return max(0, int((o.rho - self.query_s) / self.refresh_s))
+
+    def before_windows(self, until: int):
+        """Before the windows evaluated at times before `until` report: the
+        views of windowed queries maintained at the latest of those times
+        (a multiple of the query's slide), once each."""
+        for state in self.states:
+            window = state.view.spec.window
+            if window is not None:
+                now = -(-until // window[1]) * window[1] - window[1]
+                if state.last is None or now > state.last:
+                    self._evaluate(state, now)
+
+    def before_push(self, end: int):
+        """Before a call of the rules with events from `end` on: the views
+        of queries without a window maintained, at `end`."""
+        for state in self.states:
+            if state.view.spec.window is None and (state.last is None or end > state.last):
+                self._evaluate(state, end)
+
+    def _evaluate(self, state: _State, now: int):
+        view, spec, o = state.view, state.view.spec, self.options
+        began = time.monotonic()
+        for entry in view.entries.values():  # the first evaluation: the seed's initial best-before
+            if entry.best_before is None:
+                entry.best_before = entry.refreshed = entry.first = now
+        omega, beta = spec.window if spec.window else (None, 1)
+        # the entries needed by the solutions in the window (without one: found since the last evaluation)
+        view.read_needed(now - omega if omega else (state.last - 1 if state.last is not None else now - 1))
+        gamma = self.budget()
+        ev = Evaluation(now, omega, beta, gamma, self.rng, o.oracle, o.intervals)
+        refreshes, error, keys = 0, None, ()
+        if state.skip:
+            state.skip -= 1
+            error = "backed off after a failure"
+        elif state.empty or not o.view:
+            refreshes, error = self._pull(state, now, began)
+        else:
+            refreshes, error, keys = self._refresh(state, ev, began)
+        if error is not None and not error.startswith("backed off"):
+            state.failures += 1
+            state.skip = min(MAX_BACKOFF, 1 << (state.failures - 1))
+        elif error is None:
+            state.failures = 0
+        needed = [e for e in view.entries.values() if e.needed is not None]
+        fresh = sum(1 for e in needed if e.refreshed == now or e.best_before > now)
+        self.reports.append(Report(now, spec.query, spec.endpoint, len(needed), gamma, refreshes,
+                                   time.monotonic() - began, fresh / len(needed) if needed else 1.0,
+                                   error is not None, error, keys))
+        self._pending.append(self.reports[-1])
+        state.last = now
+
+    def _pull(self, state: _State, now: int, began: float):
+        remaining = self.options.timeout - (time.monotonic() - began)
+        try:
+            self._note_refresh(state.view.pull(remaining))
+        except EndpointError as e:
+            return 0, self._said(e)
+        for entry in state.view.entries.values():
+            entry.refreshed = now
+            if entry.best_before is None or entry.best_before <= now:
+                entry.best_before = now + 1
+            if entry.first is None:
+                entry.first = now
+        if state.empty:
+            state.empty = False
+            state.view.silent_empty(False)
+        return 1, None
+
+    def _refresh(self, state: _State, ev: Evaluation, began: float):
+        """Proposer, ranker, maintainer (Algorithm 2, lines 9-13); stops at
+        the first failure or when the timeout is spent."""
+        view = state.view
+        elected = self.ranker.elect(self.propose(view, ev), ev) if ev.gamma else []
+        done, error = [], None
+        for entry in elected[:ev.gamma]:
+            remaining = self.options.timeout - (time.monotonic() - began)
+            if remaining <= 0:
+                error = f"SERVICE <{view.spec.endpoint}>: the timeout of {self.options.timeout:g} s was spent"
+                break
+            t0 = time.monotonic()
+            try:
+                rows = view.fetch(entry, remaining)
+            except EndpointError as e:
+                error = self._said(e)
+                break
+            self._note_refresh(time.monotonic() - t0)
+            done.append((entry, rows))
+        view.replace(done, ev.now)
+        for entry, _ in done:
+            entry.best_before = self.ranker.renew(entry, ev)
+        return len(done), error, tuple(entry.key for entry, _ in done)
+
+    def state(self) -> dict:
+        """What maintenance knows, as JSON values: per view, the entries its
+        stream solutions needed (View.state) and its evaluation state; the
+        random generator's state (RND, WBM's ties)."""
+        version, internal, gauss = self.rng.getstate()
+        return {"rng": [version, list(internal), gauss], "refresh_s": self.refresh_s, "query_s": self.query_s,
+                "views": [{"last": s.last, "failures": s.failures, "skip": s.skip, "empty": s.empty,
+                           "entries": s.view.state()} for s in self.states]}
+
+    def restore(self, saved: dict):
+        """Continue from a state() of the views of the same rules."""
+        version, internal, gauss = saved["rng"]
+        self.rng.setstate((version, tuple(internal), gauss))
+        self.refresh_s, self.query_s, self._pending = saved["refresh_s"], saved["query_s"], []
+        for state, view in zip(self.states, saved["views"]):
+            state.last, state.failures, state.skip = view["last"], view["failures"], view["skip"]
+            state.view.restore(view["entries"])
+            state.empty = view["empty"] and not state.view.entries
+            state.view.silent_empty(state.empty)
+
+    def _said(self, e: EndpointError) -> str:
+        """What went wrong; a timeout is the evaluation's (its requests share it)."""
+        if e.kind == "timeout":
+            return f"SERVICE <{e.endpoint}>: no answer within the timeout of {self.options.timeout:g} s"
+        return str(e)
+
+    def evaluated(self, seconds: float):
+        """The rules' call after the maintenance took `seconds` (r^q): the
+        latency of the evaluations just maintained, and rho's estimate."""
+        self.query_s = seconds
+        for report in self._pending:
+            report.latency += seconds
+        self._pending = []

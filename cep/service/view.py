@@ -1,0 +1,245 @@
+"""The local view of a SERVICE pattern (the seed's R, section 4.2): its
+solutions at the endpoint, one entry per join key (the seed's one-to-one
+class; a key with several solutions keeps them all, a key the endpoint
+no longer knows keeps an entry with none), each with its best-before
+time tau. The view lives twice: here, with what maintenance reads
+(refresh times, observed changes), and in Prolog as facts
+(prolog/cep_service.pl), which the rules join with.
+
+ServiceSpec says what a SERVICE pattern of a compiled plan is: its node,
+endpoint, pattern, the variables of its view, its join key (the variables
+it shares with the pattern it is joined with), and the window of its
+query (width omega, slide beta, in ms; None for a query without one).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Optional
+
+from cep import prolog as pl
+from cep import terms
+from cep.algebra import ops
+from cep.binarize import Plan, Unary, node_children
+from cep.runtime.session import session
+from cep.service import endpoint
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    node: int  # the plan's Unary node of the SERVICE: its view's number in Prolog
+    op: ops.Service
+    key: tuple  # of Var: the join variables, in the order of op.vars
+    query: str  # the name of the query it is part of
+    window: Optional[tuple] = None  # (omega, beta) in ms
+
+    @property
+    def endpoint(self) -> str:
+        return self.op.endpoint
+
+    def positions(self) -> list[int]:
+        """The arguments (from 1) of a view row that make its key."""
+        return [self.op.vars.index(v) + 1 for v in self.key]
+
+    def pattern_text(self, names: dict, bound: dict) -> str:
+        """The pattern as SPARQL text, the variables in `bound` replaced by
+        their values (N-Triples text is SPARQL text), the others named by
+        `names`."""
+        def slot(x):
+            if isinstance(x, ops.Var):
+                return bound[x] if x in bound else names[x]
+            return x
+        return " . ".join(f"{slot(t.s)} {slot(t.p)} {slot(t.o)}" for t in self.op.triples)
+
+    def pull_query(self) -> str:
+        """The whole pattern (the seed's initial pull)."""
+        names = {v: f"?v{i}" for i, v in enumerate(self.op.vars)}
+        return f"SELECT {' '.join(names.values()) or '*'} WHERE {{ {self.pattern_text(names, {})} }}"
+
+    def refresh_query(self, key: tuple) -> str:
+        """The pattern for one join key (SPARQL 1.0: the key's values
+        written in the pattern, no VALUES): one query per entry, as the
+        seed assumes."""
+        bound = dict(zip(self.key, key))
+        names = {v: f"?v{i}" for i, v in enumerate(self.op.vars)}
+        free = [names[v] for v in self.op.vars if v not in bound]
+        return f"SELECT {' '.join(free) or '*'} WHERE {{ {self.pattern_text(names, bound)} }}"
+
+
+def service_specs(plan: Plan) -> list[ServiceSpec]:
+    """The SERVICE patterns of a plan, in node order."""
+    owner = {}
+    for out in plan.outputs:  # the query each node is part of (the first, if shared)
+        stack = [out.root]
+        while stack:
+            n = stack.pop()
+            if n not in owner:
+                owner[n] = out.query
+                stack += node_children(plan.node(n))
+    specs = []
+    for node in plan.nodes:
+        if isinstance(node, Unary) and isinstance(node.op, ops.Service):
+            child = set(plan.node(node.child).vars)
+            query = owner[node.id]
+            w = query.window
+            window = (w.range_ms, query.every_ms or w.step_ms) if w is not None and w.count is None else None
+            specs.append(ServiceSpec(node.id, node.op, tuple(v for v in node.op.vars if v in child),
+                                     query.name, window))
+    return specs
+
+
+@dataclass
+class Entry:
+    id: int
+    key: tuple  # the join key's values, N-Triples text
+    rows: tuple  # the solutions, a tuple of N-Triples text per variable of the view
+    best_before: Optional[int] = None  # tau (ms); None until the first evaluation
+    refreshed: Optional[int] = None  # the event time of the last refresh (or the pull)
+    first: Optional[int] = None  # the event time it was first seen at
+    changes: int = 0  # refreshes that found other rows
+    refreshes: int = 0  # refreshes since the first pull
+    needed: Optional[int] = None  # t_i: the latest end of a stream solution that needed it
+
+
+@dataclass
+class View:
+    """A SERVICE pattern's view in one engine (`module`: the engine's rules
+    module, whose facts prolog/cep_service.pl keeps apart)."""
+
+    spec: ServiceSpec
+    module: str
+    entries: dict = field(default_factory=dict)  # key -> Entry
+    by_id: dict = field(default_factory=dict)
+    pulled: Optional[dict] = None  # key -> rows of the initial pull (what a restored view starts from)
+
+    def __post_init__(self):
+        self._define()
+
+    def _define(self):
+        self._call("cep_service_define", " ".join(str(p) for p in self.spec.positions()))
+
+    def _call(self, name: str, *args):
+        return session().call(name, "cep_service", [("atom", self.module), str(self.spec.node), *args],
+                              outputs=1 if name == "cep_service_touched" else 0)
+
+    # ---- reading the endpoint
+
+    def pull(self, timeout: float) -> float:
+        """The initial pull (or, without a view, each evaluation's): every
+        solution of the pattern, the view replaced by them; the seconds
+        the request took. Raises EndpointError."""
+        began = time.monotonic()
+        _, rows = endpoint.select(self.spec.endpoint, self.spec.pull_query(), timeout)
+        self._check(rows)
+        grouped = {}
+        positions = [p - 1 for p in self.spec.positions()]
+        for row in rows:
+            grouped.setdefault(tuple(row[p] for p in positions), []).append(row)
+        for key in list(self.entries):  # gone from the endpoint: the key stays, with no solution
+            grouped.setdefault(key, [])
+        self._store([(key, tuple(grouped[key])) for key in sorted(grouped)], None)  # ids in key order
+        if self.pulled is None:
+            self.pulled = {key: entry.rows for key, entry in self.entries.items()}
+        return time.monotonic() - began
+
+    def fetch(self, entry: Entry, timeout: float) -> tuple:
+        """The endpoint's current solutions of one entry's key (one query,
+        SPARQL 1.0). Raises EndpointError."""
+        if any(x.startswith("_:") or "\\u" in x or "\\U" in x for x in entry.key):
+            # a blank node cannot be named in a query; an escape \uXXXX is read by SPARQL before
+            # the query is parsed (SPARQL 1.1, 19.2), so such a term may not say what it says here
+            return entry.rows
+        names, rows = endpoint.select(self.spec.endpoint, self.spec.refresh_query(entry.key), timeout)
+        self._check(rows)
+        bound = dict(zip(self.spec.key, entry.key))
+        at = {n: i for i, n in enumerate(names)}
+        out = []
+        for row in rows:
+            out.append(tuple(bound[v] if v in bound else row[at[f"v{i}"]] if f"v{i}" in at else None
+                             for i, v in enumerate(self.spec.op.vars)))
+        return tuple(out)
+
+    def _check(self, rows):
+        """A solution of a basic graph pattern binds each of its variables."""
+        if any(x is None for row in rows for x in row):
+            raise endpoint.EndpointError(self.spec.endpoint, "malformed",
+                                         "malformed SPARQL results: a solution leaves a variable of the "
+                                         "pattern unbound")
+
+    # ---- changing it
+
+    def replace(self, updates: list, now: int):
+        """Each (entry, rows) made the entry's solutions, refreshed at `now`."""
+        self._store([(e.key, rows) for e, rows in updates], now)
+
+    def _store(self, items: list, now: Optional[int]):
+        text = []
+        for key, rows in items:
+            rows = tuple(sorted(set(rows), key=str))
+            entry = self.entries.get(key)
+            if entry is None:
+                entry = Entry(len(self.by_id), key, rows, first=now, refreshed=now)
+                self.entries[key] = entry
+                self.by_id[entry.id] = entry
+            else:
+                if now is not None and entry.refreshed is not None:
+                    entry.refreshes += 1
+                    entry.changes += rows != entry.rows
+                entry.rows = rows
+                if now is not None:
+                    entry.refreshed = now
+            text.append(pl.Struct("e", entry.id, _key_term(key), pl.PList([
+                pl.Struct("v", *[pl.Var("_") if x is None else terms.to_prolog(x) for x in row]) if row
+                else pl.Atom("v") for row in rows])))
+        if text:
+            self._call("cep_service_set", pl.write(pl.PList(text)))
+
+    def silent_empty(self, empty: bool):
+        """SERVICE SILENT with nothing in its view and a failed endpoint:
+        its one empty solution (true), or its view again (false)."""
+        self._call("cep_service_silent", "true" if empty else "false")
+
+    # ---- an engine's state (cep.engine.Engine.state): the part its keys need
+
+    def state(self) -> list:
+        """The entries the stream solutions needed, with what maintenance
+        knows of them, as JSON values; the other entries are as pulled."""
+        needed = {}
+        for line in self._call("cep_service_touched", str(-(2**62)))[0].splitlines():
+            i, t = line.split()
+            needed[int(i)] = int(t)
+        return [[list(e.key), [list(r) for r in e.rows], e.best_before, e.refreshed, e.first, e.changes,
+                 e.refreshes, needed[e.id]] for e in sorted(self.entries.values(), key=lambda e: e.id) if e.id in needed]
+
+    def restore(self, saved: list):
+        """The view as the initial pull made it, with the entries of a
+        state() over it."""
+        self.entries, self.by_id = {}, {}
+        self._define()
+        self._store(sorted((key, rows) for key, rows in (self.pulled or {}).items()), None)
+        self._store([(tuple(key), tuple(tuple(r) for r in rows)) for key, rows, *_ in saved], None)
+        lines = []
+        for key, _, best_before, refreshed, first, changes, refreshes, needed in saved:
+            entry = self.entries[tuple(key)]
+            entry.best_before, entry.refreshed, entry.first = best_before, refreshed, first
+            entry.changes, entry.refreshes = changes, refreshes
+            lines.append(f"{entry.id} {needed}")
+        if lines:
+            self._call("cep_service_needed", "\n".join(lines))
+
+    def read_needed(self, since: int):
+        """Each entry's t_i from the rules: the latest end of a stream
+        solution that needed it, after `since` (earlier ones forgotten)."""
+        for entry in self.entries.values():
+            entry.needed = None
+        for line in self._call("cep_service_touched", str(since))[0].splitlines():
+            i, t = line.split()
+            self.by_id[int(i)].needed = int(t)
+
+
+def _key_term(key: tuple):
+    values = [terms.to_prolog(x) for x in key]
+    if not values:
+        return pl.Atom("k")
+    return values[0] if len(values) == 1 else pl.Struct("k", *values)

@@ -1,0 +1,116 @@
+"""The seed's synthetic data set (section 5): USERS users whose follower
+counts change at a rate of their own (stable over time: a Poisson process
+per user, or a periodic one, its rate drawn from a few), and a stream of mentions of them
+(users drawn with a skewed popularity); seeded. And the loop that replays
+it: the endpoint's counts changed by SPARQL 1.1 Update requests as the
+stream's time passes, the mentions pushed minute by minute, each window
+evaluated in turn."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+E = "http://example.org/"
+MIN = 60_000
+USERS = 400
+RATES = (1 / 2, 1 / 5, 1 / 15, 1 / 60, 1 / 240)  # changes per minute
+
+
+@dataclass
+class Scenario:
+    counts: dict  # user -> follower count at the start
+    changes: dict  # user -> [(epoch ms, new count)], in time order
+    mentions: dict  # minute -> [user], the users mentioned in it
+    rates: dict  # user -> changes per minute (the process's, stable)
+
+    def change_times(self, key: tuple) -> list:
+        """The true change times of a view entry (its key: the user's
+        IRI): what BST and WBM* read, and no real run knows."""
+        return self.times.get(key, [])
+
+    def change_interval(self, key: tuple) -> int:
+        """The mean time between changes of a view entry in ms, as a source
+        that publishes its change rates would say it (WBM's I)."""
+        u = int(key[0][len(E) + 2:-1])
+        return int(MIN / self.rates[u])
+
+    def __post_init__(self):
+        self.times = {(user(u),): [t for t, _ in cs] for u, cs in self.changes.items()}
+
+
+def user(u: int) -> str:
+    return f"<{E}u{u}>"
+
+
+def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS,
+             process: str = "poisson") -> Scenario:
+    """`process`: how each user's changes come, at its rate: "poisson"
+    (at random, memoryless) or "periodic" (every 1/rate minutes, from a
+    random phase: the seed's "fixed change rate", read literally)."""
+    if process not in ("poisson", "periodic"):
+        raise ValueError(f"unknown change process {process!r}: poisson or periodic")
+    rng = random.Random(seed)
+    counts = {u: rng.randrange(1_000, 100_000) for u in range(users)}
+    changes, rates = {}, {}
+    for u in range(users):
+        rate, t, value, out = rng.choice(RATES), 0.0, counts[u], []
+        rates[u] = rate
+        if process == "periodic":
+            t = rng.uniform(0, 1 / rate) - 1 / rate
+        while True:
+            t += rng.expovariate(rate) if process == "poisson" else 1 / rate
+            if t >= minutes:
+                break
+            value += rng.randrange(1, 500) if rng.random() < 0.7 else -rng.randrange(1, min(value, 500))
+            out.append((int(t * MIN) + 1, value))
+        changes[u] = out
+    popularity = [1 / (i + 1) ** 0.8 for i in range(users)]
+    order = list(range(users))
+    rng.shuffle(order)
+    mentions = {m: [order[i] for i in rng.choices(range(users), popularity, k=per_minute)]
+                for m in range(1, minutes + 1)}
+    return Scenario(counts, changes, mentions, rates)
+
+
+def load(server, counts: dict):
+    """The endpoint's data made the counts (and nothing else)."""
+    server.update("DELETE WHERE { ?s ?p ?o }")
+    server.update("INSERT DATA { " + " . ".join(f"{user(u)} <{E}followers> {n}" for u, n in counts.items()) + " }")
+
+
+def replay(server, queries, options, scenario: Scenario):
+    """One run of `queries` over the scenario, the endpoint replayed from
+    its start: (answers by evaluation minute, the QoS reports)."""
+    from cep.engine import Engine
+    from cep.events import Event
+
+    load(server, scenario.counts)
+    engine = Engine(queries, services=options)
+    pending = sorted((t, u, v) for u, cs in scenario.changes.items() for t, v in cs)
+    at, answers = 0, {}
+    for minute, users in scenario.mentions.items():
+        latest = {}
+        while at < len(pending) and pending[at][0] <= minute * MIN:  # the endpoint as it is at this minute
+            latest[pending[at][1]] = pending[at][2]
+            at += 1
+        if latest:
+            rows = " ".join(f"({user(u)} {v})" for u, v in latest.items())
+            server.update(f"DELETE {{ ?u <{E}followers> ?n }} INSERT {{ ?u <{E}followers> ?m }} "
+                          f"WHERE {{ VALUES (?u ?m) {{ {rows} }} ?u <{E}followers> ?n }}")
+        events = [Event(user(u), f"<{E}isMentionedIn>", f"<{E}post{minute}_{i}>", minute * MIN, minute * MIN)
+                  for i, u in enumerate(users)]
+        for a in engine.push(events) + engine.flush_table().to_list():
+            answers.setdefault(a.end // MIN, set()).add(tuple(sorted(a.bindings)))
+    return answers, engine.services.reports if engine.services else []
+
+
+def accuracy(answers: dict, fresh: dict) -> list[float]:
+    """Per evaluation (the minutes the fresh run evaluated), the share of
+    the answer's rows that the answer over a fresh endpoint has too (seed,
+    section 2); 1 for an evaluation that answered nothing."""
+    out = []
+    for minute in sorted(fresh):
+        got = answers.get(minute, set())
+        out.append(len(got & fresh[minute]) / len(got) if got else 1.0)
+    return out

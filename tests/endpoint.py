@@ -1,0 +1,75 @@
+"""A real SPARQL 1.1 endpoint for tests: Oxigraph's server (`oxigraph
+serve`, the `oxigraph` package of the test dependencies) on a free port of
+the loopback interface, over a store in a temporary folder
+(cep.service.oxigraph.Oxigraph).
+
+`oxigraph_server` is the pytest fixture: a started server, stopped after
+the test. stop() and start() again (same port, same store) make an
+endpoint that goes down and comes back mid-run. `Scripted` is a small
+local HTTP server for the faults a real server does not show on demand.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from cep.service.oxigraph import Oxigraph
+
+
+@pytest.fixture
+def oxigraph_server(tmp_path):
+    with Oxigraph(tmp_path / "store") as server:
+        yield server
+
+
+class Scripted:
+    """A small HTTP server on the loopback interface that answers every
+    request as told: `body` with `content_type` and `status`, after
+    `delay` seconds (the faults a real endpoint shows: slow, HTTP errors,
+    malformed results). `requests` counts the requests it got."""
+
+    def __init__(self, body: bytes = b"", content_type: str = "application/sparql-results+json",
+                 status: int = 200, delay: float = 0.0):
+        import http.server
+        import threading
+
+        self.body, self.content_type, self.status, self.delay = body, content_type, status, delay
+        self.headers = {}  # more response headers (Location)
+        self.requests = 0
+        script = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                script.requests += 1
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                time.sleep(script.delay)
+                try:
+                    self.send_response(script.status)
+                    self.send_header("Content-Type", script.content_type)
+                    self.send_header("Content-Length", str(len(script.body)))
+                    for name, value in script.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(script.body)
+                except OSError:  # the client gave up waiting
+                    pass
+
+            do_GET = do_POST  # a redirected request may come as a GET
+
+            def log_message(self, *_):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sparql"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.server.shutdown()
+        self.server.server_close()

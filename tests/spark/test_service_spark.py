@@ -1,0 +1,46 @@
+"""SERVICE on the Spark engine (docs/language.md, "SERVICE"): each group's
+engine keeps its own views of the endpoint (a real one: Oxigraph,
+tests/endpoint.py), and its state the entries its keys need; the answers
+are those of the in-process engine. An endpoint the run does not allow is
+refused on the driver, before Spark runs anything."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from cep.engine import Engine
+from cep.errors import QueryError
+from cep.rules import parse_rules
+from cep.service.options import ServiceOptions
+from tests.endpoint import oxigraph_server  # noqa: F401 (the fixture)
+from tests.spark.support import EVENT_DDL, event_rows, output_columns, split_rows
+from tests.unit.test_service import E, H, WINDOWED, followers, mention
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_windowed_service_query_answers_on_spark_as_in_process(spark, oxigraph_server):
+    from cep.spark import detect
+
+    followers(oxigraph_server, {u: (u * 7919) % 30000 for u in range(1, 9)})
+    queries = parse_rules(H + WINDOWED.format(
+        from_="", background=f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }}"), "remote.rq")
+    stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 40)]
+    options = ServiceOptions(allow=[oxigraph_server.base], gamma=8)
+    engine = Engine(queries, services=options)
+    expected = engine.push(stream) + engine.flush()
+    events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
+    answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
+    assert not others
+    assert expected and Counter(answers) == Counter(expected)
+
+
+def test_an_endpoint_not_allowed_is_refused_on_the_driver(spark):
+    from cep.spark import detect
+
+    queries = parse_rules(H + f"SELECT * {{ ?u :m ?p SERVICE <http://127.0.0.1:9/q> {{ ?u :f ?n }} }}", "x.rq")
+    events = spark.createDataFrame(event_rows([mention(1, 1, 1)]), EVENT_DDL)
+    with pytest.raises(QueryError, match="is not in the run's allowed endpoints"):
+        detect(events, queries, services=ServiceOptions(allow=[f"{E}"[:-1]]))

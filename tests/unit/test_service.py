@@ -1,0 +1,245 @@
+"""SERVICE (SPARQL 1.1 Federated Query) in rules: its syntax and algebra,
+the run's allow-list, and its answers against a real endpoint (Oxigraph,
+tests/endpoint.py), compared with the same query over the same data
+given locally as background."""
+
+import pytest
+
+from cep.algebra import ops, sexpr
+from cep.engine import Engine
+from cep.errors import QueryError
+from cep.events import Event
+from cep.rules import parse_rules
+from cep.service.options import ServiceOptions
+from tests.endpoint import Scripted, oxigraph_server  # noqa: F401 (the fixture)
+
+E = "http://e/"
+MIN = 60_000
+H = f"PREFIX : <{E}>\n"
+
+
+def mention(user: int, minute: int, post: int, end_minute=None) -> Event:
+    end = minute if end_minute is None else end_minute
+    return Event(f"<{E}u{user}>", f"<{E}mentioned>", f"<{E}p{post}>", minute * MIN, end * MIN)
+
+
+def followers(server, counts: dict):
+    """The endpoint's follower counts made `counts` (user -> count)."""
+    server.update(f"DELETE WHERE {{ ?u <{E}followers> ?n }}")
+    if counts:
+        server.update("INSERT DATA { " + " . ".join(f"<{E}u{u}> <{E}followers> {n}" for u, n in counts.items())
+                      + " }")
+
+
+def rows(answers):
+    return sorted((a.start // MIN, a.end // MIN, tuple(sorted(a.bindings))) for a in answers)
+
+
+def test_service_is_a_pattern_of_the_algebra_with_a_text_that_reads_back():
+    (q,) = parse_rules(H + "SELECT * { ?u :mentioned ?p SERVICE SILENT <http://h:1/sparql> "
+                           "{ ?u :followers ?n ; :name ?l } }", "x.rq")
+    service = q.pattern.right
+    assert isinstance(service, ops.Service) and service.silent and service.endpoint == "http://h:1/sparql"
+    assert service.vars == (ops.Var("l"), ops.Var("n"), ops.Var("u"))
+    assert ops.is_table(service)
+    assert sexpr.read_query(q.name, sexpr.query(q)) == q
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELECT * { ?u :m ?p SERVICE ?e { ?u :f ?n } }", "2:29: SERVICE ?e: an endpoint named by a variable"),
+    ("SELECT * { ?u :m ?p SERVICE <ftp://h/x> { ?u :f ?n } }", "2:29: SERVICE <ftp://h/x>: an endpoint is an http"),
+    ("SELECT * { ?u :m ?p SERVICE <http://h/> { ?u :f ?n FILTER(?n > 1) } }",
+     "2:41: SERVICE { ... } takes triple patterns"),
+    ("SELECT * { ?u :m ?p SERVICE <http://h/> { ?u :f+ ?n } }", "2:41: SERVICE { ... } takes triple patterns"),
+])
+def test_what_service_does_not_take(text, message):
+    with pytest.raises(QueryError) as e:
+        parse_rules(H + text, "x.rq")
+    assert str(e.value).startswith("x.rq:" + message)
+
+
+def test_an_endpoint_not_allowed_is_refused_before_anything_is_sent():
+    with Scripted(b"") as server:
+        (q,) = parse_rules(H + f"SELECT * {{ ?u :m ?p SERVICE <{server.url}> {{ ?u :f ?n }} }}", "x.rq")
+        for options in (None, ServiceOptions(allow=["http://127.0.0.1:1"])):
+            with pytest.raises(QueryError) as e:
+                Engine([q], services=options)
+            assert str(e.value) == (f"x.rq:2:21: SERVICE <{server.url}> is not in the run's allowed endpoints: "
+                                    f"allow it with --service-allow (Engine(services=ServiceOptions(allow=[...])))")
+        assert server.requests == 0
+
+
+def test_the_allow_list_takes_an_endpoint_or_an_origin():
+    options = ServiceOptions(allow=["http://a:1/sparql", "http://b:2"])
+    assert options.allows("http://a:1/sparql") and not options.allows("http://a:1/other")
+    assert options.allows("http://b:2/any/path") and not options.allows("http://b:20/sparql")
+
+
+def test_a_solution_joined_with_the_endpoint_keeps_the_stream_part_interval(oxigraph_server):
+    followers(oxigraph_server, {1: 20000, 2: 5})
+    (q,) = parse_rules(H + f"SELECT ?u ?n {{ ?u :mentioned ?p SERVICE <{oxigraph_server.query_url}> "
+                           f"{{ ?u :followers ?n }} FILTER(?n > 10000) }}", "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[oxigraph_server.base]))
+    got = engine.push([mention(1, 1, 1, 3), mention(2, 2, 2, 4), mention(3, 5, 3)]) + engine.flush()
+    assert rows(got) == [(1, 3, (("n", f'"20000"^^<http://www.w3.org/2001/XMLSchema#integer>'), ("u", f"<{E}u1>")))]
+
+
+WINDOWED = """REGISTER QUERY influential AS
+SELECT ?u (COUNT(?p) AS ?mentions) ?n
+{from_}FROM STREAM <http://e/s> [RANGE 10m STEP 5m]
+WHERE {{ ?u :mentioned ?p . {background} }}
+GROUP BY ?u ?n HAVING (COUNT(?p) >= 2 && ?n > 10000)
+"""
+
+
+def test_a_windowed_query_answers_as_over_the_same_data_given_locally(oxigraph_server, tmp_path):
+    """A budget that covers every candidate, and an endpoint that does not
+    change: the answers of the query with its background given locally."""
+    counts = {u: (u * 7919) % 30000 for u in range(1, 9)}
+    followers(oxigraph_server, counts)
+    (tmp_path / "followers.ttl").write_text(
+        "".join(f"<{E}u{u}> <{E}followers> {n} .\n" for u, n in counts.items()))
+    remote = parse_rules(H + WINDOWED.format(
+        from_="", background=f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }}"),
+        str(tmp_path / "remote.rq"))
+    local = parse_rules(H + WINDOWED.format(from_="FROM <followers.ttl>\n", background="?u :followers ?n"),
+                        str(tmp_path / "local.rq"))
+    stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 60)]
+    with_service = Engine(remote, services=ServiceOptions(allow=[oxigraph_server.base], gamma=8))
+    with_background = Engine(local)
+    got = with_service.push(stream) + with_service.flush()
+    expected = with_background.push(stream) + with_background.flush()
+    assert got and rows(got) == rows(expected)
+    reports = with_service.services.reports
+    assert [r.time // MIN for r in reports] == list(range(0, 60, 5))  # one evaluation per slide
+    assert all(r.refreshes <= 8 and r.freshness == 1.0 and not r.stale for r in reports)
+
+
+def test_without_a_view_each_evaluation_reads_the_endpoint(oxigraph_server):
+    followers(oxigraph_server, {1: 5})
+    (q,) = parse_rules(H + f"SELECT ?u ?n {{ ?u :mentioned ?p SERVICE <{oxigraph_server.query_url}> "
+                           f"{{ ?u :followers ?n }} }}", "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[oxigraph_server.base], view=False))
+    first = engine.push([mention(1, 1, 1), mention(1, 2, 2)])
+    followers(oxigraph_server, {1: 7})
+    second = engine.push([mention(1, 3, 3)]) + engine.flush()
+    values = [(a.end // MIN, a.binding("n").split('"')[1]) for a in first + second]
+    assert values == [(1, "5"), (2, "7"), (3, "7")]
+    assert [r.refreshes for r in engine.services.reports] == [1, 1, 1]
+
+
+def test_cep_run_calls_the_endpoints_it_is_allowed_and_refuses_the_others(oxigraph_server, tmp_path, capsys):
+    import json
+
+    from cep import cli
+
+    followers(oxigraph_server, {1: 20000})
+    rules = tmp_path / "q.rq"
+    rules.write_text(H + f"SELECT ?u ?n {{ ?u :mentioned ?p SERVICE <{oxigraph_server.query_url}> "
+                         f"{{ ?u :followers ?n }} }}\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text(json.dumps({"s": f"<{E}u1>", "p": f"<{E}mentioned>", "o": f"<{E}p1>",
+                                  "t": "2026-01-01T00:00:00Z"}) + "\n")
+    assert cli.main(["run", str(rules), "--events", str(events), "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"{rules}:2:33: SERVICE <" in err and "is not in the run's allowed endpoints: allow it with " \
+                                                   "--service-allow" in err
+    code = cli.main(["run", str(rules), "--events", str(events), "--quiet", "--service-allow", oxigraph_server.base,
+                     "--service-policy", "ranker=lru,gamma=3,timeout=2"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert json.loads(out)["bindings"]["n"]["value"] == "20000"
+    assert cli.main(["run", str(rules), "--events", str(events), "--service-policy", "gamma=3,rho=1"]) == 2
+    assert "give the refresh budget gamma or the latency bound rho, not both" in capsys.readouterr().err
+
+
+def test_with_a_small_budget_the_answers_follow_the_policy(oxigraph_server):
+    """LRU with gamma 1 over three users refreshes them in turn, one per
+    evaluation; each window joins its solutions with the view as
+    maintained for it: a user's new count from the first refresh that
+    read it on."""
+    followers(oxigraph_server, {1: 1, 2: 1, 3: 1})
+    (q,) = parse_rules(H + f"SELECT ?u ?p ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                           f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}", "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[oxigraph_server.base], gamma=1, ranker="LRU"))
+    answers = []
+    for minute in range(1, 10):
+        if minute == 3:  # the evaluations from minute 3 on read the new counts
+            followers(oxigraph_server, {1: 2, 2: 2, 3: 2})
+        answers += engine.push([mention(u, minute, minute * 10 + u) for u in (1, 2, 3)])
+        answers += engine.flush_table().to_list()
+    answers += engine.flush()
+    reports = [r for r in engine.services.reports if r.refreshes]
+    assert [(r.time // MIN, r.keys) for r in reports] == [
+        (t, ((f"<{E}u{1 + (t - 1) % 3}>",),)) for t in range(1, 10)]
+    refreshed_new = {r.keys[0][0]: r.time // MIN for r in reports[::-1] if r.time // MIN >= 3}
+    assert refreshed_new == {f"<{E}u3>": 3, f"<{E}u1>": 4, f"<{E}u2>": 5}
+    assert len(answers) == 3 * 9 * 3  # each solution in three windows
+    for a in answers:
+        new = refreshed_new[a.binding("u")] <= a.end // MIN
+        assert a.binding("n").split('"')[1] == ("2" if new else "1"), a
+
+
+def windowed_reports(server, **policy):
+    followers(server, {u: 100 * u for u in range(1, 5)})
+    (q,) = parse_rules(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                           f"SERVICE <{server.query_url}> {{ ?u :followers ?n }} }}", "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[server.base], **policy))
+    engine.push([mention(u, m, 10 * m + u) for m in range(1, 8) for u in range(1, 5)])
+    engine.flush()
+    return [r for r in engine.services.reports if r.time >= 2 * MIN]
+
+
+def test_each_evaluation_reports_its_refreshes_latency_and_estimated_freshness(oxigraph_server):
+    covered = windowed_reports(oxigraph_server, gamma=4, ranker="LRU")
+    assert all(r.candidates == 4 and r.refreshes == 4 and r.freshness == 1.0 and r.latency > 0 for r in covered)
+    # WBM refreshes only the possibly stale: entries renewed past the next evaluation wait
+    wbm = windowed_reports(oxigraph_server, gamma=4)
+    assert all(r.freshness == 1.0 for r in wbm) and 0 in {r.refreshes for r in wbm} and \
+        sum(r.refreshes for r in wbm) < 4 * len(wbm)
+    never = windowed_reports(oxigraph_server, proposer="WST")
+    assert all(r.candidates == 4 and r.refreshes == 0 and r.freshness == 0.0 for r in never)
+    half = windowed_reports(oxigraph_server, gamma=2, ranker="LRU")
+    assert all(r.refreshes == 2 for r in half) and {r.freshness for r in half} <= {0.5, 1.0}
+
+
+def test_gamma_is_derived_from_the_latency_bound_rho(oxigraph_server):
+    roomy = windowed_reports(oxigraph_server, rho=1000.0, ranker="LRU")
+    assert all(r.budget >= 4 and r.refreshes == 4 for r in roomy)
+    tight = windowed_reports(oxigraph_server, rho=1e-9, ranker="LRU")
+    assert all(r.budget == 0 and r.refreshes == 0 for r in tight)
+
+
+def test_explain_shows_the_service_patterns_and_when_they_are_joined(tmp_path, capsys):
+    from cep import cli
+
+    rules = tmp_path / "q.rq"
+    rules.write_text(H + WINDOWED.format(from_="", background="SERVICE SILENT <http://h:1/q> { ?u :followers ?n }"))
+    assert cli.main(["explain", str(rules)]) == 0
+    out = capsys.readouterr().out
+    assert "== SERVICE patterns" in out
+    assert "e1 = SERVICE SILENT <http://h:1/q> of influential: view (?n ?u), one entry per join key ?u" in out
+    assert "joined at each evaluation of the window, after its maintenance" in out
+
+
+def test_an_engine_state_holds_the_view_entries_its_stream_needed(oxigraph_server):
+    """Engine.state() (what Spark keeps per group) carries the entries the
+    stream needed, with their maintenance: an engine restored from it
+    joins with them as the first engine would, not with what its own
+    initial pull read; the entries never needed are as that pull made
+    them."""
+    followers(oxigraph_server, {1: 5, 2: 5})
+    (q,) = parse_rules(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 2m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                           f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}", "x.rq")
+    options = ServiceOptions(allow=[oxigraph_server.base], proposer="WST")  # never refreshed
+    first = Engine([q], services=options)
+    first.push([mention(1, m, m) for m in range(1, 5)])
+    first.flush_table()
+    saved = first.state()
+    followers(oxigraph_server, {1: 7, 2: 7})
+    restored = Engine([q], services=options)
+    restored.restore(saved)
+    got = restored.push([mention(1, 5, 5), mention(2, 6, 6)]) + restored.flush()
+    assert {(a.binding("u"), a.binding("n").split('"')[1]) for a in got} == {(f"<{E}u1>", "5"), (f"<{E}u2>", "7")}
+    report = restored.services.reports[-1]
+    assert report.freshness < 1.0  # u1's entry kept its best-before: possibly stale

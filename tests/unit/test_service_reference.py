@@ -1,0 +1,75 @@
+"""The reference evaluator (cep.reference, the oracle) reads a SERVICE over
+a snapshot of its endpoint's graph; on seeded random streams and
+snapshots, the engine against a real endpoint holding the snapshot
+(Oxigraph, tests/endpoint.py), with a budget that covers every candidate,
+gives the reference's answers. CEP_SEED replays a run (its seed is
+printed)."""
+
+import os
+import random
+from collections import Counter
+
+from cep import reference
+from cep.engine import Engine
+from cep.events import Event
+from cep.rules import parse_rules
+from cep.service.options import ServiceOptions
+from tests.endpoint import oxigraph_server  # noqa: F401 (the fixture)
+
+E = "http://e/"
+MIN = 60_000
+H = f"PREFIX : <{E}>\n"
+INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+
+QUERIES = """REGISTER QUERY influential AS
+SELECT ?u (COUNT(?p) AS ?mentions) ?n
+FROM STREAM <http://e/s> [RANGE 6m STEP 2m]
+WHERE {{ ?u :mentioned ?p . SERVICE <{url}> {{ ?u :followers ?n }} }}
+GROUP BY ?u ?n HAVING (COUNT(?p) >= 2 && ?n > 100)
+
+REGISTER QUERY seen AS
+SELECT ?u ?p ?n ?c
+FROM STREAM <http://e/s> [RANGE 4m STEP 3m]
+WHERE {{ ?u :mentioned ?p . SERVICE <{url}> {{ ?u :followers ?n ; :city ?c }} FILTER(?n > 50) }}
+
+REGISTER QUERY liked AS
+SELECT ?u ?q ?n
+WHERE {{ {{ ?u :mentioned ?p }} SEQ {{ ?u :liked ?q }} SERVICE SILENT <{url}> {{ ?u :followers ?n }} }}
+"""
+
+
+def random_case(rng: random.Random):
+    users = range(1, 9)
+    graph = set()
+    for u in users:
+        if rng.random() < 0.8:  # some users are not at the endpoint: no partner
+            graph.add((f"<{E}u{u}>", f"<{E}followers>", f'"{rng.randrange(0, 300)}"^^{INT}'))
+            graph.add((f"<{E}u{u}>", f"<{E}city>", f"<{E}c{rng.randrange(3)}>"))
+    events = []
+    for i in range(rng.randrange(10, 40)):
+        start = rng.randrange(0, 30)
+        end = start + (rng.randrange(0, 3) if rng.random() < 0.3 else 0)
+        p = "mentioned" if rng.random() < 0.7 else "liked"
+        events.append(Event(f"<{E}u{rng.choice(users)}>", f"<{E}{p}>", f"<{E}x{i}>", start * MIN, end * MIN))
+    return graph, events
+
+
+def test_the_engine_answers_as_the_reference_over_the_endpoint_snapshot(oxigraph_server):
+    seed = int(os.environ.get("CEP_SEED", random.randrange(2 ** 32)))
+    print(f"CEP_SEED={seed}")
+    rng = random.Random(seed)
+    url = oxigraph_server.query_url
+    queries = parse_rules(H + QUERIES.format(url=url), "service.rq")
+    answered = Counter()
+    for case in range(4):
+        graph, events = random_case(rng)
+        oxigraph_server.update("DELETE WHERE { ?s ?p ?o }")
+        if graph:
+            oxigraph_server.update("INSERT DATA { " + " . ".join(" ".join(t) for t in sorted(graph)) + " }")
+        engine = Engine(queries, services=ServiceOptions(allow=[oxigraph_server.base], gamma=100))
+        got = engine.push(sorted(events, key=lambda e: (e.end, e.start))) + engine.flush()
+        expected = reference.evaluate(queries, events, services={url: graph})
+        assert Counter(got) == Counter(expected), f"CEP_SEED={seed}, case {case}"
+        answered.update(a.query for a in expected)
+    print(dict(answered))
+    assert answered, f"CEP_SEED={seed}: no case answered"
