@@ -439,6 +439,9 @@ class _Query:
         self.graph = None  # inside GRAPH <iri> { ... }: the stream's IRI
         self.windowed = False  # the query has a window (FROM STREAM ... [...])
         self.where_spec = None  # the Streaming SPARQL window at the end of the WHERE group, if any
+        self.stream_windows = {}  # the window of each stream the query reads (FROM [NAMED] STREAM)
+        self.query_window = None
+        self.in_group_window = False  # inside a group with a window of its own (or the WHERE's)
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
         self.unknown_function = None  # the QueryError of the first call of an unknown IRI
 
@@ -492,7 +495,7 @@ class _Query:
         ontologies = self.dataset([c for c in froms if not _is_stream(c)])
         window, self.streams = self.window([c for c in froms if _is_stream(c)])
         window = self.where_window(body, window)
-        self.windowed = window is not None
+        self.windowed, self.query_window = window is not None, window
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
         if body.data in UNSUPPORTED:
@@ -658,8 +661,10 @@ class _Query:
     def window(self, clauses):
         """(the query's window, the streams it reads): (None, ()) without
         FROM STREAM. Every FROM [NAMED] STREAM names a stream and its
-        window; the windows of one query have one size, as a solution's
-        interval is what the window test reads (docs/language.md)."""
+        window. The patterns outside GRAPH read the FROM STREAM streams
+        together, so their windows have one size, the query's; a named
+        stream's window may differ: it is the window of the GRAPH groups
+        that read it (graph_pattern; docs/language.md)."""
         if not clauses:
             return None, ()
         window, streams, seen = None, [], set()
@@ -670,13 +675,17 @@ class _Query:
                 raise self.error(f"the query reads the stream {iri} twice", clause)
             seen.add(iri)
             this = self.window_spec(clause, iri)
-            if window is None:
+            self.stream_windows[iri] = this
+            if not named and window is not None and _size(this) != _size(window):
+                raise self.error(f"the streams the patterns outside GRAPH read have one window: the "
+                                 f"window on {iri} differs from the one on {window.stream}; read one of "
+                                 f"them with FROM NAMED STREAM and GRAPH, or give the groups that read "
+                                 f"it a window of their own ({{ ... WINDOW ... }})", clause)
+            if not named and window is None:
                 window = this
-            elif (this.range_ms, this.step_ms, this.count) != (window.range_ms, window.step_ms, window.count):
-                raise self.error(f"the windows of one query must have the same size: the window on "
-                                 f"{iri} differs from the one on {window.stream} (a solution's "
-                                 f"interval is what a window holds, whatever its streams)", clause)
             streams.append((iri, named))
+        if window is None:  # named streams only: the first one's
+            window = self.stream_windows[streams[0][0]]
         return window, tuple(streams)
 
     def where_window(self, body: Tree, window):
@@ -764,9 +773,14 @@ class _Query:
                              f"{', '.join(s for s, _ in self.streams)} (FROM [NAMED] STREAM)", name)
         outer, self.graph = self.graph, iri
         try:
-            return self.group(group)
+            pattern = self.group(group)
         finally:
             self.graph = outer
+        own = self.stream_windows[iri]
+        if pattern is None or self.in_group_window or _size(own) == _size(self.query_window):
+            return pattern
+        # Streaming SPARQL (algorithm 1): a pattern reads its stream's window unless a group has one
+        return ops.pattern_window(ops.variables(pattern), pattern, own)
 
     def span(self, token: Token) -> int:
         """A C-SPARQL time span (10m, 500ms, 1h) or an ISO 8601 duration
@@ -1226,20 +1240,35 @@ class _Query:
         return expr
 
     def group(self, tree: Tree):
-        return _filtered(*self.group_parts(tree))
+        pattern, cond, pos = self.group_parts(tree)
+        if isinstance(pattern, ops.Project) and pattern.window is not None and cond is not None:
+            # the group's FILTER reads the group's solutions, inside its window
+            return dataclasses.replace(pattern, pattern=_filtered(pattern.pattern, cond, pos))
+        return _filtered(pattern, cond, pos)
 
     def group_parts(self, tree: Tree) -> tuple:
         """A group -> (pattern, own condition, its position): see unfiltered."""
         if tree.data == "sub_select_group":
             return self.subquery(tree.children[0]), None, None
         elements = [c for c in tree.children if isinstance(c, Tree)]
-        if elements and elements[-1].data == "streaming_window":
-            spec = elements.pop()
-            if spec is not self.where_spec:
-                raise self.error(unsupported("a window at the end of a group inside the WHERE clause")
-                                 + ": give the whole WHERE group the window, or the stream (FROM STREAM "
-                                   "<iri> WINDOW ...)", spec)
-        return self.unfiltered(elements)
+        spec = elements.pop() if elements and elements[-1].data == "streaming_window" else None
+        outer = self.in_group_window
+        self.in_group_window = outer or spec is not None
+        try:
+            pattern, cond, pos = self.unfiltered(elements)
+        finally:
+            self.in_group_window = outer
+        if spec is None or spec is self.where_spec:  # the WHERE group's window is the query's
+            return pattern, cond, pos
+        # Streaming SPARQL: a group's window is more special than the stream's, for its patterns
+        if not self.streams:
+            raise self.error("a window applies to the streams the query reads, and it reads none: add "
+                             "FROM STREAM <iri> WINDOW ... before WHERE", spec)
+        if pattern is None:
+            raise self.error("a window holds the solutions of its group's pattern, and this group has "
+                             "none: give it a triple pattern", spec)
+        window = self.streaming_window(spec, self.graph or self.streams[0][0], self.pos(spec))
+        return ops.pattern_window(ops.variables(pattern), pattern, window), cond, pos
 
     # ---- BIND, VALUES and subqueries (SPARQL 1.1, 18.2.2.6, 10.2, 18.2.1)
 
@@ -1786,6 +1815,10 @@ def _is_stream(clause: Tree) -> bool:
 
 def _is_aggregate(var: Var) -> bool:
     return var.name.startswith(".agg")
+
+
+def _size(w: ops.Window) -> tuple:
+    return w.range_ms, w.step_ms, w.count
 
 
 def _where_window(body: Tree):
