@@ -22,7 +22,7 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.binarize import PartRef
+from cep.binarize import PartRef, split_windows
 from cep.compile.clauses import tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.projection import sort_goals
@@ -98,7 +98,8 @@ def check_windows(queries, most: int):
     of 1h (3.6 million evaluations per event) is refused here rather
     than left to run for minutes and overflow Prolog's stack."""
     for query in queries:
-        w = query.window
+        split = split_windows(query)
+        w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
         if w is None or w.count is not None:
             continue
         every = query.every_ms or w.step_ms

@@ -255,3 +255,16 @@ def test_a_construct_with_group_windows_cannot_feed_its_triples_back():
     with pytest.raises(QueryError) as info:
         Engine(parse_rules(PREFIX + text, "x.rq"))
     assert "CONSTRUCT whose groups have windows of their own, are read by another query" in str(info.value)
+
+
+def test_the_first_groups_window_is_the_one_whose_evaluations_are_limited():
+    from cep.engine import Engine
+    # evaluated when its first group's window is: every ms over an hour
+    text = """SELECT * FROM STREAM <http://e/td> WINDOW RANGE 1 HOUR FIXED
+              WHERE { { ?x :a ?a WINDOW RANGE 3600000 SLIDE } ?x :b ?b }"""
+    with pytest.raises(QueryError) as info:
+        Engine(parse_rules(PREFIX + text, "x.rq"))
+    assert "is evaluated 3,600,000 times with each instant in it (RANGE 1h / STEP 1ms)" in str(info.value)
+    # the same window on a later group is read at the first one's evaluations only
+    Engine(parse_rules(PREFIX + text.replace("{ { ?x :a ?a WINDOW RANGE 3600000 SLIDE } ?x :b ?b }",
+                                             "{ ?x :b ?b { ?x :a ?a WINDOW RANGE 3600000 SLIDE } }"), "x.rq"))
