@@ -785,7 +785,9 @@ def group_windowed_queries(draw):
     first = query.pattern
     if draw(st.integers(0, 2)) == 0:
         first = ops.pattern_window(ops.variables(first), first, _window(draw))
-    other = draw(queries(depth=1)).pattern
+    # often one triple pattern (which shares ?s, ?t or ?x with the first
+    # part more often than not: answers to compare), else a small pattern
+    other = _triple(draw) if draw(st.booleans()) else draw(queries(depth=1)).pattern
     group = ops.pattern_window(ops.variables(other), other, _window(draw))
     how = draw(st.sampled_from(["join", "optional", "optional-if"]))
     if how == "join":
