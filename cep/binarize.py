@@ -113,9 +113,41 @@ def node_children(node) -> list:
 
 
 @dataclass(frozen=True)
+class PartRef:
+    """A leaf of Output.combine: the solutions of part `index` in its
+    window at the evaluation."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Part:
+    """A group read over a window of its own (Streaming SPARQL; ops.Project
+    .window), or a group left with the query's window in a query that has
+    such groups: its solutions are kept apart, each part in its own window
+    (cep/compile/windows.py)."""
+
+    index: int
+    root: int
+    window: ops.Window
+
+
+@dataclass(frozen=True)
 class Output:
     query: ops.Query
     root: int
+    # A query whose groups have windows of their own (split_windows): root
+    # is the root of parts[0], the leftmost part; combine joins the parts'
+    # solutions at each evaluation (ops.Join, ops.LeftJoin and ops.Filter
+    # over PartRef leaves), into solutions of `vars`
+    parts: tuple = ()
+    combine: object = None
+    vars: tuple = ()
+
+    @property
+    def roots(self) -> tuple:
+        """The nodes whose solutions the query keeps: its root, or its parts'."""
+        return tuple(p.root for p in self.parts) or (self.root,)
 
 
 @dataclass
@@ -126,6 +158,10 @@ class Plan:
 
     def node(self, node_id):
         return self.nodes[node_id]
+
+    def output_vars(self, out: Output) -> tuple:
+        """The variables of a query's solutions, in the order they are held."""
+        return out.vars if out.parts else self.node(out.root).vars
 
     def certain(self, node_id) -> set:
         """The variables bound in every solution of a node."""
@@ -156,12 +192,19 @@ def binarize(queries) -> Plan:
         if policy not in POLICIES:
             raise ValueError(f"unknown consumption policy {policy!r}")
         q = capture_ends(q)
-        pattern = reassociate(prepare_bgps(q.pattern), q.option("binarize", "left"))
         builder.updates = q.form == "update"
         builder.query = q
         builder.certain = {}  # by id: only while this query's operators live
-        root = builder.build(pattern, (), _range_bound(q), policy)
-        builder.plan.outputs.append(Output(q, root))
+        split = split_windows(q)
+        if split is None:
+            root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
+            builder.plan.outputs.append(Output(q, root))
+        else:
+            combine, groups = split
+            parts = tuple(Part(j, builder.build(_prepared(p, q), (), _range_bound(w), policy), w)
+                          for j, (p, w) in enumerate(groups))
+            vars_ = tuple(sorted(ops.variables(q.pattern), key=lambda v: v.name))
+            builder.plan.outputs.append(Output(q, parts[0].root, parts, combine, vars_))
         slots += sum(len(n.vars) for n in builder.plan.nodes[counted:])
         counted = len(builder.plan.nodes)
         query_limits.check_plan(slots, q)
@@ -278,12 +321,52 @@ def window_bound(conjunct) -> Optional[int]:
     return None
 
 
-def _range_bound(query) -> Optional[int]:
+def _prepared(pattern, query):
+    return reassociate(prepare_bgps(pattern), query.option("binarize", "left"))
+
+
+def split_windows(query):
+    """(combine, [(pattern, window), ...]) for a query whose groups have
+    windows of their own (Streaming SPARQL: a group's window overrides the
+    stream's for the group's patterns), None for any other. Each part is a
+    largest group under one window, left to right; `combine` is the
+    pattern above them, the parts as PartRef leaves: joins, OPTIONAL and
+    FILTER, which the evaluation applies to the parts' solutions in their
+    windows at its time (docs/language.md, "A window per pattern")."""
+    if not any(isinstance(op, ops.Project) and op.window is not None for op in ops.walk(query.pattern)):
+        return None
+    parts = []
+
+    def split(op, window):
+        if isinstance(op, ops.Project) and op.window is not None:
+            return split(op.pattern, op.window)
+        if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op)):
+            parts.append((op, window))
+            return PartRef(len(parts) - 1)
+        cond = getattr(op, "cond", None)
+        if cond is not None and ops.expr_uses(cond, ops.TIME_FUNCTIONS):
+            raise QueryError("a FILTER over groups with windows of their own may not read the time "
+                             "(getDURATION(), NOW() ...): put it inside one of the groups", op.pos)
+        if isinstance(op, ops.Join):
+            return ops.Join(split(op.left, window), split(op.right, window), pos=op.pos)
+        if isinstance(op, ops.LeftJoin):
+            return ops.LeftJoin(split(op.left, window), split(op.right, window), op.cond, pos=op.pos)
+        if isinstance(op, ops.Filter):
+            return ops.Filter(op.cond, split(op.pattern, window), pos=op.pos)
+        what = op.spec.sexpr.upper() if isinstance(op, ops.Binary) else type(op).__name__.upper()
+        raise QueryError(f"{what} over groups with windows of their own is not supported: groups with "
+                         f"different windows are joined, OPTIONAL or filtered at each evaluation; "
+                         f"give the groups under {what} one window", op.pos or query.pos)
+
+    combine = split(query.pattern, query.window)
+    return combine, parts
+
+
+def _range_bound(w) -> Optional[int]:
     """A time-based window's bound on its solutions' length: a window
     (t' - range, t'] holds only solutions shorter than its range, so the
     pattern's partial matches are bounded as WITHIN bounds them, and
     expire. None for a count window, whose solutions may be of any length."""
-    w = query.window
     if w is None or w.count is not None:
         return None
     return w.range_ms - 1

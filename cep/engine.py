@@ -105,7 +105,7 @@ class Engine:
         # windowed queries are evaluated, and NOTSEQ deadlines fire, as event
         # time passes them: the close step (cep_window:cep_close/3) runs
         # after each push and at the end of the stream
-        windows = [q.window for q in self.compiled.queries if q.window is not None]
+        windows = [w for q in self.compiled.queries for w in q.windows]
         absence = any(getattr(n, "op", None) is ops.SeqAbsence for n in self.compiled.plan.nodes)
         self.windowed = any(q.evaluated for q in self.compiled.queries)
         self.timed = self.windowed or absence

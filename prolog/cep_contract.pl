@@ -117,6 +117,10 @@ cep_contract('$wcount', 2, windows,
              "'$wcount'(Instant, Events), dynamic: the events of each instant, for count windows").
 cep_contract('$wcut', 2, windows,
              "'$wcut'(Query, Instant), dynamic: the latest cutoff of a count window").
+cep_contract('$wparts', 2, optional,
+             "'$wparts'(Query, Parts): the parts of a query whose groups have windows of their own, Parts a list of p(Query, J)-Spec (none: no clause holds)").
+cep_contract('$wcombine', 5, optional,
+             "'$wcombine'(Query, Contents, Values, Start, End): a solution of Query from its parts' solutions in their windows (Contents: a list of s(V, S, E) per part)").
 cep_contract('$wkey', 3, group,
              "'$wkey'(Query, Values, Key): the group key of a solution of a GROUP BY").
 cep_contract('$wargs', 5, group,

@@ -30,7 +30,8 @@
           [ cep_close/3,           % +Module, +ArgsText, -AnswersText
             cep_accumulate/6,      % +Module, +Query, +Last, +First, +Key, +Args
             cep_window_status/2,   % +Module, -StatusText
-            cep_window_span/5      % +Spec, +Start, +End, -First, -Last
+            cep_window_span/5,     % +Spec, +Start, +End, -First, -Last
+            cep_span/3             % +Spans, -Start, -End
           ]).
 
 :- use_module(library(lists)).
@@ -78,7 +79,7 @@ close_due(M, ArgsText, Text) :-
     (   How == "final" -> Limit = inf ; Limit = Time ),  % the stream ended: no event can cancel a deadline
     cep_absence(M, Limit, Fired),           % NOTSEQ deadlines first: their answers may be in windows
     (   current_predicate(M:'$window'/2)   % a rule set with NOTSEQ may have no window
-    ->  findall(Q-Spec, M:'$window'(Q, Spec), Windows)
+    ->  findall(Q-Spec, ( M:'$window'(Q, Spec), integer(Q) ), Windows)  % a part p(Q, J) with its query
     ;   Windows = []
     ),
     foldl(close_query(M, How, Time), Windows, Rows, []),
@@ -98,6 +99,10 @@ assert_counts([T, N|Rest], M) :-
     assert_counts(Rest, M).
 
 close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
+    close_spec(M, How, Time, Q-Spec, Rows0, Rows),
+    (   How == "final" -> true ; expire_parts(M, Q, Time) ).
+
+close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _)
     ->  (   How == "final" -> Limit = inf ; Limit = Time ),
         close_time(M, Q, Spec, Limit, Rows0, Rows)
@@ -139,6 +144,7 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
 cep_window_status(M, Text) :-
     findall(Tau, ( current_predicate(M:'$window'/2),
                    M:'$window'(Q, time(_, Step, Every)),
+                   integer(Q),
                    next_time(M, Q, Step, Every, Tau)
                  ; current_predicate(M:'$window'/2),
                    M:'$window'(Q, instant),
@@ -183,13 +189,14 @@ reported(M, Q) :-
 %   Evaluations stop (for this call) once nothing is stored and the last
 %   rows are empty: next_time/5 resumes from the next stored solution.
 evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
-    window_solutions(Spec, M, Q, Tau, Ts, Sols),
-    service_join(M, Q, Sols, Joined),
-    rows(M, Q, Joined, Ts, Tau, New),
+    window_solutions(Spec, M, Q, Tau, Ts, Sols0),
+    combined(M, Q, Tau, Sols0, Sols1),
+    service_join(M, Q, Sols1, Sols),
+    rows(M, Q, Sols, Ts, Tau, New),
     report(M, Q, Ts, Tau, New, Rows0, Rows),
     (   Spec = time(_, _, Every)
     ->  After0 is Tau + Every,
-        (   Sols == [] -> After = idle(After0) ; After = After0 )
+        (   Sols0 == [] -> After = idle(After0) ; After = After0 )
     ;   After is Tau + 1
     ),
     retractall(M:'$wnext'(Q, _)),
@@ -210,13 +217,60 @@ deferred(M, Q) :-
     current_predicate(M:'$wdeferred'/1),
     M:'$wdeferred'(Q).
 
+%   A query whose groups have windows of their own (Streaming SPARQL,
+%   docs/language.md "A window per pattern"): its own solutions are its
+%   first part's; at each evaluation each other part's solutions in its
+%   own window at Tau are joined with them ('$wcombine'/5), as the query's
+%   operators over the parts say. Any other query's are its own.
+combined(M, Q, Tau, Sols0, Sols) :-
+    (   Sols0 \== [],
+        parted(M, Q, Parts)
+    ->  findall(SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, SolsJ) ), Contents),
+        findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols)
+    ;   Sols = Sols0
+    ).
+
+%   The parts of a query are dropped as its evaluations pass them, and
+%   also when none is due (its first part holds nothing): what no window
+%   at Now or later holds goes, so a part that keeps matching while the
+%   first does not holds one window's solutions, not the stream's.
+expire_parts(M, Q, Now) :-
+    (   parted(M, Q, Parts)
+    ->  forall(member(P-Spec, Parts), expire_part(Spec, M, P, Now))
+    ;   true
+    ).
+
+parted(M, Q, Parts) :-
+    current_predicate(M:'$wparts'/2),
+    M:'$wparts'(Q, Parts).
+
+expire_part(time(_, Step, _), M, P, Now) :-
+    K is Now div Step,
+    expire(M, P, K).
+expire_part(count(N), M, P, Now) :-
+    cutoff(M, N, Now, Cut),
+    forall(( clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
+    forget_counts(M, P, Cut).
+
+%!  cep_span(+Spans, -Start, -End) is semidet.
+%
+%   The span of a solution joined from parts: the earliest start and the
+%   latest end of the parts' intervals i(S, E) it holds (an optional part
+%   that is not there is unbound).
+cep_span(Spans, S, E) :-
+    findall(S0-E0, ( member(I, Spans), nonvar(I), I = i(S0, E0) ), Pairs),
+    pairs_keys_values(Pairs, Ss, Es),
+    min_list(Ss, S),
+    max_list(Es, E).
+
 %   The solutions in the window evaluated at Tau, and the window's start.
 window_solutions(time(Range, Step, _), M, Q, Tau, Ts, Sols) :-
     K is Tau div Step,
     Ts is K * Step - Range,
     expire(M, Q, K),
     (   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
-        \+ deferred(M, Q)
+        \+ deferred(M, Q),
+        \+ parted(M, Q, _)
     ->  findall(Key-Accs, ( M:'$wpart'(_, Q, _, F, Key, Accs), F =< K ), Panes),
         (   Panes == [] -> Sols = [] ; Sols = panes(Panes) )
     ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, F, V, S, E), F =< K ), Sols)

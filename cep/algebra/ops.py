@@ -552,6 +552,15 @@ class Project:
     vars: tuple  # of Var
     distinct: bool = False
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+    # a group with a window of its own (Streaming SPARQL, `{ P WINDOW ELEMS
+    # 10 }`): P's solutions over that window, every variable of P projected
+    # (cep.binarize.split_windows); None for a subquery
+    window: Optional["Window"] = None
+
+
+def pattern_window(vars_, pattern, window) -> "Project":
+    """The group `pattern` read over its own window (Project.window)."""
+    return Project(pattern, tuple(sorted(vars_, key=lambda v: v.name)), window=window, pos=window.pos)
 
 
 # the unary pattern operators: one operand, `pattern`
@@ -703,6 +712,14 @@ class Query:
         return self.window is not None or self.grouping is not None
 
     @property
+    def windows(self) -> tuple:
+        """Every window of the query: its own, then those of its groups
+        (Project.window), in the order written."""
+        own = (self.window,) if self.window is not None else ()
+        return own + tuple(op.window for op in walk(self.pattern)
+                           if isinstance(op, Project) and op.window is not None)
+
+    @property
     def outputs(self) -> bool:
         """Whether the query's answers are output (an update's change the
         background instead)."""
@@ -836,6 +853,15 @@ def conjunction(exprs):
     for e in exprs[1:]:
         out = Call("and", out, e)
     return out
+
+
+def walk(op):
+    """`op` and every operator below it, depth first, left to right."""
+    stack = [op]
+    while stack:
+        op = stack.pop()
+        yield op
+        stack += reversed(children(op))
 
 
 def children(op):

@@ -61,6 +61,9 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     elif isinstance(op, ops.Extend):
         lines.append(f"{pad}(extend {op.var} {expr(op.expr)}")
         operands = [op.pattern]
+    elif isinstance(op, ops.Project) and op.window is not None:  # (group-window <s> SIZE P)
+        lines.append(f"{pad}(group-window {window_size(op.window)}")
+        operands = [op.pattern]
     elif isinstance(op, ops.Project):
         lines.append(f"{pad}({unary(op)}")
         operands = [op.pattern]
@@ -137,16 +140,22 @@ def _options(q: ops.Query) -> str:
     return "\n  (options " + " ".join(f"({key} {value})" for key, value in q.options) + ")"
 
 
+def window_size(w: ops.Window) -> str:
+    """<stream> (triples N), or <stream> (range MS) (step MS)."""
+    size = f"(triples {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
+    return f"{w.stream} {size}"
+
+
 def _window(q: ops.Query) -> str:
     """(window <stream> (range MS) (step MS)) or (window <stream> (triples N)),
     with (every MS) and the report operator when they are not the default."""
     w = q.window
     if w is None:
         return ""
-    size = f"(triples {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
+    size = window_size(w)
     extra = (f" (every {q.every_ms})" if q.every_ms is not None else "") + \
         (f" ({q.report})" if q.report != "rstream" else "")
-    out = f"\n  (window {w.stream} {size}{extra})"
+    out = f"\n  (window {size}{extra})"
     if len(q.streams) > 1 or any(named for _, named in q.streams):
         # several streams, or a named one: (streams <s1> (named <s2>) ...)
         out += "\n  (streams " + " ".join(f"(named {iri})" if named else iri for iri, named in q.streams) + ")"
@@ -248,6 +257,9 @@ def _read_pattern(x):
         return ops.Filter(_read_expr(x[1]), _read_pattern(x[2]))
     if head == "extend":
         return ops.Extend(_read_pattern(x[3]), ops.Var(x[1][1:]), _read_expr(x[2]))
+    if head == "group-window":  # (group-window <s> SIZE P): a group with its own window
+        inner = _read_pattern(x[-1])
+        return ops.pattern_window(ops.variables(inner), inner, _read_window_spec(x[1], x[2:-1]))
     if head in ("project", "project-distinct"):
         return ops.Project(_read_pattern(x[2]), tuple(ops.Var(v[1:]) for v in x[1]), head == "project-distinct")
     if head == "values":
@@ -337,13 +349,17 @@ def _read_windowing(parts) -> dict:
     return out
 
 
+def _read_window_spec(stream, specs) -> ops.Window:
+    fields = {spec[0]: spec[1:] for spec in specs}
+    if "triples" in fields:
+        return ops.Window(stream, count=int(fields["triples"][0]))
+    return ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
+
+
 def _read_window(parts) -> dict:
     _, stream, *specs = parts["window"][0]
     fields = {spec[0]: spec[1:] for spec in specs}
-    if "triples" in fields:
-        window = ops.Window(stream, count=int(fields["triples"][0]))
-    else:
-        window = ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
+    window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "range", "step")])
     # (streams <s1> (named <s2>) ...) when not just the window's stream
     streams = tuple((x[1], True) if isinstance(x, list) else (x, False)
                     for x in parts["streams"][0][1:]) if "streams" in parts else ((stream, False),)

@@ -438,6 +438,10 @@ class _Query:
         self.streams = ()  # the query's FROM [NAMED] STREAM: ((iri, named), ...)
         self.graph = None  # inside GRAPH <iri> { ... }: the stream's IRI
         self.windowed = False  # the query has a window (FROM STREAM ... [...])
+        self.where_spec = None  # the Streaming SPARQL window at the end of the WHERE group, if any
+        self.stream_windows = {}  # the window of each stream the query reads (FROM [NAMED] STREAM)
+        self.query_window = None
+        self.in_group_window = False  # inside a group with a window of its own (or the WHERE's)
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
         self.unknown_function = None  # the QueryError of the first call of an unknown IRI
         self.marks = None  # while a FILTER's expression is read: its [NOT] EXISTS (see marked)
@@ -491,7 +495,8 @@ class _Query:
         froms = _children(body, "from_clause")
         ontologies = self.dataset([c for c in froms if not _is_stream(c)])
         window, self.streams = self.window([c for c in froms if _is_stream(c)])
-        self.windowed = window is not None
+        window = self.where_window(body, window)
+        self.windowed, self.query_window = window is not None, window
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
         if body.data == "update_query":
@@ -699,8 +704,10 @@ class _Query:
     def window(self, clauses):
         """(the query's window, the streams it reads): (None, ()) without
         FROM STREAM. Every FROM [NAMED] STREAM names a stream and its
-        window; the windows of one query have one size, as a solution's
-        interval is what the window test reads (docs/language.md)."""
+        window. The patterns outside GRAPH read the FROM STREAM streams
+        together, so their windows have one size, the query's; a named
+        stream's window may differ: it is the window of the GRAPH groups
+        that read it (graph_pattern; docs/language.md)."""
         if not clauses:
             return None, ()
         window, streams, seen = None, [], set()
@@ -711,17 +718,36 @@ class _Query:
                 raise self.error(f"the query reads the stream {iri} twice", clause)
             seen.add(iri)
             this = self.window_spec(clause, iri)
-            if window is None:
+            self.stream_windows[iri] = this
+            if not named and window is not None and _size(this) != _size(window):
+                raise self.error(f"the streams the patterns outside GRAPH read have one window: the "
+                                 f"window on {iri} differs from the one on {window.stream}; read one of "
+                                 f"them with FROM NAMED STREAM and GRAPH, or give the groups that read "
+                                 f"it a window of their own ({{ ... WINDOW ... }})", clause)
+            if not named and window is None:
                 window = this
-            elif (this.range_ms, this.step_ms, this.count) != (window.range_ms, window.step_ms, window.count):
-                raise self.error(f"the windows of one query must have the same size: the window on "
-                                 f"{iri} differs from the one on {window.stream} (a solution's "
-                                 f"interval is what a window holds, whatever its streams)", clause)
             streams.append((iri, named))
+        if window is None:  # named streams only: the first one's
+            window = self.stream_windows[streams[0][0]]
         return window, tuple(streams)
+
+    def where_window(self, body: Tree, window):
+        """The query's window: a Streaming SPARQL window at the end of the
+        WHERE group, over every pattern of the query, is more special than
+        the streams' (section 2), and replaces theirs."""
+        spec = _where_window(body)
+        if spec is None:
+            return window
+        self.where_spec = spec
+        if window is None:
+            raise self.error("a window applies to the streams the query reads, and it reads none: add "
+                             "FROM STREAM <iri> WINDOW ... before WHERE", spec)
+        return self.streaming_window(spec, window.stream, self.pos(spec))
 
     def window_spec(self, clause, iri):
         spec = clause.children[-1]
+        if spec.data == "streaming_window":
+            return self.streaming_window(spec, iri, self.pos(clause))
         words = [c for c in spec.children if isinstance(c, Token)]
         pos = self.pos(clause)
         if words[0].type == "TRIPLES":
@@ -732,6 +758,47 @@ class _Query:
         range_ms = self.span(words[1])
         step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
         return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos)
+
+    def streaming_window(self, spec: Tree, iri, pos) -> ops.Window:
+        """Streaming SPARQL's Window (Bolles et al., section 2) as the
+        engine's: `RANGE v [unit] SLIDE [v [unit]]` is [RANGE v STEP slide]
+        (the slide defaults to 1 of the range's unit), `RANGE v FIXED` is
+        [RANGE v TUMBLING], `ELEMS n` is [TRIPLES n]. A value without a
+        unit counts milliseconds."""
+        kind = spec.children[1]
+        # (value, its unit in ms, the value's token) for RANGE, then SLIDE's if given
+        values = []
+        for i, c in enumerate(spec.children):
+            if isinstance(c, Token) and c.type == "NUMBER":
+                after = spec.children[i + 1] if i + 1 < len(spec.children) else None
+                unit = _STREAMING_UNIT_MS[str(after.children[0]).upper()] \
+                    if isinstance(after, Tree) and after.data == "time_unit" else 1
+                values.append((self.window_integer(c), unit, c))
+        if kind.type == "ELEMS":
+            count, _, token = values[0]
+            if count < 1:
+                raise self.error("a count-based window holds at least one event: WINDOW ELEMS 1", token)
+            return ops.Window(iri, count=count, pos=pos)
+        spans = []
+        for value, unit, token in values:
+            if value <= 0:
+                raise self.error(f"a window's RANGE and SLIDE must be positive, not {token}", token)
+            query_limits.check_duration(value * unit, str(token), self.pos(token))
+            spans.append(value * unit)
+        range_ms = spans[0]
+        if any(isinstance(c, Token) and c.type == "FIXED" for c in spec.children):
+            step_ms = range_ms
+        elif len(spans) == 1:  # SLIDE without a value: 1 of the range's unit
+            step_ms = values[0][1]
+        else:
+            step_ms = spans[1]
+        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos)
+
+    def window_integer(self, token: Token) -> int:
+        """A window's size: Streaming SPARQL's INTEGER ([0-9]+)."""
+        if not re.fullmatch(r"\d+", str(token)):
+            raise self.error(f"a window's size is a whole number, not {token}", token)
+        return int(str(token))
 
     def graph_pattern(self, tree: Tree):
         """GRAPH <stream> { ... }: the group's triple patterns match the
@@ -749,9 +816,14 @@ class _Query:
                              f"{', '.join(s for s, _ in self.streams)} (FROM [NAMED] STREAM)", name)
         outer, self.graph = self.graph, iri
         try:
-            return self.group(group)
+            pattern = self.group(group)
         finally:
             self.graph = outer
+        own = self.stream_windows[iri]
+        if pattern is None or self.in_group_window or _size(own) == _size(self.query_window):
+            return pattern
+        # Streaming SPARQL (algorithm 1): a pattern reads its stream's window unless a group has one
+        return ops.pattern_window(ops.variables(pattern), pattern, own)
 
     def span(self, token: Token) -> int:
         """A C-SPARQL time span (10m, 500ms, 1h) or an ISO 8601 duration
@@ -1247,13 +1319,35 @@ class _Query:
         return expr
 
     def group(self, tree: Tree):
-        return _filtered(*self.group_parts(tree))
+        pattern, cond, pos = self.group_parts(tree)
+        if isinstance(pattern, ops.Project) and pattern.window is not None and cond is not None:
+            # the group's FILTER reads the group's solutions, inside its window
+            return dataclasses.replace(pattern, pattern=_filtered(pattern.pattern, cond, pos))
+        return _filtered(pattern, cond, pos)
 
     def group_parts(self, tree: Tree) -> tuple:
         """A group -> (pattern, own condition, its position): see unfiltered."""
         if tree.data == "sub_select_group":
             return self.subquery(tree.children[0]), None, None
-        return self.unfiltered([c for c in tree.children if isinstance(c, Tree)])
+        elements = [c for c in tree.children if isinstance(c, Tree)]
+        spec = elements.pop() if elements and elements[-1].data == "streaming_window" else None
+        outer = self.in_group_window
+        self.in_group_window = outer or spec is not None
+        try:
+            pattern, cond, pos = self.unfiltered(elements)
+        finally:
+            self.in_group_window = outer
+        if spec is None or spec is self.where_spec:  # the WHERE group's window is the query's
+            return pattern, cond, pos
+        # Streaming SPARQL: a group's window is more special than the stream's, for its patterns
+        if not self.streams:
+            raise self.error("a window applies to the streams the query reads, and it reads none: add "
+                             "FROM STREAM <iri> WINDOW ... before WHERE", spec)
+        if pattern is None:
+            raise self.error("a window holds the solutions of its group's pattern, and this group has "
+                             "none: give it a triple pattern", spec)
+        window = self.streaming_window(spec, self.graph or self.streams[0][0], self.pos(spec))
+        return ops.pattern_window(ops.variables(pattern), pattern, window), cond, pos
 
     # ---- BIND, VALUES and subqueries (SPARQL 1.1, 18.2.2.6, 10.2, 18.2.1)
 
@@ -1863,6 +1957,9 @@ def _vars_in_order(expr) -> list:
 
 _SPAN = re.compile(r"(\d+)(ms|s|m|h|d)", re.I)
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+# Streaming SPARQL's Timeunit (section 2)
+_STREAMING_UNIT_MS = {"MS": 1, "S": 1000, "MINUTE": 60_000, "HOUR": 3_600_000, "DAY": 86_400_000,
+                      "WEEK": 7 * 86_400_000}
 REPORTS = ("RSTREAM", "ISTREAM", "DSTREAM")
 
 
@@ -1878,6 +1975,24 @@ def _is_stream(clause: Tree) -> bool:
 
 def _is_aggregate(var: Var) -> bool:
     return var.name.startswith(".agg")
+
+
+def _size(w: ops.Window) -> tuple:
+    return w.range_ms, w.step_ms, w.count
+
+
+def _where_window(body: Tree):
+    """The streaming_window at the end of a query's WHERE group, if its
+    WHERE is one group that has one."""
+    wheres = _children(body, "where_clause")
+    elements = [c for c in wheres[0].children if isinstance(c, Tree)] if wheres else []
+    if len(elements) != 1 or elements[0].data != "chain" or len(elements[0].children) != 1:
+        return None
+    group = elements[0].children[0]
+    if not isinstance(group, Tree) or group.data != "group" or not group.children:
+        return None
+    last = group.children[-1]
+    return last if isinstance(last, Tree) and last.data == "streaming_window" else None
 
 
 def window_clause(froms):

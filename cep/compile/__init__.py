@@ -134,7 +134,8 @@ def describe_plan(plan: Plan) -> str:
                 extra.append(f"policy: {node.policy}")
         lines.append(f"  {head}  -> ({vars_})" + ("  [" + "; ".join(extra) + "]" if extra else ""))
     for out in plan.outputs:
-        lines.append(f"  query {out.query.name} <- e{out.root}")
+        parts = "".join(f" e{p.root} ({sexpr.window_size(p.window)})" for p in out.parts)
+        lines.append(f"  query {out.query.name} <- e{out.root}" + (f"  [parts:{parts}]" if parts else ""))
     return "\n".join(lines)
 
 

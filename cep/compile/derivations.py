@@ -24,7 +24,7 @@ def deferred_strata(plan, deferred, chaining) -> list:
     level = {}
     for out in plan.outputs:
         stratum = chaining.stratum(out.query.name)
-        todo = [out.root]
+        todo = list(out.roots)
         while todo:
             node = plan.node(todo.pop())
             level[node.id] = min(level.get(node.id, stratum), stratum)

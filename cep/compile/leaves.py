@@ -161,7 +161,7 @@ def count_streams(plan: Plan):
     seen = {}
     for out in plan.outputs:
         q = out.query
-        if q.window is not None and q.window.count is not None:
+        if any(w.count is not None for w in q.windows):
             streams = frozenset(iri for iri, _ in q.streams)
             seen.setdefault(streams, q)
     if len(seen) > 1:

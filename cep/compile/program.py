@@ -95,11 +95,13 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     root_of = {}
     for out_index, out in enumerate(plan.outputs):
         root_of.setdefault(out.root, []).append(out_index)
+        for part in out.parts[1:]:  # kept apart, each in its own window (cep/compile/windows.py)
+            root_of.setdefault(part.root, []).append((out_index, part.index))
     producers = chaining.producers if chaining is not None else frozenset()
     deriving = {i for i, out in enumerate(plan.outputs) if out.query.name in producers}
     absences = [n.id for n in plan.nodes if isinstance(n, Step) and n.op.spec.store == "deadline"]
     if absences and (deriving or updates):
-        query = next(out.query for out in plan.outputs if _reaches(plan, out.root, absences[0]))
+        query = next(out.query for out in plan.outputs if any(_reaches(plan, r, absences[0]) for r in out.roots))
         what = "rule chaining (queries that read CONSTRUCT rules' triples)" if deriving else \
             "DELETE/INSERT updates"
         raise QueryError(f"{query.name}: NOTSEQ in a rule set with {what} is not supported yet: "
@@ -227,7 +229,7 @@ def _part_of(plan) -> dict:
     """Node id -> the indexes of the queries (outputs) it is part of."""
     part_of = {node.id: [] for node in plan.nodes}
     for index, out in enumerate(plan.outputs):
-        todo, seen = [out.root], set()
+        todo, seen = list(out.roots), set()
         while todo:
             node = plan.node(todo.pop())
             if node.id in seen:
@@ -270,7 +272,9 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     for step, side in plan.consumers(node.id):
         alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:
-        if plan.outputs[index].query.evaluated:  # kept for the window's evaluations (cep/compile/windows.py)
+        if isinstance(index, tuple):  # a part of a query, p(Query, Part) (cep/compile/windows.py)
+            alternatives.append(conj([pl.Struct("$wstore", pl.Struct("p", *index), v, ts, te), F]))
+        elif plan.outputs[index].query.evaluated:  # kept for the window's evaluations (cep/compile/windows.py)
             alternatives.append(conj([pl.Struct("$wstore", index, v, ts, te), F]))
         elif plan.outputs[index].query.form == "update":  # applied at the instant's end ($apply_updates)
             alternatives.append(conj([pl.Struct("assertz", pl.Struct("bg_pending", index, v)), F]))
@@ -288,7 +292,8 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     # multiply. A leaf makes at most a few per event, and answers are
     # bounded by Prolog's stacks.
     if isinstance(node, Step) and (plan.consumers(node.id) or any(
-            plan.outputs[i].query.evaluated or plan.outputs[i].query.form == "update" for i in outputs)):
+            isinstance(i, tuple) or plan.outputs[i].query.evaluated or plan.outputs[i].query.form == "update"
+            for i in outputs)):
         names = ", ".join(dict.fromkeys(plan.outputs[i].query.name for i in scope.queries))
         weight = max(1, -(-len(node.vars) // MATCH_VARIABLES))
         checks = (*checks, q(RUNTIME, "cep_match", A(names), te, weight))

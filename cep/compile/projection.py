@@ -58,7 +58,7 @@ def sort_goals(ec, query, fields) -> tuple:
 def projection(plan, index, out, scope):
     """('$project' clause, layout) of an output; `scope` (Scope): its expressions'."""
     query = out.query
-    root = plan.node(out.root)
+    root_vars = plan.output_vars(out)
     if query.grouping is not None:  # its rows are made by '$wrow' (cep/compile/windows.py)
         names = tuple(ops.template_fields(query.template) if query.form == "construct"
                       else (item.var.name for item in query.projection))
@@ -67,11 +67,11 @@ def projection(plan, index, out, scope):
         return pl.Clause(head, (F,)), QueryLayout(index, query.name, query.form, names, hidden)
     vs = Vars(scope)
     ts, te = pl.Var("Ts"), pl.Var("Te")
-    v = tuple_term(vs, root.vars)
+    v = tuple_term(vs, root_vars)
     goals, fields, names = [], [], []
     ec = vs.expressions(ts, te)
     if query.projection is None:
-        for var in root.vars:
+        for var in root_vars:
             if not var.name.startswith("_:"):
                 names.append(var.name)
                 fields.append(vs.of(var))
@@ -79,7 +79,7 @@ def projection(plan, index, out, scope):
         for item in query.projection:
             names.append(item.var.name)
             if item.expr is None:
-                fields.append(vs.of(item.var) if item.var in root.vars else pl.Var(f"_N{len(fields)}"))
+                fields.append(vs.of(item.var) if item.var in root_vars else pl.Var(f"_N{len(fields)}"))
             else:
                 g, value = ec.value(item.expr)
                 r = pl.Var(f"P{len(fields)}")
@@ -107,7 +107,7 @@ def projection(plan, index, out, scope):
                 key = pl.Struct("k", pl.Str(query.name), pl.Str(name), pl.PList(fields2[:values]), ts, te)
                 goals.append(q(RUNTIME, "cep_skolem", key, label))
                 fields2.append(label)
-            elif var in root.vars:
+            elif var in root_vars:
                 fields2.append(vs.of(var))
             else:
                 fields2.append(pl.Var(f"_T{len(fields2)}"))

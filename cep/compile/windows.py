@@ -22,6 +22,8 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
+from cep.binarize import PartRef, split_windows
+from cep.compile.clauses import tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.projection import sort_goals
 from cep.compile.services import join_items
@@ -57,7 +59,9 @@ def window_items(plan, chaining, vars_of) -> list:
     # it to its pane's aggregates at once, and keeps only what tells a
     # solution seen (cep_window:cep_accumulate/6)
     joins = join_items(plan, vars_of)  # SERVICE joined at the evaluations: its solutions stored as they are
-    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _))]
+    # (a query whose groups have windows of their own joins its parts' solutions first: stored as they come)
+    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _)),
+                    pl.Struct("\\+", pl.Struct("$wparts", Q, _))]
                    + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
         pl.Struct("$window", Q, Spec),
@@ -73,9 +77,16 @@ def window_items(plan, chaining, vars_of) -> list:
     clauses = []
     for i in indexes:
         query = plan.outputs[i].query
-        clauses += _query_items(i, query, plan.node(plan.outputs[i].root), lambda i=i: vars_of(i))
+        out = plan.outputs[i]
+        # a query with parts is evaluated when its first part's window is (_part_items)
+        window = out.parts[0].window if out.parts else query.window
+        clauses += _query_items(i, query, window, plan.output_vars(out), lambda i=i: vars_of(i))
+        if plan.outputs[i].parts:
+            clauses += _part_items(i, plan, plan.outputs[i], vars_of(i))
     clauses += [_feed_clause(i, plan.outputs[i].query) for i in feeding]
     clauses += joins
+    if not any(plan.outputs[i].parts for i in indexes):  # '$wstore' asks
+        clauses.append(pl.Clause(pl.Struct("$wparts", _, _), (F,)))
     # each predicate's clauses together, queries in order
     order = {}
     for c in clauses:
@@ -91,7 +102,8 @@ def check_windows(queries, most: int):
     of 1h (3.6 million evaluations per event) is refused here rather
     than left to run for minutes and overflow Prolog's stack."""
     for query in queries:
-        w = query.window
+        split = split_windows(query)
+        w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
         if w is None or w.count is not None:
             continue
         every = query.every_ms or w.step_ms
@@ -118,6 +130,10 @@ def _check_feeding(query, chaining):
     are fed back as events over the window (docs/language.md, "Windows and
     aggregates"), at the evaluation time, before any later event. Refused
     where that order cannot hold."""
+    if query.windows[1:]:
+        raise QueryError(f"the triples of {query.name}, a CONSTRUCT whose groups have windows of their "
+                         f"own, are read by another query: that is not supported; give its groups the "
+                         f"query's window", query.pos)
     if query.window is None or query.window.count is not None:
         over = "grouped without a window" if query.window is None else "over a count window"
         raise QueryError(f"the triples of {query.name}, a CONSTRUCT {over}, are read by "
@@ -151,13 +167,57 @@ def _feed_clause(index, query):
                      (pl.Struct("include", A("$derivable"), template, pl.Var("Tr")),))
 
 
-def _spec(query):
-    w = query.window
+def _spec(w, query):
     if w is None:  # grouped without a window: the answers of one instant
         return A("instant")
     if w.count is not None:
         return pl.Struct("count", w.count)
     return pl.Struct("time", w.range_ms, w.step_ms, query.every_ms or w.step_ms)
+
+
+def _part_items(index, plan, out, vs) -> list:
+    """A query whose groups have windows of their own (cep.binarize.
+    split_windows; docs/language.md, "A window per pattern"): its first
+    part's solutions are stored as the query's own, so the query is
+    evaluated when that part's window is; each other part's are stored
+    under p(Query, Part) with its window ('$window'(p(Q, J), Spec), which
+    cep_close does not evaluate on its own), and '$wparts'(Q, Parts) lists
+    them. At each evaluation '$wcombine'(Q, Contents, V, Start, End) joins
+    the parts' solutions in their windows (Contents: a list of s(V, S, E)
+    per part) into the query's: V of the query's variables, over the span
+    of the parts it holds."""
+    items = [pl.Clause(pl.Struct("$window", pl.Struct("p", index, part.index), _spec(part.window, out.query)))
+             for part in out.parts[1:]]
+    items += [pl.Clause(pl.Struct("$wkind", pl.Struct("p", index, part.index), A("plain")))
+              for part in out.parts[1:]]
+    items.append(pl.Clause(pl.Struct("$wparts", index, pl.PList(
+        [pl.Struct("-", pl.Struct("p", index, part.index), _spec(part.window, out.query)) for part in out.parts[1:]]))))
+    contents = [vs.fresh() for _ in out.parts]
+    spans = [vs.fresh() for _ in out.parts]
+    values = _values(vs, out.vars)  # names every variable before the conditions read them
+    ec = vs.expressions(vs.fresh(), vs.fresh())
+
+    def goals(op) -> list:
+        if isinstance(op, PartRef):
+            part = out.parts[op.index]
+            v = tuple_term(vs, plan.node(part.root).vars)
+            s, e = vs.fresh(), vs.fresh()
+            return [pl.Struct("member", pl.Struct("s", v, s, e), contents[op.index]),
+                    pl.Struct("=", spans[op.index], pl.Struct("i", s, e))]
+        if isinstance(op, ops.Join):
+            return goals(op.left) + goals(op.right)
+        if isinstance(op, ops.Filter):
+            return goals(op.pattern) + [ec.filter_goal(op.cond)]
+        # OPTIONAL: the right side's solutions compatible with the left one
+        # (and its condition), or the left one alone if there is none
+        right = goals(op.right) + ([ec.filter_goal(op.cond)] if op.cond is not None else [])
+        return goals(op.left) + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
+
+    s, e = pl.Var("S"), pl.Var("E")
+    body = goals(out.combine) + [q(WINDOW, "cep_span", pl.PList(spans), s, e)]
+    items.append(pl.Clause(pl.Struct("$wcombine", index, pl.PList(contents), values, s, e),
+                           tuple(body)))
+    return items
 
 
 def _func(agg: ops.Aggregate):
@@ -167,9 +227,9 @@ def _func(agg: ops.Aggregate):
     return pl.Struct("f", name, A("true" if agg.distinct else "false"))
 
 
-def _query_items(index, query, root, vars_of) -> list:
+def _query_items(index, query, window, root_vars, vars_of) -> list:
     g = query.grouping
-    items = [pl.Clause(pl.Struct("$window", index, _spec(query))),
+    items = [pl.Clause(pl.Struct("$window", index, _spec(window, query))),
              pl.Clause(pl.Struct("$wreport", index, A(query.report)))]
     if g is None:
         kind = A("plain")
@@ -186,22 +246,22 @@ def _query_items(index, query, root, vars_of) -> list:
         return items
     if g.keys is not None:
         vs = vars_of()
-        v = _values(vs, root)
+        v = _values(vs, root_vars)
         items.append(pl.Clause(pl.Struct("$wkey", index, v, _key(vs, g.keys)), _computed(vs, g.computed)))
         items.append(_args_clause(("$wargs", index), vs, v, [a for _, a in g.aggregates]))
         items.append(_group_row(index, query, vars_of))
     else:
         for j, (_, agg, keys) in enumerate(g.extensions, 1):
             vs = vars_of()
-            v = _values(vs, root)
+            v = _values(vs, root_vars)
             items.append(pl.Clause(pl.Struct("$wkey", index, j, v, _key(vs, keys)), (T,)))
             items.append(_args_clause(("$wargs", index, j), vs, v, [agg], single=True))
-        items.append(_extended_row(index, query, root, vars_of))
+        items.append(_extended_row(index, query, root_vars, vars_of))
     return items
 
 
-def _values(vs, root):
-    return pl.Struct("v", *[vs.of(x) for x in root.vars]) if root.vars else A("v")
+def _values(vs, root_vars):
+    return pl.Struct("v", *[vs.of(x) for x in root_vars]) if root_vars else A("v")
 
 
 def _key(vs, keys):
@@ -268,13 +328,13 @@ def _group_row(index, query, vars_of):
     return _row_clause(head, vs, ts, te, goals, query)
 
 
-def _extended_row(index, query, root, vars_of):
+def _extended_row(index, query, root_vars, vars_of):
     """'$wrow'(Q, V, Ts, Te, Values, Fields): a solution with C-SPARQL's
     AGGREGATE values."""
     g = query.grouping
     vs = vars_of()
     ts, te = pl.Var("Ts"), pl.Var("Te")
-    v = _values(vs, root)
+    v = _values(vs, root_vars)
     values_in = [vs.fresh() for _ in g.extensions]
     goals = [_unset(vs.of(var), x) for (var, _, _), x in zip(g.extensions, values_in)]
     head = ("$wrow", index, v, ts, te, pl.PList(values_in))

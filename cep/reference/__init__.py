@@ -22,6 +22,7 @@ an event consumption policy other than `unrestricted` is refused.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from functools import cmp_to_key
 
@@ -106,8 +107,15 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
                 out += answers(q, stream, skolem)
     for q in windowed:
         watch = timestamp_vars(q.pattern, q.projection)
-        timed = [s for s in stamped_solutions(streams_of(q), stream, watch) if s[1] is not None]
-        out += window_answers(q, timed, events, _row_maker(q, skolem), until)
+        read = streams_of(q)
+
+        def solve(pattern, watch=watch):  # the timed solutions of (a part of) the pattern
+            return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
+        if q.windows[1:]:  # groups with windows of their own: each part solved apart
+            out += window_answers(dataclasses.replace(q, pattern=read), None, events, _row_maker(q, skolem),
+                                  until, solve)
+        else:
+            out += window_answers(q, solve(read), events, _row_maker(q, skolem), until)
     return _described(out, background)
 
 

@@ -23,17 +23,23 @@ from cep import terms
 from cep.algebra import ops
 from cep.events import Answer
 from cep.reference.expressions import ExprError, canonical_value, holds, parse, value
+from cep.reference.patterns import compatible, merge, satisfies
 
 INTEGER = terms.XSD + "integer"
 
 
-def window_answers(query: ops.Query, sols, events, project, until=None) -> list[Answer]:
+def window_answers(query: ops.Query, sols, events, project, until=None, solve=None) -> list[Answer]:
     """`sols`: the timed solutions (mu, ts, te, stamps) of the query's pattern;
     `events`: the stream's events (for the evaluation times and count
     windows); `project(mu, ts, te, stamps)`: a solution's row (its
     bindings, or its CONSTRUCT triples); `until`: event time is known to have reached it
     (a watermark), so the evaluations are those before it instead of those
-    up to the first at or after the last event (the end of the stream)."""
+    up to the first at or after the last event (the end of the stream).
+    `solve(pattern)`: the timed solutions of a part of the pattern (the
+    query's streams read), for a query whose groups have windows of their
+    own (`sols` is then not read)."""
+    if solve is not None and query.windows[1:]:
+        return _group_window_answers(query, events, project, until, solve)
     w = query.window
     if w is None:
         return _rows_of(query, [(tau, tau, lambda ts, te, tau=tau: te == tau)
@@ -54,7 +60,8 @@ def _rows_of(query, evaluations, sols, project) -> list[Answer]:
     solution's interval), as the report operator picks them."""
     out, previous = [], []
     for tau, start, inside in evaluations:
-        content = [s for s in sols if inside(s[1], s[2])]
+        # inside: a test of a solution's interval, or (sols None) the window's content
+        content = inside() if sols is None else [s for s in sols if inside(s[1], s[2])]
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
             chosen = rows
@@ -71,16 +78,23 @@ def _rows_of(query, evaluations, sols, project) -> list[Answer]:
     return out
 
 
+def _count_cut(n, ends, events, tau):
+    """The oldest instant of a count window of n events at tau: the last n
+    events up to tau, the oldest instant they reach taken whole."""
+    counted, cut = 0, tau
+    for t in reversed([t for t in ends if t <= tau]):
+        counted += sum(1 for e in events if e.end == t)
+        cut = t
+        if counted >= n:
+            break
+    return cut
+
+
 def _evaluations(query, w, ends, events, until, sols):
     """(tau, the window's start, test of a solution's interval) per evaluation."""
     if w.count is not None:
         for tau in ends:
-            counted, cut = 0, tau
-            for t in reversed([t for t in ends if t <= tau]):
-                counted += sum(1 for e in events if e.end == t)
-                cut = t
-                if counted >= w.count:
-                    break
+            cut = _count_cut(w.count, ends, events, tau)
             yield tau, cut, (lambda ts, te, cut=cut, tau=tau: ts >= cut and te <= tau)
         return
     period = query.every_ms or w.step_ms
@@ -94,6 +108,69 @@ def _evaluations(query, w, ends, events, until, sols):
         c = (tau // w.step_ms) * w.step_ms
         yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)
         tau += period
+
+
+def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
+    """Streaming SPARQL's windows in graph patterns (Bolles et al., sections
+    2 and 5): each group with a window of its own, `{ P WINDOW ... }`, is
+    P over that window, and the patterns outside any such group are over
+    the query's window. At each evaluation time tau every window is taken
+    at tau (a time window closed last, (c - l, c] with c = floor(tau / d)
+    * d; a count window the last n events up to tau), and the groups'
+    solutions in them are joined, left-joined and filtered at tau, as the
+    operators above the groups say (logical algebra: a join of elements
+    valid at one time). The query is evaluated when its first (leftmost)
+    group's window is; the answers' interval is that window."""
+    if query.streams:
+        mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
+        events = [e for e in events if not e.stream or f"<{e.stream.strip('<>')}>" in mine]
+    if not events:
+        return []
+    ends = sorted({e.end for e in events})
+
+    def inside(w, tau, s):
+        if w.count is not None:
+            return s[1] >= _count_cut(w.count, ends, events, tau) and s[2] <= tau
+        c = (tau // w.step_ms) * w.step_ms
+        return c - w.range_ms < s[1] and s[2] <= c
+
+    def windowed(op):
+        return any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
+
+    def over(op, w, tau) -> list:
+        """The solutions of op at tau, its patterns read in window w unless a group says otherwise."""
+        if isinstance(op, ops.Project) and op.window is not None:
+            return over(op.pattern, op.window, tau)
+        if not windowed(op):
+            return [s for s in solve(op) if inside(w, tau, s)]
+        if isinstance(op, ops.Filter):
+            return [s for s in over(op.pattern, w, tau) if satisfies(op.cond, s)]
+        left, right = over(op.left, w, tau), over(op.right, w, tau)
+        if isinstance(op, ops.Join):
+            return [merge(a, b) for a in left for b in right if compatible(a, b)]
+        if isinstance(op, ops.LeftJoin):
+            out = []
+            for a in left:
+                matched = [m for m in (merge(a, b) for b in right if compatible(a, b))
+                           if op.cond is None or satisfies(op.cond, m)]
+                out += matched or [a]
+            return out
+        raise ValueError(f"the reference does not join groups with windows under {type(op).__name__}")
+
+    first, pattern = query.window, query.pattern  # the leftmost group's window
+    while True:
+        if isinstance(pattern, ops.Project) and pattern.window is not None:
+            first, pattern = pattern.window, pattern.pattern
+        elif isinstance(pattern, (ops.Join, ops.LeftJoin)):
+            pattern = pattern.left
+        elif isinstance(pattern, ops.Filter):
+            pattern = pattern.pattern
+        else:
+            break
+    firsts = [s for s in solve(pattern)]  # the first group's solutions: when the query is evaluated
+    evaluations = _evaluations(query, first, ends, events, until, firsts)
+    return _rows_of(query, ((tau, start, lambda tau=tau: over(query.pattern, query.window, tau))
+                            for tau, start, _ in evaluations), None, project)
 
 
 def _rows(query, content, start, tau, project) -> list:

@@ -171,7 +171,7 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
                 for route in _pattern_routes(ops.Triple(ops.Var("s"), iri, ops.Var("o")), None, schema):
                     if route not in out:
                         out.append(route)
-    if query.window is not None and query.window.count is not None or any(
+    if any(w.count is not None for w in query.windows) or any(
             isinstance(t, ops.Unit) or t.p.reads_every_event(t.s, t.o) for t in readers):
         # a count window counts every event of the stream; an empty group's
         # solutions are the instants of every event, and a path over every

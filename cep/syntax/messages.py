@@ -65,6 +65,8 @@ def phrases(expected) -> list:
     """The expected terminals in words: groups of terminals read as one
     phrase ("an expression", "a literal"), the rest one by one."""
     left = set(expected) - HIDDEN
+    if "RBRACE" in left:  # a Streaming SPARQL window may end any group: it would crowd the message
+        left.discard("WINDOW")
     if "IN" not in left:  # NOT starts NOT EXISTS, which is refused
         left.discard("NOT")
     out = []
@@ -90,6 +92,9 @@ def phrases(expected) -> list:
     # a blank node is a variable in disguise; a list `( ... )` a blank node,
     # and `()` the IRI rdf:nil
     take({"IRIREF"}, IRI | BLANK | ({"NIL", "LPAR"} if "NIL" in left else set()), "an IRI")
+    if left & LITERAL == {"NUMBER"}:  # a count or a size (LIMIT, WINDOW ELEMS n)
+        out.append("a whole number")
+        left.discard("NUMBER")
     take({"NUMBER"}, LITERAL, "a literal")
     take(BLANK - {"LSQB"}, BLANK, "a blank node")
     take({"CARET"}, {"CARET", "LPAR"}, "a property path")
@@ -200,6 +205,21 @@ EXAMPLES = {
     ],
     "BASE <IRI>": [
         "BASE ?x",
+    ],
+    "a Streaming SPARQL window: WINDOW RANGE 30 MINUTE SLIDE [5 MINUTE], WINDOW RANGE 1 HOUR FIXED "
+    "or WINDOW ELEMS 100": [
+        "SELECT * FROM STREAM <s> WINDOW WHERE { ?s ?p ?o }",
+        "SELECT * FROM STREAM <s> WINDOW RANGE WHERE { ?s ?p ?o }",
+        "SELECT * FROM STREAM <s> WINDOW ELEMS WHERE { ?s ?p ?o }",
+        "SELECT * FROM STREAM <s> WINDOW RANGE 10 WHERE { ?s ?p ?o }",
+        "SELECT * FROM STREAM <s> WINDOW RANGE 10 S WHERE { ?s ?p ?o }",
+        "SELECT * { ?s ?p ?o WINDOW }",
+        "SELECT * { ?s ?p ?o WINDOW RANGE }",
+        "SELECT * { ?s ?p ?o WINDOW ELEMS }",
+        "SELECT * { ?s ?p ?o WINDOW RANGE 10 }",
+        "SELECT * { ?s ?p ?o WINDOW RANGE 10 S }",
+        *(f"SELECT * FROM STREAM <s> WINDOW RANGE 10 {unit} x" for unit in ("MS", "MINUTE", "HOUR", "DAY", "WEEK")),
+        *(f"SELECT * {{ ?s ?p ?o WINDOW RANGE 10 {unit} x }}" for unit in ("MS", "MINUTE", "HOUR", "DAY", "WEEK")),
     ],
     "the background file after FROM, such as FROM <ontology.ttl>": [
         "SELECT * FROM ?x",

@@ -765,6 +765,42 @@ def windowed_queries(draw):
                      report=report, grouping=grouping, streams=streams)
 
 
+def _window(draw) -> ops.Window:
+    """A time-based (sliding, tumbling or hopping) or count-based window."""
+    if draw(st.integers(0, 2)) == 0:
+        return ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)))
+    range_ms = draw(st.integers(1, 8))
+    step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
+    return ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms)
+
+
+@st.composite
+def group_windowed_queries(draw):
+    """Streaming SPARQL's windows in graph patterns: a windowed query
+    (windowed_queries) whose pattern is joined, or joined as OPTIONAL
+    (with a condition or not), with a group that has a window of its own,
+    of any size or kind; sometimes its own pattern is such a group too, so
+    that the query is evaluated when that group's window is."""
+    query = draw(windowed_queries().filter(lambda q: q.window is not None))
+    first = query.pattern
+    if draw(st.integers(0, 2)) == 0:
+        first = ops.pattern_window(ops.variables(first), first, _window(draw))
+    # often one triple pattern (which shares ?s, ?t or ?x with the first
+    # part more often than not: answers to compare), else a small pattern
+    other = _triple(draw) if draw(st.booleans()) else draw(queries(depth=1)).pattern
+    group = ops.pattern_window(ops.variables(other), other, _window(draw))
+    how = draw(st.sampled_from(["join", "optional", "optional-if"]))
+    if how == "join":
+        pattern = ops.Join(first, group)
+    else:
+        shared = sorted(ops.variables(first) & ops.variables(other), key=lambda v: v.name)
+        cond = None
+        if how == "optional-if" and shared:
+            cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
+        pattern = ops.LeftJoin(first, group, cond)
+    return dataclasses.replace(query, pattern=pattern)
+
+
 STREAM_IRIS = ("<http://example.org/s>", "<http://example.org/t>")  # the first is the windows' stream
 
 

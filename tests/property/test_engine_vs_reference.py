@@ -325,6 +325,22 @@ def test_engine_equals_reference_on_windows_and_aggregates(data):
 
 
 @seeded
+@_settings(150)
+@given(data=st.data())
+def test_engine_equals_reference_on_groups_with_windows_of_their_own(data):
+    """Groups with windows of their own (Streaming SPARQL) joined, or
+    joined as OPTIONAL, with the query's pattern over its window: several
+    window sizes and kinds in one query, each group read over its own."""
+    from tests.property.strategies import group_windowed_queries, streamed
+    query = data.draw(group_windowed_queries())
+    events = data.draw(streams())
+    if data.draw(st.booleans(), label="events of two streams"):
+        events = data.draw(streamed(events))
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
 @_settings(300)
 @given(data=st.data())
 def test_engine_equals_reference_with_solution_modifiers(data):

@@ -112,6 +112,25 @@ SYNTAX = [
      "rules/x.rq:2:17: unexpected '@)' \u2014 expected an operator, a language tag, ')' or '^^'"),
     ("SELECT * { ?s ?p ?o } @policy recent",
      "rules/x.rq:1:23: @policy is not followed by a query"),
+    # Streaming SPARQL's windows (FROM STREAM <s> WINDOW ..., or at the end of a group)
+    ("SELECT * FROM STREAM <s> WINDOW WHERE { ?s ?p ?o }",
+     "rules/x.rq:1:33: unexpected 'WHERE' \u2014 expected ELEMS or RANGE (a Streaming SPARQL window: "
+     "WINDOW RANGE 30 MINUTE SLIDE [5 MINUTE], WINDOW RANGE 1 HOUR FIXED or WINDOW ELEMS 100)"),
+    ("SELECT * FROM STREAM <s>\n  WINDOW RANGE 10 WHERE { ?s ?p ?o }",
+     "rules/x.rq:2:19: unexpected 'WHERE' \u2014 expected DAY, FIXED, HOUR, MINUTE, MS, S, SLIDE or WEEK "
+     "(a Streaming SPARQL window: WINDOW RANGE 30 MINUTE SLIDE [5 MINUTE], WINDOW RANGE 1 HOUR FIXED "
+     "or WINDOW ELEMS 100)"),
+    ("SELECT * FROM STREAM <s> WINDOW ELEMS 5 WHERE { ?s ?p ?o WINDOW ELEMS }",
+     "rules/x.rq:1:71: unexpected '}' \u2014 expected a whole number (a Streaming SPARQL window: "
+     "WINDOW RANGE 30 MINUTE SLIDE [5 MINUTE], WINDOW RANGE 1 HOUR FIXED or WINDOW ELEMS 100)"),
+    ("SELECT * FROM STREAM <s> WINDOW ELEMS 5 WHERE { ?s ?p ?o WINDOW ELEMS 5 . }",
+     "rules/x.rq:1:73: unexpected '.' \u2014 expected '}'"),
+    ("SELECT * FROM STREAM <s> WINDOW RANGE 10 S FIXED 5 WHERE { ?s ?p ?o }",
+     "rules/x.rq:1:50: unexpected '5' \u2014 expected '{', FROM or WHERE"),
+    ("SELECT * FROM STREAM <s> WHERE { ?s ?p ?o }",
+     "rules/x.rq:1:26: unexpected 'WHERE' \u2014 expected '[' or WINDOW"),
+    ("SELECT * { ?s ?p ?o } LIMIT x",
+     "rules/x.rq:1:29: unexpected 'x' \u2014 expected a whole number"),
     # FROM <file> (the dataset clause): what may follow it, and where it goes
     ("SELECT * FROM ?x { ?s ?p ?o }",
      "rules/x.rq:1:15: unexpected '?x' \u2014 expected an IRI or STREAM "

@@ -131,9 +131,9 @@ WHERE { ?g t:registers ?car }""")
     ("SELECT * FROM STREAM <http://s> [RANGE 5m TUMBLING] WHERE { GRAPH ?g { ?s ?p ?o } }",
      "x.rq:1:67: GRAPH ?g is not supported"),
     ("SELECT * FROM STREAM <http://s> [RANGE 5m TUMBLING]\n FROM STREAM <http://u> [RANGE 10m TUMBLING] "
-     "WHERE { ?s ?p ?o }", "2:2: the windows of one query must have the same size"),
+     "WHERE { ?s ?p ?o }", "2:2: the streams the patterns outside GRAPH read have one window"),
     ("SELECT * FROM STREAM <http://s> [TRIPLES 3]\n FROM STREAM <http://u> [RANGE 10m TUMBLING] "
-     "WHERE { ?s ?p ?o }", "2:2: the windows of one query must have the same size"),
+     "WHERE { ?s ?p ?o }", "2:2: the streams the patterns outside GRAPH read have one window"),
     ("SELECT * WHERE { GRAPH <http://s> { ?s ?p ?o } }",
      "1:18: GRAPH <http://s> names a stream, and the query reads none"),
     ("SELECT * FROM STREAM <http://s> [TRIPLES 3] FROM STREAM <http://s> [TRIPLES 3] WHERE { ?s ?p ?o }",

@@ -264,7 +264,7 @@ def test_windowed_construct_answers_triples_per_window():
     ("REGISTER QUERY x COMPUTED EVERY 1m AS SELECT ?c WHERE { ?c :p ?p }",
      "x.rq:2:18: COMPUTED EVERY sets how often a query over a time-based window is evaluated"),
     ("SELECT ?c FROM STREAM <http://s> [RANGE 1h STEP 5m] FROM STREAM <http://t> [RANGE 2h STEP 5m] "
-     "WHERE { ?c :p ?p }", "x.rq:2:53: the windows of one query must have the same size"),
+     "WHERE { ?c :p ?p }", "x.rq:2:53: the streams the patterns outside GRAPH read have one window"),
     ("SELECT ?c (SUM(?p) AS ?s) FROM STREAM <http://s> [RANGE 1h STEP 5m] WHERE { ?c :p ?p } "
      "GROUP BY ?c HAVING (?p > 1)", "x.rq:2:100: ?p is used outside an aggregate but not grouped by"),
     ("SELECT ?c (SUM(?p) AS ?s) FROM STREAM <http://s> [RANGE 1h STEP 5m] WHERE { ?c :p ?p } "  # the second condition

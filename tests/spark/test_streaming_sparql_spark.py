@@ -1,0 +1,35 @@
+"""Streaming SPARQL's windows in graph patterns on the Spark engine
+(docs/language.md, "A window per pattern"): a group's own count window and
+the stream's time window, kept apart in a group's state across
+micro-batches, give the in-process engine's answers. (Listing 1.1 as
+printed is a golden case, which tests/spark/test_equivalence.py runs.)"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from cep.rules import parse_rules
+from tests.spark.support import event_rows, in_process, process_all, split_rows, start_stream, write_files
+from tests.unit.test_streaming_sparql import MIN, PREFIX, TURBINES, count, table
+
+pytestmark = pytest.mark.spark
+
+
+def test_group_windows_over_micro_batches(spark, tmp_path):
+    queries = parse_rules(PREFIX + TURBINES, "turbines.rq")
+    stream = [count("t1", "StrCnt", 3, 1), count("t2", "StrCnt", 7, 6), count("t1", "StopCnt", 1, 9),
+              count("t1", "StrCnt", 4, 15), count("t2", "StopCnt", 5, 18)]
+    closing = [count("z", "other", 0, 40)]  # moves the watermark past the windows
+    write_files(tmp_path / "in", [event_rows(stream[:2]), event_rows(stream[2:4]), event_rows(stream[4:]),
+                                  event_rows(closing)])
+    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
+    process_all(query)
+    answers, others = split_rows(spark.table(name).collect())
+    assert not others
+    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
+    # as tests/unit/test_streaming_sparql.py reasons it out
+    assert table(expected, "x", "y", "z") == [(0, 10, "t1", "3", "1"), (0, 10, "t2", "7", None),
+                                              (10, 20, "t1", "4", None)]
+    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)

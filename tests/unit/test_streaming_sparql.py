@@ -1,0 +1,270 @@
+"""Streaming SPARQL's windows (Bolles, Grawunder, Jacobi, section 2): the
+syntax `WINDOW RANGE v [unit] SLIDE [v [unit]]`, `WINDOW RANGE v FIXED` and
+`WINDOW ELEMS n`, in FROM STREAM and at the end of the WHERE group, read as
+the engine's windows (docs/language.md, "Windows"); hand-checked, and each
+run is also the reference evaluator's."""
+
+import pytest
+
+from cep.errors import QueryError
+from cep.events import Event
+from cep.rules import parse_rules
+from tests.unit.support import checked_answers
+
+PREFIX = "PREFIX : <http://e/>\n"
+S = "<http://e/s>"
+MIN, HOUR, DAY = 60_000, 3_600_000, 86_400_000
+
+
+def window(clause: str, where: str = "{ ?s ?p ?o }"):
+    """(range ms, step ms, count) of the one query's window."""
+    (q,) = parse_rules(f"{PREFIX}SELECT * FROM STREAM {S} {clause} WHERE {where}", "x.rq")
+    return q.window.range_ms, q.window.step_ms, q.window.count
+
+
+@pytest.mark.parametrize("clause, spec", [
+    # milliseconds unless a unit is written (section 2)
+    ("WINDOW RANGE 1500 SLIDE 500", (1500, 500, None)),
+    # SLIDE alone moves the window by 1 of RANGE's unit
+    ("WINDOW RANGE 30 MINUTE SLIDE", (30 * MIN, MIN, None)),
+    ("WINDOW RANGE 1000 SLIDE", (1000, 1, None)),
+    ("WINDOW RANGE 2 WEEK SLIDE", (14 * DAY, 7 * DAY, None)),
+    ("WINDOW RANGE 10 S SLIDE 2 S", (10_000, 2000, None)),
+    ("window range 2 week slide 1 day", (14 * DAY, DAY, None)),  # keywords in any case
+    ("WINDOW RANGE 90 MINUTE SLIDE 1 HOUR", (90 * MIN, HOUR, None)),
+    ("WINDOW RANGE 100 MS SLIDE 7", (100, 7, None)),
+    # FIXED: the slide is the range (a tumbling window)
+    ("WINDOW RANGE 1 HOUR FIXED", (HOUR, HOUR, None)),
+    ("WINDOW RANGE 2 DAY FIXED", (2 * DAY, 2 * DAY, None)),
+    # ELEMS: the last n elements, C-SPARQL's [TRIPLES n]
+    ("WINDOW ELEMS 1500", (None, None, 1500)),
+])
+def test_the_window_clause_reads_as_the_engines_window(clause, spec):
+    assert window(clause) == spec
+
+
+def test_the_same_window_in_either_syntax_is_the_same_query():
+    streaming = parse_rules(f"{PREFIX}SELECT * FROM STREAM {S} WINDOW RANGE 1 HOUR SLIDE 5 MINUTE "
+                            f"WHERE {{ ?s ?p ?o }}", "x.rq")
+    csparql = parse_rules(f"{PREFIX}SELECT * FROM STREAM {S} [RANGE 1h STEP 5m] WHERE {{ ?s ?p ?o }}", "x.rq")
+    assert streaming == csparql
+
+
+def test_a_window_at_the_end_of_the_where_group_replaces_the_streams():
+    # "only the more special window of the graph pattern is evaluated" (section 2)
+    assert window("WINDOW RANGE 1 HOUR FIXED", "{ ?s ?p ?o WINDOW ELEMS 3 }") == (None, None, 3)
+    assert window("[RANGE 1h STEP 1m]", "{ ?s ?p ?o . ?o ?q ?r . WINDOW RANGE 10 S SLIDE }") == (10_000, 1000, None)
+
+
+def event(s, p, o, minute):
+    return Event(f"<http://e/{s}>", f"<http://e/{p}>", f"<http://e/{o}>", minute * MIN, minute * MIN)
+
+
+STREAM = [event("k", "a", "x", 1), event("k", "a", "y", 12), event("j", "a", "x", 25), event("j", "a", "z", 26)]
+
+
+def rows(answers):
+    return sorted((a.start // MIN, a.end // MIN, a.binding("o")[len("<http://e/"):-1]) for a in answers)
+
+
+def test_a_fixed_window_runs_as_its_c_sparql_twin():
+    text = "SELECT ?o FROM STREAM <http://e/s> WINDOW RANGE 10 MINUTE FIXED WHERE { ?s :a ?o }"
+    got = checked_answers(parse_rules(PREFIX + text), STREAM)
+    # tumbling windows (0, 10], (10, 20], (20, 30]: each event in exactly one
+    assert rows(got) == [(0, 10, "x"), (10, 20, "y"), (20, 30, "x"), (20, 30, "z")]
+    twin = "SELECT ?o FROM STREAM <http://e/s> [RANGE 10m TUMBLING] WHERE { ?s :a ?o }"
+    assert rows(checked_answers(parse_rules(PREFIX + twin), STREAM)) == rows(got)
+
+
+def test_an_element_window_holds_the_last_n_events():
+    text = "SELECT ?o FROM STREAM <http://e/s> WINDOW ELEMS 2 WHERE { ?s :a ?o }"
+    got = checked_answers(parse_rules(PREFIX + text), STREAM)
+    # evaluated at each event's instant over the last two events: its start
+    # is the oldest instant in it
+    assert rows(got) == [(1, 1, "x"), (1, 12, "x"), (1, 12, "y"), (12, 25, "x"), (12, 25, "y"),
+                         (25, 26, "x"), (25, 26, "z")]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("SELECT * FROM STREAM <http://e/s> WINDOW ELEMS 0 WHERE { ?s ?p ?o }",
+     "x.rq:1:48: a count-based window holds at least one event: WINDOW ELEMS 1"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW ELEMS 2.5 WHERE { ?s ?p ?o }",
+     "x.rq:1:48: a window's size is a whole number, not 2.5"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 0 SLIDE WHERE { ?s ?p ?o }",
+     "x.rq:1:48: a window's RANGE and SLIDE must be positive, not 0"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 10 S SLIDE 0 S WHERE { ?s ?p ?o }",
+     "x.rq:1:59: a window's RANGE and SLIDE must be positive, not 0"),
+    ("SELECT * WHERE { ?s ?p ?o WINDOW ELEMS 5 }",
+     "x.rq:1:27: a window applies to the streams the query reads, and it reads none: add "
+     "FROM STREAM <iri> WINDOW ... before WHERE"),
+])
+def test_a_window_that_cannot_be_is_an_error_at_its_place(text, message):
+    with pytest.raises(QueryError) as info:
+        parse_rules(text, "x.rq")
+    assert str(info.value) == message
+
+
+# ------------------------------------------------------ a window per pattern
+
+
+def count(s, p, n, minute):
+    return Event(f"<http://e/{s}>", f"<http://e/{p}>", f'"{n}"^^<http://www.w3.org/2001/XMLSchema#integer>',
+                 minute * MIN, minute * MIN)
+
+
+def value(answer, name):
+    term = answer.binding(name)
+    if term is None:
+        return None
+    return term[len("<http://e/"):-1] if term.startswith("<") else term.split('"')[1]
+
+
+def table(answers, *names):
+    """(window start minute, evaluation minute, values...) per answer, sorted."""
+    return sorted((a.start // MIN, a.end // MIN, *(value(a, n) for n in names)) for a in answers)
+
+
+TURBINES = """SELECT ?x ?y ?z FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE { ?x :StrCnt ?y . OPTIONAL { ?x :StopCnt ?z . WINDOW ELEMS 1 } }"""
+
+
+def test_an_optional_group_with_an_element_window_is_read_over_its_own_window():
+    # Listing 1.1's shape with small windows: starts over a tumbling window
+    # of 10 minutes, stops over the last element of the stream
+    got = checked_answers(parse_rules(PREFIX + TURBINES), [
+        count("t1", "StrCnt", 3, 1), count("t1", "StopCnt", 1, 4), count("t2", "StrCnt", 7, 6),
+        count("t1", "StopCnt", 2, 12)])
+    # evaluated when the first group's window is: at 10 and 20 (and no more:
+    # the window (20, 30] holds no start)
+    # - at 10, (0, 10] holds t1's and t2's starts; the last element up to 10
+    #   is t2's start (minute 6), no stop: both without ?z, although t1's
+    #   stop at 4 is in the stream (it is not in its group's window)
+    # - at 20, (10, 20] holds no start: no answer, whatever the last element
+    assert table(got, "x", "y", "z") == [(0, 10, "t1", "3", None), (0, 10, "t2", "7", None)]
+
+
+def test_the_optional_group_binds_where_its_window_holds_a_match():
+    got = checked_answers(parse_rules(PREFIX + TURBINES), [
+        count("t1", "StrCnt", 3, 1), count("t2", "StrCnt", 7, 6), count("t1", "StopCnt", 1, 9),
+        count("t1", "StrCnt", 4, 15), count("t2", "StopCnt", 5, 18)])
+    # - at 10: starts t1 3, t2 7; the last element up to 10 is t1's stop 1
+    # - at 20: start t1 4; the last element up to 20 is t2's stop (18),
+    #   which t1 does not match
+    assert table(got, "x", "y", "z") == [(0, 10, "t1", "3", "1"), (0, 10, "t2", "7", None),
+                                         (10, 20, "t1", "4", None)]
+
+
+def test_two_groups_with_time_windows_of_different_sizes_are_joined_at_each_evaluation():
+    text = """SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 5 MINUTE SLIDE 5 MINUTE
+              WHERE { ?x :a ?a . { ?x :b ?b WINDOW RANGE 20 MINUTE SLIDE } }"""
+    got = checked_answers(parse_rules(PREFIX + text), [
+        count("k", "b", 1, 2), count("k", "a", 10, 14), count("k", "a", 11, 24), count("j", "a", 12, 24)])
+    # evaluated every 5 minutes over (c - 5, c] for :a; :b over the last
+    # 20 minutes at that time, (c - 20, c]:
+    # - at 15: a 10 (14); b 1 (2) is in (-5, 15]: joined
+    # - at 25: a 11 and 12 (24); b 1 at 2 is not in (5, 25]: no join
+    assert table(got, "x", "a", "b") == [(10, 15, "k", "10", "1")]
+
+
+def test_the_stream_window_is_the_default_of_the_groups_without_their_own():
+    text = """SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW ELEMS 1
+              WHERE { ?x :a ?a . { ?x :b ?b WINDOW RANGE 1 HOUR SLIDE 1 MINUTE } }"""
+    got = checked_answers(parse_rules(PREFIX + text), [
+        count("k", "b", 1, 2), count("k", "a", 10, 4), count("k", "a", 11, 7), count("k", "c", 0, 9)])
+    # evaluated at each instant (its first group, :a, has the stream's
+    # count window): :a is the last element, :b over the last hour
+    # - at 2: the last element is b: no :a
+    # - at 4 and 7: a 10, then a 11, each with b 1 of minute 2
+    # - at 9: the last element is c: no :a
+    assert table(got, "x", "a", "b") == [(4, 4, "k", "10", "1"), (7, 7, "k", "11", "1")]
+
+
+def test_a_filter_over_groups_with_their_own_windows_reads_both():
+    text = """SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE { ?x :a ?a . { ?x :b ?b WINDOW ELEMS 2 } FILTER (?a < ?b) }"""
+    got = checked_answers(parse_rules(PREFIX + text), [
+        count("k", "a", 5, 1), count("k", "b", 4, 2), count("k", "b", 6, 3)])
+    # at 10: a 5; the last two elements are b 4 and b 6: only 6 is larger
+    assert table(got, "x", "a", "b") == [(0, 10, "k", "5", "6")]
+
+
+def test_a_grouped_query_aggregates_the_joined_solutions():
+    text = """SELECT ?x (COUNT(*) AS ?n) FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE { ?x :a ?a . OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } } GROUP BY ?x"""
+    got = checked_answers(parse_rules(PREFIX + text), [
+        count("k", "a", 5, 1), count("k", "a", 6, 2), count("k", "b", 4, 3), count("k", "b", 7, 4)])
+    # at 10: two :a, each with the two :b of the last two elements: 4 solutions
+    assert table(got, "x", "n") == [(0, 10, "k", "4")]
+
+
+@pytest.mark.parametrize("where, message", [
+    ("{ { ?x :a ?a } UNION { ?x :b ?b WINDOW ELEMS 2 } }",
+     "x.rq:3:86: UNION over groups with windows of their own is not supported: groups with different "
+     "windows are joined, OPTIONAL or filtered at each evaluation; give the groups under UNION one window"),
+    ("{ ?x :a ?a OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } FILTER (getDURATION() < \"PT1M\"^^xsd:duration) }",
+     "x.rq:3:119: a FILTER over groups with windows of their own may not read the time "
+     "(getDURATION(), NOW() ...): put it inside one of the groups"),
+    ("{ ?x :a ?a OPTIONAL { WINDOW ELEMS 2 } }",
+     "x.rq:3:93: a window holds the solutions of its group's pattern, and this group has none: "
+     "give it a triple pattern"),
+])
+def test_what_groups_with_windows_cannot_be_under_is_an_error(where, message):
+    from cep.engine import Engine
+    text = (f"{PREFIX}PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+            f"SELECT * FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED WHERE {where}")
+    with pytest.raises(QueryError) as info:
+        Engine(parse_rules(text, "x.rq"))
+    assert str(info.value) == message
+
+
+def test_a_named_stream_with_a_window_of_its_own_is_read_through_graph_in_that_window():
+    # the windows of the streams of one query may differ: a GRAPH group
+    # reads its stream's window (Streaming SPARQL, algorithm 1: a pattern
+    # without a group window takes its stream's)
+    text = """SELECT ?x ?a ?b
+              FROM STREAM <http://e/s> WINDOW RANGE 10 MINUTE FIXED
+              FROM NAMED STREAM <http://e/t> WINDOW ELEMS 1
+              WHERE { ?x :a ?a . OPTIONAL { GRAPH <http://e/t> { ?x :b ?b } } }"""
+    (q,) = parse_rules(PREFIX + text)
+    s = lambda e, stream: Event(e.s, e.p, e.o, e.start, e.end, stream=stream)
+    got = checked_answers([q], [
+        s(count("k", "a", 1, 2), "http://e/s"), s(count("k", "b", 5, 3), "http://e/t"),
+        s(count("j", "a", 2, 12), "http://e/s"), s(count("j", "b", 6, 13), "http://e/t"),
+        s(count("k", "b", 7, 14), "http://e/t")])
+    # - at 10: a k 1; the last element up to 10 (of either stream: events of
+    #   every stream are counted as the count windows of the rule set count
+    #   them, those of the query's streams) is b k 5 (minute 3): joined
+    # - at 20: a j 2; the last element is b k 7 (14): j has none
+    assert table(got, "x", "a", "b") == [(0, 10, "k", "1", "5"), (10, 20, "j", "2", None)]
+
+
+def test_a_group_window_overrides_the_window_of_the_stream_of_a_graph_inside_it():
+    text = """SELECT * FROM STREAM <http://e/s> WINDOW RANGE 10 MINUTE FIXED
+              FROM NAMED STREAM <http://e/t> WINDOW ELEMS 1
+              WHERE { ?x :a ?a . { GRAPH <http://e/t> { ?x :b ?b } WINDOW ELEMS 3 } }"""
+    (q,) = parse_rules(PREFIX + text)
+    assert [w.count for w in q.windows] == [None, 3]
+
+
+def test_a_construct_with_group_windows_cannot_feed_its_triples_back():
+    from cep.engine import Engine
+    text = """REGISTER STREAM stops AS
+              CONSTRUCT { ?x :stopped ?z } FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE { ?x :StrCnt ?y . OPTIONAL { ?x :StopCnt ?z WINDOW ELEMS 5 } }
+              REGISTER QUERY reader AS SELECT ?x WHERE { ?x :stopped ?z }"""
+    with pytest.raises(QueryError) as info:
+        Engine(parse_rules(PREFIX + text, "x.rq"))
+    assert "CONSTRUCT whose groups have windows of their own, are read by another query" in str(info.value)
+
+
+def test_the_first_groups_window_is_the_one_whose_evaluations_are_limited():
+    from cep.engine import Engine
+    # evaluated when its first group's window is: every ms over an hour
+    text = """SELECT * FROM STREAM <http://e/td> WINDOW RANGE 1 HOUR FIXED
+              WHERE { { ?x :a ?a WINDOW RANGE 3600000 SLIDE } ?x :b ?b }"""
+    with pytest.raises(QueryError) as info:
+        Engine(parse_rules(PREFIX + text, "x.rq"))
+    assert "is evaluated 3,600,000 times with each instant in it (RANGE 1h / STEP 1ms)" in str(info.value)
+    # the same window on a later group is read at the first one's evaluations only
+    Engine(parse_rules(PREFIX + text.replace("{ { ?x :a ?a WINDOW RANGE 3600000 SLIDE } ?x :b ?b }",
+                                             "{ ?x :b ?b { ?x :a ?a WINDOW RANGE 3600000 SLIDE } }"), "x.rq"))
