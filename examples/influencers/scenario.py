@@ -100,7 +100,7 @@ def replay(server, queries, options, scenario: Scenario):
                           f"WHERE {{ VALUES (?u ?m) {{ {rows} }} ?u <{E}followers> ?n }}")
         events = [Event(user(u), f"<{E}isMentionedIn>", f"<{E}post{minute}_{i}>", minute * MIN, minute * MIN)
                   for i, u in enumerate(users)]
-        for a in engine.push(events) + engine.flush_table().to_list():
+        for a in engine.push(events) + engine.flush_table(final=False).to_list():
             answers.setdefault(a.end // MIN, set()).add(tuple(sorted(a.bindings)))
     return answers, engine.services.reports if engine.services else []
 

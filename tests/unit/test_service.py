@@ -167,7 +167,7 @@ def test_with_a_small_budget_the_answers_follow_the_policy(oxigraph_server):
         if minute == 3:  # the evaluations from minute 3 on read the new counts
             followers(oxigraph_server, {1: 2, 2: 2, 3: 2})
         answers += engine.push([mention(u, minute, minute * 10 + u) for u in (1, 2, 3)])
-        answers += engine.flush_table().to_list()
+        answers += engine.flush_table(final=False).to_list()
     answers += engine.flush()
     reports = [r for r in engine.services.reports if r.refreshes]
     assert [(r.time // MIN, r.keys) for r in reports] == [
@@ -234,7 +234,7 @@ def test_an_engine_state_holds_the_view_entries_its_stream_needed(oxigraph_serve
     options = ServiceOptions(allow=[oxigraph_server.base], proposer="WST")  # never refreshed
     first = Engine([q], services=options)
     first.push([mention(1, m, m) for m in range(1, 5)])
-    first.flush_table()
+    first.flush_table(final=False)
     saved = first.state()
     followers(oxigraph_server, {1: 7, 2: 7})
     restored = Engine([q], services=options)
