@@ -103,18 +103,21 @@ def _keeps_key(query, key: str) -> bool:
 
 def _reads_instants(query, background: bool) -> bool:
     """Whether the query has an empty group (ops.Unit), whose solutions
-    are the stream's instants, or (without background knowledge) a
+    are the stream's instants, a subquery evaluated per instant (grouped
+    or cut: ops.Project.evaluated), or (without background knowledge) a
     property path, which walks the graph of each instant: one group must
     see them whole."""
     return bool(_instant_readers(query.pattern, background))
 
 
 def _instant_readers(op, background: bool) -> list:
-    """The empty groups of a pattern, and without background its path triple patterns."""
+    """The empty groups and evaluated subqueries of a pattern, and without
+    background its path triple patterns."""
     out, todo = [], [op]
     while todo:
         op = todo.pop()
-        if isinstance(op, ops.Unit) or not background and isinstance(op, ops.Triple) and isinstance(op.p, ops.Path):
+        if isinstance(op, ops.Unit) or isinstance(op, ops.Project) and op.evaluated \
+                or not background and isinstance(op, ops.Triple) and isinstance(op.p, ops.Path):
             out.append(op)
         todo += ops.children(op)
     return out

@@ -216,8 +216,6 @@ def test_ask_answers_are_written_as_a_boolean():
 
 
 @pytest.mark.parametrize("text, message", [
-    ("SELECT * { ?x :p ?v { SELECT ?x { ?x :q ?w } OFFSET 1 } }",
-     "2:46: OFFSET in a subquery inside a pattern is not supported"),
     ("SELECT * { ?x :p ?v SERVICE <http://s/> { ?x :q ?w } }", "2:21: SERVICE is not supported"),
     ("SELECT * { ?x :p ?v FILTER(?v > 1 || EXISTS { ?x :q ?w }) }",
      "2:38: EXISTS inside an expression is not supported"),
