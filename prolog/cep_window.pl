@@ -523,11 +523,15 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
 %   - Kind plain: Solutions are the rows already.
 %   Order (asc(I) or desc(I) per ORDER BY key, I the index of its field)
 %   orders the rows as the top level's answers are (cep_order_rank/2:
-%   cep.runtime.modifiers.order_ranks); then Offset rows are skipped and
-%   Limit (inf: all) kept.
+%   cep.runtime.modifiers.order_ranks; rows that tie by their start, then
+%   in the standard order of their fields); then Offset rows are skipped
+%   and Limit (inf: all) kept.
 cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
     subquery_rows(Kind, M, sq(N), Sols, Te, Rows0),
-    row_set(Rows0, Set),
+    row_set(Rows0, Set0),
+    findall(S-R, ( member(R, Set0), R = r(_, S, _) ), Keyed),
+    keysort(Keyed, ByStart),                % ties by start, as the top level's
+    pairs_values(ByStart, Set),
     ordered(Order, Set, Sorted),
     (   Limit == inf -> End = inf ; End is Offset + Limit ),
     slice(Sorted, 0, Offset, End, Rows).

@@ -175,10 +175,11 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
                     if route not in out:
                         out.append(route)
     if query.window is not None and query.window.count is not None or any(
-            isinstance(t, ops.Unit) or t.p.reads_every_event(t.s, t.o) for t in readers):
+            isinstance(t, (ops.Unit, ops.Project)) or t.p.reads_every_event(t.s, t.o) for t in readers):
         # a count window counts every event of the stream; an empty group's
-        # solutions are the instants of every event, and a path over every
-        # node reads every event: its one group gets them all
+        # solutions are the instants of every event, as are the evaluations
+        # of a grouped or cut subquery; and a path over every node reads
+        # every event: its one group gets them all
         out.append(Route((), None))
     return tuple(out)
 
