@@ -525,6 +525,13 @@ class _Query:
         windowed["report"] = self.report(body, window)
         where = _children(body, "where_clause")[0]
         sub = _sub_select(where)
+        cut = [c for c in sub.children if isinstance(c, Tree)
+               and c.data in ("order_clause", "limit_offset")] if sub is not None else []
+        if cut and window is not None:  # its grouping is the window's, its cut would be per instant
+            raise self.error(unsupported(f"{_modifier_name(cut[0])} in the subquery of a CONSTRUCT over a "
+                                         f"window"), cut[0])
+        if cut:  # without a window, a subquery cut per instant as any other (Subqueries)
+            sub = None
         if sub is not None:
             froms = _children(sub, "from_clause")
             if froms:
@@ -532,10 +539,6 @@ class _Query:
             clause, sub_where = _children(sub, "select_clause")[0], _children(sub, "where_clause")[0]
             if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
                 raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer CONSTRUCT", clause)
-            modifiers = [c for c in sub.children if isinstance(c, Tree)
-                         and c.data in ("order_clause", "limit_offset")]
-            if modifiers:
-                raise self.error(unsupported(f"{_modifier_name(modifiers[0])} in a subquery"), modifiers[0])
             pattern = self.with_values(self.where(sub_where, tree), sub)
             # grouping in the subquery aggregates over the CONSTRUCT's window
             distinct, projection, grouping = self.selection(sub, clause, pattern, window)

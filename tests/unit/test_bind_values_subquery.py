@@ -193,3 +193,16 @@ def test_a_grouped_subquery_over_background_data_is_a_table_of_the_background():
     got = engine.push(events) + engine.flush()
     assert sorted(got) == sorted(reference.evaluate(queries, events, background))
     assert [dict(a.bindings) for a in got] == [{"k": f"<{EX}k>", "m": _int(2), "z": _int(9)}]
+
+
+def test_the_subquery_that_is_a_construct_where_orders_and_cuts_per_instant():
+    """CONSTRUCT { ... } { SELECT ... LIMIT n }, without a window: its
+    sub-select is cut per instant, as any subquery is."""
+    queries = parse_rules(PREFIX + "CONSTRUCT { ?k :top ?x } { SELECT ?k ?x { ?k :a ?x } ORDER BY DESC(?x) LIMIT 1 }",
+                          "q.rq")
+    events = [_event("k", "a", _int(1), 1), _event("j", "a", _int(5), 1), _event("k", "a", _int(3), 2)]
+    engine = Engine(queries)
+    got = engine.push(events) + engine.flush()
+    assert sorted(got) == sorted(reference.evaluate(queries, events))
+    assert sorted((a.end, a.triples) for a in got) == [
+        (1, ((f"<{EX}j>", f"<{EX}top>", _int(5)),)), (2, ((f"<{EX}k>", f"<{EX}top>", _int(3)),))]
