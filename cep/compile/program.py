@@ -127,7 +127,7 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
         if isinstance(node, Leaf):
             built = None
         elif isinstance(node, Unary):
-            built = unary_clauses(plan, node, scope)
+            built = unary_clauses(plan, node, scope, graph)
         else:
             built = step_clauses(plan, node, scope, hoist, graph)
         if isinstance(node, Leaf):

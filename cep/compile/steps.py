@@ -12,7 +12,7 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.algebra.ops import is_table
-from cep.binarize import Leaf, Step, Unary, node_children
+from cep.binarize import Leaf, Step, Unary
 from cep.compile.clauses import RUNTIME, VALUES, PATHS, A, T, F, Vars, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
@@ -314,18 +314,7 @@ def _timeless(plan, node, vs: Vars, module: str):
         else:
             goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
     elif isinstance(node, Unary) and isinstance(node.op, ops.Project) and node.op.evaluated:
-        # a table of the background where its pattern matches no event, else none
-        # (its rows are the instant's: _evaluated_subquery); evaluated on its own
-        # variables, as SPARQL evaluates a subquery first
-        child = plan.node(node.child)
-        if not _matches_no_event(plan, child):
-            return None
-        cvs = Vars(vs.scope, prefix=f"S{node.id}_")
-        found = _timeless(plan, child, cvs, module)
-        if found is None:
-            return None
-        none = A("timeless")
-        goals = _subquery_rows(node, child, cvs, found, none, none, none, vs)
+        return None  # its rows are an instant's, the background's among them (_evaluated_subquery)
     elif isinstance(node, Unary):
         found = _timeless(plan, plan.node(node.child), vs, module)
         if found is None:
@@ -578,14 +567,14 @@ def _absence(step, left, right, scope, **_):
     return [insert, remove, fire, nxt, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
 
 
-def unary_clauses(plan, node: Unary, scope):
+def unary_clauses(plan, node: Unary, scope, graph=None):
     """(clauses, store names, store scope, deferred check clause or None)
     of a Unary node: s<N>_u/4, what happens when a solution of its operand
     occurs. A subquery gives each of its solutions once, as every pattern
     does (solutions are sets, paper 4.2): it keeps those of the instant it
-    has given (d<N>/3)."""
+    has given (d<N>/3). `graph` as for step_clauses."""
     if isinstance(node.op, ops.Project) and node.op.evaluated:
-        return _evaluated_subquery(plan, node, scope)
+        return _evaluated_subquery(plan, node, scope, graph)
     child = plan.node(node.child)
     vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
@@ -601,13 +590,14 @@ def unary_clauses(plan, node: Unary, scope):
     return [clause], stores, "group" if stores else None, None
 
 
-def _evaluated_subquery(plan, node: Unary, scope):
+def _evaluated_subquery(plan, node: Unary, scope, graph=None):
     """A subquery with its own aggregation or cut (ops.Project.evaluated):
     its operand's solutions of an instant wait, once each, as d<N>(Values,
-    Start, End); at the instant's end its check makes its rows of them
-    (_subquery_rows) and each row is a solution of the node. A subquery
-    whose pattern matches no event (it reads the background only) has no
-    check: it is a table of the background (_timeless)."""
+    Start, End); at the instant's end its check makes its rows
+    (_subquery_rows) of them and, with background knowledge, of its
+    operand's solutions in the background alone (_timeless), which are
+    there at every instant: solutions over [t, t]. Each row is a solution
+    of the node."""
     child, n = plan.node(node.child), node.id
     pending = f"d{n}"
     vs = Vars(scope)
@@ -615,27 +605,15 @@ def _evaluated_subquery(plan, node: Unary, scope):
     cv = tuple_term(vs, child.vars)
     wait = pl.Clause(pl.Struct(f"s{n}_u", cv, ts, te, pl.Var("_")), (
         _unseen_solution(pending, cv, ts, te), pl.Struct("assertz", pl.Struct(pending, cv, ts, te)), F))
-    if _matches_no_event(plan, child):
-        return [wait], [pending + "/3"], "group", None
     cvs = Vars(scope)
     found = [pl.Struct("retract", pl.Struct(pending, tuple_term(cvs, child.vars), ts, te))]
+    background = _timeless(plan, child, cvs, graph) if graph is not None else None
+    if background is not None:
+        found = [pl.Struct(";", conj(found), conj(background + [pl.Struct("=", ts, now), pl.Struct("=", te, now)]))]
     ovs = Vars(scope)
     rows = _subquery_rows(node, child, cvs, found, ts, te, now, ovs)
     check = pl.Clause(pl.Struct("$check", n, now, ans), (*rows, pl.Struct(f"n{n}", tuple_term(ovs, node.vars), ts, te, ans)))
     return [wait], [pending + "/3"], "group", check
-
-
-def _matches_no_event(plan, node) -> bool:
-    """Whether no event can match a pattern: its triple patterns read only
-    streams the query does not read as its default graph (Leaf.streams
-    empty)."""
-    todo = [node]
-    while todo:
-        node = todo.pop()
-        if isinstance(node, Leaf) and node.streams != frozenset():
-            return False
-        todo += [plan.node(c) for c in node_children(node)]
-    return True
 
 
 def _subquery_rows(node: Unary, child, cvs: Vars, found: list, ts, te, now, ovs: Vars) -> list:

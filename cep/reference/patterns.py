@@ -233,29 +233,21 @@ def _eval(op, S, at: tuple, watch) -> set:
 def _subquery(op: ops.Project, sols, S) -> set:
     """A subquery with its own aggregation or cut (docs/language.md,
     "Subqueries"): evaluated at each instant t of the stream (each end of
-    an occurrence) over the solutions of its pattern that end at t; one
-    whose pattern matches no event (every triple pattern of it reads only
-    streams that are not the query's default graph), once over the
-    background, its solutions timeless."""
+    an occurrence) over the solutions of its pattern that end at t and
+    those of the background alone, which are there at every instant (as
+    solutions over [t, t])."""
     from cep.reference.windows import subquery_rows
 
-    if _matches_no_event(op.pattern):
-        evaluations = {None: [x for x in sols if x[1] is None]}
-    else:
-        evaluations = {end: [] for *_, start, end, _ in S if start is not None}
-        for x in sols:
-            if x[1] is not None:
-                evaluations[x[2]].append(x)
+    timeless = [(mu, stamps) for mu, ts, _, stamps in sols if ts is None]
+    evaluations = {end: [(mu, end, end, stamps) for mu, stamps in timeless]
+                   for *_, start, end, _ in S if start is not None}
+    for x in sols:
+        if x[1] is not None:
+            evaluations[x[2]].append(x)
     out = set()
     for t, content in evaluations.items():
         out |= subquery_rows(op, content, t)
     return out
-
-
-def _matches_no_event(op) -> bool:
-    if isinstance(op, (ops.Triple, ops.Unit)):
-        return op.stream == frozenset()
-    return all(_matches_no_event(c) for c in ops.children(op))
 
 
 def _extended(x, op: ops.Extend):

@@ -133,9 +133,8 @@ def _rows(query, content, start, tau, project) -> list:
 
 def subquery_rows(op: ops.Project, content, tau) -> set:
     """The solutions of a subquery with its own aggregation or cut
-    (ops.Project.evaluated) evaluated at tau (None: once, over the
-    background) over `content`, the solutions (mu, ts, te, stamps) of its
-    pattern that end then (docs/language.md, "Subqueries"): grouped, a row
+    (ops.Project.evaluated) evaluated at tau over `content`, the
+    solutions (mu, ts, te, stamps) of its pattern that end then (docs/language.md, "Subqueries"): grouped, a row
     of each group over [tau, tau] (so
     that without GROUP BY keys no solution is one group, SPARQL 1.1, 11.2;
     with keys none), else each solution projected; ordered by
@@ -156,7 +155,7 @@ def subquery_rows(op: ops.Project, content, tau) -> set:
         rows = {(_project(query, dict(mu), ts, te, stamps), ts, te, stamps) for mu, ts, te, stamps in content}
     names = {v.name for v in op.vars}
     keys = ops.sort_fields(query)[0]
-    rows = sorted(rows, key=lambda r: (r[1] is not None, r[1] or 0, r[0]))
+    rows = sorted(rows, key=lambda r: (r[1], r[0]))
     for i in reversed(range(len(op.order))):  # the last key first: Python's sort is stable
         rows.sort(key=cmp_to_key(lambda a, b, i=i: _order_compare(dict(a[0]).get(keys[i]), dict(b[0]).get(keys[i]))),
                   reverse=op.order[i].descending)

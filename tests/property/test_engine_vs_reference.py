@@ -403,3 +403,10 @@ def test_engine_equals_reference_on_window_results_fed_back(data):
 def test_engine_equals_reference_with_grouped_subqueries(query, events):
     note_case(query, events)
     assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(100)
+@given(query=grouped_subquery_queries(), events=streams(), triples=background_triples())
+def test_engine_equals_reference_with_grouped_subqueries_over_background(query, events, triples):
+    assert_same_with_background([query], events, triples)

@@ -176,23 +176,24 @@ def test_a_subquery_limit_cuts_the_rows_of_an_instant_in_order():
     assert got == [(1, 1, {"s": f"<{EX}a>"})]
 
 
-def test_a_grouped_subquery_over_background_data_is_a_table_of_the_background():
-    """Its pattern reads no event: it is evaluated once over the
-    background, and its rows join each event as background data does."""
+def test_a_grouped_subquery_reads_the_background_at_every_instant():
+    """The background's solutions of its pattern are there at every
+    instant: they are grouped with the events' of the instant, and its
+    rows join each event over [t, t]."""
     from cep.background.knowledge import background_of
 
     triples = [(f"<{EX}k>", f"<{EX}a>", _int(1)), (f"<{EX}k>", f"<{EX}a>", _int(2)),
                (f"<{EX}j>", f"<{EX}a>", _int(5))]
-    text = ("SELECT ?k ?m ?z FROM NAMED STREAM <http://s/> [TRIPLES 1] WHERE { "
-            "{ SELECT ?k (MAX(?x) AS ?m) WHERE { ?k :a ?x } GROUP BY ?k } "
-            "GRAPH <http://s/> { ?k :c ?z } }")
+    text = "SELECT ?k ?m ?n ?z WHERE { ?k :c ?z { SELECT ?k (MAX(?x) AS ?m) (COUNT(*) AS ?n) WHERE { ?k :a ?x } GROUP BY ?k } }"
     queries = parse_rules(PREFIX + text, "q.rq")
     background = background_of(triples)
-    events = [Event(f"<{EX}k>", f"<{EX}c>", _int(9), 4, 4, "http://s/")]
+    events = [_event("k", "c", _int(9), 4), _event("k", "a", _int(7), 6), _event("k", "c", _int(8), 6)]
     engine = Engine(queries, background=background)
     got = engine.push(events) + engine.flush()
     assert sorted(got) == sorted(reference.evaluate(queries, events, background))
-    assert [dict(a.bindings) for a in got] == [{"k": f"<{EX}k>", "m": _int(2), "z": _int(9)}]
+    assert sorted((a.start, a.end, dict(a.bindings)["m"], dict(a.bindings)["n"], dict(a.bindings)["z"]) for a in got) == [
+        (4, 4, _int(2), _int(2), _int(9)), (4, 6, _int(2), _int(2), _int(8)),
+        (4, 6, _int(7), _int(3), _int(9)), (6, 6, _int(7), _int(3), _int(8))]
 
 
 def test_the_subquery_that_is_a_construct_where_orders_and_cuts_per_instant():
