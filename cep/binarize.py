@@ -89,7 +89,9 @@ class Unary:
     node, with the same interval. For BIND (ops.Extend) one more variable,
     unbound where the expression is an error; for a subquery
     (ops.Project) fewer variables, and with DISTINCT only the first
-    solution of each binding in an instant; for a table (`table`: a
+    solution of each binding in an instant (one with its own aggregation
+    or cut, ops.Project.evaluated: its rows at each instant's end, made
+    of all its operand's solutions of the instant); for a table (`table`: a
     pattern of inline data, ops.Values, and the BINDs over it, which
     matches no event) its compatible rows joined, as background data
     is joined (Operator.timeless)."""
@@ -487,12 +489,20 @@ class _Builder:
         certain = ops.certain_variables(operand, self.certain)
         if isinstance(op, ops.Project):  # a condition outside cannot read what the subquery hides
             certain = certain & set(op.vars)
-        (down,), here = _split_pending(pending, [certain])
-        child = self.build(operand, down, window, policy, timed)
+        if isinstance(op, ops.Project) and op.evaluated:
+            # its rows are made of all its pattern's solutions of an instant: no
+            # condition or bound from outside may thin them out before
+            (down,), here = [()], pending
+            child = self.build(operand, (), None, policy, False)
+        else:
+            (down,), here = _split_pending(pending, [certain])
+            child = self.build(operand, down, window, policy, timed)
         cvars = self.plan.nodes[child].vars
         if op is not None and not is_table(op):  # the node needs the operator, not its operand again
             op = dataclasses.replace(op, pattern=None, pos=None)
-        if isinstance(op, ops.Project):
+        if isinstance(op, ops.Project) and op.grouping is not None:  # a row's fields
+            vars_ = op.vars
+        elif isinstance(op, ops.Project):
             vars_ = tuple(v for v in cvars if v in op.vars)
         elif not is_table(op):  # BIND
             vars_ = tuple(dict.fromkeys(cvars + (op.var,)))
@@ -527,6 +537,8 @@ def _certain_of(nodes, node_id, memo: dict) -> set:
     node = nodes[node_id]
     if isinstance(node, Leaf):
         out = set(node.vars)
+    elif isinstance(node, Unary) and isinstance(node.op, ops.Project) and node.op.grouping is not None:
+        out = set()  # a group's keys may be unbound and its aggregates errors
     elif isinstance(node, Unary):
         out = _certain_of(nodes, node.child, memo) & set(node.vars)
         if isinstance(node.op, ops.Extend) and not is_table(node.op):

@@ -20,7 +20,9 @@
         chaining    a rule set whose CONSTRUCT rules feed triples back
                     ('$chaining'(true))
         windows     a rule set with a windowed query ('$window'/2 defined)
-        group       a rule set with a GROUP BY over a window
+        group       a rule set with a GROUP BY over a window (a grouped
+                    subquery's '$wkey', '$wargs' and '$wrow' of sq(Node)
+                    stand beside them, cep_window:cep_subquery_rows/6)
         extend      a rule set with a C-SPARQL AGGREGATE over a window
         paths       a rule set with a property path closure (p+, p*, p?)
                     and no background knowledge
@@ -65,8 +67,8 @@ cep_contract('$end_group', 0, always,
              "'$end_group': at the end of an instant, drop the goals scoped to it and apply the instant's updates").
 cep_contract('$deferred', 1, always,
              "'$deferred'(Strata): lists of plan nodes (N, or fire(N) for a NOTSEQ deadline) whose checks run at the end of an instant, bottom-up").
-cep_contract('$check', 2, always,
-             "'$check'(Node, Answer): the deferred check of an optional operator's node at the end of an instant; its answers").
+cep_contract('$check', 3, always,
+             "'$check'(Node, Instant, Answer): the deferred check of a node (an optional operator, a path, a subquery evaluated per instant) at the end of an instant; its answers").
 cep_contract('$absence_nodes', 1, always,
              "'$absence_nodes'(Nodes): the NOTSEQ nodes of the plan ([] if none)").
 cep_contract('$absence_next', 2, always,

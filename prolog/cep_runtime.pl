@@ -289,8 +289,8 @@ stratum_answer(M, Te, Nodes, A) :-
 node_answer(fire(N), M, Te, A) :-
     !,
     M:'$absence_fire'(N, Te, A).
-node_answer(N, M, _, A) :-
-    M:'$check'(N, A).
+node_answer(N, M, Te, A) :-
+    M:'$check'(N, Te, A).
 
 %   Absence by a deadline (NOTSEQ): event time has passed every instant
 %   before Limit, so the pending solutions whose deadline is before Limit

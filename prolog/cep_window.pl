@@ -31,7 +31,8 @@
             cep_accumulate/6,      % +Module, +Query, +Last, +First, +Key, +Args
             cep_window_status/2,   % +Module, -StatusText
             cep_window_span/5,     % +Spec, +Start, +End, -First, -Last
-            cep_span/3             % +Spans, -Start, -End
+            cep_span/3,            % +Spans, -Start, -End
+            cep_subquery_rows/6    % +Module, +Node, +Spec, +Solutions, +Time, -Rows
           ]).
 
 :- use_module(library(lists)).
@@ -577,4 +578,80 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
                cep_queue(M, Q, S, P, O, Ts, Tau)),
         cep_feed(M, Tau, Fed)
     ;   Fed = []
+    ).
+
+%!  cep_subquery_rows(+Module, +Node, +Spec, +Solutions, +Time, -Rows) is det.
+%
+%   The rows of a subquery with its own aggregation or cut, evaluated at
+%   the end of the instant Time over the solutions of its pattern that end
+%   at it (docs/language.md, "Subqueries"): r(Fields, Start, End), a set,
+%   ordered and cut. Spec is sub(Kind, Order, Offset, Limit):
+%   - Kind group(Funcs, Keys): Solutions are s(Values, Start, End); a row
+%     of each group, over [Time, Time], made by the rules' '$wkey',
+%     '$wargs' and '$wrow' of sq(Node), as a grouped query's; without
+%     GROUP BY keys (Keys 0) no solution is still one group (SPARQL 1.1,
+%     11.2: COUNT(*) is 0), with keys it is none;
+%   - Kind plain: Solutions are the rows already.
+%   Order (asc(I) or desc(I) per ORDER BY key, I the index of its field)
+%   orders the rows as the top level's answers are (cep_order_rank/2:
+%   cep.runtime.modifiers.order_ranks; rows that tie by their start, then
+%   in the standard order of their fields); then Offset rows are skipped
+%   and Limit (inf: all) kept.
+cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
+    subquery_rows(Kind, M, sq(N), Sols, Te, Rows0),
+    row_set(Rows0, Set0),
+    findall(S-R, ( member(R, Set0), R = r(_, S, _) ), Keyed),
+    keysort(Keyed, ByStart),                % ties by start, as the top level's
+    pairs_values(ByStart, Set),
+    ordered(Order, Set, Sorted),
+    (   Limit == inf -> End = inf ; End is Offset + Limit ),
+    slice(Sorted, 0, Offset, End, Rows).
+
+subquery_rows(plain, _, _, Rows, _, Rows).
+subquery_rows(group(Funcs, Keys), M, Q, [], Te, Rows) :-
+    !,
+    (   Keys =:= 0
+    ->  aggregates(Funcs, [], Values),
+        findall(r(Fields, Te, Te), M:'$wrow'(Q, k, Values, Te, Te, Fields), Rows)
+    ;   Rows = []
+    ).
+subquery_rows(group(Funcs, _), M, Q, Sols, Te, Rows) :-
+    kind_rows(group(Funcs), M, Q, Sols, Te, Te, FieldLists),
+    findall(r(Fields, Te, Te), member(Fields, FieldLists), Rows).
+
+ordered([], Rows, Rows) :- !.
+ordered(_, [], []) :- !.
+ordered(Order, Rows, Sorted) :-
+    maplist(functor_name, Order, Directions),
+    atomic_list_concat(Directions, ' ', Head),
+    findall(Line, ( member(r(Fields, _, _), Rows), key_line(Order, Fields, Line) ), Lines),
+    atomic_list_concat([Head|Lines], '\n', Text),
+    atom_string(Text, String),
+    cep_order_rank(String, RankText),
+    split_string(RankText, " ", "", RankStrings),
+    maplist(number_string, Ranks, RankStrings),
+    maplist(nth0_of(Rows), Ranks, Sorted).
+
+functor_name(T, Name) :-
+    functor(T, Name, _).
+
+nth0_of(List, I, X) :-
+    nth0(I, List, X).
+
+%   The N-Triples texts of a row's ORDER BY keys, separated by tabs (an
+%   unbound key: nothing).
+key_line(Order, Fields, Line) :-
+    findall(T, ( member(Key, Order), arg(1, Key, I), nth0(I, Fields, X), key_text(X, T) ), Texts),
+    atomic_list_concat(Texts, '\t', Line).
+
+key_text(X, T) :-
+    (   var(X) -> T = '' ; cep_nt(X, T) ).
+
+slice([], _, _, _, []).
+slice([X|Xs], I, From, To, Out) :-
+    (   To \== inf, I >= To
+    ->  Out = []
+    ;   I1 is I + 1,
+        (   I >= From -> Out = [X|Rest] ; Out = Rest ),
+        slice(Xs, I1, From, To, Rest)
     ).

@@ -546,16 +546,41 @@ class Project:
     of `pattern` restricted to `vars`, once each when `distinct` (per
     instant: docs/language.md, "Subqueries"). Translation renames the
     subquery's other variables to hidden ones (`.sq0.x`), so the outer
-    pattern cannot meet them (bottom-up evaluation)."""
+    pattern cannot meet them (bottom-up evaluation).
+
+    A subquery with its own aggregation or cut (`evaluated`) is evaluated
+    at each instant over the solutions of `pattern` that end at it, as a
+    query grouped without a window is: `grouping` (as Query.grouping) makes
+    a row of each group, over [t, t], whose fields are `items` (its SELECT
+    clause, read after the aggregates); `order`, `offset` and `limit` (as
+    Query's) then order and cut the instant's rows."""
 
     pattern: object
     vars: tuple  # of Var
     distinct: bool = False
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+    grouping: Optional["Grouping"] = None
+    items: tuple = ()  # of ProjectItem: a grouped subquery's SELECT clause
+    order: tuple = ()  # of OrderKey
+    offset: int = 0
+    limit: Optional[int] = None
     # a group with a window of its own (Streaming SPARQL, `{ P WINDOW ELEMS
     # 10 }`): P's solutions over that window, every variable of P projected
     # (cep.binarize.split_windows); None for a subquery
     window: Optional["Window"] = None
+
+    @property
+    def evaluated(self) -> bool:
+        """Whether the subquery is evaluated per instant (grouped, or cut
+        by OFFSET or LIMIT; an ORDER BY alone changes no multiset)."""
+        return self.grouping is not None or self.offset > 0 or self.limit is not None
+
+    def as_query(self) -> "Query":
+        """The subquery as a query of its own (its SELECT clause, grouping
+        and modifiers), for the makers of rows that read one."""
+        projection = self.items or tuple(ProjectItem(v) for v in self.vars)
+        return Query(".subquery", "select", self.pattern, projection, self.distinct, grouping=self.grouping,
+                     order=self.order, offset=self.offset, limit=self.limit)
 
 
 def pattern_window(vars_, pattern, window) -> "Project":
@@ -801,6 +826,9 @@ def _variables(op, certain: bool, memo) -> set:
         # an error leaves the variable unbound: certain only for a constant
         out = _variables(op.pattern, certain, memo) | (
             {op.var} if not certain or isinstance(op.expr, Const) else set())
+    elif isinstance(op, Project) and op.grouping is not None:
+        # a group's keys may be unbound and its aggregates errors
+        out = set() if certain else set(op.vars)
     elif isinstance(op, Project):
         out = _variables(op.pattern, certain, memo) & set(op.vars)
     elif isinstance(op, Values):

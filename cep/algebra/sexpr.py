@@ -85,8 +85,10 @@ def unary(op) -> str:
     the operator without its operand, a table's whole text on one line."""
     if isinstance(op, ops.Extend) and op.pattern is None:
         return f"extend {op.var} {expr(op.expr)}"
-    if isinstance(op, ops.Project):
-        return f"{'project-distinct' if op.distinct else 'project'} ({' '.join(str(v) for v in op.vars)})"
+    if isinstance(op, ops.Project):  # a grouped one shows its SELECT clause, then its grouping and cut
+        shown = _items(op.items) if op.items else " ".join(str(v) for v in op.vars)
+        extra = (_grouping(op) + _modifiers(op)).replace("\n  ", " ")
+        return f"{'project-distinct' if op.distinct else 'project'} ({shown}){extra}"
     return " ".join(line.strip() for line in pattern(op).splitlines())
 
 
@@ -260,8 +262,13 @@ def _read_pattern(x):
     if head == "group-window":  # (group-window <s> SIZE P): a group with its own window
         inner = _read_pattern(x[-1])
         return ops.pattern_window(ops.variables(inner), inner, _read_window_spec(x[1], x[2:-1]))
-    if head in ("project", "project-distinct"):
-        return ops.Project(_read_pattern(x[2]), tuple(ops.Var(v[1:]) for v in x[1]), head == "project-distinct")
+    if head in ("project", "project-distinct"):  # (project (ITEMS) [(group ...) (having ...) ...] PATTERN)
+        items, parts = _read_items(x[1]), {}
+        for part in x[2:-1]:
+            parts.setdefault(part[0], []).append(part)
+        grouping = _read_windowing(parts).get("grouping")
+        return ops.Project(_read_pattern(x[-1]), tuple(i.var for i in items), head == "project-distinct",
+                           grouping=grouping, items=items if grouping is not None else (), **_read_modifiers(parts))
     if head == "values":
         rows = tuple(tuple(None if t == "UNDEF" else terms.canonical(t) for t in row) for row in x[2:])
         return ops.Values(tuple(ops.Var(v[1:]) for v in x[1]), rows)
@@ -306,13 +313,7 @@ def read_query(name: str, text: str) -> ops.Query:
         if isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS:
             parts.setdefault(part[0], []).append(part)
     options = tuple((k, v) for part in parts.get("options", []) for k, v in part[1:])
-    extra = _read_windowing(parts)
-    for part in parts.get("order", []):
-        extra["order"] = tuple(ops.OrderKey(_read_expr(k[1]), True) if isinstance(k, list) and k[:1] == ["desc"]
-                               else ops.OrderKey(_read_expr(k)) for k in part[1:])
-    for part in parts.get("slice", []):
-        extra["offset"] = int(part[1])
-        extra["limit"] = None if part[2] == "_" else int(part[2])
+    extra = {**_read_windowing(parts), **_read_modifiers(parts)}
     x = [part for part in x if not (isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS)]
     head = x[0]
     if head == "ask":
@@ -324,6 +325,18 @@ def read_query(name: str, text: str) -> ops.Query:
                          options=options, **extra)
     return ops.Query(name, "select", _read_pattern(x[2]), projection=_read_items(x[1]), distinct=head == "select-distinct",
                      options=options, **extra)
+
+
+def _read_modifiers(parts) -> dict:
+    """ORDER BY, OFFSET and LIMIT of a query's (or subquery's) text."""
+    out = {}
+    for part in parts.get("order", []):
+        out["order"] = tuple(ops.OrderKey(_read_expr(k[1]), True) if isinstance(k, list) and k[:1] == ["desc"]
+                             else ops.OrderKey(_read_expr(k)) for k in part[1:])
+    for part in parts.get("slice", []):
+        out["offset"] = int(part[1])
+        out["limit"] = None if part[2] == "_" else int(part[2])
+    return out
 
 
 # the lines of a query's text around its pattern (cep.algebra.sexpr.query)

@@ -534,6 +534,13 @@ class _Query:
         windowed["report"] = self.report(body, window)
         where = _children(body, "where_clause")[0]
         sub = _sub_select(where)
+        cut = [c for c in sub.children if isinstance(c, Tree)
+               and c.data in ("order_clause", "limit_offset")] if sub is not None else []
+        if cut and window is not None:  # its grouping is the window's, its cut would be per instant
+            raise self.error(unsupported(f"{_modifier_name(cut[0])} in the subquery of a CONSTRUCT over a "
+                                         f"window"), cut[0])
+        if cut:  # without a window, a subquery cut per instant as any other (Subqueries)
+            sub = None
         if sub is not None:
             froms = _children(sub, "from_clause")
             if froms:
@@ -541,10 +548,6 @@ class _Query:
             clause, sub_where = _children(sub, "select_clause")[0], _children(sub, "where_clause")[0]
             if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
                 raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer CONSTRUCT", clause)
-            modifiers = [c for c in sub.children if isinstance(c, Tree)
-                         and c.data in ("order_clause", "limit_offset")]
-            if modifiers:
-                raise self.error(unsupported(f"{_modifier_name(modifiers[0])} in a subquery"), modifiers[0])
             pattern = self.with_values(self.where(sub_where, tree), sub)
             # grouping in the subquery aggregates over the CONSTRUCT's window
             distinct, projection, grouping = self.selection(sub, clause, pattern, window)
@@ -1426,7 +1429,10 @@ class _Query:
     def subquery(self, sub: Tree) -> ops.Project:
         """A SELECT inside WHERE: its pattern, its projection's expressions
         as BINDs, then the projection; its other variables are renamed to
-        hidden ones, which nothing outside can name (bottom-up evaluation)."""
+        hidden ones, which nothing outside can name (bottom-up evaluation).
+        With GROUP BY, HAVING or aggregates, its SELECT clause is read per
+        group instead; ORDER BY, OFFSET and LIMIT order and cut its rows
+        (ops.Project.evaluated: per instant, docs/language.md, "Subqueries")."""
         froms = _children(sub, "from_clause")
         if froms:
             raise self.error("FROM names the background of the whole query: write it in the outer query, "
@@ -1434,21 +1440,24 @@ class _Query:
         clause, where = _children(sub, "select_clause")[0], _children(sub, "where_clause")[0]
         if any(isinstance(c, Token) and c.type in REPORTS for c in clause.children):
             raise self.error("RSTREAM, ISTREAM and DSTREAM belong to the outer query", clause)
-        for kind, name in (("group_clause", "GROUP BY"), ("having_clause", "HAVING"),
-                           ("aggregate_clause", "AGGREGATE"), ("order_clause", "ORDER BY"),
-                           ("limit_offset", None)):
-            for node in _children(sub, kind):
-                raise self.error(unsupported(f"{name or _modifier_name(node)} in a subquery inside a pattern"),
-                                 node)
+        for node in _children(sub, "aggregate_clause"):
+            raise self.error(unsupported("AGGREGATE in a subquery inside a pattern"), node)
         pattern = self.with_values(self.where(where, sub), sub)
-        saved, self.aggregates = self.aggregates, []
+        saved = self.aggregates
         try:
-            distinct, projection = self.select_clause(clause, pattern)
-            if self.aggregates:
-                raise self.error(unsupported("an aggregate in a subquery inside a pattern"), clause)
+            distinct, projection, grouping = self.selection(sub, clause, pattern, None)
+            if grouping is not None:
+                readable = {p.var for p in projection} | set(grouping.keys)
+            else:
+                readable = ops.variables(pattern) | {p.var for p in projection or ()}
+            modifiers = self.modifiers(sub, readable, grouping)
         finally:
             self.aggregates = saved
-        if projection is None:  # SELECT *: the variables a query can name
+        grouping = modifiers.pop("grouping", grouping)
+        items = ()
+        if grouping is not None:
+            items, projected = projection, tuple(item.var for item in projection)
+        elif projection is None:  # SELECT *: the variables a query can name
             projected = tuple(v for v in sorted(ops.variables(pattern), key=lambda v: v.name)
                               if not v.name.startswith(("_:", ".")))
         else:
@@ -1456,9 +1465,13 @@ class _Query:
                 if item.expr is not None:
                     pattern = ops.Extend(pattern, item.var, item.expr, pos=self.pos(clause))
             projected = tuple(item.var for item in projection)
-        hidden = {v: Var(f".sq{self.fresh}.{v.name}") for v in ops.variables(pattern) if v not in projected}
+        if not (modifiers.get("offset") or modifiers.get("limit") is not None):
+            modifiers.pop("order", None)  # an ORDER BY alone changes no set of solutions
+        project = ops.Project(pattern, projected, distinct, pos=self.pos(sub), grouping=grouping, items=items,
+                              **modifiers)
+        hidden = {v: Var(f".sq{self.fresh}.{v.name}") for v in _all_vars(project) if v not in projected}
         self.fresh += 1
-        return ops.Project(_renamed(pattern, hidden), projected, distinct, pos=self.pos(sub))
+        return _renamed(project, hidden)
 
     def chain(self, tree: Tree):
         items = tree.children
@@ -1889,6 +1902,20 @@ def _solution_triples(op) -> list:
     if isinstance(op, ops.Binary) and op.spec.negated:
         return _solution_triples(op.left)
     return [t for c in ops.children(op) for t in _solution_triples(c)]
+
+
+def _all_vars(node) -> set:
+    """Every variable an algebra tree (or expression) names."""
+    if isinstance(node, Var):
+        return {node}
+    if isinstance(node, Call):
+        return set().union(*(_all_vars(a) for a in node.args))
+    if isinstance(node, tuple):
+        return set().union(*(_all_vars(x) for x in node))
+    if dataclasses.is_dataclass(node):
+        return set().union(*(_all_vars(getattr(node, f.name)) for f in dataclasses.fields(node)
+                             if f.init and f.name != "pos"))
+    return set()
 
 
 def _renamed(node, names: dict):

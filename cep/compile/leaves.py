@@ -129,7 +129,7 @@ def path_rules(leaf: Leaf) -> list:
 
 
 def path_check(leaf: Leaf, scope) -> pl.Clause:
-    """'$check'(N, A) of a path leaf N (path_rules), at an instant's end:
+    """'$check'(N, Te, A) of a path leaf N (path_rules), at an instant's end:
     the pairs the path connects in the instant's graph, each a solution
     over [the least start of the instant's triples, the instant]."""
     vs = Vars(scope)
@@ -137,7 +137,7 @@ def path_check(leaf: Leaf, scope) -> pl.Clause:
     s, o = (vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x) for x in (t.s, t.o))
     ends = A("vars" if isinstance(t.s, ops.Var) and isinstance(t.o, ops.Var) else "term")
     ts, te, ans, module, first = (pl.Var(n) for n in ("Ts", "Te", "A", "M", "T0"))
-    return pl.Clause(pl.Struct("$check", leaf.id, ans), (
+    return pl.Clause(pl.Struct("$check", leaf.id, pl.Var("_"), ans), (
         pl.Struct("once", pl.Struct(PATH_EVENTS, leaf.id, *(pl.Var("_") for _ in range(4)), te)),
         pl.Struct("aggregate_all", pl.Struct("min", first),
                   pl.Struct(PATH_EVENTS, leaf.id, pl.Var("_"), pl.Var("_"), pl.Var("_"), first, pl.Var("_")), ts),

@@ -26,7 +26,7 @@ and for the rule set
                                rules (leaf/6, one clause per triple pattern,
                                indexed on the predicate; uleaf/6 those of
                                update rules);
-    '$sweep'/2, '$check'/2, '$project'/5, ...
+    '$sweep'/2, '$check'/3, '$project'/5, ...
                                what the runtime calls: every one is listed,
                                with its arity and meaning, in
                                prolog/cep_contract.pl (docs/runtime.md).
@@ -130,7 +130,7 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
         if isinstance(node, Leaf):
             built = None
         elif isinstance(node, Unary):
-            built = (*unary_clauses(plan, node, scope), None)
+            built = unary_clauses(plan, node, scope, graph)
         else:
             built = step_clauses(plan, node, scope, hoist, graph)
         if isinstance(node, Leaf):
@@ -205,7 +205,7 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
         items += [update_clause(plan, i, out) for i, out in enumerate(plan.outputs) if out.query.form == "update"]
     items += checks
     if not checks:
-        items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_")), (F,)))
+        items.append(pl.Clause(pl.Struct("$check", pl.Var("_"), pl.Var("_"), pl.Var("_")), (F,)))
 
     projections = []
     for i, out in enumerate(plan.outputs):
@@ -217,7 +217,8 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     distinct = [i for i, o in enumerate(plan.outputs) if o.query.distinct or o.query.form == "construct"]
     for project, _ in projections:
         items.append(padded(project, width))
-    for item in window_items(plan, chaining, lambda i: Vars(Scope(user, (i,)))):
+    for item in window_items(plan, chaining, lambda i: Vars(Scope(user, (i,))),
+                             lambda n: Vars(Scope(user, tuple(part_of[n])))):
         items.append(padded(item, width) if isinstance(item, pl.Clause) and item.head.functor == "$wrow" else item)
     items += [pl.Clause(pl.Struct("$distinct", i)) for i in distinct]
     if not distinct:

@@ -18,7 +18,9 @@ from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
 from cep.compile.services import deferred_nodes, service_goal, touch_goal
 from cep.errors import QueryError
+from cep.compile.projection import sort_goals
 from cep.compile.updates import LIVE
+from cep.compile.windows import WINDOW, func_term
 
 
 BANDS = "_bands"  # suffix of a store's band list (see Band)
@@ -313,6 +315,8 @@ def _timeless(plan, node, vs: Vars, module: str):
                 q(PATHS, "cep_path", g, path_term(p), A(ends), s, o)]
         else:
             goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
+    elif isinstance(node, Unary) and isinstance(node.op, ops.Project) and node.op.evaluated:
+        return None  # its rows are an instant's, the background's among them (_evaluated_subquery)
     elif isinstance(node, Unary):
         found = _timeless(plan, plan.node(node.child), vs, module)
         if found is None:
@@ -522,7 +526,7 @@ def _deferred(step, mand, opt, scope, decide):
     insert = pl.Clause(pl.Struct(f"s{n}_r", ov, ts1, te1, pl.Var("_")),
                        (key_goal(vs, step.key, h), pl.Struct("assertz", _goal(opt_store, h, ov, ts1, te1, 0)), F))
     cvs = Vars(scope)
-    check = pl.Clause(pl.Struct("$check", n, ans), (
+    check = pl.Clause(pl.Struct("$check", n, pl.Var("_"), ans), (
         pl.Struct("retract", pl.Struct(pending, tuple_term(cvs, mand.vars), ts, te)),
         key_goal(cvs, step.key, h),
         decide(cvs, ts, te, h, ans)))
@@ -565,11 +569,14 @@ def _absence(step, left, right, scope, **_):
     return [insert, remove, fire, nxt, _ok_clause(step, scope)], [store + "/5"], store_scope(step), None
 
 
-def unary_clauses(plan, node: Unary, scope):
-    """(clauses, store names, store scope) of a Unary node: s<N>_u/4, what
-    happens when a solution of its operand occurs. A subquery gives each
-    of its solutions once, as every pattern does (solutions are sets,
-    paper 4.2): it keeps those of the instant it has given (d<N>/3)."""
+def unary_clauses(plan, node: Unary, scope, graph=None):
+    """(clauses, store names, store scope, deferred check clause or None)
+    of a Unary node: s<N>_u/4, what happens when a solution of its operand
+    occurs. A subquery gives each of its solutions once, as every pattern
+    does (solutions are sets, paper 4.2): it keeps those of the instant it
+    has given (d<N>/3). `graph` as for step_clauses."""
+    if isinstance(node.op, ops.Project) and node.op.evaluated:
+        return _evaluated_subquery(plan, node, scope, graph)
     child = plan.node(node.child)
     vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
@@ -585,7 +592,60 @@ def unary_clauses(plan, node: Unary, scope):
         stores = [seen + "/3"]
         goals += [_unseen_solution(seen, out, ts, te), pl.Struct("assertz", pl.Struct(seen, out, ts, te))]
     clause = pl.Clause(head, (*goals, pl.Struct(f"n{node.id}", out, ts, te, ans)))
-    return [clause], stores, "group" if stores else None
+    return [clause], stores, "group" if stores else None, None
+
+
+def _evaluated_subquery(plan, node: Unary, scope, graph=None):
+    """A subquery with its own aggregation or cut (ops.Project.evaluated):
+    its operand's solutions of an instant wait, once each, as d<N>(Values,
+    Start, End); at the instant's end its check makes its rows
+    (_subquery_rows) of them and, with background knowledge, of its
+    operand's solutions in the background alone (_timeless), which are
+    there at every instant: solutions over [t, t]. Each row is a solution
+    of the node."""
+    child, n = plan.node(node.child), node.id
+    pending = f"d{n}"
+    vs = Vars(scope)
+    ts, te, ans, now = (pl.Var(x) for x in ("Ts", "Te", "A", "Now"))
+    cv = tuple_term(vs, child.vars)
+    wait = pl.Clause(pl.Struct(f"s{n}_u", cv, ts, te, pl.Var("_")), (
+        _unseen_solution(pending, cv, ts, te), pl.Struct("assertz", pl.Struct(pending, cv, ts, te)), F))
+    cvs = Vars(scope)
+    found = [pl.Struct("retract", pl.Struct(pending, tuple_term(cvs, child.vars), ts, te))]
+    background = _timeless(plan, child, cvs, graph) if graph is not None else None
+    if background is not None:
+        found = [pl.Struct(";", conj(found), conj(background + [pl.Struct("=", ts, now), pl.Struct("=", te, now)]))]
+    ovs = Vars(scope)
+    rows = _subquery_rows(node, child, cvs, found, ts, te, now, ovs)
+    check = pl.Clause(pl.Struct("$check", n, now, ans), (*rows, pl.Struct(f"n{n}", tuple_term(ovs, node.vars), ts, te, ans)))
+    return [wait], [pending + "/3"], "group", check
+
+
+def _subquery_rows(node: Unary, child, cvs: Vars, found: list, ts, te, now, ovs: Vars) -> list:
+    """Goals that give the rows of an evaluated subquery one by one: each
+    solution of `found` (the operand's, in `cvs`, over [ts, te]) collected,
+    the rows made of them at `now` (cep_window:cep_subquery_rows/6: the
+    groups' rows of '$wrow'(sq(N), ...), or the solutions with the values
+    of their ORDER BY keys), ordered and cut; a row's values are bound to
+    `ovs`'s variables, its interval to [ts, te]."""
+    op, n = node.op, node.id
+    query = op.as_query()
+    sols, rows, m = pl.Var(f"Sols{n}"), pl.Var(f"Rows{n}"), pl.Var(f"M{n}")
+    cv = tuple_term(cvs, child.vars)
+    if op.grouping is not None:  # the fields of '$wrow': the SELECT clause, then ORDER BY's hidden ones
+        kind = pl.Struct("group", pl.PList([func_term(a) for _, a in op.grouping.aggregates]), len(op.grouping.keys))
+        collect = pl.Struct("findall", pl.Struct("s", cv, ts, te), conj(found), sols)
+    else:  # a solution's row: its values, then ORDER BY's hidden fields
+        kind = A("plain")
+        fields = [cvs.of(v) for v in node.vars]
+        goals, _ = sort_goals(cvs.expressions(ts, te), query, fields)
+        collect = pl.Struct("findall", pl.Struct("r", pl.PList(fields), ts, te), conj(found + goals), sols)
+    names, hidden = ops.sort_fields(query)
+    at = [v.name for v in node.vars] + [var.name for var, _ in hidden]
+    order = pl.PList([pl.Struct("desc" if k.descending else "asc", at.index(name)) for k, name in zip(op.order, names)])
+    spec = pl.Struct("sub", kind, order, op.offset, A("inf") if op.limit is None else op.limit)
+    return [collect, pl.Struct("context_module", m), q(WINDOW, "cep_subquery_rows", m, n, spec, sols, now, rows),
+            pl.Struct("member", pl.Struct("r", pl.PList([ovs.of(v) for v in node.vars], pl.Var("_")), ts, te), rows)]
 
 
 def unary_goals(node: Unary, vs: Vars, ts, te) -> list:

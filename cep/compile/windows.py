@@ -27,6 +27,7 @@ from cep.compile.clauses import tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.projection import sort_goals
 from cep.compile.services import join_items
+from cep.binarize import Unary
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -35,13 +36,21 @@ DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast",
            ("$wcut", 2), ("$wset", 1))
 
 
-def window_items(plan, chaining, vars_of) -> list:
-    """The clauses of every windowed query of the plan; `vars_of(index)`
-    makes the variables of a clause of the query of that index
-    (cep.compile.clauses.Vars)."""
+def window_items(plan, chaining, vars_of, node_vars_of) -> list:
+    """The clauses of every windowed query of the plan, and of every
+    grouped subquery (its '$wkey', '$wargs' and '$wrow' of sq(Node), for
+    cep_window:cep_subquery_rows/6); `vars_of(index)` makes the variables
+    of a clause of the query of that index, `node_vars_of(id)` of a plan
+    node (cep.compile.clauses.Vars)."""
     indexes = [i for i, out in enumerate(plan.outputs) if out.query.evaluated]
+    subqueries = [n for n in plan.nodes if isinstance(n, Unary) and isinstance(n.op, ops.Project)
+                  and n.op.grouping is not None]
+    clauses = []
+    for n in subqueries:
+        clauses += group_items(pl.Struct("sq", n.id), n.op.as_query(), plan.node(n.child).vars,
+                               lambda n=n: node_vars_of(n.id))
     if not indexes:
-        return []
+        return _together(clauses)
     feeding = [i for i in indexes if chaining is not None and plan.outputs[i].query.name in chaining.producers]
     for i in feeding:
         _check_feeding(plan.outputs[i].query, chaining)
@@ -74,7 +83,6 @@ def window_items(plan, chaining, vars_of) -> list:
                   pl.Struct("context_module", M),
                   q(WINDOW, "cep_accumulate", M, Q, Lst, Fst, K, Args)]),
             pl.Struct("assertz", pl.Struct("$wsol", H, Q, Lst, Fst, V, Ts, Te))))))
-    clauses = []
     for i in indexes:
         query = plan.outputs[i].query
         out = plan.outputs[i]
@@ -87,11 +95,15 @@ def window_items(plan, chaining, vars_of) -> list:
     clauses += joins
     if not any(plan.outputs[i].parts for i in indexes):  # '$wstore' asks
         clauses.append(pl.Clause(pl.Struct("$wparts", _, _), (F,)))
-    # each predicate's clauses together, queries in order
+    return items + _together(clauses)
+
+
+def _together(clauses) -> list:
+    """Each predicate's clauses together, in their order."""
     order = {}
     for c in clauses:
         order.setdefault((c.head.functor, len(c.head.args)), []).append(c)
-    return items + [c for group in order.values() for c in group]
+    return [c for group in order.values() for c in group]
 
 
 def check_windows(queries, most: int):
@@ -220,7 +232,7 @@ def _part_items(index, plan, out, vs) -> list:
     return items
 
 
-def _func(agg: ops.Aggregate):
+def func_term(agg: ops.Aggregate):
     """f(Name, Distinct) as prolog/cep_window.pl reads it; GROUP_CONCAT's
     name carries its separator, f(group_concat(Separator), Distinct)."""
     name = A(agg.func) if agg.separator is None else pl.Struct(agg.func, pl.Str(agg.separator))
@@ -234,9 +246,9 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
     if g is None:
         kind = A("plain")
     elif g.keys is not None:
-        kind = pl.Struct("group", pl.PList([_func(a) for _, a in g.aggregates]))
+        kind = pl.Struct("group", pl.PList([func_term(a) for _, a in g.aggregates]))
     else:
-        kind = pl.Struct("extend", pl.PList([_func(a) for _, a, _ in g.extensions]))
+        kind = pl.Struct("extend", pl.PList([func_term(a) for _, a, _ in g.extensions]))
     items.append(pl.Clause(pl.Struct("$wkind", index, kind)))
     # rows are a set where SPARQL makes them one: grouped rows, DISTINCT, and
     # CONSTRUCT (a set of triple occurrences)
@@ -245,11 +257,7 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
     if g is None:
         return items
     if g.keys is not None:
-        vs = vars_of()
-        v = _values(vs, root_vars)
-        items.append(pl.Clause(pl.Struct("$wkey", index, v, _key(vs, g.keys)), _computed(vs, g.computed)))
-        items.append(_args_clause(("$wargs", index), vs, v, [a for _, a in g.aggregates]))
-        items.append(_group_row(index, query, vars_of))
+        items += group_items(index, query, root_vars, vars_of)
     else:
         for j, (_, agg, keys) in enumerate(g.extensions, 1):
             vs = vars_of()
@@ -258,6 +266,19 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
             items.append(_args_clause(("$wargs", index, j), vs, v, [agg], single=True))
         items.append(_extended_row(index, query, root_vars, vars_of))
     return items
+
+
+def group_items(index, query, root_vars, vars_of) -> list:
+    """'$wkey', '$wargs' and '$wrow' of a GROUP BY: a solution's group, its
+    aggregates' arguments, a group's row (`index` names the query, or
+    sq(Node) a grouped subquery; `root_vars` are the variables of its
+    pattern's solutions)."""
+    g = query.grouping
+    vs = vars_of()
+    v = _values(vs, root_vars)
+    return [pl.Clause(pl.Struct("$wkey", index, v, _key(vs, g.keys)), _computed(vs, g.computed)),
+            _args_clause(("$wargs", index), vs, v, [a for _, a in g.aggregates]),
+            _group_row(index, query, vars_of)]
 
 
 def _values(vs, root_vars):

@@ -209,6 +209,8 @@ def _eval(op, S, at: tuple, watch) -> set:
                 for row in op.rows}
     if isinstance(op, ops.Extend):
         return {_extended(x, op) for x in _eval(op.pattern, S, at + (0,), watch)}
+    if isinstance(op, ops.Project) and op.evaluated:
+        return _subquery(op, _eval(op.pattern, S, at + (0,), watch), S)
     if isinstance(op, ops.Project):
         names = {v.name for v in op.vars}
         return {(frozenset((k, t) for k, t in x[0] if k in names), x[1], x[2],
@@ -236,6 +238,26 @@ def _eval(op, S, at: tuple, watch) -> set:
     if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):
         return _minus(left, right, op)
     raise TypeError(f"not an algebra operator: {op!r}")
+
+
+def _subquery(op: ops.Project, sols, S) -> set:
+    """A subquery with its own aggregation or cut (docs/language.md,
+    "Subqueries"): evaluated at each instant t of the stream (each end of
+    an occurrence) over the solutions of its pattern that end at t and
+    those of the background alone, which are there at every instant (as
+    solutions over [t, t])."""
+    from cep.reference.windows import subquery_rows
+
+    timeless = [(mu, stamps) for mu, ts, _, stamps in sols if ts is None]
+    evaluations = {end: [(mu, end, end, stamps) for mu, stamps in timeless]
+                   for *_, start, end, _ in S if start is not None}
+    for x in sols:
+        if x[1] is not None:
+            evaluations[x[2]].append(x)
+    out = set()
+    for t, content in evaluations.items():
+        out |= subquery_rows(op, content, t)
+    return out
 
 
 def _extended(x, op: ops.Extend):

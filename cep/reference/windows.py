@@ -19,6 +19,8 @@ that end at it (the answers of one instant), its rows at [tau, tau].
 
 from __future__ import annotations
 
+from functools import cmp_to_key
+
 from cep import terms
 from cep.algebra import ops
 from cep.events import Answer
@@ -204,6 +206,39 @@ def _rows(query, content, start, tau, project) -> list:
     if g is not None and g.keys is not None or query.distinct or query.form == "construct":
         return sorted(set(rows))
     return sorted(rows)
+
+
+def subquery_rows(op: ops.Project, content, tau) -> set:
+    """The solutions of a subquery with its own aggregation or cut
+    (ops.Project.evaluated) evaluated at tau over `content`, the
+    solutions (mu, ts, te, stamps) of its pattern that end then (docs/language.md, "Subqueries"): grouped, a row
+    of each group over [tau, tau] (so
+    that without GROUP BY keys no solution is one group, SPARQL 1.1, 11.2;
+    with keys none), else each solution projected; ordered by
+    ORDER BY as the top level's answers are (ties by start, then
+    bindings), then OFFSET and LIMIT cut them."""
+    from cep.reference import _order_compare, _project
+
+    query = op.as_query()
+    if op.grouping is not None:
+        if content:
+            rows = {(r, tau, tau, frozenset()) for r in _rows(query, content, tau, tau, None)}
+        elif op.grouping.keys:
+            rows = set()
+        else:
+            row = _row(query, {}, [(var, agg, []) for var, agg in op.grouping.aggregates], tau, tau)
+            rows = set() if row is None else {(row, tau, tau, frozenset())}
+    else:
+        rows = {(_project(query, dict(mu), ts, te, stamps), ts, te, stamps) for mu, ts, te, stamps in content}
+    names = {v.name for v in op.vars}
+    keys = ops.sort_fields(query)[0]
+    rows = sorted(rows, key=lambda r: (r[1], r[0]))
+    for i in reversed(range(len(op.order))):  # the last key first: Python's sort is stable
+        rows.sort(key=cmp_to_key(lambda a, b, i=i: _order_compare(dict(a[0]).get(keys[i]), dict(b[0]).get(keys[i]))),
+                  reverse=op.order[i].descending)
+    stop = None if op.limit is None else op.offset + op.limit
+    return {(frozenset((k, t) for k, t in row if k in names), ts, te, frozenset(s for s in stamps if s[1] & names))
+            for row, ts, te, stamps in rows[op.offset:stop]}
 
 
 def _key_value(g, key, mu, ts, te):

@@ -85,6 +85,22 @@ class _Descending:
         return self.key == other.key
 
 
+def order_ranks(text: str) -> str:
+    """The ORDER BY order of a subquery's rows, for the rules
+    (cep_window:cep_subquery_rows/6 calls it as cep_order_rank/2, which
+    cep.runtime.session registers): `text` is a line of directions (asc or
+    desc, one per key), then a line per row, its keys' N-Triples texts
+    separated by tabs (an empty one: unbound); the answer is the rows'
+    indexes in order, separated by spaces (rows that tie keep theirs)."""
+    head, *lines = text.split("\n")
+    descending = [d == "desc" for d in head.split(" ")]
+    keys = [[t or None for t in line.split("\t")] for line in lines]
+
+    def key(i):
+        return tuple(_Descending(term_key(k)) if d else term_key(k) for k, d in zip(keys[i], descending))
+    return " ".join(str(i) for i in sorted(range(len(keys)), key=key))
+
+
 def _first_of_each(members, key) -> list:
     seen, out = set(), []
     for i in members:

@@ -25,6 +25,7 @@ import pyarrow as pa
 from cep.errors import EngineError
 from cep.resources import data_dir
 from cep.runtime import native
+from cep.runtime.modifiers import order_ranks
 
 PL_ATOM, PL_STRING = 2, 6
 REP_ISO_LATIN_1, REP_UTF8 = 0x0, 0x00100000
@@ -36,6 +37,13 @@ PL_Q_NODEBUG, PL_Q_CATCH_EXCEPTION = 0x4, 0x8
 def _quoted(path: Path) -> str:
     """A path as a quoted Prolog atom."""
     return "'%s'" % str(path).replace("\\", "\\\\").replace("'", "\\'")
+
+
+def _order_rank(text, out) -> bool:
+    """cep_window:cep_order_rank(+Text, -Ranks): modifiers.order_ranks
+    on UTF-8 text (pyswip gives a Prolog string as its bytes)."""
+    out.unify(order_ranks(text.decode("utf-8")))
+    return True
 
 
 class _Session:
@@ -53,6 +61,8 @@ class _Session:
         self._run_text("cep_boot", "user:asserta(file_search_path(cep, %s))" % _quoted(base))
         for name in ("cep_values", "cep_runtime", "cep_window", "cep_user", "cep_service"):
             self._run_text("cep_boot", f"use_module(cep({name}))")
+        # a subquery's ORDER BY orders as the top level's (cep_window:cep_subquery_rows/6)
+        Prolog.register_foreign(_order_rank, "cep_order_rank", arity=2, module="cep_window")
         self._load_fast()
 
     def _load_fast(self):

@@ -103,18 +103,21 @@ def _keeps_key(query, key: str) -> bool:
 
 def _reads_instants(query, background: bool) -> bool:
     """Whether the query has an empty group (ops.Unit), whose solutions
-    are the stream's instants, or (without background knowledge) a
+    are the stream's instants, a subquery evaluated per instant (grouped
+    or cut: ops.Project.evaluated), or (without background knowledge) a
     property path, which walks the graph of each instant: one group must
     see them whole."""
     return bool(_instant_readers(query.pattern, background))
 
 
 def _instant_readers(op, background: bool) -> list:
-    """The empty groups of a pattern, and without background its path triple patterns."""
+    """The empty groups and evaluated subqueries of a pattern, and without
+    background its path triple patterns."""
     out, todo = [], [op]
     while todo:
         op = todo.pop()
-        if isinstance(op, ops.Unit) or not background and isinstance(op, ops.Triple) and isinstance(op.p, ops.Path):
+        if isinstance(op, ops.Unit) or isinstance(op, ops.Project) and op.evaluated \
+                or not background and isinstance(op, ops.Triple) and isinstance(op.p, ops.Path):
             out.append(op)
         todo += ops.children(op)
     return out
@@ -172,10 +175,11 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
                     if route not in out:
                         out.append(route)
     if any(w.count is not None for w in query.windows) or any(
-            isinstance(t, ops.Unit) or t.p.reads_every_event(t.s, t.o) for t in readers):
+            isinstance(t, (ops.Unit, ops.Project)) or t.p.reads_every_event(t.s, t.o) for t in readers):
         # a count window counts every event of the stream; an empty group's
-        # solutions are the instants of every event, and a path over every
-        # node reads every event: its one group gets them all
+        # solutions are the instants of every event, as are the evaluations
+        # of a grouped or cut subquery; and a path over every node reads
+        # every event: its one group gets them all
         out.append(Route((), None))
     return tuple(out)
 

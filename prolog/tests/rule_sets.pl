@@ -21,7 +21,7 @@ rule_set_text(M, Clauses, Text) :-
                  '$absence_fire'-"'$absence_fire'(_, _, _) :- fail.",
                  '$absence_next'-"'$absence_next'(_, _) :- fail.",
                  '$chaining'-"'$chaining'(false).",
-                 '$check'-"'$check'(_, _) :- fail.",
+                 '$check'-"'$check'(_, _, _) :- fail.",
                  '$deferred'-"'$deferred'([]).",
                  '$end_group'-"'$end_group'.",
                  '$distinct'-":- dynamic('$distinct'/1).",

@@ -131,9 +131,9 @@ test(bad_batch, [throws(cep_message(Text))]) :-
 
 :- begin_tests(cep_load).
 
-test(incomplete_rule_set, [error(cep_error(incomplete_rule_set(r_incomplete, ['$check'/2])))]) :-
+test(incomplete_rule_set, [error(cep_error(incomplete_rule_set(r_incomplete, ['$check'/3])))]) :-
     seq_rules(r_incomplete, none, false, Text0),
-    re_replace("'\\$check'\\(_, _\\) :- fail\\."/g, "", Text0, Text),
+    re_replace("'\\$check'\\(_, _, _\\) :- fail\\."/g, "", Text0, Text),
     cep_load(r_incomplete, Text).
 test(not_a_rule_set, [error(cep_error(not_a_rule_set(r_none)))]) :-
     cep_load(r_none, ":- module(r_none, []).\nfoo.\n").
@@ -310,7 +310,7 @@ test(deferred_check_at_the_end_of_an_instant) :-
 cep_event(K, 'http://e/a', X, _, Te, _) :- assertz(pend(K, X, Te)), fail.
 cep_event(K, 'http://e/b', _, _, _, _) :- assertz(seen(K)), fail.
 '$deferred'([[1]]).
-'$check'(1, ans(0, v(X), T, T)) :- pend(K, X, T), \\+ seen(K).
+'$check'(1, _, ans(0, v(X), T, T)) :- pend(K, X, T), \\+ seen(K).
 '$end_group' :- retractall(seen(_)), retractall(pend(_, _, _)).
 '$project'(0, v(X), _, _, [X]).
 "),

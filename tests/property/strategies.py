@@ -867,3 +867,26 @@ def modified_queries(draw):
     offset = draw(st.sampled_from([0, 0, 1, 2]))
     limit = draw(st.sampled_from([None, 0, 1, 2, 3]))
     return dataclasses.replace(base, order=order, offset=offset, limit=limit)
+
+
+@st.composite
+def grouped_subquery_queries(draw, depth: int = 2):
+    """A random pattern joined with a grouped subquery over another (SPARQL
+    1.1, 18.2.1 and 11): an aggregate of one of its numeric variables (or
+    COUNT(*)), grouped by one of its variables or not at all, its rows
+    sometimes ordered by their key and cut by LIMIT (ops.Project.evaluated)."""
+    outer = _pattern(draw, depth - 1, BINARY)
+    inner = _pattern(draw, depth, BINARY)
+    names = sorted(ops.variables(inner), key=lambda v: v.name)
+    numeric = _numeric_vars(inner)
+    func = draw(st.sampled_from(["count", "sum", "min", "max", "sample"] if numeric else ["count"]))
+    arg = ops.Var(draw(st.sampled_from(numeric))) if numeric and (func != "count" or draw(st.booleans())) else None
+    keys = (draw(st.sampled_from(names)),) if names and draw(st.booleans()) else ()
+    value = ops.Var("agg")
+    grouping = ops.Grouping(keys, ((value, ops.Aggregate(func, arg, draw(st.integers(0, 3)) == 0)),))
+    items = tuple(ops.ProjectItem(k) for k in keys) + (ops.ProjectItem(value),)
+    cut = {}
+    if keys and draw(st.booleans()):
+        cut = {"order": (ops.OrderKey(keys[0], draw(st.booleans())),), "limit": draw(st.integers(0, 2))}
+    sub = ops.Project(inner, tuple(i.var for i in items), grouping=grouping, items=items, **cut)
+    return ops.Query("q", "select", ops.Join(outer, sub))

@@ -19,7 +19,7 @@ from cep.algebra import ops
 from cep.engine import Engine
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, NEGATIONS_AND_JOINS, WITH_INTERVAL_RELATIONS,
-    background_triples, chained_rule_sets, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
+    background_triples, chained_rule_sets, grouped_subquery_queries, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
     queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams, unit_queries,
 )
 
@@ -411,3 +411,18 @@ def test_engine_equals_reference_on_window_results_fed_back(data):
     engine = Engine([producer, consumer])
     got = engine.push(events) + engine.flush()
     assert_same_answers(reference.evaluate([producer, consumer], events), got)
+
+
+@seeded
+@_settings(150)
+@given(query=grouped_subquery_queries(), events=streams())
+def test_engine_equals_reference_with_grouped_subqueries(query, events):
+    note_case(query, events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(100)
+@given(query=grouped_subquery_queries(), events=streams(), triples=background_triples())
+def test_engine_equals_reference_with_grouped_subqueries_over_background(query, events, triples):
+    assert_same_with_background([query], events, triples)

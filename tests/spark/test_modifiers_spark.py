@@ -90,3 +90,25 @@ def test_order_by_an_expression_and_group_concat_on_spark(spark, tmp_path):
         ("nearest", 1, (("x", "<http://e/a2>"),)), ("nearest", 1, (("x", "<http://e/a3>"),)),
         ("nearest", 2, (("x", "<http://e/b0>"),)), ("nearest", 2, (("x", "<http://e/b1>"),))]
     assert Counter(answers) == Counter(expected)
+
+
+SUBQUERIES = H + """REGISTER QUERY above_mean AS
+SELECT ?x ?v ?mean WHERE { { ?x :p ?v } EQUALS { SELECT (AVG(?w) AS ?mean) WHERE { ?y :p ?w } } FILTER (?v > ?mean) }
+
+REGISTER QUERY top2 AS
+SELECT ?x WHERE { { SELECT ?x WHERE { ?x :p ?v } ORDER BY DESC(?v) LIMIT 2 } }
+"""
+
+
+def test_subqueries_with_their_own_aggregates_and_cut_on_spark(spark, tmp_path):
+    """A subquery with its own aggregation or cut is evaluated over the
+    solutions of an instant (docs/language.md, "Subqueries"): on Spark its
+    query runs in one group, which sees the instant whole, whatever
+    micro-batches and buckets its events came in."""
+    queries = parse_rules(SUBQUERIES, "subqueries.rq")
+    answers, expected = _on_spark_and_in_process(spark, tmp_path, queries, STREAM)
+    assert sorted((a.query, a.end // MIN, a.binding("x")) for a in expected) == [
+        ("above_mean", 1, "<http://e/a2>"), ("above_mean", 1, "<http://e/a3>"), ("above_mean", 2, "<http://e/b1>"),
+        ("top2", 1, "<http://e/a2>"), ("top2", 1, "<http://e/a3>"),
+        ("top2", 2, "<http://e/b0>"), ("top2", 2, "<http://e/b1>")]
+    assert Counter(answers) == Counter(expected)

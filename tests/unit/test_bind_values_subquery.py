@@ -88,12 +88,8 @@ def test_a_subquery_gives_each_solution_once():
     ("SELECT * WHERE { ?k :a ?x BIND (1 AS ?x) }", "BIND(... AS ?x) names a variable already bound"),
     ("SELECT * WHERE { ?k :a ?x VALUES (?x ?y) { (1) } }", "a row of VALUES has 1 value for 2 variables"),
     ("SELECT * WHERE { ?k :a ?x OPTIONAL { BIND (1 AS ?y) } }", "OPTIONAL does not take it"),
-    ("SELECT * WHERE { ?k :a ?x { SELECT ?x WHERE { ?x :b ?y } LIMIT 1 } }",
-     "LIMIT in a subquery inside a pattern is not supported"),
-    ("SELECT * WHERE { ?k :a ?x { SELECT ?x WHERE { ?x :b ?y } ORDER BY ?x } }",
-     "ORDER BY in a subquery inside a pattern is not supported"),
-    ("SELECT * WHERE { ?k :a ?x { SELECT (COUNT(*) AS ?n) WHERE { ?x :b ?y } } }",
-     "an aggregate in a subquery inside a pattern is not supported"),
+    ("SELECT * WHERE { ?k :a ?x { SELECT ?y ?n WHERE { ?x :b ?y } AGGREGATE { (?n, COUNT, {?y}) } } }",
+     "AGGREGATE in a subquery inside a pattern is not supported"),
 ])
 def test_what_is_refused_is_named(text, message):
     with pytest.raises(QueryError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")
@@ -150,3 +146,68 @@ def test_a_subquery_over_background_data_is_joined_once_per_binding():
     got = engine.push(events) + engine.flush()
     assert sorted(got) == sorted(reference.evaluate(queries, events, background))
     assert [(a.start, a.end, dict(a.bindings)) for a in got] == [(4, 4, {"k": f"<{EX}k>", "z": _int(9)})]
+
+
+def test_a_grouped_subquery_answers_per_instant_over_that_instant():
+    """Its rows at t are the groups of its pattern's solutions that end at
+    t, each over [t, t], joined with the events around them as any
+    solution over [t, t] is; an instant with none of its solutions has no
+    row of a GROUP BY by ?k."""
+    events = [_event("k", "a", _int(1), 1), _event("k", "a", _int(2), 3), _event("j", "a", _int(5), 3),
+              _event("k", "a", _int(4), 3), _event("k", "c", _int(9), 2), _event("j", "c", _int(8), 3)]
+    got = _run("SELECT ?k ?n ?s ?z WHERE { ?k :c ?z "
+               "{ SELECT ?k (COUNT(*) AS ?n) (SUM(?x) AS ?s) WHERE { ?k :a ?x } GROUP BY ?k } }", events)
+    assert got == [(1, 2, {"k": f"<{EX}k>", "n": _int(1), "s": _int(1), "z": _int(9)}),
+                   (2, 3, {"k": f"<{EX}k>", "n": _int(2), "s": _int(6), "z": _int(9)}),
+                   (3, 3, {"k": f"<{EX}j>", "n": _int(1), "s": _int(5), "z": _int(8)})]
+
+
+def test_an_aggregate_subquery_without_group_by_counts_zero_at_an_instant_without_solutions():
+    events = [_event("k", "a", _int(1), 1), _event("k", "c", _int(9), 2)]
+    got = _run("SELECT ?n ?z WHERE { ?k :c ?z { SELECT (COUNT(?x) AS ?n) WHERE { ?j :a ?x } } }", events)
+    assert got == [(1, 2, {"n": _int(1), "z": _int(9)}), (2, 2, {"n": _int(0), "z": _int(9)})]
+
+
+def test_a_subquery_limit_cuts_the_rows_of_an_instant_in_order():
+    """ORDER BY orders as the top level does (numbers by value), and
+    LIMIT and OFFSET keep the rows of each instant's evaluation."""
+    events = [_event("a", "p", _int(10), 1), _event("b", "p", _int(9), 1), _event("c", "p", _int(100), 1),
+              _event("d", "p", _int(7), 2), _event("a", "q", _int(0), 2)]
+    got = _run("SELECT ?s ?v WHERE { { SELECT ?s ?v WHERE { ?s :p ?v } ORDER BY DESC(?v) LIMIT 2 } }", events)
+    assert got == [(1, 1, {"s": f"<{EX}a>", "v": _int(10)}), (1, 1, {"s": f"<{EX}c>", "v": _int(100)}),
+                   (2, 2, {"s": f"<{EX}d>", "v": _int(7)})]
+    got = _run("SELECT ?s WHERE { { SELECT ?s WHERE { ?s :p ?v } ORDER BY ?v OFFSET 1 LIMIT 1 } }", events)
+    assert got == [(1, 1, {"s": f"<{EX}a>"})]
+
+
+def test_a_grouped_subquery_reads_the_background_at_every_instant():
+    """The background's solutions of its pattern are there at every
+    instant: they are grouped with the events' of the instant, and its
+    rows join each event over [t, t]."""
+    from cep.background.knowledge import background_of
+
+    triples = [(f"<{EX}k>", f"<{EX}a>", _int(1)), (f"<{EX}k>", f"<{EX}a>", _int(2)),
+               (f"<{EX}j>", f"<{EX}a>", _int(5))]
+    text = "SELECT ?k ?m ?n ?z WHERE { ?k :c ?z { SELECT ?k (MAX(?x) AS ?m) (COUNT(*) AS ?n) WHERE { ?k :a ?x } GROUP BY ?k } }"
+    queries = parse_rules(PREFIX + text, "q.rq")
+    background = background_of(triples)
+    events = [_event("k", "c", _int(9), 4), _event("k", "a", _int(7), 6), _event("k", "c", _int(8), 6)]
+    engine = Engine(queries, background=background)
+    got = engine.push(events) + engine.flush()
+    assert sorted(got) == sorted(reference.evaluate(queries, events, background))
+    assert sorted((a.start, a.end, dict(a.bindings)["m"], dict(a.bindings)["n"], dict(a.bindings)["z"]) for a in got) == [
+        (4, 4, _int(2), _int(2), _int(9)), (4, 6, _int(2), _int(2), _int(8)),
+        (4, 6, _int(7), _int(3), _int(9)), (6, 6, _int(7), _int(3), _int(8))]
+
+
+def test_the_subquery_that_is_a_construct_where_orders_and_cuts_per_instant():
+    """CONSTRUCT { ... } { SELECT ... LIMIT n }, without a window: its
+    sub-select is cut per instant, as any subquery is."""
+    queries = parse_rules(PREFIX + "CONSTRUCT { ?k :top ?x } { SELECT ?k ?x { ?k :a ?x } ORDER BY DESC(?x) LIMIT 1 }",
+                          "q.rq")
+    events = [_event("k", "a", _int(1), 1), _event("j", "a", _int(5), 1), _event("k", "a", _int(3), 2)]
+    engine = Engine(queries)
+    got = engine.push(events) + engine.flush()
+    assert sorted(got) == sorted(reference.evaluate(queries, events))
+    assert sorted((a.end, a.triples) for a in got) == [
+        (1, ((f"<{EX}j>", f"<{EX}top>", _int(5)),)), (2, ((f"<{EX}k>", f"<{EX}top>", _int(3)),))]

@@ -298,9 +298,6 @@ SEMANTIC = [
      "choose a new name (SPARQL 1.1, 18.2.1)"),
     ("SELECT * WHERE { ?x ?y ?z VALUES (?x ?y) { (1) } }",
      "rules/x.rq:1:45: a row of VALUES has 1 value for 2 variables"),
-    ("SELECT * WHERE { { SELECT * { ?x ?x ?x } LIMIT 1 } }",
-     "rules/x.rq:1:42: LIMIT in a subquery inside a pattern is not supported in EP-SPARQL rules "
-     "(docs/language.md lists what is)"),
     # files
     ("", "rules/x.rq:1:1: the file holds no query"),
     ("PREFIX : <http://e/>  # only a prologue\n", "rules/x.rq:1:1: the file holds no query"),

@@ -139,7 +139,7 @@ def test_loading_a_rule_set_that_lacks_a_contract_predicate_is_an_error(engines)
     text = engines["golden/seq"].compiled.program("cep_rs_contract_probe")
     broken = re.sub(r"(?ms)^'\$check'\(.*?\.$", "", text)
     assert broken != text and "'$check'(" not in broken
-    with pytest.raises(EngineError, match=r"incomplete_rule_set\(cep_rs_contract_probe,\['\$check'/2\]\)"):
+    with pytest.raises(EngineError, match=r"incomplete_rule_set\(cep_rs_contract_probe,\['\$check'/3\]\)"):
         session().load_rules("cep_rs_contract_probe", broken)
 
 
@@ -242,7 +242,7 @@ def python_uses() -> set[tuple[str, str]]:
 
 def test_the_scan_finds_the_runtime_calls():
     uses = prolog_uses()
-    assert ("$check", 2, "cep_runtime.pl") in uses
+    assert ("$check", 3, "cep_runtime.pl") in uses
     assert ("$end_group", 0, "cep_runtime.pl") in uses
     assert ("$wfeed", 3, "cep_window.pl") in uses
     assert ("$cep_background", None, "cep_runtime.pl") in uses
