@@ -20,6 +20,7 @@ from cep.errors import CepError, UsageError
 
 DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
 ENGINES = ("local", "spark")
+INPUT_FORMATS = ("trig", "nq", "nt", "jsonl", "csv", "parquet")  # cep.io.readers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
 PROGRESS_SECONDS = 5.0
@@ -55,13 +56,18 @@ Run `cep COMMAND --help` for the options of a command.
 """
 
 FORMATS_HELP = """\
-event files (--events; a directory stands for its event files, by name order):
+event files (--events; a directory stands for its event files, by name order;
+- is standard input, with --events-format; FILE.gz is gzip-compressed):
   .trig     RSP-QL TriG: each named graph is a set of triples that occur
             together; its time is in the default graph:
               :tick1 { :ACME :hasStockPrice 100 }
               :tick1 prov:generatedAtTime "2026-01-05T10:00:00Z"^^xsd:dateTime .
             or, for an interval, prov:startedAtTime and prov:endedAtTime
             (prov: = <http://www.w3.org/ns/prov#>)
+  .nq       N-Quads: a named graph is an event, timed as in TriG by quads of
+            the default graph
+  .nt       N-Triples: a subject is an event, timed by its own
+            prov:generatedAtTime triple (docs/io.md)
   .jsonl    one JSON object per line:
               {"s": "<http://ex.org/ACME>", "p": "<http://ex.org/hasStockPrice>",
                "o": "\\"100\\"^^<http://www.w3.org/2001/XMLSchema#integer>",
@@ -72,7 +78,8 @@ event files (--events; a directory stands for its event files, by name order):
   (UTC when no zone is given) or integer epoch milliseconds; t_end defaults to t.
   An optional column stream names the event's stream (an IRI); --events IRI=PATH
   gives the stream IRI to the events of PATH that name none (FROM STREAM, GRAPH).
-  Input need not be in time order: it is sorted before it is processed.
+  Input need not be in time order: the local engine sorts it in bounded memory
+  (spilling sorted runs to TMPDIR) before it is processed.
   Records that cannot be read are skipped and reported (--rejects).
 
 answers (--format):
@@ -126,8 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
                      help="EP-SPARQL rule files (before or after the options; after --events, "
                           "the names ending in .rq)")
     run.add_argument("--events", nargs="+", required=True, metavar="PATH",
-                     help="event files or directories (.trig, .jsonl, .csv, .parquet); IRI=PATH: "
+                     help="event files or directories (.trig, .nq, .nt, .jsonl, .csv, .parquet, each "
+                          "optionally gzipped: .gz), or - for standard input (with --events-format); IRI=PATH: "
                           "the events of PATH that name no stream are of the stream IRI (FROM STREAM)")
+    run.add_argument("--events-format", choices=INPUT_FORMATS, metavar="FORMAT",
+                     help=f"the format of standard input (--events -) and of event files whose name does not "
+                          f"say it: {', '.join(INPUT_FORMATS)}")
     run.add_argument("--engine", choices=ENGINES,
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
@@ -457,6 +468,12 @@ def _run_spark(args) -> int:
     from cep.io import check_format
     from cep.spark import job, sinks
 
+    from cep.io.readers import STDIN, split_stream
+
+    if any(split_stream(e)[1] == STDIN for e in args.events) or args.events_format:
+        raise UsageError(f"--events {STDIN} and --events-format: the local engine reads standard input and "
+                         "files named in other ways (--engine local); the spark engine reads files by their "
+                         "extension")
     if args.format == "trig":
         raise UsageError("--format trig: the local engine writes TriG (--engine local); the spark "
                          f"engine writes {', '.join(sinks.FILE_FORMATS)}")
@@ -508,15 +525,23 @@ def _run_spark(args) -> int:
     return 0
 
 
-def _run_local(args) -> int:
-    import pyarrow.compute as pc
+class _RejectSink:
+    """The readers' list of rejects, reported as each is appended: a
+    broken input is reported as it is read and never held in memory."""
 
-    from cep.io import check_format, make_writer, read_events
-    from cep.io.readers import input_streams
+    def __init__(self, rejects: _Rejects):
+        self.rejects = rejects
+
+    def append(self, reject) -> None:
+        self.rejects.report([reject])
+
+
+def _run_local(args) -> int:
+    from cep.io import check_format, event_batches, inputs, make_writer, time_ordered
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
-    files = input_streams(args.events)  # missing paths and unknown types fail before any work
+    files = inputs(args.events, args.events_format)  # missing paths and unknown types fail before any work
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     check_format(args.format, queries)
@@ -528,28 +553,18 @@ def _run_local(args) -> int:
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
+    done = 0
+    late = []
     try:
-        events, bad = read_events(files)
-        rejects.report(bad)
-        if pc.any(pc.not_equal(events["start"], events["end"])).as_py():
-            # The local engine detects an answer when its last event ends, so
-            # it takes events in order of their end; in start order a short
-            # interval that follows a long one in a later batch would be late.
-            events = events.sort_by([(c, "ascending") for c in ("end", "start", "s", "p", "o")])
-        read_seconds = time.monotonic() - began
-        if not args.quiet and read_seconds > PROGRESS_SECONDS:
-            _say(f"read {_plural(events.num_rows, 'event')} in {read_seconds:.1f} s")
-
         from cep.engine import Engine
 
         engine = Engine(queries, background=background, prolog=user, limits=limits)
         counts = Counter()
         writer = make_writer(args.format, out, _select_variables(queries, engine))
         last_report = time.monotonic()
-        done = 0
         warned = 0  # engine.warnings said so far
-        for i in range(0, events.num_rows, args.batch_size):
-            batch = events.slice(i, args.batch_size)
+        # the input read in batches, put in time order in bounded memory (cep.io.order)
+        for batch in time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size):
             answers = engine.push_table(batch).answers()
             warned = _say_warnings(engine.warnings, warned)
             writer.write(answers)
@@ -559,8 +574,7 @@ def _run_local(args) -> int:
             now = time.monotonic()
             if not args.quiet and now - last_report >= PROGRESS_SECONDS:
                 rate = done / max(now - began, 1e-9)
-                _say(f"{done:,} of {events.num_rows:,} events processed, "
-                     f"{_plural(sum(counts.values()), 'answer')} ({rate:,.0f} events/s)")
+                _say(f"{done:,} events processed, {_plural(sum(counts.values()), 'answer')} ({rate:,.0f} events/s)")
                 last_report = now
         answers = engine.flush_table(final=True).answers()
         _say_warnings(engine.warnings, warned)
@@ -576,10 +590,10 @@ def _run_local(args) -> int:
 
     if not args.quiet:
         elapsed = time.monotonic() - began
-        _say(f"{_plural(events.num_rows, 'event')} read from {_plural(len(files), 'file')}, "
+        _say(f"{_plural(done, 'event')} read from {_plural(len(files), 'file')}, "
              f"{rejects.count:,} rejected" + (f" ({len(late):,} late)" if late else ""))
         _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
-        _say(f"{elapsed:.2f} s, {events.num_rows / max(elapsed, 1e-9):,.0f} events/s")
+        _say(f"{elapsed:.2f} s, {done / max(elapsed, 1e-9):,.0f} events/s")
     return 0
 
 
