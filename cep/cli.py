@@ -21,6 +21,8 @@ from cep.errors import CepError, UsageError
 DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
 ENGINES = ("local", "spark")
 INPUT_FORMATS = ("trig", "nq", "nt", "jsonl", "csv", "parquet")  # cep.io.readers
+OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv",
+                  "nt", "nq", "trig")  # cep.io.writers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
 PROGRESS_SECONDS = 5.0
@@ -82,17 +84,24 @@ event files (--events; a directory stands for its event files, by name order;
   (spilling sorted runs to TMPDIR) before it is processed.
   Records that cannot be read are skipped and reported (--rejects).
 
-answers (--format):
-  jsonl     (default) one JSON object per answer:
-              {"query": "crash_recovery", "bindings": {"company": {"type": "uri",
-               "value": "http://example.org/ACME"}, ...},
-               "start": "2026-01-05T10:00:00Z", "end": "2026-01-26T10:00:00Z"}
-            CONSTRUCT answers carry "triples": [{"s": ..., "p": ..., "o": ...}]
-            terms are in the W3C SPARQL 1.1 Query Results JSON form
-  csv       SELECT answers: query,start,end then one column per variable,
-            terms in N-Triples syntax
-  trig      CONSTRUCT answers: one named graph per answer, with
-            prov:startedAtTime and prov:endedAtTime (readable again by --events)
+answers (--format; default: by the --out file's extension, else jsonl):
+  jsonl        (every form) one JSON object per answer:
+                 {"query": "crash_recovery", "bindings": {"company": {"type": "uri",
+                  "value": "http://example.org/ACME"}, ...},
+                  "start": "2026-01-05T10:00:00Z", "end": "2026-01-26T10:00:00Z"}
+               CONSTRUCT answers carry "triples": [{"s": ..., "p": ..., "o": ...}]
+               terms are in the W3C SPARQL 1.1 Query Results JSON form
+  csv          SELECT answers: query,start,end then one column per variable,
+               terms in N-Triples syntax
+  sparql-json  (.srj .json)  W3C SPARQL 1.1 Query Results documents of one
+  sparql-xml   (.srx .xml)   SELECT query's answers (their bindings, not
+  sparql-csv                 their times), streamed
+  sparql-tsv   (.tsv)
+  nt nq trig   CONSTRUCT answers: N-Triples (the triples), N-Quads and TriG
+               (one named graph per answer, with prov:startedAtTime and
+               prov:endedAtTime: readable again by --events)
+  --out DIR/   one file per query, DIR/QUERY.EXT, in --format where it holds
+               the query's form (else SELECT: sparql-json, CONSTRUCT: nq)
 
 rejects (--rejects FILE): JSON Lines {"source": "file:line", "reason": ..., "text": ...}
 
@@ -145,11 +154,14 @@ def build_parser() -> argparse.ArgumentParser:
                           "event files, spark for a folder of events or a Spark option (--master, "
                           "--conf, --follow, --checkpoint, --trigger, --files-per-batch, "
                           "--format parquet)")
-    run.add_argument("--format", choices=("jsonl", "csv", "trig", "parquet"), default="jsonl",
-                     help="answer format (default jsonl; trig: local engine; parquet: spark engine with --out)")
+    run.add_argument("--format", choices=OUTPUT_FORMATS + ("parquet",), metavar="FORMAT",
+                     help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (local engine), parquet (spark "
+                          "engine with --out); default: the one the --out file's extension says, else jsonl "
+                          "(docs/io.md)")
     run.add_argument("--out", metavar="PATH",
-                     help="write answers to PATH instead of standard output (spark engine: a folder, "
-                          "written by Spark's exactly-once file sink)")
+                     help="write answers to PATH instead of standard output; PATH/ (a folder): one file per "
+                          "query, PATH/QUERY.EXT (spark engine: a folder, written by Spark's exactly-once "
+                          "file sink)")
     run.add_argument("--rejects", metavar="PATH",
                      help="write rejected input records to PATH as JSON Lines (default: report them "
                           "on standard error)")
@@ -474,8 +486,9 @@ def _run_spark(args) -> int:
         raise UsageError(f"--events {STDIN} and --events-format: the local engine reads standard input and "
                          "files named in other ways (--engine local); the spark engine reads files by their "
                          "extension")
-    if args.format == "trig":
-        raise UsageError("--format trig: the local engine writes TriG (--engine local); the spark "
+    args.format = args.format or "jsonl"
+    if args.format not in sinks.FILE_FORMATS:
+        raise UsageError(f"--format {args.format}: the local engine writes it (--engine local); the spark "
                          f"engine writes {', '.join(sinks.FILE_FORMATS)}")
     if args.format == "parquet" and not args.out:
         raise UsageError("--format parquet needs --out DIR")
@@ -537,21 +550,23 @@ class _RejectSink:
 
 
 def _run_local(args) -> int:
-    from cep.io import check_format, event_batches, inputs, make_writer, time_ordered
+    from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
     files = inputs(args.events, args.events_format)  # missing paths and unknown types fail before any work
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
-    check_format(args.format, queries)
+    fmt = output_format(args.format, args.out)
+    per_query = bool(args.out) and (str(args.out).endswith("/") or Path(args.out).is_dir())
+    check_format(fmt, queries, per_query)
     background = _background(args, queries)
     user = _user_prolog(args, queries)
     _warn_state(queries)
     _say_engine(args)
 
     began = time.monotonic()
-    out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
+    out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
     done = 0
     late = []
@@ -560,7 +575,10 @@ def _run_local(args) -> int:
 
         engine = Engine(queries, background=background, prolog=user, limits=limits)
         counts = Counter()
-        writer = make_writer(args.format, out, _select_variables(queries, engine))
+        if per_query:
+            writer = PerQueryWriter(args.out, fmt, engine.layouts, lambda path: _open_out(path, "answers"))
+        else:
+            writer = make_writer(fmt, out, _select_variables(queries, engine))
         last_report = time.monotonic()
         warned = 0  # engine.warnings said so far
         # the input read in batches, put in time order in bounded memory (cep.io.order)

@@ -21,10 +21,13 @@ from cep.io.writers import (
     OUTPUT_FORMATS,
     CsvWriter,
     JsonlWriter,
-    TrigWriter,
+    PerQueryWriter,
+    RdfWriter,
+    SparqlResultsWriter,
     answer_json,
     check_format,
     make_writer,
+    output_format,
     reject_json,
     write_rejects,
 )
@@ -43,7 +46,8 @@ read_trig, read_nquads, read_ntriples, read_jsonl, read_csv, read_parquet = (
     _whole_file(fmt) for fmt in ("trig", "nq", "nt", "jsonl", "csv", "parquet"))
 
 __all__ = [
-    "FORMATS", "OUTPUT_FORMATS", "CsvWriter", "Input", "JsonlWriter", "TrigWriter",
+    "FORMATS", "OUTPUT_FORMATS", "CsvWriter", "Input", "JsonlWriter", "PerQueryWriter", "RdfWriter",
+    "SparqlResultsWriter", "output_format",
     "answer_json", "check_format", "event_batches", "file_batches", "format_of", "input_files", "inputs",
     "make_writer", "read_csv", "read_events", "read_file", "read_jsonl", "read_nquads", "read_ntriples",
     "read_parquet", "read_trig", "reject_json", "time_ordered", "write_rejects",
