@@ -11,7 +11,8 @@ Takes a .jsonl, .csv or .parquet file with the columns
               bare (default: none, an event of every stream; docs/language.md,
               "Windows and aggregates")
 
-and gives an events table (cep.events.EVENTS) plus a Reject for each row
+and gives events tables (cep.events.EVENTS) of at most a batch of rows
+each, read incrementally (*_batches), plus a Reject for each row
 that cannot be used: a term or a time that cep.io.check refuses
 (the check every reader shares), t_end before t, a missing value, a line
 that is not JSON or not UTF-8. A row's place is `file:line` (JSON Lines and

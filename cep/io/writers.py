@@ -381,16 +381,16 @@ class RdfWriter(_TextWriter):
         if self.fmt == "nt":
             return "".join(t + " .\n" for t in pc.binary_join_element_wise(s, p, o, " ").to_pylist())
         graphs = self._graphs(answers)
-        start = _concat('"', terms_text.times(_column(answers, "start")), '"', _DATETIME)
-        end = _concat('"', terms_text.times(_column(answers, "end")), '"', _DATETIME)
+        start, end = terms_text.times(_column(answers, "start")), terms_text.times(_column(answers, "end"))
         if self.fmt == "nq":
             body = _joined(row, _concat(pc.binary_join_element_wise(s, p, o, graphs.take(pa.array(row)), " "), " .\n"),
                            n, "")
-            text = _concat(body, graphs, f" {_STARTED} ", start, " .\n", graphs, f" {_ENDED} ", end, " .\n")
+            text = _concat(body, graphs, f' {_STARTED} "', start, f'"{_DATETIME} .\n',
+                           graphs, f' {_ENDED} "', end, f'"{_DATETIME} .\n')
         else:
             body = _joined(row, _concat("  ", pc.binary_join_element_wise(s, p, o, " "), " .\n"), n, "")
-            text = _concat("\n", graphs, " {\n", body, "}\n", graphs, f" {_STARTED} ", start, f" ;\n    {_ENDED} ",
-                           end, " .\n")
+            text = _concat("\n", graphs, " {\n", body, "}\n", graphs, ' prov:startedAtTime "', start,
+                           '"^^xsd:dateTime ;\n    prov:endedAtTime "', end, '"^^xsd:dateTime .\n')
         return "".join(text.to_pylist())
 
 
