@@ -25,6 +25,13 @@ OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sp
                   "nt", "nq", "trig")  # cep.io.writers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
+# exit status (docs/io.md, "Exit status")
+EXIT_OK = 0  # the run completed (rejected records are reported, and do not fail it without --strict)
+EXIT_BUG = 1  # an internal error: a bug, reported with its traceback
+EXIT_ERROR = 2  # the command line, a rule file, a Prolog or background file is wrong: the message says where
+EXIT_REJECTED = 3  # --strict: the run completed, and input records were rejected (or late)
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as shells report it
+EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
 PROGRESS_SECONDS = 5.0
 REJECTS_SHOWN = 20
 
@@ -105,8 +112,10 @@ answers (--format; default: by the --out file's extension, else jsonl):
 
 rejects (--rejects FILE): JSON Lines {"source": "file:line", "reason": ..., "text": ...}
 
-exit status: 0 success, 2 error in a query, a file or the command line
-(the message says where), 1 internal error.
+exit status: 0 success (rejected records are reported, not an error), 2 error
+in a query, a file or the command line (the message says where), 3 records were
+rejected and --strict was given, 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM), 1 internal error (a bug).
 """
 
 
@@ -167,6 +176,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "on standard error)")
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, metavar="N",
                      help=f"events pushed to the engine at a time (default {DEFAULT_BATCH:,})")
+    run.add_argument("--strict", action="store_true",
+                     help=f"exit with status {EXIT_REJECTED} when input records were rejected or late (the run "
+                          "still completes; without it they are reported and the status is 0)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     _ontology_option(run)
     _prolog_option(run)
@@ -518,6 +530,9 @@ def _run_spark(args) -> int:
 
         writer = make_writer(args.format, sys.stdout, _select_variables(queries, None))
         console = sinks.Console(writer, sys.stdout, rejects.report, counts)
+    elif args.strict:
+        raise UsageError("--strict with --engine spark and --out: late and rejected records are written "
+                         f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject, not counted")
     elif args.rejects:
         raise UsageError("--rejects with --engine spark and --out: late and rejected records are written "
                          f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject")
@@ -525,6 +540,10 @@ def _run_spark(args) -> int:
         progress = job.run(queries, options, console, _say)
         if console:
             console.writer.close()
+    except KeyboardInterrupt as stop:  # the query was stopped (cep.spark.job): its checkpoint is whole
+        raise Interrupted("the query stopped" + (f"; run again with --checkpoint {args.checkpoint} to resume"
+                                                 if args.checkpoint else ""),
+                          getattr(stop, "code", EXIT_INTERRUPTED)) from None
     finally:
         rejects.close()
     if not args.quiet:
@@ -535,7 +554,7 @@ def _run_spark(args) -> int:
             _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
         else:
             _say(f"answers, late and rejected records written to {args.out}")
-    return 0
+    return EXIT_REJECTED if args.strict and rejects.count else EXIT_OK
 
 
 class _RejectSink:
@@ -582,18 +601,25 @@ def _run_local(args) -> int:
         last_report = time.monotonic()
         warned = 0  # engine.warnings said so far
         # the input read in batches, put in time order in bounded memory (cep.io.order)
-        for batch in time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size):
-            answers = engine.push_table(batch).answers()
-            warned = _say_warnings(engine.warnings, warned)
-            writer.write(answers)
-            counts.update(answers["query"].to_pylist())
-            out.flush()
-            done += batch.num_rows
-            now = time.monotonic()
-            if not args.quiet and now - last_report >= PROGRESS_SECONDS:
-                rate = done / max(now - began, 1e-9)
-                _say(f"{done:,} events processed, {_plural(sum(counts.values()), 'answer')} ({rate:,.0f} events/s)")
-                last_report = now
+        try:
+            for batch in time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size):
+                answers = engine.push_table(batch).answers()
+                warned = _say_warnings(engine.warnings, warned)
+                writer.write(answers)
+                counts.update(answers["query"].to_pylist())
+                out.flush()
+                done += batch.num_rows
+                now = time.monotonic()
+                if not args.quiet and now - last_report >= PROGRESS_SECONDS:
+                    rate = done / max(now - began, 1e-9)
+                    _say(f"{done:,} events processed, {_plural(sum(counts.values()), 'answer')} "
+                         f"({rate:,.0f} events/s)")
+                    last_report = now
+        except KeyboardInterrupt as stop:
+            writer.close()  # a results document ends where the run stopped: it stays well-formed
+            raise Interrupted(f"{_plural(done, 'event')} processed, "
+                              f"{_plural(sum(counts.values()), 'answer')} written" + (f" to {args.out}" if args.out else ""),
+                              getattr(stop, "code", EXIT_INTERRUPTED)) from None
         answers = engine.flush_table(final=True).answers()
         _say_warnings(engine.warnings, warned)
         writer.write(answers)
@@ -612,7 +638,7 @@ def _run_local(args) -> int:
              f"{rejects.count:,} rejected" + (f" ({len(late):,} late)" if late else ""))
         _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
         _say(f"{elapsed:.2f} s, {done / max(elapsed, 1e-9):,.0f} events/s")
-    return 0
+    return EXIT_REJECTED if args.strict and rejects.count else EXIT_OK
 
 
 def _say_warnings(warnings, said: int) -> int:
@@ -669,17 +695,51 @@ def cmd_demo(args) -> int:
 # ------------------------------------------------------------------- main
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) or SIGTERM where the program was, with what the
+    user should know of the state it left (`note`)."""
+
+    def __init__(self, note: str = "", code: int = EXIT_INTERRUPTED):
+        super().__init__(note)
+        self.note, self.code = note, code
+
+
+def _terminated(signum, frame):
+    raise Interrupted(code=EXIT_TERMINATED)
+
+
 def main(argv=None) -> int:
+    """The command; its exit status (EXIT_* above). Ctrl-C and SIGTERM end
+    it with a line on standard error, not a traceback."""
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread (a test's): SIGTERM keeps its handler
+        previous = None
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as stop:
+        note = getattr(stop, "note", "")
+        _say(("terminated" if getattr(stop, "code", EXIT_INTERRUPTED) == EXIT_TERMINATED else "interrupted")
+             + (f"; {note}" if note else ""))
+        return getattr(stop, "code", EXIT_INTERRUPTED)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv) -> int:
     parser = build_parser()
     try:
         args, unknown = parser.parse_known_args(argv)
         if unknown:  # reported with the usage of the command it was given to
             (getattr(args, "command_parser", None) or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # --help (0) or a command-line error (2, message printed)
-        return exc.code if isinstance(exc.code, int) else 2
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
-        return 2
+        return EXIT_ERROR
     if hasattr(sys.stdout, "reconfigure"):
         try:  # answers hold any Unicode text; do not depend on the locale
             sys.stdout.reconfigure(encoding="utf-8")
@@ -689,20 +749,17 @@ def main(argv=None) -> int:
         return args.func(args)
     except CepError as exc:
         _say(f"error: {exc}")
-        return 2
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return 130
+        return EXIT_ERROR
     except BrokenPipeError:  # the reader went away (cep run ... | head): not an error
         try:
             sys.stdout = open("/dev/null", "w")  # noqa: SIM115 - keep Python's exit flush quiet
         except OSError:
             pass
-        return 0
+        return EXIT_OK
     except Exception:  # noqa: BLE001 - a bug: say so, with what is needed to report it
         _say("internal error (this is a bug in cep; please report it with the traceback below)")
         traceback.print_exc()
-        return 1
+        return EXIT_BUG
 
 
 if __name__ == "__main__":
