@@ -79,8 +79,10 @@ def _sorted(table: pa.Table) -> pa.Table:
 
 
 def _batches(path: Path):
-    """The record batches of a run, read from its file (memory-mapped)."""
-    reader = pa.ipc.open_file(pa.memory_map(str(path)))
+    """The record batches of a run, read from its file (read, not mapped:
+    a mapped file's pages would count in the process's memory as it is
+    read through)."""
+    reader = pa.ipc.open_file(pa.OSFile(str(path)))
     for i in range(reader.num_record_batches):
         yield reader.get_batch(i)
 
