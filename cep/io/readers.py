@@ -113,7 +113,7 @@ def split_stream(raw) -> tuple[str, str]:
 
 def inputs(paths, fmt: str | None = None) -> list[Input]:
     """The inputs named by `paths`: a file as it is (its format known by its
-    extension, or `fmt`), "-" as standard input (in format `fmt`), a
+    extension, else `fmt`), "-" as standard input (in format `fmt`), a
     directory as its event files, sorted by name (not recursive; other
     files in it are left alone); IRI=PATH gives the events of PATH that
     name no stream the stream IRI. Missing paths and unknown formats are a
@@ -135,8 +135,8 @@ def inputs(paths, fmt: str | None = None) -> list[Input]:
             if not found:
                 raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
             out += [Input(str(p), format_of(p), stream) for p in found]
-        elif path.exists():
-            out.append(Input(given, format_of(path, fmt), stream))
+        elif path.exists():  # its extension says its format; `fmt` that of a file whose name does not
+            out.append(Input(given, FORMATS.get(_suffix(path)) or format_of(path, fmt), stream))
         else:
             raise UsageError(f"{raw}: no such file or directory")
     return out

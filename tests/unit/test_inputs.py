@@ -17,6 +17,7 @@ import pytest
 
 from cep import io as cep_io
 from cep import terms
+from cep.errors import UsageError
 from cep.events import EVENTS, events_of
 from cep.io import lines
 from cep.io.order import ORDER, time_ordered
@@ -355,3 +356,12 @@ def test_lines_cut_between_blocks_read_as_whole_lines(tmp_path, monkeypatch, end
     rejects = []
     assert triples(cep_io.read_nquads(path, rejects)) == want and rejects == []
     assert [e[5] for e in want] == [f"{path}:{2 * i + 1}" for i in range(20)]
+
+
+def test_events_format_names_the_format_of_what_has_no_extension(tmp_path):
+    plain = _formats(tmp_path)
+    unnamed = write(tmp_path / "events.log", plain["nq"].read_bytes(), "wb")
+    got = inputs([unnamed, plain["trig"]], "nq")
+    assert [(Path(i.path).name, i.fmt) for i in got] == [("events.log", "nq"), ("e.trig", "trig")]
+    with pytest.raises(UsageError, match="unknown event file type .log"):
+        inputs([unnamed])
