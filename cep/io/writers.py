@@ -192,7 +192,7 @@ def answer_json(answer: Answer) -> dict:
 
 
 class _TextWriter:
-    """A writer of a text stream: `lines(answers)` gives the text of a batch."""
+    """A writer of a text stream: `text(answers)` gives the text of a batch."""
 
     def __init__(self, stream):
         self.stream = stream
@@ -210,17 +210,26 @@ class _TextWriter:
         self.stream.flush()
 
 
-def _lines(column) -> str:
-    """The strings of a column, a line each (joined by Arrow)."""
+def write_lines(stream, column) -> None:
+    """The strings of a column to a text stream, a line each, joined by
+    Arrow; to a UTF-8 stream's bytes at once (no Python string of them)."""
     if not len(column):
-        return ""
-    whole = pa.ListArray.from_arrays(pa.array([0, len(column)], pa.int32()), column)
-    return pc.binary_join(whole, "\n")[0].as_py() + "\n"
+        return
+    whole = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(column)], pa.int32()), column), "\n")
+    data = whole.cast(pa.binary())[0].as_buffer()
+    binary = getattr(stream, "buffer", None)
+    if binary is not None and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8":
+        stream.flush()  # what was written as text goes first
+        binary.write(data)
+        binary.write(b"\n")
+    else:
+        stream.write(data.to_pybytes().decode("utf-8") + "\n")
 
 
 class JsonlWriter(_TextWriter):
-    def text(self, answers) -> str:
-        return _lines(json_lines_column(answers))
+    def write(self, answers) -> None:
+        for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
+            write_lines(self.stream, json_lines_column(answers.slice(offset, ROWS_AT_ONCE)))
 
 
 # ----------------------------------------------------------------------- CSV
