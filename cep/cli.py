@@ -606,7 +606,7 @@ def _run_local(args) -> int:
                 answers = engine.push_table(batch).answers()
                 warned = _say_warnings(engine.warnings, warned)
                 writer.write(answers)
-                counts.update(answers["query"].to_pylist())
+                _count(counts, answers)
                 out.flush()
                 done += batch.num_rows
                 now = time.monotonic()
@@ -623,7 +623,7 @@ def _run_local(args) -> int:
         answers = engine.flush_table(final=True).answers()
         _say_warnings(engine.warnings, warned)
         writer.write(answers)
-        counts.update(answers["query"].to_pylist())
+        _count(counts, answers)
         writer.close()
         late = list(getattr(engine, "late", []))
         rejects.report(late)
@@ -639,6 +639,14 @@ def _run_local(args) -> int:
         _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
         _say(f"{elapsed:.2f} s, {done / max(elapsed, 1e-9):,.0f} events/s")
     return EXIT_REJECTED if args.strict and rejects.count else EXIT_OK
+
+
+def _count(counts: Counter, answers) -> None:
+    """Add the answers of each query in an answer table to `counts`."""
+    import pyarrow.compute as pc
+
+    for item in pc.value_counts(answers["query"]).to_pylist():
+        counts[item["values"]] += item["counts"]
 
 
 def _say_warnings(warnings, said: int) -> int:

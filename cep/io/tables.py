@@ -257,6 +257,7 @@ FAST_TERM = {
     "o": "^(?:" + "|".join([_FAST_IRI, _FAST_BNODE] + _FAST_LITERALS) + ")$",
 }
 FAST_LENGTH = 1000  # bytes: below the number and term limits of cep.terms.checked
+_DISTINCT_FROM = 1024  # rows: a longer column of terms is checked once per distinct term when they repeat
 _FAST_MS = r"^-?[0-9]{1,15}$"
 _FAST_ISO = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$"
 
@@ -423,6 +424,16 @@ def term_column(column, col, note, label=None):
         raise Invalid(f"column {col} has type {column.type}; expected strings holding RDF terms in N-Triples syntax")
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
     note(np.nonzero(null)[0], f"{label or 'column ' + col} is empty")
+    if len(arr) > _DISTINCT_FROM:
+        encoded = pc.dictionary_encode(arr)
+        if len(encoded.dictionary) * 2 <= len(arr):  # a column that repeats its terms: check each once
+            index = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
+            refused: dict[int, str] = {}
+            checked = term_column(encoded.dictionary, col,
+                                  lambda rows, reason: [refused.setdefault(int(i), reason) for i in rows], label)
+            for value, reason in refused.items():
+                note(np.nonzero(index == value)[0], reason)
+            return checked.take(encoded.indices)
     fast = pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), pc.less_equal(pc.binary_length(arr), FAST_LENGTH))
     slow = np.nonzero(~np.asarray(pc.fill_null(fast, False).to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
     if len(slow) == 0:

@@ -365,3 +365,18 @@ def test_events_format_names_the_format_of_what_has_no_extension(tmp_path):
     assert [(Path(i.path).name, i.fmt) for i in got] == [("events.log", "nq"), ("e.trig", "trig")]
     with pytest.raises(UsageError, match="unknown event file type .log"):
         inputs([unnamed])
+
+
+def test_a_long_column_of_repeated_terms_gets_each_rows_verdict(tmp_path):
+    # (checked once per distinct term: cep.io.tables.term_column)
+    n = 3000
+    s = [f"<{EX}k{i % 3}>" for i in range(n)]
+    s[5], s[2000] = "<not an iri>", None
+    s[7] = f"<{EX}caf\\u00E9>"  # not canonical: written as the readers write it
+    pq.write_table(pa.table({"s": s, "p": [f"<{EX}p>"] * n, "o": ['"x"'] * n, "t": [T0 + i for i in range(n)]}),
+                   tmp_path / "e.parquet")
+    rejects = []
+    got = cep_io.read_parquet(tmp_path / "e.parquet", rejects)
+    assert [r.source.rsplit(":", 1)[1] for r in rejects] == ["row 6", "row 2001"]
+    assert "column s" in rejects[0].reason and "empty" in rejects[1].reason
+    assert got.num_rows == n - 2 and got["s"][6].as_py() == f"<{EX}café>" and got["s"][0].as_py() == f"<{EX}k0>"
