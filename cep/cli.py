@@ -20,8 +20,18 @@ from cep.errors import CepError, UsageError
 
 DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
 ENGINES = ("local", "spark")
+INPUT_FORMATS = ("trig", "nq", "nt", "jsonl", "csv", "parquet")  # cep.io.readers
+OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv",
+                  "nt", "nq", "trig")  # cep.io.writers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
+# exit status (docs/io.md, "Exit status")
+EXIT_OK = 0  # the run completed (rejected records are reported, and do not fail it without --strict)
+EXIT_BUG = 1  # an internal error: a bug, reported with its traceback
+EXIT_ERROR = 2  # the command line, a rule file, a Prolog or background file is wrong: the message says where
+EXIT_REJECTED = 3  # --strict: the run completed, and input records were rejected (or late)
+EXIT_INTERRUPTED = 130  # Ctrl-C (SIGINT): 128 + 2, as shells report it
+EXIT_TERMINATED = 143  # SIGTERM: 128 + 15
 PROGRESS_SECONDS = 5.0
 REJECTS_SHOWN = 20
 
@@ -55,13 +65,18 @@ Run `cep COMMAND --help` for the options of a command.
 """
 
 FORMATS_HELP = """\
-event files (--events; a directory stands for its event files, by name order):
+event files (--events; a directory stands for its event files, by name order;
+- is standard input, with --events-format; FILE.gz is gzip-compressed):
   .trig     RSP-QL TriG: each named graph is a set of triples that occur
             together; its time is in the default graph:
               :tick1 { :ACME :hasStockPrice 100 }
               :tick1 prov:generatedAtTime "2026-01-05T10:00:00Z"^^xsd:dateTime .
             or, for an interval, prov:startedAtTime and prov:endedAtTime
             (prov: = <http://www.w3.org/ns/prov#>)
+  .nq       N-Quads: a named graph is an event, timed as in TriG by quads of
+            the default graph
+  .nt       N-Triples: a subject is an event, timed by its own
+            prov:generatedAtTime triple (docs/io.md)
   .jsonl    one JSON object per line:
               {"s": "<http://ex.org/ACME>", "p": "<http://ex.org/hasStockPrice>",
                "o": "\\"100\\"^^<http://www.w3.org/2001/XMLSchema#integer>",
@@ -72,25 +87,35 @@ event files (--events; a directory stands for its event files, by name order):
   (UTC when no zone is given) or integer epoch milliseconds; t_end defaults to t.
   An optional column stream names the event's stream (an IRI); --events IRI=PATH
   gives the stream IRI to the events of PATH that name none (FROM STREAM, GRAPH).
-  Input need not be in time order: it is sorted before it is processed.
+  Input need not be in time order: the local engine sorts it in bounded memory
+  (spilling sorted runs to TMPDIR) before it is processed.
   Records that cannot be read are skipped and reported (--rejects).
 
-answers (--format):
-  jsonl     (default) one JSON object per answer:
-              {"query": "crash_recovery", "bindings": {"company": {"type": "uri",
-               "value": "http://example.org/ACME"}, ...},
-               "start": "2026-01-05T10:00:00Z", "end": "2026-01-25T10:00:00Z"}
-            CONSTRUCT answers carry "triples": [{"s": ..., "p": ..., "o": ...}]
-            terms are in the W3C SPARQL 1.1 Query Results JSON form
-  csv       SELECT answers: query,start,end then one column per variable,
-            terms in N-Triples syntax
-  trig      CONSTRUCT answers: one named graph per answer, with
-            prov:startedAtTime and prov:endedAtTime (readable again by --events)
+answers (--format; default: by the --out file's extension, else jsonl):
+  jsonl        (every form) one JSON object per answer:
+                 {"query": "crash_recovery", "bindings": {"company": {"type": "uri",
+                  "value": "http://example.org/ACME"}, ...},
+                  "start": "2026-01-05T10:00:00Z", "end": "2026-01-25T10:00:00Z"}
+               CONSTRUCT answers carry "triples": [{"s": ..., "p": ..., "o": ...}]
+               terms are in the W3C SPARQL 1.1 Query Results JSON form
+  csv          SELECT answers: query,start,end then one column per variable,
+               terms in N-Triples syntax
+  sparql-json  (.srj .json)  W3C SPARQL 1.1 Query Results documents of one
+  sparql-xml   (.srx .xml)   SELECT query's answers (their bindings, not
+  sparql-csv                 their times), streamed
+  sparql-tsv   (.tsv)
+  nt nq trig   CONSTRUCT answers: N-Triples (the triples), N-Quads and TriG
+               (one named graph per answer, with prov:startedAtTime and
+               prov:endedAtTime: readable again by --events)
+  --out DIR/   one file per query, DIR/QUERY.EXT, in --format where it holds
+               the query's form (else SELECT: sparql-json, CONSTRUCT: nq)
 
 rejects (--rejects FILE): JSON Lines {"source": "file:line", "reason": ..., "text": ...}
 
-exit status: 0 success, 2 error in a query, a file or the command line
-(the message says where), 1 internal error.
+exit status: 0 success (rejected records are reported, not an error), 2 error
+in a query, a file or the command line (the message says where), 3 records were
+rejected and --strict was given, 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM), 1 internal error (a bug).
 """
 
 
@@ -126,24 +151,34 @@ def build_parser() -> argparse.ArgumentParser:
                      help="EP-SPARQL rule files (before or after the options; after --events, "
                           "the names ending in .rq)")
     run.add_argument("--events", nargs="+", required=True, metavar="PATH",
-                     help="event files or directories (.trig, .jsonl, .csv, .parquet); IRI=PATH: "
+                     help="event files or directories (.trig, .nq, .nt, .jsonl, .csv, .parquet, each "
+                          "optionally gzipped: .gz), or - for standard input (with --events-format); IRI=PATH: "
                           "the events of PATH that name no stream are of the stream IRI (FROM STREAM)")
+    run.add_argument("--events-format", choices=INPUT_FORMATS, metavar="FORMAT",
+                     help=f"the format of standard input (--events -) and of event files whose name does not "
+                          f"say it: {', '.join(INPUT_FORMATS)}")
     run.add_argument("--engine", choices=ENGINES,
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
                           "event files, spark for a folder of events or a Spark option (--master, "
                           "--conf, --follow, --checkpoint, --trigger, --files-per-batch, "
                           "--format parquet)")
-    run.add_argument("--format", choices=("jsonl", "csv", "trig", "parquet"), default="jsonl",
-                     help="answer format (default jsonl; trig: local engine; parquet: spark engine with --out)")
+    run.add_argument("--format", choices=OUTPUT_FORMATS + ("parquet",), metavar="FORMAT",
+                     help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (local engine), parquet (spark "
+                          "engine with --out); default: the one the --out file's extension says, else jsonl "
+                          "(docs/io.md)")
     run.add_argument("--out", metavar="PATH",
-                     help="write answers to PATH instead of standard output (spark engine: a folder, "
-                          "written by Spark's exactly-once file sink)")
+                     help="write answers to PATH instead of standard output; PATH/ (a folder): one file per "
+                          "query, PATH/QUERY.EXT (spark engine: a folder, written by Spark's exactly-once "
+                          "file sink)")
     run.add_argument("--rejects", metavar="PATH",
                      help="write rejected input records to PATH as JSON Lines (default: report them "
                           "on standard error)")
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH, metavar="N",
                      help=f"events pushed to the engine at a time (default {DEFAULT_BATCH:,})")
+    run.add_argument("--strict", action="store_true",
+                     help=f"exit with status {EXIT_REJECTED} when input records were rejected or late (the run "
+                          "still completes; without it they are reported and the status is 0)")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     _ontology_option(run)
     _prolog_option(run)
@@ -477,8 +512,15 @@ def _run_spark(args) -> int:
     from cep.io import check_format
     from cep.spark import job, sinks
 
-    if args.format == "trig":
-        raise UsageError("--format trig: the local engine writes TriG (--engine local); the spark "
+    from cep.io.readers import STDIN, split_stream
+
+    if any(split_stream(e)[1] == STDIN for e in args.events) or args.events_format:
+        raise UsageError(f"--events {STDIN} and --events-format: the local engine reads standard input and "
+                         "files named in other ways (--engine local); the spark engine reads files by their "
+                         "extension")
+    args.format = args.format or "jsonl"
+    if args.format not in sinks.FILE_FORMATS:
+        raise UsageError(f"--format {args.format}: the local engine writes it (--engine local); the spark "
                          f"engine writes {', '.join(sinks.FILE_FORMATS)}")
     if args.format == "parquet" and not args.out:
         raise UsageError("--format parquet needs --out DIR")
@@ -508,6 +550,9 @@ def _run_spark(args) -> int:
 
         writer = make_writer(args.format, sys.stdout, _select_variables(queries, None))
         console = sinks.Console(writer, sys.stdout, rejects.report, counts, {q.name for q in queries if q.order})
+    elif args.strict:
+        raise UsageError("--strict with --engine spark and --out: late and rejected records are written "
+                         f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject, not counted")
     elif args.rejects:
         raise UsageError("--rejects with --engine spark and --out: late and rejected records are written "
                          f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject")
@@ -515,6 +560,10 @@ def _run_spark(args) -> int:
         progress = job.run(queries, options, console, _say)
         if console:
             console.writer.close()
+    except KeyboardInterrupt as stop:  # the query was stopped (cep.spark.job): its checkpoint is whole
+        raise Interrupted("the query stopped" + (f"; run again with --checkpoint {args.checkpoint} to resume"
+                                                 if args.checkpoint else ""),
+                          getattr(stop, "code", EXIT_INTERRUPTED)) from None
     finally:
         rejects.close()
     if not args.quiet:
@@ -525,67 +574,76 @@ def _run_spark(args) -> int:
             _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
         else:
             _say(f"answers, late and rejected records written to {args.out}")
-    return 0
+    return EXIT_REJECTED if args.strict and rejects.count else EXIT_OK
+
+
+class _RejectSink:
+    """The readers' list of rejects, reported as each is appended: a
+    broken input is reported as it is read and never held in memory."""
+
+    def __init__(self, rejects: _Rejects):
+        self.rejects = rejects
+
+    def append(self, reject) -> None:
+        self.rejects.report([reject])
 
 
 def _run_local(args) -> int:
-    import pyarrow.compute as pc
-
-    from cep.io import check_format, make_writer, read_events
-    from cep.io.readers import input_streams
+    from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
-    files = input_streams(args.events)  # missing paths and unknown types fail before any work
+    files = inputs(args.events, args.events_format)  # missing paths and unknown types fail before any work
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
-    check_format(args.format, queries)
+    fmt = output_format(args.format, args.out)
+    per_query = bool(args.out) and (str(args.out).endswith("/") or Path(args.out).is_dir())
+    check_format(fmt, queries, per_query)
     background = _background(args, queries)
     user = _user_prolog(args, queries)
     _warn_state(queries)
     _say_engine(args)
 
     began = time.monotonic()
-    out = _open_out(args.out, "answers") if args.out else sys.stdout  # fail before the long work
+    out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
+    done = 0
+    late = []
     try:
-        events, bad = read_events(files)
-        rejects.report(bad)
-        if pc.any(pc.not_equal(events["start"], events["end"])).as_py():
-            # The local engine detects an answer when its last event ends, so
-            # it takes events in order of their end; in start order a short
-            # interval that follows a long one in a later batch would be late.
-            events = events.sort_by([(c, "ascending") for c in ("end", "start", "s", "p", "o")])
-        read_seconds = time.monotonic() - began
-        if not args.quiet and read_seconds > PROGRESS_SECONDS:
-            _say(f"read {_plural(events.num_rows, 'event')} in {read_seconds:.1f} s")
-
         from cep.engine import Engine
 
         engine = Engine(queries, background=background, prolog=user, limits=limits, services=_services(args))
         counts = Counter()
-        writer = make_writer(args.format, out, _select_variables(queries, engine))
+        if per_query:
+            writer = PerQueryWriter(args.out, fmt, engine.layouts, lambda path: _open_out(path, "answers"))
+        else:
+            writer = make_writer(fmt, out, _select_variables(queries, engine))
         last_report = time.monotonic()
-        done = 0
         warned = 0  # engine.warnings said so far
-        for i in range(0, events.num_rows, args.batch_size):
-            batch = events.slice(i, args.batch_size)
-            answers = engine.push_table(batch).answers()
-            warned = _say_warnings(engine.warnings, warned)
-            writer.write(answers)
-            counts.update(answers["query"].to_pylist())
-            out.flush()
-            done += batch.num_rows
-            now = time.monotonic()
-            if not args.quiet and now - last_report >= PROGRESS_SECONDS:
-                rate = done / max(now - began, 1e-9)
-                _say(f"{done:,} of {events.num_rows:,} events processed, "
-                     f"{_plural(sum(counts.values()), 'answer')} ({rate:,.0f} events/s)")
-                last_report = now
+        # the input read in batches, put in time order in bounded memory (cep.io.order)
+        try:
+            for batch in time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size):
+                answers = engine.push_table(batch).answers()
+                warned = _say_warnings(engine.warnings, warned)
+                writer.write(answers)
+                _count(counts, answers)
+                out.flush()
+                done += batch.num_rows
+                now = time.monotonic()
+                if not args.quiet and now - last_report >= PROGRESS_SECONDS:
+                    rate = done / max(now - began, 1e-9)
+                    _say(f"{done:,} events processed, {_plural(sum(counts.values()), 'answer')} "
+                         f"({rate:,.0f} events/s)")
+                    last_report = now
+        except KeyboardInterrupt as stop:
+            writer.close()  # a results document ends where the run stopped: it stays well-formed
+            raise Interrupted(f"{_plural(done, 'event')} processed, "
+                              f"{_plural(sum(counts.values()), 'answer')} written" + (f" to {args.out}" if args.out else ""),
+                              getattr(stop, "code", EXIT_INTERRUPTED)) from None
         answers = engine.flush_table(final=True).answers()
         _say_warnings(engine.warnings, warned)
         writer.write(answers)
-        counts.update(answers["query"].to_pylist())
+        _count(counts, answers)
         writer.close()
         late = list(getattr(engine, "late", []))
         rejects.report(late)
@@ -596,11 +654,19 @@ def _run_local(args) -> int:
 
     if not args.quiet:
         elapsed = time.monotonic() - began
-        _say(f"{_plural(events.num_rows, 'event')} read from {_plural(len(files), 'file')}, "
+        _say(f"{_plural(done, 'event')} read from {_plural(len(files), 'file')}, "
              f"{rejects.count:,} rejected" + (f" ({len(late):,} late)" if late else ""))
         _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
-        _say(f"{elapsed:.2f} s, {events.num_rows / max(elapsed, 1e-9):,.0f} events/s")
-    return 0
+        _say(f"{elapsed:.2f} s, {done / max(elapsed, 1e-9):,.0f} events/s")
+    return EXIT_REJECTED if args.strict and rejects.count else EXIT_OK
+
+
+def _count(counts: Counter, answers) -> None:
+    """Add the answers of each query in an answer table to `counts`."""
+    import pyarrow.compute as pc
+
+    for item in pc.value_counts(answers["query"]).to_pylist():
+        counts[item["values"]] += item["counts"]
 
 
 def _say_warnings(warnings, said: int) -> int:
@@ -657,17 +723,51 @@ def cmd_demo(args) -> int:
 # ------------------------------------------------------------------- main
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C (SIGINT) or SIGTERM where the program was, with what the
+    user should know of the state it left (`note`)."""
+
+    def __init__(self, note: str = "", code: int = EXIT_INTERRUPTED):
+        super().__init__(note)
+        self.note, self.code = note, code
+
+
+def _terminated(signum, frame):
+    raise Interrupted(code=EXIT_TERMINATED)
+
+
 def main(argv=None) -> int:
+    """The command; its exit status (EXIT_* above). Ctrl-C and SIGTERM end
+    it with a line on standard error, not a traceback."""
+    import signal
+
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminated)
+    except ValueError:  # not the main thread (a test's): SIGTERM keeps its handler
+        previous = None
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as stop:
+        note = getattr(stop, "note", "")
+        _say(("terminated" if getattr(stop, "code", EXIT_INTERRUPTED) == EXIT_TERMINATED else "interrupted")
+             + (f"; {note}" if note else ""))
+        return getattr(stop, "code", EXIT_INTERRUPTED)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _main(argv) -> int:
     parser = build_parser()
     try:
         args, unknown = parser.parse_known_args(argv)
         if unknown:  # reported with the usage of the command it was given to
             (getattr(args, "command_parser", None) or parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     except SystemExit as exc:  # --help (0) or a command-line error (2, message printed)
-        return exc.code if isinstance(exc.code, int) else 2
+        return exc.code if isinstance(exc.code, int) else EXIT_ERROR
     if not getattr(args, "command", None):
         parser.print_help(sys.stderr)
-        return 2
+        return EXIT_ERROR
     if hasattr(sys.stdout, "reconfigure"):
         try:  # answers hold any Unicode text; do not depend on the locale
             sys.stdout.reconfigure(encoding="utf-8")
@@ -677,20 +777,17 @@ def main(argv=None) -> int:
         return args.func(args)
     except CepError as exc:
         _say(f"error: {exc}")
-        return 2
-    except KeyboardInterrupt:
-        _say("interrupted")
-        return 130
+        return EXIT_ERROR
     except BrokenPipeError:  # the reader went away (cep run ... | head): not an error
         try:
             sys.stdout = open("/dev/null", "w")  # noqa: SIM115 - keep Python's exit flush quiet
         except OSError:
             pass
-        return 0
+        return EXIT_OK
     except Exception:  # noqa: BLE001 - a bug: say so, with what is needed to report it
         _say("internal error (this is a bug in cep; please report it with the traceback below)")
         traceback.print_exc()
-        return 1
+        return EXIT_BUG
 
 
 if __name__ == "__main__":

@@ -2,7 +2,8 @@
 
 Every event reader takes its terms and times through here (cep.io.tables
 for JSON Lines, CSV and Parquet, and for the rows Spark reads; cep.io.trig
-for TriG), so one record gets one verdict whatever its format:
+for TriG; cep.io.nquads for N-Quads and N-Triples), so one record gets one
+verdict whatever its format:
 
     term(value, slot)        canonical N-Triples text of an event's s, p or o:
                              cep.terms.checked (well-formed, at most 16 MiB,

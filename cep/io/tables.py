@@ -11,7 +11,8 @@ Takes a .jsonl, .csv or .parquet file with the columns
               bare (default: none, an event of every stream; docs/language.md,
               "Windows and aggregates")
 
-and gives an events table (cep.events.EVENTS) plus a Reject for each row
+and gives events tables (cep.events.EVENTS) of at most a batch of rows
+each, read incrementally (*_batches), plus a Reject for each row
 that cannot be used: a term or a time that cep.io.check refuses
 (the check every reader shares), t_end before t, a missing value, a line
 that is not JSON or not UTF-8. A row's place is `file:line` (JSON Lines and
@@ -27,7 +28,6 @@ import csv
 import io
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -37,6 +37,7 @@ from cep import terms
 from cep.events import EVENTS, EventRows, Reject
 from cep.io import check
 from cep.io.check import Invalid
+from cep.io.lines import line_chunks
 
 COLUMNS = ("s", "p", "o", "t")
 OPTIONAL_COLUMNS = ("t_end", "stream")
@@ -60,42 +61,37 @@ def add_row(rows: EventRows, row: dict, source: str) -> None:
 # --------------------------------------------------------------- JSON Lines
 
 
-def read_jsonl(path, rejects: list, data: bytes | None = None) -> pa.Table:
-    name = check.file_name(path)
-    events = EventRows()
-    try:
-        handle = open(path, "rb") if data is None else io.BytesIO(data)
-    except OSError as exc:
-        rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
-        return EVENTS.empty_table()
-    with handle:
-        for number, raw in enumerate(handle, 1):
+def jsonl_batches(handle, source, rejects: list, rows: int):
+    """The events of a JSON Lines input (an open binary stream), in tables
+    of at most `rows` rows."""
+    name = source.name
+    for chunk in line_chunks(handle, name, rejects, rows):
+        events = EventRows()
+        for number, raw in chunk:
             where = f"{name}:{number}"
             try:
                 line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError:
-                rejects.append(Reject(where, "not UTF-8 text", raw.decode("utf-8", "replace").rstrip("\r\n")))
+                rejects.append(Reject(where, "not UTF-8 text", raw.decode("utf-8", "replace")))
                 continue
             if not line.strip():
                 continue
             try:
                 row = _JSON.decode(line)
             except json.JSONDecodeError as exc:
-                rejects.append(Reject(where, f"not JSON: {exc.msg} at column {exc.colno}", line.rstrip("\r\n")))
+                rejects.append(Reject(where, f"not JSON: {exc.msg} at column {exc.colno}", line))
                 continue
             except RecursionError:
-                rejects.append(Reject(where, "not JSON this reader takes: arrays or objects nested too deep",
-                                      line.rstrip("\r\n")))
+                rejects.append(Reject(where, "not JSON this reader takes: arrays or objects nested too deep", line))
                 continue
             if not isinstance(row, dict):
-                rejects.append(Reject(where, "expected a JSON object with keys s, p, o, t (and maybe t_end)",
-                                      line.rstrip("\r\n")))
+                rejects.append(Reject(where, "expected a JSON object with keys s, p, o, t (and maybe t_end)", line))
                 continue
             try:
                 add_row(events, row, where)
             except Invalid as bad:
-                rejects.append(Reject(where, str(bad), line.rstrip("\r\n")))
-    return events.table()
+                rejects.append(Reject(where, str(bad), line))
+        yield events.table()
 
 
 def _json_int(text: str):
@@ -113,20 +109,25 @@ _JSON = json.JSONDecoder(parse_int=_json_int)
 # ---------------------------------------------------------------------- CSV
 
 
-def read_csv(path, rejects: list, data: bytes | None = None) -> pa.Table:
-    name = check.file_name(path)
-    try:
-        raw = Path(path).read_bytes() if data is None else data
-    except OSError as exc:
-        rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
-        return EVENTS.empty_table()
-    lines = io.StringIO(raw.decode("utf-8-sig", "surrogateescape"), newline="").readlines()
+def csv_batches(handle, source, rejects: list, rows: int):
+    """The events of a CSV input (an open binary stream), in tables of at
+    most `rows` rows. No term or time holds a line end, so the input is
+    read in chunks of lines and a row never goes on past its chunk."""
+    name = source.name
+    header = None
     # the csv module's field limit (128 KiB unless set; it is one setting
     # for the whole process, put back after): a term may be as long as
     # cep.terms.MAX_TERM_BYTES, and a longer field is a reject
     limit = csv.field_size_limit(terms.MAX_TERM_BYTES)
     try:
-        return _csv_events(lines, name, rejects).table()
+        for chunk in line_chunks(handle, name, rejects, rows, universal=True):
+            # bytes that are not UTF-8 cost the rows that hold them (_csv_problem)
+            lines = [raw.decode("utf-8-sig" if number == 1 else "utf-8", "surrogateescape") + "\n"
+                     for number, raw in chunk]
+            events, header = _csv_events(lines, [number for number, _ in chunk], name, rejects, header)
+            if header is False:  # the file is skipped (its header is refused)
+                return
+            yield events.table()
     finally:
         csv.field_size_limit(limit)
 
@@ -136,23 +137,23 @@ def _csv_rows(lines: list, start: int):
     return csv.reader(lines[i] for i in range(start, len(lines)))
 
 
-def _csv_events(lines: list, name: str, rejects: list) -> EventRows:
-    events = EventRows()
-    reader = _csv_rows(lines, 0)
+def _csv_header(reader, name: str, rejects: list):
+    """The header's column names; None when the file is empty, False when
+    it is refused (a Reject says why)."""
     try:
         header = next(reader, None)
     except csv.Error as exc:
         rejects.append(Reject(f"{name}:1", f"cannot read the CSV header: {_csv_error(exc)}"))
-        return events
+        return False
     if header is None:
-        return events
+        return None
     header = [h.strip() for h in header]
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         rejects.append(Reject(f"{name}:1", f"the header lacks column{'s' if len(missing) > 1 else ''} "
                                            f"{', '.join(missing)}: a CSV stream needs the columns s, p, o, t "
                                            "(and optionally t_end); file skipped", ",".join(header)))
-        return events
+        return False
     twice = [c for c in COLUMNS + OPTIONAL_COLUMNS if header.count(c) > 1]
     if twice:
         rejects.append(Reject(f"{name}:1", "the header names column"
@@ -161,8 +162,22 @@ def _csv_events(lines: list, name: str, rejects: list) -> EventRows:
                                                      for c in twice)
                                            + ": which one holds the value is not clear; file skipped",
                               ",".join(header)))
-        return events
-    start, read = 0, reader.line_num  # the reader began at lines[start] and has read `read` lines
+        return False
+    return header
+
+
+def _csv_events(lines: list, numbers: list, name: str, rejects: list, header):
+    """The events of a chunk of lines (with their line numbers) and the
+    header (read from the chunk when `header` is None; False: the file is
+    refused)."""
+    events = EventRows()
+    reader = _csv_rows(lines, 0)
+    start, read = 0, 0  # the reader began at lines[start] and has read `read` lines
+    if header is None:
+        header = _csv_header(reader, name, rejects)
+        if not header:
+            return events, header
+        read = reader.line_num
     again = 4 * len(lines)  # lines that may be read again (a guard against a file that makes it quadratic)
     reported = 0  # the last line of a refused row, whose reject shows every line it took
     while True:
@@ -176,19 +191,20 @@ def _csv_events(lines: list, name: str, rejects: list) -> EventRows:
         spans = reader.line_num - read > 1
         read = reader.line_num
         text = ",".join(fields)
+        where = f"{name}:{numbers[first - 1]}"
         if why is None:
             if not any(f.strip() for f in fields):
                 continue
             why = _csv_problem(header, fields, text)
         if why is None:
             try:
-                add_row(events, dict(zip(header, fields)), f"{name}:{first}")
+                add_row(events, dict(zip(header, fields)), where)
                 continue
             except Invalid as bad:
                 why = str(bad)
         shown = first > reported  # else it is a line of a refused row, which its reject shows
         if shown:
-            rejects.append(Reject(f"{name}:{first}", why, text))
+            rejects.append(Reject(where, why, text))
         if spans and again > 0:
             # a refused row over several lines: no term or time holds a line
             # end, so a stray quote (one never closed, or one that a later
@@ -198,7 +214,7 @@ def _csv_events(lines: list, name: str, rejects: list) -> EventRows:
             again -= start + read - first
             reported = start + read if shown else reported
             reader, start, read = _csv_rows(lines, first), first, 0
-    return events
+    return events, header
 
 
 def _csv_problem(header: list, fields: list, text: str) -> str | None:
@@ -241,31 +257,67 @@ FAST_TERM = {
     "o": "^(?:" + "|".join([_FAST_IRI, _FAST_BNODE] + _FAST_LITERALS) + ")$",
 }
 FAST_LENGTH = 1000  # bytes: below the number and term limits of cep.terms.checked
+_DISTINCT_FROM = 1024  # rows: a longer column of terms is checked once per distinct term when they repeat
 _FAST_MS = r"^-?[0-9]{1,15}$"
 _FAST_ISO = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,3})?Z$"
 
 
-def read_parquet(path, rejects: list, data: bytes | None = None) -> pa.Table:
-    """Checked column-wise with pyarrow.compute: only the rows that fail the
+def parquet_batches(handle, source, rejects: list, rows: int):
+    """The events of a Parquet input (an open binary stream), a table per
+    record batch of at most `rows` rows (a Parquet file keeps its index at
+    its end: standard input, which cannot seek, is read whole first).
+    Checked column-wise with pyarrow.compute: only the rows that fail the
     fast checks go through the per-row checks (cep.io.check)."""
     import pyarrow.parquet as pq
 
-    name = check.file_name(path)
-    empty = EVENTS.empty_table()
+    from cep.io.readers import READ_ERRORS, read_failure
+
+    name = source.name
     try:
-        table = pq.read_table(path if data is None else pa.BufferReader(data))
+        if not handle.seekable():
+            handle = io.BytesIO(handle.read())
+        parquet = pq.ParquetFile(handle)
+    except READ_ERRORS as exc:
+        rejects.append(Reject(name, read_failure(exc)))
+        return
     except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
         rejects.append(Reject(name, f"cannot read the Parquet file: {exc}"))
-        return empty
-    missing = [c for c in COLUMNS if c not in table.column_names]
-    twice = [c for c in COLUMNS + OPTIONAL_COLUMNS if table.column_names.count(c) > 1]
+        return
+    names = parquet.schema_arrow.names
+    missing = [c for c in COLUMNS if c not in names]
+    twice = [c for c in COLUMNS + OPTIONAL_COLUMNS if names.count(c) > 1]
     if missing or twice:
         why = (f"no column{'s' if len(missing) > 1 else ''} {', '.join(missing)}: a Parquet stream needs the "
                "columns s, p, o, t (and optionally t_end)" if missing else
                f"column{'s' if len(twice) > 1 else ''} {', '.join(twice)} appear{'' if len(twice) > 1 else 's'} "
                "twice: which one holds the value is not clear")
-        rejects.append(Reject(name, f"{why}; file skipped", ", ".join(table.column_names)))
-        return empty
+        rejects.append(Reject(name, f"{why}; file skipped", ", ".join(names)))
+        return
+    offset = 0  # rows before the batch
+    batches = parquet.iter_batches(batch_size=rows, columns=[c for c in COLUMNS + OPTIONAL_COLUMNS if c in names])
+    while True:
+        try:
+            batch = next(batches, None)
+        except READ_ERRORS as exc:
+            rejects.append(Reject(f"{name}:row {offset + 1}", read_failure(exc)))
+            return
+        except Exception as exc:  # noqa: BLE001 - a damaged row group: what was read is kept
+            rejects.append(Reject(f"{name}:row {offset + 1}", f"cannot read the Parquet file on: {exc}; "
+                                                              "the rest is lost"))
+            return
+        if batch is None:
+            return
+        try:
+            yield _parquet_events(pa.Table.from_batches([batch]), name, rejects, offset)
+        except Invalid as bad:
+            rejects.append(Reject(name, f"{bad}; file skipped"))
+            return
+        offset += batch.num_rows
+
+
+def _parquet_events(table: pa.Table, name: str, rejects: list, offset: int) -> pa.Table:
+    """The events of the rows of a Parquet file that come after `offset`
+    others; Invalid when a column cannot hold what it should."""
     n = table.num_rows
     reasons: dict[int, str] = {}  # row index -> first problem found
 
@@ -273,23 +325,19 @@ def read_parquet(path, rejects: list, data: bytes | None = None) -> pa.Table:
         for i in rows:
             reasons.setdefault(int(i), reason)
 
-    try:
-        given = {c: _utf8_column(table.column(c), c, note) for c in COLUMNS + OPTIONAL_COLUMNS
-                 if c in table.column_names}
-        out = {col: _term_column(given[col], col, note) for col in ("s", "p", "o")}
-        start = _time_column(given["t"], "t", note)
-        end = start
-        if "t_end" in given:
-            end_null = np.asarray(pc.is_null(given["t_end"]).to_numpy(zero_copy_only=False), dtype=bool)
-            end = np.where(end_null, start, _time_column(given["t_end"], "t_end", note, allow_null=True))
-            for i in np.nonzero(end < start)[0]:  # a t_end that did not parse is noted already
-                note([i], f"t_end ({terms.format_datetime_ms(int(end[i]))}) is before "
-                          f"t ({terms.format_datetime_ms(int(start[i]))})")
-        stream = _stream_column(given["stream"], note) if "stream" in given else None
-    except Invalid as bad:
-        rejects.append(Reject(name, f"{bad}; file skipped"))
-        return empty
-    rows = pa.array(np.arange(1, n + 1), pa.int64())  # a row's place: file:row N, from 1
+    given = {c: _utf8_column(table.column(c), c, note) for c in COLUMNS + OPTIONAL_COLUMNS
+             if c in table.column_names}
+    out = {col: term_column(given[col], col, note) for col in ("s", "p", "o")}
+    start = _time_column(given["t"], "t", note)
+    end = start
+    if "t_end" in given:
+        end_null = np.asarray(pc.is_null(given["t_end"]).to_numpy(zero_copy_only=False), dtype=bool)
+        end = np.where(end_null, start, _time_column(given["t_end"], "t_end", note, allow_null=True))
+        for i in np.nonzero(end < start)[0]:  # a t_end that did not parse is noted already
+            note([i], f"t_end ({terms.format_datetime_ms(int(end[i]))}) is before "
+                      f"t ({terms.format_datetime_ms(int(start[i]))})")
+    stream = _stream_column(given["stream"], note) if "stream" in given else None
+    rows = pa.array(np.arange(offset + 1, offset + n + 1), pa.int64())  # a row's place: file:row N, from 1
     events = pa.table({
         **out, "start": pa.array(start, pa.int64()), "end": pa.array(end, pa.int64()),
         "source": pc.binary_join_element_wise(f"{name}:row ", pc.cast(rows, pa.string()), ""),
@@ -298,7 +346,7 @@ def read_parquet(path, rejects: list, data: bytes | None = None) -> pa.Table:
     if reasons:
         bad = sorted(reasons)
         for i, text in zip(bad, _shown_rows(table, bad)):
-            rejects.append(Reject(f"{name}:row {i + 1}", reasons[i], text))
+            rejects.append(Reject(f"{name}:row {offset + i + 1}", reasons[i], text))
         keep = np.ones(n, dtype=bool)
         keep[bad] = False
         events = events.filter(pa.array(keep))
@@ -367,13 +415,25 @@ def _as_string_array(column):
     return arr
 
 
-def _term_column(column, col, note):
-    """Canonical text of a column of terms; the rows check.term refuses are noted."""
+def term_column(column, col, note, label=None):
+    """Canonical text of a column of terms in slot `col` (s, p or o); the
+    rows check.term refuses are noted (`label` names the column in the
+    reasons, check.term's `column`)."""
     arr = _as_string_array(column)
     if arr is None:
         raise Invalid(f"column {col} has type {column.type}; expected strings holding RDF terms in N-Triples syntax")
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
-    note(np.nonzero(null)[0], f"column {col} is empty")
+    note(np.nonzero(null)[0], f"{label or 'column ' + col} is empty")
+    if len(arr) > _DISTINCT_FROM:
+        encoded = pc.dictionary_encode(arr)
+        if len(encoded.dictionary) * 2 <= len(arr):  # a column that repeats its terms: check each once
+            index = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
+            refused: dict[int, str] = {}
+            checked = term_column(encoded.dictionary, col,
+                                  lambda rows, reason: [refused.setdefault(int(i), reason) for i in rows], label)
+            for value, reason in refused.items():
+                note(np.nonzero(index == value)[0], reason)
+            return checked.take(encoded.indices)
     fast = pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), pc.less_equal(pc.binary_length(arr), FAST_LENGTH))
     slow = np.nonzero(~np.asarray(pc.fill_null(fast, False).to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
     if len(slow) == 0:
@@ -382,7 +442,7 @@ def _term_column(column, col, note):
     fixed_rows, fixed = [], []
     for i, value in zip(slow, values):
         try:
-            term = check.term(value, col)
+            term = check.term(value, col, label)
         except Invalid as bad:
             note([i], str(bad))
             continue
@@ -502,7 +562,7 @@ def checked_rows(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
         for i in rows:
             reasons.setdefault(int(i), reason)
 
-    cols = {c: _term_column(table.column(c), c, note) for c in ("s", "p", "o")}
+    cols = {c: term_column(table.column(c), c, note) for c in ("s", "p", "o")}
     for c, label in (("start", "t"), ("end", "t_end")):
         column = table.column(c)
         note(np.nonzero(np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool))[0],

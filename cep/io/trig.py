@@ -61,7 +61,7 @@ from urllib.parse import urljoin
 import pyarrow as pa
 
 from cep import terms
-from cep.events import EVENTS, EventRows, Reject
+from cep.events import EventRows, Reject
 from cep.io import check
 from cep.io.check import Invalid
 
@@ -84,20 +84,30 @@ NO_BASE = "cep-no-base:/"
 # ------------------------------------------------------------- the reader
 
 
-def read_trig(path, rejects: list, data: bytes | None = None) -> pa.Table:
-    """The events of one TriG file; rejected parts are appended to `rejects`.
-    `data`: the file's bytes when they were read elsewhere (Spark's file
-    source)."""
-    name = check.file_name(path)
+def trig_batches(handle, source, rejects: list, rows: int):
+    """The events of a TriG input (an open binary stream), in tables of at
+    most `rows` rows. A graph's time may be anywhere in the file, so the
+    file is read and parsed whole (N-Quads is the line-based form of the
+    same layout: cep.io.nquads)."""
+    from cep.io.readers import READ_ERRORS, read_failure
+
+    parts = []
     try:
-        raw = Path(path).read_bytes() if data is None else data
-    except OSError as exc:
-        rejects.append(Reject(name, f"cannot read the file: {exc.strerror or exc}"))
-        return EVENTS.empty_table()
+        while part := handle.read1(1 << 16):
+            parts.append(part)
+    except READ_ERRORS as exc:  # a cut gzip file: the statements read are kept
+        rejects.append(Reject(source.name, read_failure(exc)))
+    events = _read_text(b"".join(parts), source.path, source.name, rejects)
+    for offset in range(0, events.num_rows, rows):
+        yield events.slice(offset, rows)
+
+
+def _read_text(raw: bytes, path, name: str, rejects: list) -> pa.Table:
+    """The events of one TriG file's bytes; rejected parts are appended."""
     # bytes that are not UTF-8 spoil the statements that hold them, no more
     text = raw.decode("utf-8-sig", "surrogateescape")
     statements = scan(text)
-    content = _Content(_file_tag(path))
+    content = _Content(file_tag(path))
     failed, found = [], []  # statements refused (or read again in parts); the parts found
     if _UNDECODED.search(text):
         given, text = text, _comments_decoded(text)  # the same characters, but those of comments
@@ -212,7 +222,7 @@ def _comments_decoded(text: str) -> str:
                       text)
 
 
-def _file_tag(path) -> str:
+def file_tag(path) -> str:
     """Eight hex digits of the SHA-1 of the file's resolved path: its blank
     nodes' labels start with it, so two files never share a blank node and
     a file read again gives the same labels."""
@@ -228,7 +238,7 @@ class _Content:
     checked: cep.io.check takes each event's terms)."""
 
     def __init__(self, tag: str):
-        self.tag = tag  # the file's (_file_tag)
+        self.tag = tag  # the file's (file_tag)
         self.graphs: dict[str, list] = defaultdict(list)  # graph term -> triples
         self.default: list = []  # default-graph triples
 
@@ -277,11 +287,11 @@ def _interval(graph: str, props: dict) -> tuple[int, int]:
         raise Invalid(f"graph {graph} has both prov:generatedAtTime and prov:startedAtTime/endedAtTime; "
                       "give an instant or an interval, not both")
     if gen:
-        t = _datetime(graph, gen[0], "prov:generatedAtTime")
+        t = graph_time(graph, gen[0], "prov:generatedAtTime")
         return t, t
     if started and ended:
-        start = _datetime(graph, started[0], "prov:startedAtTime")
-        end = _datetime(graph, ended[0], "prov:endedAtTime")
+        start = graph_time(graph, started[0], "prov:startedAtTime")
+        end = graph_time(graph, ended[0], "prov:endedAtTime")
         if end < start:
             raise Invalid(f"graph {graph} ends (prov:endedAtTime {terms.format_datetime_ms(end)}) before it "
                           f"starts (prov:startedAtTime {terms.format_datetime_ms(start)})")
@@ -295,7 +305,7 @@ def _interval(graph: str, props: dict) -> tuple[int, int]:
                   "to the default graph")
 
 
-def _datetime(graph: str, term: str, label: str) -> int:
+def graph_time(graph: str, term: str, label: str) -> int:
     try:
         parts = terms.split(term)
     except terms.TermError as exc:

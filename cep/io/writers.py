@@ -1,27 +1,32 @@
 """Writing answers and rejects: the back of the pipeline.
 
 Takes answer tables (cep.events.ANSWERS), as both engines give them
-(cep.engine.AnswerBatch.answers, cep.spark's output), and writes them to a
-text stream, answer by answer, in one of three formats:
+(cep.engine.AnswerBatch.answers, cep.spark's output), and writes each
+batch to a text stream as it comes, column-wise (cep.io.terms_text: no
+Python object per answer), in one of these formats (docs/io.md):
 
-    jsonl   one JSON object per answer (SELECT, CONSTRUCT and ASK):
-              {"query": "q", "bindings": {"x": TERM, ...}, "start": T, "end": T}
-              {"query": "q", "triples": [{"s": TERM, "p": TERM, "o": TERM}, ...],
-               "start": T, "end": T}
-              {"query": "q", "boolean": true, "start": T, "end": T}  (ASK: an
-               evaluation without a solution gives no answer)
-            TERM is the W3C SPARQL 1.1 Query Results JSON form of a term
-            ({"type": "uri", "value": ...}); an unbound variable is left out;
-            T is an ISO 8601 UTC time (2026-01-01T00:00:05Z, milliseconds
-            only when not zero).
-    csv     SELECT answers only: columns query, start, end, then one column
-            per variable (the SELECT variables of the rule set, in the order
-            the queries name them), terms in N-Triples syntax, an unbound
-            variable as an empty cell.
-    trig    CONSTRUCT answers only: each answer is a named graph
-            <urn:cep:answer:QUERY:N> holding its triples, with
-            prov:startedAtTime and prov:endedAtTime in the default graph:
-            cep.io.trig reads it back as the same interval events.
+    jsonl        (every query form) one JSON object per answer:
+                   {"query": "q", "bindings": {"x": TERM, ...}, "start": T, "end": T}
+                   {"query": "q", "triples": [{"s": TERM, "p": TERM, "o": TERM}, ...],
+                    "start": T, "end": T}
+                   {"query": "q", "boolean": true, "start": T, "end": T}  (ASK: an
+                    evaluation without a solution gives no answer)
+                 TERM is the W3C SPARQL 1.1 Query Results JSON form of a term
+                 ({"type": "uri", "value": ...}); an unbound variable is left out;
+                 T is an ISO 8601 UTC time (2026-01-01T00:00:05Z, milliseconds
+                 only when not zero).
+    csv          SELECT: columns query, start, end, then one column per variable
+                 (the SELECT variables of the rule set, in the order the queries
+                 name them), terms in N-Triples syntax, an unbound variable empty.
+    sparql-json  SELECT, one query: a W3C SPARQL 1.1 Query Results document
+    sparql-xml   (JSON, XML, CSV or TSV) of the query's answers, streamed: the
+    sparql-csv   head when the run starts, a result per answer as it comes,
+    sparql-tsv   the end when the run ends. A results document holds a
+                 solution's bindings only, not its interval.
+    nt           CONSTRUCT: the answers' triples, N-Triples (without their times).
+    nq           CONSTRUCT: each answer a named graph <urn:cep:answer:QUERY:N>,
+    trig         its time in the default graph (prov:startedAtTime,
+                 prov:endedAtTime): `--events` reads both back as the same events.
 
 Rejects are written as JSON Lines: {"source": "file:line", "reason": ..., "text": ...}.
 """
@@ -30,19 +35,38 @@ from __future__ import annotations
 
 import csv
 import json
+from pathlib import Path
 from urllib.parse import quote
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from cep import terms
 from cep.errors import UsageError
 from cep.events import ANSWERS, Answer, Reject
+from cep.io import terms_text
 
-OUTPUT_FORMATS = ("jsonl", "csv", "trig")
+OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv", "nt", "nq", "trig")
+SPARQL_RESULTS = ("sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv")
+# the query forms each format holds
+FORMS = {"jsonl": ("select", "construct", "ask"), "csv": ("select",), "nt": ("construct",),
+         "nq": ("construct",), "trig": ("construct",), **{f: ("select",) for f in SPARQL_RESULTS}}
+# --out FILE: the format its name says, when --format does not
+SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".srj": "sparql-json", ".json": "sparql-json",
+            ".srx": "sparql-xml", ".xml": "sparql-xml", ".tsv": "sparql-tsv",
+            ".nt": "nt", ".nq": "nq", ".trig": "trig"}
+# one file per query (--out DIR/): the extension of each format's files
+EXTENSIONS = {"jsonl": ".jsonl", "csv": ".csv", "sparql-json": ".srj", "sparql-xml": ".srx",
+              "sparql-csv": ".csv", "sparql-tsv": ".tsv", "nt": ".nt", "nq": ".nq", "trig": ".trig"}
+# ... and the format of a query whose form the chosen one cannot hold
+FALLBACK = {"select": "sparql-json", "construct": "nq", "ask": "jsonl"}
 
 
-# ---------------------------------------------------------------- JSON Lines
+# ------------------------------------------------------------- the columns
 
 
-ROWS_AT_ONCE = 10_000  # answers made Python values at a time: the memory of a large batch stays bounded
+ROWS_AT_ONCE = 10_000  # answers made Python values at a time (rows): the memory of a large batch stays bounded
 
 
 def rows(answers):
@@ -54,44 +78,158 @@ def rows(answers):
         yield from zip(*(part[name].to_pylist() for name in ANSWERS.names))
 
 
-def answer_json(answer: Answer) -> dict:
-    """The JSON object of one Answer (see the module docstring)."""
-    bindings = None if answer.boolean is not None else answer.bindings
-    return row_json(answer.query, answer.start, answer.end, bindings,
-                    [{"s": s, "p": p, "o": o} for s, p, o in answer.triples])
+def _column(answers, name):
+    column = answers[name]
+    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
 
 
-def row_json(query, start, end, bindings, triples) -> dict:
-    """The JSON object of one answer row (rows)."""
-    out = {"query": query}
-    if bindings is None and not triples:  # ASK (cep.events.ANSWERS)
-        out["boolean"] = True
-    elif triples:
-        out["triples"] = [{"s": terms.to_json(t["s"]), "p": terms.to_json(t["p"]), "o": terms.to_json(t["o"])}
-                          for t in triples]
-    else:
-        out["bindings"] = {name: terms.to_json(term) for name, term in sorted(bindings or ()) if term}
-    out["start"] = terms.format_datetime_ms(start)
-    out["end"] = terms.format_datetime_ms(end)
+_ENTRY = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
+
+
+def _bindings(answers):
+    """The bound variables of the answers: (row of each, variable, term),
+    sorted by row and variable; unbound ones (null or empty) left out."""
+    lists = _column(answers, "bindings").cast(_ENTRY)
+    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
+    flat = pc.list_flatten(lists)
+    keys, values = pc.struct_field(flat, "key"), pc.struct_field(flat, "value")
+    bound = pc.fill_null(pc.not_equal(values, ""), False)
+    entries = pa.table({"row": parents, "key": keys, "value": values}).filter(bound)
+    row, key = entries["row"].to_numpy(), entries["key"].combine_chunks()
+    if len(row) > 1:  # the engine gives them sorted (cep.events.ANSWERS): sort only when they are not
+        same_row = pa.array(row[1:] == row[:-1])
+        in_order = pc.or_(pc.invert(same_row), pc.less(key.slice(0, len(key) - 1), key.slice(1)))
+        if not pc.all(in_order).as_py():
+            entries = entries.sort_by([("row", "ascending"), ("key", "ascending")])
+            row, key = entries["row"].to_numpy(), entries["key"].combine_chunks()
+    return row, key, entries["value"].combine_chunks()
+
+
+def _triples(answers):
+    """The triples of the answers: (row of each, s, p, o), in template order."""
+    lists = _column(answers, "triples")
+    parents = np.asarray(pc.list_parent_indices(lists).to_numpy(zero_copy_only=False), dtype=np.int64)
+    flat = pc.list_flatten(lists)
+    return parents, pc.struct_field(flat, "s"), pc.struct_field(flat, "p"), pc.struct_field(flat, "o")
+
+
+def _joined(parents, pieces, n: int, separator: str) -> pa.Array:
+    """Per answer row, its pieces (sorted by row) joined with `separator`
+    ("" for a row with none)."""
+    offsets = np.zeros(n + 1, dtype=np.int32)
+    np.cumsum(np.bincount(parents, minlength=n), out=offsets[1:])
+    return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), pieces), separator)
+
+
+def _concat(*parts) -> pa.Array:
+    """Element-wise concatenation of string arrays and str constants."""
+    return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in parts), "")
+
+
+def _by_variable(parents, keys, values, n: int, variables) -> list:
+    """A column per variable of the answer rows: its term, null when unbound."""
+    names = keys.to_numpy(zero_copy_only=False)
+    out = []
+    for name in variables:
+        picked = np.nonzero(names == name)[0]
+        index = np.full(n, -1, dtype=np.int64)
+        index[parents[picked]] = picked
+        out.append(values.take(pa.array(index, mask=index < 0)))
     return out
+
+
+def _forms(answers):
+    """Masks of the CONSTRUCT and ASK answer rows (the others are SELECT's)."""
+    triples = _column(answers, "triples")
+    construct = pc.fill_null(pc.greater(pc.list_value_length(triples), 0), False)
+    ask = pc.and_(pc.is_null(_column(answers, "bindings")), pc.invert(construct))
+    return construct, ask
+
+
+# ---------------------------------------------------------------- JSON Lines
+
+
+def json_lines_column(answers) -> pa.Array:
+    """The JSON Lines of an answer table (see the module docstring), one
+    string per answer, column-wise."""
+    n = answers.num_rows
+    if not n:
+        return pa.array([], pa.string())
+    row, keys, values = _bindings(answers)
+    bindings = _concat("{", _joined(row, _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values)),
+                                    n, ", "), "}")
+    row, s, p, o = _triples(answers)
+    triples = _concat("[", _joined(row, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
+                                                ', "o": ', terms_text.json_terms(o), "}"), n, ", "), "]")
+    construct, ask = _forms(answers)
+    middle = pc.if_else(construct, _concat('"triples": ', triples),
+                        pc.if_else(ask, pa.scalar('"boolean": true'), _concat('"bindings": ', bindings)))
+    return _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ", middle,
+                   ', "start": "', terms_text.times(_column(answers, "start")),
+                   '", "end": "', terms_text.times(_column(answers, "end")), '"}')
 
 
 def json_lines(answers):
     """The JSON Lines of an answer table, a line each (without its newline)."""
-    for row in rows(answers):
-        yield json.dumps(row_json(*row), ensure_ascii=False)
+    for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
+        yield from json_lines_column(answers.slice(offset, ROWS_AT_ONCE)).to_pylist()
 
 
-class JsonlWriter:
+def answer_json(answer: Answer) -> dict:
+    """The JSON object of one Answer (see the module docstring), for
+    programs that hold Answers."""
+    out = {"query": answer.query}
+    if answer.triples:
+        out["triples"] = [{"s": terms.to_json(s), "p": terms.to_json(p), "o": terms.to_json(o)}
+                          for s, p, o in answer.triples]
+    elif answer.boolean is not None:
+        out["boolean"] = True
+    else:
+        out["bindings"] = {name: terms.to_json(term) for name, term in sorted(answer.bindings) if term}
+    out["start"] = terms.format_datetime_ms(answer.start)
+    out["end"] = terms.format_datetime_ms(answer.end)
+    return out
+
+
+class _TextWriter:
+    """A writer of a text stream: `text(answers)` gives the text of a batch."""
+
     def __init__(self, stream):
         self.stream = stream
 
     def write(self, answers) -> None:
-        for line in json_lines(answers):
-            self.stream.write(line + "\n")
+        for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
+            text = self.text(answers.slice(offset, ROWS_AT_ONCE))
+            if text:
+                self.stream.write(text)
+
+    def text(self, answers) -> str:
+        raise NotImplementedError
 
     def close(self) -> None:
         self.stream.flush()
+
+
+def write_lines(stream, column) -> None:
+    """The strings of a column to a text stream, a line each, joined by
+    Arrow; to a UTF-8 stream's bytes at once (no Python string of them)."""
+    if not len(column):
+        return
+    whole = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(column)], pa.int32()), column), "\n")
+    data = whole.cast(pa.binary())[0].as_buffer()
+    binary = getattr(stream, "buffer", None)
+    if binary is not None and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8":
+        stream.flush()  # what was written as text goes first
+        binary.write(data)
+        binary.write(b"\n")
+    else:
+        stream.write(data.to_pybytes().decode("utf-8") + "\n")
+
+
+class JsonlWriter(_TextWriter):
+    def write(self, answers) -> None:
+        for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
+            write_lines(self.stream, json_lines_column(answers.slice(offset, ROWS_AT_ONCE)))
 
 
 # ----------------------------------------------------------------------- CSV
@@ -118,11 +256,8 @@ class CsvWriter:
         self.out.writerow(list(_FIXED) + [("?" + v if v in _FIXED else v) for v in self.variables])
 
     def write(self, answers) -> None:
+        _only(answers, "csv")
         for query, start, end, bindings, triples in rows(answers):
-            if triples or bindings is None:
-                form = "a CONSTRUCT" if triples else "an ASK"
-                raise UsageError(f"query {query} is {form} query: --format csv writes SELECT "
-                                 "answers only; use --format jsonl")
             row = (query, start, end, dict(bindings or ()))
             if self.variables is None:
                 self.pending.append(row)
@@ -146,73 +281,221 @@ class CsvWriter:
         self.stream.flush()
 
 
-# ---------------------------------------------------------------------- TriG
+def _only(answers, fmt: str) -> None:
+    """UsageError when the answers hold a form `fmt` cannot."""
+    if not answers.num_rows:
+        return
+    construct, ask = _forms(answers)
+    forms = {"construct": construct, "ask": ask,
+             "select": pc.invert(pc.or_(construct, ask))}
+    for form, mask in forms.items():
+        if form not in FORMS[fmt] and pc.any(mask).as_py():
+            query = answers.filter(mask)["query"][0].as_py()
+            article = "an" if form == "ask" else "a"
+            raise UsageError(f"query {query} is {article} {form.upper()} query: --format {fmt} writes "
+                             f"{' and '.join(f.upper() for f in FORMS[fmt])} answers only; use --format jsonl")
 
-PROV = "http://www.w3.org/ns/prov#"
+
+# ------------------------------------------------- SPARQL 1.1 results documents
 
 
-class TrigWriter:
-    """CONSTRUCT answers as timestamped named graphs (readable by cep.io.trig)."""
+class SparqlResultsWriter(_TextWriter):
+    """The answers of one SELECT query as a W3C SPARQL 1.1 Query Results
+    document: JSON, XML, CSV or TSV. The head is written at once, a result
+    per answer as answers come, the end at close."""
 
-    def __init__(self, stream):
-        self.stream = stream
-        self.counts: dict[str, int] = {}
-        stream.write(f"@prefix prov: <{PROV}> .\n@prefix xsd: <{terms.XSD}> .\n")
+    def __init__(self, stream, fmt: str, variables):
+        super().__init__(stream)
+        self.fmt, self.variables, self.first = fmt, list(dict.fromkeys(variables)), True
+        names = self.variables
+        stream.write({
+            "sparql-json": '{"head": {"vars": ' + json.dumps(names, ensure_ascii=False) + '},\n'
+                           ' "results": {"bindings": [\n',
+            "sparql-xml": '<?xml version="1.0" encoding="UTF-8"?>\n'
+                          '<sparql xmlns="http://www.w3.org/2005/sparql-results#">\n  <head>\n'
+                          + "".join(f'    <variable name="{v}"/>\n' for v in names) + "  </head>\n  <results>\n",
+            "sparql-csv": ",".join(names) + "\r\n",
+            "sparql-tsv": "\t".join("?" + v for v in names) + "\n",
+        }[fmt])
 
-    def write(self, answers) -> None:
-        for query, start, end, bindings, triples in rows(answers):
-            if not triples:
-                form = "an ASK" if bindings is None else "a SELECT"
-                raise UsageError(f"query {query} is {form} query: --format trig writes CONSTRUCT "
-                                 "answers only; use --format jsonl")
-            n = self.counts.get(query, 0) + 1
-            self.counts[query] = n
-            graph = terms.iri(f"urn:cep:answer:{quote(query, safe='')}:{n}")
-            body = "".join(f"  {t['s']} {t['p']} {t['o']} .\n" for t in triples)
-            self.stream.write(
-                f"\n{graph} {{\n{body}}}\n"
-                f'{graph} prov:startedAtTime "{terms.format_datetime_ms(start)}"^^xsd:dateTime ;\n'
-                f'    prov:endedAtTime "{terms.format_datetime_ms(end)}"^^xsd:dateTime .\n')
+    def text(self, answers) -> str:
+        _only(answers, self.fmt)
+        n = answers.num_rows
+        if not n:
+            return ""
+        row, keys, values = _bindings(answers)
+        if self.fmt == "sparql-json":
+            pieces = _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values))
+            results = _concat("{", _joined(row, pieces, n, ", "), "}").to_pylist()
+            text = ("" if self.first else ",\n") + ",\n".join(results)
+        elif self.fmt == "sparql-xml":
+            pieces = _concat('      <binding name="', keys, '">', terms_text.xml_terms(values), "</binding>\n")
+            text = "".join(_concat("    <result>\n", _joined(row, pieces, n, ""), "    </result>\n").to_pylist())
+        else:
+            columns = _by_variable(row, keys, values, n, self.variables)
+            if self.fmt == "sparql-csv":
+                columns = [terms_text.csv_terms(c) for c in columns]
+            separator, end = ("\t", "\n") if self.fmt == "sparql-tsv" else (",", "\r\n")
+            if columns:
+                lines = pc.binary_join_element_wise(*(pc.fill_null(c, "") for c in columns), separator)
+                text = "".join(s + end for s in lines.to_pylist())
+            else:
+                text = end * n
+        self.first = False
+        return text
 
     def close(self) -> None:
+        self.stream.write({"sparql-json": "\n]}}\n", "sparql-xml": "  </results>\n</sparql>\n"}.get(self.fmt, ""))
         self.stream.flush()
+
+
+# ------------------------------------------------- RDF: N-Triples, N-Quads, TriG
+
+PROV = "http://www.w3.org/ns/prov#"
+_STARTED, _ENDED = terms.iri(PROV + "startedAtTime"), terms.iri(PROV + "endedAtTime")
+_DATETIME = f"^^<{terms.XSD_DATETIME}>"
+
+
+class RdfWriter(_TextWriter):
+    """CONSTRUCT answers as RDF. nt: their triples. nq and trig: each
+    answer a named graph <urn:cep:answer:QUERY:N> (N counts the query's
+    answers from 1) holding its triples, with prov:startedAtTime and
+    prov:endedAtTime in the default graph: cep.io reads it back as the
+    same interval events."""
+
+    def __init__(self, stream, fmt: str):
+        super().__init__(stream)
+        self.fmt = fmt
+        self.counts: dict[str, int] = {}
+        if fmt == "trig":
+            stream.write(f"@prefix prov: <{PROV}> .\n@prefix xsd: <{terms.XSD}> .\n")
+
+    def _graphs(self, answers) -> pa.Array:
+        """The graph name of each answer (counting on from earlier batches)."""
+        queries = _column(answers, "query")
+        number = np.zeros(len(queries), dtype=np.int64)
+        for query in pc.unique(queries).to_pylist():
+            at = np.nonzero(np.asarray(pc.equal(queries, query).to_numpy(zero_copy_only=False), dtype=bool))[0]
+            first = self.counts.get(query, 0)
+            number[at] = np.arange(first + 1, first + len(at) + 1)
+            self.counts[query] = first + len(at)
+        return _concat(_graph_prefixes(queries), pc.cast(pa.array(number), pa.string()), ">")
+
+    def text(self, answers) -> str:
+        _only(answers, self.fmt)
+        n = answers.num_rows
+        if not n:
+            return ""
+        row, s, p, o = _triples(answers)
+        if self.fmt == "nt":
+            return "".join(t + " .\n" for t in pc.binary_join_element_wise(s, p, o, " ").to_pylist())
+        graphs = self._graphs(answers)
+        start, end = terms_text.times(_column(answers, "start")), terms_text.times(_column(answers, "end"))
+        if self.fmt == "nq":
+            body = _joined(row, _concat(pc.binary_join_element_wise(s, p, o, graphs.take(pa.array(row)), " "), " .\n"),
+                           n, "")
+            text = _concat(body, graphs, f' {_STARTED} "', start, f'"{_DATETIME} .\n',
+                           graphs, f' {_ENDED} "', end, f'"{_DATETIME} .\n')
+        else:
+            body = _joined(row, _concat("  ", pc.binary_join_element_wise(s, p, o, " "), " .\n"), n, "")
+            text = _concat("\n", graphs, " {\n", body, "}\n", graphs, ' prov:startedAtTime "', start,
+                           '"^^xsd:dateTime ;\n    prov:endedAtTime "', end, '"^^xsd:dateTime .\n')
+        return "".join(text.to_pylist())
+
+
+def _graph_prefixes(queries) -> pa.Array:
+    unique = pc.unique(queries)
+    made = pa.array([f"<urn:cep:answer:{quote(q, safe='')}:" for q in unique.to_pylist()], pa.string())
+    return made.take(pc.index_in(queries, unique))
 
 
 # ---------------------------------------------------------------- choosing
 
 
-def check_format(fmt: str, queries) -> None:
-    """UsageError when the rule set has answers the format cannot hold."""
+def output_format(fmt: str | None, out) -> str:
+    """The answer format: --format, else the one --out's name says (SUFFIXES), else jsonl."""
+    if fmt:
+        return fmt
+    if out and not str(out).endswith("/"):
+        return SUFFIXES.get(Path(str(out)).suffix.lower(), "jsonl")
+    return "jsonl"
+
+
+def _forms_of(queries) -> dict:
+    out: dict = {}
+    for q in queries:
+        out.setdefault(q.form, []).append(q.name)
+    return out
+
+
+def check_format(fmt: str, queries, per_query: bool = False) -> None:
+    """UsageError when the rule set has answers the format cannot hold (in
+    one output; `per_query`: one file per query, where a query the format
+    cannot hold goes to FALLBACK)."""
     if fmt not in OUTPUT_FORMATS:
         raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
-    if fmt in ("csv", "trig"):
-        asks = [q.name for q in queries if q.form == "ask"]
-        if asks:
-            raise UsageError(f"--format {fmt} cannot hold the answers of ASK "
-                             f"{'query' if len(asks) == 1 else 'queries'} {', '.join(asks)}; use --format jsonl")
-    if fmt == "csv":
-        bad = [q.name for q in queries if q.form == "construct"]
-        if bad:
-            raise UsageError(f"--format csv writes SELECT answers only, and {', '.join(bad)} "
-                             f"{'is a CONSTRUCT query' if len(bad) == 1 else 'are CONSTRUCT queries'}; "
-                             "use --format jsonl (both forms) or --format trig (CONSTRUCT)")
-    if fmt == "trig":
-        bad = [q.name for q in queries if q.form == "select"]
-        if bad:
-            raise UsageError(f"--format trig writes CONSTRUCT answers only, and {', '.join(bad)} "
-                             f"{'is a SELECT query' if len(bad) == 1 else 'are SELECT queries'}; "
-                             "use --format jsonl (both forms) or --format csv (SELECT)")
+    if per_query:
+        return
+    forms = _forms_of(queries)
+    asks = forms.get("ask", [])
+    if asks and "ask" not in FORMS[fmt]:
+        raise UsageError(f"--format {fmt} cannot hold the answers of ASK "
+                         f"{'query' if len(asks) == 1 else 'queries'} {', '.join(asks)}; use --format jsonl")
+    for form, other in (("construct", "nq (CONSTRUCT)"), ("select", "csv or sparql-json (SELECT)")):
+        names = forms.get(form, [])
+        if names and form not in FORMS[fmt]:
+            raise UsageError(f"--format {fmt} writes {' and '.join(f.upper() for f in FORMS[fmt])} answers only, "
+                             f"and {', '.join(names)} "
+                             f"{'are ' + form.upper() + ' queries' if len(names) > 1 else 'is a ' + form.upper() + ' query'}"
+                             f"; use --format jsonl (both forms), --format {other}, or --out DIR/ (one file per query)")
+    if fmt in SPARQL_RESULTS and len(forms.get("select", [])) > 1:
+        raise UsageError(f"--format {fmt} writes one query's results, and the rules have "
+                         f"{len(forms['select'])} SELECT queries ({', '.join(forms['select'])}); "
+                         "use --out DIR/ (one file per query) or --format jsonl")
 
 
 def make_writer(fmt: str, stream, variables=None):
-    """A writer for `fmt` on `stream`; `variables` fixes the CSV columns."""
+    """A writer for `fmt` on `stream`; `variables` fixes the CSV columns
+    and the variables of a SPARQL results document."""
     if fmt == "jsonl":
         return JsonlWriter(stream)
     if fmt == "csv":
         return CsvWriter(stream, variables)
-    if fmt == "trig":
-        return TrigWriter(stream)
+    if fmt in SPARQL_RESULTS:
+        return SparqlResultsWriter(stream, fmt, variables or [])
+    if fmt in ("nt", "nq", "trig"):
+        return RdfWriter(stream, fmt)
     raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
+
+
+class PerQueryWriter:
+    """One file per query in a folder: FOLDER/QUERY.EXT, each in `fmt`
+    when it holds the query's form, else in FALLBACK[form]."""
+
+    def __init__(self, folder, fmt: str, layouts, opener):
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self.writers, self.files = {}, []
+        for layout in layouts:
+            form = layout.form
+            chosen = fmt if form in FORMS[fmt] else FALLBACK[form]
+            name = quote(layout.name, safe="") + EXTENSIONS[chosen]
+            handle = opener(folder / name)
+            self.files.append(handle)
+            self.writers[layout.name] = make_writer(chosen, handle, list(layout.fields) if form == "select" else None)
+
+    def write(self, answers) -> None:
+        if not answers.num_rows:
+            return
+        queries = _column(answers, "query")
+        for query in pc.unique(queries).to_pylist():
+            self.writers[query].write(answers.filter(pc.equal(queries, query)))
+
+    def close(self) -> None:
+        for writer in self.writers.values():
+            writer.close()
+        for handle in self.files:
+            handle.close()
 
 
 # -------------------------------------------------------------------- rejects

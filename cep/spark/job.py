@@ -106,15 +106,52 @@ class Progress:
             self.say(line)
 
 
+STOP_POLL_SECONDS = 1.0  # how soon a stop asked for by a signal is seen
+
+
 def _await(query, progress: Progress, check=None) -> None:
+    """Wait for the query, with progress lines. Ctrl-C (SIGINT) or SIGTERM
+    stop it: the handler only notes the signal, and the query is stopped
+    here, between two calls to the JVM (raised inside one, the interrupt
+    leaves py4j's connection mid-answer: tracebacks, and PySpark's own
+    handler calls the JVM again from within the call); then the signal is
+    raised again for the command to report. A second signal acts at once."""
+    import signal
+    import time
+
+    asked = []
+
+    def note(signum, frame):
+        if asked:  # the second: do not wait for the query to stop
+            raise KeyboardInterrupt
+        asked.append(signum)
+
+    handlers = {}
     try:
-        while not query.awaitTermination(PROGRESS_SECONDS):
-            progress.update(query)
-            if check is not None:
-                check()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            handlers[sig] = signal.signal(sig, note)
+    except ValueError:  # not the main thread: signals reach the thread that handles them
+        pass
+    try:
+        last = time.monotonic()
+        while not query.awaitTermination(STOP_POLL_SECONDS):
+            if asked:
+                query.stop()
+                break
+            if time.monotonic() - last >= PROGRESS_SECONDS:
+                last = time.monotonic()
+                progress.update(query)
+                if check is not None:
+                    check()
     except KeyboardInterrupt:
         query.stop()
         raise
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    if asked:
+        signal.raise_signal(asked[0])  # the handlers of the command (cep.cli.main), outside any JVM call
+        raise KeyboardInterrupt  # (where no handler raises)
     progress.update(query)
     if query.exception() is not None:
         raise query.exception()

@@ -112,14 +112,19 @@ def test_a_run_stopped_or_killed_resumes_from_its_checkpoint_exactly_once(spark,
     proc = cep_process(common + ["--follow", "--out", out, "--checkpoint", checkpoint], log)
     try:
         wait_for_commits(proc, checkpoint, 2, log)
-        if stop == signal.SIGKILL:
-            os.killpg(proc.pid, stop)  # the driver: Python and its JVM
-        else:
-            os.kill(proc.pid, stop)  # Ctrl-C: cep stops its query
+        # SIGKILL: the driver, Python and its JVM; SIGINT: Ctrl-C, which a
+        # terminal sends to the whole process group: cep stops its query
+        os.killpg(proc.pid, stop)
         proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
+    if stop == signal.SIGINT:  # one line and the documented status, no traceback
+        said = log.read_text()
+        assert proc.returncode == cli.EXIT_INTERRUPTED, said
+        assert said.strip().splitlines()[-1] == (f"cep: interrupted; the query stopped; run again with "
+                                                 f"--checkpoint {checkpoint} to resume"), said
+        assert "Traceback" not in said and "pandas" not in said, said
     first = answer_lines(spark, out)
     assert 0 < sum(first.values()) < sum(expected.values())  # it was stopped mid-stream
 

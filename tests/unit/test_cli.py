@@ -163,7 +163,7 @@ def test_unknown_events_file_type(capsys, rules, engine, tmp_path):
     path = tmp_path / "events.xml"
     path.write_text("<x/>")
     code, _, err = run(["run", rules.path, "--events", path], capsys)
-    assert_clean_error(code, err, "unknown event file type .xml", ".trig, .jsonl, .csv, .parquet")
+    assert_clean_error(code, err, "unknown event file type .xml", ".trig, .nq, .nt, .jsonl, .csv, .parquet")
 
 
 def test_missing_rules_file(capsys, rules, engine, tmp_path):

@@ -22,7 +22,7 @@ from cep.events import EVENTS, Answer, Event, Reject, answers_table, events_of
 from cep.io import (
     CsvWriter,
     JsonlWriter,
-    TrigWriter,
+    RdfWriter,
     answer_json,
     check_format,
     input_files,
@@ -678,7 +678,7 @@ def test_csv_and_trig_refuse_the_other_form():
     with pytest.raises(UsageError, match="CONSTRUCT"):
         CsvWriter(io.StringIO(), ["x"]).write(answers_table([CONSTRUCT]))
     with pytest.raises(UsageError, match="SELECT"):
-        TrigWriter(io.StringIO()).write(answers_table([SELECT]))
+        RdfWriter(io.StringIO(), "trig").write(answers_table([SELECT]))
 
 
 def test_check_format_names_the_queries():

@@ -1,0 +1,107 @@
+"""The command against the engine: `cep run --engine local` end to end
+(Parquet in, JSON Lines out) beside the engine alone (Arrow in, answer
+tables out, as bench/run.py --answers measures it) on W1 (bench/workloads.py).
+
+    python bench/cli.py                          # W1 at 500k and 1M events
+    python bench/cli.py --sizes 1000000,2000000 --batch-size 100000
+
+Each measurement is a fresh process; its CPU time (user + system, from
+the kernel's accounting of the child) is what is compared, since this
+machine is shared and wall-clock time says more about the neighbours
+than about the code. The marginal rate between the two sizes,
+(N2 - N1) / (cpu(N2) - cpu(N1)), leaves out what every run pays once
+(imports, compiling the rules, starting SWI-Prolog). Both paths must give
+N/2 answers (W1 has exactly one answer per pair of events).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+import workloads  # noqa: E402
+
+
+def engine_only(path: Path, batch_size: int) -> int:
+    """The engine alone over the file: read it, push it in batches, make
+    each batch's answer table; the number of answers."""
+    import pyarrow.parquet as pq
+
+    from cep.engine import Engine
+    from cep.rules import parse_rules
+
+    engine = Engine(parse_rules(workloads.W1_QUERY, "w1.rq"))
+    table = pq.read_table(path).rename_columns(["s", "p", "o", "start"])
+    answers = 0
+    for offset in range(0, table.num_rows, batch_size):
+        answers += engine.push_table(table.slice(offset, batch_size)).answers().num_rows
+    return answers + engine.flush_table(final=True).answers().num_rows
+
+
+def child_cpu(argv) -> tuple[float, float, float, str]:
+    """(CPU seconds, wall seconds, peak resident MB, standard output) of a
+    child run to its end (the kernel's accounting of that child alone)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        began = time.perf_counter()
+        process = subprocess.Popen(argv, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - began
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        if process.returncode:
+            sys.exit(f"{' '.join(argv)} failed:\n{err.read().decode()}")
+        return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, out.read().decode()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="500000,1000000")
+    ap.add_argument("--batch-size", type=int, default=100_000)
+    ap.add_argument("--out", type=Path, default=HERE / "out")
+    ap.add_argument("--engine-only", nargs=1, metavar="PARQUET", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.engine_only:
+        print(engine_only(Path(args.engine_only[0]), args.batch_size))
+        return
+    sizes = [int(x) for x in args.sizes.split(",")]
+    rules = Path(tempfile.mkdtemp(prefix="cep-bench-")) / "w1.rq"
+    rules.write_text(workloads.W1_QUERY)
+    results = {}
+    for n in sizes:
+        path = workloads.ensure(args.out, "w1", n)
+        cpu_e, wall_e, rss_e, said = child_cpu([sys.executable, __file__, "--engine-only", str(path),
+                                                "--batch-size", str(args.batch_size)])
+        answers_e = int(said.split()[-1])
+        out = rules.parent / f"answers-{n}.jsonl"
+        command = [sys.executable, "-m", "cep", "run", str(rules), "--events", str(path), "--engine", "local",
+                   "--batch-size", str(args.batch_size), "--out", str(out), "-q"]
+        cpu_c, wall_c, rss_c, _ = child_cpu(command)
+        with open(out, "rb") as handle:
+            answers_c = sum(1 for _ in handle)
+        os.unlink(out)
+        if not answers_e == answers_c == n // 2:
+            sys.exit(f"answers differ at {n:,}: engine {answers_e:,}, cep run {answers_c:,}, expected {n // 2:,}")
+        print(f"W1 {n:>9,} events, {answers_c:,} answers: engine alone {cpu_e:6.2f} s CPU ({wall_e:6.2f} s wall, "
+              f"peak {rss_e:,.0f} MB), cep run {cpu_c:6.2f} s CPU ({wall_c:6.2f} s wall, peak {rss_c:,.0f} MB), "
+              f"ratio {cpu_c / cpu_e:.2f}", flush=True)
+        results[n] = (cpu_e, cpu_c)
+    print(f"\ncep run: cep run W1.rq --events W1.parquet --engine local --batch-size {args.batch_size} "
+          "--out answers.jsonl -q")
+    for a, b in zip(sizes, sizes[1:]):
+        (e1, c1), (e2, c2) = results[a], results[b]
+        engine_rate, cli_rate = (b - a) / (e2 - e1), (b - a) / (c2 - c1)
+        print(f"marginal {a:,} -> {b:,} events (CPU time): engine alone {engine_rate:,.0f} events/s, "
+              f"cep run {cli_rate:,.0f} events/s; cep run takes {(c2 - c1) / (e2 - e1):.2f} x the engine's time")
+
+
+if __name__ == "__main__":
+    main()

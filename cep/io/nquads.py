@@ -1,0 +1,287 @@
+"""N-Quads and N-Triples streams: the line-based forms of the TriG layout.
+
+Takes a .nq or .nt input, one triple (or quad) per line; gives events
+tables (cep.events.EVENTS) in chunks of lines, and a Reject (file:line)
+for every line it cannot use. Times are given as in TriG (cep.io.trig),
+by triples about the event:
+
+  N-Quads    a named graph is an event: the triples of graph G occur at the
+             time the default graph gives G,
+               <http://ex.org/tick1> <http://ex.org/price> "100" <http://ex.org/tick1> .
+               <http://ex.org/tick1> <http://www.w3.org/ns/prov#generatedAtTime>
+                   "2026-01-05T10:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .
+             (as `cep run --format nq` writes CONSTRUCT answers). Other
+             default-graph triples are metadata: reported in one Reject.
+  N-Triples  a subject is an event: the triples of subject S occur at the
+             time of S's own prov:generatedAtTime (or prov:startedAtTime and
+             prov:endedAtTime) triple, which is not itself an event.
+
+The time is prov:generatedAtTime T (an instant) or prov:startedAtTime T1
+with prov:endedAtTime T2 (an interval), xsd:dateTime literals. The time
+line may come before or after the event's triples, but within one chunk
+of lines of them (the batch size, --batch-size lines): an event whose time
+has not come by the end of the next chunk is rejected (so memory is
+bounded by the chunk, not by the file). A second time for an event is a
+Reject of its line (the first one holds); a time that is not an
+xsd:dateTime, an interval that ends before it starts, or an instant and an
+interval for one event cost the event's triples (each a Reject).
+
+Lines are parsed column-wise (pyarrow.compute regular expressions, one per
+chunk); terms go through the check of every reader (cep.io.check), and
+blank node labels are scoped to the file (two files never share one), as
+in TriG.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cep import terms
+from cep.events import EVENTS, Reject
+from cep.io.check import Invalid
+from cep.io.lines import line_chunks
+from cep.io.tables import term_column
+from cep.io.trig import ENDED, GENERATED, STARTED, TIME_PREDICATES, graph_time, file_tag
+
+_IRI = r'<[^<>"\x00-\x20]*>'
+_BNODE = r'_:[^\s<>".]+(?:\.+[^\s<>".]+)*'
+_LITERAL = r'"(?:[^"\\]|\\.)*"(?:@[A-Za-z]+(?:-[A-Za-z0-9]+)*|\^\^' + _IRI + ")?"
+_WS = r"[ \t]*"
+_END = _WS + r"\." + _WS + r"(?:#.*)?$"
+_TRIPLE = (r"^" + _WS + r"(?P<s>" + _IRI + "|" + _BNODE + ")" + _WS + r"(?P<p>" + _IRI + ")" + _WS
+           + r"(?P<o>" + _IRI + "|" + _BNODE + "|" + _LITERAL + ")" + _WS)
+LINE = {"nt": _TRIPLE + _END, "nq": _TRIPLE + r"(?P<g>" + _IRI + "|" + _BNODE + ")?" + _END}
+_NOTHING = r"^" + _WS + r"(?:#.*)?$"  # a blank line or a comment
+_NAMES = {"nt": "N-Triples", "nq": "N-Quads"}
+
+
+def nquads_batches(handle, source, rejects: list, rows: int):
+    """The events of an N-Quads input (an open binary stream)."""
+    return _batches(handle, source, rejects, rows, "nq")
+
+
+def ntriples_batches(handle, source, rejects: list, rows: int):
+    """The events of an N-Triples input (an open binary stream)."""
+    return _batches(handle, source, rejects, rows, "nt")
+
+
+def _batches(handle, source, rejects, rows, fmt):
+    name = source.name
+    times = _Times(name, rejects, rows, "graph" if fmt == "nq" else "subject")
+    tag = file_tag(source.path)
+    metadata, first = 0, None  # N-Quads: default-graph triples that are not times, the first of them
+    for chunk in line_chunks(handle, name, rejects, rows, universal=True):
+        quads = _parse(chunk, name, rejects, fmt, tag)
+        is_time = pc.is_in(quads["p"], pa.array(TIME_PREDICATES, pa.string()))
+        if fmt == "nq":
+            default = pc.equal(quads["g"], "")
+            is_time = pc.and_(is_time, default)
+            other = pc.and_(default, pc.invert(is_time))
+            if pc.any(other).as_py():
+                metadata += pc.sum(other).as_py()
+                first = first or quads.filter(other).slice(0, 1).to_pylist()[0]
+            events = quads.filter(pc.invert(pc.or_(is_time, default)))
+            key = events["g"]
+        else:
+            events = quads.filter(pc.invert(is_time))
+            key = events["s"]
+        times.add(quads.filter(is_time))
+        yield times.timed(events.append_column("key", key))
+    yield times.finish()
+    if metadata:
+        rejects.append(Reject(name, f"{metadata} triple(s) of the default graph skipped: only "
+                                    "the triples of named graphs are events (the default graph holds their "
+                                    "timestamps)", f"{first['s']} {first['p']} {first['o']} ."))
+
+
+def _parse(chunk, name, rejects, fmt, tag) -> pa.Table:
+    """The well-formed quads of a chunk of lines: columns s, p, o, g ("" in
+    the default graph) in canonical N-Triples text, and source."""
+    numbers, texts = [], []
+    for number, raw in chunk:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            rejects.append(Reject(f"{name}:{number}", "not UTF-8 text", raw.decode("utf-8", "replace")))
+            continue
+        numbers.append(number)
+        texts.append(text.lstrip("\ufeff") if number == 1 else text)
+    lines = pa.array(texts, pa.string())
+    found = pc.extract_regex(lines, LINE[fmt])
+    parsed = pc.is_valid(found)
+    blank = pc.match_substring_regex(lines, _NOTHING)
+    bad = np.nonzero(~np.asarray(pc.or_(parsed, blank).to_numpy(zero_copy_only=False), dtype=bool))[0]
+    for i in bad:
+        rejects.append(Reject(f"{name}:{numbers[i]}", f"{_NAMES[fmt]} syntax error: {_syntax(texts[i], fmt)}",
+                              texts[i]))
+    keep = pc.and_(parsed, pc.invert(blank))
+    found = found.filter(keep)
+    lines = lines.filter(keep)
+    where = pa.array(numbers, pa.int64()).filter(keep)
+    reasons: dict[int, str] = {}
+
+    def note(rows, reason):
+        for i in rows:
+            reasons.setdefault(int(i), reason)
+
+    labels = {"s": "the subject", "p": "the predicate", "o": "the object"}
+    cols = {c: _scoped(term_column(pc.struct_field(found, c), c, note, labels[c]), tag) for c in "spo"}
+    if fmt == "nq":
+        graph = pc.struct_field(found, "g")
+        named = pc.not_equal(graph, "")
+        checked = term_column(pc.if_else(named, graph, "<urn:x>"), "s", note, "the graph name")
+        cols["g"] = pc.if_else(named, _scoped(checked, tag), "")
+    else:
+        cols["g"] = pa.nulls(len(found), pa.string())
+    cols["source"] = pc.binary_join_element_wise(f"{name}:", pc.cast(where, pa.string()), "")
+    table = pa.table(cols)
+    if reasons:
+        texts = lines.to_pylist()
+        sources = cols["source"].to_pylist()
+        for i in sorted(reasons):
+            rejects.append(Reject(sources[i], reasons[i], texts[i]))
+        mask = np.ones(len(table), dtype=bool)
+        mask[list(reasons)] = False
+        table = table.filter(pa.array(mask))
+    return table
+
+
+def _scoped(column, tag):
+    """Blank node labels made the file's own (as cep.io.trig does)."""
+    return pc.replace_substring_regex(column, "^_:", f"_:n{tag}_")
+
+
+_TOKEN = re.compile(r"\s*(?:(" + _IRI + ")|(" + _BNODE + ")|(" + _LITERAL + "))")
+
+
+def _syntax(text: str, fmt: str) -> str:
+    """What is wrong with a line that is not a triple (quad), in words."""
+    slots = ["the subject (an IRI or a blank node)", "the predicate (an IRI)",
+             "the object (an IRI, a blank node or a literal)"]
+    if fmt == "nq":
+        slots.append('the graph name (an IRI or a blank node) or the final "."')
+    at = 0
+    for slot in slots:
+        m = _TOKEN.match(text, at)
+        if m is None or (slot.startswith("the subject") and m.group(3)) or (slot.startswith("the pred") and not m.group(1)):
+            rest = text[at:].lstrip()
+            if slot.startswith("the graph") and rest.startswith("."):
+                break
+            return f"expected {slot} at column {len(text) - len(rest) + 1}, found {rest[:40]!r}"
+        at = m.end()
+    rest = text[at:].lstrip()
+    if not rest.startswith("."):
+        return f'expected the final "." at column {len(text) - len(rest) + 1}, found {rest[:40]!r}'
+    return f"unexpected text after the final \".\" at column {len(text) - len(rest[1:].lstrip()) + 1}"
+
+
+class _Times:
+    """The times of the events of one file, as their time lines come, and
+    the event rows that wait for theirs (at most two chunks of lines)."""
+
+    def __init__(self, name: str, rejects: list, rows: int, what: str):
+        self.name, self.rejects, self.rows, self.what = name, rejects, rows, what
+        self.known: dict = {}  # key -> (start, end), or the reason its events are refused
+        self.older: dict = {}  # the keys of the chunk before
+        self.partial: dict = {}  # key -> {predicate: (ms, source)} of an interval not yet whole
+        self.waiting = None  # event rows whose time has not come, from the chunk before
+
+    def _get(self, key):
+        if key in self.known:
+            return self.known[key]
+        if key in self.older:
+            self.known[key] = self.older.pop(key)
+            return self.known[key]
+        return None
+
+    def add(self, rows: pa.Table) -> None:
+        """Take the time triples of a chunk."""
+        for key, pred, value, where in zip(*(rows[c].to_pylist() for c in ("s", "p", "o", "source"))):
+            label = {GENERATED: "prov:generatedAtTime", STARTED: "prov:startedAtTime",
+                     ENDED: "prov:endedAtTime"}[pred]
+            had = self._get(key)
+            if had is not None:
+                self.rejects.append(Reject(where, f"{key} has its time already; this {label} is skipped",
+                                           f"{key} {pred} {value} ."))
+                continue
+            try:
+                ms = graph_time(key, value, label)
+            except Invalid as bad:
+                self.known[key] = str(bad)
+                self.partial.pop(key, None)
+                continue
+            if pred == GENERATED:
+                if key in self.partial:
+                    self.known[key] = (f"graph {key} has both prov:generatedAtTime and prov:startedAtTime/"
+                                       "endedAtTime; give an instant or an interval, not both")
+                    self.partial.pop(key)
+                else:
+                    self.known[key] = (ms, ms)
+                continue
+            part = self.partial.setdefault(key, {})
+            if pred in part:
+                self.rejects.append(Reject(where, f"{key} has its {label} already; this one is skipped",
+                                           f"{key} {pred} {value} ."))
+                continue
+            part[pred] = ms
+            if len(part) == 2:
+                start, end = part[STARTED], part[ENDED]
+                self.partial.pop(key)
+                self.known[key] = (start, end) if end >= start else (
+                    f"graph {key} ends (prov:endedAtTime {terms.format_datetime_ms(end)}) before it "
+                    f"starts (prov:startedAtTime {terms.format_datetime_ms(start)})")
+
+    def timed(self, rows: pa.Table) -> pa.Table:
+        """The events of the rows (with a key column) and of those waiting
+        whose time is known; rows of the chunk before still without one are
+        refused, this chunk's wait."""
+        old = self.waiting
+        ready, self.waiting = self._resolve(rows)
+        if old is not None and old.num_rows:
+            more, late = self._resolve(old)
+            self._refuse(late, f"no time for it within {self.rows:,} lines (the batch size) of its triple")
+            ready = pa.concat_tables([more, ready])
+        self.older, self.known = self.known, {}
+        return ready
+
+    def finish(self) -> pa.Table:
+        """The end of the file: what still waits is refused."""
+        if self.waiting is not None:
+            self._refuse(self.waiting, "no time for it in the file")
+            self.waiting = None
+        return EVENTS.empty_table()
+
+    def _resolve(self, rows: pa.Table):
+        """(events of the rows whose time is known, rows without one);
+        rows whose key has a refused time are rejected."""
+        if not rows.num_rows:
+            return EVENTS.empty_table(), None
+        unique = pc.unique(rows["key"])
+        state = [self._get(k) for k in unique.to_pylist()]
+        start = pa.array([s[0] if isinstance(s, tuple) else None for s in state], pa.int64())
+        end = pa.array([s[1] if isinstance(s, tuple) else None for s in state], pa.int64())
+        index = pc.index_in(rows["key"], unique)
+        starts, ends = start.take(index), end.take(index)
+        refused = [i for i, s in enumerate(state) if isinstance(s, str)]
+        if refused:
+            hit = pc.is_in(index, pa.array(refused, pa.int32()))
+            for row in rows.filter(hit).to_pylist():
+                self.rejects.append(Reject(row["source"], self._get(row["key"]),
+                                           f"{row['s']} {row['p']} {row['o']} ."))
+        timed = pc.is_valid(starts)
+        waiting = pc.and_(pc.invert(timed), pc.invert(pc.is_in(index, pa.array(refused, pa.int32()))))
+        events = pa.table({
+            "s": rows["s"], "p": rows["p"], "o": rows["o"], "start": starts, "end": ends,
+            "source": rows["source"], "stream": pa.nulls(rows.num_rows, pa.string())}, schema=EVENTS)
+        return events.filter(timed), rows.filter(waiting)
+
+    def _refuse(self, rows, why):
+        if rows is None:
+            return
+        for row in rows.to_pylist():
+            self.rejects.append(Reject(row["source"], f"{self.what} {row['key']}: {why}",
+                                       f"{row['s']} {row['p']} {row['o']} ."))

@@ -1,0 +1,222 @@
+"""Answer terms and times as text, column-wise: the kernels of the writers.
+
+Takes Arrow string arrays of canonical N-Triples terms (cep.terms) and
+int64 arrays of epoch milliseconds; gives string arrays of their text in
+an output format, column-wise: a term's kind is told by its first and
+last characters, and its text made with substring kernels of
+pyarrow.compute. A term they do not cover (an IRI or a literal with an
+escape or a character the output writes otherwise, a year past 9999) is
+converted in Python, once per distinct value. Null stays null.
+
+    json_terms(col)   W3C SPARQL 1.1 Query Results JSON objects (as cep.terms.to_json,
+                      written as json.dumps writes them)
+    xml_terms(col)    SPARQL Query Results XML elements (<uri>, <literal>, <bnode>; a
+                      control character XML 1.0 cannot hold becomes U+FFFD)
+    csv_terms(col)    SPARQL 1.1 CSV values (IRIs and literals' lexical forms bare)
+    times(col)        ISO 8601 UTC text (cep.terms.format_datetime_ms)
+    json_strings(col) JSON string literals
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from xml.sax.saxutils import escape as xml_escape
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cep import terms
+
+# A term's kind by its first and last characters; each kind's text is made
+# with substring kernels (no regular expression with captures: those cost
+# ten times more), for the terms a DFA-only expression vouches for.
+def _kinds(column):
+    """Masks of IRIs, blank nodes, typed, language-tagged and plain literals."""
+    iri, bnode = pc.starts_with(column, "<"), pc.starts_with(column, "_:")
+    literal = pc.starts_with(column, '"')
+    typed = pc.and_(literal, pc.ends_with(column, ">"))
+    plain = pc.and_(literal, pc.ends_with(column, '"'))
+    lang = pc.and_(literal, pc.invert(pc.or_(typed, plain)))
+    return {"iri": iri, "bnode": bnode, "typed": typed, "lang": lang, "plain": plain}
+
+
+def _valid(chars: str) -> dict:
+    """DFA expressions of the terms whose text needs no escape in the
+    output: lexical forms and IRIs without a backslash, a quote or the
+    `chars` the output escapes."""
+    c = r'[^"\\\x00-\x1f' + chars + "]*"
+    return {"iri": f"^<{c}>$", "bnode": r"^_:[A-Za-z0-9_.\-]+$", "typed": f'^"{c}"\\^\\^<{c}>$',
+            "lang": f'^"{c}"@[a-z0-9\\-]+$', "plain": f'^"{c}"$'}
+
+
+def _slice(column, start, stop=None):
+    return pc.utf8_slice_codeunits(column, start, stop) if stop is not None else \
+        pc.utf8_slice_codeunits(column, start)
+
+
+def _split(column, separator):
+    """The two parts of each value around the first `separator`."""
+    parts = pc.split_pattern(column, separator, max_splits=1)
+    return pc.list_element(parts, 0), pc.list_element(parts, 1)
+
+
+def _concat(*parts):
+    return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in parts), "")
+
+
+def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.Array:
+    """Each term of the column made by build[kind] when valid[kind] vouches
+    for it; the others (and those `exclude` marks) through `fallback`, in
+    Python, once per distinct value. A column that repeats its terms (an
+    IRI in every answer) is made once per distinct term."""
+    column = _strings(column)
+    if len(column) > 64:
+        encoded = pc.dictionary_encode(column)
+        if len(encoded.dictionary) * 2 <= len(column):
+            return _converted(encoded.dictionary, valid, build, fallback,
+                              None if exclude is None else _xsd_strings(encoded.dictionary)).take(encoded.indices)
+    out = column
+    slow = np.ones(len(column), dtype=bool)  # until a kind takes it
+    for kind, mask in _kinds(column).items():
+        mask = pc.fill_null(mask, False)
+        if exclude is not None:
+            mask = pc.and_(mask, pc.invert(exclude))
+        if not pc.any(mask).as_py():
+            continue
+        part = column.filter(mask)
+        out = pc.replace_with_mask(out, mask, build[kind](part))
+        at = np.nonzero(np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool))[0]
+        slow[at] = ~np.asarray(pc.match_substring_regex(part, valid[kind]).to_numpy(zero_copy_only=False), dtype=bool)
+    slow &= ~np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool)
+    if slow.any():
+        rest = column.filter(pa.array(slow))
+        unique = pc.unique(rest)
+        made = pa.array([fallback(v) for v in unique.to_pylist()], pa.string())
+        out = pc.replace_with_mask(out, pa.array(slow), made.take(pc.index_in(rest, unique)))
+    return out
+
+
+def _strings(column) -> pa.Array:
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return column if column.type == pa.string() else column.cast(pa.string())
+
+
+def _xsd_strings(column):
+    return pc.ends_with(_strings(column), f"^^<{terms.XSD_STRING}>")
+
+
+_JSON_VALID = _valid("")
+_JSON_BUILD = {
+    "iri": lambda t: _concat('{"type": "uri", "value": "', _slice(t, 1, -1), '"}'),
+    "bnode": lambda t: _concat('{"type": "bnode", "value": "', _slice(t, 2), '"}'),
+    "typed": lambda t: _concat('{"type": "literal", "value": ',
+                               pc.replace_substring(_slice(t, 0, -1), '"^^<', '", "datatype": "', max_replacements=1),
+                               '"}'),
+    "lang": lambda t: _concat('{"type": "literal", "value": ',
+                              pc.replace_substring(t, '"@', '", "xml:lang": "', max_replacements=1), '"}'),
+    "plain": lambda t: _concat('{"type": "literal", "value": ', t, "}"),
+}
+
+
+def json_terms(column) -> pa.Array:
+    return _converted(column, _JSON_VALID, _JSON_BUILD,
+                      lambda t: json.dumps(terms.to_json(t), ensure_ascii=False), exclude=_xsd_strings(column))
+
+
+def json_strings(column) -> pa.Array:
+    """JSON string literals of a column of few distinct values (query and variable names)."""
+    return _each_distinct(column, lambda v: json.dumps(v, ensure_ascii=False))
+
+
+def _each_distinct(column, function) -> pa.Array:
+    column = _strings(column)
+    unique = pc.unique(column)
+    made = pa.array([None if v is None else function(v) for v in unique.to_pylist()], pa.string())
+    return made.take(pc.index_in(column, unique))
+
+
+def _xml_parts(t, separator, attribute):
+    lexical, rest = _split(t, separator)
+    value = _slice(rest, 0, -1) if separator == '"^^<' else rest
+    return _concat(f'<literal {attribute}="', value, '">', _slice(lexical, 1), "</literal>")
+
+
+_XML_VALID = _valid("&<>")
+_XML_BUILD = {
+    "iri": lambda t: _concat("<uri>", _slice(t, 1, -1), "</uri>"),
+    "bnode": lambda t: _concat("<bnode>", _slice(t, 2), "</bnode>"),
+    "typed": lambda t: _xml_parts(t, '"^^<', "datatype"),
+    "lang": lambda t: _xml_parts(t, '"@', "xml:lang"),
+    "plain": lambda t: _concat("<literal>", _slice(t, 1, -1), "</literal>"),
+}
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml_term(nt: str) -> str:
+    """The XML element of a term; a character XML 1.0 cannot hold (a
+    control other than tab, LF and CR) is written as U+FFFD."""
+    value = terms.to_json(nt)
+    # (a CR written as it is would be read back as LF)
+    text = xml_escape(_NOT_XML.sub("\ufffd", value["value"]), {'"': "&quot;", "\r": "&#13;"})
+    if value["type"] == "uri":
+        return f"<uri>{text}</uri>"
+    if value["type"] == "bnode":
+        return f"<bnode>{text}</bnode>"
+    if "xml:lang" in value:
+        return f'<literal xml:lang="{value["xml:lang"]}">{text}</literal>'
+    if "datatype" in value:
+        return f'<literal datatype="{xml_escape(value["datatype"], {chr(34): "&quot;"})}">{text}</literal>'
+    return f"<literal>{text}</literal>"
+
+
+def xml_terms(column) -> pa.Array:
+    return _converted(column, _XML_VALID, _XML_BUILD, _xml_term, exclude=_xsd_strings(column))
+
+
+_CSV_VALID = _valid(",\\r\\n")
+_CSV_BUILD = {
+    "iri": lambda t: _slice(t, 1, -1),
+    "bnode": lambda t: t,
+    "typed": lambda t: _slice(_split(t, '"^^<')[0], 1),
+    "lang": lambda t: _slice(_split(t, '"@')[0], 1),
+    "plain": lambda t: _slice(t, 1, -1),
+}
+
+
+def _csv_term(nt: str) -> str:
+    value = terms.to_json(nt)
+    text = "_:" + value["value"] if value["type"] == "bnode" else value["value"]
+    if any(c in text for c in '",\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def csv_terms(column) -> pa.Array:
+    return _converted(column, _CSV_VALID, _CSV_BUILD, _csv_term)
+
+
+_MILLIS = pa.array([""] + [(".%03d" % ms).rstrip("0") for ms in range(1, 1000)], pa.string())
+_YEAR_1, _YEAR_9999 = -62_135_596_800_000, 253_402_300_799_999  # the years strftime writes as 4 digits
+
+
+def times(column) -> pa.Array:
+    """ISO 8601 UTC text of epoch milliseconds, as cep.terms.format_datetime_ms
+    (each distinct second formatted once: answers come in time order)."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    ms = np.asarray(pc.fill_null(column, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
+    seconds, at = np.unique(np.floor_divide(ms, 1000), return_inverse=True)
+    inside = (seconds >= _YEAR_1 // 1000) & (seconds <= _YEAR_9999 // 1000)
+    text = pc.strftime(pa.array(np.where(inside, seconds, 0), pa.int64()).cast(pa.timestamp("s", tz="UTC")),
+                       format="%Y-%m-%dT%H:%M:%S")
+    if not inside.all():
+        outside = np.nonzero(~inside)[0]
+        text = pc.replace_with_mask(text, pa.array(~inside), pa.array(
+            [terms.format_datetime_ms(int(seconds[i]) * 1000)[:-1] for i in outside], pa.string()))
+    text = _concat(text.take(pa.array(at.reshape(-1))), _MILLIS.take(pa.array(np.mod(ms, 1000))), "Z")
+    if column.null_count:
+        text = pc.if_else(pc.is_null(column), pa.scalar(None, pa.string()), text)
+    return text

@@ -1,0 +1,382 @@
+"""Inputs of cep.io beyond the per-format readers of test_io.py: N-Quads
+and N-Triples streams, gzip-compressed files of every format, standard
+input, reading in bounded batches, the time order of cep.io.order, and
+hostile files (odd bytes, huge lines, cut or damaged gzip)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cep import io as cep_io
+from cep import terms
+from cep.errors import UsageError
+from cep.events import EVENTS, events_of
+from cep.io import lines
+from cep.io.order import ORDER, time_ordered
+from cep.io.readers import Input, file_batches, inputs
+
+ROOT = Path(__file__).resolve().parents[2]
+EX = "http://example.org/"
+PROV = "http://www.w3.org/ns/prov#"
+XSD = terms.XSD
+T0 = terms.parse_datetime_ms("2026-01-01T00:00:00Z")
+
+
+def ex(name):
+    return f"<{EX}{name}>"
+
+
+def when(ms):
+    return f'"{terms.format_datetime_ms(ms)}"^^<{XSD}dateTime>'
+
+
+def gen(node, ms, graph=""):
+    return f"{node} <{PROV}generatedAtTime> {when(ms)} {graph}.".replace("  ", " ")
+
+
+def write(path, text, mode="w"):
+    if mode == "w":
+        path.write_text(text, encoding="utf-8")
+    else:
+        path.write_bytes(text)
+    return path
+
+
+def triples(table):
+    return [(e.s, e.p, e.o, e.start, e.end, e.source) for e in events_of(table)]
+
+
+# ================================================================ N-Quads
+
+
+def test_nquads_a_named_graph_is_an_event_timed_as_in_trig(tmp_path):
+    path = write(tmp_path / "s.nq", "\n".join([
+        "# ticks",
+        f'{ex("ACME")} {ex("price")} "100"^^<{XSD}integer> {ex("tick1")} .',
+        f'{ex("ACME")} {ex("volume")} "7"^^<{XSD}integer> {ex("tick1")} .',
+        gen(ex("tick1"), T0),
+        "",
+        f"{ex('tick2')} <{PROV}startedAtTime> {when(T0 + 1000)} .",
+        f'{ex("ACME")} {ex("price")} "90"^^<{XSD}integer> {ex("tick2")} .   # a comment',
+        f"{ex('tick2')} <{PROV}endedAtTime> {when(T0 + 5000)} .",
+    ]) + "\n")
+    rejects = []
+    got = triples(cep_io.read_nquads(path, rejects))
+    assert rejects == []
+    assert got == [
+        (ex("ACME"), ex("price"), f'"100"^^<{XSD}integer>', T0, T0, f"{path}:2"),
+        (ex("ACME"), ex("volume"), f'"7"^^<{XSD}integer>', T0, T0, f"{path}:3"),
+        (ex("ACME"), ex("price"), f'"90"^^<{XSD}integer>', T0 + 1000, T0 + 5000, f"{path}:7"),
+    ]
+
+
+def test_nquads_reads_what_trig_reads_of_the_stock_sample(tmp_path):
+    from rdflib import Dataset
+
+    dataset = Dataset()
+    dataset.parse(ROOT / "examples/stock/ticks.trig", format="trig")
+    path = write(tmp_path / "ticks.nq", dataset.serialize(format="nquads"))  # rdflib's own order
+    rejects = []
+    got = sorted((e.s, e.p, e.o, e.start, e.end) for e in events_of(cep_io.read_nquads(path, rejects)))
+    want = sorted((e.s, e.p, e.o, e.start, e.end)
+                  for e in events_of(cep_io.read_trig(ROOT / "examples/stock/ticks.trig", [])))
+    assert rejects == [] and got == want and len(got) > 10
+
+
+def test_nquads_bad_lines_are_rejected_with_file_line_and_the_rest_goes_on(tmp_path):
+    good = f'{ex("a")} {ex("p")} "1" {ex("g")} .'
+    path = write(tmp_path / "s.nq", "\n".join([
+        good,
+        "this is not a quad .",
+        f'{ex("a")} "lit" {ex("c")} {ex("g")} .',
+        f'{ex("a")} {ex("p")} "never closed {ex("g")} .',
+        f'{ex("a")} {ex("p")} {ex("c")} {ex("g")}',
+        f"<not an iri> {ex('p')} {ex('c')} {ex('g')} .",
+        f'{ex("a")} {ex("p")} "2" {ex("g")} .',
+        gen(ex("g"), T0),
+    ]) + "\n")
+    rejects = []
+    got = triples(cep_io.read_nquads(path, rejects))
+    assert [(e[2], e[5]) for e in got] == [('"1"', f"{path}:1"), ('"2"', f"{path}:7")]
+    assert [r.source for r in rejects] == [f"{path}:{n}" for n in (2, 3, 4, 5, 6)]
+    assert "expected the subject" in rejects[0].reason and "column 1" in rejects[0].reason
+    assert "expected the predicate (an IRI) at column 24" in rejects[1].reason
+    assert 'expected the final "."' in rejects[3].reason
+    assert "the subject" in rejects[4].reason and rejects[4].text.startswith("<not an iri>")
+
+
+def test_nquads_time_problems_cost_their_graph_not_the_file(tmp_path):
+    path = write(tmp_path / "s.nq", "\n".join([
+        f'{ex("a")} {ex("p")} "no time" {ex("g1")} .',
+        f'{ex("a")} {ex("p")} "bad time" {ex("g2")} .',
+        f'{ex("g2")} <{PROV}generatedAtTime> "yesterday" .',
+        f'{ex("a")} {ex("p")} "twice" {ex("g3")} .',
+        gen(ex("g3"), T0),
+        gen(ex("g3"), T0 + 5),
+        f'{ex("a")} {ex("p")} "backwards" {ex("g4")} .',
+        f"{ex('g4')} <{PROV}startedAtTime> {when(T0 + 10)} .",
+        f"{ex('g4')} <{PROV}endedAtTime> {when(T0)} .",
+        f'{ex("doc")} {ex("author")} "someone" .',
+    ]) + "\n")
+    rejects = []
+    got = triples(cep_io.read_nquads(path, rejects))
+    assert [(e[2], e[3]) for e in got] == [('"twice"', T0)]  # the first time holds
+    by_line = {r.source: r.reason for r in rejects}
+    assert "not an xsd:dateTime" in by_line[f"{path}:2"]
+    assert "has its time already" in by_line[f"{path}:6"]
+    assert "ends" in by_line[f"{path}:7"] and "before it starts" in by_line[f"{path}:7"]
+    assert "no time for it in the file" in by_line[f"{path}:1"]
+    assert "1 triple(s) of the default graph skipped" in by_line[str(path)]
+
+
+def test_nquads_a_time_must_come_within_a_batch_of_its_triples(tmp_path):
+    body = [f'{ex("a")} {ex("p")} "early" {ex("g")} .']
+    body += [f'{ex("a")} {ex("p")} "{i}" {ex(f"h{i}")} .\n{gen(ex(f"h{i}"), T0 + i)}' for i in range(6)]
+    body += [gen(ex("g"), T0)]
+    path = write(tmp_path / "s.nq", "\n".join(body) + "\n")
+    rejects = []
+    source = Input(str(path), "nq")
+    got = [e for table in file_batches(source, rejects, rows=4) for e in events_of(table)]
+    assert sorted(e.o for e in got) == sorted(f'"{i}"' for i in range(6))
+    assert [r.source for r in rejects] == [f"{path}:1"]  # (g's late time line times nothing left)
+    assert "no time for it within 4 lines" in rejects[0].reason
+
+
+def test_ntriples_a_subject_is_an_event(tmp_path):
+    path = write(tmp_path / "s.nt", "\n".join([
+        f'_:e1 {ex("company")} {ex("ACME")} .',
+        f'_:e1 {ex("price")} "100"^^<{XSD}integer> .',
+        gen("_:e1", T0),
+        gen("_:e2", T0 + 1000),
+        f'_:e2 {ex("price")} "90"^^<{XSD}integer> .',
+        f'{ex("a")} {ex("p")} {ex("b")} {ex("g")} .',  # a quad is not a triple
+    ]) + "\n")
+    rejects = []
+    got = events_of(cep_io.read_ntriples(path, rejects))
+    assert [(e.p, e.start) for e in got] == [(ex("company"), T0), (ex("price"), T0), (ex("price"), T0 + 1000)]
+    assert got[0].s == got[1].s != got[2].s and got[0].s.startswith("_:")
+    assert [r.source for r in rejects] == [f"{path}:6"] and "N-Triples syntax error" in rejects[0].reason
+
+
+def test_blank_nodes_are_the_files_own(tmp_path):
+    text = f'_:b {ex("p")} "x" _:g .\n{gen("_:g", T0)}\n'
+    one, two = write(tmp_path / "one.nq", text), write(tmp_path / "two.nq", text)
+    a, b = events_of(cep_io.read_nquads(one, [])), events_of(cep_io.read_nquads(two, []))
+    assert a[0].s != b[0].s
+    assert events_of(cep_io.read_nquads(one, []))[0].s == a[0].s  # the same file: the same labels
+
+
+def test_nquads_terms_get_the_canonical_form_of_every_reader(tmp_path):
+    path = write(tmp_path / "s.nq",
+                 f'<{EX}caf\\u00E9> {ex("p")} "x\\u00e9"@EN {ex("g")} .\n{gen(ex("g"), T0)}\n')
+    (event,) = events_of(cep_io.read_nquads(path, []))
+    assert (event.s, event.o) == (f"<{EX}café>", '"xé"@en')
+
+
+# ======================================================== gzip, every format
+
+
+def _formats(tmp_path):
+    """The same two events in every input format: {suffix: path}."""
+    rows = [(ex("a"), ex("p"), '"1"', T0), (ex("b"), ex("p"), '"2"', T0 + 1000)]
+    jsonl = "".join(json.dumps({"s": s, "p": p, "o": o, "t": t}) + "\n" for s, p, o, t in rows)
+    csv = "s,p,o,t\n" + "".join(f'{s},{p},"{o.replace(chr(34), chr(34) * 2)}",{t}\n' for s, p, o, t in rows)
+    nq = "".join(f"{s} {p} {o} <{EX}g{i}> .\n{gen(f'<{EX}g{i}>', t)}\n" for i, (s, p, o, t) in enumerate(rows))
+    nt = "".join(f"{s} {p} {o} .\n{gen(s, t)}\n" for s, p, o, t in rows)
+    trig = (f"@prefix prov: <{PROV}> .\n"
+            + "".join(f"<{EX}g{i}> {{ {s} {p} {o} }}\n<{EX}g{i}> prov:generatedAtTime {when(t)} .\n"
+                      for i, (s, p, o, t) in enumerate(rows)))
+    out = {}
+    for suffix, text in (("jsonl", jsonl), ("csv", csv), ("nq", nq), ("nt", nt), ("trig", trig)):
+        out[suffix] = write(tmp_path / f"e.{suffix}", text)
+    pq.write_table(pa.table({"s": [r[0] for r in rows], "p": [r[1] for r in rows], "o": [r[2] for r in rows],
+                             "t": [r[3] for r in rows]}), tmp_path / "e.parquet")
+    out["parquet"] = tmp_path / "e.parquet"
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "nq", "nt", "trig", "parquet"])
+def test_gzip_inputs_of_every_format_read_as_the_plain_file(tmp_path, fmt):
+    plain = _formats(tmp_path)[fmt]
+    packed = write(tmp_path / f"{plain.name}.gz", gzip.compress(plain.read_bytes()), "wb")
+    assert cep_io.format_of(packed) == fmt
+    plain_rejects, packed_rejects = [], []
+    want = [(e.s, e.p, e.o, e.start) for e in events_of(cep_io.read_file(plain, plain_rejects))]
+    got = [(e.s, e.p, e.o, e.start) for e in events_of(cep_io.read_file(packed, packed_rejects))]
+    assert plain_rejects == packed_rejects == []
+    assert len(want) == 2 and [w[:2] for w in want] == [(ex("a"), ex("p")), (ex("b"), ex("p"))]
+    assert got == want
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "csv", "nq", "trig"])
+def test_a_cut_gzip_file_keeps_what_was_read_and_says_the_rest_is_lost(tmp_path, fmt):
+    plain = _formats(tmp_path)[fmt]
+    text = plain.read_text() * 200  # long enough that the cut falls well inside
+    if fmt == "csv":
+        text = "s,p,o,t\n" + text.replace("s,p,o,t\n", "")
+    if fmt == "trig":
+        text = plain.read_text() + "".join(
+            f"<{EX}h{i}> {{ <{EX}x> <{EX}p> \"{i}\" }}\n<{EX}h{i}> <{PROV}generatedAtTime> {when(T0)} .\n"
+            for i in range(400))
+    packed = gzip.compress(text.encode())
+    cut = write(tmp_path / f"cut.{fmt}.gz", packed[:len(packed) * 2 // 3], "wb")
+    rejects = []
+    got = cep_io.read_file(cut, rejects)
+    assert got.num_rows > 0
+    assert [r for r in rejects if "cut short" in r.reason], rejects
+
+
+def test_a_damaged_gzip_file_is_a_reject_not_a_crash(tmp_path):
+    plain = _formats(tmp_path)["jsonl"]
+    packed = bytearray(gzip.compress(plain.read_bytes() * 50))
+    packed[40:60] = b"\xff" * 20
+    rejects = []
+    cep_io.read_file(write(tmp_path / "bad.jsonl.gz", bytes(packed), "wb"), rejects)
+    assert rejects and "damaged" in rejects[-1].reason or "cut short" in rejects[-1].reason
+    not_gzip = write(tmp_path / "plain.nq.gz", b"<a> <b> <c> .\n", "wb")
+    rejects = []
+    assert cep_io.read_file(not_gzip, rejects).num_rows == 0
+    assert len(rejects) == 1 and "damaged (Not a gzipped file" in rejects[0].reason
+
+
+# ==================================================== odd bytes, huge lines
+
+
+def test_odd_bytes_cost_their_line(tmp_path):
+    good = f'{ex("a")} {ex("p")} "1" {ex("g")} .\n{gen(ex("g"), T0)}\n'.encode()
+    data = b"\xef\xbb\xbf" + good + b"<http://ex.org/\xff> <http://ex.org/p> \"x\" <http://ex.org/g> .\n" \
+        + b"\x00\x01\x02\n" + b'<http://ex.org/a> <http://ex.org/p> "nul\x00here" <http://ex.org/g> .\n'
+    path = write(tmp_path / "s.nq", data, "wb")
+    rejects = []
+    got = events_of(cep_io.read_nquads(path, rejects))
+    assert [e.o for e in got] == ['"1"']
+    assert [r.source for r in rejects] == [f"{path}:3", f"{path}:4", f"{path}:5"]
+    assert rejects[0].reason == "not UTF-8 text"
+
+
+@pytest.mark.parametrize("fmt", ["nq", "jsonl", "csv"])
+def test_a_line_longer_than_the_limit_is_skipped_unread(tmp_path, monkeypatch, fmt):
+    monkeypatch.setattr(lines, "MAX_LINE_BYTES", 1000)
+    files = _formats(tmp_path)
+    text = files[fmt].read_text().splitlines(keepends=True)
+    at = 1 if fmt == "csv" else 0
+    text.insert(at, "x" * 50_000 + "\n")
+    path = write(tmp_path / f"long.{fmt}", "".join(text))
+    rejects = []
+    got = cep_io.read_file(path, rejects)
+    assert got.num_rows == 2
+    assert [r.source for r in rejects] == [f"{path}:{at + 1}"]
+    assert "longer than 1,000 bytes (50,000)" in rejects[0].reason and len(rejects[0].text) <= 200
+
+
+# ============================================================ in batches
+
+
+def test_readers_give_bounded_batches(tmp_path):
+    n = 1000
+    jsonl = write(tmp_path / "e.jsonl", "".join(
+        json.dumps({"s": ex(f"s{i}"), "p": ex("p"), "o": f'"{i}"', "t": T0 + i}) + "\n" for i in range(n)))
+    nq = write(tmp_path / "e.nq", "".join(
+        f'{ex("s")} {ex("p")} "{i}" {ex(f"g{i}")} .\n{gen(ex(f"g{i}"), T0 + i)}\n' for i in range(n)))
+    pq.write_table(pa.table({"s": [ex(f"s{i}") for i in range(n)], "p": [ex("p")] * n,
+                             "o": [f'"{i}"' for i in range(n)], "t": [T0 + i for i in range(n)]}),
+                   tmp_path / "e.parquet", row_group_size=300)
+    for path in (jsonl, nq, tmp_path / "e.parquet"):
+        rejects = []
+        sizes = [t.num_rows for t in file_batches(inputs([path])[0], rejects, rows=64)]
+        assert rejects == [] and sum(sizes) == n and max(sizes) <= 64 and len(sizes) >= n // 64, (path, sizes)
+
+
+def test_time_order_of_unordered_runs_is_the_whole_sort(tmp_path):
+    import random
+
+    rng = random.Random(7)
+    rows = [(ex(f"s{rng.randrange(5)}"), ex("p"), f'"{i}"', T0 + rng.randrange(50) * 1000) for i in range(700)]
+    tables = []
+    for k in range(0, len(rows), 90):  # tables that overlap in time: several runs
+        part = rows[k:k + 90]
+        tables.append(pa.table({"s": [r[0] for r in part], "p": [r[1] for r in part], "o": [r[2] for r in part],
+                                "start": [r[3] for r in part], "end": [r[3] + (i % 3) for i, r in enumerate(part)],
+                                "source": [f"f:{k + i}" for i in range(len(part))],
+                                "stream": pa.nulls(len(part), pa.string())}, schema=EVENTS))
+    whole = pa.concat_tables(tables).sort_by(ORDER)
+    got = list(time_ordered(iter(tables), 40))
+    assert pa.concat_tables(got).equals(whole)
+    ends = [(t["end"][0].as_py(), t["end"][-1].as_py()) for t in got]
+    assert all(a[1] < b[0] for a, b in zip(ends, ends[1:]))  # an instant is never split between tables
+    ordered = list(time_ordered(iter([whole.slice(i, 100) for i in range(0, 700, 100)]), 100))
+    assert [t.num_rows for t in ordered] == [100] * 7  # one run: read back as written
+
+
+# ========================================================== the command
+
+
+def _cep(args, stdin=None, cwd=None):
+    return subprocess.run([sys.executable, "-m", "cep", *map(str, args)], input=stdin, capture_output=True,
+                          cwd=cwd or ROOT, timeout=600)
+
+
+def test_cli_reads_nquads_gzip_and_standard_input_as_trig(tmp_path):
+    from rdflib import Dataset
+
+    dataset = Dataset()
+    dataset.parse(ROOT / "examples/stock/ticks.trig", format="trig")
+    nq = write(tmp_path / "ticks.nq", dataset.serialize(format="nquads"))
+    packed = write(tmp_path / "ticks.nq.gz", gzip.compress(nq.read_bytes()), "wb")
+    rules = ROOT / "rules/stock.rq"
+
+    def answers(result):
+        assert result.returncode == 0, result.stderr.decode()
+        return sorted(result.stdout.decode().splitlines())
+
+    want = answers(_cep(["run", rules, "--events", ROOT / "examples/stock/ticks.trig", "-q"]))
+    assert want
+    assert answers(_cep(["run", rules, "--events", packed, "-q"])) == want
+    assert answers(_cep(["run", rules, "--events", "-", "--events-format", "nq", "-q"],
+                        stdin=nq.read_bytes())) == want
+    missing = _cep(["run", rules, "--events", "-"], stdin=b"")
+    assert missing.returncode == 2 and b"--events-format" in missing.stderr and b"Traceback" not in missing.stderr
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n", "\r"])
+def test_lines_cut_between_blocks_read_as_whole_lines(tmp_path, monkeypatch, ending):
+    text = "".join(f'{ex("s")} {ex("p")} "{i}" {ex(f"g{i}")} .{ending}{gen(ex(f"g{i}"), T0 + i)}{ending}'
+                   for i in range(20))
+    path = write(tmp_path / "e.nq", text.encode(), "wb")
+    want = triples(cep_io.read_nquads(path, []))
+    monkeypatch.setattr(lines, "BLOCK", 7)  # every line end, a CR LF among them, falls across blocks somewhere
+    rejects = []
+    assert triples(cep_io.read_nquads(path, rejects)) == want and rejects == []
+    assert [e[5] for e in want] == [f"{path}:{2 * i + 1}" for i in range(20)]
+
+
+def test_events_format_names_the_format_of_what_has_no_extension(tmp_path):
+    plain = _formats(tmp_path)
+    unnamed = write(tmp_path / "events.log", plain["nq"].read_bytes(), "wb")
+    got = inputs([unnamed, plain["trig"]], "nq")
+    assert [(Path(i.path).name, i.fmt) for i in got] == [("events.log", "nq"), ("e.trig", "trig")]
+    with pytest.raises(UsageError, match="unknown event file type .log"):
+        inputs([unnamed])
+
+
+def test_a_long_column_of_repeated_terms_gets_each_rows_verdict(tmp_path):
+    # (checked once per distinct term: cep.io.tables.term_column)
+    n = 3000
+    s = [f"<{EX}k{i % 3}>" for i in range(n)]
+    s[5], s[2000] = "<not an iri>", None
+    s[7] = f"<{EX}caf\\u00E9>"  # not canonical: written as the readers write it
+    pq.write_table(pa.table({"s": s, "p": [f"<{EX}p>"] * n, "o": ['"x"'] * n, "t": [T0 + i for i in range(n)]}),
+                   tmp_path / "e.parquet")
+    rejects = []
+    got = cep_io.read_parquet(tmp_path / "e.parquet", rejects)
+    assert [r.source.rsplit(":", 1)[1] for r in rejects] == ["row 6", "row 2001"]
+    assert "column s" in rejects[0].reason and "empty" in rejects[1].reason
+    assert got.num_rows == n - 2 and got["s"][6].as_py() == f"<{EX}café>" and got["s"][0].as_py() == f"<{EX}k0>"

@@ -1,0 +1,104 @@
+"""Ending a run: Ctrl-C (SIGINT) and SIGTERM on a real `cep run`
+process end it with one line and a documented status, no traceback, and
+the answers written so far well-formed; --strict's status for rejected
+records. (Spark's --follow: tests/spark/test_interrupt_spark.py.)"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from cep import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+EX = "http://example.org/"
+XSD = "http://www.w3.org/2001/XMLSchema#"
+T0 = 1_767_225_600_000
+PAIRS = f"""PREFIX : <{EX}>
+PREFIX xsd: <{XSD}>
+REGISTER QUERY w1 AS
+SELECT ?k ?x ?y WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} FILTER (getDURATION() < "PT1.5S"^^xsd:duration)
+"""
+
+
+@pytest.fixture(scope="module")
+def long_run(tmp_path_factory):
+    """A rule file and enough events (W1 pairs, bench/workloads.py) that a
+    run is still going when it is interrupted after its first progress line."""
+    folder = tmp_path_factory.mktemp("long")
+    n = 3_000_000
+    keys = pa.array([f"<{EX}k{k}>" for k in range(1000)])
+    import numpy as np
+
+    i = np.arange(n)
+    table = pa.table({
+        "s": keys.take(pa.array(i % 1000)),
+        "p": pa.array(np.where((i // 1000) % 2 == 0, f"<{EX}a>", f"<{EX}b>")),
+        "o": pa.array([f'"{k}"^^<{XSD}integer>' for k in range(n)]),
+        "t": pa.array(T0 + i, pa.int64()),
+    })
+    pq.write_table(table, folder / "pairs.parquet")
+    (folder / "pairs.rq").write_text(PAIRS)
+    return folder
+
+
+def _interrupt(args, how=signal.SIGINT, cwd=None):
+    """Start `cep run ARGS`, signal it once it has processed a batch (its
+    first progress line), and give (status, standard error)."""
+    process = subprocess.Popen([sys.executable, "-m", "cep", "run", *map(str, args), "--batch-size", "20000"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd or ROOT)
+    seen = []
+    try:
+        for raw in process.stderr:
+            seen.append(raw.decode())
+            if "events processed" in seen[-1]:
+                process.send_signal(how)
+                break
+        rest = process.stderr.read().decode()
+        status = process.wait(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return status, "".join(seen) + rest
+
+
+@pytest.mark.parametrize("how,status,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_ends_a_local_run_with_one_line_and_its_status(long_run, tmp_path, how, status, word):
+    out = tmp_path / "answers.srj"
+    code, err = _interrupt([long_run / "pairs.rq", "--events", long_run / "pairs.parquet", "--engine", "local",
+                            "--out", out], how)
+    assert code == status, err
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith(f"cep: {word}; ") and "events processed" in last and f"written to {out}" in last, err
+    document = json.loads(out.read_text())  # the results document was ended where the run stopped
+    assert document["head"] == {"vars": ["k", "x", "y"]} and document["results"]["bindings"]
+
+
+def test_the_status_codes_are_documented_in_the_help():
+    help_text = cli.build_parser().format_help()
+    for code in ("0 success", "2 error", "3 records were", "130 interrupted", "143 terminated", "1 internal"):
+        assert code in " ".join(help_text.split()), code
+    assert (cli.EXIT_OK, cli.EXIT_BUG, cli.EXIT_ERROR, cli.EXIT_REJECTED, cli.EXIT_INTERRUPTED,
+            cli.EXIT_TERMINATED) == (0, 1, 2, 3, 130, 143)
+
+
+def test_strict_makes_rejected_records_a_status(tmp_path, capsys):
+    rules = tmp_path / "r.rq"
+    rules.write_text(f"PREFIX : <{EX}>\nSELECT ?x WHERE {{ ?x :p ?y }}\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text(json.dumps({"s": f"<{EX}a>", "p": f"<{EX}p>", "o": '"1"', "t": T0}) + "\nnot json\n")
+    assert cli.main(["run", str(rules), "--events", str(events), "--engine", "local", "-q"]) == 0
+    assert cli.main(["run", str(rules), "--events", str(events), "--engine", "local", "-q", "--strict"]) == 3
+    out = capsys.readouterr().out
+    assert out.count('"query"') == 2  # the run completed both times
+    events.write_text(json.dumps({"s": f"<{EX}a>", "p": f"<{EX}p>", "o": '"1"', "t": T0}) + "\n")
+    assert cli.main(["run", str(rules), "--events", str(events), "--engine", "local", "-q", "--strict"]) == 0

@@ -1,0 +1,289 @@
+"""Outputs of cep.io.writers: the column-wise JSON Lines against the
+per-answer form, the W3C SPARQL 1.1 results documents and the RDF
+formats parsed back with rdflib, one file per query, and the command's
+choice of format."""
+
+from __future__ import annotations
+
+import io
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cep import cli, terms
+from cep.errors import UsageError
+from cep.events import Answer, answers_table
+from cep.io import make_writer, output_format, readers, writers
+from cep.io.terms_text import times
+
+ROOT = Path(__file__).resolve().parents[2]
+EX = "http://example.org/"
+XSD = terms.XSD
+T0 = terms.parse_datetime_ms("2026-01-01T00:00:00Z")
+
+# terms that take every path of the column-wise kernels: the fast
+# expressions and the Python fallback (escapes, controls, xsd:string, odd IRIs)
+TERMS = [
+    f"<{EX}a>", f"<{EX}caf\u00e9>", "<urn:x:a\\u0020b>", "_:b0", "_:n1a2b_x.y",
+    '"plain"', '"with \\"quotes\\" and \\\\ and \\n\\r\\t"', '"tab\\u0001ctl\\u007F"', '"caf\u00e9 \U0001F600"',
+    '"en"@en', '"x"@en-gb', f'"1.5"^^<{XSD}decimal>', f'"s"^^<{XSD}string>', f'"7"^^<{XSD}integer>',
+    '"a, b; <c> & \'d\'"', '""', f'"2026-01-01T00:00:00Z"^^<{XSD}dateTime>', '"\u2028sep"',
+]
+
+
+def _random_answers(seed, n=300):
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        start = rng.choice([T0, 0, -1, T0 + rng.randrange(10**6), 253_402_300_799_999, -62_135_596_800_000,
+                            253_402_300_800_000, -62_135_596_800_001, 10**15])
+        end = start + rng.choice([0, 1, 999, 1000, 1250])
+        form = rng.choice(["select", "select", "construct", "ask"])
+        name = rng.choice(["q", "crash_recovery", 'odd "name"/1', "caf\u00e9"])
+        if form == "select":
+            names = sorted(rng.sample(["x", "y", "zed", "_v", "\u00e9t\u00e9"], rng.randrange(0, 4)))
+            out.append(Answer(name, start, end, bindings=tuple((v, rng.choice(TERMS)) for v in names)))
+        elif form == "construct":
+            triples = tuple((rng.choice(TERMS[:5]), f"<{EX}p{k}>", rng.choice(TERMS)) for k in range(rng.randrange(1, 4)))
+            out.append(Answer(name, start, end, triples=triples))
+        else:
+            out.append(Answer(name, start, end, boolean=True))
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_json_lines_column_wise_are_the_per_answer_json(seed):
+    answers = _random_answers(seed)
+    got = list(writers.json_lines(answers_table(answers)))
+    want = [json.dumps(writers.answer_json(a), ensure_ascii=False) for a in answers]
+    assert got == want
+
+
+def test_times_are_format_datetime_ms():
+    values = [0, 1, -1, 999, 1000, T0 + 120, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000,
+              -62_135_596_800_001, -10**15, 10**15]
+    import pyarrow as pa
+
+    assert times(pa.array(values, pa.int64())).to_pylist() == [terms.format_datetime_ms(v) for v in values]
+
+
+def test_the_command_names_the_formats_the_readers_and_writers_have():
+    assert cli.INPUT_FORMATS == tuple(readers._BATCHES) == tuple(dict.fromkeys(readers.FORMATS.values()))
+    assert cli.OUTPUT_FORMATS == writers.OUTPUT_FORMATS
+
+
+# ================================================== SPARQL results documents
+
+SELECTS = [Answer("q", T0, T0 + 5, bindings=(("x", t), ("y", TERMS[i % 5]))) for i, t in enumerate(TERMS)]
+SELECTS.append(Answer("q", T0 + 9, T0 + 9, bindings=(("y", f"<{EX}only-y>"),)))  # x unbound
+
+
+def _document(fmt, answers, variables=("x", "y"), batches=1):
+    out = io.StringIO()
+    w = make_writer(fmt, out, list(variables))
+    table = answers_table(answers)
+    step = max(1, -(-len(answers) // batches))
+    for k in range(0, len(answers), step):
+        w.write(table.slice(k, step))
+    w.close()
+    return out.getvalue()
+
+
+def _rdflib_rows(text, fmt):
+    from rdflib.query import Result
+
+    result = Result.parse(io.StringIO(text) if fmt != "sparql-xml" else io.BytesIO(text.encode()),
+                          format={"sparql-json": "json", "sparql-xml": "xml", "sparql-csv": "csv",
+                                  "sparql-tsv": "tsv"}[fmt])
+    return [str(v) for v in result.vars], [
+        {str(k): v for k, v in row.asdict().items()} for row in result]
+
+
+def _as_rdflib(nt):
+    from rdflib import BNode, Literal, URIRef
+
+    kind = terms.split(nt)
+    if kind[0] == "iri":
+        return URIRef(kind[1])
+    if kind[0] == "bnode":
+        return BNode(kind[1])
+    _, lex, dt, lang = kind
+    return Literal(lex, lang=lang) if lang else Literal(lex, datatype=None if dt == terms.XSD_STRING else dt)
+
+
+def _normal(row):
+    """A row of rdflib terms with literals in rdflib's normal form (its
+    parsers of the result formats do not all normalise)."""
+    from rdflib import Literal
+
+    return {k: Literal(str(v), lang=v.language, datatype=v.datatype) if isinstance(v, Literal) else v
+            for k, v in row.items()}
+
+
+@pytest.mark.parametrize("fmt", ["sparql-json", "sparql-xml", "sparql-tsv"])
+@pytest.mark.parametrize("batches", [1, 4])
+def test_sparql_results_documents_parse_back_as_the_answers(fmt, batches):
+    # (rdflib's TSV parser does not take a \u escape, which Turtle allows in IRIs and strings)
+    answers = [a for a in SELECTS if fmt != "sparql-tsv" or not any("\\u" in v for _, v in a.bindings)]
+    text = _document(fmt, answers, batches=batches)
+    assert text == _document(fmt, answers)  # streamed in batches: the same document
+    names, rows = _rdflib_rows(text, fmt)
+    assert names == ["x", "y"]
+    want = [{k: _as_rdflib(v) for k, v in a.bindings} for a in answers]
+    if fmt == "sparql-xml":  # XML 1.0 cannot hold the control character U+0001
+        want = [{k: _as_rdflib(v.replace("\\u0001", "\ufffd")) for k, v in a.bindings} for a in answers]
+    if fmt == "sparql-tsv":  # rdflib's TSV parser reads a blank node's label its own way
+        rows = [{k: (BNodeLabel if type(v).__name__ == "BNode" else v) for k, v in r.items()} for r in rows]
+        want = [{k: (BNodeLabel if type(v).__name__ == "BNode" else v) for k, v in r.items()} for r in want]
+    assert [_normal(r) for r in rows] == [_normal(r) for r in want]
+
+
+BNodeLabel = object()
+
+
+def test_sparql_json_is_the_w3c_shape():
+    doc = json.loads(_document("sparql-json", SELECTS[:2] + SELECTS[-1:]))
+    assert doc["head"] == {"vars": ["x", "y"]}
+    assert doc["results"]["bindings"][0] == {"x": {"type": "uri", "value": f"{EX}a"},
+                                             "y": {"type": "uri", "value": f"{EX}a"}}
+    assert doc["results"]["bindings"][-1] == {"y": {"type": "uri", "value": f"{EX}only-y"}}
+    empty = json.loads(_document("sparql-json", []))
+    assert empty == {"head": {"vars": ["x", "y"]}, "results": {"bindings": []}}
+
+
+def test_sparql_csv_writes_values_bare_and_quotes_what_csv_needs():
+    import csv
+
+    text = _document("sparql-csv", SELECTS)
+    assert "\r\n" in text
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    assert rows[0] == ["x", "y"]
+    got = {r[0] for r in rows[1:]}
+    assert {f"{EX}a", "_:b0", "plain", 'with "quotes" and \\ and \n\r\t', "en", "1.5", "a, b; <c> & 'd'",
+            "caf\u00e9 \U0001F600"} <= got
+    assert rows[-1] == ["", f"{EX}only-y"]
+    _, parsed = _rdflib_rows(text, "sparql-csv")
+    assert len(parsed) == len(SELECTS)
+
+
+def test_a_results_document_refuses_other_forms_and_several_queries():
+    from types import SimpleNamespace as Q
+
+    with pytest.raises(UsageError, match="CONSTRUCT"):
+        _document("sparql-json", [Answer("c", T0, T0, triples=((f"<{EX}a>", f"<{EX}p>", '"x"'),))])
+    with pytest.raises(UsageError, match="one query's results.*2 SELECT queries"):
+        writers.check_format("sparql-json", [Q(name="a", form="select"), Q(name="b", form="select")])
+    writers.check_format("sparql-json", [Q(name="a", form="select"), Q(name="b", form="select")], per_query=True)
+
+
+# ================================================================ RDF
+
+CONSTRUCTS = [
+    Answer("c", T0 + 1, T0 + 1250, triples=((f"<{EX}ACME>", f"<{EX}crashed>", '"yes"@en'),
+                                            ("_:c0", f"<{EX}p>", f"<{EX}ACME>"))),
+    Answer("c", T0 + 2000, T0 + 2000, triples=((f"<{EX}ACME>", f"<{EX}note>", '"line\\nbreak \\"q\\""'),)),
+    Answer("odd name/1", T0, T0 + 86_400_000, triples=((f"<{EX}ACME>", f"<{EX}p>", f'"-4"^^<{XSD}integer>'),)),
+]
+
+
+def _written(fmt, answers, batches=1):
+    out = io.StringIO()
+    w = make_writer(fmt, out)
+    table = answers_table(answers)
+    for k in range(0, len(answers), -(-len(answers) // batches)):
+        w.write(table.slice(k, -(-len(answers) // batches)))
+    w.close()
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("fmt", ["nt", "nq", "trig"])
+def test_rdf_outputs_parse_with_rdflib_and_hold_the_triples(fmt):
+    from rdflib import Dataset, Graph
+
+    text = _written(fmt, CONSTRUCTS, batches=2)
+    assert text == _written(fmt, CONSTRUCTS)
+    want = {tuple(_as_rdflib(t) if not t.startswith("_:") else "_:" for t in triple)
+            for a in CONSTRUCTS for triple in a.triples}
+    if fmt == "nt":
+        graph = Graph().parse(data=text, format="nt")
+        got = {tuple(t if type(t).__name__ != "BNode" else "_:" for t in triple) for triple in graph}
+        assert got == want
+        return
+    dataset = Dataset()
+    dataset.parse(data=text, format="nquads" if fmt == "nq" else "trig")
+    got = {tuple(t if type(t).__name__ != "BNode" else "_:" for t in (s, p, o))
+           for s, p, o, g in dataset.quads((None, None, None, None))
+           if g is not None and str(g).startswith("urn:cep:answer:")}
+    assert got == want
+
+
+@pytest.mark.parametrize("fmt", ["nq", "trig"])
+def test_nquads_and_trig_answers_read_back_as_the_same_interval_events(tmp_path, fmt):
+    from cep import io as cep_io
+    from cep.events import events_of
+
+    path = tmp_path / f"answers.{fmt}"
+    path.write_text(_written(fmt, CONSTRUCTS, batches=3), encoding="utf-8")
+    rejects = []
+    events = events_of(cep_io.read_file(path, rejects))
+    assert rejects == []
+    got = sorted((e.s if not e.s.startswith("_:") else "_:", e.p, e.o, e.start, e.end) for e in events)
+    want = sorted((s if not s.startswith("_:") else "_:", p, o, a.start, a.end) for a in CONSTRUCTS
+                  for s, p, o in a.triples)
+    assert got == want
+    text = path.read_text()
+    assert "<urn:cep:answer:c:1>" in text and "<urn:cep:answer:c:2>" in text
+    assert "<urn:cep:answer:odd%20name%2F1:1>" in text
+
+
+# ================================================================ the command
+
+
+def test_output_format_by_the_out_suffix():
+    assert output_format(None, "a.srj") == "sparql-json" and output_format(None, "a.XML") == "sparql-xml"
+    assert output_format(None, "a.tsv") == "sparql-tsv" and output_format(None, "a.nq") == "nq"
+    assert output_format(None, "a.csv") == "csv" and output_format(None, "a.txt") == "jsonl"
+    assert output_format("jsonl", "a.srj") == "jsonl" and output_format(None, None) == "jsonl"
+
+
+def _cep(*args, cwd=ROOT):
+    return subprocess.run([sys.executable, "-m", "cep", *map(str, args)], capture_output=True, cwd=cwd, timeout=600)
+
+
+def test_cli_writes_a_results_document_by_suffix_and_one_file_per_query(tmp_path):
+    from rdflib.query import Result
+
+    stock, ticks = ROOT / "rules/stock.rq", ROOT / "examples/stock/ticks.trig"
+    plain = _cep("run", stock, "--events", ticks, "-q")
+    assert plain.returncode == 0, plain.stderr.decode()
+    lines = [json.loads(line) for line in plain.stdout.decode().splitlines()]
+    assert lines
+    done = _cep("run", stock, "--events", ticks, "-q", "--out", tmp_path / "answers.srj")
+    assert done.returncode == 0, done.stderr.decode()
+    result = Result.parse(open(tmp_path / "answers.srj", "rb"), format="json")
+    assert [str(v) for v in result.vars] == ["company", "price1", "price2", "price3"]
+    assert sorted(str(r["company"]) for r in result) == sorted(a["bindings"]["company"]["value"] for a in lines)
+
+    derived = tmp_path / "derived.rq"
+    derived.write_text("PREFIX : <http://example.org/>\nPREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
+                       + stock.read_text().split("PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n", 1)[1]
+                       + "\nREGISTER STREAM flagged AS\nCONSTRUCT { ?company :flagged ?price3 }\n"
+                         "WHERE { { ?company :hasStockPrice ?price1 } SEQ { ?company :hasStockPrice ?price3 }\n"
+                         "  FILTER (?price3 > ?price1 * 1.5) }\n")
+    mixed = _cep("run", derived, "--events", ticks, "-q", "--format", "sparql-xml")
+    assert mixed.returncode == 2 and b"flagged is a CONSTRUCT query" in mixed.stderr and b"--out DIR/" in mixed.stderr
+    folder = tmp_path / "each"
+    split = _cep("run", derived, "--events", ticks, "-q", "--format", "sparql-xml", "--out", f"{folder}/")
+    assert split.returncode == 0, split.stderr.decode()
+    assert sorted(p.name for p in folder.iterdir()) == ["crash_recovery.srx", "flagged.nq"]
+    xml = Result.parse(open(folder / "crash_recovery.srx", "rb"), format="xml")
+    assert len(list(xml)) == len(lines)
+    from rdflib import Dataset
+
+    flagged = Dataset()
+    flagged.parse(folder / "flagged.nq", format="nquads")
+    assert len(list(flagged.quads((None, None, None, None)))) > 0
