@@ -105,3 +105,16 @@ test(lexical_forms_as_cep_nt) :-
              format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
 
 :- end_tests(cep_answer_text_decimals).
+
+:- begin_tests(cep_answer_text_buffer).
+
+%   The C writer keeps its buffer from call to call: a call gives its own
+%   rows only, after a call that wrote non-ASCII text and one that failed
+%   half-way
+test(each_call_its_own_rows) :-
+    cep_answer_text([r(0, 1, 2, ['http://e/caf\u00e9'])], _),
+    catch(cep_answer_text([r(0, 1, 2, ['http://e/a']), r(x, 1, 2, [])], _), _, true),
+    cep_answer_text([r(1, 3, 4, ['http://e/b'])], Text),
+    Text == "1\t3\t4\t<http://e/b>\n".
+
+:- end_tests(cep_answer_text_buffer).
