@@ -49,6 +49,7 @@
             cep_restore/2        % +Module, +State
           ]).
 
+:- set_prolog_flag(optimise, true).   % arithmetic compiled inline (file-local flag): hot paths
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(pairs)).
