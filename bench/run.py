@@ -12,8 +12,10 @@ part reads the Parquet file and pushes it to a new engine in batches of
 back as Arrow tables of N-Triples terms (--answers: also makes each batch's
 answer table, AnswerBatch.answers(), which `cep run` gives its writer).
 
-It prints events/s, answers, peak resident memory, the per-event cost of
-each size relative to the smallest (1.00 = flat), and, for the largest
+It prints events/s, answers, the process's CPU time over the timed part
+(on a shared machine the wall clock also counts the time other processes
+held the cores: compare CPU figures there), peak resident memory, the per-event CPU
+cost of each size relative to the smallest (1.00 = flat), and, for the largest
 size, the cost and the answers of each batch: a cost per event that stays
 level from batch to batch shows that state does not grow with the stream.
 
@@ -68,7 +70,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         table = pq.read_table(path).rename_columns(["s", "p", "o", "start"])
         for offset in range(0, prefix, batch_size):
             count(engine.push_table(table.slice(offset, min(batch_size, prefix - offset))))
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     table = pq.read_table(path).slice(prefix)
     table = table.rename_columns(["s", "p", "o", "start"])
     t_read = time.perf_counter() - t0
@@ -80,7 +82,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         slices.append((round(time.perf_counter() - t1, 3), got))
         answers += got
     answers += count(engine.flush_table(final=True))
-    elapsed = time.perf_counter() - t0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
     return {
         "workload": name,
         "mode": "steady" if steady else "cold",
@@ -90,6 +92,8 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         "read_seconds": round(t_read, 3),
         "warmup_seconds": round(t_warm, 3),
         "events_per_s": round(n / elapsed),
+        "cpu_seconds": round(cpu, 3),
+        "events_per_cpu_s": round(n / cpu),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "batches": slices,
     }
@@ -126,15 +130,16 @@ def main():
                 rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
                 r = rows[-1]
                 print(f"{r['workload']:>3} {r['mode']:>6} {r['events']:>9,} events  {r['events_per_s']:>9,} events/s  "
-                      f"{r['answers']:>9,} answers  {r['seconds']:>7.2f} s  peak {r['peak_rss_mb']:>7.1f} MB  "
+                      f"{r['answers']:>9,} answers  {r['seconds']:>7.2f} s  (CPU {r['cpu_seconds']:.2f} s: "
+                      f"{r['events_per_cpu_s']:,} events/s)  peak {r['peak_rss_mb']:>7.1f} MB  "
                       f"(warm-up {r['warmup_seconds']:.2f} s)", flush=True)
-    print("\nper-event cost relative to the smallest size (1.00 = flat):")
+    print("\nper-event cost (CPU time) relative to the smallest size (1.00 = flat):")
     for name in args.workloads.split(","):
         for mode in modes:
             mine = [r for r in rows if r["workload"] == name and r["mode"] == mode]
-            base = mine[0]["seconds"] / mine[0]["events"]
+            base = mine[0]["cpu_seconds"] / mine[0]["events"]
             for r in mine[1:]:
-                ratio = (r["seconds"] / r["events"]) / base
+                ratio = (r["cpu_seconds"] / r["events"]) / base
                 print(f"  {name} {mode:>6} {r['events']:,} vs {mine[0]['events']:,}: {ratio:.2f}  "
                       f"(answers per event {mine[0]['answers'] / mine[0]['events']:.2f} "
                       f"and {r['answers'] / r['events']:.2f})")

@@ -422,7 +422,8 @@ def _read_lines(data: bytes, width: int) -> pa.Table:
     """Answer lines (cep_runtime.pl: QueryIndex TAB Start TAB End, then
     `width` fields, empty when unbound) -> a table q, start, end, f0...
     N-Triples text has no raw tab, newline or carriage return, and its
-    quotes are not CSV quotes. Any line length: the text is read in pieces
+    quotes are not CSV quotes. The text is UTF-8 by construction
+    (Session.push), so it is not validated again. Any line length: the text is read in pieces
     of whole lines of at most ANSWER_BLOCK bytes, a longer line alone."""
     names = ["q", "start", "end"] + [f"f{i}" for i in range(width)]
     types = {"q": pa.int32(), "start": pa.int64(), "end": pa.int64()}
@@ -449,7 +450,7 @@ def _read_lines(data: bytes, width: int) -> pa.Table:
             parse_options=pacsv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False,
                                              newlines_in_values=False),
             convert_options=pacsv.ConvertOptions(column_types=types, null_values=[""],
-                                                 strings_can_be_null=True)))
+                                                 strings_can_be_null=True, check_utf8=False)))
         start = stop
     return pa.concat_tables(pieces) if len(pieces) > 1 else pieces[0]
 

@@ -73,6 +73,21 @@ put_term_text(term_t t, const char *s, size_t len, int rep)
 { return PL_put_term_from_chars(t, rep|CVT_EXCEPTION, len, s);
 }
 
+/* dec(N) or dec(NrD), digits with an optional minus (cep/runtime/batch.py
+   writes an xsd:decimal so): SWI-Prolog reads the number inside without
+   its parser, at half the cost of an event. */
+static int
+is_decimal_text(const char *s, size_t len)
+{ if ( len < 6 || memcmp(s, "dec(", 4) != 0 || s[len - 1] != ')' )
+    return FALSE;
+  for ( size_t i = 4; i < len - 1; i++ )
+  { char c = s[i];
+    if ( !((c >= '0' && c <= '9') || c == 'r' || (c == '-' && i == 4)) )
+      return FALSE;
+  }
+  return TRUE;
+}
+
 static int
 put_field(term_t t, const char *s, size_t len, int rep)
 { int64_t v;
@@ -87,6 +102,11 @@ put_field(term_t t, const char *s, size_t len, int rep)
         return PL_put_int64(t, v);
       return put_term_text(t, s + 1, len - 1, rep);   /* big integers */
     case 'P':
+      if ( is_decimal_text(s + 1, len - 1) )        /* dec(N) or dec(NrD): the number alone */
+      { term_t n = PL_new_term_ref();
+        return ( put_term_text(n, s + 5, len - 6, rep) &&
+                 PL_cons_functor_v(t, FUNCTOR_dec1, n) );
+      }
       return put_term_text(t, s + 1, len - 1, rep);
     default:
       return syntax_error("unknown term tag");
@@ -417,39 +437,42 @@ out_value(outbuf *o, term_t value)
 /* The digits of a decimal N/D (D > 0 a power-of-two-times-power-of-five
    denominator, as xsd:decimal values have) in canonical form: all digits,
    at least one after the point, no trailing zero beyond it. FALSE where
-   the numbers do not fit (cep_nt/2 then writes it). */
+   the numbers do not fit (cep_nt/2 then writes it). The integer part is
+   |N| div D; each digit after the point is the next remainder times ten
+   div D (D =< 10^18, so ten times a remainder fits in 64 bits). */
 static int
 out_decimal_parts(outbuf *o, int64_t n, int64_t d)
 { int a = 0, b = 0;
   int64_t r = d;
-  __int128 scaled;
+  uint64_t u = n < 0 ? -(uint64_t)n : (uint64_t)n;
+  uint64_t ud = (uint64_t)d, rem;
   char tmp[48];
-  char *p = tmp + sizeof(tmp);
+  char *p = tmp + 24;                           /* integer digits before, fraction after */
+  char *q = p;
   int places;
 
   while ( r % 2 == 0 ) { r /= 2; a++; }
   while ( r % 5 == 0 ) { r /= 5; b++; }
   places = a > b ? a : b;
-  if ( r != 1 || places > 18 )                  /* |n| < 10^18: no overflow */
+  if ( r != 1 || places > 18 )
     return FALSE;
-  scaled = n < 0 ? -(__int128)n : (__int128)n;
-  for ( int i = 0; i < places; i++ )
-    scaled *= 10;
-  scaled /= d;                                  /* exact: d divides 10^places */
-  if ( places == 0 )
-    *--p = '0';
-  for ( int i = 0; i < places; i++ )
-  { *--p = (char)('0' + (int)(scaled % 10));
-    scaled /= 10;
-  }
-  *--p = '.';
+  rem = u % ud;
+  u /= ud;
   do
-  { *--p = (char)('0' + (int)(scaled % 10));
-    scaled /= 10;
-  } while ( scaled );
+  { *--p = (char)('0' + (int)(u % 10));
+    u /= 10;
+  } while ( u );
   if ( n < 0 )
     *--p = '-';
-  return ( out_bytes(o, "\"", 1) && out_bytes(o, p, tmp + sizeof(tmp) - p) &&
+  *q++ = '.';
+  if ( places == 0 )
+    *q++ = '0';
+  for ( int i = 0; i < places; i++ )
+  { rem *= 10;
+    *q++ = (char)('0' + (int)(rem / ud));
+    rem %= ud;
+  }
+  return ( out_bytes(o, "\"", 1) && out_bytes(o, p, q - p) &&
            out_bytes(o, XSD_DECIMAL, sizeof(XSD_DECIMAL) - 1) );
 }
 
@@ -554,10 +577,17 @@ out_field(outbuf *o, term_t f)
   }
 }
 
+/* The buffer of c_answer_text/2, kept from call to call (one per thread):
+   a batch's text is megabytes, and memory freed to the system and asked
+   for again is paid in page faults at each call. One larger than
+   ANSWER_BUF_KEPT (a rare huge batch) is freed. */
+#define ANSWER_BUF_KEPT ((size_t)64 << 20)
+static __thread outbuf answer_buf;
+
 /* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
 static foreign_t
 c_answer_text(term_t rows, term_t text)
-{ outbuf o = { NULL, 0, 0, FALSE };
+{ outbuf o = answer_buf;
   term_t tail = PL_copy_term_ref(rows);
   term_t row = PL_new_term_ref();
   term_t arg = PL_new_term_ref();
@@ -585,7 +615,14 @@ c_answer_text(term_t rows, term_t text)
                         o.len, o.data ? o.data : "");
   else if ( !PL_exception(0) )
     rc = PL_resource_error("memory");
-  free(o.data);
+  if ( o.size > ANSWER_BUF_KEPT )
+  { free(o.data);
+    o.data = NULL;
+    o.size = 0;
+  }
+  o.len = 0;
+  o.nonascii = FALSE;
+  answer_buf = o;
   return rc;
 }
 

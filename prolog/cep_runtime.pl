@@ -50,6 +50,7 @@
             cep_restore/2        % +Module, +State
           ]).
 
+:- set_prolog_flag(optimise, true).   % arithmetic compiled inline (file-local flag): hot paths
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(pairs)).
@@ -556,9 +557,7 @@ answer_rows([A|As], M, Rows0, Rows) :-
     ->  same_instant(As, Te, Same, Rest),
         instant_rows([A|Same], M, Rows0, Rows1)
     ;   Rest = As,                          % the common case: one answer
-        A = ans(Q, V, Ts, Te),
-        M:'$project'(Q, V, Ts, Te, Fields),
-        Rows0 = [r(Q, Ts, Te, Fields)|Rows1]
+        project_rows([A], M, Rows0, Rows1)
     ),
     answer_rows(Rest, M, Rows1, Rows).
 
@@ -570,20 +569,27 @@ same_instant(Rest, _, [], Rest).
 
 instant_rows(Answers, M, Rows0, Rows) :-
     distinct_terms(Answers, Unique),
-    findall(r(Q, Ts, Te, Fields),
-            ( member(ans(Q, V, Ts, Te), Unique),
-              M:'$project'(Q, V, Ts, Te, Fields)
-            ), Rows1),
+    project_rows(Unique, M, Rows1, []),
     distinct_rows(M, Rows1, Rows2),
     append(Rows2, Rows, Rows0).
 
+project_rows([], _, Rows, Rows).
+project_rows([ans(Q, V, Ts, Te)|As], M, [r(Q, Ts, Te, Fields)|Rows0], Rows) :-
+    M:'$project'(Q, V, Ts, Te, Fields),
+    project_rows(As, M, Rows0, Rows).
+
 %   Solutions are sets (paper 4.2): two derivations of the same binding and
 %   interval are one solution. Unbound variables compare as equal. The
-%   result is in the standard order of terms (so grouped by query).
+%   result is in the standard order of terms (so grouped by query). Ground
+%   terms (the common case) are their own keys: sorted as they are, with no
+%   copy made.
 distinct_terms(Terms, Unique) :-
-    findall(K-T, (member(T, Terms), copy_term(T, K), numbervars(K, 0, _)), Keyed),
-    sort(1, @<, Keyed, UniqueKeyed),
-    pairs_values(UniqueKeyed, Unique).
+    (   ground(Terms)
+    ->  sort(0, @<, Terms, Unique)
+    ;   findall(K-T, (member(T, Terms), copy_term(T, K), numbervars(K, 0, _)), Keyed),
+        sort(1, @<, Keyed, UniqueKeyed),
+        pairs_values(UniqueKeyed, Unique)
+    ).
 
 %   SELECT DISTINCT: equal rows of a DISTINCT query's group are one row.
 distinct_rows(M, Rows0, Rows) :-

@@ -16,6 +16,7 @@
             number_value/3
           ]).
 
+:- set_prolog_flag(optimise, true).   % arithmetic compiled inline (file-local flag): hot paths
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).

@@ -27,6 +27,7 @@
             to_float32/3
           ]).
 
+:- set_prolog_flag(optimise, true).   % arithmetic compiled inline (file-local flag): hot paths
 :- use_module(library(lists)).
 :- use_module(library(apply)).
 :- use_module(library(error)).

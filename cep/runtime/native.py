@@ -33,7 +33,8 @@ def build(target: Path) -> bool:
     with tempfile.TemporaryDirectory(dir=target.parent) as work:  # swipl-ld leaves its objects in the cwd
         partial = Path(work) / target.name
         try:
-            done = subprocess.run(["swipl-ld", "-shared", "-o", str(partial), str(source)], cwd=work,
+            # optimised: swipl-ld compiles without -O, and the answer writer is a hot loop
+            done = subprocess.run(["swipl-ld", "-shared", "-O2", "-o", str(partial), str(source)], cwd=work,
                                   capture_output=True, timeout=300)
         except (OSError, subprocess.TimeoutExpired):
             return False

@@ -26,6 +26,15 @@ test(events_in_order) :-
 test(prolog_text_field) :-
     items("Ihttp://e/s\tP'$in'('http://e/g','http://e/p')\tPdec(5r2)\t7\t7", 100, 10, false, Items),
     assertion(Items == [e('http://e/s', '$in'('http://e/g', 'http://e/p'), dec(5r2), 7, 7)]).
+test(decimal_fields_as_read) :-
+    % dec(...) fields, read without the parser in C: as Prolog reads their text
+    Texts = ["dec(5r2)", "dec(-5r2)", "dec(10r4)", "dec(0)", "dec(-0)", "dec(007)",
+             "dec(123456789012345678901234567890r7)", "dec(-)", "dec(r)", "dec(1)+dec(2)"],
+    forall(member(T, Texts),
+           ( format(string(Line), "Ia\tIp\tP~w\t1\t1", [T]),
+             items(Line, 100, 10, false, [e(a, p, O, 1, 1)]),
+             term_string(Expected, T),
+             assertion(O == Expected) )).
 test(sweeps_and_ends) :-
     % the sweep is due at 5: before the first instant at or after it, then every 10 ms
     items("Ia\tIp\tIb\t1\t1\nIa\tIp\tIc\t6\t6\nIa\tIp\tId\t6\t6\nIa\tIp\tIe\t9\t9\nIa\tIp\tIf\t20\t20",
@@ -105,3 +114,16 @@ test(lexical_forms_as_cep_nt) :-
              format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
 
 :- end_tests(cep_answer_text_decimals).
+
+:- begin_tests(cep_answer_text_buffer).
+
+%   The C writer keeps its buffer from call to call: a call gives its own
+%   rows only, after a call that wrote non-ASCII text and one that failed
+%   half-way
+test(each_call_its_own_rows) :-
+    cep_answer_text([r(0, 1, 2, ['http://e/caf\u00e9'])], _),
+    catch(cep_answer_text([r(0, 1, 2, ['http://e/a']), r(x, 1, 2, [])], _), _, true),
+    cep_answer_text([r(1, 3, 4, ['http://e/b'])], Text),
+    Text == "1\t3\t4\t<http://e/b>\n".
+
+:- end_tests(cep_answer_text_buffer).
