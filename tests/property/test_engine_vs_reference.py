@@ -426,3 +426,33 @@ def test_engine_equals_reference_with_grouped_subqueries(query, events):
 @given(query=grouped_subquery_queries(), events=streams(), triples=background_triples())
 def test_engine_equals_reference_with_grouped_subqueries_over_background(query, events, triples):
     assert_same_with_background([query], events, triples)
+
+
+@st.composite
+def describe_cases(draw):
+    """A DESCRIBE query (of a variable, every variable, an IRI, a pattern
+    of one or two triples) and a background whose description of a
+    resource runs through blank nodes, cycles included."""
+    from cep.rules import parse_rules
+    from tests.property.strategies import EX, PREDICATES, SUBJECTS
+
+    p, q = (draw(st.sampled_from(PREDICATES)) for _ in range(2))
+    what = draw(st.sampled_from(["?s", "?s ?o", "*", SUBJECTS[0]]))
+    where = draw(st.sampled_from([f"?s {p} ?o", f"?s {p} ?o . ?s {q} ?x", f"?s {p} ?o . ?o {q} ?x"]))
+    (query,) = parse_rules(f"DESCRIBE {what} WHERE {{ {where} }}", "describe.rq")
+    triples = draw(background_triples())
+    nodes = ["_:b1", "_:b2"]
+    links = draw(st.lists(st.tuples(st.sampled_from(SUBJECTS + nodes), st.sampled_from(PREDICATES),
+                                    st.sampled_from(nodes + [f'"{EX}x"'])), max_size=4))
+    return query, triples + links
+
+
+@seeded
+@_settings(150)
+@given(case=describe_cases(), events=streams())
+def test_engine_equals_reference_on_describe(case, events):
+    """DESCRIBE's answers: the solution's triples about each resource and
+    its concise bounded description in the background (docs/language.md,
+    DESCRIBE)."""
+    query, triples = case
+    assert_same_with_background([query], events, triples)
