@@ -956,7 +956,7 @@ def instantiate(template, env: dict, bnode=None) -> tuple:
     None when unbound): its triples, with bnode(label) the blank node that
     stands for the template's `_:label` in this solution. A triple with an
     unbound variable, a literal subject or a predicate that is not an IRI
-    is left out (SPARQL 16.2)."""
+    is left out (SPARQL 16.2); each triple once (the answer is a graph)."""
     out = []
     for t in template:
         triple = []
@@ -971,4 +971,4 @@ def instantiate(template, env: dict, bnode=None) -> tuple:
         if s is None or p is None or o is None or s.startswith('"') or not p.startswith("<"):
             continue
         out.append((s, p, o))
-    return tuple(out)
+    return tuple(dict.fromkeys(out))

@@ -106,6 +106,13 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
             "DELETE/INSERT updates"
         raise QueryError(f"{query.name}: NOTSEQ in a rule set with {what} is not supported yet: "
                          f"run them in separate rule sets", query.pos)
+    # a NOTSEQ deadline is an instant of its own, without events, at which a
+    # grouped or cut subquery would be evaluated too (a COUNT of 0 there)
+    subqueries = [n for n in plan.nodes if isinstance(n, Unary) and isinstance(n.op, ops.Project) and n.op.evaluated]
+    if absences and subqueries:
+        query = next(out.query for out in plan.outputs if any(_reaches(plan, r, subqueries[0].id) for r in out.roots))
+        raise QueryError(f"{query.name}: a subquery with GROUP BY, an aggregate, LIMIT or OFFSET in a rule set "
+                         f"with NOTSEQ is not supported yet: run them in separate rule sets", query.pos)
 
     # entry point: every event tries every leaf rule; with updates, a copy
     # of an event meant for the update rules alone (its predicate wrapped,

@@ -90,6 +90,10 @@ def test_a_subquery_gives_each_solution_once():
     ("SELECT * WHERE { ?k :a ?x OPTIONAL { BIND (1 AS ?y) } }", "OPTIONAL does not take it"),
     ("SELECT * WHERE { ?k :a ?x { SELECT ?y ?n WHERE { ?x :b ?y } AGGREGATE { (?n, COUNT, {?y}) } } }",
      "AGGREGATE in a subquery inside a pattern is not supported"),
+    # a NOTSEQ deadline is an instant without events: the subquery's COUNT would be 0 there
+    ("SELECT * WHERE { ?k :a ?x { SELECT (COUNT(*) AS ?n) WHERE { ?y :b ?z } } }\n"
+     "SELECT * WHERE { { ?k :a ?x } NOTSEQ \"PT1S\" { ?k :c ?w } }",
+     "a subquery with GROUP BY, an aggregate, LIMIT or OFFSET in a rule set with NOTSEQ is not supported"),
 ])
 def test_what_is_refused_is_named(text, message):
     with pytest.raises(QueryError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")
