@@ -34,7 +34,7 @@ from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
 from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
 from cep.reference.expressions import _cmp as compare
 from cep.reference.expressions import parse as parse_value
-from cep.reference.patterns import BACKGROUND, HORIZON, compatible, merge, solutions, stream_of, streams_of
+from cep.reference.patterns import BACKGROUND, CONTENT, HORIZON, compatible, merge, solutions, stream_of, streams_of
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
@@ -100,10 +100,32 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
             if not q.evaluated:
                 out += answers(q, stream, skolem)
     for q in windowed:
-        watch = timestamp_vars(q.pattern, q.projection)
-        timed = [s for s in stamped_solutions(streams_of(q), stream, watch) if s[1] is not None]
-        out += window_answers(q, timed, events, _row_maker(q, skolem), until)
+        out += window_answers(q, _content_solver(q, stream), events, _row_maker(q, skolem), until,
+                              max((o[3] for o in stream if o[3] is not None), default=None))
     return out
+
+
+def _content_solver(query, stream):
+    """solve(inside): the timed solutions of the query's pattern over the
+    occurrences of the stream that `inside(start, end)` says a window holds
+    (and the timeless background ones), as RSP-QL's eval(SDS, SE, t)
+    evaluates a pattern over a window's content (patterns.CONTENT), the
+    solutions' own intervals in it; inside None: over the whole stream,
+    with the stream's semantics (a query grouped without a window)."""
+    watch = timestamp_vars(query.pattern, query.projection)
+    pattern = streams_of(query)
+
+    def solve(inside):
+        if inside is None:
+            return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
+        content = frozenset(o for o in stream if o[3] is None or inside(o[3], o[4]))
+        token = CONTENT.set(inside)
+        try:
+            found = stamped_solutions(pattern, content, watch)
+        finally:
+            CONTENT.reset(token)
+        return [s for s in found if s[1] is not None and inside(s[1], s[2])]
+    return solve
 
 
 def _has_absence(op) -> bool:

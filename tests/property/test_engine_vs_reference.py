@@ -327,6 +327,24 @@ def test_engine_equals_reference_on_windows_and_aggregates(data):
 @seeded
 @_settings(300)
 @given(data=st.data())
+def test_engine_equals_reference_on_windows_over_their_content(data):
+    """OPTIONAL, MINUS, [NOT] EXISTS and OPTIONALSEQ inside a window (of
+    every kind, every report operator and grouping) are evaluated over the
+    window's content (RSP-QL's eval(SDS, SE, t)): the engine's evaluations,
+    from the operands' solutions it keeps per window, are the reference's,
+    which evaluates the pattern over the window's events."""
+    from tests.property.strategies import streamed, windowed_queries
+    query = data.draw(windowed_queries(content=True))
+    events = data.draw(streams())
+    if data.draw(st.booleans(), label="events of two streams"):
+        events = data.draw(streamed(events))
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(300)
+@given(data=st.data())
 def test_engine_equals_reference_with_solution_modifiers(data):
     """ORDER BY, OFFSET and LIMIT cut each evaluation (an instant's answers,
     or a window's), and ASK answers once per evaluation with a solution, on
