@@ -113,6 +113,8 @@ cep_contract('$wnext', 2, windows,
              "'$wnext'(Query, Time), dynamic: the next evaluation time (idle(Time) after an empty one)").
 cep_contract('$wlast', 2, windows,
              "'$wlast'(Query, Rows), dynamic: the rows of the last evaluation (IStream, DStream)").
+cep_contract('$winstant', 1, optional,
+             "'$winstant'(Query): a CONSTRUCT's rows are answers at the evaluation time, not over the window").
 cep_contract('$wcontent', 1, optional,
              "'$wcontent'(Query): Query is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS or OPTIONALSEQ)").
 cep_contract('$wsolve', 5, optional,

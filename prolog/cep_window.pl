@@ -512,8 +512,13 @@ expire(M, Q, K) :-
 %   What an evaluation reports (RSP-QL's stream operators): RStream every
 %   row, IStream the rows not in the last evaluation, DStream the rows of
 %   the last evaluation no longer there. Each row is an answer over the
-%   window: r(Q, WindowStart, EvaluationTime, Fields).
-report(M, Q, Ts, Tau, New, Rows0, Rows) :-
+%   window, r(Q, WindowStart, EvaluationTime, Fields), or at the
+%   evaluation time, r(Q, EvaluationTime, EvaluationTime, Fields), for a
+%   CONSTRUCT ('$winstant'(Q)): its triples are a stream timestamped at
+%   the evaluation time (RSP-QL's R2S operators, C-SPARQL's REGISTER
+%   STREAM), and so are those fed back.
+report(M, Q, Ts0, Tau, New, Rows0, Rows) :-
+    (   current_predicate(M:'$winstant'/1), M:'$winstant'(Q) -> Ts = Tau ; Ts = Ts0 ),
     M:'$wreport'(Q, Report),
     (   Report == rstream
     ->  Out = New
@@ -534,9 +539,9 @@ report(M, Q, Ts, Tau, New, Rows0, Rows) :-
     append(Answers, Rows1, Rows0).
 
 %   A CONSTRUCT over a window whose triples other queries read: the
-%   triples of the rows reported are events over the window, fed back at
-%   Tau (event time has passed every instant before Tau and no later one),
-%   with the answers they lead to (cep_runtime:cep_feed/3).
+%   triples of the rows reported are events at Tau, fed back then (event
+%   time has passed every instant before Tau and no later one), with the
+%   answers they lead to (cep_runtime:cep_feed/3).
 feed(M, Q, Ts, Tau, Out, Fed) :-
     (   Out \== [],
         current_predicate(M:'$wfeed'/3),

@@ -201,6 +201,8 @@ def _query_items(index, query, root, vars_of) -> list:
     # CONSTRUCT (a set of triple occurrences)
     if g is not None and g.keys is not None or query.distinct or query.form == "construct":
         items.append(pl.Clause(pl.Struct("$wset", index)))
+    if query.form == "construct":  # a stream timestamped at the evaluation time (cep_window:report/7)
+        items.append(pl.Clause(pl.Struct("$winstant", index)))
     if g is None:
         return items
     if g.keys is not None:

@@ -73,8 +73,8 @@ def _rows_of(query, evaluations, solve, project) -> list[Answer]:
                 else [r for r in previous if r not in new]
             previous = new
         for row in chosen:
-            if query.form == "construct":
-                out.append(Answer(query.name, start, tau, triples=row))
+            if query.form == "construct":  # a stream at the evaluation time (RSP-QL's R2S, C-SPARQL)
+                out.append(Answer(query.name, tau, tau, triples=row))
             else:
                 out.append(Answer(query.name, start, tau, bindings=row))
     return out
