@@ -21,7 +21,9 @@ What happens here, per query:
 - identical steps across the queries of the rule set become one node;
 - inside a window, the operators whose answers depend on what the window
   does not hold (CONTENT_OPERATORS: OPTIONAL, MINUS, [NOT] EXISTS,
-  OPTIONALSEQ) and every node above them are marked `content`: they are
+  OPTIONALSEQ) and every node above them, and in a rule set that updates
+  the background every step (the window reads the background as it is at
+  the evaluation time), are marked `content`: they are
   evaluated at each evaluation over the window's content (RSP-QL's
   eval(SDS, SE, t); cep/compile/windows.py), from the solutions of their
   other operands, which are stored per window.
@@ -164,6 +166,9 @@ class Plan:
 @query_limits.deep
 def binarize(queries) -> Plan:
     builder = _Builder()
+    # the background changes: a window reads it as it is at the evaluation
+    # time, so its query's steps are all evaluated over its content then
+    builder.changing = any(q.form == "update" for q in queries)
     slots = counted = 0  # the variables the plan's nodes carry, and the nodes counted
     for q in queries:
         policy = q.option("policy", "unrestricted")
@@ -332,6 +337,7 @@ class _Builder:
         self.index = {}  # node signature -> id
         self.updates = False  # building an update rule's nodes (Leaf.updates)
         self.query = None  # the query being built (its streams: Leaf.streams)
+        self.changing = False  # the rule set updates the background (Step.content)
         # the variables bound for sure, by operator (id) and by node id:
         # asked at every level of a deep tree, so kept
         self.certain, self.certain_of = {}, {}
@@ -398,7 +404,7 @@ class _Builder:
                 for x, must in zip(operands, spec.mandatory)])
         # inside a window, judged over the window's content: an operand
         # counts only while a window holds it, so the range bounds both
-        content = self.query.window is not None and isinstance(op, CONTENT_OPERATORS)
+        content = self.query.window is not None and (isinstance(op, CONTENT_OPERATORS) or self.changing)
         ids = [None, None]
         for i in sorted((0, 1), key=lambda i: not spec.mandatory[i]):  # the mandatory operand's nodes first
             if spec.mandatory[i] or spec.alternative:
@@ -435,7 +441,7 @@ class _Builder:
         else:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
-        content = self.plan.nodes[child].content
+        content = self.plan.nodes[child].content or self.changing and self.query.window is not None
         sig = ("unary", op, child, filters, window, timed, content)
         return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content))
 

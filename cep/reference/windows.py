@@ -32,9 +32,10 @@ INTEGER = terms.XSD + "integer"
 
 
 def window_answers(query: ops.Query, solve, events, project, until=None, latest=None) -> list[Answer]:
-    """`solve(inside)`: the timed solutions (mu, ts, te, stamps) of the
+    """`solve(inside, tau)`: the timed solutions (mu, ts, te, stamps) of the
     query's pattern over the content `inside(start, end)` says a window
-    holds (None: over the whole stream); `events`: the stream's events
+    holds, with the background as it is at the evaluation time tau (None:
+    over the whole stream); `events`: the stream's events
     (for the evaluation times and count
     windows); `project(mu, ts, te, stamps)`: a solution's row (its
     bindings, or its CONSTRUCT triples); `until`: event time is known to have reached it
@@ -47,7 +48,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
         sols = solve(None)
         return _rows_of(query, [(tau, tau, lambda ts, te, tau=tau: te == tau)
                                 for tau in sorted({s[2] for s in sols}) if until is None or tau < until],
-                        lambda inside: [s for s in sols if inside(s[1], s[2])], project)
+                        lambda inside, tau: [s for s in sols if inside(s[1], s[2])], project)
     if w.count is not None and query.streams:
         # a count window counts the events of the query's streams (and those of no stream)
         mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
@@ -63,7 +64,7 @@ def _rows_of(query, evaluations, solve, project) -> list[Answer]:
     interval's being in the window), as the report operator picks them."""
     out, previous = [], []
     for tau, start, inside in evaluations:
-        content = solve(inside)
+        content = solve(inside, tau)
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
             chosen = rows

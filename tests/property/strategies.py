@@ -635,13 +635,15 @@ RDF_TYPE = terms.iri(terms.RDF + "type")
 
 
 @st.composite
-def update_cases(draw):
+def update_cases(draw, windowed=False):
     """(queries, background triples): DELETE/INSERT rules triggered by
     events (`?s P ?x`, sometimes filtered) that change links between nodes
     and the classes of the streams' subjects, and a query whose timed part
     (over the streams' predicates only, which no background triple has)
     joins a part that reads the background: a path over the links, a
-    link, or a class (by subclass, domain or range too)."""
+    link, or a class (by subclass, domain or range too). `windowed`: the
+    query is over a time-based window (sliding, tumbling or hopping), which
+    reads the background as it is at each evaluation time."""
     updates = []
     for i in range(draw(st.integers(1, 3))):
         where = ops.Triple(ops.Var("s"), draw(st.sampled_from(PREDICATES)), ops.Var("x"))
@@ -667,6 +669,12 @@ def update_cases(draw):
     timed = _pattern(draw, 2, WITHOUT_ABSENCE)
     timed = _only_stream_predicates(timed)
     query = ops.Query("q", "select", ops.Join(timed, reads), distinct=draw(st.integers(0, 4)) == 0)
+    if windowed:
+        range_ms = draw(st.integers(1, 8))
+        step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
+        query = dataclasses.replace(query, window=ops.Window("<http://example.org/s>", range_ms=range_ms,
+                                                             step_ms=step_ms),
+                                    report=draw(st.sampled_from(ops.REPORTS)))
     background = draw(background_triples())
     background = [t for t in background if t[1] in (RDF_TYPE,) or t[1].startswith("<" + RDFS_)]
     background += draw(st.lists(st.tuples(st.sampled_from(NODES), st.sampled_from(LINKS), st.sampled_from(NODES)),

@@ -284,6 +284,17 @@ def test_engine_equals_reference_with_background_updates(case, events):
     assert_same_with_background(queries, events, triples)
 
 
+@seeded
+@_settings(200)
+@given(case=update_cases(windowed=True), events=streams())
+def test_engine_equals_reference_with_background_updates_in_windows(case, events):
+    """A window reads the background as the updates of the instants up to
+    its evaluation time left it (RSP-QL evaluates the background at the
+    evaluation time), whatever the events' own times."""
+    queries, triples = case
+    assert_same_with_background(queries, events, triples)
+
+
 # The reference has no consumption policies (docs/language.md, "Consumption
 # policies": they are defined on the plan's steps, not by the formal
 # semantics), so a query under a policy is checked for what must hold:
