@@ -374,8 +374,10 @@ def _content_clause(plan, node, vs, graph):
     Q, In, S, E = pl.Var("Q"), pl.Var("In"), pl.Var("S"), pl.Var("E")
 
     def operand(child, side, s, e):
-        if child.content:
-            return pl.Struct(f"w{child.id}", Q, In, tuple_term(vs, child.vars), s, e)
+        if child.content:  # evaluated on its own, then joined: values given outside do not steer it
+            apart = pl.Struct("v", *[vs.fresh() for _ in child.vars]) if child.vars else A("v")
+            return conj([pl.Struct(f"w{child.id}", Q, In, apart, s, e),
+                         pl.Struct("=", apart, tuple_term(vs, child.vars))])
         stored = pl.Struct("$win", pl.Struct("part", Q, node.id, A(side)), In, tuple_term(vs, child.vars), s, e)
         found = _timeless(plan, child, vs, graph) if graph is not None else None
         if found is None:
