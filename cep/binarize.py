@@ -392,7 +392,8 @@ def _check_parts(query, groups, changing) -> None:
     for pattern, _ in groups:
         inner = next((x for x in ops.walk(pattern) if isinstance(x, CONTENT_OPERATORS)), None)
         if inner is not None:
-            what = inner.spec.sexpr.upper() if isinstance(inner, ops.Binary) else type(inner).__name__.upper()
+            what = {ops.LeftJoin: "OPTIONAL", ops.Minus: "MINUS", ops.Exists: "EXISTS", ops.NotExists: "NOT EXISTS",
+                    ops.SeqRightJoin: "OPTIONALSEQ"}[type(inner)]
             raise QueryError(f"{what} inside a group of a query whose groups have windows of their own is "
                              f"not supported yet (it is evaluated over a window's content): give the "
                              f"query one window, or put {what} between the groups", inner.pos or query.pos)
