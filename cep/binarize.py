@@ -18,7 +18,15 @@ What happens here, per query:
 - a window bound (`getDURATION() < d` as a conjunct, WITHIN, or the range of
   a time-based window) is pushed into every mandatory step below it, so
   expired partial matches are never built and stored goals can expire;
-- identical steps across the queries of the rule set become one node.
+- identical steps across the queries of the rule set become one node;
+- inside a window, the operators whose answers depend on what the window
+  does not hold (CONTENT_OPERATORS: OPTIONAL, MINUS, [NOT] EXISTS,
+  OPTIONALSEQ) and every node above them, and in a rule set that updates
+  the background every step (the window reads the background as it is at
+  the evaluation time), are marked `content`: they are
+  evaluated at each evaluation over the window's content (RSP-QL's
+  eval(SDS, SE, t); cep/compile/windows.py), from the solutions of their
+  other operands, which are stored per window.
 
 Before all that, a query that calls timestamp() gets the hidden variables
 it reads (cep.algebra.timestamps): a leaf whose triple has an `end` binds
@@ -41,6 +49,10 @@ TABLE_ALONE = ("inline data (VALUES, or a BIND outside any pattern) matches no e
                "pattern of the same group that does, as background data is")
 MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
 POLICIES = ("unrestricted", "recent", "chronological")
+# Inside a window these are evaluated over the window's content at each
+# evaluation, not over the stream: their answers depend on what the window
+# does not hold (docs/language.md, "What is in a window")
+CONTENT_OPERATORS = (ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists, ops.SeqRightJoin)
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,7 @@ class Leaf:
     # frozenset of IRIs, or None for every event; an event without a
     # stream is of every stream
     streams: Optional[frozenset] = None
+    content = False  # a leaf matches events (see Step.content)
 
 
 @dataclass(frozen=True)
@@ -80,6 +93,8 @@ class Step:
     # NOTSEQ: the deadline after the left solution's end, ms;
     # the step's solutions are the left ones (vars: the left's only)
     deadline: Optional[int] = None
+    # evaluated over a window's content at each evaluation (CONTENT_OPERATORS)
+    content: bool = False
 
 
 @dataclass(frozen=True)
@@ -103,6 +118,7 @@ class Unary:
     filters: tuple = ()
     window: Optional[int] = None
     timed: bool = False
+    content: bool = False  # see Step.content
 
 
 def node_children(node) -> list:
@@ -188,6 +204,9 @@ class Plan:
 @query_limits.deep
 def binarize(queries) -> Plan:
     builder = _Builder()
+    # the background changes: a window reads it as it is at the evaluation
+    # time, so its query's steps are all evaluated over its content then
+    builder.changing = any(q.form == "update" for q in queries)
     slots = counted = 0  # the variables the plan's nodes carry, and the nodes counted
     for q in queries:
         policy = q.option("policy", "unrestricted")
@@ -203,6 +222,7 @@ def binarize(queries) -> Plan:
             builder.plan.outputs.append(Output(q, root))
         else:
             combine, groups = split
+            _check_parts(q, groups, builder.changing)
             parts = tuple(Part(j, builder.build(_prepared(p, q), (), _range_bound(w), policy), w)
                           for j, (p, w) in enumerate(groups))
             vars_ = tuple(sorted(ops.variables(q.pattern), key=lambda v: v.name))
@@ -364,6 +384,26 @@ def split_windows(query):
     return combine, parts
 
 
+def _check_parts(query, groups, changing) -> None:
+    """A query whose groups have windows of their own reads each part over
+    the stream, then keeps its solutions in the part's window; evaluating
+    a part over its window's content (CONTENT_OPERATORS inside it, or a
+    background that updates change) is not supported yet: refused."""
+    for pattern, _ in groups:
+        inner = next((x for x in ops.walk(pattern) if isinstance(x, CONTENT_OPERATORS)), None)
+        if inner is not None:
+            what = {ops.LeftJoin: "OPTIONAL", ops.Minus: "MINUS", ops.Exists: "EXISTS", ops.NotExists: "NOT EXISTS",
+                    ops.SeqRightJoin: "OPTIONALSEQ"}[type(inner)]
+            raise QueryError(f"{what} inside a group of a query whose groups have windows of their own is "
+                             f"not supported yet (it is evaluated over a window's content): give the "
+                             f"query one window, or put {what} between the groups", inner.pos or query.pos)
+    if changing:
+        raise QueryError(f"{query.name}: a query whose groups have windows of their own, in a rule set with "
+                         f"DELETE/INSERT updates, is not supported yet (its windows would read the "
+                         f"background as it is at each evaluation): give the query one window, or run "
+                         f"the updates in another rule set", query.pos)
+
+
 def _range_bound(w) -> Optional[int]:
     """A time-based window's bound on its solutions' length: a window
     (t' - range, t'] holds only solutions shorter than its range, so the
@@ -403,6 +443,7 @@ class _Builder:
         self.index = {}  # node signature -> id
         self.updates = False  # building an update rule's nodes (Leaf.updates)
         self.query = None  # the query being built (its streams: Leaf.streams)
+        self.changing = False  # the rule set updates the background (Step.content)
         # the variables bound for sure, by operator (id) and by node id:
         # asked at every level of a deep tree, so kept
         self.certain, self.certain_of = {}, {}
@@ -467,19 +508,24 @@ class _Builder:
             down, here = _split_pending(pending, [
                 ops.certain_variables(x, self.certain) if must else None  # no filter goes to an optional operand
                 for x, must in zip(operands, spec.mandatory)])
+        # inside a window, judged over the window's content: an operand
+        # counts only while a window holds it, so the range bounds both
+        content = self.query.window is not None and (isinstance(op, CONTENT_OPERATORS) or self.changing)
         ids = [None, None]
         for i in sorted((0, 1), key=lambda i: not spec.mandatory[i]):  # the mandatory operand's nodes first
             if spec.mandatory[i] or spec.alternative:
                 ids[i] = self.build(operands[i], down[i], window, policy, timed if spec.alternative else False)
             else:
                 # an optional operand keeps every solution, whatever the
-                # answer's filters and window; the right operand of NOTSEQ
-                # only decides absence, and no policy consumes its events:
-                # any confirmation cancels (consumed, it would let a
-                # deadline fire that the stream cancels)
-                ids[i] = self.build(operands[i], (), None, "unrestricted" if spec.negated else policy)
+                # answer's filters and window (over the stream); the right
+                # operand of NOTSEQ only decides absence, and no policy
+                # consumes its events: any confirmation cancels (consumed,
+                # it would let a deadline fire that the stream cancels)
+                ids[i] = self.build(operands[i], (), window if content else None,
+                                    "unrestricted" if spec.negated else policy)
+        content = content or any(self.plan.nodes[i].content for i in ids)
         return self._step(op, ids[0], ids[1], here, getattr(op, "cond", None), window, policy, timed,
-                          deadline=getattr(op, "deadline_ms", None))
+                          deadline=getattr(op, "deadline_ms", None), content=content)
 
     def _unary(self, op, operand, pending, window, policy, timed) -> int:
         """The Unary node of `op` over `operand`: the conditions that read
@@ -509,10 +555,11 @@ class _Builder:
         else:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
-        sig = ("unary", op, child, filters, window, timed)
-        return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed))
+        content = self.plan.nodes[child].content or self.changing and self.query.window is not None
+        sig = ("unary", op, child, filters, window, timed, content)
+        return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content))
 
-    def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None):
+    def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None, content=False):
         nodes = self.plan.nodes
         kind = type(op)  # Step.op
         lvars, rvars = nodes[left].vars, nodes[right].vars
@@ -524,10 +571,9 @@ class _Builder:
             certain_r = _certain_of(nodes, right, self.certain_of)
             key = tuple(v for v in vars_ if v in certain_l and v in certain_r)
         filters = _dedup(filters)
-        sig = ("step", kind, left, right, cond, filters, window, policy, timed, deadline)
-        return self._add(
-            sig, lambda i: Step(i, kind, left, right, vars_, key, cond, filters, window, policy, timed, deadline)
-        )
+        sig = ("step", kind, left, right, cond, filters, window, policy, timed, deadline, content)
+        return self._add(sig, lambda i: Step(i, kind, left, right, vars_, key, cond, filters, window, policy,
+                                             timed, deadline, content))
 
 
 def _certain_of(nodes, node_id, memo: dict) -> set:

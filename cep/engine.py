@@ -115,9 +115,14 @@ class Engine:
         # windowed CONSTRUCTs whose triples are read: a window's triples are
         # fed back at its evaluation time, so the events after it wait until
         # it is evaluated (_process splits a batch at every multiple of this)
+        # Likewise where updates change the background: a window reads it as
+        # the instants up to its evaluation time left it (a count window is
+        # evaluated at every instant)
         producers = self.compiled.chaining.producers
-        everies = [q.every_ms or q.window.step_ms for q in self.compiled.queries
-                   if q.window is not None and q.name in producers]
+        changing = any(q.form == "update" for q in self.compiled.queries)
+        everies = [(1 if q.window.count is not None else q.every_ms or q.window.step_ms)
+                   for q in self.compiled.queries
+                   if q.window is not None and (q.name in producers or changing)]
         if self.services is not None and self.services.period is not None:
             everies.append(self.services.period)  # a SERVICE view is maintained at each evaluation
         self._feed_every = math.gcd(*everies) if everies else None

@@ -115,6 +115,12 @@ cep_contract('$wnext', 2, windows,
              "'$wnext'(Query, Time), dynamic: the next evaluation time (idle(Time) after an empty one)").
 cep_contract('$wlast', 2, windows,
              "'$wlast'(Query, Rows), dynamic: the rows of the last evaluation (IStream, DStream)").
+cep_contract('$winstant', 1, optional,
+             "'$winstant'(Query): a CONSTRUCT's rows are answers at the evaluation time, not over the window").
+cep_contract('$wcontent', 1, optional,
+             "'$wcontent'(Query): Query is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS or OPTIONALSEQ)").
+cep_contract('$wsolve', 5, optional,
+             "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau))").
 cep_contract('$wcount', 2, windows,
              "'$wcount'(Instant, Events), dynamic: the events of each instant, for count windows").
 cep_contract('$wcut', 2, windows,

@@ -19,6 +19,11 @@
     A query grouped without a window has the window spec instant: it is
     evaluated at each instant a solution ends at, over the solutions that
     end at it (the answers of one instant), once event time passes it.
+    A query evaluated over its window's content ('$wcontent'(Q): its
+    pattern has OPTIONAL, MINUS, [NOT] EXISTS or OPTIONALSEQ) stores the
+    solutions of those operators' operands, under part(Q, Node, Side),
+    and each evaluation finds its solutions from those in the window
+    ('$wsolve'/5, cep/compile/windows.py).
 
     The predicates of the rules module this module calls, and the facts
     it asserts there (part of the rule set's state, cep_runtime:cep_dump/2),
@@ -28,6 +33,7 @@
 
 :- module(cep_window,
           [ cep_close/3,           % +Module, +ArgsText, -AnswersText
+            cep_span/6,            % +S1, +E1, +S2, +E2, -S, -E
             cep_accumulate/6,      % +Module, +Query, +Last, +First, +Key, +Args
             cep_window_status/2,   % +Module, -StatusText
             cep_window_span/5,     % +Spec, +Start, +End, -First, -Last
@@ -58,6 +64,21 @@ cep_window_span(time(Range, Step, _), Ts, Te, F, L) :-
     F =< L.
 cep_window_span(count(_), _, _, 0, 0).
 cep_window_span(instant, _, Te, Te, Te).
+
+%!  cep_span(+S1, +E1, +S2, +E2, -S, -E) is det.
+%
+%   The interval of two merged solutions: from the earlier start to the
+%   later end; a solution of background triples alone (timeless) adds
+%   no time.
+cep_span(timeless, _, S2, E2, S2, E2) :- !.
+cep_span(S1, E1, timeless, _, S1, E1) :- !.
+cep_span(S1, E1, S2, E2, S, E) :-
+    S is min(S1, S2),
+    E is max(E1, E2).
+
+%   The solutions a query keeps: its own, or its content nodes' operands'.
+held(Q, Q).
+held(Q, part(Q, _, _)).
 
 %!  cep_close(+Module, +ArgsText, -AnswersText) is det.
 %
@@ -174,9 +195,9 @@ evaluated(M, Q, T) :-
 %   window costs no scan).
 next_time(M, Q, Step, Every, Tau) :-
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
-    ->  (   once(M:'$wsol'(_, Q, _, _, _, _, _)) ; reported(M, Q) ),
+    ->  (   once(( held(Q, P), M:'$wsol'(_, P, _, _, _, _, _) )) ; reported(M, Q) ),
         Tau = Tau0
-    ;   aggregate_all(min(F), M:'$wsol'(_, Q, _, F, _, _, _), First),
+    ;   aggregate_all(min(F), ( held(Q, P), M:'$wsol'(_, P, _, F, _, _, _) ), First),
         Earliest is -((-(First * Step)) div Every) * Every,
         (   M:'$wnext'(Q, idle(Tau0)) -> Tau is max(Tau0, Earliest) ; Tau = Earliest )
     ).
@@ -269,7 +290,10 @@ window_solutions(time(Range, Step, _), M, Q, Tau, Ts, Sols) :-
     K is Tau div Step,
     Ts is K * Step - Range,
     expire(M, Q, K),
-    (   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
+    (   content(M, Q)
+    ->  Hi is K * Step,
+        content_solutions(M, Q, time(K, Ts, Hi), Sols)
+    ;   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
         \+ deferred(M, Q),
         \+ parted(M, Q, _)
     ->  findall(Key-Accs, ( M:'$wpart'(_, Q, _, F, Key, Accs), F =< K ), Panes),
@@ -280,9 +304,24 @@ window_solutions(instant, M, Q, Tau, Tau, Sols) :-
     findall(s(V, S, E), retract(M:'$wsol'(_, Q, Tau, _, V, S, E)), Sols).
 window_solutions(count(N), M, Q, Tau, Cut, Sols) :-
     cutoff(M, N, Tau, Cut),
-    forall(( clause(M:'$wsol'(_, Q, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
-    findall(s(V, S, E), ( M:'$wsol'(_, Q, _, _, V, S, E), E =< Tau ), Sols),
+    forall(( held(Q, P), clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
+    (   content(M, Q)
+    ->  content_solutions(M, Q, count(Cut, Tau), Sols)
+    ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, _, V, S, E), E =< Tau ), Sols)
+    ),
     forget_counts(M, Q, Cut).
+
+%   Whether Q is evaluated over its window's content (a rule set may
+%   have no such query).
+content(M, Q) :-
+    current_predicate(M:'$wcontent'/1),
+    M:'$wcontent'(Q).
+
+%   The solutions of a query over the content of the window In (a set,
+%   as the stored ones are).
+content_solutions(M, Q, In, Sols) :-
+    findall(s(V, S, E), M:'$wsolve'(Q, In, V, S, E), Sols0),
+    row_set(Sols0, Sols).
 
 %   A count window at instant T holds the last N events: those of the
 %   latest instants up to T whose counts add up to N, the oldest of them
@@ -534,9 +573,9 @@ expire(M, Q, K) :-
     (   M:'$wgone'(Q, G), Top - G =< 64
     ->  From is G + 1,
         forall(between(From, Top, L),
-               ( retractall(M:'$wsol'(_, Q, L, _, _, _, _)),
+               ( forall(held(Q, P), retractall(M:'$wsol'(_, P, L, _, _, _, _))),
                  retractall(M:'$wpart'(_, Q, L, _, _, _)) ))
-    ;   forall(( clause(M:'$wsol'(_, Q, L, _, _, _, _), true, Ref), L =< Top ), erase(Ref)),
+    ;   forall(( held(Q, P), clause(M:'$wsol'(_, P, L, _, _, _, _), true, Ref), L =< Top ), erase(Ref)),
         forall(( clause(M:'$wpart'(_, Q, L, _, _, _), true, Ref), L =< Top ), erase(Ref))
     ),
     retractall(M:'$wgone'(Q, _)),
@@ -545,8 +584,13 @@ expire(M, Q, K) :-
 %   What an evaluation reports (RSP-QL's stream operators): RStream every
 %   row, IStream the rows not in the last evaluation, DStream the rows of
 %   the last evaluation no longer there. Each row is an answer over the
-%   window: r(Q, WindowStart, EvaluationTime, Fields).
-report(M, Q, Ts, Tau, New, Rows0, Rows) :-
+%   window, r(Q, WindowStart, EvaluationTime, Fields), or at the
+%   evaluation time, r(Q, EvaluationTime, EvaluationTime, Fields), for a
+%   CONSTRUCT ('$winstant'(Q)): its triples are a stream timestamped at
+%   the evaluation time (RSP-QL's R2S operators, C-SPARQL's REGISTER
+%   STREAM), and so are those fed back.
+report(M, Q, Ts0, Tau, New, Rows0, Rows) :-
+    (   current_predicate(M:'$winstant'/1), M:'$winstant'(Q) -> Ts = Tau ; Ts = Ts0 ),
     M:'$wreport'(Q, Report),
     (   Report == rstream
     ->  Out = New
@@ -567,9 +611,9 @@ report(M, Q, Ts, Tau, New, Rows0, Rows) :-
     append(Answers, Rows1, Rows0).
 
 %   A CONSTRUCT over a window whose triples other queries read: the
-%   triples of the rows reported are events over the window, fed back at
-%   Tau (event time has passed every instant before Tau and no later one),
-%   with the answers they lead to (cep_runtime:cep_feed/3).
+%   triples of the rows reported are events at Tau, fed back then (event
+%   time has passed every instant before Tau and no later one), with the
+%   answers they lead to (cep_runtime:cep_feed/3).
 feed(M, Q, Ts, Tau, Out, Fed) :-
     (   Out \== [],
         current_predicate(M:'$wfeed'/3),

@@ -132,6 +132,8 @@ def describe_plan(plan: Plan) -> str:
                 extra.append("condition: " + sexpr.expr(node.cond))
             if node.policy != "unrestricted":
                 extra.append(f"policy: {node.policy}")
+        if node.content:
+            extra.append("over the window's content, at each evaluation")
         lines.append(f"  {head}  -> ({vars_})" + ("  [" + "; ".join(extra) + "]" if extra else ""))
     for out in plan.outputs:
         parts = "".join(f" e{p.root} ({sexpr.window_size(p.window)})" for p in out.parts)

@@ -64,7 +64,7 @@ from cep.compile.projection import answer_width, padded, projection
 from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
 from cep.compile.updates import LIVE, live_view, update_clause
 from cep.compile.services import deferred_nodes
-from cep.compile.windows import window_items
+from cep.compile.windows import content_part, window_items
 from cep.errors import QueryError
 from cep.limits import MATCH_VARIABLES
 from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
@@ -131,9 +131,11 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     count_streams(plan)  # the count windows' streams agree
     part_of = _part_of(plan)
     for node in plan.nodes:
+        if node.content:  # evaluated over the window's content (windows.py)
+            continue
         hoist = hoisting(plan, node) if isinstance(node, Step) else None
         scope = Scope(user, tuple(part_of[node.id]))
-        items += _emitter(plan, node, root_of.get(node.id, []), scope, hoist, deriving)
+        items += _emitter(plan, node, root_of.get(node.id, []), scope, hoist, deriving, part_of)
         if isinstance(node, Leaf):
             built = None
         elif isinstance(node, Unary):
@@ -225,7 +227,7 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     for project, _ in projections:
         items.append(padded(project, width))
     for item in window_items(plan, chaining, lambda i: Vars(Scope(user, (i,))),
-                             lambda n: Vars(Scope(user, tuple(part_of[n])))):
+                             lambda n: Vars(Scope(user, tuple(part_of[n]))), graph):
         items.append(padded(item, width) if isinstance(item, pl.Clause) and item.head.functor == "$wrow" else item)
     items += [pl.Clause(pl.Struct("$distinct", i)) for i in distinct]
     if not distinct:
@@ -269,7 +271,7 @@ def _indicator(name_arity: str):
     return pl.indicator(name, int(arity))
 
 
-def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
+def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset(), part_of=None):
     vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
@@ -278,7 +280,11 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset()):
     checks = ok_goal(node, vs, ts, te, filters)
     alternatives = []
     for step, side in plan.consumers(node.id):
-        alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
+        if step.content:  # an operand of a step evaluated over the window's content: kept per window
+            alternatives += [conj([pl.Struct("$wstore", content_part(i, step.id, side), v, ts, te), F])
+                             for i in part_of[step.id]]
+        else:
+            alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:
         if isinstance(index, tuple):  # a part of a query, p(Query, Part) (cep/compile/windows.py)
             alternatives.append(conj([pl.Struct("$wstore", pl.Struct("p", *index), v, ts, te), F]))
@@ -319,7 +325,7 @@ def unbounded_state(plan) -> list[str]:
     warnings = []
     for index, out in enumerate(plan.outputs):
         steps = [n for n in plan.nodes if isinstance(n, Step) and index in part_of[n.id]
-                 and store_scope(n) == "forever"]
+                 and not n.content and store_scope(n) == "forever"]
         if not steps:
             continue
         kinds = list(dict.fromkeys(n.op for n in steps))

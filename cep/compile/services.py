@@ -37,7 +37,8 @@ def deferred_services(plan) -> dict:
         if not output.query.evaluated:
             continue
         chain, node = [], plan.node(output.root)
-        while _is_service(node) and _only_in(plan, node, index, chain):
+        # (a content node joins in its window's content: cep/compile/windows.py)
+        while _is_service(node) and not node.content and _only_in(plan, node, index, chain):
             chain.append(node)
             node = plan.node(node.child)
         if chain:

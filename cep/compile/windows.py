@@ -15,6 +15,17 @@ solutions become rows (docs/language.md, "Windows and aggregates"):
 
 Aggregate values reach '$wrow' as values or '$error' (the variable stays
 unbound), group keys with '$unbound' for an unbound key variable.
+
+Inside a window, OPTIONAL, MINUS, [NOT] EXISTS and OPTIONALSEQ, and every
+node above them (the plan's `content` nodes, cep.binarize), are evaluated
+at each evaluation over the window's content (RSP-QL's eval(SDS, SE, t)):
+the solutions of their other operands are stored per window under
+part(Q, Node, Side) ('$wstore', as a query's are), and w<N>(Q, In, Values,
+Start, End) gives node N's solutions over the window In (time(K, Lo, Hi):
+the window (Lo, Hi] closed at K*Step; count(Cut, Tau): a count window),
+'$wsolve'/5 the query's. A solution matched by background triples alone has the interval
+timeless/timeless (it is in every window); the query's are those with an
+event.
 """
 
 from __future__ import annotations
@@ -22,12 +33,12 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.binarize import PartRef, split_windows
+from cep.binarize import PartRef, Unary, split_windows
 from cep.compile.clauses import tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.projection import sort_goals
 from cep.compile.services import join_items
-from cep.binarize import Unary
+from cep.compile import steps  # it imports this module: its functions are read at call time
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -36,12 +47,19 @@ DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast",
            ("$wcut", 2), ("$wset", 1))
 
 
-def window_items(plan, chaining, vars_of, node_vars_of) -> list:
+def content_part(index, node_id, side):
+    """The name the solutions of a content node's operand are stored under
+    for the query of that index: part(Q, Node, Side), Side l, r or u."""
+    return pl.Struct("part", index, node_id, A(side))
+
+
+def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     """The clauses of every windowed query of the plan, and of every
     grouped subquery (its '$wkey', '$wargs' and '$wrow' of sq(Node), for
     cep_window:cep_subquery_rows/6); `vars_of(index)` makes the variables
     of a clause of the query of that index, `node_vars_of(id)` of a plan
-    node (cep.compile.clauses.Vars)."""
+    node (cep.compile.clauses.Vars); `graph`: the module of the background
+    triples the content nodes read (cep.compile.program)."""
     indexes = [i for i, out in enumerate(plan.outputs) if out.query.evaluated]
     subqueries = [n for n in plan.nodes if isinstance(n, Unary) and isinstance(n.op, ops.Project)
                   and n.op.grouping is not None]
@@ -73,7 +91,8 @@ def window_items(plan, chaining, vars_of, node_vars_of) -> list:
                     pl.Struct("\\+", pl.Struct("$wparts", Q, _))]
                    + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
-        pl.Struct("$window", Q, Spec),
+        ite(pl.Struct("=", Q, pl.Struct("part", pl.Var("Q0"), _, _)),  # an operand of a content node
+            pl.Struct("$window", pl.Var("Q0"), Spec), pl.Struct("$window", Q, Spec)),
         q(WINDOW, "cep_window_span", Spec, Ts, Te, Fst, Lst),
         pl.Struct("variant_sha1", V, H),
         pl.Struct("\\+", pl.Struct("$wsol", H, Q, _, _, _, Ts, Te)),
@@ -93,6 +112,7 @@ def window_items(plan, chaining, vars_of, node_vars_of) -> list:
             clauses += _part_items(i, plan, plan.outputs[i], vars_of(i))
     clauses += [_feed_clause(i, plan.outputs[i].query) for i in feeding]
     clauses += joins
+    clauses += _content_items(plan, indexes, vars_of, graph)
     if not any(plan.outputs[i].parts for i in indexes):  # '$wstore' asks
         clauses.append(pl.Clause(pl.Struct("$wparts", _, _), (F,)))
     return items + _together(clauses)
@@ -254,6 +274,8 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
     # CONSTRUCT (a set of triple occurrences)
     if g is not None and g.keys is not None or query.distinct or query.form == "construct":
         items.append(pl.Clause(pl.Struct("$wset", index)))
+    if query.form == "construct":  # a stream timestamped at the evaluation time (cep_window:report/7)
+        items.append(pl.Clause(pl.Struct("$winstant", index)))
     if g is None:
         return items
     if g.keys is not None:
@@ -384,3 +406,143 @@ def _row_clause(head, vs, ts, te, goals, query):
     goals += sort_goals(ec, query, fields)[0]
     name, *args = head
     return pl.Clause(pl.Struct(name, *args, pl.PList(fields)), tuple(goals) or (T,))
+
+
+# ------------------------------------------------- over the window's content
+
+
+def _content_items(plan, indexes, vars_of, graph) -> list:
+    """'$wcontent'(Q) for each query evaluated over its window's content,
+    its '$wsolve'/5, the w<N>/5 clauses of its content nodes, and '$win'/5:
+    a stored operand solution in the window In."""
+    content = [i for i in indexes if plan.node(plan.outputs[i].root).content]
+    Q, In, V, S, E, F, K, Cut, Tau = (pl.Var(n) for n in ("Q", "In", "V", "S", "E", "F", "K", "Cut", "Tau"))
+    _ = pl.Var("_")
+    if not content:
+        return []
+    Lo, Hi = pl.Var("Lo"), pl.Var("Hi")
+    items = [pl.Clause(pl.Struct("$win", Q, pl.Struct("time", K, _, _), V, S, E), (
+                 pl.Struct("$wsol", _, Q, _, F, V, S, E), pl.Struct("=<", F, K))),
+             pl.Clause(pl.Struct("$win", Q, pl.Struct("count", Cut, Tau), V, S, E), (
+                 pl.Struct("$wsol", _, Q, _, _, V, S, E), pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau))),
+             # an interval in the window In: (Lo, Hi] of a time-based one
+             pl.Clause(pl.Struct("$wholds", pl.Struct("time", _, Lo, Hi), S, E), (
+                 pl.Struct(">", S, Lo), pl.Struct("=<", E, Hi))),
+             pl.Clause(pl.Struct("$wholds", pl.Struct("count", Cut, Tau), S, E), (
+                 pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau)))]
+    done = set()
+    for i in content:
+        root = plan.outputs[i].root
+        items.append(pl.Clause(pl.Struct("$wcontent", i)))
+        items.append(pl.Clause(pl.Struct("$wsolve", i, In, V, S, E), (
+            pl.Struct(f"w{root}", i, In, V, S, E), pl.Struct("\\==", S, A("timeless")))))
+        todo = [root]
+        while todo:
+            node = plan.node(todo.pop())
+            if node.id in done or not node.content:
+                continue
+            done.add(node.id)
+            items.append(_content_clause(plan, node, vars_of(i), graph))
+            todo += [node.child] if isinstance(node, Unary) else [node.left, node.right]
+    return items
+
+
+def _content_clause(plan, node, vs, graph):
+    """w<N>(Q, In, Values, Start, End): the solutions of content node N
+    over the window In, SPARQL's operators over the window's content as
+    one graph (OPTIONAL joins an optional part wherever it is in the
+    window, MINUS and [NOT] EXISTS test the whole window), the temporal
+    ones with their interval relations."""
+    Q, In, S, E = pl.Var("Q"), pl.Var("In"), pl.Var("S"), pl.Var("E")
+
+    def operand(child, side, s, e):
+        if child.content:  # evaluated on its own, then joined: values given outside do not steer it
+            apart = pl.Struct("v", *[vs.fresh() for _ in child.vars]) if child.vars else A("v")
+            return conj([pl.Struct(f"w{child.id}", Q, In, apart, s, e),
+                         pl.Struct("=", apart, tuple_term(vs, child.vars))])
+        stored = pl.Struct("$win", pl.Struct("part", Q, node.id, A(side)), In, tuple_term(vs, child.vars), s, e)
+        found = steps._timeless(plan, child, vs, graph) if graph is not None else None
+        if found is None:
+            return stored
+        return pl.Struct(";", stored, conj(found + [pl.Struct("=", s, A("timeless")), pl.Struct("=", e, A("timeless"))]))
+
+    def span(s1, e1, s2, e2):
+        return q(WINDOW, "cep_span", s1, e1, s2, e2, S, E)
+
+    def timed(*xs):
+        return [pl.Struct("number", x) for x in xs]
+
+    if isinstance(node, Unary):
+        goals = [operand(plan.node(node.child), "u", S, E)]
+        if isinstance(node.op, ops.Project):  # a subquery: each solution once
+            v, found_all, distinct = tuple_term(vs, node.vars), vs.fresh(), vs.fresh()
+            goals = [pl.Struct("findall", pl.Struct("-", v, pl.Struct("-", S, E)), conj(goals), found_all),
+                     pl.Struct("sort", found_all, distinct),
+                     pl.Struct("member", pl.Struct("-", v, pl.Struct("-", S, E)), distinct)]
+        else:
+            goals += steps.unary_goals(node, vs, S, E)
+    else:
+        left, right = plan.node(node.left), plan.node(node.right)
+        spec = node.op.spec
+        s1, e1, s2, e2 = (pl.Var(n) for n in ("S1", "E1", "S2", "E2"))
+        if spec.alternative:  # UNION: either side's solutions
+            goals = [pl.Struct(";", conj([operand(left, "l", S, E)]), conj([operand(right, "r", S, E)]))]
+        elif node.op is ops.SeqAbsence:  # NOTSEQ: no right solution after the left one, by its deadline
+            goals = [operand(left, "l", s1, e1), *timed(s1), pl.Struct("=", S, s1),
+                     pl.Struct("is", E, pl.Struct("+", e1, node.deadline)), pl.Struct("$wholds", In, S, E)]
+            test = steps._negation(node.op, left, right, plan.certain(right.id), vs,
+                             lambda: [operand(right, "r", s2, e2), *timed(s1, s2), *steps.interval_goals(node, s1, e1, s2, e2),
+                                      pl.Struct("=<", e2, E)],
+                             lambda: _cond(node, vs, s1, e2))
+            goals.append(test)
+        elif spec.negated:  # MINUS, [NOT] EXISTS over the window's content: no interval relation
+            goals = [operand(left, "l", S, E)]
+            test = steps._negation(node.op, left, right, plan.certain(right.id), vs,
+                             lambda: [operand(right, "r", s2, e2)], lambda: _cond(node, vs, S, E))
+            if test is not None:
+                goals.append(test)
+        elif spec.optional:
+            goals = _optional(node, left, right, vs, operand, span, timed)
+        else:  # joins, SEQ, EQUALS, Allen's relations, with their interval tests
+            tests = steps.interval_goals(node, s1, e1, s2, e2)
+            guard = timed(s1, s2) if tests or not spec.timeless else []
+            goals = [operand(left, "l", s1, e1), operand(right, "r", s2, e2), *guard, *tests, span(s1, e1, s2, e2)]
+    if node.window is not None:
+        goals.append(ite(pl.Struct("==", S, A("timeless")), A("true"),
+                         pl.Struct("=<", pl.Struct("-", E, S), node.window)))
+    ec = vs.expressions(S, E)
+    goals += [ec.filter_goal(f) for f in node.filters]
+    return pl.Clause(pl.Struct(f"w{node.id}", Q, In, tuple_term(vs, node.vars), S, E), tuple(goals))
+
+
+def _cond(node, vs, s, e):
+    if node.cond is None:
+        return []
+    return [vs.expressions(s, e).filter_goal(node.cond)]
+
+
+def _optional(node, left, right, vs, operand, span, timed):
+    """OPTIONAL (over the window's content, SPARQL's LeftJoin: no interval
+    relation), OPTIONALSEQ and EQUALSOPTIONAL (their interval relations):
+    the optional part is evaluated apart (its variables named afresh, so
+    a value the mandatory part gives does not steer it), then unified
+    with the mandatory solution (compatible, merged) and tested; the
+    mandatory solution alone where none passes."""
+    mand, opt, mside, oside = (left, right, "l", "r") if node.op.spec.optional == "right" else (right, left, "r", "l")
+    sm, em, so, eo = (pl.Var(n) for n in ("Sm", "Em", "So", "Eo"))
+    goals = [operand(mand, mside, sm, em)]
+    saved = {v: vs.of(v) for v in opt.vars}
+    for v in opt.vars:
+        vs.names[v] = vs.fresh()
+    found = operand(opt, oside, so, eo)
+    apart = tuple_term(vs, opt.vars)
+    vs.names.update(saved)
+    tests = []
+    if node.op is not ops.LeftJoin:
+        ends = (so, eo, sm, em) if oside == "l" else (sm, em, so, eo)
+        tests = timed(sm, so) + steps.interval_goals(node, *ends)
+    S, E = pl.Var("S"), pl.Var("E")
+    match = conj([found, pl.Struct("=", apart, tuple_term(vs, opt.vars)), *tests, span(sm, em, so, eo),
+                  *_cond(node, vs, S, E)])
+    alone = conj([pl.Struct("=", S, sm), pl.Struct("=", E, em)])
+    return goals + [ite(pl.Struct("\\+", match), alone, match)]

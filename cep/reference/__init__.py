@@ -35,7 +35,8 @@ from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
 from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
 from cep.reference.expressions import _cmp as compare
 from cep.reference.expressions import parse as parse_value
-from cep.reference.patterns import BACKGROUND, HORIZON, SERVICES, compatible, merge, solutions, stream_of, streams_of
+from cep.reference.patterns import (BACKGROUND, CONTENT, HORIZON, SERVICES, compatible, merge, solutions, stream_of,
+                                    streams_of)
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
@@ -96,26 +97,25 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
     stream_events = list(events) + list(extra)
     skolem = {}
     if chaining.producers or any(q.form == "update" for q in queries):
-        if windowed and any(q.form == "update" for q in queries):
-            raise ValueError("the reference does not evaluate windows with background updates")
-        out, stream = _by_instant([q for q in queries if not q.evaluated], stream_events, background,
-                                  chaining)
+        out, stream, stream_at = _by_instant([q for q in queries if not q.evaluated], stream_events,
+                                             background, chaining)
     else:
         stream = stream_of(stream_events, background)
+        stream_at = lambda tau: stream  # noqa: E731 (the background never changes)
         for q in queries:
             if not q.evaluated:
                 out += answers(q, stream, skolem)
     for q in windowed:
-        watch = timestamp_vars(q.pattern, q.projection)
-        read = streams_of(q)
+        if q.windows[1:]:  # groups with windows of their own: each part solved apart, over the stream
+            watch = timestamp_vars(q.pattern, q.projection)
 
-        def solve(pattern, watch=watch):  # the timed solutions of (a part of) the pattern
-            return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
-        if q.windows[1:]:  # groups with windows of their own: each part solved apart
-            out += window_answers(dataclasses.replace(q, pattern=read), None, events, _row_maker(q, skolem),
-                                  until, solve)
+            def solve_part(pattern, watch=watch):  # the timed solutions of a part of the pattern
+                return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
+            out += window_answers(dataclasses.replace(q, pattern=streams_of(q)), None, events,
+                                  _row_maker(q, skolem), until, solve_part=solve_part)
         else:
-            out += window_answers(q, solve(read), events, _row_maker(q, skolem), until)
+            out += window_answers(q, _content_solver(q, stream, stream_at), events, _row_maker(q, skolem), until,
+                                  max((o[3] for o in stream if o[3] is not None), default=None))
     return _described(out, background)
 
 
@@ -146,6 +146,30 @@ def _described(out, background) -> list[Answer]:
         if triples:
             kept.append(a._replace(triples=triples))
     return kept
+
+
+def _content_solver(query, stream, stream_at):
+    """solve(inside, tau): the timed solutions of the query's pattern over
+    the occurrences that `inside(start, end)` says a window holds, and the
+    background as it is at the evaluation time tau (stream_at(tau)), as
+    RSP-QL's eval(SDS, SE, t) evaluates a pattern over a window's content
+    (patterns.CONTENT), the solutions' own intervals in it; inside None:
+    over the whole stream, with the stream's semantics (a query grouped
+    without a window)."""
+    watch = timestamp_vars(query.pattern, query.projection)
+    pattern = streams_of(query)
+
+    def solve(inside, tau=None):
+        if inside is None:
+            return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
+        content = frozenset(o for o in stream_at(tau) if o[3] is None or inside(o[3], o[4]))
+        token = CONTENT.set(inside)
+        try:
+            found = stamped_solutions(pattern, content, watch)
+        finally:
+            CONTENT.reset(token)
+        return [s for s in found if s[1] is not None and inside(s[1], s[2])]
+    return solve
 
 
 def _has_absence(op) -> bool:
@@ -184,7 +208,11 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
       it, that is closure(schema + B) with B the files' instance triples,
       changed at the end of each instant by the updates' solutions that
       end then (all deletions, then all insertions, as SPARQL's
-      DELETE/INSERT)."""
+      DELETE/INSERT).
+
+    Returns (answers, the whole stream, stream_at): stream_at(tau) is the
+    stream with the background as the updates of the instants up to tau
+    left it, which a window evaluated at tau reads (RSP-QL)."""
     from cep.background import rdfs
 
     if background is not None:
@@ -201,6 +229,7 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
         if q.name in chaining.producers:
             strata.setdefault(chaining.stratum(q.name), []).append(q)
     stream = None  # made again only when the stream or the instances change
+    history = [(None, graph)]  # (instant, the background its updates left)
     for t in sorted({e.end for e in events}):
         for _, rules in sorted(strata.items()):
             while True:
@@ -233,9 +262,19 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
             changed = (instances - deletions) | {x for x in insertions if x[1] not in rdfs.SCHEMA_PREDICATES}
             if changed != instances:
                 instances, graph, stream = changed, rdfs.closure(schema | changed), None
+                history.append((t, graph))
     if stream is None:
         stream = stream_of(list(events) + derived, background, graph)
-    return out, stream
+    streams = {}
+
+    def stream_at(tau):
+        at = [g for t, g in history if t is None or t <= tau][-1]
+        if at is graph:
+            return stream
+        if id(at) not in streams:
+            streams[id(at)] = stream_of(list(events) + derived, background, at)
+        return streams[id(at)]
+    return out, stream, stream_at
 
 
 def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:

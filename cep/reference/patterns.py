@@ -53,6 +53,13 @@ from cep.reference.expressions import ExprError, holds, make, value
 # for the end of the stream (every deadline has passed); evaluate(until=t)
 # sets it to t - 1 (event time reached t: every instant before it passed)
 HORIZON: ContextVar = ContextVar("horizon", default=None)
+# Over a window's content (RSP-QL's eval(SDS, SE, t), reference/windows.py),
+# the test of an interval's being in the window, else None: the content is
+# one RDF graph, so OPTIONAL, MINUS and [NOT] EXISTS relate solutions
+# wherever they are in it (SPARQL's operators), the temporal ones keep
+# their relations, and every part's solutions are those in the window (a
+# NOTSEQ's that runs to a deadline after the window's end is not)
+CONTENT: ContextVar = ContextVar("content", default=None)
 # Whether the run has background knowledge: a property path then walks
 # the background graph, else the graph of each instant (_path_occurrences)
 BACKGROUND: ContextVar = ContextVar("background", default=False)
@@ -189,6 +196,14 @@ def satisfies(cond, solution) -> bool:
 
 def _eval(op, S, at: tuple, watch) -> set:
     """`at`: the position of op in the query's pattern (child indexes)."""
+    out = _eval_op(op, S, at, watch)
+    inside = CONTENT.get()
+    if inside is None:
+        return out
+    return {x for x in out if x[1] is None or inside(x[1], x[2])}
+
+
+def _eval_op(op, S, at: tuple, watch) -> set:
     if isinstance(op, ops.Triple):
         return _bgp([(at, op)], S, watch)
     if isinstance(op, ops.BGP):
@@ -292,8 +307,8 @@ def _optional_part_ends_first(m, o) -> bool:
     """OPTIONAL: the optional part ends no later than the mandatory one. A
     timeless (background) optional solution is there at every instant;
     a timeless mandatory one relates to timeless ones only (no event can
-    withdraw its solution alone)."""
-    if o[1] is None:
+    withdraw its solution alone). Over a window's content, any (CONTENT)."""
+    if o[1] is None or CONTENT.get() is not None:
         return True
     return m[1] is not None and o[2] <= m[2]
 
@@ -451,8 +466,9 @@ def _within(a, b) -> bool:
     """MINUS and [NOT] EXISTS: b lies within a's interval (a's start <=
     b's start, b's end <= a's end). A timeless (background) b lies within
     every interval; a timeless a relates to timeless ones only (as
-    OPTIONAL's mandatory part, _optional_part_ends_first)."""
-    if b[1] is None:
+    OPTIONAL's mandatory part, _optional_part_ends_first). Over a
+    window's content, any (CONTENT)."""
+    if b[1] is None or CONTENT.get() is not None:
         return True
     return a[1] is not None and a[1] <= b[1] and b[2] <= a[2]
 

@@ -1,11 +1,15 @@
 """Windowed queries, evaluated naively from their definitions (the test
 oracle of prolog/cep_window.pl; docs/language.md, "Windows and aggregates").
 
-At each evaluation time tau the window holds the solutions of the pattern
-(over the whole stream, the paper's semantics) whose interval lies in it:
-for a time-based window of range l and step d, (c - l, c] with
-c = floor(tau / d) * d (RSP-QL); for a count-based one, the instants from
-the one where the last n events begin up to tau. The solutions are then
+At each evaluation time tau the window's content is the occurrences of
+the stream that lie in it: for a time-based window of range l and step d,
+those in (c - l, c] with c = floor(tau / d) * d (RSP-QL); for a
+count-based one, those from the instant where the last n events begin up
+to tau; background triples are in every window. The query's pattern is
+evaluated over that content (RSP-QL's eval(SDS, SE, t): OPTIONAL, MINUS
+and [NOT] EXISTS as SPARQL's, the temporal operators with their interval
+relations), and its solutions whose interval lies in the window are the
+window's. The solutions are then
 rows (SPARQL 1.1 section 18.5 for GROUP BY and the aggregates; C-SPARQL
 3.1 for AGGREGATE), and the report operator picks what is answered.
 Evaluation times: the multiples of the period (COMPUTED EVERY, else the
@@ -30,23 +34,30 @@ from cep.reference.patterns import compatible, merge, satisfies
 INTEGER = terms.XSD + "integer"
 
 
-def window_answers(query: ops.Query, sols, events, project, until=None, solve=None) -> list[Answer]:
-    """`sols`: the timed solutions (mu, ts, te, stamps) of the query's pattern;
-    `events`: the stream's events (for the evaluation times and count
+def window_answers(query: ops.Query, solve, events, project, until=None, latest=None,
+                   solve_part=None) -> list[Answer]:
+    """`solve(inside, tau)`: the timed solutions (mu, ts, te, stamps) of the
+    query's pattern over the content `inside(start, end)` says a window
+    holds, with the background as it is at the evaluation time tau (None:
+    over the whole stream); `events`: the stream's events
+    (for the evaluation times and count
     windows); `project(mu, ts, te, stamps)`: a solution's row (its
     bindings, or its CONSTRUCT triples); `until`: event time is known to have reached it
     (a watermark), so the evaluations are those before it instead of those
-    up to the first at or after the last event (the end of the stream).
-    `solve(pattern)`: the timed solutions of a part of the pattern (the
-    query's streams read), for a query whose groups have windows of their
-    own (`sols` is then not read)."""
-    if solve is not None and query.windows[1:]:
-        return _group_window_answers(query, events, project, until, solve)
+    up to the first at or after the last event (the end of the stream);
+    `latest`: the latest start of an occurrence the pattern reads (fed
+    back triples included), else that of the last event.
+    `solve_part(pattern)`: the timed solutions of a part of the pattern
+    (the query's streams read), for a query whose groups have windows of
+    their own (`solve` is then not read)."""
+    if solve_part is not None and query.windows[1:]:
+        return _group_window_answers(query, events, project, until, solve_part)
     w = query.window
     if w is None:
+        sols = solve(None)
         return _rows_of(query, [(tau, tau, lambda ts, te, tau=tau: te == tau)
                                 for tau in sorted({s[2] for s in sols}) if until is None or tau < until],
-                        sols, project)
+                        lambda inside, tau: [s for s in sols if inside(s[1], s[2])], project)
     if w.count is not None and query.streams:
         # a count window counts the events of the query's streams (and those of no stream)
         mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
@@ -54,16 +65,15 @@ def window_answers(query: ops.Query, sols, events, project, until=None, solve=No
     if not events:
         return []
     ends = sorted({e.end for e in events})
-    return _rows_of(query, _evaluations(query, w, ends, events, until, sols), sols, project)
+    return _rows_of(query, _evaluations(query, w, ends, events, until, latest), solve, project)
 
 
-def _rows_of(query, evaluations, sols, project) -> list[Answer]:
-    """The answers of the evaluations (tau, the window's start, test of a
-    solution's interval), as the report operator picks them."""
+def _rows_of(query, evaluations, solve, project) -> list[Answer]:
+    """The answers of the evaluations (tau, the window's start, test of an
+    interval's being in the window), as the report operator picks them."""
     out, previous = [], []
     for tau, start, inside in evaluations:
-        # inside: a test of a solution's interval, or (sols None) the window's content
-        content = inside() if sols is None else [s for s in sols if inside(s[1], s[2])]
+        content = solve(inside, tau)
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
             chosen = rows
@@ -73,8 +83,8 @@ def _rows_of(query, evaluations, sols, project) -> list[Answer]:
                 else [r for r in previous if r not in new]
             previous = new
         for row in chosen:
-            if query.form == "construct":
-                out.append(Answer(query.name, start, tau, triples=row))
+            if query.form == "construct":  # a stream at the evaluation time (RSP-QL's R2S, C-SPARQL)
+                out.append(Answer(query.name, tau, tau, triples=row))
             else:
                 out.append(Answer(query.name, start, tau, bindings=row))
     return out
@@ -92,8 +102,8 @@ def _count_cut(n, ends, events, tau):
     return cut
 
 
-def _evaluations(query, w, ends, events, until, sols):
-    """(tau, the window's start, test of a solution's interval) per evaluation."""
+def _evaluations(query, w, ends, events, until, latest):
+    """(tau, the window's start, test of an interval) per evaluation."""
     if w.count is not None:
         for tau in ends:
             cut = _count_cut(w.count, ends, events, tau)
@@ -103,9 +113,9 @@ def _evaluations(query, w, ends, events, until, sols):
     tau = (ends[0] // period) * period
     if until is not None:
         last = until - 1
-    else:  # the last window close that holds a solution, then one evaluation past it
-        closes = [-(-(s[1] + w.range_ms) // w.step_ms) - 1 for s in sols]
-        last = (max(closes) + 1) * w.step_ms + period if closes else tau - 1
+    else:  # the last window close that holds an event, then one evaluation past it
+        latest = max(e.start for e in events) if latest is None else latest
+        last = -(-(latest + w.range_ms) // w.step_ms) * w.step_ms + period
     while tau <= last:
         c = (tau // w.step_ms) * w.step_ms
         yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)
@@ -169,10 +179,12 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
             pattern = pattern.pattern
         else:
             break
-    firsts = [s for s in solve(pattern)]  # the first group's solutions: when the query is evaluated
-    evaluations = _evaluations(query, first, ends, events, until, firsts)
-    return _rows_of(query, ((tau, start, lambda tau=tau: over(query.pattern, query.window, tau))
-                            for tau, start, _ in evaluations), None, project)
+    # the first group's solutions: when the query is evaluated, up to one past the last window holding one
+    firsts = solve(pattern)
+    if not firsts and until is None:
+        return []
+    evaluations = _evaluations(query, first, ends, events, until, max((s[1] for s in firsts), default=None))
+    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project)
 
 
 def _rows(query, content, start, tau, project) -> list:

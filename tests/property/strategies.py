@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from cep import reference, terms
 from cep.algebra import ops, sexpr
+from cep.binarize import CONTENT_OPERATORS
 from cep.events import Event
 
 EX = "http://example.org/"
@@ -635,13 +636,15 @@ RDF_TYPE = terms.iri(terms.RDF + "type")
 
 
 @st.composite
-def update_cases(draw):
+def update_cases(draw, windowed=False):
     """(queries, background triples): DELETE/INSERT rules triggered by
     events (`?s P ?x`, sometimes filtered) that change links between nodes
     and the classes of the streams' subjects, and a query whose timed part
     (over the streams' predicates only, which no background triple has)
     joins a part that reads the background: a path over the links, a
-    link, or a class (by subclass, domain or range too)."""
+    link, or a class (by subclass, domain or range too). `windowed`: the
+    query is over a time-based window (sliding, tumbling or hopping), which
+    reads the background as it is at each evaluation time."""
     updates = []
     for i in range(draw(st.integers(1, 3))):
         where = ops.Triple(ops.Var("s"), draw(st.sampled_from(PREDICATES)), ops.Var("x"))
@@ -667,6 +670,12 @@ def update_cases(draw):
     timed = _pattern(draw, 2, WITHOUT_ABSENCE)
     timed = _only_stream_predicates(timed)
     query = ops.Query("q", "select", ops.Join(timed, reads), distinct=draw(st.integers(0, 4)) == 0)
+    if windowed:
+        range_ms = draw(st.integers(1, 8))
+        step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
+        query = dataclasses.replace(query, window=ops.Window("<http://example.org/s>", range_ms=range_ms,
+                                                             step_ms=step_ms),
+                                    report=draw(st.sampled_from(ops.REPORTS)))
     background = draw(background_triples())
     background = [t for t in background if t[1] in (RDF_TYPE,) or t[1].startswith("<" + RDFS_)]
     background += draw(st.lists(st.tuples(st.sampled_from(NODES), st.sampled_from(LINKS), st.sampled_from(NODES)),
@@ -693,15 +702,35 @@ def _only_stream_predicates(op):
 AGGREGATE_FUNCS = ("count", "sum", "avg", "min", "max", "sample", "group_concat")
 
 
+CONTENT_OPERATORS = (ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists, ops.SeqRightJoin)
+
+
 @st.composite
-def windowed_queries(draw):
+def content_queries(draw):
+    """SELECT * over an operator a window evaluates over its content
+    (OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ) whose operands are small
+    patterns of any operator (sometimes BIND, VALUES and subqueries),
+    sometimes joined with one more, sometimes under a FILTER."""
+    cls = draw(st.sampled_from(CONTENT_OPERATORS))
+    unary = draw(st.booleans())  # BIND, VALUES and subqueries among them
+    pattern = _operator(draw, cls, _pattern(draw, 1, list(BINARY), unary), _pattern(draw, 1, list(BINARY), unary))
+    if draw(st.integers(0, 2)) == 0:
+        pattern = ops.Join(pattern, _pattern(draw, 0, list(BINARY)))
+    if draw(st.integers(0, 3)) == 0:
+        pattern = ops.Filter(_condition(draw, _numeric_vars(pattern), 2), pattern)
+    return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
+
+
+@st.composite
+def windowed_queries(draw, content=False):
     """A query over a window (time-based sliding, tumbling or hopping, with
     or without COMPUTED EVERY, or count-based) with a report operator: plain
     (projected), SPARQL's GROUP BY (variables and expressions) with
     aggregates and HAVING, or C-SPARQL's AGGREGATE extensions; or a query
     grouped without a window (evaluated per instant). Times are the
-    streams' ms."""
-    base = draw(st.one_of(queries(depth=2), operator_queries()))
+    streams' ms. `content`: its pattern has an operator the window
+    evaluates over its content (content_queries)."""
+    base = draw(content_queries() if content else st.one_of(queries(depth=2), operator_queries()))
     if draw(st.integers(0, 3)) == 0:
         window = ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)))
         every = None
@@ -780,14 +809,17 @@ def group_windowed_queries(draw):
     (windowed_queries) whose pattern is joined, or joined as OPTIONAL
     (with a condition or not), with a group that has a window of its own,
     of any size or kind; sometimes its own pattern is such a group too, so
-    that the query is evaluated when that group's window is."""
-    query = draw(windowed_queries().filter(lambda q: q.window is not None))
+    that the query is evaluated when that group's window is. No group
+    holds an operator evaluated over a window's content (refused there:
+    cep.binarize._check_parts)."""
+    query = draw(windowed_queries().filter(lambda q: q.window is not None and not _content(q.pattern)))
     first = query.pattern
     if draw(st.integers(0, 2)) == 0:
         first = ops.pattern_window(ops.variables(first), first, _window(draw))
     # often one triple pattern (which shares ?s, ?t or ?x with the first
     # part more often than not: answers to compare), else a small pattern
-    other = _triple(draw) if draw(st.booleans()) else draw(queries(depth=1)).pattern
+    plain = queries(depth=1).filter(lambda q: not _content(q.pattern))
+    other = _triple(draw) if draw(st.booleans()) else draw(plain).pattern
     group = ops.pattern_window(ops.variables(other), other, _window(draw))
     how = draw(st.sampled_from(["join", "optional", "optional-if"]))
     if how == "join":
@@ -799,6 +831,10 @@ def group_windowed_queries(draw):
             cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
         pattern = ops.LeftJoin(first, group, cond)
     return dataclasses.replace(query, pattern=pattern)
+
+
+def _content(pattern) -> bool:
+    return any(isinstance(x, CONTENT_OPERATORS) for x in ops.walk(pattern))
 
 
 STREAM_IRIS = ("<http://example.org/s>", "<http://example.org/t>")  # the first is the windows' stream
@@ -819,8 +855,10 @@ def _drawn_streams(draw, pattern):
             return dataclasses.replace(op, stream=draw(st.sampled_from([iri for iri, _ in streams])))
         if isinstance(op, ops.BGP):
             return dataclasses.replace(op, triples=tuple(put(x) for x in op.triples))
-        if isinstance(op, ops.Filter):
+        if isinstance(op, (ops.Filter,) + ops.UNARY):
             return dataclasses.replace(op, pattern=put(op.pattern))
+        if isinstance(op, ops.Values):
+            return op
         return dataclasses.replace(op, left=put(op.left), right=put(op.right))
     return streams, put(pattern) if kind != "one" or draw(st.booleans()) else pattern
 

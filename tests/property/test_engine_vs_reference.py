@@ -284,6 +284,17 @@ def test_engine_equals_reference_with_background_updates(case, events):
     assert_same_with_background(queries, events, triples)
 
 
+@seeded
+@_settings(200)
+@given(case=update_cases(windowed=True), events=streams())
+def test_engine_equals_reference_with_background_updates_in_windows(case, events):
+    """A window reads the background as the updates of the instants up to
+    its evaluation time left it (RSP-QL evaluates the background at the
+    evaluation time), whatever the events' own times."""
+    queries, triples = case
+    assert_same_with_background(queries, events, triples)
+
+
 # The reference has no consumption policies (docs/language.md, "Consumption
 # policies": they are defined on the plan's steps, not by the formal
 # semantics), so a query under a policy is checked for what must hold:
@@ -333,6 +344,24 @@ def test_engine_equals_reference_on_groups_with_windows_of_their_own(data):
     window sizes and kinds in one query, each group read over its own."""
     from tests.property.strategies import group_windowed_queries, streamed
     query = data.draw(group_windowed_queries())
+    events = data.draw(streams())
+    if data.draw(st.booleans(), label="events of two streams"):
+        events = data.draw(streamed(events))
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(300)
+@given(data=st.data())
+def test_engine_equals_reference_on_windows_over_their_content(data):
+    """OPTIONAL, MINUS, [NOT] EXISTS and OPTIONALSEQ inside a window (of
+    every kind, every report operator and grouping) are evaluated over the
+    window's content (RSP-QL's eval(SDS, SE, t)): the engine's evaluations,
+    from the operands' solutions it keeps per window, are the reference's,
+    which evaluates the pattern over the window's events."""
+    from tests.property.strategies import streamed, windowed_queries
+    query = data.draw(windowed_queries(content=True))
     events = data.draw(streams())
     if data.draw(st.booleans(), label="events of two streams"):
         events = data.draw(streamed(events))

@@ -323,6 +323,23 @@ def test_update_rules_on_spark_give_the_in_process_answers(spark, tmp_path):
     assert on_spark(detect(df, UPDATE_RULES, ontology=background, buckets=3).collect()) == expected
 
 
+def test_a_window_on_spark_reads_the_background_at_its_evaluation_time(spark, tmp_path):
+    """A windowed query in a rule set with updates reads the background as
+    the updates up to each evaluation time left it, on Spark as in process
+    (where the reference checks it, tests/unit/test_background_updates.py)."""
+    from cep.spark import detect
+
+    rules = "\n".join(UPDATE_RULES.splitlines()[:3]) + (
+        "\nREGISTER QUERY routes AS SELECT ?v ?to FROM STREAM <http://example.org/s> [RANGE 6ms STEP 3ms]"
+        " WHERE { ?v :at ?from . ?from :road ?to } GROUP BY ?v ?to\n")
+    background = _roads(tmp_path)
+    rows = _update_rows(300, seed=5)
+    expected = _in_process_answers(rules, rows, background)
+    assert expected
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    assert on_spark(detect(df, rules, ontology=background, buckets=3).collect()) == expected
+
+
 def test_update_rules_on_a_stream_give_the_in_process_answers_and_report_a_late_closure_once(spark, tmp_path):
     background = _roads(tmp_path)
     rows = _update_rows(600, seed=12)

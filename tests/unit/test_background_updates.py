@@ -120,3 +120,32 @@ def test_an_update_stream_by_namespace_asserts_its_triples_into_the_background()
              "REGISTER QUERY near AS SELECT ?x WHERE { ?v :at ?p . ?p bg:near ?x } WITHIN \"PT0.001S\"\n")
     got = run(rules, [ev("van", "at", "a", 1), ev("a", "bg/near", "b", 2), ev("van", "at", "a", 3)], [])
     assert got == [("near", 3, {"x": "b"})]  # at 1 nothing was near a; the event at 2 is not within 0 s of 1
+
+
+def test_a_window_reads_the_background_as_it_is_at_its_evaluation_time():
+    # Hand-checked (RSP-QL evaluates the background at the evaluation time):
+    # the van is at a at 2; the road a-b closes at 5. The tumbling window
+    # (0, 10] is evaluated at 10, when the background has a-c and no a-b:
+    # the van reaches c only (read at the event's time, 2, it would also
+    # reach b). The road a-d opens at 12, after that evaluation: the window
+    # (10, 20] holds no van, so nothing more.
+    q = ROADS + ("REGISTER QUERY routes AS SELECT ?v ?to FROM STREAM <http://example.org/s> "
+                 "[RANGE 10ms TUMBLING] WHERE { ?v :at ?p . ?p :road ?to }\n")
+    got = run(q, [ev("van", "at", "a", 2), ev("a", "closed", "b", 5), ev("a", "opened", "d", 12)],
+              [("a", "road", "b"), ("a", "road", "c")])
+    assert got == [("routes", 0, {"v": "van", "to": "c"})]
+
+
+def test_an_update_at_the_evaluation_time_is_read_and_one_after_it_is_not():
+    # Hand-checked: windows [RANGE 10ms TUMBLING] evaluated at 10 and 20.
+    # The van at a at 4 and at 14; a-b closes at 10 (the evaluation time:
+    # the instant is complete, its update made, before the window closed at
+    # 10 is evaluated) and reopens at 11 (after it). The window (0, 10]: c;
+    # the window (10, 20]: b and c.
+    q = ROADS + ("REGISTER QUERY routes AS SELECT ?to FROM STREAM <http://example.org/s> "
+                 "[RANGE 10ms TUMBLING] WHERE { ?v :at ?p . ?p :road ?to }\n")
+    got = run(q, [ev("van", "at", "a", 4), ev("a", "closed", "b", 10), ev("a", "opened", "b", 11),
+                  ev("van", "at", "a", 14)],
+              [("a", "road", "b"), ("a", "road", "c")])
+    assert sorted(got, key=str) == sorted([("routes", 0, {"to": "c"}), ("routes", 10, {"to": "b"}),
+                                           ("routes", 10, {"to": "c"})], key=str)

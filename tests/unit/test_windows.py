@@ -237,9 +237,10 @@ def test_window_state_survives_a_restore():
 def test_windowed_construct_answers_triples_per_window():
     got = run("""CONSTRUCT { ?c :seen ?p } FROM STREAM <http://e/ticks> [RANGE 1h TUMBLING]
                  WHERE { ?c :price ?p }""", [price("acme", 1, 10), price("acme", 1, 20)])
-    # the two solutions give the same triple: the window's result is a set
+    # the two solutions give the same triple: the window's result is a set,
+    # at the evaluation time (a CONSTRUCT's triples are a stream of instants)
     assert [(a.start // MIN, a.end // MIN, a.triples) for a in got] == [
-        (0, 60, (("<http://e/acme>", "<http://e/seen>", f'"1"^^{INT}'),))]
+        (60, 60, (("<http://e/acme>", "<http://e/seen>", f'"1"^^{INT}'),))]
 
 
 @pytest.mark.parametrize("text, message", [
@@ -286,7 +287,7 @@ WHERE { SELECT ?c (AVG(?p) AS ?a) WHERE { ?c :price ?p } GROUP BY ?c }
 
 def test_a_windowed_construct_feeds_its_triples_back_at_its_evaluation():
     """Averages per 10 minutes (a grouped CONSTRUCT over a window) are
-    events over their window, read by a SEQ with a later price: acme's
+    events at their evaluation time, read by a SEQ with a later price: acme's
     averages are 15 over (0, 10] (prices 10 at 5 and 20 at 10) and 40 over
     (10, 20] (40 at 12). A price above the previous window's average:
     40 at 12 (after the window closing at 10: 40 > 15), 30 at 25 (> 15,
@@ -295,23 +296,25 @@ def test_a_windowed_construct_feeds_its_triples_back_at_its_evaluation():
     got = run(AVERAGES + """REGISTER QUERY above AS
         SELECT ?c ?a ?p WHERE { { ?c :average ?a } SEQ { ?c :price ?p } FILTER (?p > ?a) }""", events)
     assert table([a for a in got if a.query == "above"], "c", "a", "p") == [
-        (0, 12, "acme", "15.0", "40"), (0, 25, "acme", "15.0", "30")]
-    # the derived triples themselves: one per window with prices, over the window
-    assert sorted((a.start // MIN, a.end // MIN) for a in got if a.query == "averaged") == [(0, 10), (10, 20), (20, 30)]
+        (10, 12, "acme", "15.0", "40"), (10, 25, "acme", "15.0", "30")]
+    # the derived triples themselves: one per window with prices, at its evaluation time
+    assert sorted((a.start // MIN, a.end // MIN) for a in got if a.query == "averaged") == [
+        (10, 10), (20, 20), (30, 30)]
 
 
 def test_a_windowed_construct_feeds_another_window():
     """A chain of windows: the highest 10-minute average of the last 30
-    minutes, every 10 minutes. The averages are 15 over [0, 10], 40 over
-    [10, 20], 30 over [20, 30] and 50 over [30, 40]; a window's start is
-    open, so the window (10, 40] holds the last two only."""
+    minutes, every 10 minutes. The averages are 15 at 10, 40 at 20, 30 at
+    30 and 50 at 40 (each at its evaluation time); a window's start is
+    open, so the window (10, 40] holds the last three only, and the window
+    (30, 60] the last one."""
     events = [price("acme", v, m) for v, m in ((10, 5), (20, 10), (40, 12), (30, 25), (50, 31))]
     got = run(AVERAGES + """REGISTER QUERY highest AS
         SELECT ?c (MAX(?a) AS ?m) FROM STREAM <http://e/t> [RANGE 30m STEP 10m]
         WHERE { ?c :average ?a } GROUP BY ?c""", events)
     assert table([a for a in got if a.query == "highest"], "c", "m") == [
         (-20, 10, "acme", "15.0"), (-10, 20, "acme", "40.0"), (0, 30, "acme", "40.0"),
-        (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0")]
+        (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0"), (30, 60, "acme", "50.0")]
 
 
 def test_a_window_reads_what_another_window_feeds_through_a_rule_whatever_their_order():
@@ -326,7 +329,7 @@ def test_a_window_reads_what_another_window_feeds_through_a_rule_whatever_their_
         """ + AVERAGES, events)
     assert table([a for a in got if a.query == "highest"], "c", "m") == [
         (-20, 10, "acme", "15.0"), (-10, 20, "acme", "40.0"), (0, 30, "acme", "40.0"),
-        (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0")]
+        (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0"), (30, 60, "acme", "50.0")]
 
 
 @pytest.mark.parametrize("text, message", [
