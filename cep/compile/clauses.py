@@ -18,7 +18,17 @@ VALUES = "cep_values"
 PATHS = "cep_paths"
 
 
+WINDOW = "cep_window"
+
+
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
+
+
+def func_term(agg: ops.Aggregate):
+    """f(Name, Distinct) as prolog/cep_window.pl reads it; GROUP_CONCAT's
+    name carries its separator, f(group_concat(Separator), Distinct)."""
+    name = A(agg.func) if agg.separator is None else pl.Struct(agg.func, pl.Str(agg.separator))
+    return pl.Struct("f", name, A("true" if agg.distinct else "false"))
 
 
 class Vars:

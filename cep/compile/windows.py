@@ -34,15 +34,14 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.binarize import PartRef, Unary, split_windows
-from cep.compile.clauses import tuple_term
+from cep.compile.clauses import WINDOW, func_term, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.projection import sort_goals
 from cep.compile.services import join_items
-from cep.compile import steps  # it imports this module: its functions are read at call time
+from cep.compile.steps import _negation, _timeless, interval_goals, unary_goals
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
-WINDOW = "cep_window"
 DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
            ("$wcut", 2), ("$wset", 1))
 
@@ -252,13 +251,6 @@ def _part_items(index, plan, out, vs) -> list:
     return items
 
 
-def func_term(agg: ops.Aggregate):
-    """f(Name, Distinct) as prolog/cep_window.pl reads it; GROUP_CONCAT's
-    name carries its separator, f(group_concat(Separator), Distinct)."""
-    name = A(agg.func) if agg.separator is None else pl.Struct(agg.func, pl.Str(agg.separator))
-    return pl.Struct("f", name, A("true" if agg.distinct else "false"))
-
-
 def _query_items(index, query, window, root_vars, vars_of) -> list:
     g = query.grouping
     items = [pl.Clause(pl.Struct("$window", index, _spec(window, query))),
@@ -461,7 +453,7 @@ def _content_clause(plan, node, vs, graph):
             return conj([pl.Struct(f"w{child.id}", Q, In, apart, s, e),
                          pl.Struct("=", apart, tuple_term(vs, child.vars))])
         stored = pl.Struct("$win", pl.Struct("part", Q, node.id, A(side)), In, tuple_term(vs, child.vars), s, e)
-        found = steps._timeless(plan, child, vs, graph) if graph is not None else None
+        found = _timeless(plan, child, vs, graph) if graph is not None else None
         if found is None:
             return stored
         return pl.Struct(";", stored, conj(found + [pl.Struct("=", s, A("timeless")), pl.Struct("=", e, A("timeless"))]))
@@ -480,7 +472,7 @@ def _content_clause(plan, node, vs, graph):
                      pl.Struct("sort", found_all, distinct),
                      pl.Struct("member", pl.Struct("-", v, pl.Struct("-", S, E)), distinct)]
         else:
-            goals += steps.unary_goals(node, vs, S, E)
+            goals += unary_goals(node, vs, S, E)
     else:
         left, right = plan.node(node.left), plan.node(node.right)
         spec = node.op.spec
@@ -490,21 +482,21 @@ def _content_clause(plan, node, vs, graph):
         elif node.op is ops.SeqAbsence:  # NOTSEQ: no right solution after the left one, by its deadline
             goals = [operand(left, "l", s1, e1), *timed(s1), pl.Struct("=", S, s1),
                      pl.Struct("is", E, pl.Struct("+", e1, node.deadline)), pl.Struct("$wholds", In, S, E)]
-            test = steps._negation(node.op, left, right, plan.certain(right.id), vs,
-                             lambda: [operand(right, "r", s2, e2), *timed(s1, s2), *steps.interval_goals(node, s1, e1, s2, e2),
+            test = _negation(node.op, left, right, plan.certain(right.id), vs,
+                             lambda: [operand(right, "r", s2, e2), *timed(s1, s2), *interval_goals(node, s1, e1, s2, e2),
                                       pl.Struct("=<", e2, E)],
                              lambda: _cond(node, vs, s1, e2))
             goals.append(test)
         elif spec.negated:  # MINUS, [NOT] EXISTS over the window's content: no interval relation
             goals = [operand(left, "l", S, E)]
-            test = steps._negation(node.op, left, right, plan.certain(right.id), vs,
+            test = _negation(node.op, left, right, plan.certain(right.id), vs,
                              lambda: [operand(right, "r", s2, e2)], lambda: _cond(node, vs, S, E))
             if test is not None:
                 goals.append(test)
         elif spec.optional:
             goals = _optional(node, left, right, vs, operand, span, timed)
         else:  # joins, SEQ, EQUALS, Allen's relations, with their interval tests
-            tests = steps.interval_goals(node, s1, e1, s2, e2)
+            tests = interval_goals(node, s1, e1, s2, e2)
             guard = timed(s1, s2) if tests or not spec.timeless else []
             goals = [operand(left, "l", s1, e1), operand(right, "r", s2, e2), *guard, *tests, span(s1, e1, s2, e2)]
     if node.window is not None:
@@ -540,7 +532,7 @@ def _optional(node, left, right, vs, operand, span, timed):
     tests = []
     if node.op is not ops.LeftJoin:
         ends = (so, eo, sm, em) if oside == "l" else (sm, em, so, eo)
-        tests = timed(sm, so) + steps.interval_goals(node, *ends)
+        tests = timed(sm, so) + interval_goals(node, *ends)
     S, E = pl.Var("S"), pl.Var("E")
     match = conj([found, pl.Struct("=", apart, tuple_term(vs, opt.vars)), *tests, span(sm, em, so, eo),
                   *_cond(node, vs, S, E)])
