@@ -316,13 +316,26 @@ def update_routes(updates, schema=None) -> tuple:
     return tuple(out)
 
 
+def single_group_reason(query, background: bool = False) -> str:
+    """Why partition_key gives the query no key, in words for `cep explain`."""
+    if query.modified:
+        return "its ORDER BY, LIMIT or OFFSET orders or cuts all the answers of an evaluation"
+    if query.form == "ask":
+        return "an ASK answers once per evaluation, over all its solutions"
+    if _reads_instants(query, background):
+        return ("it reads whole instants (an empty group, a subquery evaluated per instant, "
+                "or a property path over the instant's graph)")
+    return "no variable is bound by every triple pattern"
+
+
 def explain(queries, schema=None) -> str:
     """What `cep explain` says of partitioning."""
     lines = []
     for c in classes([q for q in queries if q.form != "update"], schema):
         for q, key in zip(c.queries, c.key):
             if key is None:
-                lines.append(f"{q.name}: no partition key (no variable is bound by every triple pattern): "
+                why = single_group_reason(q, background=schema is not None)
+                lines.append(f"{q.name}: no partition key ({why}): "
                              "it runs in a single group, on one core, with all its partial matches in one state")
             elif not c.local:
                 lines.append(f"{q.name}: runs in a single group, with the CONSTRUCT rules it shares class "

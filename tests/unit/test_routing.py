@@ -23,6 +23,18 @@ def test_a_query_without_a_common_variable_runs_in_one_group():
     assert plan([q]).buckets == (1,)
 
 
+@pytest.mark.parametrize("query, why", [
+    ("SELECT ?k WHERE { ?k :p ?x } ORDER BY ?x LIMIT 2", "ORDER BY, LIMIT or OFFSET"),
+    ("ASK WHERE { ?k :p ?x }", "an ASK answers once per evaluation"),
+    ("SELECT ?k WHERE { ?k :p+ ?x }", "reads whole instants"),
+])
+def test_explain_says_why_a_query_with_a_common_variable_has_no_key(query, why):
+    q, = parse_rules(PRE + query)
+    assert routing.partition_key(q) is None
+    text = routing.explain([q])
+    assert why in text and "no variable is bound" not in text
+
+
 def test_queries_with_the_same_routing_share_a_class():
     a, b, c, d = parse_rules(PRE + """
         REGISTER QUERY a AS SELECT * WHERE { ?k :p ?x } SEQ { ?k :q ?y }
