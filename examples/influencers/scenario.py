@@ -23,6 +23,7 @@ MIN = 60_000
 USERS = 400
 STATIC = 0.2  # the share of users whose count does not change during a run
 SLOWEST, FASTEST = 1 / 30, 1 / 2  # the others' changes per minute
+PROCESSES = ("poisson", "periodic", "aligned")
 NEVER = 2**62  # the change interval (ms) of a user that does not change
 
 
@@ -55,10 +56,12 @@ def user(u: int) -> str:
 def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS,
              process: str = "poisson") -> Scenario:
     """`process`: how each user's changes come, at its rate: "poisson"
-    (at random, memoryless) or "periodic" (every 1/rate minutes, from a
-    random phase: the seed's "fixed change rate", read literally)."""
-    if process not in ("poisson", "periodic"):
-        raise ValueError(f"unknown change process {process!r}: poisson or periodic")
+    (at random, memoryless), "periodic" (every 1/rate minutes, from a
+    random phase: the seed's "fixed change rate", read literally) or
+    "aligned" (periodic from time 0, the first evaluation's: where WBM's
+    best-before times, tau0 + k * I, fall on the true changes)."""
+    if process not in PROCESSES:
+        raise ValueError(f"unknown change process {process!r}: one of {', '.join(PROCESSES)}")
     rng = random.Random(seed)
     counts = {u: rng.randrange(1_000, 100_000) for u in range(users)}
     changes, rates = {}, {}
@@ -71,6 +74,8 @@ def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = US
             continue
         if process == "periodic":
             t = rng.uniform(0, 1 / rate) - 1 / rate
+        elif process == "aligned":
+            t = 0.0
         while True:
             t += rng.expovariate(rate) if process == "poisson" else 1 / rate
             if t >= minutes:

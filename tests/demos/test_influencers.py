@@ -43,3 +43,15 @@ def test_the_rates_some_users_unchanged_the_others_between_the_bounds():
     for u in changing:
         times = [t for t, _ in s.changes[u]]
         assert all(abs((b - a) - MIN / s.rates[u]) <= 1 for a, b in zip(times, times[1:]))
+
+
+def test_aligned_changes_fall_on_the_best_before_times_wbm_predicts():
+    """"aligned": every 1/rate minutes from time 0 (the first evaluation's,
+    where WBM's best-before times start), so the k-th change is at k
+    intervals (to the millisecond the interval is rounded to)."""
+    from examples.influencers.scenario import user
+
+    s = generate(5, minutes=60, per_minute=8, process="aligned")
+    for u, cs in s.changes.items():
+        interval = s.change_interval((user(u),))
+        assert all(abs(t - k * interval) <= k + 1 for k, (t, _) in enumerate(cs, 1))
