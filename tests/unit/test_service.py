@@ -237,6 +237,27 @@ def test_an_evaluation_whose_estimated_freshness_falls_below_alpha_raises_an_ale
     assert not any(r.alert for r in covered) and not any("below alpha" in w for w in engine.warnings)
 
 
+def test_cep_run_prints_the_alerts_as_warnings(oxigraph_server, tmp_path, capsys):
+    import json
+
+    from cep import cli
+
+    followers(oxigraph_server, {1: 20000})
+    rules = tmp_path / "q.rq"
+    rules.write_text(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                         f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text("".join(json.dumps({"s": f"<{E}u1>", "p": f"<{E}mentioned>", "o": f"<{E}p{m}>",
+                                          "t": f"2026-01-01T00:0{m}:30Z"}) + "\n" for m in range(3)))
+    args = ["run", str(rules), "--events", str(events), "--quiet", "--service-allow", oxigraph_server.base]
+    assert cli.main(args + ["--service-policy", "proposer=WST,alpha=0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: query " in err and "estimated freshness 0.00 is below alpha 0.5 (0 refreshes of 1 " \
+                                        "candidates, budget 10)" in err
+    assert cli.main(args + ["--service-policy", "ranker=LRU,alpha=0.5"]) == 0
+    assert "below alpha" not in capsys.readouterr().err
+
+
 def test_alpha_is_a_policy_key_from_0_to_1():
     assert ServiceOptions.parse((), "alpha=0.75,gamma=3").alpha == 0.75
     assert ServiceOptions().alpha is None
