@@ -292,7 +292,8 @@ def _service_options(parser):
                              "call (repeatable; default none: see docs/language.md, SERVICE)")
     parser.add_argument("--service-policy", default="", metavar="KEY=VALUE,...",
                         help="how SERVICE views are kept: view=on|off, proposer=WSJ|GNR|WST, "
-                             "ranker=RND|LRU|WBM, gamma=N or rho=SECONDS, timeout=SECONDS, seed=N")
+                             "ranker=RND|LRU|WBM, gamma=N or rho=SECONDS, timeout=SECONDS, seed=N, "
+                             "alpha=FRACTION (warn when an answer's estimated freshness is below it)")
 
 
 def _services(args):

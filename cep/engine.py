@@ -131,6 +131,8 @@ class Engine:
         # what the run should know but is no error, each said once (cep run
         # prints them as they come): a REGEX that PCRE gave up on
         self.warnings: list[str] = []
+        if self.services is not None:  # its QoS alerts (freshness below alpha) are warnings too
+            self.services.alerts = self.warnings
         self._regex = "cep_regex(" in self.compiled.body  # whether a query calls REGEX
         self._regex_warned: set = set()
         self._held = SCHEMA.empty_table()

@@ -12,7 +12,7 @@ One module per concern:
     proposers  WSJ, GNR, WST, BST: the candidate entries of an evaluation
     rankers    RND, LRU, WBM, WBM*: which candidates are refreshed
     options    the run's settings (allow-list, view, proposer, ranker,
-               budget gamma or latency bound rho, timeout)
+               budget gamma or latency bound rho, timeout, alert threshold alpha)
     maintenance  the maintenance process of an engine's views at each
                evaluation (proposer, ranker, maintainer), faults, QoS
     oxigraph   a local Oxigraph server (tests, bench, examples/influencers)

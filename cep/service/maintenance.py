@@ -70,6 +70,7 @@ class Report:
     stale: bool  # the endpoint failed (or is being backed off): answered from the view as it was
     error: Optional[str] = None
     keys: tuple = ()  # the join keys of the entries refreshed
+    alert: bool = False  # the freshness fell below the run's alpha (seed, R4)
 
 
 @dataclass
@@ -101,6 +102,7 @@ class Services:
         self.refresh_s = None  # the mean seconds of one refresh request (rho -> gamma)
         self.query_s = 0.0  # the seconds of the last call of the rules (r^q)
         self._pending = []  # the reports of the evaluations the rules are about to make
+        self.alerts: list[str] = []  # R4's alerts, said as they come (the engine's warnings)
         check_allowed(specs, options)
         self.states = [_State(View(spec, module)) for spec in specs]
         for state in self.states:
@@ -189,10 +191,15 @@ class Services:
             state.failures = 0
         needed = [e for e in view.entries.values() if e.needed is not None]
         fresh = sum(1 for e in needed if e.refreshed == now or e.best_before > now)
-        self.reports.append(Report(now, spec.query, spec.endpoint, len(needed), gamma, refreshes,
-                                   time.monotonic() - began, fresh / len(needed) if needed else 1.0,
-                                   error is not None, error, keys))
-        self._pending.append(self.reports[-1])
+        report = Report(now, spec.query, spec.endpoint, len(needed), gamma, refreshes, time.monotonic() - began,
+                        fresh / len(needed) if needed else 1.0, error is not None, error, keys)
+        if o.alpha is not None and report.freshness < o.alpha:
+            report.alert = True
+            self.alerts.append(f"query {spec.query}, SERVICE <{spec.endpoint}> at {now} ms: estimated freshness "
+                               f"{report.freshness:.2f} is below alpha {o.alpha:g} ({refreshes} refreshes of "
+                               f"{len(needed)} candidates, budget {gamma}" + (f"; {error})" if error else ")"))
+        self.reports.append(report)
+        self._pending.append(report)
         state.last = now
 
     def _pull(self, state: _State, now: int, began: float):

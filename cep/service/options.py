@@ -16,6 +16,9 @@ services=ServiceOptions(...)) or by `cep run --service-allow ...
 - timeout: seconds an evaluation may wait for its endpoints, all its
   requests together (the initial pull has its own, the same).
 - seed: of the random choices (RND, WBM's ties).
+- alpha: the least estimated freshness the user accepts (the seed's alpha,
+  requirement R4): an evaluation whose estimate falls below it is flagged
+  in its report (alert) and said as a warning of the engine.
 - intervals: the mean time between changes of each entry, where the
   source publishes it (WBM's I); default: estimated from the refreshes.
 - oracle: for experiments only, the true change times of the remote data
@@ -45,6 +48,7 @@ class ServiceOptions:
     rho: Optional[float] = None
     timeout: float = DEFAULT_TIMEOUT_S
     seed: int = 0
+    alpha: Optional[float] = None
     # key (tuple of N-Triples terms) -> sorted epoch ms at which the remote
     # entry changes: what BST and WBM* know and no real run does
     oracle: Optional[Callable] = field(default=None, compare=False)
@@ -63,6 +67,8 @@ class ServiceOptions:
             raise ValueError("give the refresh budget gamma or the latency bound rho, not both")
         if self.gamma is not None and self.gamma < 0 or self.rho is not None and self.rho <= 0:
             raise ValueError("gamma is a number of refreshes (0 or more), rho a positive number of seconds")
+        if self.alpha is not None and not 0 <= self.alpha <= 1:
+            raise ValueError("alpha is the least estimated freshness accepted, a number from 0 to 1")
         if not self.timeout > 0:
             raise ValueError("the SERVICE timeout is a positive number of seconds")
         if (self.proposer == "BST" or self.ranker == "WBM*") and self.oracle is None:
@@ -82,14 +88,14 @@ class ServiceOptions:
     def parse(cls, allow=(), policy: str = "") -> "ServiceOptions":
         """The options of `cep run`: the allow-list, and a policy text
         `key=value,...` with keys view (on/off), proposer, ranker, gamma,
-        rho, timeout, seed."""
+        rho, timeout, seed, alpha."""
         fields = {}
         for item in filter(None, (x.strip() for x in policy.split(","))):
             key, sep, value = item.partition("=")
             key, value = key.strip(), value.strip()
-            if not sep or key not in ("view", "proposer", "ranker", "gamma", "rho", "timeout", "seed"):
+            if not sep or key not in ("view", "proposer", "ranker", "gamma", "rho", "timeout", "seed", "alpha"):
                 raise ValueError(f"--service-policy {item!r}: expected key=value with key view, proposer, "
-                                 f"ranker, gamma, rho, timeout or seed")
+                                 f"ranker, gamma, rho, timeout, seed or alpha")
             try:
                 if key == "view":
                     if value not in ("on", "off"):

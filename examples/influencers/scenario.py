@@ -1,20 +1,30 @@
 """The seed's synthetic data set (section 5): USERS users whose follower
 counts change at a rate of their own (stable over time: a Poisson process
-per user, or a periodic one, its rate drawn from a few), and a stream of mentions of them
-(users drawn with a skewed popularity); seeded. And the loop that replays
+per user, or a periodic one), and a stream of mentions of them (users
+drawn with a skewed popularity); seeded. The seed gives no distribution of
+the rates: this one (a share STATIC of users that do not change during a
+run, the others at rates spread evenly on a log scale between SLOWEST and
+FASTEST) and the bench's window and mention rate were chosen so that, with
+periodic changes, the bench reproduces the figures the seed does give: a
+mean candidate set of 33 and an accuracy of 0.23 without refreshes
+(bench/service.py prints how near it comes). And the loop that replays
 it: the endpoint's counts changed by SPARQL 1.1 Update requests as the
 stream's time passes, the mentions pushed minute by minute, each window
 evaluated in turn."""
 
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 
 E = "http://example.org/"
 MIN = 60_000
 USERS = 400
-RATES = (1 / 2, 1 / 5, 1 / 15, 1 / 60, 1 / 240)  # changes per minute
+STATIC = 0.2  # the share of users whose count does not change during a run
+SLOWEST, FASTEST = 1 / 30, 1 / 2  # the others' changes per minute
+PROCESSES = ("poisson", "periodic", "aligned")
+NEVER = 2**62  # the change interval (ms) of a user that does not change
 
 
 @dataclass
@@ -22,7 +32,7 @@ class Scenario:
     counts: dict  # user -> follower count at the start
     changes: dict  # user -> [(epoch ms, new count)], in time order
     mentions: dict  # minute -> [user], the users mentioned in it
-    rates: dict  # user -> changes per minute (the process's, stable)
+    rates: dict  # user -> changes per minute (the process's, stable; 0: none)
 
     def change_times(self, key: tuple) -> list:
         """The true change times of a view entry (its key: the user's
@@ -32,8 +42,8 @@ class Scenario:
     def change_interval(self, key: tuple) -> int:
         """The mean time between changes of a view entry in ms, as a source
         that publishes its change rates would say it (WBM's I)."""
-        u = int(key[0][len(E) + 2:-1])
-        return int(MIN / self.rates[u])
+        rate = self.rates[int(key[0][len(E) + 2:-1])]
+        return int(MIN / rate) if rate else NEVER
 
     def __post_init__(self):
         self.times = {(user(u),): [t for t, _ in cs] for u, cs in self.changes.items()}
@@ -46,18 +56,26 @@ def user(u: int) -> str:
 def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS,
              process: str = "poisson") -> Scenario:
     """`process`: how each user's changes come, at its rate: "poisson"
-    (at random, memoryless) or "periodic" (every 1/rate minutes, from a
-    random phase: the seed's "fixed change rate", read literally)."""
-    if process not in ("poisson", "periodic"):
-        raise ValueError(f"unknown change process {process!r}: poisson or periodic")
+    (at random, memoryless), "periodic" (every 1/rate minutes, from a
+    random phase: the seed's "fixed change rate", read literally) or
+    "aligned" (periodic from time 0, the first evaluation's: where WBM's
+    best-before times, tau0 + k * I, fall on the true changes)."""
+    if process not in PROCESSES:
+        raise ValueError(f"unknown change process {process!r}: one of {', '.join(PROCESSES)}")
     rng = random.Random(seed)
     counts = {u: rng.randrange(1_000, 100_000) for u in range(users)}
     changes, rates = {}, {}
     for u in range(users):
-        rate, t, value, out = rng.choice(RATES), 0.0, counts[u], []
+        rate = 0.0 if rng.random() < STATIC else math.exp(rng.uniform(math.log(SLOWEST), math.log(FASTEST)))
+        t, value, out = 0.0, counts[u], []
         rates[u] = rate
+        if not rate:
+            changes[u] = out
+            continue
         if process == "periodic":
             t = rng.uniform(0, 1 / rate) - 1 / rate
+        elif process == "aligned":
+            t = 0.0
         while True:
             t += rng.expovariate(rate) if process == "poisson" else 1 / rate
             if t >= minutes:

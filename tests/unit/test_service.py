@@ -210,6 +210,62 @@ def test_gamma_is_derived_from_the_latency_bound_rho(oxigraph_server):
     assert all(r.budget == 0 and r.refreshes == 0 for r in tight)
 
 
+def test_an_evaluation_whose_estimated_freshness_falls_below_alpha_raises_an_alert(oxigraph_server):
+    """The seed's R4: with alpha set, each evaluation whose estimated
+    freshness is below it is flagged in its report and said, once, as a
+    warning of the engine (cep run prints those as they come)."""
+    followers(oxigraph_server, {u: 100 * u for u in range(1, 5)})
+    (q,) = parse_rules(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                           f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}", "x.rq")
+
+    def run(**policy):
+        engine = Engine([q], services=ServiceOptions(allow=[oxigraph_server.base], alpha=0.75, **policy))
+        engine.push([mention(u, m, 10 * m + u) for m in range(1, 8) for u in range(1, 5)])
+        engine.flush()
+        return engine, [r for r in engine.services.reports if r.time >= 2 * MIN]
+
+    engine, never = run(proposer="WST")  # freshness 0 from the second evaluation on
+    assert never and all(r.freshness == 0.0 and r.alert for r in never)
+    alerts = [w for w in engine.warnings if "below alpha 0.75" in w]
+    assert len(alerts) == sum(r.alert for r in engine.services.reports)
+    assert alerts[0].startswith(f"query {never[0].query}, SERVICE <{oxigraph_server.query_url}> at ")
+    assert "estimated freshness 0.00" in alerts[0] and "0 refreshes of 4 candidates, budget 10" in alerts[0]
+    engine, half = run(gamma=2, ranker="LRU")  # 0.5 and 1.0 by turns: only the halves alert
+    assert {(r.freshness, r.alert) for r in half} == {(0.5, True), (1.0, False)}
+    assert len([w for w in engine.warnings if "below alpha" in w]) == sum(r.alert for r in engine.services.reports)
+    engine, covered = run(gamma=4, ranker="LRU")
+    assert not any(r.alert for r in covered) and not any("below alpha" in w for w in engine.warnings)
+
+
+def test_cep_run_prints_the_alerts_as_warnings(oxigraph_server, tmp_path, capsys):
+    import json
+
+    from cep import cli
+
+    followers(oxigraph_server, {1: 20000})
+    rules = tmp_path / "q.rq"
+    rules.write_text(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                         f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}\n")
+    events = tmp_path / "e.jsonl"
+    events.write_text("".join(json.dumps({"s": f"<{E}u1>", "p": f"<{E}mentioned>", "o": f"<{E}p{m}>",
+                                          "t": f"2026-01-01T00:0{m}:30Z"}) + "\n" for m in range(3)))
+    args = ["run", str(rules), "--events", str(events), "--quiet", "--service-allow", oxigraph_server.base]
+    assert cli.main(args + ["--service-policy", "proposer=WST,alpha=0.5"]) == 0
+    err = capsys.readouterr().err
+    assert "warning: query " in err and "estimated freshness 0.00 is below alpha 0.5 (0 refreshes of 1 " \
+                                        "candidates, budget 10)" in err
+    assert cli.main(args + ["--service-policy", "ranker=LRU,alpha=0.5"]) == 0
+    assert "below alpha" not in capsys.readouterr().err
+
+
+def test_alpha_is_a_policy_key_from_0_to_1():
+    assert ServiceOptions.parse((), "alpha=0.75,gamma=3").alpha == 0.75
+    assert ServiceOptions().alpha is None
+    for bad in ("alpha=1.5", "alpha=-0.1", "alpha=high"):
+        with pytest.raises(ValueError, match="alpha"):
+            ServiceOptions.parse((), bad)
+
+
 def test_explain_shows_the_service_patterns_and_when_they_are_joined(tmp_path, capsys):
     from cep import cli
 
