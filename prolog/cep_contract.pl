@@ -103,6 +103,10 @@ cep_contract('$wkind', 2, windows,
              "'$wkind'(Query, Kind): plain, group(Funcs) or extend(Funcs)").
 cep_contract('$wreport', 2, windows,
              "'$wreport'(Query, Report): rstream, istream or dstream").
+cep_contract('$wpolicy', 2, optional,
+             "'$wpolicy'(Query, Policy): RSP-QL's report policy change or nonempty (none: the window close)").
+cep_contract('$wseen', 2, windows,
+             "'$wseen'(Query, Hash), dynamic: the content of the last evaluation reported under the policy change").
 cep_contract('$wset', 1, windows,
              "'$wset'(Query), dynamic: the rows of an evaluation of Query are a set").
 cep_contract('$wsol', 7, windows,

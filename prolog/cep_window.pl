@@ -214,8 +214,11 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     window_solutions(Spec, M, Q, Tau, Ts, Sols0),
     combined(M, Q, Tau, Sols0, Sols1),
     service_join(M, Q, Sols1, Sols),
-    rows(M, Q, Sols, Ts, Tau, New),
-    report(M, Q, Ts, Tau, New, Rows0, Rows),
+    (   reports(M, Q, Spec, Tau, Sols)
+    ->  rows(M, Q, Sols, Ts, Tau, New),
+        report(M, Q, Ts, Tau, New, Rows0, Rows)
+    ;   Rows0 = Rows
+    ),
     (   Spec = time(_, _, Every)
     ->  After0 is Tau + Every,
         (   Sols0 == [] -> After = idle(After0) ; After = After0 )
@@ -223,6 +226,39 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     ),
     retractall(M:'$wnext'(Q, _)),
     assertz(M:'$wnext'(Q, After)).
+
+%   RSP-QL's report policies (docs/language.md, "Report policies"):
+%   whether the evaluation at Tau reports. The window close (the
+%   default) and the periodic policy (COMPUTED EVERY, REPORT EVERY)
+%   report every evaluation; nonempty those whose window holds a
+%   solution; change those whose window's content (its solutions, with
+%   their intervals) differs from the last one reported ('$wseen'(Q,
+%   Hash); none yet: the empty content). An evaluation that does not
+%   report is not one for ISTREAM and DSTREAM either.
+reports(M, Q, Spec, Tau, Sols) :-
+    (   current_predicate(M:'$wpolicy'/2), M:'$wpolicy'(Q, Policy) -> true ; Policy = close ),
+    reports(Policy, M, Q, Spec, Tau, Sols).
+
+reports(close, _, _, _, _, _).
+reports(nonempty, _, _, _, _, Sols) :-
+    Sols \== [].
+reports(change, M, Q, Spec, Tau, Sols) :-
+    content_items(Sols, M, Q, Spec, Tau, Items),
+    sort(Items, Content),
+    variant_sha1(Content, H),
+    (   M:'$wseen'(Q, H0) -> true ; variant_sha1([], H0) ),
+    H \== H0,
+    retractall(M:'$wseen'(Q, _)),
+    assertz(M:'$wseen'(Q, H)).
+
+%   A grouped time window's content is its panes, each with the windows
+%   First..Last its solutions are in: two windows with the same groups
+%   and aggregates may hold different solutions.
+content_items(panes(_), M, Q, time(_, Step, _), Tau, Items) :-
+    !,
+    K is Tau div Step,
+    findall(L-F-Key-Accs, ( M:'$wpart'(_, Q, L, F, Key, Accs), F =< K ), Items).
+content_items(Sols, _, _, _, _, Sols).
 
 %   A query that joins its SERVICE views at its evaluations
 %   (cep/compile/services.py): each stored solution joined now, with the

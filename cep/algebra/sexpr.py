@@ -156,7 +156,8 @@ def _window(q: ops.Query) -> str:
         return ""
     size = window_size(w)
     extra = (f" (every {q.every_ms})" if q.every_ms is not None else "") + \
-        (f" ({q.report})" if q.report != "rstream" else "")
+        (f" ({q.report})" if q.report != "rstream" else "") + \
+        (f" (report {w.policy})" if w.policy is not None else "")
     out = f"\n  (window {size}{extra})"
     if len(q.streams) > 1 or any(named for _, named in q.streams):
         # several streams, or a named one: (streams <s1> (named <s2>) ...)
@@ -373,6 +374,10 @@ def _read_window(parts) -> dict:
     _, stream, *specs = parts["window"][0]
     fields = {spec[0]: spec[1:] for spec in specs}
     window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "range", "step")])
+    if "report" in fields:  # RSP-QL's report policy; REPORT EVERY's period is (every MS)
+        policy = fields["report"][0]
+        window = dataclasses.replace(window, policy=policy,
+                                     period_ms=int(fields["every"][0]) if policy == "every" else None)
     # (streams <s1> (named <s2>) ...) when not just the window's stream
     streams = tuple((x[1], True) if isinstance(x, list) else (x, False)
                     for x in parts["streams"][0][1:]) if "streams" in parts else ((stream, False),)

@@ -499,6 +499,7 @@ class _Query:
         self.windowed, self.query_window = window is not None, window
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
+        every = self.report_period(window, every, computed)
         if body.data == "update_query":
             if window is not None:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
@@ -745,7 +746,9 @@ class _Query:
         if window is None:
             raise self.error("a window applies to the streams the query reads, and it reads none: add "
                              "FROM STREAM <iri> WINDOW ... before WHERE", spec)
-        return self.streaming_window(spec, window.stream, self.pos(spec))
+        # the stream's report policy holds for the window that replaces its size
+        return dataclasses.replace(self.streaming_window(spec, window.stream, self.pos(spec)),
+                                   policy=window.policy, period_ms=window.period_ms)
 
     def window_spec(self, clause, iri):
         spec = clause.children[-1]
@@ -753,14 +756,57 @@ class _Query:
             return self.streaming_window(spec, iri, self.pos(clause))
         words = [c for c in spec.children if isinstance(c, Token)]
         pos = self.pos(clause)
+        policy = self.policy(spec)
+        found = _children(spec, "report_policy")
+        period = self.span(found[0].children[-1]) if policy == "every" else None
         if words[0].type == "TRIPLES":
             count = int(str(words[1]))
             if count < 1:
                 raise self.error("a count-based window holds at least one event: [TRIPLES 1]", words[1])
-            return ops.Window(iri, count=count, pos=pos)
+            if policy == "every":
+                raise self.error("REPORT EVERY reports a time-based window periodically; a count window "
+                                 "is evaluated at every instant of the stream: use [RANGE ... STEP ...]",
+                                 _children(spec, "report_policy")[0])
+            return ops.Window(iri, count=count, policy=policy, pos=pos)
         range_ms = self.span(words[1])
         step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
-        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos)
+        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, policy=policy, period_ms=period, pos=pos)
+
+    # ---- report policies (RSP-QL; docs/language.md, "Report policies")
+
+    @staticmethod
+    def policy(spec: Tree):
+        """The report policy in a window's brackets: close, change,
+        nonempty or every (REPORT EVERY p), None when none is given."""
+        found = _children(spec, "report_policy")
+        if not found:
+            return None
+        kind = found[0].children[0].type
+        return {"CLOSE": "close", "CHANGE": "change", "EMPTY": "nonempty", "EVERY": "every"}[kind]
+
+    def report_period(self, window, every, computed):
+        """COMPUTED EVERY p, or the window's REPORT EVERY p (the same
+        periodic evaluation, RSP-QL's periodic policy); they may not
+        disagree, nor may COMPUTED EVERY and REPORT ON CLOSE. A report
+        policy belongs to the window the query is evaluated by: every
+        other window that gives one must give the same."""
+        for w in self.stream_windows.values():
+            if w.policy is not None and window is not None and w.policy != window.policy:
+                raise QueryError(f"the query is evaluated when its window on {window.stream} is: the "
+                                 f"report policy of the window on {w.stream} differs from it; give the "
+                                 f"report policy on the query's window only", w.pos)
+        if window is None or window.policy is None:
+            return every
+        if window.policy == "every":
+            period = window.period_ms
+            if every is not None and every != period:
+                raise self.error("COMPUTED EVERY and the window's REPORT EVERY give two periods: "
+                                 "keep one", computed[0])
+            return period
+        if window.policy == "close" and every is not None:
+            raise self.error("COMPUTED EVERY evaluates the query periodically, its window's REPORT ON "
+                             "CLOSE at each window close: keep one", computed[0])
+        return every
 
     def streaming_window(self, spec: Tree, iri, pos) -> ops.Window:
         """Streaming SPARQL's Window (Bolles et al., section 2) as the

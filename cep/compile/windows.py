@@ -43,7 +43,7 @@ from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
-           ("$wcut", 2), ("$wset", 1))
+           ("$wcut", 2), ("$wset", 1), ("$wseen", 2))
 
 
 def content_part(index, node_id, side):
@@ -255,6 +255,10 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
     g = query.grouping
     items = [pl.Clause(pl.Struct("$window", index, _spec(window, query))),
              pl.Clause(pl.Struct("$wreport", index, A(query.report)))]
+    if query.window is not None and query.window.policy in ("change", "nonempty"):
+        # RSP-QL's report policies that skip evaluations (cep_window:reports/5); the
+        # periodic one is COMPUTED EVERY's period, the window close the default
+        items.append(pl.Clause(pl.Struct("$wpolicy", index, A(query.window.policy))))
     if g is None:
         kind = A("plain")
     elif g.keys is not None:

@@ -11,7 +11,11 @@ and [NOT] EXISTS as SPARQL's, the temporal operators with their interval
 relations), and its solutions whose interval lies in the window are the
 window's. The solutions are then
 rows (SPARQL 1.1 section 18.5 for GROUP BY and the aggregates; C-SPARQL
-3.1 for AGGREGATE), and the report operator picks what is answered.
+3.1 for AGGREGATE), and the report operator picks what is answered. A
+window's report policy (RSP-QL) picks the evaluations that report: every
+one (window close; periodic, as COMPUTED EVERY), those whose window holds
+a solution (non-empty content), or those whose window's solutions differ
+from the last reported ones' (content change).
 Evaluation times: the multiples of the period (COMPUTED EVERY, else the
 step) from the first event's, up to the last whose window holds a solution
 and one more (the stream has ended: every window that holds a solution
@@ -71,9 +75,20 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
 def _rows_of(query, evaluations, solve, project) -> list[Answer]:
     """The answers of the evaluations (tau, the window's start, test of an
     interval's being in the window), as the report operator picks them."""
-    out, previous = [], []
+    out, previous, seen = [], [], frozenset()
+    policy = query.window.policy if query.window is not None else None
     for tau, start, inside in evaluations:
         content = solve(inside, tau)
+        # RSP-QL's report policies: non-empty content reports the windows
+        # that hold a solution; content change those whose solutions (with
+        # their intervals) differ from the last reported (at first, none)
+        if policy == "nonempty" and not content:
+            continue
+        if policy == "change":
+            now = frozenset((mu, ts, te) for mu, ts, te, _ in content)
+            if now == seen:
+                continue
+            seen = now
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
             chosen = rows

@@ -739,6 +739,7 @@ def windowed_queries(draw, content=False):
         step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
         window = ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms)
         every = draw(st.sampled_from([None, None, 1, 2, 5]))
+    window, every = _report_policy(draw, window, every)
     report = draw(st.sampled_from(ops.REPORTS))
     names = sorted(v.name for v in ops.variables(base.pattern))
     numeric = _numeric_vars(base.pattern)
@@ -792,6 +793,20 @@ def windowed_queries(draw, content=False):
         window, every, report, streams, pattern = None, None, "rstream", (), base.pattern
     return ops.Query("w", "select", pattern, projection, distinct, window=window, every_ms=every,
                      report=report, grouping=grouping, streams=streams)
+
+
+def _report_policy(draw, window, every):
+    """The window with one of RSP-QL's report policies (or none), and the
+    query's period: REPORT EVERY p is COMPUTED EVERY p, REPORT ON CLOSE
+    has none."""
+    policy = draw(st.sampled_from([None, None, "close", "change", "nonempty", "every"]))
+    if policy == "every" and window.count is not None:
+        policy = None
+    if policy == "close":
+        every = None
+    if policy == "every":
+        every = every or draw(st.sampled_from([1, 2, 5]))
+    return dataclasses.replace(window, policy=policy, period_ms=every if policy == "every" else None), every
 
 
 def _window(draw) -> ops.Window:
