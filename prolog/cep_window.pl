@@ -52,15 +52,20 @@
 
 %!  cep_window_span(+Spec, +Start, +End, -First, -Last) is semidet.
 %
-%   The window closes k*Step (First =< k =< Last) whose window
-%   (k*Step - Range, k*Step] holds [Start, End]: k*Step >= End and
-%   k*Step - Range < Start. Fails when no window holds it (a solution
+%   The window closes P + k*Step (First =< k =< Last; P the phase of the
+%   closes, 0 without t0) whose window (P + k*Step - Range, P + k*Step]
+%   holds [Start, End]: P + k*Step >= End and P + k*Step - Range < Start;
+%   with RSP-QL's t0 (Spec time(Range, Step, Every, T0)) k is at least
+%   that of the first window, (T0, T0 + Range]. Fails when no window holds it (a solution
 %   longer than the range, or one in the gap of a hopping window). A
 %   query grouped without a window (Spec instant) is evaluated at each
 %   instant over the solutions that end at it: First = Last = End.
-cep_window_span(time(Range, Step, _), Ts, Te, F, L) :-
-    F is -((-Te) div Step),                 % ceiling(Te / Step)
-    L is -((-(Ts + Range)) div Step) - 1,   % the last k with k*Step < Ts + Range
+cep_window_span(Spec, Ts, Te, F, L) :-
+    Spec = time(Range, Step, _, Origin),
+    phase(Spec, P),
+    F0 is -((P - Te) div Step),                 % ceiling((Te - P) / Step)
+    L is -((P - (Ts + Range)) div Step) - 1,    % the last k with P + k*Step < Ts + Range
+    (   Origin == none -> F = F0 ; first_index(Spec, K0), F is max(F0, K0) ),
     F =< L.
 cep_window_span(count(_), _, _, 0, 0).
 cep_window_span(instant, _, Te, Te, Te).
@@ -75,6 +80,33 @@ cep_span(S1, E1, timeless, _, S1, E1) :- !.
 cep_span(S1, E1, S2, E2, S, E) :-
     S is min(S1, S2),
     E is max(E1, E2).
+
+%   The closes of a time-based window time(Range, Step, Every, Origin):
+%   P + K*Step for every index K, P the phase. With RSP-QL's t0 (Origin
+%   T0) the windows are (T0 + i*Step, T0 + i*Step + Range], i >= 0: the
+%   first close is T0 + Range, of index first_index/2, and the periodic
+%   evaluations (Every) are counted from it too; without (Origin none)
+%   the closes and evaluations are the multiples of Step and Every.
+phase(time(Range, Step, _, Origin), P) :-
+    (   Origin == none -> P = 0 ; P is (Origin + Range) mod Step ).
+
+first_index(Spec, K0) :-
+    Spec = time(Range, Step, _, Origin),
+    phase(Spec, P),
+    K0 is (Origin + Range - P) // Step.
+
+close_index(Spec, T, K) :-
+    Spec = time(_, Step, _, _),
+    phase(Spec, P),
+    K is (T - P) div Step.
+
+close_of(Spec, K, C) :-
+    Spec = time(_, Step, _, _),
+    phase(Spec, P),
+    C is P + K * Step.
+
+every_phase(time(Range, _, Every, Origin), P) :-
+    (   Origin == none -> P = 0 ; P is (Origin + Range) mod Every ).
 
 %   The solutions a query keeps: its own, or its content nodes' operands'.
 held(Q, Q).
@@ -125,7 +157,7 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   How == "final" -> true ; expire_parts(M, Q, Time) ).
 
 close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
-    (   Spec = time(_, _, _)
+    (   Spec = time(_, _, _, _)
     ->  (   How == "final" -> Limit = inf ; Limit = Time ),
         close_time(M, Q, Spec, Limit, Rows0, Rows)
     ;   Spec == instant                     % every instant before Limit a stored solution ends at
@@ -146,8 +178,7 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
 %   stream (Limit inf) it is evaluated until its windows hold nothing:
 %   every window that holds a solution reports.
 close_time(M, Q, Spec, Limit, Rows0, Rows) :-
-    Spec = time(_, Step, Every),
-    (   next_time(M, Q, Step, Every, Tau),
+    (   next_time(M, Q, Spec, Tau),
         Tau < Limit
     ->  evaluate(M, Q, Spec, Tau, Rows0, Rows1),
         close_time(M, Q, Spec, Limit, Rows1, Rows)
@@ -165,9 +196,10 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
 %   while Held.
 cep_window_status(M, Text) :-
     findall(Tau, ( current_predicate(M:'$window'/2),
-                   M:'$window'(Q, time(_, Step, Every)),
+                   M:'$window'(Q, Spec),
+                   Spec = time(_, _, _, _),
                    integer(Q),
-                   next_time(M, Q, Step, Every, Tau)
+                   next_time(M, Q, Spec, Tau)
                  ; current_predicate(M:'$window'/2),
                    M:'$window'(Q, instant),
                    aggregate_all(min(T), M:'$wsol'(_, Q, T, _, _, _, _), Tau)
@@ -193,12 +225,15 @@ evaluated(M, Q, T) :-
 %   at or after the earliest window close a stored solution is in (found
 %   by one scan, so a gap in event time is skipped at once, and a busy
 %   window costs no scan).
-next_time(M, Q, Step, Every, Tau) :-
+next_time(M, Q, Spec, Tau) :-
+    Spec = time(_, _, Every, _),
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
     ->  (   once(( held(Q, P), M:'$wsol'(_, P, _, _, _, _, _) )) ; reported(M, Q) ),
         Tau = Tau0
     ;   aggregate_all(min(F), ( held(Q, P), M:'$wsol'(_, P, _, F, _, _, _) ), First),
-        Earliest is -((-(First * Step)) div Every) * Every,
+        close_of(Spec, First, C),
+        every_phase(Spec, PE),
+        Earliest is PE - ((PE - C) div Every) * Every,  % the first PE + j*Every at or after C
         (   M:'$wnext'(Q, idle(Tau0)) -> Tau is max(Tau0, Earliest) ; Tau = Earliest )
     ).
 
@@ -219,7 +254,7 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
         report(M, Q, Ts, Tau, New, Rows0, Rows)
     ;   Rows0 = Rows
     ),
-    (   Spec = time(_, _, Every)
+    (   Spec = time(_, _, Every, _)
     ->  After0 is Tau + Every,
         (   Sols0 == [] -> After = idle(After0) ; After = After0 )
     ;   After is Tau + 1
@@ -254,9 +289,9 @@ reports(change, M, Q, Spec, Tau, Sols) :-
 %   A grouped time window's content is its panes, each with the windows
 %   First..Last its solutions are in: two windows with the same groups
 %   and aggregates may hold different solutions.
-content_items(panes(_), M, Q, time(_, Step, _), Tau, Items) :-
+content_items(panes(_), M, Q, Spec, Tau, Items) :-
     !,
-    K is Tau div Step,
+    close_index(Spec, Tau, K),
     findall(L-F-Key-Accs, ( M:'$wpart'(_, Q, L, F, Key, Accs), F =< K ), Items).
 content_items(Sols, _, _, _, _, Sols).
 
@@ -302,8 +337,10 @@ parted(M, Q, Parts) :-
     current_predicate(M:'$wparts'/2),
     M:'$wparts'(Q, Parts).
 
-expire_part(time(_, Step, _), M, P, Now) :-
-    K is Now div Step,
+expire_part(Spec, M, P, Now) :-
+    Spec = time(_, _, _, _),
+    !,
+    close_index(Spec, Now, K),
     expire(M, P, K).
 expire_part(count(N), M, P, Now) :-
     cutoff(M, N, Now, Cut),
@@ -322,13 +359,15 @@ cep_span(Spans, S, E) :-
     max_list(Es, E).
 
 %   The solutions in the window evaluated at Tau, and the window's start.
-window_solutions(time(Range, Step, _), M, Q, Tau, Ts, Sols) :-
-    K is Tau div Step,
-    Ts is K * Step - Range,
+window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
+    Spec = time(Range, _, _, _),
+    !,
+    close_index(Spec, Tau, K),
+    close_of(Spec, K, Hi),
+    Ts is Hi - Range,
     expire(M, Q, K),
     (   content(M, Q)
-    ->  Hi is K * Step,
-        content_solutions(M, Q, time(K, Ts, Hi), Sols)
+    ->  content_solutions(M, Q, time(K, Ts, Hi), Sols)
     ;   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
         \+ deferred(M, Q),
         \+ parted(M, Q, _)

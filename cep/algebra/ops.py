@@ -640,7 +640,10 @@ class Window:
     events. `stream` is the stream's IRI (N-Triples text). `policy` is
     RSP-QL's report policy given in its brackets (REPORT ...): "close",
     "change", "nonempty" or "every" (every `period_ms`, which is then the
-    query's every_ms); None when none is given (the window close)."""
+    query's every_ms); None when none is given (the window close).
+    `t0_ms` is RSP-QL's t0 (START): the windows are (t0 + i*step, t0 +
+    i*step + range], i >= 0; None: the closes are the multiples of the
+    step, with no first window."""
 
     stream: str
     range_ms: Optional[int] = None
@@ -648,6 +651,7 @@ class Window:
     count: Optional[int] = None
     policy: Optional[str] = None
     period_ms: Optional[int] = None
+    t0_ms: Optional[int] = None
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 

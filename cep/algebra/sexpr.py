@@ -157,7 +157,8 @@ def _window(q: ops.Query) -> str:
     size = window_size(w)
     extra = (f" (every {q.every_ms})" if q.every_ms is not None else "") + \
         (f" ({q.report})" if q.report != "rstream" else "") + \
-        (f" (report {w.policy})" if w.policy is not None else "")
+        (f" (report {w.policy})" if w.policy is not None else "") + \
+        (f" (start {w.t0_ms})" if w.t0_ms is not None else "")
     out = f"\n  (window {size}{extra})"
     if len(q.streams) > 1 or any(named for _, named in q.streams):
         # several streams, or a named one: (streams <s1> (named <s2>) ...)
@@ -374,6 +375,8 @@ def _read_window(parts) -> dict:
     _, stream, *specs = parts["window"][0]
     fields = {spec[0]: spec[1:] for spec in specs}
     window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "range", "step")])
+    if "start" in fields:  # RSP-QL's t0
+        window = dataclasses.replace(window, t0_ms=int(fields["start"][0]))
     if "report" in fields:  # RSP-QL's report policy; REPORT EVERY's period is (every MS)
         policy = fields["report"][0]
         window = dataclasses.replace(window, policy=policy,

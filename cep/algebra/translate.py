@@ -39,6 +39,7 @@ Query's is its first keyword.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from pathlib import Path
@@ -748,7 +749,7 @@ class _Query:
                              "FROM STREAM <iri> WINDOW ... before WHERE", spec)
         # the stream's report policy holds for the window that replaces its size
         return dataclasses.replace(self.streaming_window(spec, window.stream, self.pos(spec)),
-                                   policy=window.policy, period_ms=window.period_ms)
+                                   policy=window.policy, period_ms=window.period_ms, t0_ms=window.t0_ms)
 
     def window_spec(self, clause, iri):
         spec = clause.children[-1]
@@ -757,6 +758,7 @@ class _Query:
         words = [c for c in spec.children if isinstance(c, Token)]
         pos = self.pos(clause)
         policy = self.policy(spec)
+        t0 = self.window_start(spec)
         found = _children(spec, "report_policy")
         period = self.span(found[0].children[-1]) if policy == "every" else None
         if words[0].type == "TRIPLES":
@@ -767,10 +769,31 @@ class _Query:
                 raise self.error("REPORT EVERY reports a time-based window periodically; a count window "
                                  "is evaluated at every instant of the stream: use [RANGE ... STEP ...]",
                                  _children(spec, "report_policy")[0])
+            if t0 is not None:
+                raise self.error("START gives the time a sequence of time-based windows starts at; a "
+                                 "count window holds the last events, whenever they came",
+                                 _children(spec, "window_start")[0])
             return ops.Window(iri, count=count, policy=policy, pos=pos)
         range_ms = self.span(words[1])
         step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
-        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, policy=policy, period_ms=period, pos=pos)
+        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, policy=policy, period_ms=period, t0_ms=t0,
+                          pos=pos)
+
+    def window_start(self, spec: Tree):
+        """RSP-QL's t0 in a window's brackets (START "...Z"^^xsd:dateTime, or
+        a simple literal of that form), in ms; None when not given."""
+        found = _children(spec, "window_start")
+        if not found:
+            return None
+        node = found[0].children[0]
+        text = self.literal(node)
+        parts = terms.split(text)
+        if parts[0] == "literal" and parts[3] is None and parts[2] in (None, terms.XSD + "string",
+                                                                       terms.XSD + "dateTime"):
+            with contextlib.suppress(terms.TermError):
+                return terms.parse_datetime_ms(parts[1])
+        raise self.error(f"START takes the time the windows start at, an xsd:dateTime such as "
+                         f"\"2026-03-02T10:00:00Z\"^^xsd:dateTime, not {text}", node)
 
     # ---- report policies (RSP-QL; docs/language.md, "Report policies")
 
@@ -785,12 +808,17 @@ class _Query:
         return {"CLOSE": "close", "CHANGE": "change", "EMPTY": "nonempty", "EVERY": "every"}[kind]
 
     def report_period(self, window, every, computed):
-        """COMPUTED EVERY p, or the window's REPORT EVERY p (the same
+        """(The windows' START is checked here too: it belongs to the
+        query's window, as a report policy does.) COMPUTED EVERY p, or the window's REPORT EVERY p (the same
         periodic evaluation, RSP-QL's periodic policy); they may not
         disagree, nor may COMPUTED EVERY and REPORT ON CLOSE. A report
         policy belongs to the window the query is evaluated by: every
         other window that gives one must give the same."""
         for w in self.stream_windows.values():
+            if w.t0_ms is not None and window is not None and (w.t0_ms, _size(w)) != (window.t0_ms, _size(window)):
+                raise QueryError(f"the query's windows start together: START on the window on {w.stream} "
+                                 f"is given on the query's window ({window.stream}) only, and windows of "
+                                 f"another size (read by GRAPH groups) take none", w.pos)
             if w.policy is not None and window is not None and w.policy != window.policy:
                 raise QueryError(f"the query is evaluated when its window on {window.stream} is: the "
                                  f"report policy of the window on {w.stream} differs from it; give the "

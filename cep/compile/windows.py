@@ -86,7 +86,7 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     # solution seen (cep_window:cep_accumulate/6)
     joins = join_items(plan, vars_of)  # SERVICE joined at the evaluations: its solutions stored as they are
     # (a query whose groups have windows of their own joins its parts' solutions first: stored as they come)
-    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _)),
+    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _, _)),
                     pl.Struct("\\+", pl.Struct("$wparts", Q, _))]
                    + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
@@ -134,6 +134,9 @@ def check_windows(queries, most: int):
     than left to run for minutes and overflow Prolog's stack."""
     for query in queries:
         split = split_windows(query)
+        if split is not None and query.window is not None and query.window.t0_ms is not None:
+            raise QueryError(f"{query.name} has groups with windows of their own: START (RSP-QL's t0) "
+                             f"is not supported there; give the windows no START", query.window.pos or query.pos)
         w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
         if w is None or w.count is not None:
             continue
@@ -203,7 +206,9 @@ def _spec(w, query):
         return A("instant")
     if w.count is not None:
         return pl.Struct("count", w.count)
-    return pl.Struct("time", w.range_ms, w.step_ms, query.every_ms or w.step_ms)
+    # RSP-QL's t0, or none: closes at the multiples of the step, with no first window
+    origin = A("none") if w.t0_ms is None else w.t0_ms
+    return pl.Struct("time", w.range_ms, w.step_ms, query.every_ms or w.step_ms, origin)
 
 
 def _part_items(index, plan, out, vs) -> list:

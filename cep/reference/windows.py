@@ -125,14 +125,21 @@ def _evaluations(query, w, ends, events, until, latest):
             yield tau, cut, (lambda ts, te, cut=cut, tau=tau: ts >= cut and te <= tau)
         return
     period = query.every_ms or w.step_ms
-    tau = (ends[0] // period) * period
+    # RSP-QL's t0: the windows (t0 + i*step, t0 + i*step + range], i >= 0,
+    # and the evaluations every period from the first close t0 + range;
+    # without it the closes and evaluations are the multiples of step and period
+    first = None if w.t0_ms is None else w.t0_ms + w.range_ms
+    phase, every_phase = (0, 0) if first is None else (first % w.step_ms, first % period)
+    tau = every_phase + ((ends[0] - every_phase) // period) * period
+    if first is not None:
+        tau = max(tau, first)
     if until is not None:
         last = until - 1
     else:  # the last window close that holds an event, then one evaluation past it
         latest = max(e.start for e in events) if latest is None else latest
-        last = -(-(latest + w.range_ms) // w.step_ms) * w.step_ms + period
+        last = phase - ((phase - latest - w.range_ms) // w.step_ms) * w.step_ms + period
     while tau <= last:
-        c = (tau // w.step_ms) * w.step_ms
+        c = phase + ((tau - phase) // w.step_ms) * w.step_ms
         yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)
         tau += period
 
