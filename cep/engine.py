@@ -347,7 +347,8 @@ def _evaluation_grid(query) -> int:
     if w.count is not None:
         return 1
     every = query.every_ms or w.step_ms
-    return every if w.t0_ms is None else math.gcd(every, (w.t0_ms + w.range_ms) % every)
+    first_close = w.t0_ms + (w.step_ms if w.unbounded else w.range_ms) if w.t0_ms is not None else 0
+    return math.gcd(every, first_close % every)
 
 
 def _instant_order(queries) -> list:

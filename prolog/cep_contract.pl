@@ -106,7 +106,7 @@ cep_contract('$wreport', 2, windows,
 cep_contract('$wpolicy', 2, optional,
              "'$wpolicy'(Query, Policy): RSP-QL's report policy change or nonempty (none: the window close)").
 cep_contract('$wseen', 2, optional,
-             "'$wseen'(Query, Hash), dynamic: the content of the last evaluation reported under the policy change").
+             "'$wseen'(Query, Seen), dynamic: under the policy change, the hash of the content last reported (k(K): the last window K evaluated, of an unbounded grouped window)").
 cep_contract('$wset', 1, windows,
              "'$wset'(Query), dynamic: the rows of an evaluation of Query are a set").
 cep_contract('$wsol', 7, windows,

@@ -61,6 +61,15 @@
 %   query grouped without a window (Spec instant) is evaluated at each
 %   instant over the solutions that end at it: First = Last = End.
 cep_window_span(Spec, Ts, Te, F, L) :-
+    Spec = time(inf, Step, _, Origin),      % unbounded: (t0, c] for every close c from the first
+    !,
+    Ts > Origin,
+    phase(Spec, P),
+    F0 is -((P - Te) div Step),
+    first_index(Spec, K0),
+    F is max(F0, K0),
+    L = inf.
+cep_window_span(Spec, Ts, Te, F, L) :-
     Spec = time(Range, Step, _, Origin),
     phase(Spec, P),
     F0 is -((P - Te) div Step),                 % ceiling((Te - P) / Step)
@@ -87,13 +96,20 @@ cep_span(S1, E1, S2, E2, S, E) :-
 %   first close is T0 + Range, of index first_index/2, and the periodic
 %   evaluations (Every) are counted from it too; without (Origin none)
 %   the closes and evaluations are the multiples of Step and Every.
-phase(time(Range, Step, _, Origin), P) :-
-    (   Origin == none -> P = 0 ; P is (Origin + Range) mod Step ).
+%   An unbounded window (Range inf, RANGE UNBOUNDED) has a t0: its
+%   windows are (T0, T0 + i*Step], i >= 1.
+phase(Spec, P) :-
+    Spec = time(_, Step, _, Origin),
+    (   Origin == none -> P = 0 ; first_close(Spec, C), P is C mod Step ).
+
+first_close(time(Range, Step, _, Origin), C) :-
+    (   Range == inf -> C is Origin + Step ; C is Origin + Range ).
 
 first_index(Spec, K0) :-
-    Spec = time(Range, Step, _, Origin),
+    Spec = time(_, Step, _, _),
     phase(Spec, P),
-    K0 is (Origin + Range - P) // Step.
+    first_close(Spec, C),
+    K0 is (C - P) // Step.
 
 close_index(Spec, T, K) :-
     Spec = time(_, Step, _, _),
@@ -105,8 +121,9 @@ close_of(Spec, K, C) :-
     phase(Spec, P),
     C is P + K * Step.
 
-every_phase(time(Range, _, Every, Origin), P) :-
-    (   Origin == none -> P = 0 ; P is (Origin + Range) mod Every ).
+every_phase(Spec, P) :-
+    Spec = time(_, _, Every, Origin),
+    (   Origin == none -> P = 0 ; first_close(Spec, C), P is C mod Every ).
 
 %   The solutions a query keeps: its own, or its content nodes' operands'.
 held(Q, Q).
@@ -158,7 +175,10 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
 
 close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _, _)
-    ->  (   How == "final" -> Limit = inf ; Limit = Time ),
+    ->  (   How \== "final" -> Limit = Time
+        ;   Spec = time(inf, _, _, _) -> last_evaluation(Spec, Time, Limit)
+        ;   Limit = inf
+        ),
         close_time(M, Q, Spec, Limit, Rows0, Rows)
     ;   Spec == instant                     % every instant before Limit a stored solution ends at
     ->  (   How == "final" -> Limit = inf ; Limit = Time ),
@@ -185,6 +205,18 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
     ;   Rows0 = Rows
     ).
 
+%   At the end of the stream (its last instant Last) an unbounded window,
+%   whose content never empties, is evaluated up to the first evaluation
+%   whose window holds every instant of the stream: Limit is just past it.
+last_evaluation(Spec, Last, Limit) :-
+    Spec = time(_, Step, Every, _),
+    phase(Spec, P),
+    C0 is P - ((P - Last) div Step) * Step,             % the first close at or after Last
+    (   first_close(Spec, C1) -> C is max(C0, C1) ; C = C0 ),
+    every_phase(Spec, PE),
+    Tau is PE - ((PE - C) div Every) * Every,           % the first evaluation at or after it
+    Limit is Tau + 1.
+
 %!  cep_window_status(+Module, -Text) is det.
 %
 %   "Due Held": Due the next evaluation time of a time-based window that
@@ -208,7 +240,7 @@ cep_window_status(M, Text) :-
                    M:'$absence_next'(N, Tau) ), Taus),
     (   Taus == [] -> Due = none ; min_list(Taus, Due) ),
     (   current_predicate(M:'$wsol'/7),
-        ( M:'$wsol'(_, _, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
+        ( M:'$wsol'(_, _, _, _, _, _, _) ; M:'$wpart'(_, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
     ->  Held = true
     ;   Held = false
     ),
@@ -228,9 +260,9 @@ evaluated(M, Q, T) :-
 next_time(M, Q, Spec, Tau) :-
     Spec = time(_, _, Every, _),
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
-    ->  (   once(( held(Q, P), M:'$wsol'(_, P, _, _, _, _, _) )) ; reported(M, Q) ),
+    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ),
         Tau = Tau0
-    ;   aggregate_all(min(F), ( held(Q, P), M:'$wsol'(_, P, _, F, _, _, _) ), First),
+    ;   aggregate_all(min(F), stored(M, Q, F), First),
         close_of(Spec, First, C),
         every_phase(Spec, PE),
         Earliest is PE - ((PE - C) div Every) * Every,  % the first PE + j*Every at or after C
@@ -240,6 +272,15 @@ next_time(M, Q, Spec, Tau) :-
 reported(M, Q) :-
     M:'$wlast'(Q, Rows),
     Rows \== [].
+
+%   What Q keeps, with its first window: its solutions (or its content
+%   nodes' operands'), and the panes of its groups (an unbounded window
+%   keeps those alone once evaluated, fold_unbounded/4).
+stored(M, Q, F) :-
+    held(Q, P),
+    M:'$wsol'(_, P, _, F, _, _, _).
+stored(M, Q, F) :-
+    M:'$wpart'(_, Q, _, F, _, _).
 
 %   One evaluation of Q at Tau: the window's solutions, their rows, what is
 %   reported of them, and the solutions no later window holds dropped.
@@ -260,7 +301,33 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     ;   After is Tau + 1
     ),
     retractall(M:'$wnext'(Q, _)),
-    assertz(M:'$wnext'(Q, After)).
+    assertz(M:'$wnext'(Q, After)),
+    (   Spec = time(inf, _, _, _) -> fold_unbounded(M, Q, Spec, Tau) ; true ).
+
+%   An unbounded window keeps what its aggregates need, not the stream:
+%   after the evaluation at Tau (window K), the panes of each group that
+%   window holds are merged into one (First K: every later window holds
+%   it), and the marks that told its solutions seen are dropped (a
+%   solution is derived at its end, and every end up to Tau has passed).
+%   So a grouped query over RANGE UNBOUNDED holds a pane per group, plus
+%   what came since its last evaluation.
+fold_unbounded(M, Q, Spec, Tau) :-
+    (   M:'$wkind'(Q, group(Funcs)),
+        \+ deferred(M, Q),
+        \+ parted(M, Q, _),
+        \+ content(M, Q)
+    ->  close_index(Spec, Tau, K),
+        findall(Key-Accs, ( M:'$wpart'(_, Q, inf, F, Key, Accs), F =< K ), Panes),
+        forall(( clause(M:'$wpart'(_, Q, inf, F, _, _), true, Ref), F =< K ), erase(Ref)),
+        keysort(Panes, Sorted),
+        group_pairs_by_key(Sorted, Groups),
+        forall(member(Key-[Accs0|AccLists], Groups),
+               ( foldl(merge_accs(Funcs), AccLists, Accs0, Accs),
+                 term_hash(p(Q, inf, K, Key), H),
+                 assertz(M:'$wpart'(H, Q, inf, K, Key, Accs)) )),
+        forall(( clause(M:'$wsol'(_, Q, inf, F, _, _, _), true, Ref), F =< K ), erase(Ref))
+    ;   true
+    ).
 
 %   RSP-QL's report policies (docs/language.md, "Report policies"):
 %   whether the evaluation at Tau reports. The window close (the
@@ -277,6 +344,14 @@ reports(M, Q, Spec, Tau, Sols) :-
 reports(close, _, _, _, _, _).
 reports(nonempty, _, _, _, _, Sols) :-
     Sols \== [].
+reports(change, M, Q, Spec, Tau, panes(_)) :-
+    Spec = time(inf, _, _, _),              % its panes are folded: what came since the last evaluation
+    !,
+    close_index(Spec, Tau, K),
+    (   M:'$wseen'(Q, k(K0)) -> true ; K0 = -inf ),
+    retractall(M:'$wseen'(Q, _)),
+    assertz(M:'$wseen'(Q, k(K))),
+    once(( M:'$wpart'(_, Q, inf, F, _, _), F > K0, F =< K )).
 reports(change, M, Q, Spec, Tau, Sols) :-
     content_items(Sols, M, Q, Spec, Tau, Items),
     sort(Items, Content),
@@ -360,11 +435,11 @@ cep_span(Spans, S, E) :-
 
 %   The solutions in the window evaluated at Tau, and the window's start.
 window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
-    Spec = time(Range, _, _, _),
+    Spec = time(Range, _, _, Origin),
     !,
     close_index(Spec, Tau, K),
     close_of(Spec, K, Hi),
-    Ts is Hi - Range,
+    (   Range == inf -> Ts = Origin ; Ts is Hi - Range ),
     expire(M, Q, K),
     (   content(M, Q)
     ->  content_solutions(M, Q, time(K, Ts, Hi), Sols)

@@ -643,7 +643,9 @@ class Window:
     query's every_ms); None when none is given (the window close).
     `t0_ms` is RSP-QL's t0 (START): the windows are (t0 + i*step, t0 +
     i*step + range], i >= 0; None: the closes are the multiples of the
-    step, with no first window."""
+    step, with no first window. A window of infinite width (RANGE
+    UNBOUNDED) has `range_ms` None and a t0: its windows are (t0, t0 +
+    i*step], i >= 1."""
 
     stream: str
     range_ms: Optional[int] = None
@@ -652,6 +654,10 @@ class Window:
     policy: Optional[str] = None
     period_ms: Optional[int] = None
     t0_ms: Optional[int] = None
+
+    @property
+    def unbounded(self) -> bool:
+        return self.count is None and self.range_ms is None
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 

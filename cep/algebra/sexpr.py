@@ -144,7 +144,8 @@ def _options(q: ops.Query) -> str:
 
 def window_size(w: ops.Window) -> str:
     """<stream> (triples N), or <stream> (range MS) (step MS)."""
-    size = f"(triples {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
+    width = "unbounded" if w.unbounded else w.range_ms
+    size = f"(triples {w.count})" if w.count is not None else f"(range {width}) (step {w.step_ms})"
     return f"{w.stream} {size}"
 
 
@@ -368,7 +369,8 @@ def _read_window_spec(stream, specs) -> ops.Window:
     fields = {spec[0]: spec[1:] for spec in specs}
     if "triples" in fields:
         return ops.Window(stream, count=int(fields["triples"][0]))
-    return ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
+    width = fields["range"][0]
+    return ops.Window(stream, range_ms=None if width == "unbounded" else int(width), step_ms=int(fields["step"][0]))
 
 
 def _read_window(parts) -> dict:

@@ -759,6 +759,7 @@ class _Query:
         pos = self.pos(clause)
         policy = self.policy(spec)
         t0 = self.window_start(spec)
+        self.check_tick(spec, words[0].type == "TRIPLES")
         found = _children(spec, "report_policy")
         period = self.span(found[0].children[-1]) if policy == "every" else None
         if words[0].type == "TRIPLES":
@@ -774,10 +775,42 @@ class _Query:
                                  "count window holds the last events, whenever they came",
                                  _children(spec, "window_start")[0])
             return ops.Window(iri, count=count, policy=policy, pos=pos)
+        if words[1].type == "UNBOUNDED":  # RSP-QL's l = infinity: everything from t0 on
+            if words[2].type == "TUMBLING":
+                raise self.error("a window of infinite width does not tumble: give it a STEP", words[2])
+            if t0 is None:
+                raise self.error("RANGE UNBOUNDED holds everything from the window's start t0 to each "
+                                 "evaluation: give START \"...\"^^xsd:dateTime", words[1])
+            return ops.Window(iri, step_ms=self.span(words[3]), policy=policy, period_ms=period, t0_ms=t0,
+                              pos=pos)
         range_ms = self.span(words[1])
         step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
         return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, policy=policy, period_ms=period, t0_ms=t0,
                           pos=pos)
+
+    def check_tick(self, spec: Tree, counted: bool):
+        """RSP-QL's tick in a window's brackets (TICK TIME | TUPLE | BATCH),
+        which only states the one this engine has (docs/language.md,
+        "Tick"): a time-based window's closes are time-driven (they come
+        as event time passes them, with or without an event); a count
+        window is evaluated at each instant, the batch of the events of
+        one timestamp. Any other is refused, with why."""
+        found = _children(spec, "window_tick")
+        if not found:
+            return
+        token = found[0].children[0]
+        kind = token.type.removeprefix("TICK_").lower()
+        if kind == "tuple":
+            raise self.error("TICK TUPLE would evaluate a window between two events of one instant, which "
+                             "have no order: the engine processes a stream by instants (TICK BATCH for a count "
+                             "window, TICK TIME for a time-based one)", token)
+        if counted and kind == "time":
+            raise self.error("a count window's content changes only when events come: it is evaluated at "
+                             "each instant (TICK BATCH), not as time passes", token)
+        if not counted and kind == "batch":
+            raise self.error("a time-based window closes as event time passes its close, with or without an "
+                             "event there (TICK TIME); evaluating it only at the instants of events is not "
+                             "supported", token)
 
     def window_start(self, spec: Tree):
         """RSP-QL's t0 in a window's brackets (START "...Z"^^xsd:dateTime, or

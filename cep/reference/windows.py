@@ -125,6 +125,9 @@ def _evaluations(query, w, ends, events, until, latest):
             yield tau, cut, (lambda ts, te, cut=cut, tau=tau: ts >= cut and te <= tau)
         return
     period = query.every_ms or w.step_ms
+    if w.unbounded:
+        yield from _unbounded_evaluations(w, period, ends, until, latest)
+        return
     # RSP-QL's t0: the windows (t0 + i*step, t0 + i*step + range], i >= 0,
     # and the evaluations every period from the first close t0 + range;
     # without it the closes and evaluations are the multiples of step and period
@@ -141,6 +144,27 @@ def _evaluations(query, w, ends, events, until, latest):
     while tau <= last:
         c = phase + ((tau - phase) // w.step_ms) * w.step_ms
         yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)
+        tau += period
+
+
+def _unbounded_evaluations(w, period, ends, until, latest):
+    """A window of infinite width (RSP-QL's l = infinity, RANGE UNBOUNDED)
+    from t0: the windows (t0, t0 + i*step], i >= 1, evaluated every
+    period from the first close, each over the window closed last; at the
+    end of the stream, up to the first evaluation whose window holds its
+    last instant (its content never empties: nothing would end it)."""
+    first = w.t0_ms + w.step_ms
+    phase, every_phase = first % w.step_ms, first % period
+    tau = max(first, every_phase + ((ends[0] - every_phase) // period) * period)
+    if until is not None:
+        last = until - 1
+    else:
+        end = ends[-1] if latest is None else max(ends[-1], latest)
+        close = max(first, phase - ((phase - end) // w.step_ms) * w.step_ms)
+        last = every_phase - ((every_phase - close) // period) * period
+    while tau <= last:
+        c = phase + ((tau - phase) // w.step_ms) * w.step_ms
+        yield tau, w.t0_ms, (lambda ts, te, c=c: w.t0_ms < ts and te <= c)
         tau += period
 
 

@@ -74,3 +74,19 @@ WHERE { ?c :price ?p }""", SPARSE)
 def test_combinations_refused(text, message):
     with pytest.raises(QueryError, match=message):
         parse_rules(PREFIX + text, "q.rq")
+
+
+@pytest.mark.parametrize("window", ["RANGE 30m STEP 10m REPORT ON CHANGE TICK TIME", "TRIPLES 2 TICK BATCH"])
+def test_the_tick_the_engine_has_is_accepted(window):
+    assert parse_rules(PREFIX + f"SELECT ?c FROM STREAM <http://e/s> [{window}] WHERE {{ ?c :price ?p }}")
+
+
+@pytest.mark.parametrize("window, message", [
+    ("TRIPLES 2 TICK TUPLE", r"q\.rq:2:\d+: TICK TUPLE would evaluate a window between two events of one instant"),
+    ("RANGE 30m STEP 10m TICK TUPLE", r"TICK TUPLE would evaluate"),
+    ("TRIPLES 2 TICK TIME", r"a count window's content changes only when events come"),
+    ("RANGE 30m STEP 10m TICK BATCH", r"evaluating it only at the instants of events is not supported"),
+])
+def test_other_ticks_refused(window, message):
+    with pytest.raises(QueryError, match=message):
+        parse_rules(PREFIX + f"SELECT ?c FROM STREAM <http://e/s> [{window}] WHERE {{ ?c :price ?p }}", "q.rq")
