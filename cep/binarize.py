@@ -409,7 +409,7 @@ def _range_bound(w) -> Optional[int]:
     (t' - range, t'] holds only solutions shorter than its range, so the
     pattern's partial matches are bounded as WITHIN bounds them, and
     expire. None for a count window, whose solutions may be of any length."""
-    if w is None or w.count is not None:
+    if w is None or w.count is not None or w.unbounded:
         return None
     return w.range_ms - 1
 

@@ -120,8 +120,7 @@ class Engine:
         # evaluated at every instant)
         producers = self.compiled.chaining.producers
         changing = any(q.form == "update" for q in self.compiled.queries)
-        everies = [(1 if q.window.count is not None else q.every_ms or q.window.step_ms)
-                   for q in self.compiled.queries
+        everies = [_evaluation_grid(q) for q in self.compiled.queries
                    if q.window is not None and (q.name in producers or changing)]
         if self.services is not None and self.services.period is not None:
             everies.append(self.services.period)  # a SERVICE view is maintained at each evaluation
@@ -340,6 +339,18 @@ class Engine:
         if self.services is not None:
             self.services.restore(fields["services"])
         self._held = SCHEMA.empty_table()
+
+
+def _evaluation_grid(query) -> int:
+    """A period whose multiples are all the evaluation times of a windowed
+    query: every instant for a count window, else its period (COMPUTED
+    EVERY, else the step), counted from the first close with RSP-QL's t0."""
+    w = query.window
+    if w.count is not None:
+        return 1
+    every = query.every_ms or w.step_ms
+    first_close = w.t0_ms + (w.step_ms if w.unbounded else w.range_ms) if w.t0_ms is not None else 0
+    return math.gcd(every, first_close % every)
 
 
 def _instant_order(queries) -> list:

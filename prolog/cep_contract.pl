@@ -98,11 +98,15 @@ cep_contract('$expired', 2, pruning,
              "'$expired'(Store, Generation), dynamic: the last generation of a windowed goal store dropped").
 % -- windows and aggregates (cep_window.pl)
 cep_contract('$window', 2, windows,
-             "'$window'(Query, Spec): a windowed query, Spec time(Range, Step, Every) or count(N)").
+             "'$window'(Query, Spec): a windowed query, Spec time(Range, Step, Every, Origin) (Origin: RSP-QL's t0, or none) or count(N)").
 cep_contract('$wkind', 2, windows,
              "'$wkind'(Query, Kind): plain, group(Funcs) or extend(Funcs)").
 cep_contract('$wreport', 2, windows,
              "'$wreport'(Query, Report): rstream, istream or dstream").
+cep_contract('$wpolicy', 2, optional,
+             "'$wpolicy'(Query, Policy): RSP-QL's report policy change or nonempty (none: the window close)").
+cep_contract('$wseen', 2, optional,
+             "'$wseen'(Query, Seen), dynamic: under the policy change, the hash of the content last reported (k(K): the last window K evaluated, of an unbounded grouped window)").
 cep_contract('$wset', 1, windows,
              "'$wset'(Query), dynamic: the rows of an evaluation of Query are a set").
 cep_contract('$wsol', 7, windows,

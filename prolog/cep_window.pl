@@ -52,15 +52,29 @@
 
 %!  cep_window_span(+Spec, +Start, +End, -First, -Last) is semidet.
 %
-%   The window closes k*Step (First =< k =< Last) whose window
-%   (k*Step - Range, k*Step] holds [Start, End]: k*Step >= End and
-%   k*Step - Range < Start. Fails when no window holds it (a solution
+%   The window closes P + k*Step (First =< k =< Last; P the phase of the
+%   closes, 0 without t0) whose window (P + k*Step - Range, P + k*Step]
+%   holds [Start, End]: P + k*Step >= End and P + k*Step - Range < Start;
+%   with RSP-QL's t0 (Spec time(Range, Step, Every, T0)) k is at least
+%   that of the first window, (T0, T0 + Range]. Fails when no window holds it (a solution
 %   longer than the range, or one in the gap of a hopping window). A
 %   query grouped without a window (Spec instant) is evaluated at each
 %   instant over the solutions that end at it: First = Last = End.
-cep_window_span(time(Range, Step, _), Ts, Te, F, L) :-
-    F is -((-Te) div Step),                 % ceiling(Te / Step)
-    L is -((-(Ts + Range)) div Step) - 1,   % the last k with k*Step < Ts + Range
+cep_window_span(Spec, Ts, Te, F, L) :-
+    Spec = time(inf, Step, _, Origin),      % unbounded: (t0, c] for every close c from the first
+    !,
+    Ts > Origin,
+    phase(Spec, P),
+    F0 is -((P - Te) div Step),
+    first_index(Spec, K0),
+    F is max(F0, K0),
+    L = inf.
+cep_window_span(Spec, Ts, Te, F, L) :-
+    Spec = time(Range, Step, _, Origin),
+    phase(Spec, P),
+    F0 is -((P - Te) div Step),                 % ceiling((Te - P) / Step)
+    L is -((P - (Ts + Range)) div Step) - 1,    % the last k with P + k*Step < Ts + Range
+    (   Origin == none -> F = F0 ; first_index(Spec, K0), F is max(F0, K0) ),
     F =< L.
 cep_window_span(count(_), _, _, 0, 0).
 cep_window_span(instant, _, Te, Te, Te).
@@ -75,6 +89,41 @@ cep_span(S1, E1, timeless, _, S1, E1) :- !.
 cep_span(S1, E1, S2, E2, S, E) :-
     S is min(S1, S2),
     E is max(E1, E2).
+
+%   The closes of a time-based window time(Range, Step, Every, Origin):
+%   P + K*Step for every index K, P the phase. With RSP-QL's t0 (Origin
+%   T0) the windows are (T0 + i*Step, T0 + i*Step + Range], i >= 0: the
+%   first close is T0 + Range, of index first_index/2, and the periodic
+%   evaluations (Every) are counted from it too; without (Origin none)
+%   the closes and evaluations are the multiples of Step and Every.
+%   An unbounded window (Range inf, RANGE UNBOUNDED) has a t0: its
+%   windows are (T0, T0 + i*Step], i >= 1.
+phase(Spec, P) :-
+    Spec = time(_, Step, _, Origin),
+    (   Origin == none -> P = 0 ; first_close(Spec, C), P is C mod Step ).
+
+first_close(time(Range, Step, _, Origin), C) :-
+    (   Range == inf -> C is Origin + Step ; C is Origin + Range ).
+
+first_index(Spec, K0) :-
+    Spec = time(_, Step, _, _),
+    phase(Spec, P),
+    first_close(Spec, C),
+    K0 is (C - P) // Step.
+
+close_index(Spec, T, K) :-
+    Spec = time(_, Step, _, _),
+    phase(Spec, P),
+    K is (T - P) div Step.
+
+close_of(Spec, K, C) :-
+    Spec = time(_, Step, _, _),
+    phase(Spec, P),
+    C is P + K * Step.
+
+every_phase(Spec, P) :-
+    Spec = time(_, _, Every, Origin),
+    (   Origin == none -> P = 0 ; first_close(Spec, C), P is C mod Every ).
 
 %   The solutions a query keeps: its own, or its content nodes' operands'.
 held(Q, Q).
@@ -125,8 +174,11 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   How == "final" -> true ; expire_parts(M, Q, Time) ).
 
 close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
-    (   Spec = time(_, _, _)
-    ->  (   How == "final" -> Limit = inf ; Limit = Time ),
+    (   Spec = time(_, _, _, _)
+    ->  (   How \== "final" -> Limit = Time
+        ;   Spec = time(inf, _, _, _) -> last_evaluation(Spec, Time, Limit)
+        ;   Limit = inf
+        ),
         close_time(M, Q, Spec, Limit, Rows0, Rows)
     ;   Spec == instant                     % every instant before Limit a stored solution ends at
     ->  (   How == "final" -> Limit = inf ; Limit = Time ),
@@ -146,13 +198,24 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
 %   stream (Limit inf) it is evaluated until its windows hold nothing:
 %   every window that holds a solution reports.
 close_time(M, Q, Spec, Limit, Rows0, Rows) :-
-    Spec = time(_, Step, Every),
-    (   next_time(M, Q, Step, Every, Tau),
+    (   next_time(M, Q, Spec, Tau),
         Tau < Limit
     ->  evaluate(M, Q, Spec, Tau, Rows0, Rows1),
         close_time(M, Q, Spec, Limit, Rows1, Rows)
     ;   Rows0 = Rows
     ).
+
+%   At the end of the stream (its last instant Last) an unbounded window,
+%   whose content never empties, is evaluated up to the first evaluation
+%   whose window holds every instant of the stream: Limit is just past it.
+last_evaluation(Spec, Last, Limit) :-
+    Spec = time(_, Step, Every, _),
+    phase(Spec, P),
+    C0 is P - ((P - Last) div Step) * Step,             % the first close at or after Last
+    (   first_close(Spec, C1) -> C is max(C0, C1) ; C = C0 ),
+    every_phase(Spec, PE),
+    Tau is PE - ((PE - C) div Every) * Every,           % the first evaluation at or after it
+    Limit is Tau + 1.
 
 %!  cep_window_status(+Module, -Text) is det.
 %
@@ -165,9 +228,10 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
 %   while Held.
 cep_window_status(M, Text) :-
     findall(Tau, ( current_predicate(M:'$window'/2),
-                   M:'$window'(Q, time(_, Step, Every)),
+                   M:'$window'(Q, Spec),
+                   Spec = time(_, _, _, _),
                    integer(Q),
-                   next_time(M, Q, Step, Every, Tau)
+                   next_time(M, Q, Spec, Tau)
                  ; current_predicate(M:'$window'/2),
                    M:'$window'(Q, instant),
                    aggregate_all(min(T), M:'$wsol'(_, Q, T, _, _, _, _), Tau)
@@ -176,7 +240,7 @@ cep_window_status(M, Text) :-
                    M:'$absence_next'(N, Tau) ), Taus),
     (   Taus == [] -> Due = none ; min_list(Taus, Due) ),
     (   current_predicate(M:'$wsol'/7),
-        ( M:'$wsol'(_, _, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
+        ( M:'$wsol'(_, _, _, _, _, _, _) ; M:'$wpart'(_, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
     ->  Held = true
     ;   Held = false
     ),
@@ -193,18 +257,30 @@ evaluated(M, Q, T) :-
 %   at or after the earliest window close a stored solution is in (found
 %   by one scan, so a gap in event time is skipped at once, and a busy
 %   window costs no scan).
-next_time(M, Q, Step, Every, Tau) :-
+next_time(M, Q, Spec, Tau) :-
+    Spec = time(_, _, Every, _),
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
-    ->  (   once(( held(Q, P), M:'$wsol'(_, P, _, _, _, _, _) )) ; reported(M, Q) ),
+    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ),
         Tau = Tau0
-    ;   aggregate_all(min(F), ( held(Q, P), M:'$wsol'(_, P, _, F, _, _, _) ), First),
-        Earliest is -((-(First * Step)) div Every) * Every,
+    ;   aggregate_all(min(F), stored(M, Q, F), First),
+        close_of(Spec, First, C),
+        every_phase(Spec, PE),
+        Earliest is PE - ((PE - C) div Every) * Every,  % the first PE + j*Every at or after C
         (   M:'$wnext'(Q, idle(Tau0)) -> Tau is max(Tau0, Earliest) ; Tau = Earliest )
     ).
 
 reported(M, Q) :-
     M:'$wlast'(Q, Rows),
     Rows \== [].
+
+%   What Q keeps, with its first window: its solutions (or its content
+%   nodes' operands'), and the panes of its groups (an unbounded window
+%   keeps those alone once evaluated, fold_unbounded/4).
+stored(M, Q, F) :-
+    held(Q, P),
+    M:'$wsol'(_, P, _, F, _, _, _).
+stored(M, Q, F) :-
+    M:'$wpart'(_, Q, _, F, _, _).
 
 %   One evaluation of Q at Tau: the window's solutions, their rows, what is
 %   reported of them, and the solutions no later window holds dropped.
@@ -214,15 +290,85 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     window_solutions(Spec, M, Q, Tau, Ts, Sols0),
     combined(M, Q, Tau, Sols0, Sols1),
     service_join(M, Q, Sols1, Sols),
-    rows(M, Q, Sols, Ts, Tau, New),
-    report(M, Q, Ts, Tau, New, Rows0, Rows),
-    (   Spec = time(_, _, Every)
+    (   reports(M, Q, Spec, Tau, Sols)
+    ->  rows(M, Q, Sols, Ts, Tau, New),
+        report(M, Q, Ts, Tau, New, Rows0, Rows)
+    ;   Rows0 = Rows
+    ),
+    (   Spec = time(_, _, Every, _)
     ->  After0 is Tau + Every,
         (   Sols0 == [] -> After = idle(After0) ; After = After0 )
     ;   After is Tau + 1
     ),
     retractall(M:'$wnext'(Q, _)),
-    assertz(M:'$wnext'(Q, After)).
+    assertz(M:'$wnext'(Q, After)),
+    (   Spec = time(inf, _, _, _) -> fold_unbounded(M, Q, Spec, Tau) ; true ).
+
+%   An unbounded window keeps what its aggregates need, not the stream:
+%   after the evaluation at Tau (window K), the panes of each group that
+%   window holds are merged into one (First K: every later window holds
+%   it), and the marks that told its solutions seen are dropped (a
+%   solution is derived at its end, and every end up to Tau has passed).
+%   So a grouped query over RANGE UNBOUNDED holds a pane per group, plus
+%   what came since its last evaluation.
+fold_unbounded(M, Q, Spec, Tau) :-
+    (   M:'$wkind'(Q, group(Funcs)),
+        \+ deferred(M, Q),
+        \+ parted(M, Q, _),
+        \+ content(M, Q)
+    ->  close_index(Spec, Tau, K),
+        findall(Key-Accs, ( M:'$wpart'(_, Q, inf, F, Key, Accs), F =< K ), Panes),
+        forall(( clause(M:'$wpart'(_, Q, inf, F, _, _), true, Ref), F =< K ), erase(Ref)),
+        keysort(Panes, Sorted),
+        group_pairs_by_key(Sorted, Groups),
+        forall(member(Key-[Accs0|AccLists], Groups),
+               ( foldl(merge_accs(Funcs), AccLists, Accs0, Accs),
+                 term_hash(p(Q, inf, K, Key), H),
+                 assertz(M:'$wpart'(H, Q, inf, K, Key, Accs)) )),
+        forall(( clause(M:'$wsol'(_, Q, inf, F, _, _, _), true, Ref), F =< K ), erase(Ref))
+    ;   true
+    ).
+
+%   RSP-QL's report policies (docs/language.md, "Report policies"):
+%   whether the evaluation at Tau reports. The window close (the
+%   default) and the periodic policy (COMPUTED EVERY, REPORT EVERY)
+%   report every evaluation; nonempty those whose window holds a
+%   solution; change those whose window's content (its solutions, with
+%   their intervals) differs from the last one reported ('$wseen'(Q,
+%   Hash); none yet: the empty content). An evaluation that does not
+%   report is not one for ISTREAM and DSTREAM either.
+reports(M, Q, Spec, Tau, Sols) :-
+    (   current_predicate(M:'$wpolicy'/2), M:'$wpolicy'(Q, Policy) -> true ; Policy = close ),
+    reports(Policy, M, Q, Spec, Tau, Sols).
+
+reports(close, _, _, _, _, _).
+reports(nonempty, _, _, _, _, Sols) :-
+    Sols \== [].
+reports(change, M, Q, Spec, Tau, panes(_)) :-
+    Spec = time(inf, _, _, _),              % its panes are folded: what came since the last evaluation
+    !,
+    close_index(Spec, Tau, K),
+    (   M:'$wseen'(Q, k(K0)) -> true ; K0 = -inf ),
+    retractall(M:'$wseen'(Q, _)),
+    assertz(M:'$wseen'(Q, k(K))),
+    once(( M:'$wpart'(_, Q, inf, F, _, _), F > K0, F =< K )).
+reports(change, M, Q, Spec, Tau, Sols) :-
+    content_items(Sols, M, Q, Spec, Tau, Items),
+    sort(Items, Content),
+    variant_sha1(Content, H),
+    (   M:'$wseen'(Q, H0) -> true ; variant_sha1([], H0) ),
+    H \== H0,
+    retractall(M:'$wseen'(Q, _)),
+    assertz(M:'$wseen'(Q, H)).
+
+%   A grouped time window's content is its panes, each with the windows
+%   First..Last its solutions are in: two windows with the same groups
+%   and aggregates may hold different solutions.
+content_items(panes(_), M, Q, Spec, Tau, Items) :-
+    !,
+    close_index(Spec, Tau, K),
+    findall(L-F-Key-Accs, ( M:'$wpart'(_, Q, L, F, Key, Accs), F =< K ), Items).
+content_items(Sols, _, _, _, _, Sols).
 
 %   A query that joins its SERVICE views at its evaluations
 %   (cep/compile/services.py): each stored solution joined now, with the
@@ -266,8 +412,10 @@ parted(M, Q, Parts) :-
     current_predicate(M:'$wparts'/2),
     M:'$wparts'(Q, Parts).
 
-expire_part(time(_, Step, _), M, P, Now) :-
-    K is Now div Step,
+expire_part(Spec, M, P, Now) :-
+    Spec = time(_, _, _, _),
+    !,
+    close_index(Spec, Now, K),
     expire(M, P, K).
 expire_part(count(N), M, P, Now) :-
     cutoff(M, N, Now, Cut),
@@ -286,13 +434,15 @@ cep_span(Spans, S, E) :-
     max_list(Es, E).
 
 %   The solutions in the window evaluated at Tau, and the window's start.
-window_solutions(time(Range, Step, _), M, Q, Tau, Ts, Sols) :-
-    K is Tau div Step,
-    Ts is K * Step - Range,
+window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
+    Spec = time(Range, _, _, Origin),
+    !,
+    close_index(Spec, Tau, K),
+    close_of(Spec, K, Hi),
+    (   Range == inf -> Ts = Origin ; Ts is Hi - Range ),
     expire(M, Q, K),
     (   content(M, Q)
-    ->  Hi is K * Step,
-        content_solutions(M, Q, time(K, Ts, Hi), Sols)
+    ->  content_solutions(M, Q, time(K, Ts, Hi), Sols)
     ;   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
         \+ deferred(M, Q),
         \+ parted(M, Q, _)

@@ -637,12 +637,27 @@ class Window:
     """A window over the run's stream (C-SPARQL's FROM STREAM <iri> [...]):
     time-based, RSP-QL's (t'-range, t'] at every t' that is a multiple of
     `step` (tumbling: step = range), or count-based, the last `count`
-    events. `stream` is the stream's IRI (N-Triples text)."""
+    events. `stream` is the stream's IRI (N-Triples text). `policy` is
+    RSP-QL's report policy given in its brackets (REPORT ...): "close",
+    "change", "nonempty" or "every" (every `period_ms`, which is then the
+    query's every_ms); None when none is given (the window close).
+    `t0_ms` is RSP-QL's t0 (START): the windows are (t0 + i*step, t0 +
+    i*step + range], i >= 0; None: the closes are the multiples of the
+    step, with no first window. A window of infinite width (RANGE
+    UNBOUNDED) has `range_ms` None and a t0: its windows are (t0, t0 +
+    i*step], i >= 1."""
 
     stream: str
     range_ms: Optional[int] = None
     step_ms: Optional[int] = None
     count: Optional[int] = None
+    policy: Optional[str] = None
+    period_ms: Optional[int] = None
+    t0_ms: Optional[int] = None
+
+    @property
+    def unbounded(self) -> bool:
+        return self.count is None and self.range_ms is None
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 

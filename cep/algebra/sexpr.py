@@ -144,7 +144,8 @@ def _options(q: ops.Query) -> str:
 
 def window_size(w: ops.Window) -> str:
     """<stream> (triples N), or <stream> (range MS) (step MS)."""
-    size = f"(triples {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
+    width = "unbounded" if w.unbounded else w.range_ms
+    size = f"(triples {w.count})" if w.count is not None else f"(range {width}) (step {w.step_ms})"
     return f"{w.stream} {size}"
 
 
@@ -156,7 +157,9 @@ def _window(q: ops.Query) -> str:
         return ""
     size = window_size(w)
     extra = (f" (every {q.every_ms})" if q.every_ms is not None else "") + \
-        (f" ({q.report})" if q.report != "rstream" else "")
+        (f" ({q.report})" if q.report != "rstream" else "") + \
+        (f" (report {w.policy})" if w.policy is not None else "") + \
+        (f" (start {w.t0_ms})" if w.t0_ms is not None else "")
     out = f"\n  (window {size}{extra})"
     if len(q.streams) > 1 or any(named for _, named in q.streams):
         # several streams, or a named one: (streams <s1> (named <s2>) ...)
@@ -366,13 +369,20 @@ def _read_window_spec(stream, specs) -> ops.Window:
     fields = {spec[0]: spec[1:] for spec in specs}
     if "triples" in fields:
         return ops.Window(stream, count=int(fields["triples"][0]))
-    return ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
+    width = fields["range"][0]
+    return ops.Window(stream, range_ms=None if width == "unbounded" else int(width), step_ms=int(fields["step"][0]))
 
 
 def _read_window(parts) -> dict:
     _, stream, *specs = parts["window"][0]
     fields = {spec[0]: spec[1:] for spec in specs}
     window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "range", "step")])
+    if "start" in fields:  # RSP-QL's t0
+        window = dataclasses.replace(window, t0_ms=int(fields["start"][0]))
+    if "report" in fields:  # RSP-QL's report policy; REPORT EVERY's period is (every MS)
+        policy = fields["report"][0]
+        window = dataclasses.replace(window, policy=policy,
+                                     period_ms=int(fields["every"][0]) if policy == "every" else None)
     # (streams <s1> (named <s2>) ...) when not just the window's stream
     streams = tuple((x[1], True) if isinstance(x, list) else (x, False)
                     for x in parts["streams"][0][1:]) if "streams" in parts else ((stream, False),)

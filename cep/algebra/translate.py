@@ -39,6 +39,7 @@ Query's is its first keyword.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from pathlib import Path
@@ -499,6 +500,7 @@ class _Query:
         self.windowed, self.query_window = window is not None, window
         computed = _children(register, "computed") if register is not None else []
         every = self.every(computed[0], window) if computed else None
+        every = self.report_period(window, every, computed)
         if body.data == "update_query":
             if window is not None:
                 raise self.error("an update reads the stream as it comes: it takes no window", window_clause(froms))
@@ -745,7 +747,9 @@ class _Query:
         if window is None:
             raise self.error("a window applies to the streams the query reads, and it reads none: add "
                              "FROM STREAM <iri> WINDOW ... before WHERE", spec)
-        return self.streaming_window(spec, window.stream, self.pos(spec))
+        # the stream's report policy holds for the window that replaces its size
+        return dataclasses.replace(self.streaming_window(spec, window.stream, self.pos(spec)),
+                                   policy=window.policy, period_ms=window.period_ms, t0_ms=window.t0_ms)
 
     def window_spec(self, clause, iri):
         spec = clause.children[-1]
@@ -753,14 +757,117 @@ class _Query:
             return self.streaming_window(spec, iri, self.pos(clause))
         words = [c for c in spec.children if isinstance(c, Token)]
         pos = self.pos(clause)
+        policy = self.policy(spec)
+        t0 = self.window_start(spec)
+        self.check_tick(spec, words[0].type == "TRIPLES")
+        found = _children(spec, "report_policy")
+        period = self.span(found[0].children[-1]) if policy == "every" else None
         if words[0].type == "TRIPLES":
             count = int(str(words[1]))
             if count < 1:
                 raise self.error("a count-based window holds at least one event: [TRIPLES 1]", words[1])
-            return ops.Window(iri, count=count, pos=pos)
+            if policy == "every":
+                raise self.error("REPORT EVERY reports a time-based window periodically; a count window "
+                                 "is evaluated at every instant of the stream: use [RANGE ... STEP ...]",
+                                 _children(spec, "report_policy")[0])
+            if t0 is not None:
+                raise self.error("START gives the time a sequence of time-based windows starts at; a "
+                                 "count window holds the last events, whenever they came",
+                                 _children(spec, "window_start")[0])
+            return ops.Window(iri, count=count, policy=policy, pos=pos)
+        if words[1].type == "UNBOUNDED":  # RSP-QL's l = infinity: everything from t0 on
+            if words[2].type == "TUMBLING":
+                raise self.error("a window of infinite width does not tumble: give it a STEP", words[2])
+            if t0 is None:
+                raise self.error("RANGE UNBOUNDED holds everything from the window's start t0 to each "
+                                 "evaluation: give START \"...\"^^xsd:dateTime", words[1])
+            return ops.Window(iri, step_ms=self.span(words[3]), policy=policy, period_ms=period, t0_ms=t0,
+                              pos=pos)
         range_ms = self.span(words[1])
         step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
-        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos)
+        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, policy=policy, period_ms=period, t0_ms=t0,
+                          pos=pos)
+
+    def check_tick(self, spec: Tree, counted: bool):
+        """RSP-QL's tick in a window's brackets (TICK TIME | TUPLE | BATCH),
+        which only states the one this engine has (docs/language.md,
+        "Tick"): a time-based window's closes are time-driven (they come
+        as event time passes them, with or without an event); a count
+        window is evaluated at each instant, the batch of the events of
+        one timestamp. Any other is refused, with why."""
+        found = _children(spec, "window_tick")
+        if not found:
+            return
+        token = found[0].children[0]
+        kind = token.type.removeprefix("TICK_").lower()
+        if kind == "tuple":
+            raise self.error("TICK TUPLE would evaluate a window between two events of one instant, which "
+                             "have no order: the engine processes a stream by instants (TICK BATCH for a count "
+                             "window, TICK TIME for a time-based one)", token)
+        if counted and kind == "time":
+            raise self.error("a count window's content changes only when events come: it is evaluated at "
+                             "each instant (TICK BATCH), not as time passes", token)
+        if not counted and kind == "batch":
+            raise self.error("a time-based window closes as event time passes its close, with or without an "
+                             "event there (TICK TIME); evaluating it only at the instants of events is not "
+                             "supported", token)
+
+    def window_start(self, spec: Tree):
+        """RSP-QL's t0 in a window's brackets (START "...Z"^^xsd:dateTime, or
+        a simple literal of that form), in ms; None when not given."""
+        found = _children(spec, "window_start")
+        if not found:
+            return None
+        node = found[0].children[0]
+        text = self.literal(node)
+        parts = terms.split(text)
+        if parts[0] == "literal" and parts[3] is None and parts[2] in (None, terms.XSD + "string",
+                                                                       terms.XSD + "dateTime"):
+            with contextlib.suppress(terms.TermError):
+                return terms.parse_datetime_ms(parts[1])
+        raise self.error(f"START takes the time the windows start at, an xsd:dateTime such as "
+                         f"\"2026-03-02T10:00:00Z\"^^xsd:dateTime, not {text}", node)
+
+    # ---- report policies (RSP-QL; docs/language.md, "Report policies")
+
+    @staticmethod
+    def policy(spec: Tree):
+        """The report policy in a window's brackets: close, change,
+        nonempty or every (REPORT EVERY p), None when none is given."""
+        found = _children(spec, "report_policy")
+        if not found:
+            return None
+        kind = found[0].children[0].type
+        return {"CLOSE": "close", "CHANGE": "change", "EMPTY": "nonempty", "EVERY": "every"}[kind]
+
+    def report_period(self, window, every, computed):
+        """(The windows' START is checked here too: it belongs to the
+        query's window, as a report policy does.) COMPUTED EVERY p, or the window's REPORT EVERY p (the same
+        periodic evaluation, RSP-QL's periodic policy); they may not
+        disagree, nor may COMPUTED EVERY and REPORT ON CLOSE. A report
+        policy belongs to the window the query is evaluated by: every
+        other window that gives one must give the same."""
+        for w in self.stream_windows.values():
+            if w.t0_ms is not None and window is not None and (w.t0_ms, _size(w)) != (window.t0_ms, _size(window)):
+                raise QueryError(f"the query's windows start together: START on the window on {w.stream} "
+                                 f"is given on the query's window ({window.stream}) only, and windows of "
+                                 f"another size (read by GRAPH groups) take none", w.pos)
+            if w.policy is not None and window is not None and w.policy != window.policy:
+                raise QueryError(f"the query is evaluated when its window on {window.stream} is: the "
+                                 f"report policy of the window on {w.stream} differs from it; give the "
+                                 f"report policy on the query's window only", w.pos)
+        if window is None or window.policy is None:
+            return every
+        if window.policy == "every":
+            period = window.period_ms
+            if every is not None and every != period:
+                raise self.error("COMPUTED EVERY and the window's REPORT EVERY give two periods: "
+                                 "keep one", computed[0])
+            return period
+        if window.policy == "close" and every is not None:
+            raise self.error("COMPUTED EVERY evaluates the query periodically, its window's REPORT ON "
+                             "CLOSE at each window close: keep one", computed[0])
+        return every
 
     def streaming_window(self, spec: Tree, iri, pos) -> ops.Window:
         """Streaming SPARQL's Window (Bolles et al., section 2) as the

@@ -43,7 +43,7 @@ from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
-           ("$wcut", 2), ("$wset", 1))
+           ("$wcut", 2), ("$wset", 1), ("$wseen", 2))
 
 
 def content_part(index, node_id, side):
@@ -86,7 +86,7 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     # solution seen (cep_window:cep_accumulate/6)
     joins = join_items(plan, vars_of)  # SERVICE joined at the evaluations: its solutions stored as they are
     # (a query whose groups have windows of their own joins its parts' solutions first: stored as they come)
-    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _)),
+    grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _, _)),
                     pl.Struct("\\+", pl.Struct("$wparts", Q, _))]
                    + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
@@ -134,8 +134,14 @@ def check_windows(queries, most: int):
     than left to run for minutes and overflow Prolog's stack."""
     for query in queries:
         split = split_windows(query)
+        if split is not None and query.window is not None and query.window.t0_ms is not None:
+            raise QueryError(f"{query.name} has groups with windows of their own: START (RSP-QL's t0) "
+                             f"is not supported there; give the windows no START", query.window.pos or query.pos)
         w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
-        if w is None or w.count is not None:
+        if w is not None and w.unbounded and any(isinstance(x, ops.Service) for x in ops.walk(query.pattern)):
+            raise QueryError(f"{query.name} reads SERVICE over a window of infinite width: that is not "
+                             f"supported; give the window a RANGE", w.pos or query.pos)
+        if w is None or w.count is not None or w.unbounded:  # an unbounded window: each close once
             continue
         every = query.every_ms or w.step_ms
         evaluations = -(-w.range_ms // every)
@@ -203,7 +209,10 @@ def _spec(w, query):
         return A("instant")
     if w.count is not None:
         return pl.Struct("count", w.count)
-    return pl.Struct("time", w.range_ms, w.step_ms, query.every_ms or w.step_ms)
+    # RSP-QL's t0, or none: closes at the multiples of the step, with no first window
+    origin = A("none") if w.t0_ms is None else w.t0_ms
+    width = A("inf") if w.unbounded else w.range_ms  # RANGE UNBOUNDED
+    return pl.Struct("time", width, w.step_ms, query.every_ms or w.step_ms, origin)
 
 
 def _part_items(index, plan, out, vs) -> list:
@@ -255,6 +264,10 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
     g = query.grouping
     items = [pl.Clause(pl.Struct("$window", index, _spec(window, query))),
              pl.Clause(pl.Struct("$wreport", index, A(query.report)))]
+    if query.window is not None and query.window.policy in ("change", "nonempty"):
+        # RSP-QL's report policies that skip evaluations (cep_window:reports/5); the
+        # periodic one is COMPUTED EVERY's period, the window close the default
+        items.append(pl.Clause(pl.Struct("$wpolicy", index, A(query.window.policy))))
     if g is None:
         kind = A("plain")
     elif g.keys is not None:

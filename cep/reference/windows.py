@@ -11,7 +11,11 @@ and [NOT] EXISTS as SPARQL's, the temporal operators with their interval
 relations), and its solutions whose interval lies in the window are the
 window's. The solutions are then
 rows (SPARQL 1.1 section 18.5 for GROUP BY and the aggregates; C-SPARQL
-3.1 for AGGREGATE), and the report operator picks what is answered.
+3.1 for AGGREGATE), and the report operator picks what is answered. A
+window's report policy (RSP-QL) picks the evaluations that report: every
+one (window close; periodic, as COMPUTED EVERY), those whose window holds
+a solution (non-empty content), or those whose window's solutions differ
+from the last reported ones' (content change).
 Evaluation times: the multiples of the period (COMPUTED EVERY, else the
 step) from the first event's, up to the last whose window holds a solution
 and one more (the stream has ended: every window that holds a solution
@@ -71,9 +75,20 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
 def _rows_of(query, evaluations, solve, project) -> list[Answer]:
     """The answers of the evaluations (tau, the window's start, test of an
     interval's being in the window), as the report operator picks them."""
-    out, previous = [], []
+    out, previous, seen = [], [], frozenset()
+    policy = query.window.policy if query.window is not None else None
     for tau, start, inside in evaluations:
         content = solve(inside, tau)
+        # RSP-QL's report policies: non-empty content reports the windows
+        # that hold a solution; content change those whose solutions (with
+        # their intervals) differ from the last reported (at first, none)
+        if policy == "nonempty" and not content:
+            continue
+        if policy == "change":
+            now = frozenset((mu, ts, te) for mu, ts, te, _ in content)
+            if now == seen:
+                continue
+            seen = now
         rows = _rows(query, content, start, tau, project)
         if query.report == "rstream":
             chosen = rows
@@ -110,15 +125,46 @@ def _evaluations(query, w, ends, events, until, latest):
             yield tau, cut, (lambda ts, te, cut=cut, tau=tau: ts >= cut and te <= tau)
         return
     period = query.every_ms or w.step_ms
-    tau = (ends[0] // period) * period
+    if w.unbounded:
+        yield from _unbounded_evaluations(w, period, ends, until, latest)
+        return
+    # RSP-QL's t0: the windows (t0 + i*step, t0 + i*step + range], i >= 0,
+    # and the evaluations every period from the first close t0 + range;
+    # without it the closes and evaluations are the multiples of step and period
+    first = None if w.t0_ms is None else w.t0_ms + w.range_ms
+    phase, every_phase = (0, 0) if first is None else (first % w.step_ms, first % period)
+    tau = every_phase + ((ends[0] - every_phase) // period) * period
+    if first is not None:
+        tau = max(tau, first)
     if until is not None:
         last = until - 1
     else:  # the last window close that holds an event, then one evaluation past it
         latest = max(e.start for e in events) if latest is None else latest
-        last = -(-(latest + w.range_ms) // w.step_ms) * w.step_ms + period
+        last = phase - ((phase - latest - w.range_ms) // w.step_ms) * w.step_ms + period
     while tau <= last:
-        c = (tau // w.step_ms) * w.step_ms
+        c = phase + ((tau - phase) // w.step_ms) * w.step_ms
         yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)
+        tau += period
+
+
+def _unbounded_evaluations(w, period, ends, until, latest):
+    """A window of infinite width (RSP-QL's l = infinity, RANGE UNBOUNDED)
+    from t0: the windows (t0, t0 + i*step], i >= 1, evaluated every
+    period from the first close, each over the window closed last; at the
+    end of the stream, up to the first evaluation whose window holds its
+    last instant (its content never empties: nothing would end it)."""
+    first = w.t0_ms + w.step_ms
+    phase, every_phase = first % w.step_ms, first % period
+    tau = max(first, every_phase + ((ends[0] - every_phase) // period) * period)
+    if until is not None:
+        last = until - 1
+    else:
+        end = ends[-1] if latest is None else max(ends[-1], latest)
+        close = max(first, phase - ((phase - end) // w.step_ms) * w.step_ms)
+        last = every_phase - ((every_phase - close) // period) * period
+    while tau <= last:
+        c = phase + ((tau - phase) // w.step_ms) * w.step_ms
+        yield tau, w.t0_ms, (lambda ts, te, c=c: w.t0_ms < ts and te <= c)
         tau += period
 
 

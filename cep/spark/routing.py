@@ -84,6 +84,12 @@ def _keeps_key(query, key: str) -> bool:
     AGGREGATE reads, shares its key); where answers are sets (DISTINCT,
     and the rows of a window compared as sets: grouped, ISTREAM, DSTREAM,
     CONSTRUCT), an answer holds the key."""
+    w = getattr(query, "window", None)
+    if w is not None and (w.unbounded or w.policy in ("change", "nonempty")):
+        # whether an evaluation reports (a content change, a non-empty
+        # window) is decided over the whole window, not a bucket's share
+        # of it; an unbounded window is evaluated up to the stream's end
+        return False
     g = getattr(query, "grouping", None)
     if g is not None:
         groups = [g.keys] if g.keys is not None else [keys for _, _, keys in g.extensions]
@@ -174,9 +180,10 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
                 for route in _pattern_routes(ops.Triple(ops.Var("s"), iri, ops.Var("o")), None, schema):
                     if route not in out:
                         out.append(route)
-    if any(w.count is not None for w in query.windows) or any(
+    if any(w.count is not None or w.unbounded for w in query.windows) or any(
             isinstance(t, (ops.Unit, ops.Project)) or t.p.reads_every_event(t.s, t.o) for t in readers):
-        # a count window counts every event of the stream; an empty group's
+        # a count window counts every event of the stream (an unbounded one is
+        # evaluated up to the stream's last instant); an empty group's
         # solutions are the instants of every event, as are the evaluations
         # of a grouped or cut subquery; and a path over every node reads
         # every event: its one group gets them all

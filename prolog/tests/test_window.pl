@@ -73,17 +73,24 @@ close(M, Args, Answers) :-
 :- begin_tests(cep_window_span).
 
 test(tumbling) :-
-    cep_window_span(time(10, 10, 10), 3, 7, F, L),
+    cep_window_span(time(10, 10, 10, none), 3, 7, F, L),
     assertion(F-L == 1-1).
 test(sliding) :-
-    cep_window_span(time(10, 5, 5), 3, 7, F, L),     % windows (0,10] only: (-5,5] ends before 7
+    cep_window_span(time(10, 5, 5, none), 3, 7, F, L),     % windows (0,10] only: (-5,5] ends before 7
     assertion(F-L == 2-2),
-    cep_window_span(time(10, 5, 5), 6, 6, F2, L2),   % (0,10] and (5,15]
+    cep_window_span(time(10, 5, 5, none), 6, 6, F2, L2),   % (0,10] and (5,15]
     assertion(F2-L2 == 2-3).
 test(longer_than_the_range, [fail]) :-
-    cep_window_span(time(10, 10, 10), 0, 15, _, _).
+    cep_window_span(time(10, 10, 10, none), 0, 15, _, _).
 test(in_the_gap_of_a_hopping_window, [fail]) :-
-    cep_window_span(time(5, 10, 10), 2, 3, _, _).  % windows (5,10], (15,20]...
+    cep_window_span(time(5, 10, 10, none), 2, 3, _, _).  % windows (5,10], (15,20]...
+test(t0) :-                                            % RSP-QL's t0 3: windows (3,13], (13,23]...
+    cep_window_span(time(10, 10, 10, 3), 5, 7, F, L),
+    assertion(F-L == 1-1),
+    cep_window_span(time(20, 10, 10, 3), 14, 14, F2, L2),   % (3,23] and (13,33]; (-7,13] is no window
+    assertion(F2-L2 == 2-3).
+test(before_t0, [fail]) :-
+    cep_window_span(time(10, 10, 10, 3), 2, 2, _, _).
 test(count) :-
     cep_window_span(count(3), 5, 9, F, L),
     assertion(F-L == 0-0).
@@ -93,7 +100,7 @@ test(count) :-
 :- begin_tests(cep_close).
 
 test(tumbling) :-
-    plain(w_tumbling, time(10, 10, 10), rstream),
+    plain(w_tumbling, time(10, 10, 10, none), rstream),
     store(w_tumbling, a, 3, 3), store(w_tumbling, b, 12, 12),
     close(w_tumbling, "now 15", A1),
     assertion(A1 == [0-10-[a]]),
@@ -104,20 +111,20 @@ test(tumbling) :-
     cep_window_status(w_tumbling, Status),
     assertion(Status == "none false").
 test(sliding) :-
-    plain(w_sliding, time(10, 5, 5), rstream),
+    plain(w_sliding, time(10, 5, 5, none), rstream),
     store(w_sliding, a, 3, 3), store(w_sliding, b, 8, 8),
     close(w_sliding, "final 8", A),
     assertion(A == [-5-5-[a], 0-10-[a], 0-10-[b], 5-15-[b]]).
 test(istream_and_dstream) :-
-    plain(w_istream, time(10, 5, 5), istream),
-    plain(w_dstream, time(10, 5, 5), dstream),
+    plain(w_istream, time(10, 5, 5, none), istream),
+    plain(w_dstream, time(10, 5, 5, none), dstream),
     forall(member(M, [w_istream, w_dstream]), ( store(M, a, 3, 3), store(M, b, 8, 8) )),
     close(w_istream, "final 8", I),
     assertion(I == [-5-5-[a], 0-10-[b]]),
     close(w_dstream, "final 8", D),
     assertion(D == [5-15-[a], 10-20-[b]]).
 test(status) :-
-    plain(w_status, time(10, 5, 5), rstream),
+    plain(w_status, time(10, 5, 5, none), rstream),
     cep_window_status(w_status, S0),
     assertion(S0 == "none false"),
     store(w_status, a, 7, 7),
@@ -129,7 +136,7 @@ test(count_window) :-
     close(w_count, "now 4 1 1 2 1 3 1", A),
     assertion(A == [1-1-[a], 1-2-[a], 1-2-[b], 2-3-[b], 2-3-[c]]).
 test(contract) :-
-    plain(w_contract, time(10, 10, 10), rstream),
+    plain(w_contract, time(10, 10, 10, none), rstream),
     assertion(cep_contract_missing(w_contract, [])),
     assertion(cep_contract_applies(w_contract, windows)),
     assertion(\+ cep_contract_applies(w_contract, group)).
@@ -141,7 +148,7 @@ test(contract) :-
 %   SELECT ?k (COUNT(?n) AS ?c) (SUM(?n) AS ?s) (AVG(?n) AS ?a) (MIN(?n) AS ?lo)
 %   (MAX(?n) AS ?hi) GROUP BY ?k, over [RANGE 10 STEP 10].
 group_rules(M) :-
-    window_rules(M, time(10, 10, 10),
+    window_rules(M, time(10, 10, 10, none),
                  group([f(count, false), f(sum, false), f(avg, false), f(min, false), f(max, false)]),
                  rstream,
 "'$wkey'(0, v(K, _), [K]).
@@ -152,7 +159,7 @@ field(V, F) :- ( V == '$error' -> true ; F = V ).").
 %   A solution of group K with value N, stored and added to its pane.
 store_group(M, Local, N, T) :-
     x(Local, K),
-    cep_window_span(time(10, 10, 10), T, T, F, L),
+    cep_window_span(time(10, 10, 10, none), T, T, F, L),
     term_hash(s(K, N, T), H),
     assertz(M:'$wsol'(H, 0, L, F, '-', T, T)),
     M:'$wargs'(0, v(K, N), T, T, Args),

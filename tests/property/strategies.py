@@ -739,6 +739,7 @@ def windowed_queries(draw, content=False):
         step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
         window = ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms)
         every = draw(st.sampled_from([None, None, 1, 2, 5]))
+    window, every = _report_policy(draw, window, every)
     report = draw(st.sampled_from(ops.REPORTS))
     names = sorted(v.name for v in ops.variables(base.pattern))
     numeric = _numeric_vars(base.pattern)
@@ -794,6 +795,26 @@ def windowed_queries(draw, content=False):
                      report=report, grouping=grouping, streams=streams)
 
 
+def _report_policy(draw, window, every):
+    """The window with one of RSP-QL's report policies (or none), perhaps
+    a t0, perhaps of infinite width, and the query's period: REPORT EVERY
+    p is COMPUTED EVERY p, REPORT ON CLOSE has none."""
+    policy = draw(st.sampled_from([None, None, "close", "change", "nonempty", "every"]))
+    if policy == "every" and window.count is not None:
+        policy = None
+    if policy == "close":
+        every = None
+    if policy == "every":
+        every = every or draw(st.sampled_from([1, 2, 5]))
+    # RSP-QL's t0 (START), before, among or after the stream's instants
+    t0 = draw(st.sampled_from([None, None, -2, 0, 3, 7])) if window.count is None else None
+    if window.count is None and draw(st.integers(0, 4)) == 0:  # RANGE UNBOUNDED, which takes a t0
+        window = dataclasses.replace(window, range_ms=None)
+        t0 = draw(st.sampled_from([-2, 0, 3])) if t0 is None else t0
+    return dataclasses.replace(window, policy=policy, period_ms=every if policy == "every" else None,
+                               t0_ms=t0), every
+
+
 def _window(draw) -> ops.Window:
     """A time-based (sliding, tumbling or hopping) or count-based window."""
     if draw(st.integers(0, 2)) == 0:
@@ -830,7 +851,11 @@ def group_windowed_queries(draw):
         if how == "optional-if" and shared:
             cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
         pattern = ops.LeftJoin(first, group, cond)
-    return dataclasses.replace(query, pattern=pattern)
+    # START (RSP-QL's t0), and so RANGE UNBOUNDED, are refused with groups that have windows of their own
+    window = dataclasses.replace(query.window, t0_ms=None)
+    if window.unbounded:
+        window = dataclasses.replace(window, range_ms=window.step_ms)
+    return dataclasses.replace(query, pattern=pattern, window=window)
 
 
 def _content(pattern) -> bool:
