@@ -122,7 +122,7 @@ BUILTINS = {
     "getduration": ("getDURATION", 0, 0),
     "getstarttime": ("getSTARTTIME", 0, 0),
     "getendtime": ("getENDTIME", 0, 0),
-    "timestamp": ("timestamp", 1, 1),  # C-SPARQL's, one stream per run (timestamp_args)
+    "timestamp": ("timestamp", 1, 2),  # C-SPARQL's timestamp(?v [, <stream>]) (timestamp_args)
 }
 
 OPERATORS = {
@@ -1833,13 +1833,22 @@ class _Query:
                       f"is an error (a FILTER is then false)", node)
 
     def timestamp_args(self, name: Token, args: list, args_tree: Tree):
-        """C-SPARQL's timestamp(?v [, stream]): a run reads one stream, so
-        the stream argument (C-SPARQL's GRAPH IRI) would name nothing."""
-        if len(args) == 2:
-            raise self.error(f"{name} takes 1 argument, not 2: C-SPARQL's second argument names a "
-                             f"stream, and a run reads one stream; write {name}(?v)", name)
-        if len(args) == 1 and not isinstance(args[0], Var):
+        """C-SPARQL's timestamp(?v [, <stream>]): the stream, when given, is
+        one the query reads (FROM [NAMED] STREAM), as GRAPH's is."""
+        if args and not isinstance(args[0], Var):
             raise self.error(f"{name} takes a variable", args_tree.children[0])
+        if len(args) != 2:
+            return
+        stream, where = args[1], args_tree.children[1]
+        if not (isinstance(stream, Const) and terms.split(stream.term)[0] == "iri"):
+            raise self.error(f"{name}'s second argument names a stream: an IRI, as in "
+                             f"{name}({args[0]}, <http://example.org/stream>)", where)
+        if not self.streams:
+            raise self.error(f"{name}({args[0]}, {stream.term}) names a stream, and the query reads none: add "
+                             f"FROM [NAMED] STREAM {stream.term} [window]", where)
+        if stream.term not in {s for s, _ in self.streams}:
+            raise self.error(f"{name}({args[0]}, {stream.term}): the query does not read that stream; its "
+                             f"streams are {', '.join(s for s, _ in self.streams)} (FROM [NAMED] STREAM)", where)
 
     def call(self, tree: Tree):
         name, args_tree = tree.children
