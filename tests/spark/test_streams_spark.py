@@ -59,3 +59,20 @@ WHERE {{ ?c1 :registers ?car . ?c2 :registers ?car
     expected = in_process(queries, events)
     assert not others and len(expected) == 1
     assert Counter(answers) == Counter(expected)
+
+
+def test_named_windows_on_spark_answer_as_in_process(spark):
+    """RSP-QL's FROM NAMED WINDOW / WINDOW ?w over events of two streams
+    (tests/unit/test_named_windows.py has the hand-checked answers)."""
+    from cep.spark import detect
+    from tests.unit.test_named_windows import HEAD
+
+    queries = parse_rules(HEAD + "WHERE { WINDOW ?w { ?g t:registers ?car } }")
+    events = [ev("g", "registers", "car1", 1, TOLL), ev("c", "registers", "car2", 2, CAM),
+              ev("x", "registers", "car3", 3)]
+    rows = [(e.s, e.p, e.o, e.start, e.end, e.stream.strip("<>") or None) for e in events]
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long, t_end long, stream string")
+    answers, others = split_rows(output_columns(detect(df, queries)).collect())
+    expected = in_process(queries, events)
+    assert not others and len(expected) == 4
+    assert Counter(answers) == Counter(expected)

@@ -139,7 +139,7 @@ SYNTAX = [
      "rules/x.rq:1:29: unexpected '\"a.ttl\"' \u2014 expected an IRI or STREAM "
      "(the background file after FROM, such as FROM <ontology.ttl>)"),
     ("SELECT * FROM NAMED { ?s ?p ?o }",
-     "rules/x.rq:1:21: unexpected '{' \u2014 expected an IRI or STREAM "
+     "rules/x.rq:1:21: unexpected '{' \u2014 expected an IRI, STREAM or WINDOW "
      "(the background file after FROM, such as FROM <ontology.ttl>)"),
     ("DELETE { ?s ?p ?o } FROM <a.ttl> ?s",
      "rules/x.rq:1:34: unexpected '?s' \u2014 expected '{', FROM or WHERE"),
