@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from cep import terms
 from cep.errors import QueryError
 from cep.rules import parse_rules
 from tests.unit.support import checked_answers
@@ -31,8 +30,8 @@ def test_a_named_window_reads_the_events_of_its_stream():
     window, binding ?w: tolls car1, tolls car3, cams car2, cams car3."""
     events = [ev("g", "registers", "car1", 1, TOLL), ev("c", "registers", "car2", 2, CAM),
               ev("x", "registers", "car3", 3)]
-    tolls = checked_answers(parse_rules(HEAD.replace("?w ?car", "?car") + "WHERE { WINDOW t:tolls { ?g t:registers ?car } }"),
-                            events)
+    tolls = parse_rules(HEAD.replace("?w ?car", "?car") + "WHERE { WINDOW t:tolls { ?g t:registers ?car } }")
+    tolls = checked_answers(tolls, events)
     assert bound(tolls) == [(0, 5, None, "<http://t/car1>"), (0, 5, None, "<http://t/car3>")]
     each = checked_answers(parse_rules(HEAD + "WHERE { WINDOW ?w { ?g t:registers ?car } }"), events)
     assert bound(each) == [(0, 5, "<http://t/cams>", "<http://t/car2>"), (0, 5, "<http://t/cams>", "<http://t/car3>"),
