@@ -2,8 +2,11 @@
 W2 (the paper's query (1) within an hour) and W3 (each company's average
 price over a sliding window, RANGE 1h STEP 5m), bench/workloads.py.
 
-    python bench/memory.py                       # W2 and W3, 4M events
+    python bench/memory.py                       # W2, W3 and W3 with two windows, 4M events
     python bench/memory.py --workloads w3 --sizes 1000000,2000000
+
+w3_two is W3's ticks read over two named windows of different sizes (an
+hour, and 10 minutes in a group with a window of its own; workloads.py).
 
 Each workload runs in a fresh process, which reads its Parquet file in
 batches, streamed a buffer at a time (so the input is never all in memory,
@@ -80,7 +83,7 @@ def measure(name: str, sizes: list[int], out: Path, batch_size: int) -> list[dic
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="w2,w3")
+    ap.add_argument("--workloads", default="w2,w3,w3_two")
     ap.add_argument("--sizes", default="1000000,2000000,4000000")
     ap.add_argument("--batch-size", type=int, default=100_000)
     ap.add_argument("--out", type=Path, default=HERE / "out")

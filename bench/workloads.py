@@ -10,6 +10,10 @@ W2 stock:  1,000 companies, one tick per company per minute, prices on seeded
 W3 window: W2's ticks; a sliding-window aggregation, each company's average
            price over the last hour, every 5 minutes (C-SPARQL's RANGE 1h
            STEP 5m with GROUP BY).
+W3 two windows (w3_two): W2's ticks; two named windows of different sizes
+           over the ticker (RSP-QL's FROM NAMED WINDOW): each company's hour
+           of prices, every 5 minutes, joined with its prices under 30 in
+           the last 10 minutes (a group with a window of its own).
 """
 
 from __future__ import annotations
@@ -45,6 +49,17 @@ REGISTER QUERY w3 AS
 SELECT ?company (AVG(?price) AS ?average) (COUNT(*) AS ?ticks)
 FROM STREAM <{EX}ticker> [RANGE 1h STEP 5m]
 WHERE {{ ?company :hasStockPrice ?price }}
+GROUP BY ?company
+"""
+
+
+W3_TWO_QUERY = f"""PREFIX : <{EX}>
+REGISTER QUERY w3_two AS
+SELECT ?company (AVG(?price) AS ?average) (MIN(?low) AS ?lowest) (COUNT(*) AS ?pairs)
+FROM NAMED WINDOW :hour ON STREAM <{EX}ticker> [RANGE 1h STEP 5m]
+FROM NAMED WINDOW :recent ON STREAM <{EX}ticker> [RANGE 10m STEP 5m]
+WHERE {{ WINDOW :hour {{ ?company :hasStockPrice ?price }}
+        WINDOW :recent {{ ?company :hasStockPrice ?low FILTER (?low < 30) }} }}
 GROUP BY ?company
 """
 
@@ -89,12 +104,12 @@ def w2(n: int, seed: int = 7) -> pa.Table:
     return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64())})
 
 
-WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY), "w3": (w2, W3_QUERY)}
+WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY), "w3": (w2, W3_QUERY), "w3_two": (w2, W3_TWO_QUERY)}
 
 # Events in one window of each workload's query (1.5 s of W1 at an event a
 # millisecond; an hour of W2 at 1,000 ticks a minute): after them, partial
 # matches and answers per event have reached their steady state.
-WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000, "w3": 60_000}
+WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000, "w3": 60_000, "w3_two": 60_000}
 
 
 def path_for(out: Path, name: str, n: int) -> Path:

@@ -480,7 +480,8 @@ class _Builder:
             return self._add(sig, lambda i: Leaf(i, op, (), filters, window, timed, self.updates, streams))
 
         if isinstance(op, ops.Triple):
-            vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ([op.end] if op.end else [])))
+            ends = ([op.end] if op.end else []) + [v for _, v in op.stream_ends]  # timestamp()'s
+            vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ends))
             filters = _dedup(pending)
             streams = self.query.triple_streams(op)
             sig = ("leaf", op, filters, window, timed, self.updates, streams)

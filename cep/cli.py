@@ -157,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--events-format", choices=INPUT_FORMATS, metavar="FORMAT",
                      help=f"the format of standard input (--events -) and of event files whose name does not "
                           f"say it: {', '.join(INPUT_FORMATS)}")
+    _time_predicate_options(run)
     run.add_argument("--engine", choices=ENGINES,
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
@@ -328,6 +329,27 @@ def _limit_options(parser, derived=False):
     parser.add_argument("--max-window-evaluations", type=int, default=limits.WINDOW_EVALUATIONS, metavar="N",
                         help="refuse a time-based window evaluated more than N times with each instant in it "
                              f"(RANGE / STEP; default {limits.WINDOW_EVALUATIONS:,})")
+
+
+def _time_predicate_options(parser) -> None:
+    times = parser.add_argument_group("event times in TriG, N-Quads and N-Triples (docs/io.md)")
+    times.add_argument("--time-predicate", metavar="IRI",
+                       help="the predicate of an event's instant (default prov:generatedAtTime)")
+    times.add_argument("--start-predicate", metavar="IRI",
+                       help="the predicate of the start of an event's interval (default prov:startedAtTime; "
+                            "RSP-QL's example: http://example.org/startsAt)")
+    times.add_argument("--end-predicate", metavar="IRI",
+                       help="the predicate of the end of an event's interval (default prov:endedAtTime)")
+
+
+def _time_predicates(args):
+    """The TimePredicates the options name (cep.io.event_time)."""
+    from cep.io.event_time import time_predicates
+
+    try:
+        return time_predicates(args.time_predicate, args.start_predicate, args.end_predicate)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _limits(args):
@@ -536,7 +558,7 @@ def _run_spark(args) -> int:
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
                           files_per_batch=args.files_per_batch, master=args.master, conf=dict(args.conf),
-                          quiet=args.quiet,
+                          quiet=args.quiet, times=_time_predicates(args),
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
                           limits=limits, services=_services(args))
@@ -594,7 +616,7 @@ def _run_local(args) -> int:
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
-    files = inputs(args.events, args.events_format)  # missing paths and unknown types fail before any work
+    files = inputs(args.events, args.events_format, _time_predicates(args))  # missing paths, unknown types fail first
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     fmt = output_format(args.format, args.out)

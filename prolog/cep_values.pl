@@ -65,6 +65,7 @@
             cep_time_duration/3,    % +StartMs, +EndMs, -Duration
             cep_time_point/2,       % +Ms, -DateTime
             cep_timestamp/2,        % +Ends, -DateTime
+            cep_stream_end/4,       % ?Stream, +Of, +End, -Bound
             cep_regex_problem/3     % +Pattern, +Flags, -Problem
           ]).
 
@@ -72,4 +73,4 @@
 :- reexport(cep_values_compare, [cep_ebv/2, cep_compare/4, cep_band/2, cep_numeric_value/2]).
 :- reexport(cep_values_arithmetic, [cep_add/3, cep_sub/3, cep_mul/3, cep_div/3, cep_neg/2, cep_pos/2]).
 :- reexport(cep_values_functions, [cep_fn/3, cep_bnode/3, cep_regex/4, cep_regex_gave_up/1, cep_regex_problem/3]).
-:- reexport(cep_values_dates, [cep_time_duration/3, cep_time_point/2, cep_timestamp/2]).
+:- reexport(cep_values_dates, [cep_time_duration/3, cep_time_point/2, cep_timestamp/2, cep_stream_end/4]).

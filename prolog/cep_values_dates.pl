@@ -11,6 +11,7 @@
           [ cep_time_duration/3,
             cep_time_point/2,
             cep_timestamp/2,
+            cep_stream_end/4,
             % for the other value modules
             datetime_lexical/2,
             datetime_fields/7,
@@ -389,3 +390,18 @@ cep_time_point(Ms, dt(Ms)) :-
 cep_timestamp(Ends, dt(Max)) :-
     include(integer, Ends, Bound),
     max_list(Bound, Max).
+
+%!  cep_stream_end(?Stream, +Of, +End, -Bound) is det.
+%
+%   For C-SPARQL's timestamp(?v, <Of>): Bound is End, the end of the event
+%   a triple pattern matched, when the event is of stream Of; an event of
+%   no stream (Stream unbound) is of every stream. Otherwise Bound stays
+%   unbound. The streams are atoms compared, never called.
+
+cep_stream_end(Stream, Of, End, Bound) :-
+    (   var(Stream)
+    ->  Bound = End
+    ;   Stream == Of
+    ->  Bound = End
+    ;   true
+    ).

@@ -167,6 +167,9 @@ class Triple:
     # the hidden variable bound to the end of the event the pattern matched,
     # for timestamp() (cep/algebra/timestamps.py); None until that rewrite
     end: Optional[Var] = None
+    # for timestamp(?v, <stream>): (stream IRI, hidden variable) pairs, each
+    # bound to the event's end when the event is of that stream
+    stream_ends: tuple = ()
     # GRAPH <stream> { ... }: the stream (an IRI, N-Triples text) whose
     # events the pattern matches; None: the query's FROM STREAM streams (or
     # every event, in a query without them); see Query.streams

@@ -1,5 +1,6 @@
-"""C-SPARQL's timestamp(?v) for the compiled engine: a rewrite of a query's
-algebra that makes the timestamps it reads ordinary (hidden) variables.
+"""C-SPARQL's timestamp(?v [, <stream>]) for the compiled engine: a rewrite
+of a query's algebra that makes the timestamps it reads ordinary (hidden)
+variables.
 
     capture_ends(query) -> Query
 
@@ -52,13 +53,18 @@ def capture_ends(query: ops.Query) -> ops.Query:
 
 
 def timestamp_vars(expr) -> set:
-    """The variables whose timestamp `expr` reads."""
+    """The timestamps `expr` reads: (variable, stream IRI or None for any)."""
     if not isinstance(expr, ops.Call):
         return set()
-    out = {expr.args[0]} if expr.name == NAME else set()
+    out = {_key(expr)} if expr.name == NAME else set()
     for a in expr.args:
         out |= timestamp_vars(a)
     return out
+
+
+def _key(call: ops.Call) -> tuple:
+    """(variable, stream IRI or None) of a timestamp() call as written."""
+    return call.args[0], call.args[1].term if len(call.args) > 1 else None
 
 
 def _expressions(op, projection=None):
@@ -74,14 +80,18 @@ def _expressions(op, projection=None):
 
 
 def _rewrite(op, watched: set, fresh):
-    """(op with hidden end variables and resolved calls, {var: its patterns'
-    end variables in op})."""
+    """(op with hidden end variables and resolved calls, {timestamp key:
+    its patterns' end variables in op})."""
     if isinstance(op, ops.Triple):
-        mentioned = watched & set(ops.slots_vars(op))
+        mentioned = {key for key in watched if key[0] in ops.slots_vars(op)}
         if not mentioned or isinstance(op.p, ops.Path):  # a path's solution is no matched event
             return op, {}
-        end = fresh()
-        return dataclasses.replace(op, end=end), {v: [end] for v in mentioned}
+        end = fresh() if any(stream is None for _, stream in mentioned) else None
+        streams = sorted({stream for _, stream in mentioned if stream is not None})
+        stream_ends = tuple((stream, fresh()) for stream in streams)
+        of = dict(stream_ends)
+        return (dataclasses.replace(op, end=end, stream_ends=stream_ends),
+                {(v, stream): [end if stream is None else of[stream]] for v, stream in mentioned})
     if isinstance(op, ops.Unit):  # matches no triple
         return op, {}
     if isinstance(op, ops.BGP):
@@ -99,7 +109,7 @@ def _rewrite(op, watched: set, fresh):
         return dataclasses.replace(op, expr=_resolve(op.expr, ends), pattern=pattern), ends
     if isinstance(op, ops.Project):
         pattern, ends = _rewrite(op.pattern, watched, fresh)
-        ends = {v: e for v, e in ends.items() if v in op.vars}  # the projected variables' ends stay visible
+        ends = {k: e for k, e in ends.items() if k[0] in op.vars}  # the projected variables' ends stay visible
         hidden = tuple(dict.fromkeys(x for e in ends.values() for x in e))
         return dataclasses.replace(op, pattern=pattern, vars=op.vars + hidden), ends
     if isinstance(op, (ops.Values, ops.Service)):
@@ -121,7 +131,6 @@ def _add(ends: dict, more: dict):
 def _resolve(expr, ends: dict):
     if not isinstance(expr, ops.Call):
         return expr
-    args = [_resolve(a, ends) for a in expr.args]
-    if expr.name == NAME:
-        args += ends.get(expr.args[0], [])
-    return ops.Call(expr.name, *args, pos=expr.pos)
+    if expr.name == NAME:  # timestamp(?v, its ends...): the stream is in the ends chosen
+        return ops.Call(expr.name, expr.args[0], *ends.get(_key(expr), []), pos=expr.pos)
+    return ops.Call(expr.name, *[_resolve(a, ends) for a in expr.args], pos=expr.pos)

@@ -123,7 +123,7 @@ BUILTINS = {
     "getduration": ("getDURATION", 0, 0),
     "getstarttime": ("getSTARTTIME", 0, 0),
     "getendtime": ("getENDTIME", 0, 0),
-    "timestamp": ("timestamp", 1, 1),  # C-SPARQL's, one stream per run (timestamp_args)
+    "timestamp": ("timestamp", 1, 2),  # C-SPARQL's timestamp(?v [, <stream>]) (timestamp_args)
 }
 
 OPERATORS = {
@@ -441,6 +441,7 @@ class _Query:
         self.windowed = False  # the query has a window (FROM STREAM ... [...])
         self.where_spec = None  # the Streaming SPARQL window at the end of the WHERE group, if any
         self.stream_windows = {}  # the window of each stream the query reads (FROM [NAMED] STREAM)
+        self.windows_named = {}  # RSP-QL's FROM NAMED WINDOW: window IRI -> its Window (on its stream)
         self.query_window = None
         self.in_group_window = False  # inside a group with a window of its own (or the WHERE's)
         self.condition_nodes = {}  # id of a conjunct of a FILTER (or WITHIN) -> its syntax node
@@ -496,6 +497,7 @@ class _Query:
         froms = _children(body, "from_clause")
         ontologies = self.dataset([c for c in froms if not _is_stream(c)])
         window, self.streams = self.window([c for c in froms if _is_stream(c)])
+        window, self.streams = self.named_windows(_children(body, "from_window"), window, self.streams)
         window = self.where_window(body, window)
         self.windowed, self.query_window = window is not None, window
         computed = _children(register, "computed") if register is not None else []
@@ -736,6 +738,26 @@ class _Query:
             window = self.stream_windows[streams[0][0]]
         return window, tuple(streams)
 
+    def named_windows(self, clauses, window, streams):
+        """RSP-QL's FROM NAMED WINDOW <w> ON [STREAM] <s> [window]: a window
+        over stream s, named w, which WINDOW <w> { ... } reads (several may
+        be over one stream). The stream is read through its windows only,
+        as a FROM NAMED STREAM is through GRAPH. (the query's window, its
+        streams), the first named window being the query's when no FROM
+        STREAM gives one."""
+        for clause in clauses:
+            name_token, stream_token = [c for c in clause.children if isinstance(c, Token)
+                                        and c.type in ("IRIREF", "PNAME")]
+            name, iri = terms.iri(self.iri(name_token)), terms.iri(self.iri(stream_token))
+            if name in self.windows_named:
+                raise self.error(f"the query names the window {name} twice", name_token)
+            self.windows_named[name] = self.window_spec(clause, iri)
+            if iri not in {s for s, _ in streams}:
+                streams += ((iri, True),)
+        if window is None and self.windows_named:
+            window = next(iter(self.windows_named.values()))
+        return window, streams
+
     def where_window(self, body: Tree, window):
         """The query's window: a Streaming SPARQL window at the end of the
         WHERE group, over every pattern of the query, is more special than
@@ -924,16 +946,54 @@ class _Query:
         if iri not in {s for s, _ in self.streams}:
             raise self.error(f"GRAPH {iri}: the query does not read that stream; its streams are "
                              f"{', '.join(s for s, _ in self.streams)} (FROM [NAMED] STREAM)", name)
+        if iri not in self.stream_windows:
+            raise self.error(f"GRAPH {iri}: the query reads that stream through its named windows: "
+                             f"WINDOW <window> {{ ... }}", name)
+        return self.over_window(group, iri, self.stream_windows[iri])
+
+    def over_window(self, group: Tree, iri, own: ops.Window, bind=None):
+        """The group's pattern over the events of stream `iri` read over
+        window `own` (GRAPH, WINDOW); `bind`: (variable, term) bound in each
+        of its solutions (WINDOW ?w)."""
         outer, self.graph = self.graph, iri
         try:
             pattern = self.group(group)
         finally:
             self.graph = outer
-        own = self.stream_windows[iri]
+        if pattern is not None and bind is not None:
+            pattern = ops.Extend(pattern, bind[0], ops.Const(bind[1]), pos=self.pos(group))
         if pattern is None or self.in_group_window or _size(own) == _size(self.query_window):
             return pattern
         # Streaming SPARQL (algorithm 1): a pattern reads its stream's window unless a group has one
         return ops.pattern_window(ops.variables(pattern), pattern, own)
+
+    def window_graph(self, tree: Tree):
+        """RSP-QL's WINDOW <w> { ... }: the group read over the named window
+        w (FROM NAMED WINDOW); WINDOW ?w { ... }: over each named window,
+        with ?w bound to its name (a union of the windows' solutions)."""
+        keyword, name, group = tree.children
+        if not self.windows_named:
+            raise self.error(f"WINDOW {name} names a window, and the query names none: add "
+                             f"FROM NAMED WINDOW <window> ON <stream> [RANGE ... STEP ...]", keyword)
+        if name.type != "VAR":
+            iri = terms.iri(self.iri(name))
+            if iri not in self.windows_named:
+                raise self.error(f"WINDOW {iri}: the query names no such window; its windows are "
+                                 f"{', '.join(self.windows_named)} (FROM NAMED WINDOW)", name)
+            own = self.windows_named[iri]
+            return self.over_window(group, own.stream, own)
+        var = Var(str(name)[1:])
+        sizes = {_size(w) for w in self.windows_named.values()}
+        if len(self.windows_named) > 1 and not self.in_group_window and sizes != {_size(self.query_window)}:
+            raise self.error(f"WINDOW {name} reads every named window, and a union of windows of "
+                             f"different sizes is not supported: name each window (WINDOW <window> "
+                             f"{{ ... }}), or give them the query's window", name)
+        pattern = None
+        for iri, own in self.windows_named.items():
+            part = self.over_window(group, own.stream, own, (var, iri))
+            if part is not None:
+                pattern = part if pattern is None else ops.Union(pattern, part, pos=self.pos(keyword))
+        return pattern
 
     def span(self, token: Token) -> int:
         """A C-SPARQL time span (10m, 500ms, 1h) or an ISO 8601 duration
@@ -1325,6 +1385,8 @@ class _Query:
             else:
                 if kind == "graph":
                     part = self.graph_pattern(el)
+                elif kind == "window_graph":
+                    part = self.window_graph(el)
                 elif kind == "service":
                     part = self.service(el)
                 elif kind == "values":
@@ -1940,13 +2002,22 @@ class _Query:
                       f"is an error (a FILTER is then false)", node)
 
     def timestamp_args(self, name: Token, args: list, args_tree: Tree):
-        """C-SPARQL's timestamp(?v [, stream]): a run reads one stream, so
-        the stream argument (C-SPARQL's GRAPH IRI) would name nothing."""
-        if len(args) == 2:
-            raise self.error(f"{name} takes 1 argument, not 2: C-SPARQL's second argument names a "
-                             f"stream, and a run reads one stream; write {name}(?v)", name)
-        if len(args) == 1 and not isinstance(args[0], Var):
+        """C-SPARQL's timestamp(?v [, <stream>]): the stream, when given, is
+        one the query reads (FROM [NAMED] STREAM), as GRAPH's is."""
+        if args and not isinstance(args[0], Var):
             raise self.error(f"{name} takes a variable", args_tree.children[0])
+        if len(args) != 2:
+            return
+        stream, where = args[1], args_tree.children[1]
+        if not (isinstance(stream, Const) and terms.split(stream.term)[0] == "iri"):
+            raise self.error(f"{name}'s second argument names a stream: an IRI, as in "
+                             f"{name}({args[0]}, <http://example.org/stream>)", where)
+        if not self.streams:
+            raise self.error(f"{name}({args[0]}, {stream.term}) names a stream, and the query reads none: add "
+                             f"FROM [NAMED] STREAM {stream.term} [window]", where)
+        if stream.term not in {s for s, _ in self.streams}:
+            raise self.error(f"{name}({args[0]}, {stream.term}): the query does not read that stream; its "
+                             f"streams are {', '.join(s for s, _ in self.streams)} (FROM [NAMED] STREAM)", where)
 
     def call(self, tree: Tree):
         name, args_tree = tree.children

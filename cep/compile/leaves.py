@@ -11,7 +11,7 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan
-from cep.compile.clauses import PATHS, A, F, Vars, resource, tuple_term
+from cep.compile.clauses import PATHS, VALUES, A, F, Vars, resource, tuple_term
 from cep.compile.expr import q
 from cep.compile.expr import Scope
 from cep.errors import QueryError
@@ -31,6 +31,8 @@ def _leaf_rule(leaf: Leaf, slots=None, body=()):
     goals = body(vs, pattern) if callable(body) else body
     if leaf.triple.end is not None:  # read by timestamp() (cep.algebra.timestamps)
         goals = (*goals, pl.Struct("=", vs.of(leaf.triple.end), te))
+    for stream, end in leaf.triple.stream_ends:  # timestamp(?v, <stream>): StreamOf is stream_rules'
+        goals = (*goals, q(VALUES, "cep_stream_end", pl.Var("StreamOf"), terms.to_prolog(stream), te, vs.of(end)))
     return pl.Clause(head, (*goals, pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
 
 

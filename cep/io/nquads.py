@@ -17,14 +17,18 @@ by triples about the event:
              prov:endedAtTime) triple, which is not itself an event.
 
 The time is prov:generatedAtTime T (an instant) or prov:startedAtTime T1
-with prov:endedAtTime T2 (an interval), xsd:dateTime literals. The time
-line may come before or after the event's triples, but within one chunk
-of lines of them (the batch size, --batch-size lines): an event whose time
-has not come by the end of the next chunk is rejected (so memory is
-bounded by the chunk, not by the file). A second time for an event is a
-Reject of its line (the first one holds); a time that is not an
-xsd:dateTime, an interval that ends before it starts, or an instant and an
-interval for one event cost the event's triples (each a Reject).
+with prov:endedAtTime T2 (an interval), xsd:dateTime literals, or the
+predicates named instead (cep.io.event_time, whose rules TriG shares). The
+time lines may come before or after the event's triples, but within one
+chunk of lines of them (the batch size, --batch-size lines): an event whose
+time has not come by the end of the next chunk is rejected (so memory is
+bounded by the chunk, not by the file). The time lines of an event in one
+chunk are read together, as TriG reads a file's: two different values of
+one predicate, an instant and an interval, a time that is not an
+xsd:dateTime or an interval that ends before it starts cost the event's
+triples (each a Reject). A time line that comes in a later chunk, once the
+event's time is decided, is a Reject of its line (its events may be gone
+already), unless it repeats a value given.
 
 Lines are parsed column-wise (pyarrow.compute regular expressions, one per
 chunk); terms go through the check of every reader (cep.io.check), and
@@ -40,12 +44,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cep import terms
 from cep.events import EVENTS, Reject
+from cep.io import event_time
 from cep.io.check import Invalid
 from cep.io.lines import line_chunks
 from cep.io.tables import term_column
-from cep.io.trig import ENDED, GENERATED, STARTED, TIME_PREDICATES, graph_time, file_tag
+from cep.io.trig import file_tag
 
 _IRI = r'<[^<>"\x00-\x20]*>'
 _BNODE = r'_:[^\s<>".]+(?:\.+[^\s<>".]+)*'
@@ -71,12 +75,12 @@ def ntriples_batches(handle, source, rejects: list, rows: int):
 
 def _batches(handle, source, rejects, rows, fmt):
     name = source.name
-    times = _Times(name, rejects, rows, "graph" if fmt == "nq" else "subject")
+    times = _Times(name, rejects, rows, "graph" if fmt == "nq" else "subject", source.times)
     tag = file_tag(source.path)
     metadata, first = 0, None  # N-Quads: default-graph triples that are not times, the first of them
     for chunk in line_chunks(handle, name, rejects, rows, universal=True):
         quads = _parse(chunk, name, rejects, fmt, tag)
-        is_time = pc.is_in(quads["p"], pa.array(TIME_PREDICATES, pa.string()))
+        is_time = pc.is_in(quads["p"], pa.array(source.times.all, pa.string()))
         if fmt == "nq":
             default = pc.equal(quads["g"], "")
             is_time = pc.and_(is_time, default)
@@ -183,14 +187,16 @@ class _Times:
     """The times of the events of one file, as their time lines come, and
     the event rows that wait for theirs (at most two chunks of lines)."""
 
-    def __init__(self, name: str, rejects: list, rows: int, what: str):
-        self.name, self.rejects, self.rows, self.what = name, rejects, rows, what
-        self.known: dict = {}  # key -> (start, end), or the reason its events are refused
+    def __init__(self, name: str, rejects: list, rows: int, what: str, times):
+        self.name, self.rejects, self.rows, self.what, self.times = name, rejects, rows, what, times
+        self.known: dict = {}  # key -> (outcome, values): see _get
         self.older: dict = {}  # the keys of the chunk before
-        self.partial: dict = {}  # key -> {predicate: (ms, source)} of an interval not yet whole
+        self.pending: dict = {}  # key -> {predicate: [values]} of a time not yet decided
         self.waiting = None  # event rows whose time has not come, from the chunk before
 
     def _get(self, key):
+        """(outcome, values) of a key whose time is decided: outcome is
+        (start, end) or the reason its events are refused; else None."""
         if key in self.known:
             return self.known[key]
         if key in self.older:
@@ -199,41 +205,30 @@ class _Times:
         return None
 
     def add(self, rows: pa.Table) -> None:
-        """Take the time triples of a chunk."""
+        """Take the time triples of a chunk. What a chunk says about an event
+        is read whole (cep.io.event_time's rules, as in TriG); a time line
+        that comes once its event's time is decided is a Reject of its own,
+        unless it repeats a value given (the same triple)."""
+        touched = {}  # the keys given a value in this chunk, in order
         for key, pred, value, where in zip(*(rows[c].to_pylist() for c in ("s", "p", "o", "source"))):
-            label = {GENERATED: "prov:generatedAtTime", STARTED: "prov:startedAtTime",
-                     ENDED: "prov:endedAtTime"}[pred]
-            had = self._get(key)
-            if had is not None:
-                self.rejects.append(Reject(where, f"{key} has its time already; this {label} is skipped",
-                                           f"{key} {pred} {value} ."))
+            decided = self._get(key)
+            if decided is not None:
+                if value not in decided[1].get(pred, ()):
+                    self.rejects.append(Reject(where, f"{key} has its time already; this "
+                                                      f"{self.times.label(pred)} is skipped",
+                                               f"{key} {pred} {value} ."))
                 continue
+            touched[key] = True
+            self.pending.setdefault(key, {}).setdefault(pred, []).append(value)
+        for key in touched:
+            values = self.pending[key]
+            if not event_time.complete(values, self.times):
+                continue  # half an interval: its other half may come
             try:
-                ms = graph_time(key, value, label)
+                outcome = event_time.interval(key, values, self.times, self.what)
             except Invalid as bad:
-                self.known[key] = str(bad)
-                self.partial.pop(key, None)
-                continue
-            if pred == GENERATED:
-                if key in self.partial:
-                    self.known[key] = (f"graph {key} has both prov:generatedAtTime and prov:startedAtTime/"
-                                       "endedAtTime; give an instant or an interval, not both")
-                    self.partial.pop(key)
-                else:
-                    self.known[key] = (ms, ms)
-                continue
-            part = self.partial.setdefault(key, {})
-            if pred in part:
-                self.rejects.append(Reject(where, f"{key} has its {label} already; this one is skipped",
-                                           f"{key} {pred} {value} ."))
-                continue
-            part[pred] = ms
-            if len(part) == 2:
-                start, end = part[STARTED], part[ENDED]
-                self.partial.pop(key)
-                self.known[key] = (start, end) if end >= start else (
-                    f"graph {key} ends (prov:endedAtTime {terms.format_datetime_ms(end)}) before it "
-                    f"starts (prov:startedAtTime {terms.format_datetime_ms(start)})")
+                outcome = str(bad)
+            self.known[key] = (outcome, self.pending.pop(key))
 
     def timed(self, rows: pa.Table) -> pa.Table:
         """The events of the rows (with a key column) and of those waiting
@@ -261,7 +256,7 @@ class _Times:
         if not rows.num_rows:
             return EVENTS.empty_table(), None
         unique = pc.unique(rows["key"])
-        state = [self._get(k) for k in unique.to_pylist()]
+        state = [(self._get(k) or (None,))[0] for k in unique.to_pylist()]
         start = pa.array([s[0] if isinstance(s, tuple) else None for s in state], pa.int64())
         end = pa.array([s[1] if isinstance(s, tuple) else None for s in state], pa.int64())
         index = pc.index_in(rows["key"], unique)
@@ -270,7 +265,7 @@ class _Times:
         if refused:
             hit = pc.is_in(index, pa.array(refused, pa.int32()))
             for row in rows.filter(hit).to_pylist():
-                self.rejects.append(Reject(row["source"], self._get(row["key"]),
+                self.rejects.append(Reject(row["source"], self._get(row["key"])[0],
                                            f"{row['s']} {row['p']} {row['o']} ."))
         timed = pc.is_valid(starts)
         waiting = pc.and_(pc.invert(timed), pc.invert(pc.is_in(index, pa.array(refused, pa.int32()))))

@@ -38,6 +38,7 @@ import pyarrow.compute as pc
 from cep.errors import UsageError
 from cep.events import EVENTS, Reject
 from cep.io import check, nquads, tables, trig
+from cep.io.event_time import PROV_TIMES, TimePredicates
 
 FORMATS = {".trig": "trig", ".nq": "nq", ".nt": "nt", ".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 COMPRESSED = ".gz"
@@ -80,12 +81,14 @@ def format_of(path, given: str | None = None) -> str:
 
 @dataclass(frozen=True)
 class Input:
-    """One input: a file or standard input, its format, and the stream
-    IRI its events that name none are of ("" for none)."""
+    """One input: a file or standard input, its format, the stream IRI
+    its events that name none are of ("" for none), and the predicates
+    that time its events in the RDF formats (cep.io.event_time)."""
 
     path: str
     fmt: str
     stream: str = ""
+    times: TimePredicates = PROV_TIMES
 
     @property
     def name(self) -> str:
@@ -111,7 +114,7 @@ def split_stream(raw) -> tuple[str, str]:
     return "", raw
 
 
-def inputs(paths, fmt: str | None = None) -> list[Input]:
+def inputs(paths, fmt: str | None = None, times: TimePredicates = PROV_TIMES) -> list[Input]:
     """The inputs named by `paths`: a file as it is (its format known by its
     extension, else `fmt`), "-" as standard input (in format `fmt`), a
     directory as its event files, sorted by name (not recursive; other
@@ -128,15 +131,15 @@ def inputs(paths, fmt: str | None = None) -> list[Input]:
         if given == STDIN:
             if any(i.path == STDIN for i in out):
                 raise UsageError(f"--events names standard input ({STDIN}) twice")
-            out.append(Input(STDIN, format_of(STDIN, fmt), stream))
+            out.append(Input(STDIN, format_of(STDIN, fmt), stream, times))
         elif path.is_dir():
             found = sorted(p for p in path.iterdir()
                            if p.is_file() and not p.name.startswith(".") and _suffix(p) in FORMATS)
             if not found:
                 raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
-            out += [Input(str(p), format_of(p), stream) for p in found]
+            out += [Input(str(p), format_of(p), stream, times) for p in found]
         elif path.exists():  # its extension says its format; `fmt` that of a file whose name does not
-            out.append(Input(given, FORMATS.get(_suffix(path)) or format_of(path, fmt), stream))
+            out.append(Input(given, FORMATS.get(_suffix(path)) or format_of(path, fmt), stream, times))
         else:
             raise UsageError(f"{raw}: no such file or directory")
     return out
@@ -204,11 +207,12 @@ def event_batches(sources, rejects: list, rows: int = DEFAULT_ROWS):
         yield from file_batches(source, rejects, rows)
 
 
-def read_file(path, rejects: list, data: bytes | None = None, fmt: str | None = None) -> pa.Table:
+def read_file(path, rejects: list, data: bytes | None = None, fmt: str | None = None,
+              times: TimePredicates = PROV_TIMES) -> pa.Table:
     """The events table of one file, in file order, whole; rejects are
     appended. `data`: the file's bytes when they were read elsewhere
-    (Spark's file source)."""
-    source = Input(str(path), format_of(path, fmt))
+    (Spark's file source); `times`: the predicates of its events' times."""
+    source = Input(str(path), format_of(path, fmt), times=times)
     found = list(file_batches(source, rejects, DEFAULT_ROWS, data))
     return pa.concat_tables(found) if found else EVENTS.empty_table()
 

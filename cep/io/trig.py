@@ -22,9 +22,11 @@ or as an interval (the form `cep run --format trig` writes)
     G prov:startedAtTime T1 ; prov:endedAtTime T2 .     start = T1, end = T2
 
 with T, T1, T2 xsd:dateTime literals (a value without a time zone is UTC).
-A graph with no time, with both forms, with one end of an interval only, with
-two values of one property, or with an interval that ends before it starts is
-rejected as a whole. Other triples of the default graph are metadata: those
+Other predicates may be named instead of PROV's (`cep run --time-predicate`,
+`--start-predicate`, `--end-predicate`: cep.io.event_time, which holds the
+rules every RDF format shares). A graph with no time, with both forms, with
+one end of an interval only, with two different values of one property, or
+with an interval that ends before it starts is rejected as a whole. Other triples of the default graph are metadata: those
 about a named graph are ignored, the rest are reported in one Reject per file.
 
 Each triple's terms go through the check of every reader (cep.io.check):
@@ -64,13 +66,7 @@ from cep import terms
 from cep.events import EventRows, Reject
 from cep.io import check
 from cep.io.check import Invalid
-
-PROV = "http://www.w3.org/ns/prov#"
-GENERATED = terms.iri(PROV + "generatedAtTime")
-STARTED = terms.iri(PROV + "startedAtTime")
-ENDED = terms.iri(PROV + "endedAtTime")
-TIME_PREDICATES = (GENERATED, STARTED, ENDED)
-XSD_DATETIMESTAMP = terms.XSD + "dateTimeStamp"
+from cep.io.event_time import interval
 
 
 # The base IRI the parser is given. A file's relative IRIs are resolved
@@ -97,13 +93,14 @@ def trig_batches(handle, source, rejects: list, rows: int):
             parts.append(part)
     except READ_ERRORS as exc:  # a cut gzip file: the statements read are kept
         rejects.append(Reject(source.name, read_failure(exc)))
-    events = _read_text(b"".join(parts), source.path, source.name, rejects)
+    events = _read_text(b"".join(parts), source.path, source.name, rejects, source.times)
     for offset in range(0, events.num_rows, rows):
         yield events.slice(offset, rows)
 
 
-def _read_text(raw: bytes, path, name: str, rejects: list) -> pa.Table:
-    """The events of one TriG file's bytes; rejected parts are appended."""
+def _read_text(raw: bytes, path, name: str, rejects: list, times) -> pa.Table:
+    """The events of one TriG file's bytes, timed by `times`
+    (cep.io.event_time.TimePredicates); rejected parts are appended."""
     # bytes that are not UTF-8 spoil the statements that hold them, no more
     text = raw.decode("utf-8-sig", "surrogateescape")
     statements = scan(text)
@@ -135,12 +132,12 @@ def _read_text(raw: bytes, path, name: str, rejects: list) -> pa.Table:
         except Exception:  # noqa: BLE001 - any parser failure: recover piece by piece
             content = _Content(content.tag)
             _recover(content, text, statements, name, rejects, failed, found)
-    _suspect_blocks(content, text, statements, name, rejects, failed, found)
+    _suspect_blocks(content, text, statements, name, rejects, failed, found, times)
     lines = graph_lines(statements + found, text)
-    return _events(content, lines, name, rejects)
+    return _events(content, lines, name, rejects, times)
 
 
-def _suspect_blocks(content, text, statements, name, rejects, failed, found) -> None:
+def _suspect_blocks(content, text, statements, name, rejects, failed, found, times) -> None:
     """Blocks that parsed but are suspect. rdflib passes over a term alone
     in a block (a typo), and two stray triple quotes make a long string of
     the statements between them, which parses when the string ends where a
@@ -154,7 +151,7 @@ def _suspect_blocks(content, text, statements, name, rejects, failed, found) -> 
     count = defaultdict(int)
     for _, graph in blocks:
         count[graph] += 1
-    timed = {s for s, p, _ in content.default if p in TIME_PREDICATES}
+    timed = {s for s, p, _ in content.default if p in times.all}
     for st, graph in blocks:
         if graph is None or count[graph] > 1 or st in failed:
             continue
@@ -243,12 +240,12 @@ class _Content:
         self.default: list = []  # default-graph triples
 
 
-def _events(content: _Content, lines: dict, name: str, rejects: list) -> pa.Table:
-    times: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
+def _events(content: _Content, lines: dict, name: str, rejects: list, times) -> pa.Table:
+    found: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))  # graph -> time values
     other = []
     for s, p, o in content.default:
-        if p in TIME_PREDICATES:
-            times[s][p].append(o)
+        if p in times.all:
+            found[s][p].append(o)
         elif s not in content.graphs:
             other.append((s, p, o))
     events = EventRows()
@@ -259,7 +256,7 @@ def _events(content: _Content, lines: dict, name: str, rejects: list) -> pa.Tabl
         where = f"{name}:{line}" if line else f"{name}:graph {graph[:200]}"
         try:
             check.term(graph, "s", "the graph's name")
-            start, end = _interval(graph, times.get(graph, {}))
+            start, end = interval(graph, found.get(graph, {}), times)
         except Invalid as bad:
             rejects.append(Reject(where, str(bad), f"graph {graph[:200]} with {len(triples)} triple(s)"))
             continue
@@ -275,48 +272,6 @@ def _events(content: _Content, lines: dict, name: str, rejects: list) -> pa.Tabl
                                     "of timestamped named graphs are events (the default graph holds "
                                     "their timestamps)", f"{s} {p} {o} ."))
     return events.table()
-
-
-def _interval(graph: str, props: dict) -> tuple[int, int]:
-    gen, started, ended = (props.get(p, []) for p in TIME_PREDICATES)
-    for values, label in ((gen, "prov:generatedAtTime"), (started, "prov:startedAtTime"),
-                          (ended, "prov:endedAtTime")):
-        if len(values) > 1:
-            raise Invalid(f"graph {graph} has {len(values)} {label} values; give exactly one")
-    if gen and (started or ended):
-        raise Invalid(f"graph {graph} has both prov:generatedAtTime and prov:startedAtTime/endedAtTime; "
-                      "give an instant or an interval, not both")
-    if gen:
-        t = graph_time(graph, gen[0], "prov:generatedAtTime")
-        return t, t
-    if started and ended:
-        start = graph_time(graph, started[0], "prov:startedAtTime")
-        end = graph_time(graph, ended[0], "prov:endedAtTime")
-        if end < start:
-            raise Invalid(f"graph {graph} ends (prov:endedAtTime {terms.format_datetime_ms(end)}) before it "
-                          f"starts (prov:startedAtTime {terms.format_datetime_ms(start)})")
-        return start, end
-    if started or ended:
-        have, lack = ("prov:startedAtTime", "prov:endedAtTime") if started else \
-            ("prov:endedAtTime", "prov:startedAtTime")
-        raise Invalid(f"graph {graph} has {have} but no {lack}; an interval needs both")
-    raise Invalid(f"graph {graph} has no timestamp: add `{graph} prov:generatedAtTime "
-                  f'"2026-01-01T00:00:00Z"^^xsd:dateTime .` (or prov:startedAtTime and prov:endedAtTime) '
-                  "to the default graph")
-
-
-def graph_time(graph: str, term: str, label: str) -> int:
-    try:
-        parts = terms.split(term)
-    except terms.TermError as exc:
-        raise Invalid(f"{label} of graph {graph}: {exc}") from None
-    if parts[0] != "literal" or parts[2] not in (terms.XSD_DATETIME, XSD_DATETIMESTAMP):
-        raise Invalid(f"{label} of graph {graph} is {term[:200]}, not an xsd:dateTime literal")
-    try:
-        ms = terms.parse_datetime_ms(parts[1])
-    except terms.TermError as exc:
-        raise Invalid(f"{label} of graph {graph}: {exc}") from None
-    return check.in_range(ms, f"{label} of graph {graph}", parts[1].strip())
 
 
 # --------------------------------------------------------------- parsing

@@ -26,7 +26,8 @@ The timestamp of an occurrence is its end. So that it can be read, a
 solution carries a fourth part: for each triple pattern of P that mentions
 a watched variable (one that some timestamp() of the query reads) and
 matched a timed occurrence, (the pattern's position in P, its watched
-variables, the occurrence's end). Solutions that differ there are two
+variables, the occurrence's end, its stream). timestamp(?v, <s>) reads
+those of stream s (and those of no stream, which are of every stream). Solutions that differ there are two
 solutions; with nothing watched it is always empty.
 
 The empty group (ops.Unit, a WHERE or group with no triple pattern that
@@ -156,8 +157,9 @@ def with_timestamps(expr, stamps):
     the evaluator, where it is an error."""
     if not isinstance(expr, ops.Call):
         return expr
-    if expr.name == "timestamp":
-        ends = [end for _, names, end in stamps if expr.args[0].name in names]
+    if expr.name == "timestamp":  # timestamp(?v, <s>): the occurrences of s (or of no stream: of every one)
+        of = expr.args[1].term if len(expr.args) > 1 else None
+        ends = [end for _, names, end, g in stamps if expr.args[0].name in names and (of is None or g in (None, of))]
         return ops.Const(make("dateTime", max(ends)).term) if ends else expr
     return ops.Call(expr.name, *[with_timestamps(a, stamps) for a in expr.args], pos=expr.pos)
 
@@ -372,7 +374,7 @@ def _bgp(triples, S, watch) -> set:
                         frozenset(m.items()),
                         start if ts is None else ts if start is None else min(ts, start),
                         end if te is None else te if end is None else max(te, end),
-                        stamps | {(position, watched, end)} if watched and start is not None else stamps,
+                        stamps | {(position, watched, end, g)} if watched and start is not None else stamps,
                     ))
         partial = grown
     return partial

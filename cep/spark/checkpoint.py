@@ -30,6 +30,7 @@ def record(spec, options, streams, checkpoint: Path) -> dict:
     """What shapes a run's state and output: the compiled rule set, the
     options the state depends on, the input streams, and where the
     answers go."""
+    from cep.io.event_time import PROV_TIMES
     from cep.spark import worker
 
     return {
@@ -39,6 +40,7 @@ def record(spec, options, streams, checkpoint: Path) -> dict:
         "ontology": options.background.module if options.background is not None else None,
         "prolog": options.prolog.module if options.prolog is not None else None,
         "lateness": options.lateness,
+        "times": list(options.times.all) if options.times is not None and options.times != PROV_TIMES else None,
         "buckets": options.buckets,
         "state": worker.STATE_DDL,
         "events": [_absolute(e) for e in options.events],
@@ -121,6 +123,9 @@ def _differences(was: dict, now: dict) -> list[str]:
         out.append("the background knowledge differs (the --ontology files, or the files the rules read by FROM)")
     if was.get("prolog") != now["prolog"]:
         out.append("the --prolog files differ")
+    if was.get("times") != now["times"]:
+        out.append(f"the time predicates differ (--time-predicate, --start-predicate, --end-predicate): was "
+                   f"{shown(was.get('times'), 'PROV')}, now {shown(now['times'], 'PROV')}")
     if was.get("buckets") != now["buckets"]:
         out.append(f"the buckets differ: was {shown(was.get('buckets'))}, now {shown(now['buckets'])}")
     if was.get("state") != now["state"]:

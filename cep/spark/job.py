@@ -48,6 +48,7 @@ class Options:
     limits: object = None  # cep.limits.Limits
     services: object = None  # cep.service.options.ServiceOptions
     policy: str | None = None  # --policy (the queries carry it: recorded in the checkpoint)
+    times: object = None  # cep.io.event_time.TimePredicates of the RDF inputs (None: PROV's)
 
 
 def quiet_spark() -> None:
@@ -204,7 +205,7 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
     ends = checkpoint / END_FOLDER
     try:
         streams = checkpoints.resume(checkpoint, checkpoints.record(spec, options, streams, checkpoint)) or streams
-        events = sources.event_stream(spark, streams, options.files_per_batch)
+        events = sources.event_stream(spark, streams, options.files_per_batch, options.times)
         raw = engine(events, spec, options.lateness, str(ends))
         if options.out:
             variables = [f for layout in spec.layouts(queries) if layout.form == "select" for f in layout.fields]

@@ -156,10 +156,12 @@ def stored_millis(files: list[Path]) -> tuple[str, ...]:
     return tuple(name for name, millis in units.items() if millis == {True})
 
 
-def _parse_files(batches):
-    """mapInPandas: whole TriG/JSON Lines/CSV files -> their records."""
+def _parse_files(batches, times=None):
+    """mapInPandas: whole TriG/JSON Lines/CSV files -> their records;
+    `times`: the predicates of the RDF formats' times (None: PROV's)."""
     import pandas as pd
 
+    from cep.io.event_time import PROV_TIMES
     from cep.io.readers import read_file
 
     columns = ["s", "p", "o", "start", "end", "source", "reason", "text", "stream"]
@@ -168,7 +170,7 @@ def _parse_files(batches):
         for uri, content in zip(pdf["path"], pdf["content"]):
             name = _local_name(uri)
             rejects = []
-            events = read_file(name, rejects, bytes(content)).to_pydict()
+            events = read_file(name, rejects, bytes(content), times=times or PROV_TIMES).to_pydict()
             rows += [(s, p, o, start, end, source, None, None, stream) for s, p, o, start, end, source, stream
                      in zip(*(events[c] for c in ("s", "p", "o", "start", "end", "source", "stream")))]
             rows += [(None, None, None, None, None, r.source, r.reason, r.text, None) for r in rejects]
@@ -183,8 +185,11 @@ def _local_name(uri: str) -> str:
     return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
-def event_stream(spark, streams: list[Source], files_per_batch: int | None = None):
-    """One streaming DataFrame (STREAM_DDL) of the events of `streams` (sources())."""
+def event_stream(spark, streams: list[Source], files_per_batch: int | None = None, times=None):
+    """One streaming DataFrame (STREAM_DDL) of the events of `streams`
+    (sources()); `times`: the predicates of the RDF formats' times."""
+    from functools import partial
+
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
@@ -222,7 +227,7 @@ def event_stream(spark, streams: list[Source], files_per_batch: int | None = Non
             df = reader.schema(BINARY_FILE_DDL).format("binaryFile").load(source.root)
             if source.folder:
                 df = direct_children(df, "path", source.path)
-            df = df.select("path", "content").mapInPandas(_parse_files, STREAM_DDL)
+            df = df.select("path", "content").mapInPandas(partial(_parse_files, times=times), STREAM_DDL)
         if source.stream:
             df = df.withColumn("stream", F.coalesce(F.col("stream"), F.lit(source.stream)))
         parts.append(df)

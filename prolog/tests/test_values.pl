@@ -28,7 +28,7 @@ api([ cep_nt/2-cep_values_terms,
       cep_fn/3-cep_values_functions, cep_bnode/3-cep_values_functions, cep_regex/4-cep_values_functions,
       cep_regex_gave_up/1-cep_values_functions, cep_regex_problem/3-cep_values_functions,
       cep_time_duration/3-cep_values_dates, cep_time_point/2-cep_values_dates,
-      cep_timestamp/2-cep_values_dates ]).
+      cep_timestamp/2-cep_values_dates, cep_stream_end/4-cep_values_dates ]).
 
 test(exports) :-
     api(Api),

@@ -42,6 +42,9 @@ test(time_point_type, error(type_error(integer, 1.5))) :- cep_time_point(1.5, _)
 test(timestamp_latest_bound, D == dt(7)) :- cep_timestamp([5, _, 7, _], D).
 test(timestamp_none_bound, fail) :- cep_timestamp([_, _], _).
 test(timestamp_no_pattern, fail) :- cep_timestamp([], _).
+test(stream_end_of_the_stream, B == 7) :- cep_stream_end(s, s, 7, B).
+test(stream_end_of_no_stream, B == 7) :- cep_stream_end(_, s, 7, B).
+test(stream_end_of_another_stream, true(var(B))) :- cep_stream_end(t, s, 7, B).
 
 :- end_tests(cep_time_functions).
 

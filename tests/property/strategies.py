@@ -889,6 +889,24 @@ def _drawn_streams(draw, pattern):
 
 
 @st.composite
+def stream_timestamp_queries(draw):
+    """C-SPARQL's timestamp(?v, <stream>) selected by a windowed query
+    without grouping (windowed_queries), of a variable of its pattern (or
+    ?u, never bound) and a stream the query reads; some with timestamp(?v)
+    beside it. The events are drawn of both streams (streamed)."""
+    query = draw(windowed_queries().filter(lambda q: q.window is not None and q.grouping is None
+                                           and q.projection is not None))
+    names = sorted(v.name for v in ops.variables(query.pattern)) + ["u"]
+    streams = [iri for iri, _ in query.streams]
+    items = []
+    for i in range(draw(st.integers(1, 3))):
+        v = ops.Var(draw(st.sampled_from(names)))
+        args = (v,) if draw(st.integers(0, 3)) == 0 else (v, ops.Const(draw(st.sampled_from(streams))))
+        items.append(ops.ProjectItem(ops.Var(f"ts{i}"), ops.Call("timestamp", *args)))
+    return dataclasses.replace(query, projection=query.projection + tuple(items))
+
+
+@st.composite
 def streamed(draw, events):
     """The events, each of stream s, stream t or of none (every stream)."""
     out = []

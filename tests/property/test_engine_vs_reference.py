@@ -352,6 +352,20 @@ def test_engine_equals_reference_on_groups_with_windows_of_their_own(data):
 
 
 @seeded
+@_settings(100)
+@given(data=st.data())
+def test_engine_equals_reference_on_timestamps_of_a_stream(data):
+    """timestamp(?v, <stream>) over events of two streams and of none: the
+    engine's leaf rules bind each stream's end as the reference reads the
+    occurrences' streams."""
+    from tests.property.strategies import stream_timestamp_queries, streamed
+    query = data.draw(stream_timestamp_queries())
+    events = data.draw(streamed(data.draw(streams())))
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
 @_settings(300)
 @given(data=st.data())
 def test_engine_equals_reference_on_windows_over_their_content(data):

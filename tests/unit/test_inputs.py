@@ -128,13 +128,59 @@ def test_nquads_time_problems_cost_their_graph_not_the_file(tmp_path):
     ]) + "\n")
     rejects = []
     got = triples(cep_io.read_nquads(path, rejects))
-    assert [(e[2], e[3]) for e in got] == [('"twice"', T0)]  # the first time holds
+    assert got == []
     by_line = {r.source: r.reason for r in rejects}
     assert "not an xsd:dateTime" in by_line[f"{path}:2"]
-    assert "has its time already" in by_line[f"{path}:6"]
+    # two values in one chunk are read together, as TriG reads them (cep.io.event_time)
+    assert "has 2 different prov:generatedAtTime values" in by_line[f"{path}:4"]
     assert "ends" in by_line[f"{path}:7"] and "before it starts" in by_line[f"{path}:7"]
     assert "no time for it in the file" in by_line[f"{path}:1"]
     assert "1 triple(s) of the default graph skipped" in by_line[str(path)]
+
+
+def test_nquads_a_time_repeated_is_one_a_later_other_one_is_refused(tmp_path):
+    body = [f'{ex("a")} {ex("p")} "g" {ex("g")} .', gen(ex("g"), T0), gen(ex("g"), T0)]  # the same triple twice
+    body += [f'{ex("a")} {ex("p")} "{i}" {ex(f"h{i}")} .\n{gen(ex(f"h{i}"), T0 + i)}' for i in range(2)]
+    body += [gen(ex("g"), T0 + 5), gen(ex("g"), T0)]  # in a later chunk: g's time is decided
+    path = write(tmp_path / "s.nq", "\n".join(body) + "\n")
+    rejects = []
+    got = [e for table in file_batches(Input(str(path), "nq"), rejects, rows=4) for e in events_of(table)]
+    assert sorted((e.o, e.start) for e in got) == [('"0"', T0), ('"1"', T0 + 1), ('"g"', T0)]
+    assert [(r.source, r.reason) for r in rejects] == [
+        (f"{path}:8", f"{ex('g')} has its time already; this prov:generatedAtTime is skipped")]
+
+
+def test_rdf_inputs_take_the_time_predicates_named(tmp_path):
+    """RSP-QL's example interval, :startsAt and :endsAt, in each RDF format;
+    PROV's predicates are then metadata."""
+    from cep.io.event_time import time_predicates
+
+    times = time_predicates(None, ex("startsAt")[1:-1], ex("endsAt"))
+    starts, ends = f"{ex('startsAt')}", f"{ex('endsAt')}"
+    nq = write(tmp_path / "s.nq", "\n".join([
+        f'{ex("a")} {ex("p")} "1" {ex("g")} .', f"{ex('g')} {starts} {when(T0)} .", f"{ex('g')} {ends} {when(T0 + 9)} .",
+        f'{ex("a")} {ex("p")} "2" {ex("h")} .', gen(ex("h"), T0)]) + "\n")
+    tg = write(tmp_path / "s.trig", f"""@prefix : <http://example.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+:g {{ :a :p "1" }}
+:g :startsAt "2026-01-01T00:00:00Z"^^xsd:dateTime ; :endsAt "2026-01-01T00:00:00.009Z"^^xsd:dateTime .
+""")
+    for path, fmt in ((nq, "nq"), (tg, "trig")):
+        rejects = []
+        got = [e for table in file_batches(Input(str(path), fmt, times=times), rejects) for e in events_of(table)]
+        # each option replaces its own predicate: h's instant is still prov:generatedAtTime
+        assert [(e.o, e.start, e.end) for e in got] == [('"1"', T0, T0 + 9)] + [('"2"', T0, T0)] * (fmt == "nq")
+        assert rejects == []
+    rejects = []
+    only = time_predicates(ex("at"), ex("startsAt"), ex("endsAt"))
+    got = [e for table in file_batches(Input(str(nq), "nq", times=only), rejects) for e in events_of(table)]
+    assert [e.o for e in got] == ['"1"']  # prov:generatedAtTime is metadata now: h has no time
+    assert [r.source for r in rejects] == [f"{nq}:4", str(nq)]
+    assert "no time for it in the file" in rejects[0].reason
+    with pytest.raises(ValueError, match="three different IRIs"):
+        time_predicates(ex("t"), ex("t"), None)
+    with pytest.raises(ValueError, match="--end-predicate 'endsAt': not an absolute IRI"):
+        time_predicates(None, None, "endsAt")
 
 
 def test_nquads_a_time_must_come_within_a_batch_of_its_triples(tmp_path):
@@ -380,3 +426,44 @@ def test_a_long_column_of_repeated_terms_gets_each_rows_verdict(tmp_path):
     assert [r.source.rsplit(":", 1)[1] for r in rejects] == ["row 6", "row 2001"]
     assert "column s" in rejects[0].reason and "empty" in rejects[1].reason
     assert got.num_rows == n - 2 and got["s"][6].as_py() == f"<{EX}café>" and got["s"][0].as_py() == f"<{EX}k0>"
+
+
+SEED_INTERVAL = """@prefix : <http://example.org/> .
+@prefix xsd: <http://www.w3.org/2001/XMLSchema#> .
+:g_1 { :axel :isIn :RedRoom }
+:g_1 :startsAt "2015-06-18T12:00:00"^^xsd:dateTime ; :endsAt "2015-06-18T13:00:00"^^xsd:dateTime .
+"""
+
+
+def test_cep_run_names_the_time_predicates(tmp_path, capsys):
+    """RSP-QL's own interval example (:startsAt, :endsAt) read by `cep run`,
+    in process, and by the Spark engine's file parser (the function its
+    mapInPandas runs)."""
+    from cep import cli
+    from cep.io.event_time import time_predicates
+    from cep.spark.sources import _parse_files
+
+    events = write(tmp_path / "rooms.trig", SEED_INTERVAL)
+    rules = write(tmp_path / "in.rq", "PREFIX : <http://example.org/>\n"
+                                      "SELECT ?who (getDURATION() AS ?d) WHERE { ?who :isIn :RedRoom }\n")
+    assert cli.main(["run", str(rules), "--events", str(events), "-q"]) == 0  # PROV's: no time
+    out, err = capsys.readouterr()
+    assert out == "" and "has no timestamp" in err
+    named = ["--start-predicate", "http://example.org/startsAt", "--end-predicate", "<http://example.org/endsAt>"]
+    assert cli.main(["run", str(rules), "--events", str(events), "-q"] + named) == 0
+    out, err = capsys.readouterr()
+    answer = json.loads(out)
+    assert answer["bindings"]["who"]["value"] == "http://example.org/axel"
+    assert answer["bindings"]["d"]["value"] == "PT1H"
+    assert (answer["start"], answer["end"]) == ("2015-06-18T12:00:00Z", "2015-06-18T13:00:00Z")
+    assert cli.main(["run", str(rules), "--events", str(events), "--end-predicate", "endsAt"]) == 2
+    assert "--end-predicate 'endsAt': not an absolute IRI" in capsys.readouterr().err
+
+    import pandas as pd
+
+    files = pd.DataFrame({"path": [str(events)], "content": [events.read_bytes()]})
+    times = time_predicates(None, "http://example.org/startsAt", "http://example.org/endsAt")
+    (rows,) = _parse_files([files], times=times)
+    assert rows["s"].tolist() == [ex("axel")] and (rows["end"] - rows["start"]).tolist() == [3_600_000]
+    (rows,) = _parse_files([files])
+    assert rows["s"].isna().all() and "has no timestamp" in rows["reason"][0]

@@ -138,11 +138,11 @@ def test_trig_graph_without_timestamp_is_rejected_the_rest_goes_on(tmp_path):
 
 @pytest.mark.parametrize("meta, reason", [
     (':g prov:generatedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime , "2026-01-02T00:00:00Z"^^xsd:dateTime .',
-     "has 2 prov:generatedAtTime values"),
+     "has 2 different prov:generatedAtTime values"),
     (':g prov:generatedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime ; '
      'prov:startedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime ; '
      'prov:endedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime .',
-     "both prov:generatedAtTime and prov:startedAtTime/endedAtTime"),
+     "both prov:generatedAtTime and prov:startedAtTime/prov:endedAtTime"),
     (':g prov:startedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime .',
      "has prov:startedAtTime but no prov:endedAtTime"),
     (':g prov:endedAtTime "2026-01-01T00:00:00Z"^^xsd:dateTime .',

@@ -139,7 +139,7 @@ SYNTAX = [
      "rules/x.rq:1:29: unexpected '\"a.ttl\"' \u2014 expected an IRI or STREAM "
      "(the background file after FROM, such as FROM <ontology.ttl>)"),
     ("SELECT * FROM NAMED { ?s ?p ?o }",
-     "rules/x.rq:1:21: unexpected '{' \u2014 expected an IRI or STREAM "
+     "rules/x.rq:1:21: unexpected '{' \u2014 expected an IRI, STREAM or WINDOW "
      "(the background file after FROM, such as FROM <ontology.ttl>)"),
     ("DELETE { ?s ?p ?o } FROM <a.ttl> ?s",
      "rules/x.rq:1:34: unexpected '?s' \u2014 expected '{', FROM or WHERE"),
@@ -238,14 +238,20 @@ SEMANTIC = [
      "rules/x.rq:1:28: STR takes 1 argument, not 0"),
     ("SELECT * { ?s ?p ?o FILTER(BOUND(1)) }",
      "rules/x.rq:1:34: BOUND takes a variable"),
-    # C-SPARQL's timestamp: one stream per run, so no stream argument
+    # C-SPARQL's timestamp(?v [, <stream>]): a stream the query reads
     ("SELECT * { ?s ?p ?o FILTER(timestamp(?s, <http://streams.org/cams>) > 1) }",
-     "rules/x.rq:1:28: timestamp takes 1 argument, not 2: C-SPARQL's second argument names a "
-     "stream, and a run reads one stream; write timestamp(?v)"),
+     "rules/x.rq:1:42: timestamp(?s, <http://streams.org/cams>) names a stream, and the query reads none: "
+     "add FROM [NAMED] STREAM <http://streams.org/cams> [window]"),
+    ("SELECT * FROM STREAM <http://s.org/a> [RANGE 1m STEP 1m] { ?s ?p ?o FILTER(timestamp(?s, <http://s.org/b>)) }",
+     "rules/x.rq:1:90: timestamp(?s, <http://s.org/b>): the query does not read that stream; its streams "
+     "are <http://s.org/a> (FROM [NAMED] STREAM)"),
+    ("SELECT * FROM STREAM <http://s.org/a> [RANGE 1m STEP 1m] { ?s ?p ?o FILTER(timestamp(?s, ?p)) }",
+     "rules/x.rq:1:90: timestamp's second argument names a stream: an IRI, as in "
+     "timestamp(?s, <http://example.org/stream>)"),
     ("SELECT * { ?s ?p ?o FILTER(TIMESTAMP() > 1) }",
-     "rules/x.rq:1:28: TIMESTAMP takes 1 argument, not 0"),
+     "rules/x.rq:1:28: TIMESTAMP takes 1 or 2 arguments, not 0"),
     ("SELECT * {\n  ?s ?p ?o\n} FILTER(timestamp(?s, ?p, ?o))",
-     "rules/x.rq:3:10: timestamp takes 1 argument, not 3"),
+     "rules/x.rq:3:10: timestamp takes 1 or 2 arguments, not 3"),
     ("SELECT (timestamp(\"x\") AS ?t) { ?s ?p ?o }",
      "rules/x.rq:1:19: timestamp takes a variable"),
     # projection

@@ -32,7 +32,7 @@ def test_a_log_file_is_checked_as_spark_writes_it(tmp_path, name, text, sources_
 def _record(**changes):
     was = {"checkpoint": "/c", "rules": "r1", "policy": None, "ontology": None, "prolog": None,
            "lateness": "10 seconds", "buckets": 8, "state": "s", "events": ["/in"], "streams": [],
-           "out": "/o", "format": "jsonl"}
+           "out": "/o", "format": "jsonl", "times": None}
     return {**was, **changes}
 
 
@@ -49,6 +49,8 @@ def _record(**changes):
     ({"format": "csv"}, ["--format differs: was jsonl, now csv"]),
     ({"events": ["/in", "/more"]}, ["--events differs: was /in, now /in /more"]),
     ({"buckets": 4}, ["the buckets differ: was 8, now 4"]),
+    ({"times": ["<g>", "<s>", "<e>"]}, ["the time predicates differ (--time-predicate, --start-predicate, "
+                                        "--end-predicate): was PROV, now <g> <s> <e>"]),
     ({"state": "t"}, ["the state's layout differs (the checkpoint was made by another version of cep)"]),
 ])
 def test_what_differs_from_the_run_that_made_a_checkpoint(changes, said):

@@ -157,3 +157,45 @@ def test_the_rewrite_lists_the_end_variables_in_each_calls_scope():
     assert out.projection[0].expr == ops.Call("timestamp", car, e0, e1)
     plain = ops.Query("q", "select", query.pattern.right)
     assert capture_ends(plain) is plain  # no timestamp(): unchanged
+
+
+OAK, PALM = "<http://streams.org/oak>", "<http://streams.org/palm>"
+STREAMS = f"""FROM STREAM {OAK} [RANGE 10s TUMBLING]
+FROM STREAM {PALM} [RANGE 10s TUMBLING]
+"""
+
+
+def on(stream, s, p, o, second) -> Event:
+    return Event(iri(s), iri(p), iri(o), second * 1000, second * 1000, stream=stream)
+
+
+def test_timestamp_of_a_stream_reads_that_streams_events():
+    """C-SPARQL's timestamp(?v, <stream>): the latest event of that stream
+    that bound ?v; an event of no stream is of every stream.
+
+    Hand-checked, window (0 s, 10 s]. car1: Palm at 1, Oak at 3: the
+    solution (c1 = oak event, c2 = palm event) has oak 3 > palm 1, kept
+    (and its mirror, c1 = palm, c2 = oak: DISTINCT makes them one). car2:
+    Oak at 2, Palm at 4: 2 > 4 is false in every solution; the solutions
+    that use one event twice lack the other stream's timestamp (an error:
+    false). car3: Oak only. car4: an event of no stream at 6 and Palm at 7:
+    oak 6 (the stream-less event) against palm 7, or 6 against 6: false.
+    car5: Oak at 8, then an event of no stream at 9: (oak event, no-stream
+    event) gives oak max(8, 9) = 9 and palm 9: false; (oak, oak) has no
+    palm; so the no-stream event makes no car pass on its own."""
+    events = [on(PALM, "p", "registers", "car1", 1), on(OAK, "o", "registers", "car1", 3),
+              on(OAK, "o", "registers", "car2", 2), on(PALM, "p", "registers", "car2", 4),
+              on(OAK, "o", "registers", "car3", 5),
+              on("", "x", "registers", "car4", 6), on(PALM, "p", "registers", "car4", 7),
+              on(OAK, "o", "registers", "car5", 8), on("", "x", "registers", "car5", 9)]
+    got = rows(f"""SELECT DISTINCT ?car {STREAMS}
+WHERE {{ ?c1 :registers ?car . ?c2 :registers ?car
+         FILTER (timestamp(?car, {OAK}) > timestamp(?car, {PALM})) }}""", events)
+    assert got == [(0, 10, {"car": iri("car1")})]
+    # selected: the latest of each stream; with no stream, the latest of all
+    got = rows(f"""SELECT ?car (timestamp(?car, {OAK}) AS ?oak) (timestamp(?car, {PALM}) AS ?palm)
+                          (timestamp(?car) AS ?any) {STREAMS}
+WHERE {{ ?c1 :registers ?car . ?c2 :registers ?car FILTER (?c1 != ?c2) }}""", events[:2] + events[5:7])
+    both = {"oak": at(3), "palm": at(1), "any": at(3), "car": iri("car1")}
+    mixed = {"oak": at(6), "palm": at(7), "any": at(7), "car": iri("car4")}
+    assert got == [(0, 10, both), (0, 10, both), (0, 10, mixed), (0, 10, mixed)]

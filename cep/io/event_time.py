@@ -1,0 +1,133 @@
+"""An event's time in the RDF formats: which triples give it, and the rules.
+
+TriG, N-Quads and N-Triples (cep.io.trig, cep.io.nquads) time an event (a
+named graph, or an N-Triples subject) by triples about it, RSP-QL's
+timestamped graph `(n, p, t)`: an instant,
+
+    G prov:generatedAtTime T .                       start = end = T
+
+or an interval (RSP-QL, "Beyond time instants: intervals"),
+
+    G prov:startedAtTime T1 . G prov:endedAtTime T2 .   start = T1, end = T2
+
+with xsd:dateTime literals. The three predicates are a TimePredicates:
+PROV's by default, others by name (`cep run --time-predicate IRI
+--start-predicate IRI --end-predicate IRI`, the seed's own `:startsAt` and
+`:endsAt` for instance). The rules, the same for every format:
+
+- a value repeated is one value (RDF graphs are sets of triples); two
+  different values of one predicate refuse the event;
+- an instant and an interval together, one end of an interval alone, an
+  interval that ends before it starts, a value that is not an xsd:dateTime
+  literal, and no time at all refuse the event.
+
+`interval` applies them to the values found for one event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from cep import terms
+from cep.io import check
+from cep.io.check import Invalid
+
+PROV = "http://www.w3.org/ns/prov#"
+XSD_DATETIMESTAMP = terms.XSD + "dateTimeStamp"
+
+
+@dataclass(frozen=True)
+class TimePredicates:
+    """The predicates (N-Triples text, <iri>) that give an event's time: an
+    instant's, and an interval's start and end."""
+
+    instant: str = terms.iri(PROV + "generatedAtTime")
+    start: str = terms.iri(PROV + "startedAtTime")
+    end: str = terms.iri(PROV + "endedAtTime")
+
+    def __post_init__(self):
+        if len({self.instant, self.start, self.end}) < 3:
+            raise ValueError("the time predicates (instant, start, end) must be three different IRIs")
+
+    @property
+    def all(self) -> tuple[str, str, str]:
+        return self.instant, self.start, self.end
+
+    def label(self, predicate: str) -> str:
+        """How messages name a time predicate: prov:x for PROV's, else <iri>."""
+        return "prov:" + predicate[len(PROV) + 1:-1] if predicate.startswith("<" + PROV) else predicate
+
+
+PROV_TIMES = TimePredicates()
+
+
+def time_predicates(instant=None, start=None, end=None) -> TimePredicates:
+    """The TimePredicates named by the user (each an IRI, <iri> or bare;
+    None keeps PROV's); ValueError with a message for a bad one."""
+    named = {}
+    for field, value, option in (("instant", instant, "--time-predicate"), ("start", start, "--start-predicate"),
+                                 ("end", end, "--end-predicate")):
+        if value is None:
+            continue
+        try:
+            named[field] = check.stream_iri(value) or None
+        except Invalid:
+            named[field] = None
+        if named[field] is None:
+            raise ValueError(f"{option} {value!r}: not an absolute IRI")
+    try:
+        return TimePredicates(**named)
+    except ValueError as exc:
+        raise ValueError(f"{exc} (given: {', '.join(f'{k} {v}' for k, v in named.items())})") from None
+
+
+def interval(event: str, values: dict, times: TimePredicates = PROV_TIMES, what: str = "graph") -> tuple[int, int]:
+    """(start, end) in ms of an event from the values of its time predicates
+    (predicate -> list of N-Triples terms, repeats allowed); Invalid says
+    why the event has no time. `what`: how messages name the event."""
+    label = times.label
+    found = {p: list(dict.fromkeys(values.get(p, ()))) for p in times.all}  # a repeated value is one
+    for p, given in found.items():
+        if len(given) > 1:
+            raise Invalid(f"{what} {event} has {len(given)} different {label(p)} values; give exactly one")
+    instant, started, ended = (found[p] for p in times.all)
+    if instant and (started or ended):
+        raise Invalid(f"{what} {event} has both {label(times.instant)} and {label(times.start)}/"
+                      f"{label(times.end)}; give an instant or an interval, not both")
+    if instant:
+        t = time_value(event, instant[0], label(times.instant), what)
+        return t, t
+    if started and ended:
+        start = time_value(event, started[0], label(times.start), what)
+        end = time_value(event, ended[0], label(times.end), what)
+        if end < start:
+            raise Invalid(f"{what} {event} ends ({label(times.end)} {terms.format_datetime_ms(end)}) before it "
+                          f"starts ({label(times.start)} {terms.format_datetime_ms(start)})")
+        return start, end
+    if started or ended:
+        have, lack = (times.start, times.end) if started else (times.end, times.start)
+        raise Invalid(f"{what} {event} has {label(have)} but no {label(lack)}; an interval needs both")
+    raise Invalid(f"{what} {event} has no timestamp: add `{event} {label(times.instant)} "
+                  f'"2026-01-01T00:00:00Z"^^xsd:dateTime .` (or {label(times.start)} and {label(times.end)}) '
+                  "to the default graph")
+
+
+def complete(values: dict, times: TimePredicates = PROV_TIMES) -> bool:
+    """Whether the values found so far for an event decide its time (a
+    reader that goes line by line waits until they do)."""
+    return bool(values.get(times.instant)) or bool(values.get(times.start)) and bool(values.get(times.end))
+
+
+def time_value(event: str, term: str, label: str, what: str = "graph") -> int:
+    """The ms of a time predicate's value, an xsd:dateTime literal."""
+    try:
+        parts = terms.split(term)
+    except terms.TermError as exc:
+        raise Invalid(f"{label} of {what} {event}: {exc}") from None
+    if parts[0] != "literal" or parts[2] not in (terms.XSD_DATETIME, XSD_DATETIMESTAMP):
+        raise Invalid(f"{label} of {what} {event} is {term[:200]}, not an xsd:dateTime literal")
+    try:
+        ms = terms.parse_datetime_ms(parts[1])
+    except terms.TermError as exc:
+        raise Invalid(f"{label} of {what} {event}: {exc}") from None
+    return check.in_range(ms, f"{label} of {what} {event}", parts[1].strip())
