@@ -617,12 +617,15 @@ def _path(draw, depth):
 
 @st.composite
 def path_queries(draw):
-    """SELECT * over a random pattern joined with a property path (a
-    closure, as after SPARQL's translation, over any path inside) whose
-    ends are the streams' subject variables or constants."""
+    """SELECT * over a property path (a closure, as after SPARQL's
+    translation, over any path inside) whose ends are the streams' subject
+    variables or constants, alone (a group made only of a path) or joined
+    with a random pattern."""
     ends = [ops.Var("s"), ops.Var("t"), ops.Var("s")] + NODES
     path = ops.Path(draw(st.sampled_from(ops.PATH_CLOSURES)), (_path(draw, 2),))
     triple = ops.Triple(draw(st.sampled_from(ends)), path, draw(st.sampled_from(ends)))
+    if draw(st.integers(0, 4)) == 0:
+        return ops.Query("q", "select", triple, distinct=draw(st.booleans()))
     base = _pattern(draw, 2, BINARY)
     if draw(st.booleans()) and isinstance(base, (ops.Triple, ops.BGP)):
         inner = base.triples if isinstance(base, ops.BGP) else (base,)
