@@ -64,6 +64,11 @@ CONTENT: ContextVar = ContextVar("content", default=None)
 # the background graph and its union with the graph of each instant, else
 # the graph of each instant alone (_path_occurrences)
 BACKGROUND: ContextVar = ContextVar("background", default=False)
+# With updates of the background: instant t -> the background graph (a set
+# of triples) as the updates of the instants before t left it, which the
+# path's pairs of instant t are added to (_path_occurrences); else None,
+# the background of the stream's timeless triples
+BACKGROUND_AT: ContextVar = ContextVar("background_at", default=None)
 # SERVICE: endpoint IRI -> the triples of its graph (a snapshot), for the
 # evaluation under way (cep.reference.evaluate's `services`)
 SERVICES: ContextVar = ContextVar("services", default=None)
@@ -390,8 +395,11 @@ def _path_occurrences(tp, S) -> set:
     union of that graph and the background graph (the timeless triples of
     S) instead: a pair of the background graph alone is a timeless
     occurrence, and one that only the union has, an occurrence over
-    [the least start of the instant's triples, t]."""
+    [the least start of the instant's triples, t]; with updates of the
+    background, the union with the background as it was at t
+    (BACKGROUND_AT), which later updates do not change."""
     background = {(s, p, o) for s, p, o, start, _, _ in S if start is None} if BACKGROUND.get() else None
+    background_at = BACKGROUND_AT.get()
     out, instants = set(), {}
     every, iris = tp.p.reads_every_event(tp.s, tp.o), tp.p.iris()
     for s, p, o, start, end, g in S:
@@ -401,8 +409,11 @@ def _path_occurrences(tp, S) -> set:
     out = {(x, tp.p, y, None, None, None) for x, y in timeless}
     for t, occurring in instants.items():
         first = min(start for _, _, _, start in occurring)
-        graph = {x[:3] for x in occurring} | (background or set())
-        out |= {(x, tp.p, y, first, t, None) for x, y in _path_pairs(tp, graph) - timeless}
+        then, before = (background, timeless) if background_at is None else (background_at(t), None)
+        if before is None:
+            before = _path_pairs(tp, then)
+        graph = {x[:3] for x in occurring} | (then or set())
+        out |= {(x, tp.p, y, first, t, None) for x, y in _path_pairs(tp, graph) - before}
     return out
 
 
