@@ -119,8 +119,9 @@ class Path:
     are IRIs and inverses of IRIs), or one of PATH_CLOSURES; `args` are
     Paths or IRIs (canonical N-Triples text). After translation (SPARQL
     18.2.2.4) a triple pattern's predicate is a Path only for a closure,
-    evaluated over the background graph, or without one over the events of
-    each instant; the other forms appear inside one."""
+    evaluated over the events of each instant, with background knowledge
+    over their union with the background graph; the other forms appear
+    inside one."""
 
     op: str
     args: tuple

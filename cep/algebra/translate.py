@@ -1696,8 +1696,9 @@ class _Query:
         """The patterns of `s path o` by SPARQL's translation of property
         paths (18.2.2.4): ^p swaps the ends, p/q is two triples joined by a
         fresh variable, p|q a union, and a closure (p+ p* p?) stays a path
-        triple, which walks the background graph, or without one the
-        events of each instant (docs/language.md, "Property paths"); the
+        triple, which walks the events of each instant, with background
+        knowledge with the background graph (docs/language.md, "Property
+        paths"); the
         other forms match events like any triple pattern."""
         if isinstance(path, ops.Path) and path.op == "!":
             return [self.negated_property_set(s, path, o, pos)]

@@ -21,6 +21,9 @@ PATHS = "cep_paths"
 WINDOW = "cep_window"
 
 
+LIVE = "$live"  # the background graph of a rule set with updates: the rules' own t/3 (updates.py)
+
+
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 
 

@@ -11,7 +11,7 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan
-from cep.compile.clauses import PATHS, VALUES, A, F, Vars, resource, tuple_term
+from cep.compile.clauses import LIVE, PATHS, VALUES, A, F, Vars, resource, tuple_term
 from cep.compile.expr import q
 from cep.compile.expr import Scope
 from cep.errors import QueryError
@@ -48,8 +48,8 @@ def leaf_rules(leaf: Leaf, background) -> list:
     its own sub- or superclasses.)"""
     if isinstance(leaf.triple, ops.Unit):
         return unit_rules(leaf)
-    if isinstance(leaf.triple.p, ops.Path):  # over the background graph (steps._timeless), or each instant's
-        return [] if background is not None else path_rules(leaf)
+    if isinstance(leaf.triple.p, ops.Path):  # each instant's graph (and the background's: steps._timeless)
+        return path_rules(leaf, background)
     rules = [_leaf_rule(leaf)]
     if background is None:
         return rules
@@ -111,14 +111,16 @@ def unit_rules(leaf: Leaf) -> list:
 PATH_EVENTS = "$pathev"  # '$pathev'(Node, S, P, O, Start, End): a triple of the instant a path reads
 
 
-def path_rules(leaf: Leaf) -> list:
-    """Without background knowledge, a property path walks the graph of
-    each instant (docs/language.md, "Property paths"): the triples of the
-    instant's events (of the leaf's streams) whose predicate is one of the
-    path's IRIs, or all of them for a path that ranges over every node
-    (Path.reads_every_event), are kept in '$pathev'/6 until the instant's
-    end, when the path's check (path_check) walks them. The rules are
-    those of a leaf `?s ?p ?o` (leaf_rules) whose solutions are kept."""
+def path_rules(leaf: Leaf, background) -> list:
+    """A property path walks the graph of each instant, with background
+    knowledge its union with the background graph (docs/language.md,
+    "Property paths"): the triples of the instant's events (of the leaf's
+    streams), with background knowledge those they entail too, whose
+    predicate is one of the path's IRIs, or all of them for a path that
+    ranges over every node (Path.reads_every_event), are kept in
+    '$pathev'/6 until the instant's end, when the path's check
+    (path_check) walks them. The rules are those of a leaf `?s ?p ?o`
+    (leaf_rules) whose solutions are kept."""
     t = leaf.triple
     every = Leaf(f"{leaf.id}_graph", ops.Triple(*(ops.Var(n) for n in "spo")), tuple(ops.Var(n) for n in "spo"),
                  updates=leaf.updates, streams=leaf.streams)
@@ -127,24 +129,33 @@ def path_rules(leaf: Leaf) -> list:
         pl.Struct("memberchk", p, pl.PList([terms.to_prolog(x) for x in sorted(t.p.iris())])),)
     keep = pl.Clause(pl.Struct(f"n{every.id}", pl.Struct("v", s, p, o), ts, te, pl.Var("_")), (
         *mine, pl.Struct("assertz", pl.Struct(PATH_EVENTS, leaf.id, s, p, o, ts, te)), F))
-    return leaf_rules(every, None) + [keep]
+    return leaf_rules(every, background) + [keep]
 
 
-def path_check(leaf: Leaf, scope) -> pl.Clause:
+def path_check(leaf: Leaf, scope, graph) -> pl.Clause:
     """'$check'(N, Te, A) of a path leaf N (path_rules), at an instant's end:
     the pairs the path connects in the instant's graph, each a solution
-    over [the least start of the instant's triples, the instant]."""
+    over [the least start of the instant's triples, the instant]. With
+    background knowledge (`graph`: its module, or LIVE for the rules' own
+    t/3), the pairs it connects in the union of the instant's graph and
+    the background graph that the background alone does not connect: those
+    the background connects are timeless solutions (steps._timeless)."""
     vs = Vars(scope)
     t = leaf.triple
     s, o = (vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x) for x in (t.s, t.o))
     ends = A("vars" if isinstance(t.s, ops.Var) and isinstance(t.o, ops.Var) else "term")
     ts, te, ans, module, first = (pl.Var(n) for n in ("Ts", "Te", "A", "M", "T0"))
+    instant = pl.Struct("instant", module, leaf.id)
+    if graph is None:
+        walk = q(PATHS, "cep_path", instant, path_term(t.p), ends, s, o)
+    else:
+        walk = q(PATHS, "cep_path_added", module if graph == LIVE else A(graph), instant, path_term(t.p), ends, s, o)
     return pl.Clause(pl.Struct("$check", leaf.id, pl.Var("_"), ans), (
         pl.Struct("once", pl.Struct(PATH_EVENTS, leaf.id, *(pl.Var("_") for _ in range(4)), te)),
         pl.Struct("aggregate_all", pl.Struct("min", first),
                   pl.Struct(PATH_EVENTS, leaf.id, pl.Var("_"), pl.Var("_"), pl.Var("_"), first, pl.Var("_")), ts),
         pl.Struct("context_module", module),
-        q(PATHS, "cep_path", pl.Struct("instant", module, leaf.id), path_term(t.p), ends, s, o),
+        walk,
         pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
 
 

@@ -56,13 +56,13 @@ import hashlib
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan, Step, Unary, node_children
-from cep.compile.clauses import RUNTIME, A, T, F, Vars, ok_goal, tuple_term
+from cep.compile.clauses import LIVE, RUNTIME, A, T, F, Vars, ok_goal, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
 from cep.compile.expr import Scope, conj, q
 from cep.compile.leaves import PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check, stream_rules, unit_store
 from cep.compile.projection import answer_width, padded, projection
 from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
-from cep.compile.updates import LIVE, live_view, update_clause
+from cep.compile.updates import live_view, update_clause
 from cep.compile.services import deferred_nodes
 from cep.compile.windows import content_part, window_items
 from cep.errors import QueryError
@@ -148,12 +148,12 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
             if isinstance(node.triple, ops.Unit):
                 dynamic.append(unit_store(node) + "/1")
                 group_scoped.append(unit_store(node) + "/1")
-            elif isinstance(node.triple.p, ops.Path) and background is None:  # walked at the instant's end
+            elif isinstance(node.triple.p, ops.Path):  # walked at the instant's end
                 if PATH_EVENTS + "/6" not in dynamic:
                     dynamic.append(PATH_EVENTS + "/6")
                     group_scoped.append(PATH_EVENTS + "/6")
                 deferred.append(node.id)
-                checks.append(path_check(node, scope))
+                checks.append(path_check(node, scope, graph))
         else:
             step_items, stores, scope, check = built
             items += step_items

@@ -13,13 +13,12 @@ from cep import terms
 from cep.algebra import ops
 from cep.algebra.ops import is_table
 from cep.binarize import Leaf, Step, Unary
-from cep.compile.clauses import RUNTIME, VALUES, PATHS, WINDOW, A, T, F, Vars, func_term, key_goal, ok_goal, tuple_term
+from cep.compile.clauses import LIVE, RUNTIME, VALUES, PATHS, WINDOW, A, T, F, Vars, func_term, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
 from cep.compile.services import deferred_nodes, service_goal, touch_goal
 from cep.errors import QueryError
 from cep.compile.projection import sort_goals
-from cep.compile.updates import LIVE
 
 
 BANDS = "_bands"  # suffix of a store's band list (see Band)

@@ -8,12 +8,9 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.background.rdfs import SCHEMA_PREDICATES
-from cep.compile.clauses import A, T, Vars, resource, tuple_term
+from cep.compile.clauses import LIVE, A, T, Vars, resource, tuple_term
 from cep.compile.expr import Scope, conj, ite, q
 from cep.compile.leaves import entailment_table
-
-
-LIVE = "$live"  # the graph of a rule set with updates: its own t/3
 
 
 def live_view(background) -> list:

@@ -35,8 +35,8 @@ from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
 from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
 from cep.reference.expressions import _cmp as compare
 from cep.reference.expressions import parse as parse_value
-from cep.reference.patterns import (BACKGROUND, CONTENT, HORIZON, SERVICES, compatible, merge, solutions, stream_of,
-                                    streams_of)
+from cep.reference.patterns import (BACKGROUND, BACKGROUND_AT, CONTENT, HORIZON, SERVICES, compatible, merge,
+                                    solutions, stream_of, streams_of)
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
@@ -64,6 +64,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
     token = USER_PROLOG.set(load_user_prolog(prolog))
     horizon = HORIZON.set(None if until is None else until - 1)
     known = BACKGROUND.set(background is not None)
+    history = BACKGROUND_AT.set(None)  # set by _by_instant where updates change the background
     snapshots = SERVICES.set(services)
     try:
         fed = [q.name for q in queries if q.window is not None and q.name in chaining.producers]
@@ -86,6 +87,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
         USER_PROLOG.reset(token)
         HORIZON.reset(horizon)
         BACKGROUND.reset(known)
+        BACKGROUND_AT.reset(history)
         SERVICES.reset(snapshots)
 
 
@@ -230,6 +232,8 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
             strata.setdefault(chaining.stratum(q.name), []).append(q)
     stream = None  # made again only when the stream or the instances change
     history = [(None, graph)]  # (instant, the background its updates left)
+    if background is not None:  # the pairs an instant's paths add to the background the instants before left
+        BACKGROUND_AT.set(lambda t: [g for at, g in history if at is None or at < t][-1])
     for t in sorted({e.end for e in events}):
         for _, rules in sorted(strata.items()):
             while True:

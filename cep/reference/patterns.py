@@ -62,8 +62,14 @@ HORIZON: ContextVar = ContextVar("horizon", default=None)
 # NOTSEQ's that runs to a deadline after the window's end is not)
 CONTENT: ContextVar = ContextVar("content", default=None)
 # Whether the run has background knowledge: a property path then walks
-# the background graph, else the graph of each instant (_path_occurrences)
+# the background graph and its union with the graph of each instant, else
+# the graph of each instant alone (_path_occurrences)
 BACKGROUND: ContextVar = ContextVar("background", default=False)
+# With updates of the background: instant t -> the background graph (a set
+# of triples) as the updates of the instants before t left it, which the
+# path's pairs of instant t are added to (_path_occurrences); else None,
+# the background of the stream's timeless triples
+BACKGROUND_AT: ContextVar = ContextVar("background_at", default=None)
 # SERVICE: endpoint IRI -> the triples of its graph (a snapshot), for the
 # evaluation under way (cep.reference.evaluate's `services`)
 SERVICES: ContextVar = ContextVar("services", default=None)
@@ -383,24 +389,33 @@ def _bgp(triples, S, watch) -> set:
 def _path_occurrences(tp, S) -> set:
     """A property path's solutions as occurrences (s, path, o): SPARQL's
     evaluation (18.5), the path evaluated on its own and then joined
-    (docs/language.md, "Property paths"). With background knowledge, over
-    the background graph (the timeless triples of S): timeless
-    occurrences. Without, over the graph of each instant t: the triples
-    that occur at t (of the pattern's streams, whose predicate is one of
-    the path's IRIs, or all for Path.reads_every_event), each pair an
-    occurrence over [the least start of those triples, t]."""
-    if BACKGROUND.get():
-        graph = {(s, p, o) for s, p, o, start, _, _ in S if start is None}
-        return {(x, tp.p, y, None, None, None) for x, y in _path_pairs(tp, graph)}
+    (docs/language.md, "Property paths"), over the graph of each instant
+    t: the triples that occur at t (of the pattern's streams, whose
+    predicate is one of the path's IRIs, or all for
+    Path.reads_every_event), each pair an occurrence over [the least
+    start of those triples, t]. With background knowledge, over the
+    union of that graph and the background graph (the timeless triples of
+    S) instead: a pair of the background graph alone is a timeless
+    occurrence, and one that only the union has, an occurrence over
+    [the least start of the instant's triples, t]; with updates of the
+    background, the union with the background as it was at t
+    (BACKGROUND_AT), which later updates do not change."""
+    background = {(s, p, o) for s, p, o, start, _, _ in S if start is None} if BACKGROUND.get() else None
+    background_at = BACKGROUND_AT.get()
     out, instants = set(), {}
     every, iris = tp.p.reads_every_event(tp.s, tp.o), tp.p.iris()
     for s, p, o, start, end, g in S:
         if start is not None and (g is None or tp.stream is None or g in tp.stream) and (every or p in iris):
             instants.setdefault(end, []).append((s, p, o, start))
+    timeless = set() if background is None else _path_pairs(tp, background)
+    out = {(x, tp.p, y, None, None, None) for x, y in timeless}
     for t, occurring in instants.items():
         first = min(start for _, _, _, start in occurring)
-        pairs = _path_pairs(tp, {x[:3] for x in occurring})
-        out |= {(x, tp.p, y, first, t, None) for x, y in pairs}
+        then, before = (background, timeless) if background_at is None else (background_at(t), None)
+        if before is None:
+            before = _path_pairs(tp, then)
+        graph = {x[:3] for x in occurring} | (then or set())
+        out |= {(x, tp.p, y, first, t, None) for x, y in _path_pairs(tp, graph) - before}
     return out
 
 

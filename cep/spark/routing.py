@@ -107,23 +107,23 @@ def _keeps_key(query, key: str) -> bool:
     return any(item.var.name == key and item.expr is None for item in query.projection)
 
 
-def _reads_instants(query, background: bool) -> bool:
+def _reads_instants(query) -> bool:
     """Whether the query has an empty group (ops.Unit), whose solutions
     are the stream's instants, a subquery evaluated per instant (grouped
-    or cut: ops.Project.evaluated), or (without background knowledge) a
-    property path, which walks the graph of each instant: one group must
-    see them whole."""
-    return bool(_instant_readers(query.pattern, background))
+    or cut: ops.Project.evaluated), or a property path, which walks the
+    graph of each instant (with background knowledge, its union with the
+    background graph): one group must see them whole."""
+    return bool(_instant_readers(query.pattern))
 
 
-def _instant_readers(op, background: bool) -> list:
-    """The empty groups and evaluated subqueries of a pattern, and without
-    background its path triple patterns."""
+def _instant_readers(op) -> list:
+    """The empty groups, evaluated subqueries and path triple patterns of
+    a pattern."""
     out, todo = [], [op]
     while todo:
         op = todo.pop()
         if isinstance(op, ops.Unit) or isinstance(op, ops.Project) and op.evaluated \
-                or not background and isinstance(op, ops.Triple) and isinstance(op.p, ops.Path):
+                or isinstance(op, ops.Triple) and isinstance(op.p, ops.Path):
             out.append(op)
         todo += ops.children(op)
     return out
@@ -140,7 +140,7 @@ def triples(op) -> list:
     return out
 
 
-def partition_key(query: ops.Query, background: bool = False) -> str | None:
+def partition_key(query: ops.Query) -> str | None:
     """The name of a variable bound by every triple pattern of the query
     (the first such one, in the order of the first pattern's slots), or
     None. A query whose solution modifiers (ORDER BY, LIMIT, OFFSET)
@@ -148,7 +148,7 @@ def partition_key(query: ops.Query, background: bool = False) -> str | None:
     answers once per evaluation, have none: they run in one group, which
     sees every solution of an evaluation; so has a query that reads
     whole instants (_reads_instants)."""
-    if query.modified or query.form == "ask" or _reads_instants(query, background):
+    if query.modified or query.form == "ask" or _reads_instants(query):
         return None
     patterns = triples(query.pattern)
     if not patterns:
@@ -173,7 +173,7 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
         for route in _pattern_routes(t, key, schema):
             if route not in out:
                 out.append(route)
-    readers = _instant_readers(query.pattern, schema is not None)
+    readers = _instant_readers(query.pattern)
     for t in readers:  # a path's events: those of its IRIs (the triples they entail too)
         if isinstance(t, ops.Triple) and not t.p.reads_every_event(t.s, t.o):
             for iri in sorted(t.p.iris()):
@@ -239,7 +239,7 @@ def classes(queries, schema=None) -> list[QueryClass]:
     its class."""
     groups: dict = {}
     for q in queries:
-        key = partition_key(q, background=schema is not None)
+        key = partition_key(q)
         routes = _routes(q, key, schema)
         # a query without a key is a class of its own (one group each)
         signature = frozenset(routes) if key is not None else ("unkeyed", q.name)

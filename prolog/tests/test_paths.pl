@@ -72,3 +72,42 @@ test(the_graph_is_read_on_every_call) :-
     assertion(Os == [e]).
 
 :- end_tests(cep_path).
+
+%   The graph of an instant (as the compiled rules keep it, node 7):
+%   d -road-> e, e -road-> f, and a node x of the instant only, x -ferry-> x
+:- dynamic p_rules:'$pathev'/6.
+p_rules:'$pathev'(7, d, road, e, 1, 2).
+p_rules:'$pathev'(7, e, road, f, 2, 2).
+p_rules:'$pathev'(7, x, ferry, x, 2, 2).
+
+added(Path, Ends, Pairs) :-
+    findall(S-O, cep_path_added(p_graph, instant(p_rules, 7), Path, Ends, S, O), Pairs0),
+    msort(Pairs0, Pairs).
+
+:- begin_tests(cep_path_added).
+
+test(the_pairs_the_instant_adds_to_the_background) :-
+    % c -ferry-> d (background) then d -road-> e -road-> f (the instant);
+    % e -road-> e was there already: e-e is the background's
+    added(plus(alt([iri(road), iri(ferry)])), vars, Pairs),
+    assertion(Pairs == [a-e, a-f, b-e, b-f, c-e, c-f, d-e, d-f, e-f, x-x]).
+test(from_a_bound_end_only_what_it_reaches) :-
+    findall(O, cep_path_added(p_graph, instant(p_rules, 7), plus(alt([iri(road), iri(ferry)])), term, a, O), Os),
+    assertion(Os == [e, f]),
+    findall(S, cep_path_added(p_graph, instant(p_rules, 7), seq([iri(ferry), plus(iri(road))]), term, S, f), Ss),
+    assertion(Ss == [c]),
+    \+ cep_path_added(p_graph, instant(p_rules, 7), plus(iri(road)), term, a, b).
+test(a_node_of_the_instant_only_reaches_itself_by_length_zero) :-
+    % x is no node of the background; a, a node of it, reaches itself there
+    added(star(iri(road)), vars, Pairs),
+    assertion(Pairs == [d-e, d-f, e-f, f-f, x-x]),
+    added(opt(iri(ferry)), vars, Pairs2),
+    assertion(Pairs2 == [f-f, x-x]).
+test(a_constant_end_reaches_itself_in_the_background_already) :-
+    \+ cep_path_added(p_graph, instant(p_rules, 7), star(iri(road)), term, z, z).
+test(backwards_through_the_background) :-
+    % ^road+ from f: e, d (the instant), none further (no road into d)
+    added(plus(inv(iri(road))), vars, Pairs),
+    assertion(Pairs == [e-d, f-d, f-e]).
+
+:- end_tests(cep_path_added).

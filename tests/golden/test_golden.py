@@ -4,6 +4,7 @@
     streams/<case>.trig    the input stream (RSP-QL TriG: one timestamped named graph per event group)
     algebra/<case>.sexpr   per query `-- NAME` and its algebra text (cep.algebra.sexpr.query)
     matches/<case>.jsonl   the expected answers, HAND-CHECKED from the semantics (paper, section 4.2)
+    background/<case>.ttl  optional: the case's background knowledge (as --ontology gives it)
 
 What is checked, per case:
 - the parser's algebra equals the algebra file (CEP_GOLDEN_UPDATE=1 rewrites the
@@ -13,7 +14,8 @@ What is checked, per case:
   not model: its matches are among the reference's unrestricted answers);
 - the engine gives the matches;
 - timewise monotonicity of the reference on the case's stream;
-- no orphan files: a case is in all four folders or in none.
+- no orphan files: a case is in all four folders or in none (a background
+  file belongs to a case).
 
 Answers are compared as multisets of (query, bindings, start, end, triples),
 CONSTRUCT triples modulo blank node labels. Queries are matched by position
@@ -26,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import functools
 import os
 from pathlib import Path
 
@@ -47,8 +50,20 @@ CASES = sorted(p.stem for p in (GOLDEN / "rules").glob("*.rq"))
 UPDATE = os.environ.get("CEP_GOLDEN_UPDATE") == "1"
 
 
+BACKGROUND = ("background", ".ttl")  # optional per case
+
+
 def path(folder: str, case: str) -> Path:
     return GOLDEN / folder / (case + FOLDERS[folder])
+
+
+@functools.cache
+def background(case: str):
+    """The case's background knowledge (a cep.background.Background), or None."""
+    from cep.background.knowledge import load_background
+
+    file = GOLDEN / BACKGROUND[0] / (case + BACKGROUND[1])
+    return load_background([file]) if file.exists() else None
 
 
 # ------------------------------------------------------------------ loading
@@ -83,10 +98,10 @@ def renamed(queries, names) -> list[ops.Query]:
     return [dataclasses.replace(q, name=n) for q, n in zip(queries, names)]
 
 
-def run_engine(queries, events):
+def run_engine(queries, events, background=None):
     from cep.engine import Engine
 
-    engine = Engine(queries)
+    engine = Engine(queries, background=background)
     ordered = sorted(events, key=lambda e: (e.end, e.start))
     return engine.push(ordered) + engine.flush()
 
@@ -129,6 +144,10 @@ def test_no_orphan_files():
         missing = [f"{folder}/{case}{FOLDERS[folder]}" for folder in FOLDERS if case not in present[folder]]
         if missing:
             problems.append(f"case {case}: missing {', '.join(missing)}")
+    folder, ext = BACKGROUND
+    for f in (GOLDEN / folder).iterdir():
+        if f.suffix != ext or f.stem not in cases:
+            problems.append(f"{folder}/{f.name}: the background of no case")
     assert not problems, "\n".join(problems)
     assert cases, "no golden cases found"
 
@@ -138,13 +157,13 @@ def test_reference_on_algebra_gives_the_matches(case):
     events = read_stream(path("streams", case))
     queries = algebra_queries(case)
     if not with_policy(queries):
-        assert_answers(reference.evaluate(queries, events), case, "reference on algebra")
+        assert_answers(reference.evaluate(queries, events, background(case)), case, "reference on algebra")
         return
     # A policy only chooses among the combinations the unrestricted
     # semantics makes (these cases have no optional operator, where an
     # optional part a policy left out would let the mandatory one stand alone)
     assert not any(_uses(q.pattern, ops.OPTIONAL_OPS) for q in queries)
-    everything = reference.multiset(reference.evaluate(unrestricted(queries), events))
+    everything = reference.multiset(reference.evaluate(unrestricted(queries), events, background(case)))
     extra = reference.multiset(read_matches(path("matches", case))) - everything
     assert not extra, f"matches/{case}.jsonl has answers no combination gives: {sorted(extra)}"
 
@@ -172,14 +191,14 @@ def test_reference_on_parsed_rules_gives_the_matches(case):
     if with_policy(queries):
         pytest.skip("the reference has no consumption policies (the parsed rules give the algebra file's)")
     events = read_stream(path("streams", case))
-    assert_answers(reference.evaluate(queries, events), case, "reference on parsed rules")
+    assert_answers(reference.evaluate(queries, events, background(case)), case, "reference on parsed rules")
 
 
 @pytest.mark.parametrize("case", CASES)
 def test_engine_gives_the_matches(case):
     queries = renamed(parse_case(case), golden_names(case))
     events = read_stream(path("streams", case))
-    assert_answers(run_engine(queries, events), case, "engine")
+    assert_answers(run_engine(queries, events, background(case)), case, "engine")
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -191,7 +210,8 @@ def test_reference_is_timewise_monotone_on_the_stream(case):
     is evaluated: over the events before t, as event time reaches t."""
     queries = unrestricted(algebra_queries(case))
     events = read_stream(path("streams", case))
-    whole = reference.evaluate(queries, events)
+    known = background(case)
+    whole = reference.evaluate(queries, events, known)
     times = sorted({e.start for e in events} | {e.end for e in events})
     cuts = times + [times[-1] + 1]
     points = all(e.start == e.end for e in events)
@@ -199,10 +219,10 @@ def test_reference_is_timewise_monotone_on_the_stream(case):
     left_joins = any(_uses(q.pattern, right_optional) for q in queries)
     for t in cuts:
         # event time has reached t: the windows before it are evaluated
-        prefix = reference.evaluate(queries, [e for e in events if e.end < t], until=t)
+        prefix = reference.evaluate(queries, [e for e in events if e.end < t], known, until=t)
         assert reference.multiset(prefix) == reference.multiset(a for a in whole if a.end < t), t
         if points or not left_joins:
-            by_start = reference.multiset(reference.evaluate(queries, [e for e in events if e.start < t],
+            by_start = reference.multiset(reference.evaluate(queries, [e for e in events if e.start < t], known,
                                                              until=t))
             assert not (by_start - reference.multiset(whole)), t
 

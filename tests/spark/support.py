@@ -35,10 +35,10 @@ def event_rows(events) -> list[tuple]:
     return [(e.s, e.p, e.o, e.start, e.end) for e in events]
 
 
-def in_process(queries, events) -> list[Answer]:
+def in_process(queries, events, background=None) -> list[Answer]:
     """The in-process engine's answers over the whole stream (events in
     end-time order, as one push)."""
-    engine = Engine(list(queries))
+    engine = Engine(list(queries), background=background)
     return engine.push(sorted(events, key=lambda e: (e.end, e.start))) + engine.flush()
 
 
@@ -70,10 +70,11 @@ def split_rows(rows) -> tuple[list[Answer], list]:
     return answers, others
 
 
-def batch_answers(spark, cases, buckets) -> dict:
+def batch_answers(spark, cases, buckets, backgrounds=None) -> dict:
     """detect() over a batch DataFrame of each case's events with its rule
     set, all cases in one Spark job: case index -> (answers, other rows).
-    `cases`: [(queries, events)]; `buckets`: one number, or one per case."""
+    `cases`: [(queries, events)]; `buckets`: one number, or one per case;
+    `backgrounds`: each case's background knowledge (or None), if any."""
     from pyspark.sql import functions as F
 
     from cep.spark import detect
@@ -84,7 +85,8 @@ def batch_answers(spark, cases, buckets) -> dict:
     events = spark.createDataFrame(rows, "case int, " + EVENT_DDL)
     out = None
     for i, ((queries, _), n) in enumerate(zip(cases, buckets)):
-        part = detect(events.filter(F.col("case") == i).drop("case"), list(queries), buckets=n)
+        part = detect(events.filter(F.col("case") == i).drop("case"), list(queries), buckets=n,
+                      ontology=None if backgrounds is None else backgrounds[i])
         part = output_columns(part).withColumn("case", F.lit(i))
         out = part if out is None else out.unionByName(part)
     got = {i: ([], []) for i in range(len(cases))}

@@ -32,7 +32,7 @@ from hypothesis import strategies as st
 
 from cep.events import Event
 from tests.golden.support import read_matches, read_stream
-from tests.golden.test_golden import CASES, golden_names, parse_case, path, renamed
+from tests.golden.test_golden import CASES, background, golden_names, parse_case, path, renamed
 from tests.property.strategies import (
     SEED, closure_is_finite, construct_queries, examples, expression_queries, projected_queries, query_sets, seeded,
     seq_filter_queries, streams, typed_streams,
@@ -153,12 +153,13 @@ def test_golden_cases_on_a_batch_dataframe(spark):
     for case in CASES:
         queries = list(renamed(parse_case(case), golden_names(case)))
         cases.append((queries, read_stream(path("streams", case))))
-    got = batch_answers(spark, cases, buckets=3)
+    backgrounds = [background(case) for case in CASES]
+    got = batch_answers(spark, cases, buckets=3, backgrounds=backgrounds)
     failures = []
     for i, (name, (queries, events)) in enumerate(zip(CASES, cases)):
         answers, others = got[i]
         assert others == [], f"{name}: rows that are not answers: {others}"
-        expected = multiset(in_process(queries, events))
+        expected = multiset(in_process(queries, events, backgrounds[i]))
         assert expected == multiset(read_matches(path("matches", name))), f"{name}: the in-process engine"
         if problem := difference(expected, multiset(answers)):
             failures.append(f"golden case {name}:\n{problem}")

@@ -49,6 +49,18 @@ def test_a_closed_road_reroutes_a_path_and_a_reopened_one_restores_it():
     assert got == [("reach", 5, {"to": "b"}), ("reach", 5, {"to": "c"}), ("reach", 5, {"to": "d"})]
 
 
+def test_the_pairs_an_instant_adds_to_a_path_stay_when_an_update_makes_them_background():
+    # at 1 the road b -> c is an event (a path walks it with the background's
+    # a -> b: a reaches c over [1, 1]) and an update that opens it for good;
+    # at 2 the van at a reaches b and c by the background ([2, 2]), and c by
+    # the pair of instant 1 too, which that later update does not take back
+    q = ROADS + "REGISTER QUERY reach AS SELECT ?to WHERE { ?v :at ?p . ?p :road+ ?to }\n"
+    events = [ev("b", "road", "c", 1), ev("b", "opened", "c", 1), ev("van", "at", "a", 2)]
+    got = run(q, events, [("a", "road", "b")])
+    assert sorted(got, key=lambda a: (a[1], a[2]["to"])) == [
+        ("reach", 1, {"to": "c"}), ("reach", 2, {"to": "b"}), ("reach", 2, {"to": "c"})]
+
+
 def test_an_update_is_seen_only_after_its_instant():
     # the closure at 2 and the question at 2 are simultaneous: the question sees the road
     q = ROADS + "REGISTER QUERY next AS SELECT ?to WHERE { ?v :at ?p . ?p :road ?to }\n"

@@ -1,7 +1,7 @@
-"""SPARQL 1.1 property paths over the background graph (p+ p* p? ^p p/q
-p|q), joined with events, on the in-process engine, with hand-checked
-answers; the reference evaluator (SPARQL's evaluation of paths, over the
-background graph) must give the same."""
+"""SPARQL 1.1 property paths (p+ p* p? ^p p/q p|q) over the background
+graph, the graph of each instant, and their union, joined with events, on
+the in-process engine, with hand-checked answers; the reference evaluator
+(SPARQL's evaluation of paths) must give the same."""
 
 import pytest
 
@@ -86,9 +86,16 @@ def test_a_constant_end_reaches_itself_by_length_zero_even_outside_the_graph(bac
     got = run("SELECT ?v WHERE { ?v :at :nowhere . :nowhere :road* :nowhere }",
               [ev("van", "at", "nowhere", 3)], background)
     assert got == [((("v", "van"),), 3, 3)]
-    # a variable end ranges over the graph's nodes (SPARQL 18.5): no zero-length match outside it
+    # a variable end ranges over the graph's nodes (SPARQL 18.5): :d is
+    # the background's (timeless), :nowhere that of the instant's graph,
+    # which holds the event that names it: the pair is the instant's
     got = run("SELECT ?v WHERE { ?v :at ?p . ?p :road* ?p }", [ev("van", "at", "nowhere", 3),
                                                                ev("car", "at", "d", 4)], background)
+    assert got == [((("v", "car"),), 4, 4), ((("v", "van"),), 3, 3)]
+    # ... and a node of no graph matches nothing: :nowhere is not in the
+    # graph of instant 4, whose events the path reads (its IRIs' only)
+    got = run("SELECT ?v WHERE { ?v :at ?p . ?p :road+ ?p }", [ev("van", "at", "nowhere", 3),
+                                                               ev("car", "at", "a", 4)], background)
     assert got == [((("v", "car"),), 4, 4)]
 
 
@@ -117,8 +124,12 @@ def test_rdf_type_in_a_path(background, tmp_path):
     assert [dict(b)["k"] for b, _, _ in got] == ["Thing", "Van", "Vehicle"]
 
 
-def test_a_path_over_the_background_alone_never_fires(background):
+def test_a_path_alone_fires_only_at_instants_whose_events_add_pairs(background):
+    # the background's pairs are timeless: no answer; the :road event of
+    # instant 2 adds d -> x, so every node that reaches d reaches x
     assert run("SELECT * WHERE { ?x :road+ ?y }", [ev("van", "at", "a", 1)], background) == []
+    got = run("SELECT * WHERE { ?x :road+ ?y }", [ev("van", "at", "a", 1), ev("d", "road", "x", 2)], background)
+    assert got == [((("x", n), ("y", "x")), 2, 2) for n in "abcd"]
 
 
 def test_a_path_walks_the_graph_of_each_instant():
@@ -143,12 +154,30 @@ def test_a_path_over_every_node_reads_every_event_of_the_instant():
     assert [dict(b)["x"] for b, _, _ in got] == ["a", "b", "c", "van"]
 
 
-def test_with_background_knowledge_a_path_walks_the_background_only(background):
-    # the ring of roads is background; a :road event is not walked (the
-    # pairs an instant's events add to the background: not yet)
-    got = run("SELECT ?to WHERE { ?v :at ?from . ?from :road+ ?to }",
-              [ev("van", "at", "c", 7), ev("d", "road", "x", 7)], background)
-    assert [dict(b)["to"] for b, _, _ in got] == ["a", "b", "c", "d"]
+def test_with_background_knowledge_a_path_walks_the_background_and_the_instant(background):
+    # the ring of roads is background; the :road events of instant 7 (one
+    # from 5 to 7) join it: c -> d -> x -> y. A pair the background has is
+    # timeless (the van's own interval); one that needs the instant's
+    # roads spans [the least start of the instant's roads, 7]; the road
+    # y -> z of instant 9 is not walked at 7
+    events = [Event(f"<{EX}d>", f"<{EX}road>", f"<{EX}x>", 5, 7), ev("x", "road", "y", 7),
+              ev("van", "at", "c", 7), ev("y", "road", "z", 9)]
+    got = run("SELECT ?to WHERE { ?v :at ?from . ?from :road+ ?to }", events, background)
+    assert got == [((("to", "a"),), 7, 7), ((("to", "b"),), 7, 7), ((("to", "c"),), 7, 7), ((("to", "d"),), 7, 7),
+                   ((("to", "x"),), 5, 7), ((("to", "y"),), 5, 7)]
+    # from a bound end backwards, through the background to the instant's roads
+    got = run("SELECT ?from WHERE { ?v :at ?to . ?from :road+ ?to }", [ev("van", "at", "y", 7)] + events[:2],
+              background)
+    assert got == [((("from", n),), 5, 7) for n in "abcdx"]
+
+
+def test_the_instants_triples_are_walked_with_what_they_entail(tmp_path):
+    # :lane is a subproperty of :road: a :lane event is a :road triple of the instant
+    path = tmp_path / "lanes.ttl"
+    path.write_text(ROADS + "@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .\n"
+                    ":lane rdfs:subPropertyOf :road .\n")
+    got = run("SELECT ?to WHERE { :c :road+ ?to }", [ev("d", "lane", "x", 3)], load_background([path]))
+    assert got == [((("to", "x"),), 3, 3)]
 
 
 def test_a_path_in_a_construct_template_is_an_error():
