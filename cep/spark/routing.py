@@ -323,13 +323,13 @@ def update_routes(updates, schema=None) -> tuple:
     return tuple(out)
 
 
-def single_group_reason(query, background: bool = False) -> str:
+def single_group_reason(query) -> str:
     """Why partition_key gives the query no key, in words for `cep explain`."""
     if query.modified:
         return "its ORDER BY, LIMIT or OFFSET orders or cuts all the answers of an evaluation"
     if query.form == "ask":
         return "an ASK answers once per evaluation, over all its solutions"
-    if _reads_instants(query, background):
+    if _reads_instants(query):
         return ("it reads whole instants (an empty group, a subquery evaluated per instant, "
                 "or a property path over the instant's graph)")
     return "no variable is bound by every triple pattern"
@@ -341,7 +341,7 @@ def explain(queries, schema=None) -> str:
     for c in classes([q for q in queries if q.form != "update"], schema):
         for q, key in zip(c.queries, c.key):
             if key is None:
-                why = single_group_reason(q, background=schema is not None)
+                why = single_group_reason(q)
                 lines.append(f"{q.name}: no partition key ({why}): "
                              "it runs in a single group, on one core, with all its partial matches in one state")
             elif not c.local:
