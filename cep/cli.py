@@ -88,7 +88,10 @@ event files (--events; a directory stands for its event files, by name order;
   An optional column stream names the event's stream (an IRI); --events IRI=PATH
   gives the stream IRI to the events of PATH that name none (FROM STREAM, GRAPH).
   Input need not be in time order: the local engine sorts it in bounded memory
-  (spilling sorted runs to TMPDIR) before it is processed.
+  (spilling sorted runs to TMPDIR) before it is processed. With --follow, event
+  files (nt, nq, jsonl, csv) and standard input are read as they grow, in the
+  order events arrive. tcp://HOST:PORT (spark engine, --follow): a socket of
+  JSON Lines, one event per line.
   Records that cannot be read are skipped and reported (--rejects).
 
 answers (--format; default: by the --out file's extension, else table on a
