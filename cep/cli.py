@@ -94,8 +94,7 @@ event files (--events; a directory stands for its event files, by name order;
   JSON Lines, one event per line.
   Records that cannot be read are skipped and reported (--rejects).
 
-answers (--format; default: by the --out file's extension, else table on a
-terminal, else jsonl):
+answers (--format; default: by the --out file's extension, else jsonl):
   table        (every form) a table per query, for a person at a terminal; kept
                until the run ends (or 1,000 answers, or a --follow pause)
   jsonl        (every form) one JSON object per answer:
@@ -172,8 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "--format parquet)")
     run.add_argument("--format", choices=OUTPUT_FORMATS + ("parquet",), metavar="FORMAT",
                      help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (local engine), parquet (spark "
-                          "engine with --out); default: the one the --out file's extension says, else table "
-                          "on a terminal, else jsonl (docs/io.md)")
+                          "engine with --out); default: the one the --out file's extension says, else jsonl "
+                          "(docs/io.md)")
     run.add_argument("--out", metavar="PATH",
                      help="write answers to PATH instead of standard output; PATH/ (a folder): one file per "
                           "query, PATH/QUERY.EXT (spark engine: a folder, written by Spark's exactly-once "
@@ -532,7 +531,7 @@ def _run_spark(args) -> int:
         raise UsageError(f"--events {STDIN} and --events-format: Spark's sources read files (by their extension), "
                          "folders and sockets, not the standard input of this process: run it here "
                          "(--engine local), or serve it on a socket (--events tcp://HOST:PORT, JSON Lines)")
-    args.format = args.format or ("table" if not args.out and sys.stdout.isatty() else "jsonl")
+    args.format = args.format or "jsonl"
     if args.format not in sinks.FILE_FORMATS and (args.out or args.format != "table"):
         raise UsageError(f"--format {args.format}: the local engine writes it (--engine local); the spark "
                          f"engine writes {', '.join(sinks.FILE_FORMATS)}")
@@ -618,7 +617,7 @@ def _run_local(args) -> int:
         check_followed(files)
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
-    fmt = output_format(args.format, args.out, sys.stdout.isatty())
+    fmt = output_format(args.format, args.out)
     per_query = bool(args.out) and (str(args.out).endswith("/") or Path(args.out).is_dir())
     check_format(fmt, queries, per_query)
     background = _background(args, queries)

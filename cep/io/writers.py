@@ -5,10 +5,9 @@ Takes answer tables (cep.events.ANSWERS), as both engines give them
 batch to a text stream as it comes, column-wise (cep.io.terms_text: no
 Python object per answer), in one of these formats (docs/io.md):
 
-    table        (every query form) a table per query for a person at a terminal
-                 (the default when the answers go to one): times, then the
-                 bindings (SELECT) or triples (CONSTRUCT); kept until the end
-                 of the run, or TABLE_ROWS answers.
+    table        (every query form) a table per query for a person at a terminal:
+                 times, then the bindings (SELECT) or triples (CONSTRUCT); kept
+                 until the end of the run, or TABLE_ROWS answers.
     jsonl        (every query form) one JSON object per answer:
                    {"query": "q", "bindings": {"x": TERM, ...}, "start": T, "end": T}
                    {"query": "q", "triples": [{"s": TERM, "p": TERM, "o": TERM}, ...],
@@ -54,7 +53,8 @@ from cep.io import terms_text
 OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv", "nt", "nq", "trig")
 SPARQL_RESULTS = ("sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv")
 # the query forms each format holds
-FORMS = {"jsonl": ("select", "construct", "ask"), "table": ("select", "construct", "ask"), "csv": ("select",), "nt": ("construct",),
+FORMS = {"jsonl": ("select", "construct", "ask"), "table": ("select", "construct", "ask"),
+         "csv": ("select",), "nt": ("construct",),
          "nq": ("construct",), "trig": ("construct",), **{f: ("select",) for f in SPARQL_RESULTS}}
 # --out FILE: the format its name says, when --format does not
 SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".srj": "sparql-json", ".json": "sparql-json",
@@ -491,15 +491,13 @@ def _graph_prefixes(queries) -> pa.Array:
 # ---------------------------------------------------------------- choosing
 
 
-def output_format(fmt: str | None, out, terminal: bool = False) -> str:
-    """The answer format: --format, else the one --out's name says
-    (SUFFIXES), else a table for a person at a terminal (`terminal`:
-    the answers go to one), else jsonl."""
+def output_format(fmt: str | None, out) -> str:
+    """The answer format: --format, else the one --out's name says (SUFFIXES), else jsonl."""
     if fmt:
         return fmt
     if out and not str(out).endswith("/"):
         return SUFFIXES.get(Path(str(out)).suffix.lower(), "jsonl")
-    return "table" if terminal and not out else "jsonl"
+    return "jsonl"
 
 
 def _forms_of(queries) -> dict:

@@ -56,7 +56,8 @@ def progress_record(p) -> dict:
     return {
         "time": p.timestamp, "query": p.name, "run": str(p.runId), "batch": p.batchId,
         "rows": p.numInputRows,
-        "input_rows_per_second": _rate(p.inputRowsPerSecond), "processed_rows_per_second": _rate(p.processedRowsPerSecond),
+        "input_rows_per_second": _rate(p.inputRowsPerSecond),
+        "processed_rows_per_second": _rate(p.processedRowsPerSecond),
         "duration_ms": (p.durationMs or {}).get("triggerExecution"),
         # Spark's watermark starts at the epoch: no event has set it yet
         "watermark": None if not watermark or watermark.startswith("1970-01-01T00:00:00") else watermark,

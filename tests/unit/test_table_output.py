@@ -1,5 +1,5 @@
 """--format table (cep.io.writers.TableWriter): answers as a table per
-query for a person at a terminal, the default when the answers go to one."""
+query for a person at a terminal."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 from cep import cli
 from cep.events import Answer, answers_table
-from cep.io.writers import TABLE_ROWS, TableWriter, output_format
+from cep.io.writers import TABLE_ROWS, TableWriter
 
 ROOT = Path(__file__).resolve().parents[2]
 EX = "http://example.org/"
@@ -57,16 +57,9 @@ def test_each_query_has_its_table_and_a_long_run_prints_as_it_goes():
     assert "\na: 1 answer\n" in out.getvalue()
 
 
-def test_the_default_format_is_a_table_at_a_terminal_only():
-    assert output_format(None, None, terminal=True) == "table"
-    assert output_format(None, None, terminal=False) == "jsonl"
-    assert output_format(None, "answers.csv", terminal=True) == "csv"
-    assert output_format("jsonl", None, terminal=True) == "jsonl"
-
-
 def test_cep_run_writes_a_table(capsys):
-    code = cli.main(["run", str(ROOT / "rules" / "stock.rq"), "--events", str(ROOT / "examples" / "stock" / "ticks.trig"),
-                     "--format", "table", "-q"])
+    code = cli.main(["run", str(ROOT / "rules" / "stock.rq"), "--events",
+                     str(ROOT / "examples" / "stock" / "ticks.trig"), "--format", "table", "-q"])
     out = capsys.readouterr().out
     assert code == 0
     assert out.splitlines()[:2] == [
