@@ -165,6 +165,9 @@ def run(queries, options: Options, console=None, say=print):
                          "(Spark's file sink): give a folder")
     streams = sources.sources(options.events, options.follow)
     spark = session(options.master, options.conf)
+    if not options.quiet:  # cep's defaults turn Spark's UI off (spark_session): say so, and how to have it
+        url = spark.sparkContext.uiWebUrl
+        say(f"Spark UI: {url}" if url else "Spark UI off (--conf spark.ui.enabled=true turns it on)")
     spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits,
                 services=options.services)
     progress = None

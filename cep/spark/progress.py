@@ -80,8 +80,8 @@ def _state_bytes(op) -> int:
 def progress_line(record: dict) -> str:
     """The readable line of a progress record (progress_record)."""
     seconds = (record["duration_ms"] or 0) / 1000
-    line = f"batch {record['batch']}: {record['rows']:,} rows in {seconds:.1f} s"
-    if record["processed_rows_per_second"]:
+    line = f"batch {record['batch']}: {record['rows']:,} row{'s' if record['rows'] != 1 else ''} in {seconds:.1f} s"
+    if record["rows"] >= 1000 and record["processed_rows_per_second"]:  # a rate of a few rows says nothing
         line += f" ({record['processed_rows_per_second']:,.0f} rows/s)"
     counts = [f"{record[name]:,} {name}" for name in COUNTED.values() if record[name]]
     if record["dropped_by_watermark"]:
