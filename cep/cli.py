@@ -21,7 +21,7 @@ from cep.errors import CepError, UsageError
 DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
 ENGINES = ("local", "spark")
 INPUT_FORMATS = ("trig", "nq", "nt", "jsonl", "csv", "parquet")  # cep.io.readers
-OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv",
+OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv",
                   "nt", "nq", "trig")  # cep.io.writers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
@@ -88,10 +88,15 @@ event files (--events; a directory stands for its event files, by name order;
   An optional column stream names the event's stream (an IRI); --events IRI=PATH
   gives the stream IRI to the events of PATH that name none (FROM STREAM, GRAPH).
   Input need not be in time order: the local engine sorts it in bounded memory
-  (spilling sorted runs to TMPDIR) before it is processed.
+  (spilling sorted runs to TMPDIR) before it is processed. With --follow, event
+  files (nt, nq, jsonl, csv) and standard input are read as they grow, in the
+  order events arrive. tcp://HOST:PORT (spark engine, --follow): a socket of
+  JSON Lines, one event per line.
   Records that cannot be read are skipped and reported (--rejects).
 
 answers (--format; default: by the --out file's extension, else jsonl):
+  table        (every form) a table per query, for a person at a terminal; kept
+               until the run ends (or 1,000 answers, or a --follow pause)
   jsonl        (every form) one JSON object per answer:
                  {"query": "crash_recovery", "bindings": {"company": {"type": "uri",
                   "value": "http://example.org/ACME"}, ...},
@@ -152,7 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
                           "the names ending in .rq)")
     run.add_argument("--events", nargs="+", required=True, metavar="PATH",
                      help="event files or directories (.trig, .nq, .nt, .jsonl, .csv, .parquet, each "
-                          "optionally gzipped: .gz), or - for standard input (with --events-format); IRI=PATH: "
+                          "optionally gzipped: .gz), - for standard input (with --events-format; local engine), "
+                          "or tcp://HOST:PORT, a socket of JSON Lines (spark engine, with --follow); IRI=PATH: "
                           "the events of PATH that name no stream are of the stream IRI (FROM STREAM)")
     run.add_argument("--events-format", choices=INPUT_FORMATS, metavar="FORMAT",
                      help=f"the format of standard input (--events -) and of event files whose name does not "
@@ -161,8 +167,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=ENGINES,
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
-                          "event files, spark for a folder of events or a Spark option (--master, "
-                          "--conf, --follow, --checkpoint, --trigger, --files-per-batch, "
+                          "event files and standard input (followed or not), spark for a folder of events or a "
+                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, --progress-json, "
                           "--format parquet)")
     run.add_argument("--format", choices=OUTPUT_FORMATS + ("parquet",), metavar="FORMAT",
                      help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (local engine), parquet (spark "
@@ -180,6 +186,11 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--strict", action="store_true",
                      help=f"exit with status {EXIT_REJECTED} when input records were rejected or late (the run "
                           "still completes; without it they are reported and the status is 0)")
+    run.add_argument("--follow", action="store_true",
+                     help="keep reading until interrupted (Ctrl-C): event files and standard input are followed "
+                          "as they grow, a line at a time (nt, nq, jsonl, csv; in this process), answers written "
+                          "as the events arrive; event folders are watched for new files (Spark). Without it the "
+                          "run reads what is there and stops")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     _ontology_option(run)
     _prolog_option(run)
@@ -192,9 +203,6 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--conf", action="append", default=[], type=_spark_setting, metavar="KEY=VALUE",
                        help="a Spark setting, as spark-submit takes it (again for each; e.g. "
                             "--conf spark.archives=env.tar.gz#environment, docs/deploy.md)")
-    spark.add_argument("--follow", action="store_true",
-                       help="keep watching the event folders for new files until interrupted (without it "
-                            "the run processes the files that are there and stops)")
     spark.add_argument("--checkpoint", metavar="DIR",
                        help="keep the query's progress and state in DIR: a rerun with the same DIR, rules, "
                             "options and --out resumes (any other is refused)")
@@ -204,6 +212,9 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--lateness", metavar="INTERVAL", default="10 seconds",
                        help="how late an event may arrive (the watermark delay; default '10 seconds'): "
                             "events wait this long in event time and are then processed in time order")
+    spark.add_argument("--progress-json", metavar="FILE",
+                       help="append each micro-batch's progress to FILE as a JSON line (rows, rates, state, "
+                            "watermark, answers, late and rejected rows; docs/deploy.md, \"Monitoring\")")
     spark.add_argument("--files-per-batch", type=int, metavar="N",
                        help="read at most N new files per micro-batch (default: all)")
     run.set_defaults(func=cmd_run, command_parser=run)
@@ -473,7 +484,7 @@ class _Rejects:
 
 
 RULE_SUFFIX = ".rq"
-SPARK_OPTIONS = ("master", "conf", "follow", "checkpoint", "trigger", "files_per_batch")
+SPARK_OPTIONS = ("master", "conf", "checkpoint", "trigger", "files_per_batch", "progress_json")
 
 
 def _rules_after_events(args) -> None:
@@ -500,8 +511,10 @@ def _engine(args) -> tuple[str, str]:
         return "spark", given[0]
     if args.format == "parquet":
         return "spark", "--format parquet"
-    from cep.io.readers import split_stream
+    from cep.io.readers import SOCKET, split_stream
 
+    if any(split_stream(e)[1].startswith(SOCKET) for e in args.events):
+        return "spark", "a TCP socket"
     if any(Path(split_stream(e)[1]).is_dir() for e in args.events):
         return "spark", "a folder of events"
     return "local", "event files"
@@ -538,11 +551,11 @@ def _run_spark(args) -> int:
     from cep.io.readers import STDIN, split_stream
 
     if any(split_stream(e)[1] == STDIN for e in args.events) or args.events_format:
-        raise UsageError(f"--events {STDIN} and --events-format: the local engine reads standard input and "
-                         "files named in other ways (--engine local); the spark engine reads files by their "
-                         "extension")
+        raise UsageError(f"--events {STDIN} and --events-format: Spark's sources read files (by their extension), "
+                         "folders and sockets, not the standard input of this process: run it here "
+                         "(--engine local), or serve it on a socket (--events tcp://HOST:PORT, JSON Lines)")
     args.format = args.format or "jsonl"
-    if args.format not in sinks.FILE_FORMATS:
+    if args.format not in sinks.FILE_FORMATS and (args.out or args.format != "table"):
         raise UsageError(f"--format {args.format}: the local engine writes it (--engine local); the spark "
                          f"engine writes {', '.join(sinks.FILE_FORMATS)}")
     if args.format == "parquet" and not args.out:
@@ -558,7 +571,7 @@ def _run_spark(args) -> int:
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
                           follow=args.follow, trigger=args.trigger, lateness=args.lateness,
                           files_per_batch=args.files_per_batch, master=args.master, conf=dict(args.conf),
-                          quiet=args.quiet, times=_time_predicates(args),
+                          quiet=args.quiet, times=_time_predicates(args), progress_json=args.progress_json,
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
                           limits=limits, services=_services(args))
@@ -613,10 +626,18 @@ class _RejectSink:
 
 def _run_local(args) -> int:
     from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
+    from cep.io.follow import check_followed, followed_batches
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
-    files = inputs(args.events, args.events_format, _time_predicates(args))  # missing paths, unknown types fail first
+    from cep.io.readers import SOCKET
+
+    sockets = [e for e in args.events if e.startswith(SOCKET)]
+    if sockets:
+        raise UsageError(f"--events {sockets[0]}: a TCP socket is read by the spark engine (--engine spark)")
+    files = inputs(args.events, args.events_format, _time_predicates(args))  # missing paths and unknown types fail before any work
+    if args.follow:
+        check_followed(files)
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     fmt = output_format(args.format, args.out)
@@ -643,15 +664,27 @@ def _run_local(args) -> int:
             writer = make_writer(fmt, out, _select_variables(queries, engine))
         last_report = time.monotonic()
         warned = 0  # engine.warnings said so far
-        # the input read in batches, put in time order in bounded memory (cep.io.order)
+        # the input read in batches, put in time order in bounded memory (cep.io.order); or followed
+        # as it grows, in arrival order, each pause completing the instant held back (cep.io.follow)
+        if args.follow:
+            batches = followed_batches(files, _RejectSink(rejects), args.batch_size)
+        else:
+            batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size)
         try:
-            for batch in time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size):
-                answers = engine.push_table(batch).answers()
+            for batch in batches:
+                if batch is None:  # a followed input's pause: the events so far are all there is for now
+                    answers = engine.flush_table(final=False).answers()
+                else:
+                    answers = engine.push_table(batch).answers()
+                    done += batch.num_rows
                 warned = _say_warnings(engine.warnings, warned)
+                rejects.report(engine.late[len(late):])  # late events, reported as they are found
+                late = engine.late[:]
                 writer.write(answers)
+                if batch is None:
+                    getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
                 _count(counts, answers)
                 out.flush()
-                done += batch.num_rows
                 now = time.monotonic()
                 if not args.quiet and now - last_report >= PROGRESS_SECONDS:
                     rate = done / max(now - began, 1e-9)
@@ -668,8 +701,8 @@ def _run_local(args) -> int:
         writer.write(answers)
         _count(counts, answers)
         writer.close()
-        late = list(getattr(engine, "late", []))
-        rejects.report(late)
+        rejects.report(engine.late[len(late):])
+        late = engine.late[:]
     finally:
         rejects.close()
         if out is not sys.stdout:

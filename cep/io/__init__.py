@@ -9,8 +9,8 @@
 See cep.io.readers (inputs, formats by extension, gzip, standard input),
 cep.io.trig (RSP-QL TriG), cep.io.nquads (N-Quads, N-Triples),
 cep.io.tables (JSON Lines, CSV, Parquet), cep.io.check (what every reader
-takes: terms and times), cep.io.order (time order in bounded memory) and
-cep.io.writers.
+takes: terms and times), cep.io.order (time order in bounded memory),
+cep.io.follow (inputs read as they grow: --follow) and cep.io.writers.
 """
 
 from cep.io.order import time_ordered

@@ -56,6 +56,9 @@ def line_chunks(handle, name: str, rejects: list, rows: int, universal: bool = F
                 if len(chunk) >= rows:
                     yield chunk
                     chunk = []
+            if chunk and getattr(handle, "idle", False):  # a followed input has no more for now (cep.io.follow)
+                yield chunk
+                chunk = []
             if len(rest) > limit:
                 if long is None:
                     number += 1

@@ -43,6 +43,7 @@ from cep.io.event_time import PROV_TIMES, TimePredicates
 FORMATS = {".trig": "trig", ".nq": "nq", ".nt": "nt", ".jsonl": "jsonl", ".csv": "csv", ".parquet": "parquet"}
 COMPRESSED = ".gz"
 STDIN = "-"
+SOCKET = "tcp://"  # --events tcp://HOST:PORT: a socket of JSON Lines, read by the Spark engine (cep.spark.sources)
 _BATCHES = {
     "trig": trig.trig_batches,
     "nq": nquads.nquads_batches,
@@ -54,7 +55,7 @@ _BATCHES = {
 DEFAULT_ROWS = 50_000
 
 
-def _suffix(path) -> str:
+def format_suffix(path) -> str:
     """The format's extension of a file name, past a .gz."""
     p = Path(str(path))
     if p.suffix.lower() == COMPRESSED:
@@ -72,9 +73,9 @@ def format_of(path, given: str | None = None) -> str:
     if str(path) == STDIN:
         raise UsageError(f"--events {STDIN} (standard input) needs its format: "
                          f"--events-format {'|'.join(_BATCHES)}")
-    fmt = FORMATS.get(_suffix(path))
+    fmt = FORMATS.get(format_suffix(path))
     if fmt is None:
-        raise UsageError(f"{path}: unknown event file type {_suffix(path) or '(no extension)'!s}; "
+        raise UsageError(f"{path}: unknown event file type {format_suffix(path) or '(no extension)'!s}; "
                          f"event files end in {', '.join(FORMATS)} (optionally followed by {COMPRESSED})")
     return fmt
 
@@ -104,7 +105,8 @@ def split_stream(raw) -> tuple[str, str]:
     if "=" not in raw or Path(raw).exists():
         return "", raw
     for i, c in enumerate(raw):
-        if c == "=" and i > 0 and (Path(raw[i + 1:]).exists() or raw[i + 1:] == STDIN):
+        path = raw[i + 1:]
+        if c == "=" and i > 0 and (Path(path).exists() or path == STDIN or path.startswith(SOCKET)):
             from cep.io.check import Invalid, stream_iri
 
             try:
@@ -134,12 +136,12 @@ def inputs(paths, fmt: str | None = None, times: TimePredicates = PROV_TIMES) ->
             out.append(Input(STDIN, format_of(STDIN, fmt), stream, times))
         elif path.is_dir():
             found = sorted(p for p in path.iterdir()
-                           if p.is_file() and not p.name.startswith(".") and _suffix(p) in FORMATS)
+                           if p.is_file() and not p.name.startswith(".") and format_suffix(p) in FORMATS)
             if not found:
                 raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
             out += [Input(str(p), format_of(p), stream, times) for p in found]
         elif path.exists():  # its extension says its format; `fmt` that of a file whose name does not
-            out.append(Input(given, FORMATS.get(_suffix(path)) or format_of(path, fmt), stream, times))
+            out.append(Input(given, FORMATS.get(format_suffix(path)) or format_of(path, fmt), stream, times))
         else:
             raise UsageError(f"{raw}: no such file or directory")
     return out
@@ -193,12 +195,18 @@ def file_batches(source: Input, rejects: list, rows: int = DEFAULT_ROWS, data: b
         rejects.append(Reject(source.name, read_failure(exc)))
         return
     with handle:
-        for table in _BATCHES[source.fmt](handle, source, rejects, rows):
-            if source.stream and table.num_rows:
-                table = table.set_column(EVENTS.names.index("stream"), "stream",
-                                         pc.fill_null(table["stream"], source.stream))
-            if table.num_rows:
-                yield table
+        yield from table_batches(handle, source, rejects, rows)
+
+
+def table_batches(handle, source: Input, rejects: list, rows: int = DEFAULT_ROWS):
+    """The events tables of an open input (a binary stream) in `source`'s
+    format (file_batches; cep.io.follow gives a growing file's)."""
+    for table in _BATCHES[source.fmt](handle, source, rejects, rows):
+        if source.stream and table.num_rows:
+            table = table.set_column(EVENTS.names.index("stream"), "stream",
+                                     pc.fill_null(table["stream"], source.stream))
+        if table.num_rows:
+            yield table
 
 
 def event_batches(sources, rejects: list, rows: int = DEFAULT_ROWS):

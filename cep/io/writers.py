@@ -5,6 +5,9 @@ Takes answer tables (cep.events.ANSWERS), as both engines give them
 batch to a text stream as it comes, column-wise (cep.io.terms_text: no
 Python object per answer), in one of these formats (docs/io.md):
 
+    table        (every query form) a table per query for a person at a terminal:
+                 times, then the bindings (SELECT) or triples (CONSTRUCT); kept
+                 until the end of the run, or TABLE_ROWS answers.
     jsonl        (every query form) one JSON object per answer:
                    {"query": "q", "bindings": {"x": TERM, ...}, "start": T, "end": T}
                    {"query": "q", "triples": [{"s": TERM, "p": TERM, "o": TERM}, ...],
@@ -47,17 +50,18 @@ from cep.errors import UsageError
 from cep.events import ANSWERS, Answer, Reject
 from cep.io import terms_text
 
-OUTPUT_FORMATS = ("jsonl", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv", "nt", "nq", "trig")
+OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv", "nt", "nq", "trig")
 SPARQL_RESULTS = ("sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv")
 # the query forms each format holds
-FORMS = {"jsonl": ("select", "construct", "ask"), "csv": ("select",), "nt": ("construct",),
+FORMS = {"jsonl": ("select", "construct", "ask"), "table": ("select", "construct", "ask"),
+         "csv": ("select",), "nt": ("construct",),
          "nq": ("construct",), "trig": ("construct",), **{f: ("select",) for f in SPARQL_RESULTS}}
 # --out FILE: the format its name says, when --format does not
 SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".srj": "sparql-json", ".json": "sparql-json",
             ".srx": "sparql-xml", ".xml": "sparql-xml", ".tsv": "sparql-tsv",
             ".nt": "nt", ".nq": "nq", ".trig": "trig"}
 # one file per query (--out DIR/): the extension of each format's files
-EXTENSIONS = {"jsonl": ".jsonl", "csv": ".csv", "sparql-json": ".srj", "sparql-xml": ".srx",
+EXTENSIONS = {"jsonl": ".jsonl", "table": ".txt", "csv": ".csv", "sparql-json": ".srj", "sparql-xml": ".srx",
               "sparql-csv": ".csv", "sparql-tsv": ".tsv", "nt": ".nt", "nq": ".nq", "trig": ".trig"}
 # ... and the format of a query whose form the chosen one cannot hold
 FALLBACK = {"select": "sparql-json", "construct": "nq", "ask": "jsonl"}
@@ -281,6 +285,81 @@ class CsvWriter:
         self.stream.flush()
 
 
+TABLE_ROWS = 1_000  # answers a table shows at once: a longer run prints a table per this many
+TABLE_WIDTH = 48  # a longer value is cut, with "…"
+_SHORT_TYPES = {terms.XSD + t for t in ("integer", "decimal", "double", "boolean")}
+
+
+def table_term(nt: str) -> str:
+    """A term as a terminal table shows it: a number or boolean by its
+    value, a plain string in quotes, an IRI in <>, anything else in
+    N-Triples syntax."""
+    kind, *rest = terms.split(nt)
+    if kind == "literal":
+        lex, datatype, lang = rest
+        if datatype in _SHORT_TYPES:
+            return lex
+        if datatype == terms.XSD_STRING:
+            return json.dumps(lex, ensure_ascii=False)
+        if datatype == terms.XSD + "dateTime":
+            return lex
+    return nt
+
+
+class TableWriter:
+    """Answers as tables for a person at a terminal (--format table), a
+    table per query: its answers' times and bindings (SELECT), triples
+    (CONSTRUCT) or "true" (ASK), columns as wide as their widest value.
+    Answers are kept until `close` or `flush` (a followed run's pause), or
+    until TABLE_ROWS of them, so that a small run prints one table per
+    query."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.pending = []
+
+    def write(self, answers) -> None:
+        self.pending += rows(answers)
+        if len(self.pending) >= TABLE_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        by_query: dict = {}
+        for query, start, end, bindings, triples in self.pending:
+            by_query.setdefault(query, []).append((start, end, bindings, triples))
+        self.pending = []
+        for query, found in by_query.items():
+            self.stream.write(self._table(query, found) + "\n")
+        self.stream.flush()
+
+    def _table(self, query: str, found: list) -> str:
+        variables = list(dict.fromkeys(v for _, _, bindings, _ in found for v, _ in sorted(bindings or ())))
+        triples = any(t for _, _, _, t in found)
+        head = ["start", "end"] + (["s", "p", "o"] if triples else variables or ["answer"])
+        lines = []
+        for start, end, bindings, made in found:
+            times = [terms.format_datetime_ms(start), terms.format_datetime_ms(end)]
+            if triples:
+                lines += [times + [table_term(t[c]) for c in "spo"] for t in made or ()]
+            elif variables:
+                bound = dict(bindings or ())
+                lines.append(times + [table_term(bound[v]) if bound.get(v) else "" for v in variables])
+            else:
+                lines.append(times + ["true"])
+        lines = [[_cut(cell) for cell in line] for line in lines]
+        widths = [max(len(str(cell)) for cell in column) for column in zip(head, *lines)]
+        shown = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [head, *lines]]
+        title = f"{query}: {len(found):,} answer{'s' if len(found) != 1 else ''}"
+        return "\n".join([title, shown[0], "  ".join("-" * w for w in widths), *shown[1:]]) + "\n"
+
+    def close(self) -> None:
+        self.flush()
+
+
+def _cut(text: str) -> str:
+    return text if len(text) <= TABLE_WIDTH else text[:TABLE_WIDTH - 1] + "…"
+
+
 def _only(answers, fmt: str) -> None:
     """UsageError when the answers hold a form `fmt` cannot."""
     if not answers.num_rows:
@@ -459,6 +538,8 @@ def make_writer(fmt: str, stream, variables=None):
     and the variables of a SPARQL results document."""
     if fmt == "jsonl":
         return JsonlWriter(stream)
+    if fmt == "table":
+        return TableWriter(stream)
     if fmt == "csv":
         return CsvWriter(stream, variables)
     if fmt in SPARQL_RESULTS:

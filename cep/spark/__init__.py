@@ -199,7 +199,8 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
 
 def _times(df, stored_millis=()):
     """The events of a DataFrame with columns s, p, o, t [, t_end, source,
-    stream] as the engine takes them: start and end in epoch milliseconds,
+    stream, reason, text] as the engine takes them (reason: why the source
+    refused the row, text: the row as it was read): start and end in epoch milliseconds,
     and a reason (and text) on each row whose time the readers would
     refuse (cep.io.check: unreadable, or outside the supported range) or
     whose text is not UTF-8; such a row has no start or end, so it neither
@@ -235,8 +236,10 @@ def _times(df, stored_millis=()):
 
     start, start_bad, start_given = millis("t")
     end, end_bad, end_given = millis("t_end") if "t_end" in df.columns else (start, None, None)
-    reasons = [F.when(~F.is_valid_utf8(F.col(c).cast("string")), F.lit(f"column {c}: not UTF-8 text"))
-               for c in ("s", "p", "o", "stream") if c in df.columns]
+    # a reason the source gave (a record that is no event: cep.spark.sources.json_events) comes first
+    reasons = [F.col("reason").cast("string")] if "reason" in df.columns else []
+    reasons += [F.when(~F.is_valid_utf8(F.col(c).cast("string")), F.lit(f"column {c}: not UTF-8 text"))
+                for c in ("s", "p", "o", "stream") if c in df.columns]
     reasons += [start_bad] + ([] if end_bad is None else [F.when(F.col("t_end").isNotNull(), end_bad)])
     reason = F.coalesce(*reasons)
     # as the readers show a rejected row (cep.io.tables): "s p o @ t [.. t_end]"
@@ -244,6 +247,8 @@ def _times(df, stored_millis=()):
     shown = F.concat(shown, F.lit(" @ "), F.coalesce(start_given, F.lit("None")))
     if end_given is not None:
         shown = F.concat_ws(" .. ", shown, end_given)
+    if "text" in df.columns:  # the record as the source shows it
+        shown = F.coalesce(F.make_valid_utf8(F.col("text").cast("string")), shown)
     source = F.col("source").cast("string") if "source" in df.columns else F.lit(None).cast("string")
     valid = lambda c: F.when(reason.isNull(), c)  # noqa: E731
     return df.select(*(valid(F.col(c).cast("string")).alias(c) for c in ("s", "p", "o")),  # a number: no term

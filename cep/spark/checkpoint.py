@@ -54,8 +54,10 @@ def _absolute(given) -> str:
     """An --events argument with its path made absolute."""
     from cep.io.readers import split_stream
 
+    from cep.io.readers import SOCKET
+
     stream, raw = split_stream(given)
-    return (f"{stream}=" if stream else "") + str(Path(raw).resolve())
+    return (f"{stream}=" if stream else "") + (raw if raw.startswith(SOCKET) else str(Path(raw).resolve()))
 
 
 def resume(checkpoint: Path, now: dict) -> list | None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from cep.errors import CepError, UsageError
 
-PROGRESS_SECONDS = 5.0
+CHECK_SECONDS = 5.0  # how often a followed run looks for event files it does not read
 END_FOLDER = "cep-end"  # inside the checkpoint: the end-of-input marks
 
 
@@ -43,6 +43,7 @@ class Options:
     conf: dict = field(default_factory=dict)  # --conf KEY=VALUE: Spark settings
     buckets: int = 8
     quiet: bool = False
+    progress_json: str | None = None  # append each micro-batch's progress to this file (cep.spark.progress)
     background: object = None  # cep.background.Background
     prolog: object = None  # cep.user_prolog.UserProlog
     limits: object = None  # cep.limits.Limits
@@ -73,45 +74,12 @@ def session(master: str | None, conf: dict | None = None):
     return spark
 
 
-class Progress:
-    """Readable lines from StreamingQueryProgress on stderr."""
-
-    def __init__(self, say, quiet: bool):
-        self.say, self.quiet = say, quiet
-        self.seen = -1
-        self.rows = 0
-        self.batches = 0
-
-    def update(self, query) -> None:
-        for p in query.recentProgress:
-            if p["batchId"] <= self.seen:
-                continue
-            self.seen = p["batchId"]
-            n = p["numInputRows"]
-            if not n and not p.get("stateOperators"):
-                continue
-            self.rows += n
-            self.batches += 1
-            if self.quiet:
-                continue
-            seconds = p["durationMs"].get("triggerExecution", 0) / 1000
-            line = f"batch {p['batchId']}: {n:,} rows in {seconds:.1f} s"
-            if n >= 1000 and seconds:
-                line += f" ({n / seconds:,.0f} rows/s)"
-            for op in p.get("stateOperators", [])[:1]:
-                size = op.get("customMetrics", {}).get("stateOnCurrentVersionSizeBytes", op["memoryUsedBytes"])
-                line += f"; state {op['numRowsTotal']:,} groups, {size / 1e6:,.1f} MB"
-            wm = p.get("eventTime", {}).get("watermark")
-            if wm and not wm.startswith("1970-01-01"):
-                line += f"; watermark {wm}"
-            self.say(line)
-
-
 STOP_POLL_SECONDS = 1.0  # how soon a stop asked for by a signal is seen
 
 
-def _await(query, progress: Progress, check=None) -> None:
-    """Wait for the query, with progress lines. Ctrl-C (SIGINT) or SIGTERM
+def _await(query, progress, check=None) -> None:
+    """Wait for the query (progress: its cep.spark.progress.ProgressListener,
+    which has received every micro-batch's progress when this returns). Ctrl-C (SIGINT) or SIGTERM
     stop it: the handler only notes the signal, and the query is stopped
     here, between two calls to the JVM (raised inside one, the interrupt
     leaves py4j's connection mid-answer: tracebacks, and PySpark's own
@@ -139,11 +107,9 @@ def _await(query, progress: Progress, check=None) -> None:
             if asked:
                 query.stop()
                 break
-            if time.monotonic() - last >= PROGRESS_SECONDS:
+            if check is not None and time.monotonic() - last >= CHECK_SECONDS:
                 last = time.monotonic()
-                progress.update(query)
-                if check is not None:
-                    check()
+                check()
     except KeyboardInterrupt:
         query.stop()
         raise
@@ -153,7 +119,7 @@ def _await(query, progress: Progress, check=None) -> None:
     if asked:
         signal.raise_signal(asked[0])  # the handlers of the command (cep.cli.main), outside any JVM call
         raise KeyboardInterrupt  # (where no handler raises)
-    progress.update(query)
+    progress.wait(query)
     if query.exception() is not None:
         raise query.exception()
 
@@ -183,30 +149,36 @@ def _checkpoint_folder(given: str | None) -> Path:
     return folder
 
 
-def run(queries, options: Options, console=None, say=print) -> Progress:
+def run(queries, options: Options, console=None, say=print):
     """Run the rule set over the event files; answers go to options.out (a
     folder, Spark's file sink) or to `console` (a sinks.Console). A
     checkpoint given is resumed (cep.spark.checkpoint: when it is the
-    same run's)."""
+    same run's). Returns the run's cep.spark.progress.ProgressListener
+    (its rows and micro-batches)."""
     from cep.spark import checkpoint as checkpoints
     from cep.spark import end_input, failures, plan
     from cep.spark import run as engine
     from cep.spark import sinks, sources
+    from cep.spark.progress import ProgressListener, observed
 
     if options.out and Path(options.out).is_file():
         raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
                          "(Spark's file sink): give a folder")
     streams = sources.sources(options.events, options.follow)
     spark = session(options.master, options.conf)
+    if not options.quiet:  # cep's defaults turn Spark's UI off (spark_session): say so, and how to have it
+        url = spark.sparkContext.uiWebUrl
+        say(f"Spark UI: {url}" if url else "Spark UI off (--conf spark.ui.enabled=true turns it on)")
     spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits,
                 services=options.services)
+    progress = None
     own_checkpoint = options.checkpoint is None
     checkpoint = _checkpoint_folder(options.checkpoint)
     ends = checkpoint / END_FOLDER
     try:
         streams = checkpoints.resume(checkpoint, checkpoints.record(spec, options, streams, checkpoint)) or streams
         events = sources.event_stream(spark, streams, options.files_per_batch, options.times)
-        raw = engine(events, spec, options.lateness, str(ends))
+        raw = observed(engine(events, spec, options.lateness, str(ends)))
         if options.out:
             variables = [f for layout in spec.layouts(queries) if layout.form == "select" for f in layout.fields]
             writer = sinks.file_sink(raw, options.fmt, str(Path(options.out).absolute()),
@@ -214,7 +186,8 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
         else:
             writer = raw.writeStream.foreachBatch(console)
         writer = writer.option("checkpointLocation", str(checkpoint)).queryName("cep")
-        progress = Progress(say, options.quiet)
+        progress = ProgressListener(None if options.quiet else say, options.progress_json)
+        spark.streams.addListener(progress)
         if options.follow:
             _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress,
                    partial(_warn_unread, streams, set(), say))
@@ -233,5 +206,8 @@ def run(queries, options: Options, console=None, say=print) -> Progress:
                 raise known from None
         raise
     finally:
+        if progress is not None:
+            spark.streams.removeListener(progress)
+            progress.close()
         if own_checkpoint:
             shutil.rmtree(checkpoint, ignore_errors=True)

@@ -107,6 +107,7 @@ class Console:
             raise
         found = answers(raw)
         self.writer.write(found.take(pa.array(_time_order(found, self.ordered), pa.int64())))
+        getattr(self.writer, "flush", lambda: None)()  # a table writer (--format table): a table per micro-batch
         self.stream.flush()
         self.counts.update(found["query"].to_pylist())
         bad = rejects(raw)

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cep.errors import UsageError
-from cep.io.readers import FORMATS
+from cep.io.readers import COMPRESSED, FORMATS, SOCKET, format_suffix
 
 STREAM_DDL = ("s string, p string, o string, start long, end long, source string, reason string, "
               "text string, stream string")
@@ -37,8 +37,31 @@ def _glob_escape(name: str) -> str:
 
 def _suffix_glob(ext: str) -> str:
     """A Hadoop glob of the names with suffix `ext` in any case (the
-    in-process engine takes .JSONL as .jsonl)."""
-    return "*." + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else _glob_escape(c) for c in ext[1:])
+    in-process engine takes .JSONL as .jsonl), gzipped or not (Parquet:
+    not, as Spark's reader reads it)."""
+    def anycase(text):
+        return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else _glob_escape(c) for c in text)
+
+    return f"*.{anycase(ext[1:])}" if FORMATS[ext] == "parquet" else \
+        f"*.{{{anycase(ext[1:])},{anycase(ext[1:] + COMPRESSED)}}}"
+
+
+def _format(path: Path) -> str | None:
+    """The event format of a file Spark reads, by its name (None: not an
+    event file): past a .gz, except Parquet, which Spark's reader takes as
+    it is."""
+    fmt = FORMATS.get(format_suffix(path))
+    return None if fmt == "parquet" and path.suffix.lower() == COMPRESSED else fmt
+
+
+def _socket(raw: str) -> tuple[str, int] | None:
+    """(host, port) of an --events tcp://HOST:PORT, else None."""
+    if not raw.startswith(SOCKET):
+        return None
+    host, sep, port = raw[len(SOCKET):].rstrip("/").rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise UsageError(f"{raw}: expected tcp://HOST:PORT")
+    return host.strip("[]"), int(port)
 
 
 @dataclass(frozen=True)
@@ -64,7 +87,7 @@ class Source:
         if not self.folder:
             return [Path(self.path)]
         return [p for p in sorted(Path(self.path).iterdir())
-                if p.is_file() and not p.name.startswith((".", "_")) and FORMATS.get(p.suffix.lower()) == self.fmt]
+                if p.is_file() and not p.name.startswith((".", "_")) and _format(p) == self.fmt]
 
 
 def sources(paths, follow: bool) -> list[Source]:
@@ -81,18 +104,29 @@ def sources(paths, follow: bool) -> list[Source]:
     out = []
     for given in paths:
         stream, raw = split_stream(given)
+        if _socket(raw):
+            if not follow:
+                raise UsageError(f"{raw}: a socket is a stream that does not end: read it with --follow "
+                                 "(the run then ends when interrupted)")
+            out.append(Source(raw.rstrip("/"), False, "jsonl", stream))
+            continue
         path = Path(raw).resolve()  # one path however it is written: Spark's checkpoint keeps it
         if path.is_dir():
-            present = {FORMATS[p.suffix.lower()] for p in path.iterdir()
-                       if p.is_file() and not p.name.startswith((".", "_")) and p.suffix.lower() in FORMATS}
+            present = {_format(p) for p in path.iterdir()
+                       if p.is_file() and not p.name.startswith((".", "_")) and _format(p)}
             if not present and not follow:
-                raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)})")
+                raise UsageError(f"{raw}: the directory holds no event files ({', '.join(FORMATS)}, "
+                                 f"optionally followed by {COMPRESSED} but for .parquet)")
             out += [Source(str(path), True, fmt, stream) for fmt in FORMATS.values() if fmt in present or not present]
         elif path.is_file():
-            fmt = FORMATS.get(path.suffix.lower())
+            fmt = _format(path)
             if fmt is None:
-                raise UsageError(f"{raw}: unknown event file type {path.suffix or '(no extension)'}; "
-                                 f"event files end in {', '.join(FORMATS)}")
+                known = FORMATS.get(format_suffix(path))
+                raise UsageError(f"{raw}: " + (
+                    "a gzipped Parquet file: Spark's Parquet reader takes Parquet as it is (it compresses its "
+                    "own pages); unzip it, or use --engine local" if known else
+                    f"unknown event file type {path.suffix or '(no extension)'}; event files end in "
+                    f"{', '.join(FORMATS)}, optionally followed by {COMPRESSED}"))
             out.append(Source(str(path), False, fmt, stream))
         else:
             raise UsageError(f"{raw}: no such file or directory")
@@ -197,6 +231,9 @@ def event_stream(spark, streams: list[Source], files_per_batch: int | None = Non
 
     parts = []
     for source in streams:
+        if _socket(source.path):
+            parts.append(socket_events(spark, source))
+            continue
         # recursiveFileLookup: no partition inference, which a folder of
         # partitions (a file sink's) beside the events makes fail
         reader = spark.readStream.option("recursiveFileLookup", "true")
@@ -235,3 +272,45 @@ def event_stream(spark, streams: list[Source], files_per_batch: int | None = Non
     for df in parts[1:]:
         out = out.unionByName(df)
     return out
+
+
+def json_events(df, value, time, place):
+    """Events (columns s, p, o, t, t_end, stream, source) of rows that each
+    hold one event as a line of a .jsonl event file holds it (the column
+    `value`: {"s", "p", "o", "t" [, "t_end", "stream"]}, terms in N-Triples
+    syntax); `time`: the time of an event whose object has no "t" (a
+    column of xsd:dateTime text, or null); `place`: the row's place, which
+    a reject names. A row that is no such object has a reason and its text
+    (cep.spark._times makes it a reject)."""
+    from pyspark.sql import functions as F
+
+    event = F.from_json(value, "s string, p string, o string, t string, t_end string, stream string")
+    # from_json makes a row of nulls of what is not a JSON object
+    refused = F.when(event.isNull() | event["s"].isNull() | event["p"].isNull() | event["o"].isNull(),
+                     F.lit("not an event: expected a JSON object with s, p, o (N-Triples terms) and t"))
+    return df.select(event["s"].alias("s"), event["p"].alias("p"), event["o"].alias("o"),
+                     F.coalesce(event["t"], time).alias("t"), event["t_end"].alias("t_end"),
+                     event["stream"].alias("stream"), place.alias("source"), refused.alias("reason"),
+                     F.when(refused.isNotNull(), F.make_valid_utf8(value)).alias("text"))
+
+
+def socket_events(spark, source: Source):
+    """The events of a TCP socket (Spark's socket source), one JSON Lines
+    record per line (json_events), each named by the socket and the time
+    it arrived. Spark's socket source keeps nothing to replay: lines that
+    arrive while no query reads them are lost, and a checkpoint cannot
+    bring them back."""
+    from pyspark.sql import functions as F
+
+    from cep.spark import _times
+
+    host, port = _socket(source.path)
+    lines = (spark.readStream.format("socket").option("host", host).option("port", port)
+             .option("includeTimestamp", "true").load())
+    arrived = F.date_format(F.col("timestamp"), "yyyy-MM-dd'T'HH:mm:ss.SSSXXX")
+    events = json_events(lines, F.col("value"), F.lit(None).cast("string"),
+                         F.concat(F.lit(f"{source.path} at "), arrived))
+    events = _times(events)
+    if source.stream:
+        events = events.withColumn("stream", F.coalesce(F.col("stream"), F.lit(source.stream)))
+    return events

@@ -56,6 +56,7 @@ def test_spark_engine_prints_the_local_engines_answers_and_reports_rejects(spark
     assert sorted(out.splitlines()) == sorted(local.splitlines()) and len(out.splitlines()) == 2
     assert f"rejected {bad}:1:" in err and "yesterday" in err
     assert "answers: crash_recovery 2" in err and "batch 0:" in err
+    assert "cep: Spark UI off (--conf spark.ui.enabled=true turns it on)\n" in err
 
 
 def write_pairs(folder: Path, files: int, per_file: int = 400, keys: int = 20) -> None:

@@ -174,7 +174,7 @@ def test_missing_rules_file(capsys, rules, engine, tmp_path):
 @pytest.mark.parametrize("option, fragment", [
     (["--format", "xml"], "invalid choice: 'xml'"),
     (["--engine", "flink"], "invalid choice: 'flink'"),
-    (["--follow"], "--follow: options of the spark engine, not of --engine local"),
+    (["--checkpoint", "ckpt"], "--checkpoint: options of the spark engine, not of --engine local"),
     (["--conf", "spark.cores.max=2"], "--conf: options of the spark engine, not of --engine local"),
     (["--conf", "spark.cores.max"], "argument --conf: expected KEY=VALUE, not 'spark.cores.max'"),
     (["--format", "parquet"], "--format parquet: the spark engine writes Parquet"),

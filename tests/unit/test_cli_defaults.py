@@ -53,7 +53,7 @@ def test_a_run_without_rules_says_so(capsys):
     (["--engine", "spark"], "spark", "--engine"),
     (["--master", "spark://h:7077"], "spark", "--master"),
     (["--conf", "spark.cores.max=2"], "spark", "--conf"),
-    (["--follow"], "spark", "--follow"),
+    (["--follow"], "local", "event files"),  # followed as it grows, in process (cep.io.follow)
     (["--checkpoint", "ckpt"], "spark", "--checkpoint"),
     (["--format", "parquet", "--out", "o"], "spark", "--format parquet"),
 ])
