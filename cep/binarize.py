@@ -556,7 +556,9 @@ class _Builder:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
         content = self.plan.nodes[child].content or self.changing and self.query.window is not None
-        sig = ("unary", op, child, filters, window, timed, content)
+        # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
+        policy = self.query.option("service") if isinstance(op, ops.Service) else None
+        sig = ("unary", op, child, filters, window, timed, content, policy)
         return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content))
 
     def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None, content=False):

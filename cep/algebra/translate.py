@@ -51,6 +51,7 @@ from cep.algebra import ops, query_limits
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.background.load import from_file
 from cep.errors import OntologyError, QueryError
+from cep.service.options import policy_fields
 
 XSD = terms.XSD
 # RDF collections `( ... )` (Query.collection)
@@ -149,6 +150,7 @@ ANNOTATIONS = {
     "policy": ("unrestricted", "recent", "chronological"),
     "binarize": ("left", "right"),
     "feedback": ("on", "off"),  # a CONSTRUCT's triples fed back into the stream (rule chaining) or not
+    "service": None,  # the query's SERVICE policy, key=value,... (cep.service.options.policy_fields)
 }
 
 FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name its files "
@@ -393,13 +395,23 @@ class _File:
                 known = ", ".join("@" + k for k in list(ANNOTATIONS)[:-1]) + " and @" + list(ANNOTATIONS)[-1]
                 raise QueryError(f"unknown annotation {words[0]}: the annotations are {known}",
                                  self.pos(token))
+            if key in options:
+                raise QueryError(f"@{key} is given twice for the same query", self.pos(token))
+            if ANNOTATIONS[key] is None:  # @service: a policy text, spaces after its commas allowed
+                if len(words) < 2:
+                    raise QueryError(f"@{key} takes key=value,... (view, proposer, ranker, gamma, rho, "
+                                     f"timeout, seed)", self.pos(token))
+                try:
+                    policy_fields(" ".join(words[1:]), "@service")
+                except ValueError as e:
+                    raise QueryError(str(e), self.pos(token)) from None
+                options[key] = "".join(words[1:])
+                continue
             allowed = ", ".join(ANNOTATIONS[key][:-1]) + " or " + ANNOTATIONS[key][-1]
             if len(words) != 2:
                 raise QueryError(f"@{key} takes one value: {allowed}", self.pos(token))
             if words[1] not in ANNOTATIONS[key]:
                 raise QueryError(f"@{key} {words[1]}: the value must be {allowed}", self.pos(token))
-            if key in options:
-                raise QueryError(f"@{key} is given twice for the same query", self.pos(token))
             options[key] = words[1]
         return tuple(sorted(options.items()))
 
@@ -416,6 +428,10 @@ class _File:
             seen[q.name] = q.pos
             out.append(q)
         return out
+
+
+def _has_service(op) -> bool:
+    return isinstance(op, ops.Service) or any(_has_service(c) for c in ops.children(op))
 
 
 def _annotation_words(token: Token) -> list:
@@ -467,6 +483,8 @@ class _Query:
 
     def translate(self, tree: Tree, options: tuple) -> ops.Query:
         query = self.query(tree, options)
+        if "service" in dict(options) and not _has_service(query.pattern):
+            raise self.error("@service sets the policy of the query's SERVICE patterns: the query has none", tree)
         if self.unknown_function is not None:
             # raised after every other check: the W3C runner's syntax mode
             # tells this refusal (SPARQL 17.6) from a syntax error

@@ -163,9 +163,12 @@ def describe_services(plan: Plan) -> str:
                          f"joined {when}")
         else:
             lines.append("    maintained at each call of the rules; joined when a stream solution is found")
+        if spec.policy:
+            given = ",".join(f"{k}={('on' if v else 'off') if k == 'view' else v}" for k, v in spec.policy.items())
+            lines.append(f"    policy: its query's @service {given}, the run's for the other keys")
     if lines:
         lines.append("  policy: the run's (cep run --service-policy: view, proposer, ranker, gamma or rho, timeout; "
-                     "default WSJ and WBM, gamma 10, timeout 5 s); endpoints: --service-allow")
+                     "default WSJ and WBM, gamma 10, timeout 5 s), or a query's @service; endpoints: --service-allow")
     return "\n".join(lines)
 
 

@@ -24,6 +24,7 @@ from cep.algebra import ops
 from cep.binarize import Plan, Unary, node_children
 from cep.runtime.session import session
 from cep.service import endpoint
+from cep.service.options import policy_fields
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class ServiceSpec:
     key: tuple  # of Var: the join variables, in the order of op.vars
     query: str  # the name of the query it is part of
     window: Optional[tuple] = None  # (omega, beta) in ms
+    policy: dict = field(default_factory=dict, compare=False)  # the query's @service settings (policy_fields)
 
     @property
     def endpoint(self) -> str:
@@ -84,8 +86,9 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
             query = owner[node.id]
             w = query.window
             window = (w.range_ms, query.every_ms or w.step_ms) if w is not None and w.count is None else None
+            policy = policy_fields(query.option("service", ""), "@service")
             specs.append(ServiceSpec(node.id, node.op, tuple(v for v in node.op.vars if v in child),
-                                     query.name, window))
+                                     query.name, window, policy))
     return specs
 
 
