@@ -491,6 +491,9 @@ class _Builder:
         if isinstance(op, ops.Join) and (is_table(op.left) or is_table(op.right)):
             table, other = (op.left, op.right) if is_table(op.left) else (op.right, op.left)
             return self._unary(table, other, pending, window, policy, timed)
+        if isinstance(op, ops.LeftJoin) and isinstance(op.right, ops.Service) and not is_table(op.left):
+            # OPTIONAL { SERVICE }: a left join with its view (cep.compile.services), a node of its own
+            return self._unary(dataclasses.replace(op, left=None), op.left, pending, window, policy, timed)
         if isinstance(op, ops.UNARY):
             return self._unary(op, op.pattern, pending, window, policy, timed)
         if not isinstance(op, ops.Binary):
@@ -544,12 +547,15 @@ class _Builder:
             (down,), here = _split_pending(pending, [certain])
             child = self.build(operand, down, window, policy, timed)
         cvars = self.plan.nodes[child].vars
-        if op is not None and not is_table(op):  # the node needs the operator, not its operand again
+        optional_service = isinstance(op, ops.LeftJoin)
+        if op is not None and not is_table(op) and not optional_service:  # the operator, not its operand again
             op = dataclasses.replace(op, pattern=None, pos=None)
         if isinstance(op, ops.Project) and op.grouping is not None:  # a row's fields
             vars_ = op.vars
         elif isinstance(op, ops.Project):
             vars_ = tuple(v for v in cvars if v in op.vars)
+        elif optional_service:
+            vars_ = tuple(dict.fromkeys(cvars + op.right.vars))
         elif not is_table(op):  # BIND
             vars_ = tuple(dict.fromkeys(cvars + (op.var,)))
         else:
@@ -557,7 +563,7 @@ class _Builder:
         filters = _dedup(here)
         content = self.plan.nodes[child].content or self.changing and self.query.window is not None
         # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
-        policy = self.query.option("service") if isinstance(op, ops.Service) else None
+        policy = self.query.option("service") if isinstance(op, (ops.Service, ops.LeftJoin)) else None
         sig = ("unary", op, child, filters, window, timed, content, policy)
         return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content))
 
@@ -591,7 +597,7 @@ def _certain_of(nodes, node_id, memo: dict) -> set:
         out = _certain_of(nodes, node.child, memo) & set(node.vars)
         if isinstance(node.op, ops.Extend) and not is_table(node.op):
             out |= {node.op.var} if isinstance(node.op.expr, ops.Const) else set()
-        elif not isinstance(node.op, ops.Project):
+        elif not isinstance(node.op, (ops.Project, ops.LeftJoin)):  # OPTIONAL { SERVICE } binds none for sure
             out |= ops.certain_variables(node.op)
     else:
         out = ops.combine(node.op.spec, _certain_of(nodes, node.left, memo), _certain_of(nodes, node.right, memo),

@@ -22,6 +22,8 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.binarize import Plan, Unary, node_children
+from cep.compile.services import service_of
+from cep.errors import QueryError
 from cep.runtime.session import session
 from cep.service import endpoint
 from cep.service.options import policy_fields
@@ -45,14 +47,18 @@ class ServiceSpec:
         return [self.op.vars.index(v) + 1 for v in self.key]
 
     def pattern_text(self, names: dict, bound: dict) -> str:
-        """The pattern as SPARQL text, the variables in `bound` replaced by
-        their values (N-Triples text is SPARQL text), the others named by
-        `names`."""
+        """The pattern as SPARQL text (its triples, then its OPTIONAL groups;
+        its FILTER is the engine's, not sent), the variables in `bound`
+        replaced by their values (N-Triples text is SPARQL text), the others
+        named by `names`."""
         def slot(x):
             if isinstance(x, ops.Var):
                 return bound[x] if x in bound else names[x]
             return x
-        return " . ".join(f"{slot(t.s)} {slot(t.p)} {slot(t.o)}" for t in self.op.triples)
+
+        def block(triples):
+            return " . ".join(f"{slot(t.s)} {slot(t.p)} {slot(t.o)}" for t in triples)
+        return " ".join([block(self.op.triples)] + [f"OPTIONAL {{ {block(part)} }}" for part in self.op.optional])
 
     def pull_query(self) -> str:
         """The whole pattern (the seed's initial pull)."""
@@ -81,13 +87,19 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
                 stack += node_children(plan.node(n))
     specs = []
     for node in plan.nodes:
-        if isinstance(node, Unary) and isinstance(node.op, ops.Service):
+        op = service_of(node.op) if isinstance(node, Unary) else None
+        if op is not None:
             child = set(plan.node(node.child).vars)
             query = owner[node.id]
             w = query.window
             window = (w.range_ms, query.every_ms or w.step_ms) if w is not None and w.count is None else None
             policy = policy_fields(query.option("service", ""), "@service")
-            specs.append(ServiceSpec(node.id, node.op, tuple(v for v in node.op.vars if v in child),
+            loose = [v for v in op.vars if v in child and v not in op.certain]
+            if loose:  # a view is indexed by its join key: every solution must bind it
+                raise QueryError(f"SERVICE <{op.endpoint}>: its join key {loose[0]} is bound only in its "
+                                 f"OPTIONAL part; the view is kept one join key at a time, so the key must be "
+                                 f"bound by its triple patterns", op.pos)
+            specs.append(ServiceSpec(node.id, op, tuple(v for v in op.vars if v in child),
                                      query.name, window, policy))
     return specs
 
@@ -154,18 +166,20 @@ class View:
             # the query is parsed (SPARQL 1.1, 19.2), so such a term may not say what it says here
             return entry.rows
         names, rows = endpoint.select(self.spec.endpoint, self.spec.refresh_query(entry.key), timeout)
-        self._check(rows)
         bound = dict(zip(self.spec.key, entry.key))
         at = {n: i for i, n in enumerate(names)}
         out = []
         for row in rows:
             out.append(tuple(bound[v] if v in bound else row[at[f"v{i}"]] if f"v{i}" in at else None
                              for i, v in enumerate(self.spec.op.vars)))
+        self._check(out)
         return tuple(out)
 
     def _check(self, rows):
-        """A solution of a basic graph pattern binds each of its variables."""
-        if any(x is None for row in rows for x in row):
+        """A solution binds each variable of the pattern's triples (those of
+        its OPTIONAL groups only may be unbound)."""
+        certain = [i for i, v in enumerate(self.spec.op.vars) if v in self.spec.op.certain]
+        if any(row[i] is None for row in rows for i in certain):
             raise endpoint.EndpointError(self.spec.endpoint, "malformed",
                                          "malformed SPARQL results: a solution leaves a variable of the "
                                          "pattern unbound")

@@ -1,6 +1,9 @@
 """SERVICE beyond one run-wide policy over a basic graph pattern
-(docs/language.md, "SERVICE"): a query's own policy (`@service`), against
-a real endpoint (Oxigraph, tests/endpoint.py)."""
+(docs/language.md, "SERVICE"): a query's own policy (`@service`); FILTER,
+OPTIONAL and blank nodes inside SERVICE, and SERVICE inside OPTIONAL, as
+SPARQL 1.1 Federated Query defines them; against a real endpoint
+(Oxigraph, tests/endpoint.py). tests/unit/test_service_reference.py draws
+these forms on random streams against the reference evaluator."""
 
 import pytest
 
@@ -9,7 +12,7 @@ from cep.engine import Engine
 from cep.errors import QueryError
 from cep.rules import parse_rules
 from cep.service.options import ServiceOptions
-from tests.endpoint import oxigraph_server  # noqa: F401 (the fixture)
+from tests.endpoint import Scripted, oxigraph_server  # noqa: F401 (the fixture)
 from tests.unit.test_service import E, H, MIN, followers, mention
 
 COUNTED = """{annotation}
@@ -96,3 +99,109 @@ def test_explain_shows_a_querys_own_service_policy(tmp_path, capsys):
     assert cli.main(["explain", str(rules)]) == 0
     assert "    policy: its query's @service ranker=LRU,view=off, the run's for the other keys" in \
         capsys.readouterr().out
+
+
+def run(server, query: str, events, **policy):
+    (q,) = parse_rules(H + query.replace("URL", server.query_url), "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[server.base], **policy))
+    answers = engine.push(events) + engine.flush()
+    return q, engine, sorted((a.end // MIN, tuple(sorted((k, v.split('"')[1] if '"' in v else v)
+                                                          for k, v in a.bindings))) for a in answers)
+
+
+def profile(server):
+    followers(server, {1: 20000, 2: 5, 3: 700})
+    server.update(f"INSERT DATA {{ <{E}u1> <{E}city> <{E}rome> . <{E}u3> <{E}city> <{E}oslo> }}")
+
+
+U = {u: f"<{E}u{u}>" for u in range(1, 5)}
+P = {p: f"<{E}p{p}>" for p in range(1, 5)}
+
+
+def test_optional_inside_service_leaves_its_variables_unbound_where_the_endpoint_has_none(oxigraph_server):
+    profile(oxigraph_server)
+    _, _, got = run(oxigraph_server, "SELECT * { ?u :mentioned ?p SERVICE <URL> { ?u :followers ?n "
+                                     "OPTIONAL { ?u :city ?c } } }", [mention(u, u, u) for u in (1, 2, 4)])
+    assert got == [(1, (("c", f"<{E}rome>"), ("n", "20000"), ("p", P[1]), ("u", U[1]))),
+                   (2, (("n", "5"), ("p", P[2]), ("u", U[2])))]
+
+
+def test_a_filter_inside_service_reads_the_service_group_only(oxigraph_server):
+    """FILTER(?n > ?min): ?min is bound by the stream, outside the SERVICE
+    group, where SPARQL evaluates the group on its own: unbound there, so
+    the FILTER is an error and keeps nothing (with a warning); a FILTER on
+    the group's own variables keeps the view's solutions it holds for."""
+    profile(oxigraph_server)
+    events = [mention(u, u, u) for u in (1, 2, 3)]
+    _, _, got = run(oxigraph_server, "SELECT ?u ?n { ?u :mentioned ?p SERVICE <URL> { ?u :followers ?n "
+                                     "FILTER(?n > 100) } }", events)
+    assert got == [(1, (("n", "20000"), ("u", U[1]))), (3, (("n", "700"), ("u", U[3])))]
+    q, _, got = run(oxigraph_server, "SELECT ?u ?n { ?u :mentioned ?p BIND(1 AS ?min) SERVICE <URL> { "
+                                     "?u :followers ?n FILTER(?n > ?min) } }", events)
+    assert got == [] and any("?min in the FILTER is never bound" in w for w in q.warnings)
+
+
+def test_a_blank_node_inside_service_is_a_variable_the_answers_do_not_show(oxigraph_server):
+    """Two distinct friends named alike: the pattern ?u :knows [ :name ?l ]
+    has two solutions at the endpoint (one per blank node), as SPARQL
+    counts them."""
+    oxigraph_server.update(f"INSERT DATA {{ <{E}u1> <{E}knows> _:a, _:b . _:a <{E}name> \"ann\" . "
+                           f"_:b <{E}name> \"ann\" }}")
+    _, _, got = run(oxigraph_server, "SELECT ?u ?l { ?u :mentioned ?p SERVICE <URL> { ?u :knows [ :name ?l ] } }",
+                    [mention(1, 1, 1), mention(2, 2, 2)])
+    assert got == [(1, (("l", "ann"), ("u", U[1])))] * 2
+
+
+def test_service_inside_optional_keeps_a_solution_without_a_match(oxigraph_server):
+    profile(oxigraph_server)
+    _, _, got = run(oxigraph_server, "SELECT * { ?u :mentioned ?p OPTIONAL { SERVICE <URL> { ?u :followers ?n } "
+                                     "FILTER(?n > 100 && ?p != :p3) } }", [mention(u, u, u) for u in (1, 2, 3, 4)])
+    assert got == [(1, (("n", "20000"), ("p", P[1]), ("u", U[1]))), (2, (("p", P[2]), ("u", U[2]))),
+                   (3, (("p", P[3]), ("u", U[3]))), (4, (("p", P[4]), ("u", U[4])))]
+
+
+def test_a_windowed_optional_service_is_joined_at_each_evaluation_with_the_view_maintained_for_it(oxigraph_server):
+    """A user's count changes at minute 3: every window evaluated from then
+    on joins the solutions it holds with the new count (the LRU budget
+    covers both users), including the solutions found before; a user the
+    endpoint does not know is kept alone."""
+    followers(oxigraph_server, {1: 1})
+    (q,) = parse_rules(H + f"SELECT ?u ?p ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p "
+                           f"OPTIONAL {{ SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }} }}", "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[oxigraph_server.base], gamma=2, ranker="LRU"))
+    answers = []
+    for minute in range(1, 6):
+        if minute == 3:
+            followers(oxigraph_server, {1: 2})
+        answers += engine.push([mention(1, minute, 10 * minute + 1), mention(2, minute, 10 * minute + 2)])
+        answers += engine.flush_table(final=False).to_list()
+    answers += engine.flush()
+    seen = {(a.binding("u"), a.end // MIN >= 3, (a.binding("n") or "-").split('"')[-2:][0]) for a in answers}
+    assert seen == {(U[1], False, "1"), (U[1], True, "2"), (U[2], False, "-"), (U[2], True, "-")}
+    assert any(a.binding("p") == f"<{E}p11>" and a.end // MIN == 3 and '"2"' in a.binding("n") for a in answers)
+
+
+def test_silent_with_a_failed_endpoint_joins_its_empty_solution_whatever_its_filter(tmp_path):
+    with Scripted(b"", status=500) as server:
+        (q,) = parse_rules(H + f"SELECT ?u ?n {{ ?u :mentioned ?p SERVICE SILENT <{server.url}> "
+                               f"{{ ?u :followers ?n FILTER(?n > 100) }} }}", "x.rq")
+        engine = Engine([q], services=ServiceOptions(allow=[server.url]))
+        got = engine.push([mention(1, 1, 1)]) + engine.flush()
+    assert [(a.binding("u"), a.binding("n")) for a in got] == [(U[1], None)]
+
+
+def test_a_join_key_bound_only_in_an_optional_group_of_the_service_is_refused():
+    (q,) = parse_rules(H + "SELECT * { ?u :mentioned ?p SERVICE <http://h:1/q> { ?x :followers ?n "
+                           "OPTIONAL { ?x :alias ?u } } }", "x.rq")
+    with pytest.raises(QueryError) as e:
+        Engine([q], services=ServiceOptions(allow=["http://h:1"]))
+    assert str(e.value).startswith("x.rq:2:29: SERVICE <http://h:1/q>: its join key ?u is bound only in its "
+                                   "OPTIONAL part")
+
+
+def test_service_forms_have_a_text_that_reads_back():
+    (q,) = parse_rules(H + "SELECT * { ?u :m ?p OPTIONAL { SERVICE <http://h/q> { ?u :f ?n ; :g [] "
+                           "OPTIONAL { ?u :c ?c } OPTIONAL { ?c :d ?d } FILTER(?n > 3) } FILTER(?n < 9) } }", "x.rq")
+    assert sexpr.read_query(q.name, sexpr.query(q)) == q
+    service = q.pattern.right
+    assert [len(part) for part in service.optional] == [1, 1] and service.filter is not None
