@@ -344,7 +344,75 @@ def window_bound(conjunct) -> Optional[int]:
 
 
 def _prepared(pattern, query):
+    if query.evaluated and any(isinstance(op, ops.Service) for op in ops.walk(pattern)):
+        pattern = hoist_services(pattern)
     return reassociate(prepare_bgps(pattern), query.option("binarize", "left"))
+
+
+def hoist_services(pattern):
+    """The pattern of a query answered at evaluations, its SERVICEs joined
+    last where that gives the same solutions, so that each is joined at the
+    evaluation with the view maintained for it (the seed's WSJ;
+    cep.compile.services): a SERVICE joined with a pattern P deep in the
+    query is taken out and joined with the whole, when it is reached from
+    the top through FILTERs and the operands every solution has (both of a
+    join, SEQ, EQUALS or an Allen relation; OPTIONAL's, MINUS's, NOTSEQ's,
+    [NOT] EXISTS's mandatory one), and the rest of the pattern names none
+    of its variables but those P binds for sure (its join key). A SERVICE
+    has no interval and reads nothing but its key, so the operators above
+    it give the same solutions with it joined before or after them."""
+    conds = []
+    while isinstance(pattern, ops.Filter):  # the query's own FILTERs stay above all
+        conds.append(pattern.cond)
+        pattern = pattern.pattern
+    taken = []
+
+    def take(op):
+        if isinstance(op, ops.Join):
+            for service, other in ((op.right, op.left), (op.left, op.right)):
+                if isinstance(service, ops.Service) and not is_table(other) and _hoistable(service, other, pattern):
+                    taken.append(service)
+                    return take(other)
+        if isinstance(op, ops.Filter):
+            return dataclasses.replace(op, pattern=take(op.pattern))
+        if isinstance(op, ops.Binary) and not op.spec.alternative:
+            through = (0,) if isinstance(op, (ops.Exists, ops.NotExists)) else \
+                tuple(i for i in (0, 1) if op.spec.mandatory[i])
+            sides = [take(x) if i in through else x for i, x in enumerate((op.left, op.right))]
+            return dataclasses.replace(op, left=sides[0], right=sides[1])
+        return op
+
+    out = take(pattern)
+    for service in taken:
+        out = ops.Join(out, service, pos=service.pos)
+    return _filtered(out, conds)
+
+
+def _filtered(pattern, conds):
+    for cond in reversed(conds):
+        pattern = ops.Filter(cond, pattern)
+    return pattern
+
+
+def _hoistable(service, sibling, pattern) -> bool:
+    """Whether the rest of `pattern` names none of the SERVICE's variables
+    but those its sibling binds in every solution."""
+    named = set()
+    for op in ops.walk(pattern):
+        if op is service:
+            continue
+        if isinstance(op, ops.Triple):
+            named.update(ops.slots_vars(op))
+        elif isinstance(op, (ops.Values, ops.Service, ops.Project)):
+            named.update(op.vars)
+        elif isinstance(op, ops.Extend):
+            named.add(op.var)
+        if isinstance(op, ops.Extend):
+            named |= ops.expr_vars(op.expr)
+        cond = getattr(op, "cond", None) if isinstance(op, (ops.Filter, ops.Binary)) else None
+        if cond is not None:
+            named |= ops.expr_vars(cond)
+    return named & set(service.vars) <= ops.certain_variables(sibling)
 
 
 def split_windows(query):

@@ -205,3 +205,43 @@ def test_service_forms_have_a_text_that_reads_back():
     assert sexpr.read_query(q.name, sexpr.query(q)) == q
     service = q.pattern.right
     assert [len(part) for part in service.optional] == [1, 1] and service.filter is not None
+
+
+def liked(user: int, minute: int, thing: int):
+    from cep.events import Event
+    return Event(f"<{E}u{user}>", f"<{E}liked>", f"<{E}x{thing}>", minute * MIN, minute * MIN)
+
+
+DEEP = ("SELECT ?u ?p ?n ?q FROM STREAM <http://e/s> [RANGE 5m STEP 1m] WHERE {{ {{ ?u :mentioned ?p . "
+        "SERVICE <{url}> {{ ?u :followers ?n }} }} SEQ {{ ?u :liked ?q {extra}}} }}")
+
+
+def test_a_service_deep_in_a_windowed_pattern_is_joined_at_each_evaluation(oxigraph_server):
+    """SERVICE inside a SEQ operand: its join is taken to the top of the
+    pattern (the same solutions), so the solution found at minute 2 is
+    joined, at each later evaluation, with the view maintained for it:
+    the count read from minute 3 on."""
+    followers(oxigraph_server, {1: 1})
+    (q,) = parse_rules(H + DEEP.format(url=oxigraph_server.query_url, extra=""), "x.rq")
+    engine = Engine([q], services=ServiceOptions(allow=[oxigraph_server.base], gamma=1, ranker="LRU"))
+    answers = []
+    for minute, events in ((1, [mention(1, 1, 1)]), (2, [liked(1, 2, 1)]), (3, []), (4, []), (5, [])):
+        if minute == 3:
+            followers(oxigraph_server, {1: 2})
+        answers += engine.push(events + [mention(9, minute, 90 + minute)])
+        answers += engine.flush_table(final=False).to_list()
+    answers += engine.flush()
+    seen = sorted({(a.end // MIN, a.binding("n").split('"')[1]) for a in answers if a.binding("u") == U[1]})
+    assert seen[0] == (2, "1") and all(n == "2" for end, n in seen if end >= 3) and len(seen) > 2
+
+
+def test_a_service_whose_variables_the_rest_of_the_pattern_reads_is_joined_when_found(tmp_path, capsys):
+    from cep import cli
+
+    rules = tmp_path / "q.rq"
+    rules.write_text(H + DEEP.format(url="http://h:1/q", extra=". ?q :rated ?n "))
+    assert cli.main(["explain", str(rules)]) == 0
+    assert "joined when a stream solution is found" in capsys.readouterr().out
+    rules.write_text(H + DEEP.format(url="http://h:1/q", extra=""))
+    assert cli.main(["explain", str(rules)]) == 0
+    assert "joined at each evaluation of the window, after its maintenance" in capsys.readouterr().out

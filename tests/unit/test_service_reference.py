@@ -46,6 +46,11 @@ REGISTER QUERY known AS
 SELECT ?u ?q ?c
 WHERE {{ ?u :liked ?q . SERVICE <{url}> {{ ?u :city ?c ; :followers [] FILTER(?c != <http://e/c0>) }} }}
 
+REGISTER QUERY deep AS
+SELECT ?u ?n ?q
+FROM STREAM <http://e/s> [RANGE 6m STEP 2m]
+WHERE {{ {{ ?u :mentioned ?p . SERVICE <{url}> {{ ?u :followers ?n }} }} SEQ {{ ?u :liked ?q }} FILTER(?n > 50) }}
+
 REGISTER QUERY followed AS
 SELECT ?u ?p ?n
 WHERE {{ ?u :mentioned ?p OPTIONAL {{ SERVICE <{url}> {{ ?u :followers ?n }} FILTER(?n > 150 && ?p != <http://e/x3>) }} }}
