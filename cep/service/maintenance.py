@@ -125,6 +125,14 @@ class Services:
             return None
         return cls(specs, module, options or ServiceOptions())
 
+    def hold_only(self, keep):
+        """Each view keeps the entries whose key `keep(spec, key)` takes
+        (a Spark group's part: cep.spark.worker), now and after each pull."""
+        for state in self.states:
+            spec = state.view.spec
+            state.view.restrict(lambda key, spec=spec: keep(spec, key))
+        return self
+
     @property
     def period(self) -> Optional[int]:
         """The slides of the windowed queries' SERVICEs (their evaluation

@@ -127,6 +127,7 @@ class View:
     entries: dict = field(default_factory=dict)  # key -> Entry
     by_id: dict = field(default_factory=dict)
     pulled: Optional[dict] = None  # key -> rows of the initial pull (what a restored view starts from)
+    keep: Optional[object] = None  # key -> whether this engine holds the key's entry (None: every key)
 
     def __post_init__(self):
         self._define()
@@ -151,6 +152,8 @@ class View:
         positions = [p - 1 for p in self.spec.positions()]
         for row in rows:
             grouped.setdefault(tuple(row[p] for p in positions), []).append(row)
+        if self.keep is not None:  # the part of the view this engine's stream can need (restrict)
+            grouped = {key: rows for key, rows in grouped.items() if self.keep(key)}
         for key in list(self.entries):  # gone from the endpoint: the key stays, with no solution
             grouped.setdefault(key, [])
         self._store([(key, tuple(grouped[key])) for key in sorted(grouped)], None)  # ids in key order
@@ -183,6 +186,19 @@ class View:
             raise endpoint.EndpointError(self.spec.endpoint, "malformed",
                                          "malformed SPARQL results: a solution leaves a variable of the "
                                          "pattern unbound")
+
+    def restrict(self, keep):
+        """From now on the view holds the entries whose key `keep` takes
+        (a Spark group's: those of its bucket), and no other (called
+        before any evaluation: what the initial pull read of other keys is
+        forgotten)."""
+        self.keep = keep
+        kept = sorted((key, e.rows) for key, e in self.entries.items() if keep(key))
+        self.entries, self.by_id = {}, {}
+        self._define()
+        self._store(kept, None)
+        if self.pulled is not None:
+            self.pulled = {key: rows for key, rows in self.pulled.items() if keep(key)}
 
     # ---- changing it
 

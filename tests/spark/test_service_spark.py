@@ -70,3 +70,16 @@ WHERE {{ ?u :mentioned ?p OPTIONAL {{ SERVICE <{url}> {{ ?u :followers ?n ; :fol
     assert not others
     assert {a.binding("c") for a in expected} > {None} and {a.binding("n") for a in expected} > {None}
     assert Counter(answers) == Counter(expected)
+
+
+def test_a_workers_bucket_of_a_key_is_the_routers(spark):
+    """A group keeps the SERVICE entries of its bucket (cep.spark.worker.
+    view_part): the worker's bucket_of must be the router's pmod(xxhash64)."""
+    from pyspark.sql import functions as F
+
+    from cep.spark.routing import bucket_of
+
+    words = [f"<{E}u{u}>" for u in range(20)] + ["", "é<http://ex.org/ü>" * 3, '"5"', "x" * 45]
+    rows = (spark.createDataFrame([(w,) for w in words], "s string")
+            .select("s", F.pmod(F.xxhash64("s"), F.lit(3)).alias("b")).collect())
+    assert [r.b for r in rows] == [bucket_of(r.s, 3) for r in rows]

@@ -245,3 +245,35 @@ def test_a_service_whose_variables_the_rest_of_the_pattern_reads_is_joined_when_
     rules.write_text(H + DEEP.format(url="http://h:1/q", extra=""))
     assert cli.main(["explain", str(rules)]) == 0
     assert "joined at each evaluation of the window, after its maintenance" in capsys.readouterr().out
+
+
+def test_xxh64_is_the_specifications():
+    from cep.spark.routing import bucket_of, xxh64
+
+    assert [xxh64(b""), xxh64(b"a"), xxh64(b"abc"), xxh64(b"Nobody inspects the spammish repetition")] == [
+        0xEF46DB3751D8E999, 0xD24EC4F1A98C6E5B, 0x44BC2CF5AD770999, 0xFBCEA83C8A378BF1]
+    assert {bucket_of(f"<{E}u{u}>", 3) for u in range(30)} == {0, 1, 2}
+
+
+def test_a_spark_group_holds_the_part_of_the_view_its_bucket_needs(oxigraph_server):
+    """On Spark a group gets the events whose partition value (?u) falls in
+    its bucket: its engine keeps the view entries of those users only,
+    and the groups' parts together are the whole view. (That the answers
+    are the in-process engine's: tests/spark/test_service_spark.py.)"""
+    from cep.spark import plan, worker
+    from cep.spark.routing import bucket_of
+
+    followers(oxigraph_server, {u: u for u in range(1, 13)})
+    queries = parse_rules(H + COUNTED.format(annotation="", name="q", url=oxigraph_server.query_url), "x.rq")
+    spec = plan(queries, buckets=3, services=ServiceOptions(allow=[oxigraph_server.base]))
+    assert spec.buckets == (3,)
+    parts = []
+    for bucket in range(3):
+        engine = worker._engine(spec, 0, bucket)[0]
+        keys = {key[0] for key in engine.services.states[0].view.entries}
+        assert keys and all(bucket_of(k, 3) == bucket for k in keys)
+        parts.append(keys)
+        state = engine.state()  # a restored group holds its part too
+        engine.restore(state)
+        assert {key[0] for key in engine.services.states[0].view.entries} == keys
+    assert set().union(*parts) == {f"<{E}u{u}>" for u in range(1, 13)} and sum(map(len, parts)) == 12
