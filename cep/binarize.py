@@ -344,7 +344,75 @@ def window_bound(conjunct) -> Optional[int]:
 
 
 def _prepared(pattern, query):
+    if query.evaluated and any(isinstance(op, ops.Service) for op in ops.walk(pattern)):
+        pattern = hoist_services(pattern)
     return reassociate(prepare_bgps(pattern), query.option("binarize", "left"))
+
+
+def hoist_services(pattern):
+    """The pattern of a query answered at evaluations, its SERVICEs joined
+    last where that gives the same solutions, so that each is joined at the
+    evaluation with the view maintained for it (the seed's WSJ;
+    cep.compile.services): a SERVICE joined with a pattern P deep in the
+    query is taken out and joined with the whole, when it is reached from
+    the top through FILTERs and the operands every solution has (both of a
+    join, SEQ, EQUALS or an Allen relation; OPTIONAL's, MINUS's, NOTSEQ's,
+    [NOT] EXISTS's mandatory one), and the rest of the pattern names none
+    of its variables but those P binds for sure (its join key). A SERVICE
+    has no interval and reads nothing but its key, so the operators above
+    it give the same solutions with it joined before or after them."""
+    conds = []
+    while isinstance(pattern, ops.Filter):  # the query's own FILTERs stay above all
+        conds.append(pattern.cond)
+        pattern = pattern.pattern
+    taken = []
+
+    def take(op):
+        if isinstance(op, ops.Join):
+            for service, other in ((op.right, op.left), (op.left, op.right)):
+                if isinstance(service, ops.Service) and not is_table(other) and _hoistable(service, other, pattern):
+                    taken.append(service)
+                    return take(other)
+        if isinstance(op, ops.Filter):
+            return dataclasses.replace(op, pattern=take(op.pattern))
+        if isinstance(op, ops.Binary) and not op.spec.alternative:
+            through = (0,) if isinstance(op, (ops.Exists, ops.NotExists)) else \
+                tuple(i for i in (0, 1) if op.spec.mandatory[i])
+            sides = [take(x) if i in through else x for i, x in enumerate((op.left, op.right))]
+            return dataclasses.replace(op, left=sides[0], right=sides[1])
+        return op
+
+    out = take(pattern)
+    for service in taken:
+        out = ops.Join(out, service, pos=service.pos)
+    return _filtered(out, conds)
+
+
+def _filtered(pattern, conds):
+    for cond in reversed(conds):
+        pattern = ops.Filter(cond, pattern)
+    return pattern
+
+
+def _hoistable(service, sibling, pattern) -> bool:
+    """Whether the rest of `pattern` names none of the SERVICE's variables
+    but those its sibling binds in every solution."""
+    named = set()
+    for op in ops.walk(pattern):
+        if op is service:
+            continue
+        if isinstance(op, ops.Triple):
+            named.update(ops.slots_vars(op))
+        elif isinstance(op, (ops.Values, ops.Service, ops.Project)):
+            named.update(op.vars)
+        elif isinstance(op, ops.Extend):
+            named.add(op.var)
+        if isinstance(op, ops.Extend):
+            named |= ops.expr_vars(op.expr)
+        cond = getattr(op, "cond", None) if isinstance(op, (ops.Filter, ops.Binary)) else None
+        if cond is not None:
+            named |= ops.expr_vars(cond)
+    return named & set(service.vars) <= ops.certain_variables(sibling)
 
 
 def split_windows(query):
@@ -492,6 +560,9 @@ class _Builder:
         if isinstance(op, ops.Join) and (is_table(op.left) or is_table(op.right)):
             table, other = (op.left, op.right) if is_table(op.left) else (op.right, op.left)
             return self._unary(table, other, pending, window, policy, timed)
+        if isinstance(op, ops.LeftJoin) and isinstance(op.right, ops.Service) and not is_table(op.left):
+            # OPTIONAL { SERVICE }: a left join with its view (cep.compile.services), a node of its own
+            return self._unary(dataclasses.replace(op, left=None), op.left, pending, window, policy, timed)
         if isinstance(op, ops.UNARY):
             return self._unary(op, op.pattern, pending, window, policy, timed)
         if not isinstance(op, ops.Binary):
@@ -545,19 +616,24 @@ class _Builder:
             (down,), here = _split_pending(pending, [certain])
             child = self.build(operand, down, window, policy, timed)
         cvars = self.plan.nodes[child].vars
-        if op is not None and not is_table(op):  # the node needs the operator, not its operand again
+        optional_service = isinstance(op, ops.LeftJoin)
+        if op is not None and not is_table(op) and not optional_service:  # the operator, not its operand again
             op = dataclasses.replace(op, pattern=None, pos=None)
         if isinstance(op, ops.Project) and op.grouping is not None:  # a row's fields
             vars_ = op.vars
         elif isinstance(op, ops.Project):
             vars_ = tuple(v for v in cvars if v in op.vars)
+        elif optional_service:
+            vars_ = tuple(dict.fromkeys(cvars + op.right.vars))
         elif not is_table(op):  # BIND
             vars_ = tuple(dict.fromkeys(cvars + (op.var,)))
         else:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
         content = self.plan.nodes[child].content or self.changing and self.query.window is not None
-        sig = ("unary", op, child, filters, window, timed, content)
+        # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
+        policy = self.query.option("service") if isinstance(op, (ops.Service, ops.LeftJoin)) else None
+        sig = ("unary", op, child, filters, window, timed, content, policy)
         return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content))
 
     def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None, content=False):
@@ -590,7 +666,7 @@ def _certain_of(nodes, node_id, memo: dict) -> set:
         out = _certain_of(nodes, node.child, memo) & set(node.vars)
         if isinstance(node.op, ops.Extend) and not is_table(node.op):
             out |= {node.op.var} if isinstance(node.op.expr, ops.Const) else set()
-        elif not isinstance(node.op, ops.Project):
+        elif not isinstance(node.op, (ops.Project, ops.LeftJoin)):  # OPTIONAL { SERVICE } binds none for sure
             out |= ops.certain_variables(node.op)
     else:
         out = ops.combine(node.op.spec, _certain_of(nodes, node.left, memo), _certain_of(nodes, node.right, memo),

@@ -18,7 +18,7 @@
 */
 
 :- module(cep_service,
-          [ cep_service_row/4,       % +Rules, +Service, +End, ?Row
+          [ cep_service_row/5,       % +Rules, +Service, +End, ?Row, -Empty
             cep_service_touch/4,     % +Rules, +Service, +End, +Row
             cep_service_define/3,    % +Rules, +ServiceText, +PositionsText
             cep_service_set/3,       % +Rules, +ServiceText, +EntriesText
@@ -32,16 +32,19 @@
 
 :- dynamic entry/4, row/4, key_positions/3, touched/4, silent_empty/2.
 
-%!  cep_service_row(+Rules, +Service, +End, ?Row) is nondet.
+%!  cep_service_row(+Rules, +Service, +End, ?Row, -Empty) is nondet.
 %
 %   The view's solutions compatible with Row (the stream solution's values
 %   of the SERVICE pattern's variables, the others unbound). End: the end
 %   of the stream solution (or timeless), remembered per entry: the
-%   entries the current window needs are the candidates of WSJ.
-cep_service_row(M, S, Te, Row) :-
+%   entries the current window needs are the candidates of WSJ. Empty is
+%   true for SILENT's one empty solution (its FILTER is not read), false
+%   for a solution of the view.
+cep_service_row(M, S, Te, Row, Empty) :-
     (   silent_empty(M, S)
-    ->  true
-    ;   key_positions(M, S, Ps),
+    ->  Empty = true
+    ;   Empty = false,
+        key_positions(M, S, Ps),
         key_of(Ps, Row, Key),
         entry(M, S, Key, Id),
         touch(M, S, Id, Te),

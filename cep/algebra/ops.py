@@ -527,21 +527,32 @@ class Values:
 
 @dataclass(frozen=True)
 class Service:
-    """SERVICE <endpoint> { triples } (SPARQL 1.1 Federated Query): the
-    solutions of the basic graph pattern `triples` at a remote endpoint
-    (an absolute IRI, without <>), read from its local view (cep.service:
-    pulled at the start, refreshed under a budget). Like inline data it
-    matches no event: joined with a pattern, a solution keeps the
-    interval of the pattern's solution. `vars`: the pattern's variables
-    in name order (the columns of the view). SILENT: an endpoint that
-    fails gives the one empty solution (SPARQL 1.1 Federated Query, 4)
-    while the view holds nothing."""
+    """SERVICE <endpoint> { triples OPTIONAL { triples } ... FILTER(cond) }
+    (SPARQL 1.1 Federated Query): the solutions of the basic graph pattern
+    `triples`, left-joined in turn with each of the `optional` ones, at a
+    remote endpoint (an absolute IRI, without <>), read from its local
+    view (cep.service: pulled at the start, refreshed under a budget), and
+    filtered by `filter`, which the engine applies to the view's solutions
+    (not sent; its variables not of the pattern are hidden ones, unbound:
+    the group's scope). Like inline data it matches no event: joined with
+    a pattern, a solution keeps the interval of the pattern's solution.
+    `vars`: the pattern's variables in name order (the columns of the
+    view; a blank node is a hidden one). SILENT: an endpoint that fails
+    gives the one empty solution (SPARQL 1.1 Federated Query, 4) while the
+    view holds nothing."""
 
     endpoint: str
     silent: bool
     triples: tuple  # of Triple
     vars: tuple  # of Var
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
+    optional: tuple = ()  # of tuples of Triple: OPTIONAL { ... } groups, in order
+    filter: Optional[Expr] = None
+
+    @property
+    def certain(self) -> set:
+        """The variables every solution binds: those of `triples`."""
+        return {v for t in self.triples for v in slots_vars(t)}
 
 
 @dataclass(frozen=True)
@@ -853,7 +864,7 @@ def _variables(op, certain: bool, memo) -> set:
     elif isinstance(op, Values):
         out = {v for i, v in enumerate(op.vars) if not certain or all(r[i] is not None for r in op.rows)}
     elif isinstance(op, Service):  # SILENT: the empty solution when the endpoint fails
-        out = set() if certain and op.silent else set(op.vars)
+        out = (set() if op.silent else op.certain) if certain else set(op.vars)
     else:
         out = combine(op.spec, _variables(op.left, certain, memo), _variables(op.right, certain, memo), certain)
     if memo is not None:

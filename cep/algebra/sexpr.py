@@ -54,10 +54,19 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     elif isinstance(op, ops.Values):
         lines.append(pad + _values(op))
         return
-    elif isinstance(op, ops.Service):  # (service[-silent] <endpoint> (VARS) TRIPLE...)
+    elif isinstance(op, ops.Service):  # (service[-silent] <endpoint> (VARS) [(filter EXPR)] TRIPLE... (optional TRIPLE...)...)
+        cond = f" (filter {expr(op.filter)})" if op.filter is not None else ""
         lines.append(f"{pad}(service{'-silent' if op.silent else ''} <{op.endpoint}> "
-                     f"({' '.join(str(v) for v in op.vars)})")
-        operands = op.triples
+                     f"({' '.join(str(v) for v in op.vars)}){cond}")
+        for operand in op.triples:
+            _pattern_lines(operand, indent + 1, lines)
+        for part in op.optional:
+            lines.append(f"{pad}  (optional")
+            for operand in part:
+                _pattern_lines(operand, indent + 2, lines)
+            lines[-1] += ")"
+        lines[-1] += ")"
+        return
     elif isinstance(op, ops.Extend):
         lines.append(f"{pad}(extend {op.var} {expr(op.expr)}")
         operands = [op.pattern]
@@ -85,6 +94,8 @@ def unary(op) -> str:
     the operator without its operand, a table's whole text on one line."""
     if isinstance(op, ops.Extend) and op.pattern is None:
         return f"extend {op.var} {expr(op.expr)}"
+    if isinstance(op, ops.LeftJoin) and op.left is None:  # OPTIONAL { SERVICE ... }
+        return "leftjoin " + (f"{expr(op.cond)} " if op.cond is not None else "") + unary(op.right)
     if isinstance(op, ops.Project):  # a grouped one shows its SELECT clause, then its grouping and cut
         shown = _items(op.items) if op.items else " ".join(str(v) for v in op.vars)
         extra = (_grouping(op) + _modifiers(op)).replace("\n  ", " ")
@@ -276,8 +287,12 @@ def _read_pattern(x):
         rows = tuple(tuple(None if t == "UNDEF" else terms.canonical(t) for t in row) for row in x[2:])
         return ops.Values(tuple(ops.Var(v[1:]) for v in x[1]), rows)
     if head in ("service", "service-silent"):
-        return ops.Service(x[1][1:-1], head == "service-silent", tuple(_read_pattern(t) for t in x[3:]),
-                           tuple(ops.Var(v[1:]) for v in x[2]))
+        rest = x[3:]
+        cond = _read_expr(rest.pop(0)[1]) if rest and rest[0][0] == "filter" else None
+        triples = tuple(_read_pattern(t) for t in rest if t[0] != "optional")
+        optional = tuple(tuple(_read_pattern(t) for t in part[1:]) for part in rest if part[0] == "optional")
+        return ops.Service(x[1][1:-1], head == "service-silent", triples, tuple(ops.Var(v[1:]) for v in x[2]),
+                           optional=optional, filter=cond)
     if head not in ops.SEXPR_NAMES:
         raise ValueError(f"not an algebra operator: {head!r}")
     cls = ops.SEXPR_NAMES[head]  # (NAME [DEADLINE_MS] [COND] P1 P2)

@@ -52,6 +52,7 @@ from cep.algebra import ops, query_limits
 from cep.algebra.ops import Call, Const, Pos, ProjectItem, Var
 from cep.background.load import from_file
 from cep.errors import OntologyError, QueryError
+from cep.service.options import policy_fields
 
 XSD = terms.XSD
 # RDF collections `( ... )` (Query.collection)
@@ -150,6 +151,7 @@ ANNOTATIONS = {
     "policy": ("unrestricted", "recent", "chronological"),
     "binarize": ("left", "right"),
     "feedback": ("on", "off"),  # a CONSTRUCT's triples fed back into the stream (rule chaining) or not
+    "service": None,  # the query's SERVICE policy, key=value,... (cep.service.options.policy_fields)
 }
 
 FROM_NAMED = ("FROM NAMED is not supported: a run has one background graph; name its files "
@@ -394,13 +396,23 @@ class _File:
                 known = ", ".join("@" + k for k in list(ANNOTATIONS)[:-1]) + " and @" + list(ANNOTATIONS)[-1]
                 raise QueryError(f"unknown annotation {words[0]}: the annotations are {known}",
                                  self.pos(token))
+            if key in options:
+                raise QueryError(f"@{key} is given twice for the same query", self.pos(token))
+            if ANNOTATIONS[key] is None:  # @service: a policy text, spaces after its commas allowed
+                if len(words) < 2:
+                    raise QueryError(f"@{key} takes key=value,... (view, proposer, ranker, gamma, rho, "
+                                     f"timeout, seed)", self.pos(token))
+                try:
+                    policy_fields(" ".join(words[1:]), "@service")
+                except ValueError as e:
+                    raise QueryError(str(e), self.pos(token)) from None
+                options[key] = "".join(words[1:])
+                continue
             allowed = ", ".join(ANNOTATIONS[key][:-1]) + " or " + ANNOTATIONS[key][-1]
             if len(words) != 2:
                 raise QueryError(f"@{key} takes one value: {allowed}", self.pos(token))
             if words[1] not in ANNOTATIONS[key]:
                 raise QueryError(f"@{key} {words[1]}: the value must be {allowed}", self.pos(token))
-            if key in options:
-                raise QueryError(f"@{key} is given twice for the same query", self.pos(token))
             options[key] = words[1]
         return tuple(sorted(options.items()))
 
@@ -417,6 +429,10 @@ class _File:
             seen[q.name] = q.pos
             out.append(q)
         return out
+
+
+def _has_service(op) -> bool:
+    return isinstance(op, ops.Service) or any(_has_service(c) for c in ops.children(op))
 
 
 def _annotation_words(token: Token) -> list:
@@ -469,6 +485,8 @@ class _Query:
 
     def translate(self, tree: Tree, options: tuple) -> ops.Query:
         query = self.query(tree, options)
+        if "service" in dict(options) and not _has_service(query.pattern):
+            raise self.error("@service sets the policy of the query's SERVICE patterns: the query has none", tree)
         if self.unknown_function is not None:
             # raised after every other check: the W3C runner's syntax mode
             # tells this refusal (SPARQL 17.6) from a syntax error
@@ -1482,12 +1500,13 @@ class _Query:
                 return dataclasses.replace(table, pattern=inner)
         return ops.Join(left, right, pos=pos)
 
-    def unbound(self, expr):
-        """`expr` with each variable a fresh hidden one, bound by no pattern."""
+    def unbound(self, expr, keep=frozenset()):
+        """`expr` with each variable (but those in `keep`) a fresh hidden
+        one, bound by no pattern."""
         if isinstance(expr, Var):
-            return Var(self.fresh_blank())
+            return expr if expr in keep else Var(self.fresh_blank())
         if isinstance(expr, Call):
-            return Call(expr.name, *[self.unbound(a) for a in expr.args], pos=expr.pos)
+            return Call(expr.name, *[self.unbound(a, keep) for a in expr.args], pos=expr.pos)
         return expr
 
     def group(self, tree: Tree):
@@ -1557,12 +1576,15 @@ class _Query:
         return ops.Values(variables, tuple(out), pos=self.pos(tree))
 
     def service(self, tree: Tree) -> ops.Service:
-        """SERVICE [SILENT] <endpoint> { triples } (SPARQL 1.1 Federated
-        Query): a basic graph pattern sent to the endpoint, whose solutions
-        the engine reads from a local view (docs/language.md, "SERVICE").
-        Inside it: triple patterns with IRIs, literals and variables (the
-        one-to-one class of the seed: what one query per join key can
-        refresh); anything else is refused by name."""
+        """SERVICE [SILENT] <endpoint> { triples OPTIONAL { triples } ...
+        FILTER(...) } (SPARQL 1.1 Federated Query): a group sent to the
+        endpoint, whose solutions the engine reads from a local view
+        (docs/language.md, "SERVICE"). Its triple patterns (IRIs, literals,
+        variables, blank nodes) and OPTIONAL groups of triple patterns are
+        sent (what one query per join key can refresh); its FILTER is
+        applied to the view's solutions, over the group's variables only
+        (the others are unbound there: SPARQL evaluates the group on its
+        own). Anything else is refused by name."""
         tokens = [c for c in tree.children if isinstance(c, Token)]
         silent = any(t.type == "SILENT" for t in tokens)
         where, group = tokens[-1], tree.children[-1]
@@ -1575,18 +1597,31 @@ class _Query:
             raise self.error(f"SERVICE <{endpoint}>: an endpoint is an http: or https: IRI", where)
         saved, self.graph = self.graph, None
         try:
-            pattern = self.group(group)
+            pattern, cond, _ = self.group_parts(group)
         finally:
             self.graph = saved
+        optional = []
+        while isinstance(pattern, ops.LeftJoin) and isinstance(pattern.right, ops.BGP) and pattern.cond is None:
+            optional.insert(0, pattern.right.triples)
+            pattern = pattern.left
         if not isinstance(pattern, ops.BGP) or any(
-                isinstance(x, str) and x.startswith("_:") or isinstance(x, ops.Path)
-                for t in pattern.triples for x in (t.s, t.p, t.o)):
-            raise self.error("SERVICE { ... } takes triple patterns of IRIs, literals and variables (a basic "
-                             "graph pattern: its view is refreshed one join key at a time); FILTER, OPTIONAL, "
-                             "blank nodes and property paths are not supported inside it", group)
-        triples = tuple(dataclasses.replace(t, stream=None) for t in pattern.triples)
-        variables = tuple(sorted({v for t in triples for v in ops.slots_vars(t)}, key=lambda v: v.name))
-        return ops.Service(endpoint, silent, triples, variables, pos=self.pos(tree))
+                isinstance(x, ops.Path) for t in pattern.triples + sum(optional, ()) for x in (t.s, t.p, t.o)):
+            raise self.error("SERVICE { ... } takes triple patterns of IRIs, literals, variables and blank nodes, "
+                             "then OPTIONAL groups of such triple patterns, and FILTERs (its view is refreshed one "
+                             "join key at a time); property paths, nested groups, UNION, MINUS, BIND, VALUES, "
+                             "EXISTS, a FILTER inside its OPTIONAL and triples after an OPTIONAL are not "
+                             "supported inside it", group)
+        def local(t):
+            return dataclasses.replace(t, stream=None)
+        triples = tuple(local(t) for t in pattern.triples)
+        optional = tuple(tuple(local(t) for t in part) for part in optional)
+        own = {v for t in triples + sum(optional, ()) for v in ops.slots_vars(t)}
+        variables = tuple(sorted(own, key=lambda v: v.name))
+        if cond is not None:  # outside the group's variables a FILTER inside it reads unbound ones
+            for c in ops.conjuncts(cond):
+                self.warn_unbound(c, own, self.condition_nodes.get(id(c), group))
+            cond = self.unbound(cond, keep=own)
+        return ops.Service(endpoint, silent, triples, variables, pos=self.pos(tree), optional=optional, filter=cond)
 
     def with_values(self, pattern, body: Tree):
         """The pattern of a query (or subquery) joined with its trailing

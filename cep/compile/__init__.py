@@ -156,6 +156,11 @@ def describe_services(plan: Plan) -> str:
         key = " ".join(str(v) for v in spec.key) or "none (one entry)"
         lines.append(f"  e{spec.node} = SERVICE{' SILENT' if op.silent else ''} <{op.endpoint}> of {spec.query}: "
                      f"view ({vars_}), one entry per join key {key}")
+        if isinstance(plan.node(spec.node).op, ops.LeftJoin):
+            lines.append("    inside OPTIONAL: a left join with the view (a solution without a match is kept alone)")
+        if op.optional or op.filter is not None:
+            lines.append(f"    sent: its triple patterns{' and OPTIONAL groups' if op.optional else ''}"
+                         + ("; its FILTER is applied to the view's solutions" if op.filter is not None else ""))
         if spec.window:
             when = "at each evaluation of the window, after its maintenance" if spec.node in deferred else \
                 "when a stream solution is found"
@@ -163,9 +168,12 @@ def describe_services(plan: Plan) -> str:
                          f"joined {when}")
         else:
             lines.append("    maintained at each call of the rules; joined when a stream solution is found")
+        if spec.policy:
+            given = ",".join(f"{k}={('on' if v else 'off') if k == 'view' else v}" for k, v in spec.policy.items())
+            lines.append(f"    policy: its query's @service {given}, the run's for the other keys")
     if lines:
         lines.append("  policy: the run's (cep run --service-policy: view, proposer, ranker, gamma or rho, timeout; "
-                     "default WSJ and WBM, gamma 10, timeout 5 s); endpoints: --service-allow")
+                     "default WSJ and WBM, gamma 10, timeout 5 s), or a query's @service; endpoints: --service-allow")
     return "\n".join(lines)
 
 

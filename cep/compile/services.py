@@ -12,6 +12,13 @@ When the join happens (docs/language.md, "SERVICE"):
   looks them up, with the filters that read them, when the window is
   evaluated, in the view as maintained for that evaluation.
 - Anywhere else, a SERVICE is joined when the stream solution is found.
+
+OPTIONAL { SERVICE ... } (a plan's Unary node holding LeftJoin(None,
+Service, cond), cep.binarize) is SPARQL's LeftJoin with the view: the
+solution with each compatible view solution for which cond holds, or
+alone when there is none (the SERVICE's variables unbound). A FILTER
+inside the SERVICE (Service.filter) is applied to the view's solutions
+here, not sent to the endpoint.
 """
 
 from __future__ import annotations
@@ -20,13 +27,21 @@ from cep import prolog as pl
 from cep.algebra import ops
 from cep.binarize import Unary
 from cep.compile.clauses import A, T, Vars
-from cep.compile.expr import conj, q
+from cep.compile.expr import conj, ite, q
 
 SERVICE = "cep_service"
 
 
 def _is_service(node) -> bool:
-    return isinstance(node, Unary) and isinstance(node.op, ops.Service)
+    return isinstance(node, Unary) and service_of(node.op) is not None
+
+
+def service_of(op):
+    """The Service of a plan's Unary node's op: SERVICE, or OPTIONAL
+    { SERVICE } (LeftJoin(None, Service, cond)); None for another op."""
+    if isinstance(op, ops.LeftJoin) and op.left is None:
+        op = op.right
+    return op if isinstance(op, ops.Service) else None
 
 
 def deferred_services(plan) -> dict:
@@ -63,19 +78,34 @@ def _row(op: ops.Service, vs: Vars):
     return pl.Struct("v", *[vs.of(v) for v in op.vars]) if op.vars else A("v")
 
 
-def service_goal(node_id: int, op: ops.Service, vs: Vars, te):
-    """The solutions of SERVICE `op` compatible with the node's operand's:
-    a lookup in its view by the join key, remembering when the entry was
-    needed (`te`, the stream solution's end; `timeless` for none)."""
-    m = vs.fresh()
-    return conj([pl.Struct("context_module", m), q(SERVICE, "cep_service_row", m, node_id, te, _row(op, vs))])
+def service_goal(node, vs: Vars, ts, te, touch):
+    """The solutions of the node's SERVICE (or OPTIONAL { SERVICE })
+    compatible with its operand's, over [ts, te]: a lookup in its view by
+    the join key, remembering when the entry was needed (`touch`, the
+    stream solution's end; `timeless` for none), filtered by the SERVICE's
+    FILTER (unless SILENT gave its empty solution) and, for OPTIONAL, its
+    condition."""
+    op = service_of(node.op)
+    m, empty = vs.fresh(), vs.fresh()
+    goals = [pl.Struct("context_module", m),
+             q(SERVICE, "cep_service_row", m, node.id, touch, _row(op, vs), empty)]
+    if op.filter is not None:  # read over the view's solution alone: no interval, as inline data
+        own = vs.expressions(A("timeless"), A("timeless")).filter_goal(op.filter)
+        goals.append(ite(pl.Struct("==", empty, A("true")), T, own))
+    if node.op is op:
+        return conj(goals)
+    if node.op.cond is not None:
+        goals.append(vs.expressions(ts, te).filter_goal(node.op.cond))
+    found = conj(goals)
+    return ite(pl.Struct("\\+", found), T, found)
 
 
-def touch_goal(node_id: int, op: ops.Service, vs: Vars, te):
+def touch_goal(node, vs: Vars, te):
     """A stream solution of a query that joins at its evaluations: the
     view entry it will need is marked (WSJ's candidates), nothing joined."""
     m = vs.fresh()
-    return conj([pl.Struct("context_module", m), q(SERVICE, "cep_service_touch", m, node_id, te, _row(op, vs))])
+    return conj([pl.Struct("context_module", m),
+                 q(SERVICE, "cep_service_touch", m, node.id, te, _row(service_of(node.op), vs))])
 
 
 def join_items(plan, vars_of) -> list:
@@ -91,7 +121,7 @@ def join_items(plan, vars_of) -> list:
         ec = vs.expressions(ts, te)
         goals = []
         for node in reversed(chain):  # innermost first
-            goals.append(service_goal(node.id, node.op, vs, A("timeless")))
+            goals.append(service_goal(node, vs, ts, te, A("timeless")))
             goals += [ec.filter_goal(f) for f in node.filters]
         items.append(pl.Clause(pl.Struct("$wdeferred", index)))
         items.append(pl.Clause(pl.Struct("$wjoin", index, values, ts, te), tuple(goals) or (T,)))

@@ -16,7 +16,7 @@ from cep.binarize import Leaf, Step, Unary
 from cep.compile.clauses import LIVE, RUNTIME, VALUES, PATHS, WINDOW, A, T, F, Vars, func_term, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
-from cep.compile.services import deferred_nodes, service_goal, touch_goal
+from cep.compile.services import deferred_nodes, service_goal, service_of, touch_goal
 from cep.errors import QueryError
 from cep.compile.projection import sort_goals
 
@@ -580,7 +580,7 @@ def unary_clauses(plan, node: Unary, scope, graph=None):
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     head = pl.Struct(f"s{node.id}_u", tuple_term(vs, child.vars), ts, te, ans)
     if node.id in deferred_nodes(plan):  # joined at the window's evaluations ('$wjoin', cep.compile.services)
-        goals = [touch_goal(node.id, node.op, vs, te)]
+        goals = [touch_goal(node, vs, te)]
     else:
         goals = unary_goals(node, vs, ts, te)
     out = tuple_term(vs, node.vars)
@@ -652,8 +652,8 @@ def unary_goals(node: Unary, vs: Vars, ts, te) -> list:
     op = node.op
     if isinstance(op, ops.Project):
         return []
-    if isinstance(op, ops.Service):
-        return [service_goal(node.id, op, vs, te)]
+    if service_of(op) is not None:  # SERVICE, OPTIONAL { SERVICE }
+        return [service_goal(node, vs, ts, te, te)]
     if not is_table(op):  # BIND
         return [_bind_goal(op, vs, vs.expressions(ts, te))]
     # a table: evaluated on its own (its BINDs see its variables only),

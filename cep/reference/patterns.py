@@ -225,8 +225,17 @@ def _eval_op(op, S, at: tuple, watch) -> set:
         if graph is None:
             raise ValueError(f"SERVICE <{op.endpoint}>: the reference needs a snapshot of the endpoint's graph")
         occurrences = {(s, p, o, None, None, None) for s, p, o in graph}
-        return {(mu, None, None, frozenset()) for mu, _, _, _ in _bgp(list(enumerate(op.triples)), occurrences,
-                                                                       frozenset())}
+
+        def matches(triples):
+            return {(mu, None, None, frozenset()) for mu, _, _, _ in _bgp(list(enumerate(triples)), occurrences,
+                                                                           frozenset())}
+        out = matches(op.triples)
+        for part in op.optional:  # SPARQL's LeftJoin, in order
+            found = matches(part)
+            out = {y for x in out for y in ([merge(x, z) for z in found if compatible(x, z)] or [x])}
+        if op.filter is not None:  # the group's FILTER, over its solutions alone
+            out = {x for x in out if satisfies(op.filter, x)}
+        return out
     if isinstance(op, ops.Values):
         return {(frozenset((v.name, t) for v, t in zip(op.vars, row) if t is not None), None, None, frozenset())
                 for row in op.rows}

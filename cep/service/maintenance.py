@@ -76,6 +76,10 @@ class Report:
 @dataclass
 class _State:
     view: View
+    options: ServiceOptions  # the run's, with its query's @service settings
+    ranker: object
+    propose: object
+    rng: random.Random  # the engine's, or its own when its query's @service gives a seed
     last: Optional[int] = None  # the last evaluation time
     failures: int = 0
     skip: int = 0  # evaluations still backed off
@@ -96,17 +100,25 @@ class Services:
     def __init__(self, specs, module: str, options: ServiceOptions):
         self.options = options
         self.rng = random.Random(options.seed)
-        self.ranker = RANKERS[options.ranker]()
-        self.propose = PROPOSERS[options.proposer]
         self.reports: list[Report] = []
         self.refresh_s = None  # the mean seconds of one refresh request (rho -> gamma)
         self.query_s = 0.0  # the seconds of the last call of the rules (r^q)
         self._pending = []  # the reports of the evaluations the rules are about to make
         self.alerts: list[str] = []  # R4's alerts, said as they come (the engine's warnings)
         check_allowed(specs, options)
-        self.states = [_State(View(spec, module)) for spec in specs]
+        self.states = [self._state(spec, module) for spec in specs]
         for state in self.states:
             self._initial_pull(state)
+
+    def _state(self, spec, module: str) -> _State:
+        """A view and the policy it is kept under: the run's, with the
+        settings its query's @service gives."""
+        try:
+            options = self.options.for_query(spec.policy)
+        except ValueError as e:
+            raise QueryError(f"@service of {spec.query}: {e}", spec.op.pos) from None
+        rng = random.Random(options.seed) if "seed" in spec.policy else self.rng
+        return _State(View(spec, module), options, RANKERS[options.ranker](), PROPOSERS[options.proposer], rng)
 
     @classmethod
     def of(cls, plan, module: str, options: Optional[ServiceOptions]) -> Optional["Services"]:
@@ -114,6 +126,14 @@ class Services:
         if not specs:
             return None
         return cls(specs, module, options or ServiceOptions())
+
+    def hold_only(self, keep):
+        """Each view keeps the entries whose key `keep(spec, key)` takes
+        (a Spark group's part: cep.spark.worker), now and after each pull."""
+        for state in self.states:
+            spec = state.view.spec
+            state.view.restrict(lambda key, spec=spec: keep(spec, key))
+        return self
 
     @property
     def period(self) -> Optional[int]:
@@ -125,7 +145,7 @@ class Services:
     def _initial_pull(self, state: _State):
         began = time.monotonic()
         try:
-            self._note_refresh(state.view.pull(self.options.timeout))
+            self._note_refresh(state.view.pull(state.options.timeout))
         except EndpointError as e:
             if not state.view.spec.op.silent:
                 raise EngineError(f"{e} (the initial pull of its view; SERVICE SILENT would go on with "
@@ -138,9 +158,8 @@ class Services:
     def _note_refresh(self, seconds: float):
         self.refresh_s = seconds if self.refresh_s is None else 0.8 * self.refresh_s + 0.2 * seconds
 
-    def budget(self) -> int:
+    def budget(self, o: ServiceOptions) -> int:
         """gamma, given or derived from rho: r^q + gamma * r <= rho (equation 2)."""
-        o = self.options
         if o.rho is None:
             return o.gamma if o.gamma is not None else 10
         if not self.refresh_s:
@@ -166,7 +185,7 @@ class Services:
                 self._evaluate(state, end)
 
     def _evaluate(self, state: _State, now: int):
-        view, spec, o = state.view, state.view.spec, self.options
+        view, spec, o = state.view, state.view.spec, state.options
         began = time.monotonic()
         for entry in view.entries.values():  # the first evaluation: the seed's initial best-before
             if entry.best_before is None:
@@ -174,8 +193,8 @@ class Services:
         omega, beta = spec.window if spec.window else (None, 1)
         # the entries needed by the solutions in the window (without one: found since the last evaluation)
         view.read_needed(now - omega if omega else (state.last - 1 if state.last is not None else now - 1))
-        gamma = self.budget()
-        ev = Evaluation(now, omega, beta, gamma, self.rng, o.oracle, o.intervals)
+        gamma = self.budget(o)
+        ev = Evaluation(now, omega, beta, gamma, state.rng, o.oracle, o.intervals)
         refreshes, error, keys = 0, None, ()
         if state.skip:
             state.skip -= 1
@@ -203,11 +222,11 @@ class Services:
         state.last = now
 
     def _pull(self, state: _State, now: int, began: float):
-        remaining = self.options.timeout - (time.monotonic() - began)
+        remaining = state.options.timeout - (time.monotonic() - began)
         try:
             self._note_refresh(state.view.pull(remaining))
         except EndpointError as e:
-            return 0, self._said(e)
+            return 0, self._said(e, state.options)
         for entry in state.view.entries.values():
             entry.refreshed = now
             if entry.best_before is None or entry.best_before <= now:
@@ -222,51 +241,53 @@ class Services:
     def _refresh(self, state: _State, ev: Evaluation, began: float):
         """Proposer, ranker, maintainer (Algorithm 2, lines 9-13); stops at
         the first failure or when the timeout is spent."""
-        view = state.view
-        elected = self.ranker.elect(self.propose(view, ev), ev) if ev.gamma else []
+        view, timeout = state.view, state.options.timeout
+        elected = state.ranker.elect(state.propose(view, ev), ev) if ev.gamma else []
         done, error = [], None
         for entry in elected[:ev.gamma]:
-            remaining = self.options.timeout - (time.monotonic() - began)
+            remaining = timeout - (time.monotonic() - began)
             if remaining <= 0:
-                error = f"SERVICE <{view.spec.endpoint}>: the timeout of {self.options.timeout:g} s was spent"
+                error = f"SERVICE <{view.spec.endpoint}>: the timeout of {timeout:g} s was spent"
                 break
             t0 = time.monotonic()
             try:
                 rows = view.fetch(entry, remaining)
             except EndpointError as e:
-                error = self._said(e)
+                error = self._said(e, state.options)
                 break
             self._note_refresh(time.monotonic() - t0)
             done.append((entry, rows))
         view.replace(done, ev.now)
         for entry, _ in done:
-            entry.best_before = self.ranker.renew(entry, ev)
+            entry.best_before = state.ranker.renew(entry, ev)
         return len(done), error, tuple(entry.key for entry, _ in done)
 
     def state(self) -> dict:
         """What maintenance knows, as JSON values: per view, the entries its
         stream solutions needed (View.state) and its evaluation state; the
-        random generator's state (RND, WBM's ties)."""
-        version, internal, gauss = self.rng.getstate()
-        return {"rng": [version, list(internal), gauss], "refresh_s": self.refresh_s, "query_s": self.query_s,
+        random generators' states (RND, WBM's ties)."""
+        return {"rng": _rng_state(self.rng), "refresh_s": self.refresh_s, "query_s": self.query_s,
                 "views": [{"last": s.last, "failures": s.failures, "skip": s.skip, "empty": s.empty,
-                           "entries": s.view.state()} for s in self.states]}
+                           "entries": s.view.state(), **({} if s.rng is self.rng else {"rng": _rng_state(s.rng)})}
+                          for s in self.states]}
 
     def restore(self, saved: dict):
         """Continue from a state() of the views of the same rules."""
-        version, internal, gauss = saved["rng"]
-        self.rng.setstate((version, tuple(internal), gauss))
+        _set_rng(self.rng, saved["rng"])
         self.refresh_s, self.query_s, self._pending = saved["refresh_s"], saved["query_s"], []
         for state, view in zip(self.states, saved["views"]):
             state.last, state.failures, state.skip = view["last"], view["failures"], view["skip"]
+            if "rng" in view:
+                _set_rng(state.rng, view["rng"])
             state.view.restore(view["entries"])
             state.empty = view["empty"] and not state.view.entries
             state.view.silent_empty(state.empty)
 
-    def _said(self, e: EndpointError) -> str:
+    @staticmethod
+    def _said(e: EndpointError, options: ServiceOptions) -> str:
         """What went wrong; a timeout is the evaluation's (its requests share it)."""
         if e.kind == "timeout":
-            return f"SERVICE <{e.endpoint}>: no answer within the timeout of {self.options.timeout:g} s"
+            return f"SERVICE <{e.endpoint}>: no answer within the timeout of {options.timeout:g} s"
         return str(e)
 
     def evaluated(self, seconds: float):
@@ -276,3 +297,13 @@ class Services:
         for report in self._pending:
             report.latency += seconds
         self._pending = []
+
+
+def _rng_state(rng: random.Random) -> list:
+    version, internal, gauss = rng.getstate()
+    return [version, list(internal), gauss]
+
+
+def _set_rng(rng: random.Random, saved: list):
+    version, internal, gauss = saved
+    rng.setstate((version, tuple(internal), gauss))

@@ -1,7 +1,9 @@
 """How a run treats its SERVICE patterns (docs/language.md, "SERVICE"):
-one setting for every SERVICE of the run, given as Engine(...,
-services=ServiceOptions(...)) or by `cep run --service-allow ...
---service-policy ...`.
+the run's settings, given as Engine(..., services=ServiceOptions(...)) or
+by `cep run --service-allow ... --service-policy ...`; a query's
+`@service key=value,...` annotation replaces the policy's keys it names
+for that query's SERVICE patterns (ServiceOptions.for_query), never the
+allow-list.
 
 - allow: the endpoints the queries may call. An entry is an endpoint IRI
   (that endpoint) or an origin, `http://host:port` (every endpoint there).
@@ -27,6 +29,7 @@ services=ServiceOptions(...)) or by `cep run --service-allow ...
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Optional
@@ -87,29 +90,60 @@ class ServiceOptions:
     @classmethod
     def parse(cls, allow=(), policy: str = "") -> "ServiceOptions":
         """The options of `cep run`: the allow-list, and a policy text
-        `key=value,...` with keys view (on/off), proposer, ranker, gamma,
-        rho, timeout, seed, alpha."""
-        fields = {}
-        for item in filter(None, (x.strip() for x in policy.split(","))):
-            key, sep, value = item.partition("=")
-            key, value = key.strip(), value.strip()
-            if not sep or key not in ("view", "proposer", "ranker", "gamma", "rho", "timeout", "seed", "alpha"):
-                raise ValueError(f"--service-policy {item!r}: expected key=value with key view, proposer, "
-                                 f"ranker, gamma, rho, timeout, seed or alpha")
-            try:
-                if key == "view":
-                    if value not in ("on", "off"):
-                        raise ValueError
-                    fields[key] = value == "on"
-                elif key in ("proposer", "ranker"):
-                    fields[key] = value.upper()
-                elif key in ("gamma", "seed"):
-                    fields[key] = int(value)
-                else:
-                    fields[key] = float(value)
-            except ValueError:
-                raise ValueError(f"--service-policy {item!r}: not a value {key} takes") from None
-        return cls(allow=tuple(allow), **fields)
+        `key=value,...` (policy_fields)."""
+        return cls(allow=tuple(allow), **policy_fields(policy, "--service-policy"))
+
+    def for_query(self, fields: dict) -> "ServiceOptions":
+        """These options with a query's own settings (its `@service`
+        annotation, policy_fields) in place of the run's: a query's gamma
+        replaces the run's rho and the other way round. The allow-list
+        stays the run's: a query cannot widen it."""
+        if "gamma" in fields:
+            fields = {"rho": None, **fields}
+        if "rho" in fields:
+            fields = {"gamma": None, **fields}
+        return dataclasses.replace(self, **fields)
+
+
+POLICY_KEYS = ("view", "proposer", "ranker", "gamma", "rho", "timeout", "seed", "alpha")
+
+
+def policy_fields(policy: str, where: str) -> dict:
+    """A policy text `key=value,...` (keys view on/off, proposer, ranker,
+    gamma, rho, timeout, seed, alpha) as ServiceOptions fields; ValueError, naming
+    `where` (the option or annotation that gave it), for what is not one."""
+    fields = {}
+    for item in filter(None, (x.strip() for x in policy.split(","))):
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or key not in POLICY_KEYS:
+            raise ValueError(f"{where} {item!r}: expected key=value with key view, proposer, "
+                             f"ranker, gamma, rho, timeout, seed or alpha")
+        if key in fields:
+            raise ValueError(f"{where} {item!r}: {key} is given twice")
+        try:
+            if key == "view":
+                if value not in ("on", "off"):
+                    raise ValueError
+                fields[key] = value == "on"
+            elif key in ("proposer", "ranker"):
+                fields[key] = value.upper()
+            elif key in ("gamma", "seed"):
+                fields[key] = int(value)
+            else:
+                fields[key] = float(value)
+        except ValueError:
+            raise ValueError(f"{where} {item!r}: not a value {key} takes") from None
+    if fields.get("proposer", PROPOSERS[0]) not in PROPOSERS:
+        raise ValueError(f"{where}: unknown SERVICE proposer {fields['proposer']!r}: one of {', '.join(PROPOSERS)}")
+    if fields.get("ranker", RANKERS[0]) not in RANKERS:
+        raise ValueError(f"{where}: unknown SERVICE ranker {fields['ranker']!r}: one of {', '.join(RANKERS)}")
+    if "gamma" in fields and "rho" in fields:
+        raise ValueError(f"{where}: give the refresh budget gamma or the latency bound rho, not both")
+    if fields.get("gamma", 0) < 0 or fields.get("rho", 1) <= 0 or fields.get("timeout", 1) <= 0:
+        raise ValueError(f"{where}: gamma is a number of refreshes (0 or more), rho and timeout positive "
+                         f"numbers of seconds")
+    return fields
 
 
 def _origin(iri: str) -> str:

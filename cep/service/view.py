@@ -22,8 +22,11 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.binarize import Plan, Unary, node_children
+from cep.compile.services import service_of
+from cep.errors import QueryError
 from cep.runtime.session import session
 from cep.service import endpoint
+from cep.service.options import policy_fields
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class ServiceSpec:
     key: tuple  # of Var: the join variables, in the order of op.vars
     query: str  # the name of the query it is part of
     window: Optional[tuple] = None  # (omega, beta) in ms
+    policy: dict = field(default_factory=dict, compare=False)  # the query's @service settings (policy_fields)
 
     @property
     def endpoint(self) -> str:
@@ -43,14 +47,18 @@ class ServiceSpec:
         return [self.op.vars.index(v) + 1 for v in self.key]
 
     def pattern_text(self, names: dict, bound: dict) -> str:
-        """The pattern as SPARQL text, the variables in `bound` replaced by
-        their values (N-Triples text is SPARQL text), the others named by
-        `names`."""
+        """The pattern as SPARQL text (its triples, then its OPTIONAL groups;
+        its FILTER is the engine's, not sent), the variables in `bound`
+        replaced by their values (N-Triples text is SPARQL text), the others
+        named by `names`."""
         def slot(x):
             if isinstance(x, ops.Var):
                 return bound[x] if x in bound else names[x]
             return x
-        return " . ".join(f"{slot(t.s)} {slot(t.p)} {slot(t.o)}" for t in self.op.triples)
+
+        def block(triples):
+            return " . ".join(f"{slot(t.s)} {slot(t.p)} {slot(t.o)}" for t in triples)
+        return " ".join([block(self.op.triples)] + [f"OPTIONAL {{ {block(part)} }}" for part in self.op.optional])
 
     def pull_query(self) -> str:
         """The whole pattern (the seed's initial pull)."""
@@ -79,13 +87,20 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
                 stack += node_children(plan.node(n))
     specs = []
     for node in plan.nodes:
-        if isinstance(node, Unary) and isinstance(node.op, ops.Service):
+        op = service_of(node.op) if isinstance(node, Unary) else None
+        if op is not None:
             child = set(plan.node(node.child).vars)
             query = owner[node.id]
             w = query.window
             window = (w.range_ms, query.every_ms or w.step_ms) if w is not None and w.count is None else None
-            specs.append(ServiceSpec(node.id, node.op, tuple(v for v in node.op.vars if v in child),
-                                     query.name, window))
+            policy = policy_fields(query.option("service", ""), "@service")
+            loose = [v for v in op.vars if v in child and v not in op.certain]
+            if loose:  # a view is indexed by its join key: every solution must bind it
+                raise QueryError(f"SERVICE <{op.endpoint}>: its join key {loose[0]} is bound only in its "
+                                 f"OPTIONAL part; the view is kept one join key at a time, so the key must be "
+                                 f"bound by its triple patterns", op.pos)
+            specs.append(ServiceSpec(node.id, op, tuple(v for v in op.vars if v in child),
+                                     query.name, window, policy))
     return specs
 
 
@@ -112,6 +127,7 @@ class View:
     entries: dict = field(default_factory=dict)  # key -> Entry
     by_id: dict = field(default_factory=dict)
     pulled: Optional[dict] = None  # key -> rows of the initial pull (what a restored view starts from)
+    keep: Optional[object] = None  # key -> whether this engine holds the key's entry (None: every key)
 
     def __post_init__(self):
         self._define()
@@ -136,6 +152,8 @@ class View:
         positions = [p - 1 for p in self.spec.positions()]
         for row in rows:
             grouped.setdefault(tuple(row[p] for p in positions), []).append(row)
+        if self.keep is not None:  # the part of the view this engine's stream can need (restrict)
+            grouped = {key: rows for key, rows in grouped.items() if self.keep(key)}
         for key in list(self.entries):  # gone from the endpoint: the key stays, with no solution
             grouped.setdefault(key, [])
         self._store([(key, tuple(grouped[key])) for key in sorted(grouped)], None)  # ids in key order
@@ -151,21 +169,36 @@ class View:
             # the query is parsed (SPARQL 1.1, 19.2), so such a term may not say what it says here
             return entry.rows
         names, rows = endpoint.select(self.spec.endpoint, self.spec.refresh_query(entry.key), timeout)
-        self._check(rows)
         bound = dict(zip(self.spec.key, entry.key))
         at = {n: i for i, n in enumerate(names)}
         out = []
         for row in rows:
             out.append(tuple(bound[v] if v in bound else row[at[f"v{i}"]] if f"v{i}" in at else None
                              for i, v in enumerate(self.spec.op.vars)))
+        self._check(out)
         return tuple(out)
 
     def _check(self, rows):
-        """A solution of a basic graph pattern binds each of its variables."""
-        if any(x is None for row in rows for x in row):
+        """A solution binds each variable of the pattern's triples (those of
+        its OPTIONAL groups only may be unbound)."""
+        certain = [i for i, v in enumerate(self.spec.op.vars) if v in self.spec.op.certain]
+        if any(row[i] is None for row in rows for i in certain):
             raise endpoint.EndpointError(self.spec.endpoint, "malformed",
                                          "malformed SPARQL results: a solution leaves a variable of the "
                                          "pattern unbound")
+
+    def restrict(self, keep):
+        """From now on the view holds the entries whose key `keep` takes
+        (a Spark group's: those of its bucket), and no other (called
+        before any evaluation: what the initial pull read of other keys is
+        forgotten)."""
+        self.keep = keep
+        kept = sorted((key, e.rows) for key, e in self.entries.items() if keep(key))
+        self.entries, self.by_id = {}, {}
+        self._define()
+        self._store(kept, None)
+        if self.pulled is not None:
+            self.pulled = {key: rows for key, rows in self.pulled.items() if keep(key)}
 
     # ---- changing it
 

@@ -359,3 +359,63 @@ def explain(queries, schema=None) -> str:
         if q.form == "update":
             lines.append(f"{q.name}: updates the background: every group runs it, on a copy of each event it reads")
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------ buckets
+
+def bucket_of(term: str, buckets: int) -> int:
+    """The bucket of a key term, as the router computes it on Spark
+    (pmod(xxhash64(term), buckets): XXH64 of the UTF-8 text, seed 42, as a
+    signed long), for a worker that must know which keys its group gets
+    (cep.spark.worker: a SERVICE view's part)."""
+    h = xxh64(term.encode("utf-8"), 42)
+    return (h - (1 << 64) if h >= 1 << 63 else h) % buckets
+
+
+P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0x85EBCA77C2B2AE63,
+                      0x27D4EB2F165667C5)
+M = (1 << 64) - 1
+
+
+def _rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M
+
+
+def _round(acc, lane):
+    return (_rotl((acc + lane * P2) & M, 31) * P1) & M
+
+
+def _merge(acc, val):
+    return ((acc ^ _round(0, val)) * P1 + P4) & M
+
+
+def xxh64(data: bytes, seed: int = 0) -> int:
+    """XXH64 of `data` (the xxHash specification), unsigned."""
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + P1 + P2) & M, (seed + P2) & M, seed & M, (seed - P1) & M]
+        while i + 32 <= n:
+            for j in range(4):
+                v[j] = _round(v[j], int.from_bytes(data[i + 8 * j:i + 8 * j + 8], "little"))
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & M
+        for x in v:
+            h = _merge(h, x)
+    else:
+        h = (seed + P5) & M
+    h = (h + n) & M
+    while i + 8 <= n:
+        h = ((_rotl(h ^ _round(0, int.from_bytes(data[i:i + 8], "little")), 27) * P1) + P4) & M
+        i += 8
+    if i + 4 <= n:
+        h = ((_rotl(h ^ (int.from_bytes(data[i:i + 4], "little") * P1) & M, 23) * P2) + P3) & M
+        i += 4
+    while i < n:
+        h = (_rotl(h ^ (data[i] * P5) & M, 11) * P1) & M
+        i += 1
+    h ^= h >> 33
+    h = (h * P2) & M
+    h ^= h >> 29
+    h = (h * P3) & M
+    h ^= h >> 32
+    return h

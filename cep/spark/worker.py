@@ -31,6 +31,7 @@ from cep.engine import Engine
 from cep.events import ANSWERS
 from cep.io.tables import checked_rows
 from cep.runtime.session import session
+from cep.spark import routing
 from cep.user_prolog import load_sources
 
 # (rules hash, class, bucket, limits) -> [engine, initial state, version or None]
@@ -65,8 +66,31 @@ def _engine(spec, cls: int, bucket: int):
         if spec.user_module is not None:  # once per process (prolog/cep_user.pl)
             load_sources(spec.user_module, spec.user_files.value)
         engine = Engine(None, compiled=spec.compiled[cls], limits=spec.limits, services=spec.services)
+        keep = view_part(spec, cls, bucket)
+        if engine.services is not None and keep is not None:
+            engine.services.hold_only(keep)
         entry = _ENGINES[key] = [engine, engine.state(), None]
     return entry
+
+
+def view_part(spec, cls: int, bucket: int):
+    """Which entries of its SERVICE views the group (cls, bucket) holds,
+    as keep(view spec, key), or None for all: where a view's join key
+    holds its query's partition variable, the entries whose value there
+    the router sends to this bucket (the events with other values go to
+    other groups, so no solution of this group needs them); a literal
+    value is kept (a non-canonical lexical form in an event could join it
+    from another bucket)."""
+    buckets = spec.buckets[cls]
+    if buckets == 1:
+        return None
+    c = spec.classes[cls]
+    partition = {q.name: name for q, name in zip(c.queries, c.key)}
+
+    def keep(view_spec, key) -> bool:
+        at = [i for i, v in enumerate(view_spec.key) if v.name == partition.get(view_spec.query)]
+        return not at or key[at[0]].startswith('"') or routing.bucket_of(key[at[0]], buckets) == bucket
+    return keep
 
 
 def _say_warnings(engine: Engine):

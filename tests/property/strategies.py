@@ -11,8 +11,11 @@ C-SPARQL's timestamp(?v), of bound, optional and never bound variables:
 operands: its edge cases come up often), `projected_queries` (projection and
 `expr AS ?e`), `timestamp_queries` (the timestamp of every variable),
 `construct_queries`, `query_sets` (several queries sharing a
-pattern, for one engine), and `expression_queries` over `typed_streams`
-(values of every datatype the expressions know, for the SPARQL functions).
+pattern, for one engine), `expression_queries` over `typed_streams`
+(values of every datatype the expressions know, for the SPARQL functions),
+and `service_queries` (SERVICE joined, in OPTIONAL or deep in a plain or
+windowed pattern, with OPTIONAL, FILTER and blank nodes inside) with a
+snapshot of their endpoint's graph (`endpoint_graphs`).
 
 Seeds: every test decorated with `seeded` runs from CEP_SEED when that is set
 (to replay a failure), otherwise from a fresh random seed; `note_seed()` puts
@@ -984,3 +987,90 @@ def grouped_subquery_queries(draw, depth: int = 2):
         cut = {"order": (ops.OrderKey(keys[0], draw(st.booleans())),), "limit": draw(st.integers(0, 2))}
     sub = ops.Project(inner, tuple(i.var for i in items), grouping=grouping, items=items, **cut)
     return ops.Query("q", "select", ops.Join(outer, sub))
+
+
+# ---------------------------------------------------------------- SERVICE
+
+ENDPOINT = "http://127.0.0.1:1/sparql"  # replaced by the test's endpoint (service_at)
+REMOTE = [terms.iri(EX + n) for n in ("f", "g")]
+
+
+@st.composite
+def endpoint_graphs(draw):
+    """A snapshot of a remote endpoint's graph over the streams' subjects:
+    :f an integer (a few subjects with two or none), :g a subject."""
+    f = draw(st.lists(st.tuples(st.sampled_from(SUBJECTS), st.integers(0, 4)), min_size=1, max_size=6, unique=True))
+    g = draw(st.lists(st.tuples(st.sampled_from(SUBJECTS), st.sampled_from(SUBJECTS)), max_size=3, unique=True))
+    return {(s, REMOTE[0], integer(n)) for s, n in f} | {(s, REMOTE[1], o) for s, o in g}
+
+
+def _service(draw, key: ops.Var) -> ops.Service:
+    """SERVICE [SILENT] { ?key :f ?w [OPTIONAL { ?key :g ?v }] [FILTER] }:
+    its FILTER on ?w, or on ?x (outside the group: unbound there)."""
+    w, v = ops.Var("w"), ops.Var("v")
+    triples = (ops.Triple(key, REMOTE[0], w),)
+    if draw(st.booleans()):  # a blank node: a hidden variable
+        triples += (ops.Triple(key, REMOTE[1], ops.Var("_:b9")),)
+    optional = ((ops.Triple(key, REMOTE[1], v),),) if draw(st.booleans()) else ()
+    cond = None
+    if draw(st.booleans()):
+        cond = ops.Call(draw(st.sampled_from(["<", ">", "="])), ops.Var(draw(st.sampled_from(["w", "w", ".unbound0"]))),
+                        ops.Const(integer(draw(st.integers(0, 4)))))
+    own = {key, w} | ({v} if optional else set()) | {x for t in triples for x in ops.slots_vars(t)}
+    return ops.Service(ENDPOINT, draw(st.integers(0, 3)) == 0, triples, tuple(sorted(own, key=lambda x: x.name)),
+                       optional=optional, filter=cond)
+
+
+@st.composite
+def service_queries(draw):
+    """A query with a SERVICE joined (P . SERVICE), in OPTIONAL (P
+    OPTIONAL { SERVICE }, sometimes with the optional group's FILTER), or
+    deep in the pattern ({ P . SERVICE } SEQ Q: joined last where the rest
+    does not read its variables); plain, or over a window (SELECT *, the
+    solutions of each evaluation), and the endpoint's graph."""
+    pattern = _pattern(draw, 2, BINARY)
+    keys = sorted((v for v in ops.certain_variables(pattern) if v.name in ("s", "t")), key=lambda v: v.name)
+    if not keys:
+        pattern = ops.Join(pattern, ops.Triple(ops.Var("s"), PREDICATES[0], ops.Var("x")))
+        keys = [ops.Var("s")]
+    windowed = draw(st.booleans())
+    streams = ()
+    if windowed:
+        streams, pattern = _drawn_streams(draw, pattern)
+    service = _service(draw, draw(st.sampled_from(keys)))
+    kind = draw(st.sampled_from(["join", "optional", "deep"]))
+    if kind == "join":
+        pattern = ops.Join(pattern, service)
+    elif kind == "optional":
+        cond = None
+        if draw(st.integers(0, 2)) == 0:
+            cond = ops.Call(">", ops.Var("w"), ops.Var(draw(st.sampled_from(_numeric_vars(pattern) or ["x"]))))
+        pattern = ops.LeftJoin(pattern, service, cond)
+    else:
+        other = _pattern(draw, 1, BINARY)
+        if windowed:
+            other = _drawn_streams(draw, other)[1] if streams else other
+        pattern = ops.SeqJoin(ops.Join(pattern, service), other)
+    if not windowed:
+        return ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0), draw(endpoint_graphs())
+    range_ms = draw(st.integers(1, 8))
+    step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3]))
+    window = ops.Window(STREAM_IRIS[0], range_ms=range_ms, step_ms=step_ms)
+    query = ops.Query("w", "select", pattern, None, draw(st.integers(0, 3)) == 0, window=window,
+                      report=draw(st.sampled_from(ops.REPORTS)), streams=streams)
+    return query, draw(endpoint_graphs())
+
+
+def service_at(query, url: str):
+    """The query with its SERVICE's endpoint `url`."""
+    def put(op):
+        if isinstance(op, ops.Service):
+            return dataclasses.replace(op, endpoint=url)
+        if isinstance(op, ops.Triple):
+            return op
+        if isinstance(op, (ops.Filter,) + ops.UNARY):
+            return dataclasses.replace(op, pattern=put(op.pattern))
+        if isinstance(op, ops.Binary):
+            return dataclasses.replace(op, left=put(op.left), right=put(op.right))
+        return op
+    return dataclasses.replace(query, pattern=put(query.pattern))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
 from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 
@@ -20,7 +21,7 @@ from cep.engine import Engine
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, NEGATIONS_AND_JOINS, WITH_INTERVAL_RELATIONS,
     background_triples, chained_rule_sets, grouped_subquery_queries, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
-    queries, query_sets, seeded, seq_filter_queries, streams, timestamp_queries, typed_streams, unit_queries,
+    queries, query_sets, seeded, seq_filter_queries, service_queries, streams, timestamp_queries, typed_streams, unit_queries,
 )
 
 
@@ -499,3 +500,37 @@ def test_engine_equals_reference_on_describe(case, events):
     DESCRIBE)."""
     query, triples = case
     assert_same_with_background([query], events, triples)
+
+
+@pytest.fixture(scope="module")
+def endpoint(tmp_path_factory):
+    """A real SPARQL endpoint (Oxigraph) for the SERVICE cases, one for the module."""
+    from cep.service.oxigraph import Oxigraph
+    with Oxigraph(tmp_path_factory.mktemp("endpoint")) as server:
+        yield server
+
+
+@seeded
+@settings(max_examples=examples(60), deadline=None, print_blob=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(case=service_queries(), events=streams())
+def test_engine_equals_reference_with_service(endpoint, case, events):
+    """SERVICE over a snapshot of an endpoint's graph (docs/language.md,
+    SERVICE), joined, in OPTIONAL or deep in a (windowed) pattern, with
+    OPTIONAL, FILTER and blank nodes inside: the engine against the real
+    endpoint holding the snapshot, with a budget that covers every
+    candidate, answers as the reference over the snapshot."""
+    from cep.service.options import ServiceOptions
+    from tests.property.strategies import service_at
+
+    query, graph = case
+    query = service_at(query, endpoint.query_url)
+    endpoint.update("DELETE WHERE { ?s ?p ?o }")
+    if graph:
+        endpoint.update("INSERT DATA { " + " . ".join(" ".join(t) for t in sorted(graph)) + " }")
+    note_case([query], events)
+    note(f"endpoint graph: {sorted(graph)}")
+    engine = Engine([query], services=ServiceOptions(allow=[endpoint.base], gamma=1000))
+    got = engine.push(events) + engine.flush()
+    assert_same_answers(reference.evaluate([query], events, services={endpoint.query_url: graph}), got)

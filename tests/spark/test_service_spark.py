@@ -44,3 +44,42 @@ def test_an_endpoint_not_allowed_is_refused_on_the_driver(spark):
     events = spark.createDataFrame(event_rows([mention(1, 1, 1)]), EVENT_DDL)
     with pytest.raises(QueryError, match="is not in the run's allowed endpoints"):
         detect(events, queries, services=ServiceOptions(allow=[f"{E}"[:-1]]))
+
+
+def test_service_forms_and_a_query_policy_answer_on_spark_as_in_process(spark, oxigraph_server):
+    """OPTIONAL, FILTER and a blank node inside SERVICE, SERVICE inside
+    OPTIONAL, and the query's own policy (@service): the workers' engines
+    answer as the in-process one."""
+    from cep.spark import detect
+
+    followers(oxigraph_server, {u: 40 * u for u in range(1, 7)})
+    oxigraph_server.update("INSERT DATA { " + " . ".join(f"<{E}u{u}> <{E}city> <{E}c{u % 2}>" for u in (1, 2, 4))
+                           + " }")
+    url = oxigraph_server.query_url
+    queries = parse_rules(H + f"""@service gamma=8,ranker=LRU
+SELECT ?u ?p ?n ?c FROM STREAM <{E}s> [RANGE 4m STEP 2m]
+WHERE {{ ?u :mentioned ?p OPTIONAL {{ SERVICE <{url}> {{ ?u :followers ?n ; :followers [] OPTIONAL {{ ?u :city ?c }}
+         FILTER(?n > 60) }} }} }}
+""", "forms.rq")
+    stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 20)]
+    options = ServiceOptions(allow=[oxigraph_server.base], proposer="WST")
+    engine = Engine(queries, services=options)
+    expected = engine.push(stream) + engine.flush()
+    events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
+    answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
+    assert not others
+    assert {a.binding("c") for a in expected} > {None} and {a.binding("n") for a in expected} > {None}
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_workers_bucket_of_a_key_is_the_routers(spark):
+    """A group keeps the SERVICE entries of its bucket (cep.spark.worker.
+    view_part): the worker's bucket_of must be the router's pmod(xxhash64)."""
+    from pyspark.sql import functions as F
+
+    from cep.spark.routing import bucket_of
+
+    words = [f"<{E}u{u}>" for u in range(20)] + ["", "é<http://ex.org/ü>" * 3, '"5"', "x" * 45]
+    rows = (spark.createDataFrame([(w,) for w in words], "s string")
+            .select("s", F.pmod(F.xxhash64("s"), F.lit(3)).alias("b")).collect())
+    assert [r.b for r in rows] == [bucket_of(r.s, 3) for r in rows]

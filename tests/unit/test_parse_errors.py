@@ -284,7 +284,7 @@ SEMANTIC = [
     ("SELECT * { ?x ?x ?x }\n  @binarize middle # no such\nSELECT * { ?x ?x ?x }",
      "rules/x.rq:2:3: @binarize middle: the value must be left or right"),
     ("@window 5\nSELECT * { ?x ?x ?x }",
-     "rules/x.rq:1:1: unknown annotation @window: the annotations are @policy, @binarize and @feedback"),
+     "rules/x.rq:1:1: unknown annotation @window: the annotations are @policy, @binarize, @feedback and @service"),
     ("@policy recent\n@policy recent\nSELECT * { ?x ?x ?x }",
      "rules/x.rq:2:1: @policy is given twice for the same query"),
     # patterns

@@ -48,7 +48,11 @@ def test_service_is_a_pattern_of_the_algebra_with_a_text_that_reads_back():
 @pytest.mark.parametrize("text, message", [
     ("SELECT * { ?u :m ?p SERVICE ?e { ?u :f ?n } }", "2:29: SERVICE ?e: an endpoint named by a variable"),
     ("SELECT * { ?u :m ?p SERVICE <ftp://h/x> { ?u :f ?n } }", "2:29: SERVICE <ftp://h/x>: an endpoint is an http"),
-    ("SELECT * { ?u :m ?p SERVICE <http://h/> { ?u :f ?n FILTER(?n > 1) } }",
+    ("SELECT * { ?u :m ?p SERVICE <http://h/> { ?u :f ?n OPTIONAL { ?u :c ?c FILTER(?c > 1) } } }",
+     "2:41: SERVICE { ... } takes triple patterns"),
+    ("SELECT * { ?u :m ?p SERVICE <http://h/> { ?u :f ?n OPTIONAL { ?u :c ?c } ?u :g ?g } }",
+     "2:41: SERVICE { ... } takes triple patterns"),
+    ("SELECT * { ?u :m ?p SERVICE <http://h/> { { ?u :f ?n } UNION { ?u :g ?n } } }",
      "2:41: SERVICE { ... } takes triple patterns"),
     ("SELECT * { ?u :m ?p SERVICE <http://h/> { ?u :f+ ?n } }", "2:41: SERVICE { ... } takes triple patterns"),
 ])
