@@ -305,7 +305,8 @@ def _service_options(parser):
     parser.add_argument("--service-policy", default="", metavar="KEY=VALUE,...",
                         help="how SERVICE views are kept: view=on|off, proposer=WSJ|GNR|WST, "
                              "ranker=RND|LRU|WBM, gamma=N or rho=SECONDS, timeout=SECONDS, seed=N, "
-                             "alpha=FRACTION (warn when an answer's estimated freshness is below it)")
+                             "alpha=FRACTION (warn when an answer's estimated freshness is below it); "
+                             "a query's own `@service KEY=VALUE, ...` line overrides these for its SERVICE views")
 
 
 def _services(args):
