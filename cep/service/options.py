@@ -46,7 +46,9 @@ class ServiceOptions:
     allow: tuple = ()
     view: bool = True
     proposer: str = "WSJ"
-    ranker: str = "WBM"
+    # LRU: without the entries' change rates (intervals), WBM's estimates
+    # of them make it trail LRU in bench/service.py's experiments
+    ranker: str = "LRU"
     gamma: Optional[int] = None
     rho: Optional[float] = None
     timeout: float = DEFAULT_TIMEOUT_S

@@ -198,7 +198,7 @@ def test_each_evaluation_reports_its_refreshes_latency_and_estimated_freshness(o
     covered = windowed_reports(oxigraph_server, gamma=4, ranker="LRU")
     assert all(r.candidates == 4 and r.refreshes == 4 and r.freshness == 1.0 and r.latency > 0 for r in covered)
     # WBM refreshes only the possibly stale: entries renewed past the next evaluation wait
-    wbm = windowed_reports(oxigraph_server, gamma=4)
+    wbm = windowed_reports(oxigraph_server, gamma=4, ranker="WBM")
     assert all(r.freshness == 1.0 for r in wbm) and 0 in {r.refreshes for r in wbm} and \
         sum(r.refreshes for r in wbm) < 4 * len(wbm)
     never = windowed_reports(oxigraph_server, proposer="WST")
