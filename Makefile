@@ -58,6 +58,11 @@ REPEAT ?= 1
 bench-spark-parts: setup
 	$(PY) bench/spark.py --parts --sizes $(SIZES) --repeat $(REPEAT)
 
+# Latency from an event's arrival to its answer: in process per batch
+# size, on Spark per trigger interval, and Spark's real-time trigger.
+bench-latency: setup
+	$(PY) bench/latency.py
+
 # Memory over 4M events: W2 and a sliding-window aggregation (W3).
 bench-memory: setup
 	$(PY) bench/memory.py
