@@ -156,13 +156,11 @@ def on_spark(spark, name: str, events: pa.Table, rate: float, every: float, trig
     try:
         folder, marks = work / "in", work / "end"
         folder.mkdir()
-        got, batches = [], []  # (time had, answer ends), micro-batch durations
+        got = []  # per micro-batch: (when its answers were had, their ends)
 
         def collect(df, _id):
-            t = time.perf_counter()
             ends = [r[0] for r in df.where("kind = 'answer'").select(F.unix_millis("end")).collect()]
             got.append((time.time(), ends))
-            batches.append(time.perf_counter() - t)
 
         stream = spark.readStream.schema(SCHEMA).parquet(str(folder))
         q = (detect(stream, workloads.WORKLOADS[name][1], lateness=lateness, end_markers=str(marks))
