@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run demo-tsunami demo-delivery test setup system-deps bench bench-spark bench-reasoning bench-memory bench-delivery bench-service demo-influencers clean
+.PHONY: run demo-tsunami demo-delivery test setup system-deps bench bench-spark bench-spark-parts bench-latency bench-reasoning bench-memory bench-delivery bench-service demo-influencers clean
 
 # The tsunami warning app (examples/tsunami) on its own sample, on Spark in
 # local mode: warnings and a picture per buoy in out/tsunami.
@@ -50,6 +50,18 @@ bench: setup
 # The Spark engine against Spark's own pass-through and no-op stateful operators.
 bench-spark: setup
 	$(PY) bench/spark.py
+
+# Spark's stateful path taken apart, step by step (µs per event of each
+# part: routing, shuffle, sort, Python, state store, engine).
+SIZES ?= 200000
+REPEAT ?= 1
+bench-spark-parts: setup
+	$(PY) bench/spark.py --parts --sizes $(SIZES) --repeat $(REPEAT)
+
+# Latency from an event's arrival to its answer: in process per batch
+# size, on Spark per trigger interval, and Spark's real-time trigger.
+bench-latency: setup
+	$(PY) bench/latency.py
 
 # Memory over 4M events: W2 and a sliding-window aggregation (W3).
 bench-memory: setup

@@ -9,16 +9,36 @@ per micro-batch (maxFilesPerTrigger=1, trigger availableNow), on local[2],
 into Spark's `noop` sink. The variants, all on that same source and trigger:
 
     pass        pass-through: the source straight to the sink
+    route       the events as detect() routes them (columns cls, bucket and
+                the rest, cep.spark._routed) and watermarks them, no shuffle
+    shuffle     route, then the shuffle alone: repartition by (cls, bucket)
+                into as many partitions as the stateful operator has
+    sort        shuffle, then the sort by group within each partition (what
+                a grouped operator does before it calls Python); Spark
+                refuses a sort on a stream, so this one shuffles and sorts
+                each micro-batch in foreachBatch (which adds a job per batch)
+    arrow       route, then a stateless grouped applyInArrow that reads
+                every row and returns none (shuffle, sort, Arrow to Python)
+    pandas      the same with applyInPandas (and Arrow to pandas)
     noop        a no-op stateful operator grouped like the engine: the same
                 routing (cls, bucket) and watermark as detect(), then
                 applyInPandasWithState with a function that counts its rows
                 into state and returns nothing (HDFS-backed state store)
-    noop-rocks  the same on the RocksDB state store
+    noop-rocks  the same on the RocksDB state store, with changelog
+                checkpointing (each micro-batch commits the changed keys,
+                not a snapshot)
     tws         the same no-op written for transformWithStateInPandas (a
                 StatefulProcessor with one ValueState); Spark 4 runs that
                 operator only on the RocksDB state store
     engine      detect(events, query, lateness="10 seconds") (HDFS store)
-    engine-rocks  the engine on the RocksDB state store (not in the default run)
+    engine-rocks  the engine on the RocksDB state store, changelog checkpointing
+                (not in the default run)
+
+--parts runs the variants that take Spark's stateful path apart, in
+order (PARTS: pass, route, shuffle, sort, arrow, pandas, noop, noop-rocks,
+engine), and prints each one's µs per event beside what it adds to the
+step it builds on (arrow to sort, pandas to arrow, noop to pandas: the
+state; noop-rocks and engine to noop): where Spark spends the time.
 
 Each measurement runs in a fresh Python process with its own SparkSession,
 so no JVM, Python worker or state carries over; one that runs past
@@ -42,7 +62,9 @@ of 100,000 or more events that is from the second batch on). Both sizes
 run in 10 micro-batches, so the larger one has four times the rows per
 batch to spread Spark's per-batch costs over.
 
---json keeps every measurement batch by batch; --report prints a kept file
+--repeat R runs the list of variants R times in turn; the parts table
+takes each variant's fastest run, the one the machine's other load slowed
+least. --json keeps every measurement batch by batch; --report prints a kept file
 again without measuring.
 """
 
@@ -69,8 +91,12 @@ KEYS = 1000  # distinct subjects (W1) and companies (W2)
 LATENESS = "10 seconds"  # as detect()'s default
 SCHEMA = "s string, p string, o string, t long"
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
-VARIANTS = ("pass", "noop", "noop-rocks", "tws", "engine", "engine-rocks")
+VARIANTS = ("pass", "route", "shuffle", "sort", "arrow", "pandas", "noop", "noop-rocks", "tws", "engine",
+            "engine-rocks")
 DEFAULT_VARIANTS = "pass,noop,noop-rocks,tws,engine"
+# Spark's stateful path taken apart (--parts): each step and the step it adds to
+PARTS = {"pass": None, "route": "pass", "shuffle": "route", "sort": "shuffle", "arrow": "sort",
+         "pandas": "arrow", "noop": "pandas", "noop-rocks": "noop", "engine": "noop"}
 
 
 def _no_op_functions(columns: list):
@@ -105,15 +131,39 @@ def _no_op_functions(columns: list):
     return count_rows, CountRows()
 
 
-def _grouped(events, query):
-    """The events routed and watermarked as detect() does, grouped by
-    (cls, bucket)."""
+def _stateless_functions(columns: list):
+    """The stateless grouped no-ops: read every row, return none."""
+
+    def arrow_rows(key, table):  # applyInArrow
+        import pyarrow as pa
+
+        table.num_rows  # noqa: B018 (the table is read whole before this call)
+        return pa.table({c: pa.array([], pa.int64() if c in ("start", "end") else pa.string())
+                         for c in columns if c not in ("bindings", "triples")})
+
+    def pandas_rows(key, pdf):  # applyInPandas
+        import pandas as pd
+
+        return pd.DataFrame({c: pd.Series([], dtype="int64" if c in ("start", "end") else "object")
+                             for c in columns if c not in ("bindings", "triples")})
+
+    return arrow_rows, pandas_rows
+
+
+def _routed_events(events, query):
+    """The events routed and watermarked as detect() does."""
     from pyspark.sql import functions as F
 
     from cep.spark import _routed, _times, plan
 
     df = _routed(_times(events), plan(query))
-    return df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", LATENESS).groupBy("cls", "bucket")
+    return df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", LATENESS)
+
+
+def _grouped(events, query):
+    """The events routed and watermarked as detect() does, grouped by
+    (cls, bucket)."""
+    return _routed_events(events, query).groupBy("cls", "bucket")
 
 
 def stream(variant: str, events, query: str):
@@ -123,8 +173,22 @@ def stream(variant: str, events, query: str):
     from cep.spark.worker import OUTPUT_COLUMNS, OUTPUT_DDL
 
     count_rows, processor = _no_op_functions(OUTPUT_COLUMNS)
+    arrow_rows, pandas_rows = _stateless_functions(OUTPUT_COLUMNS)
+    # the stateless operators' output: the engine's columns but its two nested ones
+    flat = ", ".join(f for f in OUTPUT_DDL.split(", ") if not f.startswith(("bindings", "triples")))
+    partitions = int(events.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     if variant == "pass":
         return events
+    if variant == "route":
+        return _routed_events(events, query)
+    if variant == "shuffle":
+        return _routed_events(events, query).repartition(partitions, "cls", "bucket")
+    if variant == "sort":  # Spark refuses a sort on a stream: in each micro-batch (write_stream)
+        return _routed_events(events, query)
+    if variant == "arrow":
+        return _grouped(events, query).applyInArrow(arrow_rows, flat)
+    if variant == "pandas":
+        return _grouped(events, query).applyInPandas(pandas_rows, flat)
     if variant in ("noop", "noop-rocks"):
         return _grouped(events, query).applyInPandasWithState(
             count_rows, OUTPUT_DDL, "rows long", "append", GroupStateTimeout.NoTimeout)
@@ -133,6 +197,19 @@ def stream(variant: str, events, query: str):
     if variant in ("engine", "engine-rocks"):
         return detect(events, query, lateness=LATENESS)
     raise ValueError(variant)
+
+
+def write_stream(variant: str, df):
+    """The variant's writer into the noop sink."""
+    if variant != "sort":
+        return df.writeStream.format("noop")
+    partitions = int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+
+    def shuffle_and_sort(batch, _id):
+        (batch.repartition(partitions, "cls", "bucket").sortWithinPartitions("cls", "bucket")
+         .write.format("noop").mode("overwrite").save())
+
+    return df.writeStream.foreachBatch(shuffle_and_sort)
 
 
 def _batch(p: dict) -> dict:
@@ -157,17 +234,19 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
     spark.sparkContext.setLogLevel("ERROR")
     if variant.endswith("rocks") or variant == "tws":
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
+        spark.conf.set("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
     t_session = time.perf_counter() - t0
 
     def result(wall, batches):
         return {"workload": name, "events": n, "variant": variant, "seconds": round(wall, 3),
-                "session_seconds": round(t_session, 3), "batches": batches}
+                "session_seconds": round(t_session, 3), "batches": batches,
+                "load": round(os.getloadavg()[0], 1)}  # the machine's, over the last minute
 
     events = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
     # beside the progress file, the parent removes it even if this process is killed
     with tempfile.TemporaryDirectory(prefix="cep-bench-ckpt-", dir=progress.parent if progress else None) as ckpt:
         t0 = time.perf_counter()
-        q = (stream(variant, events, query).writeStream.format("noop").outputMode("append")
+        q = (write_stream(variant, stream(variant, events, query)).outputMode("append")
              .trigger(availableNow=True).option("checkpointLocation", ckpt).start())
         while not q.awaitTermination(5):
             if progress:  # what a stopped measurement leaves: the batches so far
@@ -231,7 +310,7 @@ def print_one(r: dict, s: dict):
     print(f"{r['workload']:>3} {r['events']:>9,} {r['variant']:<12} {r['seconds']:>8.1f} s "
           f"{s['eps_wall']:>9,.0f} ev/s  (batches {s['eps_trig']:>9,.0f}, after the first {s['eps_rest']:>9,.0f})  "
           f"first batch {s['first_ms'] / 1000:>6.1f} s  {s['nbatches']:>2} batches  "
-          f"{s['answers']:>9,} out  (session {r['session_seconds']:.1f} s)", flush=True)
+          f"{s['answers']:>9,} out  (session {r['session_seconds']:.1f} s, load {r.get('load', '-')})", flush=True)
 
 
 def print_series(r: dict):
@@ -305,6 +384,33 @@ def print_summary(rows: list, sizes: list, variants: list, names: list):
                     print(f"  {name} {n:>9,} {v:<12} " + ";  ".join(cells))
 
 
+def print_parts(rows: list, sizes: list, names: list):
+    """Each step of Spark's stateful path (PARTS): its µs per event over the
+    whole run and over the batches after the first, and what it adds to
+    the step it builds on (after the first batch)."""
+    by = {}  # the fastest of each variant's runs (--repeat): what the others' load least slowed
+    for r in rows:
+        s, key = dict(summarize(r), load=r.get("load", float("nan"))), (r["workload"], r["events"], r["variant"])
+        if key not in by or s["eps_rest"] > by[key]["eps_rest"]:
+            by[key] = s
+    print("\nSpark's stateful path taken apart: µs per event (wall; batches after the first), "
+          "and what each step adds to the one it builds on" + (" (the fastest of the runs of each)"
+                                                               if len(by) < len(rows) else ""))
+    print(f"  {'':>3} {'events':>9} {'step':<11} {'wall':>7} {'batches':>8} {'adds':>7}  {'to':<8} {'out':>9}"
+          "  load (1 min, at its end)")
+    for name in names:
+        for n in sizes:
+            for v, base in PARTS.items():
+                got = by.get((name, n, v))
+                if not got:
+                    continue
+                rest = 1e6 / got["eps_rest"] if got["eps_rest"] else float("nan")
+                under = by.get((name, n, base)) if base else None
+                adds = f"{rest - 1e6 / under['eps_rest']:>+7.1f}" if under and under["eps_rest"] else f"{'':>7}"
+                print(f"  {name:>3} {n:>9,} {v:<11} {got['us_wall']:>7.1f} {rest:>8.1f} {adds}  "
+                      f"{base if under else '':<8} {got['answers']:>9,}  {got['load']:>5}")
+
+
 def _has_protobuf() -> bool:
     try:
         from google.protobuf import descriptor  # noqa: F401
@@ -342,6 +448,10 @@ def main():
     ap.add_argument("--workloads", default="w1,w2")
     ap.add_argument("--sizes", default="1000000,4000000")
     ap.add_argument("--variants", default=DEFAULT_VARIANTS, help=f"some of {','.join(VARIANTS)}")
+    ap.add_argument("--parts", action="store_true",
+                    help=f"the variants that take Spark's stateful path apart: {','.join(PARTS)}")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="run the variants this many times, in turn (a shared machine's load drifts)")
     ap.add_argument("--out", type=Path, default=HERE / "out", help="where the workloads' files are written")
     ap.add_argument("--timeout", type=float, default=1500, help="seconds one measurement may take")
     ap.add_argument("--json", type=Path, help="also write the measurements, batch by batch, to this file")
@@ -362,7 +472,7 @@ def main():
         return
     names = args.workloads.split(",")
     sizes = [int(x) for x in args.sizes.split(",")]
-    variants = args.variants.split(",")
+    variants = list(PARTS) if args.parts else args.variants.split(",")
     unknown = set(variants) - set(VARIANTS)
     if unknown:
         sys.exit(f"unknown variants: {', '.join(sorted(unknown))} (known: {', '.join(VARIANTS)})")
@@ -374,7 +484,7 @@ def main():
     rows = []
     for name in names:
         for n in sizes:
-            for v in variants:
+            for v in [v for _ in range(args.repeat) for v in variants]:
                 r = run_one(name, n, v, args.out, args.timeout)
                 if r:
                     rows.append(r)
@@ -390,6 +500,8 @@ def report(rows: list, sizes: list, variants: list, names: list):
     for r in rows:
         print_series(r)
     print_summary(rows, sizes, variants, names)
+    if any(v in variants for v in PARTS if v not in DEFAULT_VARIANTS.split(",")):
+        print_parts(rows, sizes, names)
 
 
 if __name__ == "__main__":
