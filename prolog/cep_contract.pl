@@ -98,7 +98,7 @@ cep_contract('$expired', 2, pruning,
              "'$expired'(Store, Generation), dynamic: the last generation of a windowed goal store dropped").
 % -- windows and aggregates (cep_window.pl)
 cep_contract('$window', 2, windows,
-             "'$window'(Query, Spec): a windowed query, Spec time(Range, Step, Every) or count(N)").
+             "'$window'(Query, Spec): a windowed query, Spec time(Range, Step, Every) or count(N, events|triples)").
 cep_contract('$wkind', 2, windows,
              "'$wkind'(Query, Kind): plain, group(Funcs) or extend(Funcs)").
 cep_contract('$wreport', 2, windows,
@@ -122,7 +122,7 @@ cep_contract('$wcontent', 1, optional,
 cep_contract('$wsolve', 5, optional,
              "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau))").
 cep_contract('$wcount', 2, windows,
-             "'$wcount'(Instant, Events), dynamic: the events of each instant, for count windows").
+             "'$wcount'(Instant, n(Triples, Events)), dynamic: the triples and the events of each instant, for count windows").
 cep_contract('$wcut', 2, windows,
              "'$wcut'(Query, Instant), dynamic: the latest cutoff of a count window").
 cep_contract('$wparts', 2, optional,

@@ -637,12 +637,15 @@ class Window:
     """A window over the run's stream (C-SPARQL's FROM STREAM <iri> [...]):
     time-based, RSP-QL's (t'-range, t'] at every t' that is a multiple of
     `step` (tumbling: step = range), or count-based, the last `count`
-    events. `stream` is the stream's IRI (N-Triples text)."""
+    elements, which `counts` says: "events" (timestamped graphs, RSP-QL's
+    count window, Streaming SPARQL's WINDOW ELEMS n) or "triples"
+    (C-SPARQL's [TRIPLES n]). `stream` is the stream's IRI (N-Triples text)."""
 
     stream: str
     range_ms: Optional[int] = None
     step_ms: Optional[int] = None
     count: Optional[int] = None
+    counts: str = "triples"
     pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 

@@ -143,8 +143,8 @@ def _options(q: ops.Query) -> str:
 
 
 def window_size(w: ops.Window) -> str:
-    """<stream> (triples N), or <stream> (range MS) (step MS)."""
-    size = f"(triples {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
+    """<stream> (triples N), <stream> (events N), or <stream> (range MS) (step MS)."""
+    size = f"({w.counts} {w.count})" if w.count is not None else f"(range {w.range_ms}) (step {w.step_ms})"
     return f"{w.stream} {size}"
 
 
@@ -364,15 +364,16 @@ def _read_windowing(parts) -> dict:
 
 def _read_window_spec(stream, specs) -> ops.Window:
     fields = {spec[0]: spec[1:] for spec in specs}
-    if "triples" in fields:
-        return ops.Window(stream, count=int(fields["triples"][0]))
+    for counts in ("triples", "events"):
+        if counts in fields:
+            return ops.Window(stream, count=int(fields[counts][0]), counts=counts)
     return ops.Window(stream, range_ms=int(fields["range"][0]), step_ms=int(fields["step"][0]))
 
 
 def _read_window(parts) -> dict:
     _, stream, *specs = parts["window"][0]
     fields = {spec[0]: spec[1:] for spec in specs}
-    window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "range", "step")])
+    window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "events", "range", "step")])
     # (streams <s1> (named <s2>) ...) when not just the window's stream
     streams = tuple((x[1], True) if isinstance(x, list) else (x, False)
                     for x in parts["streams"][0][1:]) if "streams" in parts else ((stream, False),)

@@ -201,8 +201,8 @@ def _feed_clause(index, query):
 def _spec(w, query):
     if w is None:  # grouped without a window: the answers of one instant
         return A("instant")
-    if w.count is not None:
-        return pl.Struct("count", w.count)
+    if w.count is not None:  # the last N events or triples (cep_window:cutoff/5)
+        return pl.Struct("count", w.count, A(w.counts))
     return pl.Struct("time", w.range_ms, w.step_ms, query.every_ms or w.step_ms)
 
 

@@ -279,9 +279,9 @@ class _Session:
     def close(self, module: str, how: str, time_ms: int, counts=()) -> bytes:
         """Evaluate the windows due (cep_window:cep_close/3): `how` "now"
         (event time has passed every instant before time_ms) or "final"
-        (the stream ended at time_ms); `counts`: (instant, events) of the
-        instants just processed, for count windows. The answer lines out."""
-        text = " ".join([how, str(time_ms), *(str(x) for pair in counts for x in pair)])
+        (the stream ended at time_ms); `counts`: (instant, triples, events)
+        of the instants just processed, for count windows. The answer lines out."""
+        text = " ".join([how, str(time_ms), *(str(x) for row in counts for x in row)])
         return self.call("cep_close", "cep_window", [("atom", module), text], raw=True)[0]
 
     def window_status(self, module: str) -> tuple[int | None, bool]:
