@@ -190,10 +190,12 @@ class Engine:
                 table = table.filter(pc.invert(late))
                 if not table.num_rows:
                     return self._batch(b"")
+        lines = []
+        if self._last is None:  # the first instant: the solutions of the background alone, once
+            lines.append(self.session.static(self.module, table["end"][0].as_py()))
         self._last = table["end"][-1].as_py()
         if len(self._order) > 1:
             table = _distinct_events(table)
-        lines = []
         for start, stop in _chunks(table["end"].to_numpy(), self._feed_every):
             part = table.slice(start, stop - start)
             if self._feed_every is not None:  # the windows before the part's events, fed back first

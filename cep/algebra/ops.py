@@ -740,6 +740,16 @@ class Query:
         return self.window is not None or self.grouping is not None
 
     @property
+    def over_static_data(self) -> bool:
+        """Whether the query is over static data as Streaming SPARQL writes
+        one (its Listing 1.2): it names its background files (FROM <file>)
+        and no stream, and answers as its solutions come (no window, no
+        grouping, no update). The solutions of the background alone are
+        then answered once, at the first instant of the stream
+        (docs/language.md, "Queries over static data")."""
+        return bool(self.ontologies) and not self.streams and not self.evaluated and self.form != "update"
+
+    @property
     def windows(self) -> tuple:
         """Every window of the query: its own, then those of its groups
         (Project.window), in the order written."""
