@@ -10,6 +10,11 @@ W2 stock:  1,000 companies, one tick per company per minute, prices on seeded
 W3 window: W2's ticks; a sliding-window aggregation, each company's average
            price over the last hour, every 5 minutes (C-SPARQL's RANGE 1h
            STEP 5m with GROUP BY).
+WCOUNT     multi-triple events: 1,000 turbines, each event a record of three
+           triples (speed, direction, status; a `source` column names the
+           record), 100 events a second; the average speed over a count
+           window of the last 1,000 events (WINDOW ELEMS 1000: events, not
+           triples), evaluated at every instant.
 """
 
 from __future__ import annotations
@@ -46,6 +51,14 @@ SELECT ?company (AVG(?price) AS ?average) (COUNT(*) AS ?ticks)
 FROM STREAM <{EX}ticker> [RANGE 1h STEP 5m]
 WHERE {{ ?company :hasStockPrice ?price }}
 GROUP BY ?company
+"""
+
+
+WCOUNT_QUERY = f"""PREFIX : <{EX}>
+REGISTER QUERY wcount AS
+SELECT (AVG(?speed) AS ?average) (COUNT(*) AS ?readings)
+FROM STREAM <{EX}turbines> WINDOW ELEMS 1000
+WHERE {{ ?turbine :speed ?speed }}
 """
 
 
@@ -89,12 +102,28 @@ def w2(n: int, seed: int = 7) -> pa.Table:
     return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64())})
 
 
-WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY), "w3": (w2, W3_QUERY)}
+def wcount(n: int) -> pa.Table:
+    """n triples in events of three (the last one cut short), 100 events a
+    second, turbines in turn; each event's triples share its source."""
+    names = [f"<{EX}turbine{k}>" for k in range(1000)]
+    speed, direction, status = (f"<{EX}{p}>" for p in ("speed", "direction", "status"))
+    s, p, o, t, source = [], [], [], [], []
+    for i in range(n):
+        e, j = divmod(i, 3)
+        s.append(names[e % 1000])
+        p.append((speed, direction, status)[j])
+        o.append((f'"{e % 37}"^^<{XSD}integer>', f"<{EX}north>", '"ok"')[j])
+        t.append(T0 + (e // 100) * 1000)
+        source.append(f"r{e}")
+    return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64()), "source": source})
+
+
+WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY), "w3": (w2, W3_QUERY), "wcount": (wcount, WCOUNT_QUERY)}
 
 # Events in one window of each workload's query (1.5 s of W1 at an event a
 # millisecond; an hour of W2 at 1,000 ticks a minute): after them, partial
 # matches and answers per event have reached their steady state.
-WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000, "w3": 60_000}
+WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000, "w3": 60_000, "wcount": 3_000}
 
 
 def path_for(out: Path, name: str, n: int) -> Path:
