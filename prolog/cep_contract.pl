@@ -79,7 +79,7 @@ cep_contract('$chaining', 1, always,
              "'$chaining'(Bool): true if CONSTRUCT rules derive triples that queries of the rule set read (rule chaining)").
 cep_contract('$project', 5, always,
              "'$project'(Query, Values, Start, End, Fields): an answer's row, its fields padded to the rule set's width").
-cep_contract('$static', 2, always,
+cep_contract('$static', 2, optional,
              "'$static'(Query, Values): a solution of Query in the background alone, answered once at the first instant (cep_static/3)").
 cep_contract('$distinct', 1, always,
              "'$distinct'(Query): the rows of Query at one instant are a set (SELECT DISTINCT, CONSTRUCT); dynamic when no query is").

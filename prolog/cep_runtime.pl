@@ -587,7 +587,10 @@ project_rows([ans(Q, V, Ts, Te)|As], M, [r(Q, Ts, Te, Fields)|Rows0], Rows) :-
 %   cep_push/3.
 cep_static(M, TimeText, Text) :-
     number_string(T, TimeText),
-    findall(ans(Q, V, T, T), M:'$static'(Q, V), Answers),
+    (   current_predicate(M:'$static'/2)    % a rule set with a query over static data
+    ->  findall(ans(Q, V, T, T), M:'$static'(Q, V), Answers)
+    ;   Answers = []
+    ),
     answer_rows(Answers, M, Rows, []),
     cep_answer_text(Rows, Text).
 

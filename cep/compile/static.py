@@ -16,7 +16,7 @@ instant of the stream (cep_runtime:cep_static/3; docs/language.md,
 from __future__ import annotations
 
 from cep import prolog as pl
-from cep.compile.clauses import F, tuple_term
+from cep.compile.clauses import tuple_term
 from cep.compile.steps import _timeless
 
 
@@ -32,5 +32,5 @@ def static_items(plan, vars_of, graph) -> list:
         found = _timeless(plan, plan.node(out.root), vs, graph)
         if found is not None:
             items.append(pl.Clause(pl.Struct("$static", i, tuple_term(vs, plan.output_vars(out))), tuple(found)))
-    return items or [pl.Clause(pl.Struct("$static", pl.Var("_"), pl.Var("_")), (F,))]
+    return items  # none: the runtime finds no '$static'/2
 
