@@ -1,8 +1,9 @@
 """Memory over a long stream: the in-process engine on 4,000,000 events of
 W2 (the paper's query (1) within an hour) and W3 (each company's average
-price over a sliding window, RANGE 1h STEP 5m), bench/workloads.py.
+price over a sliding window, RANGE 1h STEP 5m), and of WCOUNT (a count
+window of the last 1,000 events of three triples each), bench/workloads.py.
 
-    python bench/memory.py                       # W2, W3 and W3 with two windows, 4M events
+    python bench/memory.py                       # W2, W3, W3 with two windows and WCOUNT, 4M events
     python bench/memory.py --workloads w3 --sizes 1000000,2000000
 
 w3_two is W3's ticks read over two named windows of different sizes (an
@@ -58,7 +59,8 @@ def measure(name: str, sizes: list[int], out: Path, batch_size: int) -> list[dic
     # would grow by them while the engine stays level.
     reader = pq.ParquetFile(path, pre_buffer=False, buffer_size=1 << 20)
     for batch in reader.iter_batches(batch_size=batch_size):
-        table = pa.Table.from_batches([batch]).rename_columns(["s", "p", "o", "start"])
+        table = pa.Table.from_batches([batch])  # s, p, o, t [, source]: t is the events' start
+        table = table.rename_columns(["s", "p", "o", "start", *table.column_names[4:]])
         t0 = time.perf_counter()
         answers += len(engine.push_table(table))
         clock += time.perf_counter() - t0
@@ -83,7 +85,7 @@ def measure(name: str, sizes: list[int], out: Path, batch_size: int) -> list[dic
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--workloads", default="w2,w3,w3_two")
+    ap.add_argument("--workloads", default="w2,w3,w3_two,wcount")
     ap.add_argument("--sizes", default="1000000,2000000,4000000")
     ap.add_argument("--batch-size", type=int, default=100_000)
     ap.add_argument("--out", type=Path, default=HERE / "out")

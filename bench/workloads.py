@@ -14,6 +14,11 @@ W3 two windows (w3_two): W2's ticks; two named windows of different sizes
            over the ticker (RSP-QL's FROM NAMED WINDOW): each company's hour
            of prices, every 5 minutes, joined with its prices under 30 in
            the last 10 minutes (a group with a window of its own).
+WCOUNT     multi-triple events: 1,000 turbines, each event a record of three
+           triples (speed, direction, status; a `source` column names the
+           record), 100 events a second; the average speed over a count
+           window of the last 1,000 events (WINDOW ELEMS 1000: events, not
+           triples), evaluated at every instant.
 """
 
 from __future__ import annotations
@@ -61,6 +66,11 @@ FROM NAMED WINDOW :recent ON STREAM <{EX}ticker> [RANGE 10m STEP 5m]
 WHERE {{ WINDOW :hour {{ ?company :hasStockPrice ?price }}
         WINDOW :recent {{ ?company :hasStockPrice ?low FILTER (?low < 30) }} }}
 GROUP BY ?company
+WCOUNT_QUERY = f"""PREFIX : <{EX}>
+REGISTER QUERY wcount AS
+SELECT (AVG(?speed) AS ?average) (COUNT(*) AS ?readings)
+FROM STREAM <{EX}turbines> WINDOW ELEMS 1000
+WHERE {{ ?turbine :speed ?speed }}
 """
 
 
@@ -104,12 +114,29 @@ def w2(n: int, seed: int = 7) -> pa.Table:
     return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64())})
 
 
-WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY), "w3": (w2, W3_QUERY), "w3_two": (w2, W3_TWO_QUERY)}
+def wcount(n: int) -> pa.Table:
+    """n triples in events of three (the last one cut short), 100 events a
+    second, turbines in turn; each event's triples share its source."""
+    names = [f"<{EX}turbine{k}>" for k in range(1000)]
+    speed, direction, status = (f"<{EX}{p}>" for p in ("speed", "direction", "status"))
+    s, p, o, t, source = [], [], [], [], []
+    for i in range(n):
+        e, j = divmod(i, 3)
+        s.append(names[e % 1000])
+        p.append((speed, direction, status)[j])
+        o.append((f'"{e % 37}"^^<{XSD}integer>', f"<{EX}north>", '"ok"')[j])
+        t.append(T0 + (e // 100) * 1000)
+        source.append(f"r{e}")
+    return pa.table({"s": s, "p": p, "o": o, "t": pa.array(t, pa.int64()), "source": source})
+
+
+WORKLOADS = {"w1": (w1, W1_QUERY), "w2": (w2, W2_QUERY), "w3": (w2, W3_QUERY), "w3_two": (w2, W3_TWO_QUERY),
+             "wcount": (wcount, WCOUNT_QUERY)}
 
 # Events in one window of each workload's query (1.5 s of W1 at an event a
 # millisecond; an hour of W2 at 1,000 ticks a minute): after them, partial
 # matches and answers per event have reached their steady state.
-WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000, "w3": 60_000, "w3_two": 60_000}
+WINDOW_EVENTS = {"w1": 1_500, "w2": 60_000, "w3": 60_000, "w3_two": 60_000, "wcount": 3_000}
 
 
 def path_for(out: Path, name: str, n: int) -> Path:

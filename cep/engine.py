@@ -109,7 +109,7 @@ class Engine:
         absence = any(getattr(n, "op", None) is ops.SeqAbsence for n in self.compiled.plan.nodes)
         self.windowed = any(q.evaluated for q in self.compiled.queries)
         self.timed = self.windowed or absence
-        self.counting = any(w.count is not None for w in windows)  # count windows count instants' events
+        self.counting = any(w.count is not None for w in windows)  # count windows count instants' triples, events
         self.count_streams = self.compiled.count_streams if self.counting else None
         self.streamed = self.compiled.streamed
         # windowed CONSTRUCTs whose triples are read: a window's triples are
@@ -191,10 +191,12 @@ class Engine:
                 table = table.filter(pc.invert(late))
                 if not table.num_rows:
                     return self._batch(b"")
+        lines = []
+        if self._last is None:  # the first instant: the solutions of the background alone, once
+            lines.append(self.session.static(self.module, table["end"][0].as_py()))
         self._last = table["end"][-1].as_py()
         if len(self._order) > 1:
             table = _distinct_events(table)
-        lines = []
         for start, stop in _chunks(table["end"].to_numpy(), self._feed_every):
             part = table.slice(start, stop - start)
             if self._feed_every is not None:  # the windows before the part's events, fed back first
@@ -227,9 +229,7 @@ class Engine:
             if self.count_streams is not None:  # the events of the count windows' streams (or of none)
                 of = pc.is_in(part["stream"], pa.array(sorted(self.count_streams), pa.string()))
                 counted = pc.and_(counted, pc.or_(pc.is_null(part["stream"]), pc.fill_null(of, False)))
-            ends = part.filter(counted)["end"].to_numpy()
-            instants, n = np.unique(ends, return_counts=True)
-            counts = zip(instants.tolist(), n.tolist())
+            counts = _instant_counts(part.filter(counted))
         if self.services is None:
             return self.session.close(self.module, how, time_ms, counts)
         began = time.monotonic()
@@ -351,6 +351,28 @@ def _evaluation_grid(query) -> int:
     every = query.every_ms or w.step_ms
     first_close = w.t0_ms + (w.step_ms if w.unbounded else w.range_ms) if w.t0_ms is not None else 0
     return math.gcd(every, first_close % every)
+
+
+def _instant_counts(table: pa.Table) -> list:
+    """(instant, triples, events) of each instant of a table sorted by
+    end, for count windows (cep_window:cutoff/5). An event is a
+    timestamped graph: the triples of one record (a TriG or N-Quads named
+    graph, an N-Triples subject, a table's row), which share their source,
+    interval and stream; a triple without a source is an event of its
+    own. A record repeated is two events (a stream is a multiset)."""
+    if not table.num_rows:
+        return []
+    source = table["source"].combine_chunks()
+    own = pc.invert(pc.fill_null(pc.not_equal(source, ""), False))
+    row = pc.cast(pa.array(np.arange(table.num_rows)), pa.string())
+    records = pa.table({
+        "end": table["end"], "start": table["start"], "stream": pc.fill_null(table["stream"], ""),
+        # a row without a source is a record of its own ("\0" + its row: no source looks so)
+        "source": pc.if_else(own, pc.binary_join_element_wise("\0", row, ""), source),
+    }).group_by(["end", "start", "stream", "source"]).aggregate([])
+    instants, triples = np.unique(table["end"].to_numpy(), return_counts=True)
+    events = dict(zip(*np.unique(records["end"].to_numpy(), return_counts=True)))
+    return [(t, n, int(events[t])) for t, n in zip(instants.tolist(), triples.tolist())]
 
 
 def _instant_order(queries) -> list:

@@ -78,6 +78,8 @@ cep_contract('$chaining', 1, always,
              "'$chaining'(Bool): true if CONSTRUCT rules derive triples that queries of the rule set read (rule chaining)").
 cep_contract('$project', 5, always,
              "'$project'(Query, Values, Start, End, Fields): an answer's row, its fields padded to the rule set's width").
+cep_contract('$static', 2, optional,
+             "'$static'(Query, Values): a solution of Query in the background alone, answered once at the first instant (cep_static/3)").
 cep_contract('$distinct', 1, always,
              "'$distinct'(Query): the rows of Query at one instant are a set (SELECT DISTINCT, CONSTRUCT); dynamic when no query is").
 % -- rule chaining (cep_runtime.pl)
@@ -97,7 +99,7 @@ cep_contract('$expired', 2, pruning,
              "'$expired'(Store, Generation), dynamic: the last generation of a windowed goal store dropped").
 % -- windows and aggregates (cep_window.pl)
 cep_contract('$window', 2, windows,
-             "'$window'(Query, Spec): a windowed query, Spec time(Range, Step, Every, Origin) (Origin: RSP-QL's t0, or none) or count(N)").
+             "'$window'(Query, Spec): a windowed query, Spec time(Range, Step, Every, Origin) (Origin: RSP-QL's t0, or none) or count(N, events|triples)").
 cep_contract('$wkind', 2, windows,
              "'$wkind'(Query, Kind): plain, group(Funcs) or extend(Funcs)").
 cep_contract('$wreport', 2, windows,
@@ -125,7 +127,7 @@ cep_contract('$wcontent', 1, optional,
 cep_contract('$wsolve', 5, optional,
              "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau))").
 cep_contract('$wcount', 2, windows,
-             "'$wcount'(Instant, Events), dynamic: the events of each instant, for count windows").
+             "'$wcount'(Instant, n(Triples, Events)), dynamic: the triples and the events of each instant, for count windows").
 cep_contract('$wcut', 2, windows,
              "'$wcut'(Query, Instant), dynamic: the latest cutoff of a count window").
 cep_contract('$wparts', 2, optional,

@@ -31,6 +31,7 @@
             cep_load_instances/2,  % +Module, +TriplesText
             cep_describe/4,      % +Module, +Kind, +Name, -TriplesText
             cep_push/3,          % +Module, +EventsText, -AnswersText
+            cep_static/3,        % +Module, +TimeText, -AnswersText
             cep_not/2,           % +B, -NotB
             cep_in/2,            % +Bs, -B
             cep_notin/2,         % +Bs, -B
@@ -577,6 +578,21 @@ project_rows([], _, Rows, Rows).
 project_rows([ans(Q, V, Ts, Te)|As], M, [r(Q, Ts, Te, Fields)|Rows0], Rows) :-
     M:'$project'(Q, V, Ts, Te, Fields),
     project_rows(As, M, Rows0, Rows).
+
+%!  cep_static(+Module, +TimeText, -AnswersText) is det.
+%
+%   The answers of the solutions found in the background alone
+%   ('$static'/2, cep/compile/static.py), which no event makes: answered
+%   once, at the first instant of the stream (TimeText), in the format of
+%   cep_push/3.
+cep_static(M, TimeText, Text) :-
+    number_string(T, TimeText),
+    (   current_predicate(M:'$static'/2)    % a rule set with a query over static data
+    ->  findall(ans(Q, V, T, T), M:'$static'(Q, V), Answers)
+    ;   Answers = []
+    ),
+    answer_rows(Answers, M, Rows, []),
+    cep_answer_text(Rows, Text).
 
 %   Solutions are sets (paper 4.2): two derivations of the same binding and
 %   interval are one solution. Unbound variables compare as equal. The

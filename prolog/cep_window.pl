@@ -76,7 +76,7 @@ cep_window_span(Spec, Ts, Te, F, L) :-
     L is -((P - (Ts + Range)) div Step) - 1,    % the last k with P + k*Step < Ts + Range
     (   Origin == none -> F = F0 ; first_index(Spec, K0), F is max(F0, K0) ),
     F =< L.
-cep_window_span(count(_), _, _, 0, 0).
+cep_window_span(count(_, _), _, _, 0, 0).
 cep_window_span(instant, _, Te, Te, Te).
 
 %!  cep_span(+S1, +E1, +S2, +E2, -S, -E) is det.
@@ -131,9 +131,9 @@ held(Q, part(Q, _, _)).
 
 %!  cep_close(+Module, +ArgsText, -AnswersText) is det.
 %
-%   ArgsText is "now Now T1 N1 T2 N2 ..." (event time has passed every
-%   instant before Now; the instants Ti of the batch just processed had Ni
-%   events each) or "final Last ..." (the stream ended with its last event
+%   ArgsText is "now Now T1 N1 E1 T2 N2 E2 ..." (event time has passed
+%   every instant before Now; the instants Ti of the batch just processed
+%   had Ni triples in Ei events each) or "final Last ..." (the stream ended with its last event
 %   at Last: time-based windows are evaluated until they hold nothing,
 %   count windows at the instants up to Last, and every NOTSEQ deadline
 %   fires). Returns the answer lines of the NOTSEQ deadlines passed
@@ -159,14 +159,14 @@ close_due(M, ArgsText, Text) :-
 
 count_instants(M, Counts) :-
     (   Counts = [_|_],
-        M:'$window'(_, count(_))
+        M:'$window'(_, count(_, _))
     ->  assert_counts(Counts, M)
     ;   true
     ).
 
 assert_counts([], _).
-assert_counts([T, N|Rest], M) :-
-    assertz(M:'$wcount'(T, N)),
+assert_counts([T, N, E|Rest], M) :-
+    assertz(M:'$wcount'(T, n(N, E))),
     assert_counts(Rest, M).
 
 close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
@@ -417,8 +417,8 @@ expire_part(Spec, M, P, Now) :-
     !,
     close_index(Spec, Now, K),
     expire(M, P, K).
-expire_part(count(N), M, P, Now) :-
-    cutoff(M, N, Now, Cut),
+expire_part(count(N, Unit), M, P, Now) :-
+    cutoff(M, N, Unit, Now, Cut),
     forall(( clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     forget_counts(M, P, Cut).
 
@@ -452,8 +452,8 @@ window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
     ).
 window_solutions(instant, M, Q, Tau, Tau, Sols) :-
     findall(s(V, S, E), retract(M:'$wsol'(_, Q, Tau, _, V, S, E)), Sols).
-window_solutions(count(N), M, Q, Tau, Cut, Sols) :-
-    cutoff(M, N, Tau, Cut),
+window_solutions(count(N, Unit), M, Q, Tau, Cut, Sols) :-
+    cutoff(M, N, Unit, Tau, Cut),
     forall(( held(Q, P), clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     (   content(M, Q)
     ->  content_solutions(M, Q, count(Cut, Tau), Sols)
@@ -473,13 +473,17 @@ content_solutions(M, Q, In, Sols) :-
     findall(s(V, S, E), M:'$wsolve'(Q, In, V, S, E), Sols0),
     row_set(Sols0, Sols).
 
-%   A count window at instant T holds the last N events: those of the
-%   latest instants up to T whose counts add up to N, the oldest of them
-%   whole (simultaneous events have no order). Cut is that instant.
-cutoff(M, N, T, Cut) :-
-    findall(I-C, ( M:'$wcount'(I, C), I =< T ), Pairs0),
+%   A count window at instant T holds the last N events (Unit events:
+%   timestamped graphs) or triples (Unit triples): those of the latest
+%   instants up to T whose counts add up to N, the oldest of them whole
+%   (simultaneous events have no order). Cut is that instant.
+cutoff(M, N, Unit, T, Cut) :-
+    findall(I-C, ( M:'$wcount'(I, Counts), I =< T, counted(Unit, Counts, C) ), Pairs0),
     sort(0, @>=, Pairs0, Pairs),
     take_count(Pairs, N, T, Cut).
+
+counted(triples, n(C, _), C).
+counted(events, n(_, C), C).
 
 take_count([], _, T, T).
 take_count([I-C|Rest], N, _, Cut) :-
@@ -498,7 +502,7 @@ take_count([_-C|Rest], N, _, Cut) :-
 forget_counts(M, Q, Cut) :-
     retractall(M:'$wcut'(Q, _)),
     assertz(M:'$wcut'(Q, Cut)),
-    (   M:'$window'(Q2, count(_)), \+ M:'$wcut'(Q2, _)
+    (   M:'$window'(Q2, count(_, _)), \+ M:'$wcut'(Q2, _)
     ->  true                                % a query not evaluated yet needs them all
     ;   aggregate_all(min(C), M:'$wcut'(_, C), Oldest),
         forall(( clause(M:'$wcount'(I, _), true, Ref), I < Oldest ), erase(Ref))

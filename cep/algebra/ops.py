@@ -652,8 +652,11 @@ class Window:
     """A window over the run's stream (C-SPARQL's FROM STREAM <iri> [...]):
     time-based, RSP-QL's (t'-range, t'] at every t' that is a multiple of
     `step` (tumbling: step = range), or count-based, the last `count`
-    events. `stream` is the stream's IRI (N-Triples text). `policy` is
-    RSP-QL's report policy given in its brackets (REPORT ...): "close",
+    elements, which `counts` says: "events" (timestamped graphs, RSP-QL's
+    count window, Streaming SPARQL's WINDOW ELEMS n) or "triples"
+    (C-SPARQL's [TRIPLES n]). `stream` is the stream's IRI (N-Triples
+    text). `policy` is RSP-QL's report policy given in its brackets
+    (REPORT ...): "close",
     "change", "nonempty" or "every" (every `period_ms`, which is then the
     query's every_ms); None when none is given (the window close).
     `t0_ms` is RSP-QL's t0 (START): the windows are (t0 + i*step, t0 +
@@ -666,14 +669,15 @@ class Window:
     range_ms: Optional[int] = None
     step_ms: Optional[int] = None
     count: Optional[int] = None
+    counts: str = "triples"
     policy: Optional[str] = None
     period_ms: Optional[int] = None
     t0_ms: Optional[int] = None
+    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
     @property
     def unbounded(self) -> bool:
         return self.count is None and self.range_ms is None
-    pos: Optional[Pos] = field(default=None, compare=False, repr=False)
 
 
 AGGREGATES = ("count", "sum", "avg", "min", "max", "sample", "group_concat")
@@ -765,6 +769,16 @@ class Query:
         solutions that end at it (docs/language.md, "Windows and
         aggregates")."""
         return self.window is not None or self.grouping is not None
+
+    @property
+    def over_static_data(self) -> bool:
+        """Whether the query is over static data as Streaming SPARQL writes
+        one (its Listing 1.2): it names its background files (FROM <file>)
+        and no stream, and answers as its solutions come (no window, no
+        grouping, no update). The solutions of the background alone are
+        then answered once, at the first instant of the stream
+        (docs/language.md, "Queries over static data")."""
+        return bool(self.ontologies) and not self.streams and not self.evaluated and self.form != "update"
 
     @property
     def windows(self) -> tuple:

@@ -154,9 +154,9 @@ def _options(q: ops.Query) -> str:
 
 
 def window_size(w: ops.Window) -> str:
-    """<stream> (triples N), or <stream> (range MS) (step MS)."""
+    """<stream> (triples N), <stream> (events N), or <stream> (range MS) (step MS)."""
     width = "unbounded" if w.unbounded else w.range_ms
-    size = f"(triples {w.count})" if w.count is not None else f"(range {width}) (step {w.step_ms})"
+    size = f"({w.counts} {w.count})" if w.count is not None else f"(range {width}) (step {w.step_ms})"
     return f"{w.stream} {size}"
 
 
@@ -382,8 +382,9 @@ def _read_windowing(parts) -> dict:
 
 def _read_window_spec(stream, specs) -> ops.Window:
     fields = {spec[0]: spec[1:] for spec in specs}
-    if "triples" in fields:
-        return ops.Window(stream, count=int(fields["triples"][0]))
+    for counts in ("triples", "events"):
+        if counts in fields:
+            return ops.Window(stream, count=int(fields[counts][0]), counts=counts)
     width = fields["range"][0]
     return ops.Window(stream, range_ms=None if width == "unbounded" else int(width), step_ms=int(fields["step"][0]))
 
@@ -391,7 +392,7 @@ def _read_window_spec(stream, specs) -> ops.Window:
 def _read_window(parts) -> dict:
     _, stream, *specs = parts["window"][0]
     fields = {spec[0]: spec[1:] for spec in specs}
-    window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "range", "step")])
+    window = _read_window_spec(stream, [s for s in specs if s[0] in ("triples", "events", "range", "step")])
     if "start" in fields:  # RSP-QL's t0
         window = dataclasses.replace(window, t0_ms=int(fields["start"][0]))
     if "report" in fields:  # RSP-QL's report policy; REPORT EVERY's period is (every MS)

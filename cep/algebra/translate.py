@@ -913,8 +913,8 @@ class _Query:
         """Streaming SPARQL's Window (Bolles et al., section 2) as the
         engine's: `RANGE v [unit] SLIDE [v [unit]]` is [RANGE v STEP slide]
         (the slide defaults to 1 of the range's unit), `RANGE v FIXED` is
-        [RANGE v TUMBLING], `ELEMS n` is [TRIPLES n]. A value without a
-        unit counts milliseconds."""
+        [RANGE v TUMBLING], `ELEMS n` the last n events (timestamped
+        graphs, not triples). A value without a unit counts milliseconds."""
         kind = spec.children[1]
         # (value, its unit in ms, the value's token) for RANGE, then SLIDE's if given
         values = []
@@ -928,7 +928,7 @@ class _Query:
             count, _, token = values[0]
             if count < 1:
                 raise self.error("a count-based window holds at least one event: WINDOW ELEMS 1", token)
-            return ops.Window(iri, count=count, pos=pos)
+            return ops.Window(iri, count=count, counts="events", pos=pos)
         spans = []
         for value, unit, token in values:
             if value <= 0:
@@ -2219,7 +2219,7 @@ def _is_aggregate(var: Var) -> bool:
 
 
 def _size(w: ops.Window) -> tuple:
-    return w.range_ms, w.step_ms, w.count
+    return w.range_ms, w.step_ms, w.count, w.counts
 
 
 def _where_window(body: Tree):

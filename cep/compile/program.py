@@ -64,6 +64,7 @@ from cep.compile.projection import answer_width, padded, projection
 from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
 from cep.compile.updates import live_view, update_clause
 from cep.compile.services import deferred_nodes
+from cep.compile.static import static_items
 from cep.compile.windows import content_part, window_items
 from cep.errors import QueryError
 from cep.limits import MATCH_VARIABLES
@@ -229,6 +230,7 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     for item in window_items(plan, chaining, lambda i: Vars(Scope(user, (i,))),
                              lambda n: Vars(Scope(user, tuple(part_of[n]))), graph):
         items.append(padded(item, width) if isinstance(item, pl.Clause) and item.head.functor == "$wrow" else item)
+    items += static_items(plan, lambda i: Vars(Scope(user, (i,))), graph)
     items += [pl.Clause(pl.Struct("$distinct", i)) for i in distinct]
     if not distinct:
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))

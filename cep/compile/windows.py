@@ -207,8 +207,8 @@ def _feed_clause(index, query):
 def _spec(w, query):
     if w is None:  # grouped without a window: the answers of one instant
         return A("instant")
-    if w.count is not None:
-        return pl.Struct("count", w.count)
+    if w.count is not None:  # the last N events or triples (cep_window:cutoff/5)
+        return pl.Struct("count", w.count, A(w.counts))
     # RSP-QL's t0, or none: closes at the multiples of the step, with no first window
     origin = A("none") if w.t0_ms is None else w.t0_ms
     width = A("inf") if w.unbounded else w.range_ms  # RANGE UNBOUNDED

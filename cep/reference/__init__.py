@@ -104,9 +104,10 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
     else:
         stream = stream_of(stream_events, background)
         stream_at = lambda tau: stream  # noqa: E731 (the background never changes)
+        first = min((e.end for e in events), default=None)
         for q in queries:
             if not q.evaluated:
-                out += answers(q, stream, skolem)
+                out += answers(q, stream, skolem, static_at=first if q.over_static_data else None)
     for q in windowed:
         if q.windows[1:]:  # groups with windows of their own: each part solved apart, over the stream
             watch = timestamp_vars(q.pattern, q.projection)
@@ -234,6 +235,7 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
     history = [(None, graph)]  # (instant, the background its updates left)
     if background is not None:  # the pairs an instant's paths add to the background the instants before left
         BACKGROUND_AT.set(lambda t: [g for at, g in history if at is None or at < t][-1])
+    first = min((e.end for e in events), default=None)
     for t in sorted({e.end for e in events}):
         for _, rules in sorted(strata.items()):
             while True:
@@ -255,7 +257,7 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
         deletions, insertions = set(), set()
         for q in queries:
             if q.form != "update":
-                out += answers(q, stream, skolem, at=t)
+                out += answers(q, stream, skolem, at=t, static_at=t if t == first and q.over_static_data else None)
                 continue
             for mu, ts, te in solutions(q.pattern, stream):
                 if te == t and ts is not None:
@@ -281,9 +283,12 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
     return out, stream, stream_at
 
 
-def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
+def answers(query: ops.Query, stream, skolem=None, at=None, static_at=None) -> list[Answer]:
     """The answers of one query over a stream (events or a stream_of set);
-    `at`: only those that end at that time. A CONSTRUCT query gives one
+    `at`: only those that end at that time; `static_at`: the first instant
+    of the stream, where the solutions of the background alone (no event
+    in them, so none detects them) of a query over static data are
+    answered, once (docs/language.md, "Queries over static data"). A CONSTRUCT query gives one
     answer per distinct values of its template's variables and interval
     (its result is a set of triple occurrences); `skolem` names the
     template's blank nodes by the rule, the label, the values and the
@@ -294,8 +299,10 @@ def answers(query: ops.Query, stream, skolem=None, at=None) -> list[Answer]:
         raise ValueError(f"query {query.name}: the reference evaluates the paper's semantics only "
                          f"(policy unrestricted), not @policy {policy}")
     watch = timestamp_vars(query.pattern, query.projection)
-    timed = (s for s in stamped_solutions(streams_of(query), stream, watch)
-             if s[1] is not None and (at is None or s[2] == at))  # only events detect
+    timed = [s for s in stamped_solutions(streams_of(query), stream, watch)
+             if s[1] is not None and (at is None or s[2] == at)  # only events detect
+             or s[1] is None and static_at is not None]
+    timed = [s if s[1] is not None else (s[0], static_at, static_at, s[3]) for s in timed]
     ordered = sorted(timed, key=lambda s: (s[2], s[1], sorted(s[0])))
     out = []
     seen = set()

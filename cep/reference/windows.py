@@ -4,8 +4,9 @@ oracle of prolog/cep_window.pl; docs/language.md, "Windows and aggregates").
 At each evaluation time tau the window's content is the occurrences of
 the stream that lie in it: for a time-based window of range l and step d,
 those in (c - l, c] with c = floor(tau / d) * d (RSP-QL); for a
-count-based one, those from the instant where the last n events begin up
-to tau; background triples are in every window. The query's pattern is
+count-based one, those from the instant where the last n events
+(timestamped graphs: the triples of one record) or n triples ([TRIPLES n])
+begin up to tau; background triples are in every window. The query's pattern is
 evaluated over that content (RSP-QL's eval(SDS, SE, t): OPTIONAL, MINUS
 and [NOT] EXISTS as SPARQL's, the temporal operators with their interval
 relations), and its solutions whose interval lies in the window are the
@@ -105,23 +106,33 @@ def _rows_of(query, evaluations, solve, project) -> list[Answer]:
     return out
 
 
-def _count_cut(n, ends, events, tau):
-    """The oldest instant of a count window of n events at tau: the last n
-    events up to tau, the oldest instant they reach taken whole."""
+def _count_cut(w, ends, events, tau):
+    """The oldest instant of a count window at tau: the last n events
+    (RSP-QL's timestamped graphs) or triples up to tau (w.counts), the
+    oldest instant they reach taken whole."""
     counted, cut = 0, tau
     for t in reversed([t for t in ends if t <= tau]):
-        counted += sum(1 for e in events if e.end == t)
+        at = [e for e in events if e.end == t]
+        counted += len(at) if w.counts == "triples" else len(_records(at))
         cut = t
-        if counted >= n:
+        if counted >= w.count:
             break
     return cut
+
+
+def _records(events) -> list:
+    """The events (timestamped graphs) among triple occurrences: those of
+    one record share its source, interval and stream; an occurrence
+    without a source is one of its own; a record repeated is two."""
+    named = {(e.source, e.start, e.end, e.stream) for e in events if e.source}
+    return list(named) + [e for e in events if not e.source]
 
 
 def _evaluations(query, w, ends, events, until, latest):
     """(tau, the window's start, test of an interval) per evaluation."""
     if w.count is not None:
         for tau in ends:
-            cut = _count_cut(w.count, ends, events, tau)
+            cut = _count_cut(w, ends, events, tau)
             yield tau, cut, (lambda ts, te, cut=cut, tau=tau: ts >= cut and te <= tau)
         return
     period = query.every_ms or w.step_ms
@@ -188,7 +199,7 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
 
     def inside(w, tau, s):
         if w.count is not None:
-            return s[1] >= _count_cut(w.count, ends, events, tau) and s[2] <= tau
+            return s[1] >= _count_cut(w, ends, events, tau) and s[2] <= tau
         c = (tau // w.step_ms) * w.step_ms
         return c - w.range_ms < s[1] and s[2] <= c
 

@@ -276,12 +276,17 @@ class _Session:
         """Prune to event time now_ms; whether goals remain (cep_advance/3)."""
         return self.call("cep_advance", "cep_runtime", [("atom", module), str(now_ms)])[0] == "true"
 
+    def static(self, module: str, time_ms: int) -> bytes:
+        """The answers of the solutions of the background alone, at the
+        first instant of the stream, time_ms (cep_runtime:cep_static/3)."""
+        return self.call("cep_static", "cep_runtime", [("atom", module), str(time_ms)], raw=True)[0]
+
     def close(self, module: str, how: str, time_ms: int, counts=()) -> bytes:
         """Evaluate the windows due (cep_window:cep_close/3): `how` "now"
         (event time has passed every instant before time_ms) or "final"
-        (the stream ended at time_ms); `counts`: (instant, events) of the
-        instants just processed, for count windows. The answer lines out."""
-        text = " ".join([how, str(time_ms), *(str(x) for pair in counts for x in pair)])
+        (the stream ended at time_ms); `counts`: (instant, triples, events)
+        of the instants just processed, for count windows. The answer lines out."""
+        text = " ".join([how, str(time_ms), *(str(x) for row in counts for x in row)])
         return self.call("cep_close", "cep_window", [("atom", module), text], raw=True)[0]
 
     def window_status(self, module: str) -> tuple[int | None, bool]:

@@ -180,10 +180,11 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
                 for route in _pattern_routes(ops.Triple(ops.Var("s"), iri, ops.Var("o")), None, schema):
                     if route not in out:
                         out.append(route)
-    if any(w.count is not None or w.unbounded for w in query.windows) or any(
+    if query.over_static_data or any(w.count is not None or w.unbounded for w in query.windows) or any(
             isinstance(t, (ops.Unit, ops.Project)) or t.p.reads_every_event(t.s, t.o) for t in readers):
         # a count window counts every event of the stream (an unbounded one is
-        # evaluated up to the stream's last instant); an empty group's
+        # evaluated up to the stream's last instant), a query over static data
+        # answers at its first instant; an empty group's
         # solutions are the instants of every event, as are the evaluations
         # of a grouped or cut subquery; and a path over every node reads
         # every event: its one group gets them all
@@ -239,7 +240,9 @@ def classes(queries, schema=None) -> list[QueryClass]:
     its class."""
     groups: dict = {}
     for q in queries:
-        key = partition_key(q)
+        # a query over static data answers the background's solutions at the
+        # stream's first instant: in one group, which sees every event
+        key = None if q.over_static_data else partition_key(q)
         routes = _routes(q, key, schema)
         # a query without a key is a class of its own (one group each)
         signature = frozenset(routes) if key is not None else ("unkeyed", q.name)

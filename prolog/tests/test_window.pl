@@ -92,7 +92,7 @@ test(t0) :-                                            % RSP-QL's t0 3: windows 
 test(before_t0, [fail]) :-
     cep_window_span(time(10, 10, 10, 3), 2, 2, _, _).
 test(count) :-
-    cep_window_span(count(3), 5, 9, F, L),
+    cep_window_span(count(3, events), 5, 9, F, L),
     assertion(F-L == 0-0).
 
 :- end_tests(cep_window_span).
@@ -131,10 +131,22 @@ test(status) :-
     cep_window_status(w_status, S1),
     assertion(S1 == "10 true").
 test(count_window) :-
-    plain(w_count, count(2), rstream),
+    plain(w_count, count(2, events), rstream),
     store(w_count, a, 1, 1), store(w_count, b, 2, 2), store(w_count, c, 3, 3),
-    close(w_count, "now 4 1 1 2 1 3 1", A),
+    close(w_count, "now 4 1 1 1 2 1 1 3 1 1", A),
     assertion(A == [1-1-[a], 1-2-[a], 1-2-[b], 2-3-[b], 2-3-[c]]).
+%   Two events of two triples at 1 and 2, one of one triple at 3: the last
+%   two events at 3 reach back to 2, the last two triples do not.
+test(count_window_of_events) :-
+    plain(w_events, count(2, events), rstream),
+    store(w_events, a, 1, 1), store(w_events, b, 2, 2), store(w_events, c, 3, 3),
+    close(w_events, "now 4 1 2 1 2 2 1 3 1 1", A),
+    assertion(A == [1-1-[a], 1-2-[a], 1-2-[b], 2-3-[b], 2-3-[c]]).
+test(count_window_of_triples) :-
+    plain(w_triples, count(2, triples), rstream),
+    store(w_triples, a, 1, 1), store(w_triples, b, 2, 2), store(w_triples, c, 3, 3),
+    close(w_triples, "now 4 1 2 1 2 2 1 3 1 1", A),
+    assertion(A == [1-1-[a], 2-2-[b], 2-3-[b], 2-3-[c]]).
 test(contract) :-
     plain(w_contract, time(10, 10, 10, none), rstream),
     assertion(cep_contract_missing(w_contract, [])),

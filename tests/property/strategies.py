@@ -544,10 +544,19 @@ def multiset(answers) -> Counter:
     return reference.multiset(answers)
 
 
+@st.composite
+def records(draw, events):
+    """The events grouped into records (multi-triple events, timestamped
+    graphs): each gets one of a few sources, and those that share a
+    source, interval and stream are one record (one element of a count
+    window of events)."""
+    return [dataclasses.replace(e, source=f"r{draw(st.integers(0, 2))}") for e in events]
+
+
 def show_stream(events) -> str:
-    ordered = sorted(set(events), key=lambda e: (e.start, e.end, e.s, e.p, e.o, e.stream))
+    ordered = sorted(events, key=lambda e: (e.start, e.end, e.s, e.p, e.o, e.stream, e.source))
     return "\n".join(f"  {e.s} {e.p} {e.o} [{e.start}, {e.end}]" + (f" in {e.stream}" if e.stream else "")
-                     for e in ordered)
+                     + (f" record {e.source}" if e.source else "") for e in ordered)
 
 
 def note_case(queries, events):
@@ -746,7 +755,8 @@ def windowed_queries(draw, content=False):
     evaluates over its content (content_queries)."""
     base = draw(content_queries() if content else st.one_of(queries(depth=2), operator_queries()))
     if draw(st.integers(0, 3)) == 0:
-        window = ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)))
+        window = ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)),
+                            counts=draw(st.sampled_from(["events", "triples"])))
         every = None
     else:
         range_ms = draw(st.integers(1, 8))
@@ -832,7 +842,8 @@ def _report_policy(draw, window, every):
 def _window(draw) -> ops.Window:
     """A time-based (sliding, tumbling or hopping) or count-based window."""
     if draw(st.integers(0, 2)) == 0:
-        return ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)))
+        return ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)),
+                          counts=draw(st.sampled_from(["events", "triples"])))
     range_ms = draw(st.integers(1, 8))
     step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
     return ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms)

@@ -327,11 +327,13 @@ def test_engine_equals_reference_on_windows_and_aggregates(data):
     RStream/IStream/DStream, GROUP BY aggregates with HAVING and C-SPARQL's
     AGGREGATE over random patterns: the engine's evaluations are the
     reference's, which follows the definitions literally."""
-    from tests.property.strategies import streamed, windowed_queries
+    from tests.property.strategies import records, streamed, windowed_queries
     query = data.draw(windowed_queries())
     events = data.draw(streams())
     if data.draw(st.booleans(), label="events of two streams"):  # the query reads one or both
         events = data.draw(streamed(events))
+    if data.draw(st.booleans(), label="multi-triple events"):  # a count window of events counts records
+        events = data.draw(records(events))
     note_case([query], events)
     assert_same(query, events, run_engine(query, events))
 

@@ -25,14 +25,15 @@ from cep.algebra import sexpr
 from cep.engine import Engine
 from cep.events import Answer
 
-EVENT_DDL = "s string, p string, o string, t long, t_end long"
+EVENT_DDL = "s string, p string, o string, t long, t_end long, source string"
 EVENT_SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
-                          ("t", pa.int64()), ("t_end", pa.int64())])
+                          ("t", pa.int64()), ("t_end", pa.int64()), ("source", pa.string())])
 
 
 def event_rows(events) -> list[tuple]:
-    """Events as rows of EVENT_DDL (t, t_end: start and end, epoch ms)."""
-    return [(e.s, e.p, e.o, e.start, e.end) for e in events]
+    """Events as rows of EVENT_DDL (t, t_end: start and end, epoch ms;
+    source: the record, which a count window of events counts once)."""
+    return [(e.s, e.p, e.o, e.start, e.end, e.source or None) for e in events]
 
 
 def in_process(queries, events, background=None) -> list[Answer]:

@@ -221,9 +221,12 @@ def test_cep_run_loads_what_from_names_as_if_given_with_ontology(tree, capsys, m
 
 
 def test_cep_explain_and_compile_load_what_from_names(tree, capsys):
+    # (the queries read a stream: one that reads none is over static data,
+    # and answers its background's solutions once, tests/unit/test_static_queries.py)
+    stream = "FROM STREAM <http://example.org/s> [RANGE 1s TUMBLING]"
     named = _write(tree / "rules" / "named.rq",
-                   "REGISTER QUERY sensors AS SELECT ?x FROM <../ontologies/a.ttl> WHERE { ?x a :Sensor }")
-    plain = _write(tree / "rules" / "plain.rq", "REGISTER QUERY sensors AS SELECT ?x WHERE { ?x a :Sensor }")
+                   f"REGISTER QUERY sensors AS SELECT ?x FROM <../ontologies/a.ttl> {stream} WHERE {{ ?x a :Sensor }}")
+    plain = _write(tree / "rules" / "plain.rq", f"REGISTER QUERY sensors AS SELECT ?x {stream} WHERE {{ ?x a :Sensor }}")
     code, out, err = _run(["explain", named, "--allow-from", tree / "ontologies"], capsys)
     assert code == 0, err
     assert f"(from <{(tree / 'ontologies' / 'a.ttl').as_uri()}>)" in out
