@@ -327,7 +327,9 @@ def update_routes(updates, schema=None) -> tuple:
 
 
 def single_group_reason(query) -> str:
-    """Why partition_key gives the query no key, in words for `cep explain`."""
+    """Why the query has no partition key, in words for `cep explain`."""
+    if query.over_static_data:
+        return "a query over static data answers once, at the stream's first instant"
     if query.modified:
         return "its ORDER BY, LIMIT or OFFSET orders or cuts all the answers of an evaluation"
     if query.form == "ask":
