@@ -183,3 +183,22 @@ def test_the_instants_triples_are_walked_with_what_they_entail(tmp_path):
 def test_a_path_in_a_construct_template_is_an_error():
     with pytest.raises(QueryError, match=r"rules.rq:2:16: a property path cannot be in a CONSTRUCT template"):
         parse_rules(PREFIX + "CONSTRUCT { ?x :road+ ?y } WHERE { ?x :road ?y }", "rules.rq")
+
+
+def test_in_a_window_the_reference_walks_the_windows_content_as_one_graph():
+    # RSP-QL: the window (60 s, 120 s] is one graph of a -> b (70 s),
+    # b -> c (100 s) and d -> e (110 s); c -> d (50 s to 110 s) started
+    # before it. The closure chains a -> b -> c across instants, each pair
+    # over [70 s, 110 s] (the least start, the greatest end of the walked
+    # triples), the window's interval its answers'
+    from cep import reference
+    events = [Event(f"<{EX}{s}>", f"<{EX}road>", f"<{EX}{o}>", start, end)
+              for s, o, start, end in [("x", "a", 30_000, 30_000), ("a", "b", 70_000, 70_000),
+                                       ("b", "c", 100_000, 100_000), ("c", "d", 50_000, 110_000),
+                                       ("d", "e", 110_000, 110_000)]]
+    queries = parse_rules(PREFIX + "SELECT ?x ?y FROM STREAM <http://example.org/s> [RANGE 60s TUMBLING] "
+                                   "WHERE { ?x :road+ ?y }", "<test>")
+    got = sorted((dict(a.bindings)["x"].removeprefix(f"<{EX}")[0], dict(a.bindings)["y"].removeprefix(f"<{EX}")[0],
+                  a.start, a.end) for a in reference.evaluate(queries, events))
+    assert got == [("a", "b", 60_000, 120_000), ("a", "c", 60_000, 120_000), ("b", "c", 60_000, 120_000),
+                   ("d", "e", 60_000, 120_000), ("x", "a", 0, 60_000)]
