@@ -217,6 +217,7 @@ def binarize(queries) -> Plan:
         builder.query = q
         builder.certain = {}  # by id: only while this query's operators live
         split = split_windows(q)
+        builder.parted = split is not None
         if split is None:
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
             builder.plan.outputs.append(Output(q, root))
@@ -511,6 +512,7 @@ class _Builder:
         self.index = {}  # node signature -> id
         self.updates = False  # building an update rule's nodes (Leaf.updates)
         self.query = None  # the query being built (its streams: Leaf.streams)
+        self.parted = False  # its groups have windows of their own (split_windows)
         self.changing = False  # the rule set updates the background (Step.content)
         # the variables bound for sure, by operator (id) and by node id:
         # asked at every level of a deep tree, so kept
@@ -547,7 +549,8 @@ class _Builder:
             sig = ("unit", filters, window, timed, self.updates, streams)
             return self._add(sig, lambda i: Leaf(i, op, (), filters, window, timed, self.updates, streams))
 
-        if isinstance(op, ops.Triple) and isinstance(op.p, ops.Path) and self.query.window is not None:
+        if isinstance(op, ops.Triple) and isinstance(op.p, ops.Path) and self.query.window is not None \
+                and not self.parted:  # parts read the stream (_check_parts): a path there walks each instant
             return self._window_path(op, pending, window, timed)
 
         if isinstance(op, ops.Triple):

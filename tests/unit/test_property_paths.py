@@ -204,3 +204,14 @@ def test_in_a_window_a_path_walks_the_windows_content_as_one_graph(background):
     got = run(query, events, background)
     assert sorted(b[0][1] + b[1][1] for b, s, e in got if s == 0) == ["xa", "xb", "xc", "xd"]
     assert sorted(b[0][1] + b[1][1] for b, s, e in got if s == 60_000) == ["ae", "be", "ce", "de"]
+
+
+def test_in_a_group_with_a_window_of_its_own_a_path_walks_each_instant():
+    # the groups of a query with named windows read the stream, their
+    # solutions then kept in their windows (docs/language.md): a path there
+    # walks each instant's graph, engine and reference alike (checked_answers)
+    events = [ev("a", "road", "b", 70_000), ev("b", "road", "c", 100_000), ev("c", "road", "d", 110_000)]
+    query = ("SELECT ?x ?y ?z FROM NAMED WINDOW :short ON STREAM <http://example.org/s> [RANGE 60s TUMBLING] "
+             "FROM NAMED WINDOW :long ON STREAM <http://example.org/s> [RANGE 120s TUMBLING] "
+             "WHERE { WINDOW :short { ?x :road+ ?y } WINDOW :long { ?y :road ?z } }")
+    assert [tuple(v for _, v in b) for b, _, _ in run(query, events, None)] == [("a", "b", "c"), ("b", "c", "d")]
