@@ -217,6 +217,7 @@ def binarize(queries) -> Plan:
         builder.query = q
         builder.certain = {}  # by id: only while this query's operators live
         split = split_windows(q)
+        builder.parted = split is not None
         if split is None:
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
             builder.plan.outputs.append(Output(q, root))
@@ -511,6 +512,7 @@ class _Builder:
         self.index = {}  # node signature -> id
         self.updates = False  # building an update rule's nodes (Leaf.updates)
         self.query = None  # the query being built (its streams: Leaf.streams)
+        self.parted = False  # its groups have windows of their own (split_windows)
         self.changing = False  # the rule set updates the background (Step.content)
         # the variables bound for sure, by operator (id) and by node id:
         # asked at every level of a deep tree, so kept
@@ -546,6 +548,10 @@ class _Builder:
             streams = self.query.triple_streams(op)
             sig = ("unit", filters, window, timed, self.updates, streams)
             return self._add(sig, lambda i: Leaf(i, op, (), filters, window, timed, self.updates, streams))
+
+        if isinstance(op, ops.Triple) and isinstance(op.p, ops.Path) and self.query.window is not None \
+                and not self.parted:  # parts read the stream (_check_parts): a path there walks each instant
+            return self._window_path(op, pending, window, timed)
 
         if isinstance(op, ops.Triple):
             ends = ([op.end] if op.end else []) + [v for _, v in op.stream_ends]  # timestamp()'s
@@ -598,6 +604,23 @@ class _Builder:
         content = content or any(self.plan.nodes[i].content for i in ids)
         return self._step(op, ids[0], ids[1], here, getattr(op, "cond", None), window, policy, timed,
                           deadline=getattr(op, "deadline_ms", None), content=content)
+
+    def _window_path(self, op, pending, window, timed) -> int:
+        """A property path inside a window walks the window's content as one
+        graph (docs/language.md, "Property paths"): a content node over the
+        solutions of a leaf `?s ?p ?o` (of the path's streams, whose
+        predicate is one of the path's IRIs, or every one for
+        Path.reads_every_event), kept per window (cep.compile.windows)."""
+        spo = tuple(ops.Var(f"_:path{n}") for n in "spo")
+        every = dataclasses.replace(op, s=spo[0], p=spo[1], o=spo[2], pos=None)
+        mine = () if op.p.reads_every_event(op.s, op.o) else (
+            ops.Call("in", spo[1], *(ops.Const(iri) for iri in sorted(op.p.iris()))),)
+        streams = self.query.triple_streams(op)
+        sig = ("leaf", every, mine, window, False, self.updates, streams)
+        child = self._add(sig, lambda i: Leaf(i, every, spo, mine, window, False, self.updates, streams))
+        vars_, filters = tuple(dict.fromkeys(ops.slots_vars(op))), _dedup(pending)
+        sig = ("unary", op, child, filters, window, timed, True, None)
+        return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, True))
 
     def _unary(self, op, operand, pending, window, policy, timed) -> int:
         """The Unary node of `op` over `operand`: the conditions that read

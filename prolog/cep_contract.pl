@@ -25,6 +25,7 @@
                     stand beside them, cep_window:cep_subquery_rows/6)
         extend      a rule set with a C-SPARQL AGGREGATE over a window
         paths       a rule set with a property path closure (p+, p*, p?)
+                    outside a window (inside one it walks the window's content)
         pruning     a rule set whose sweep prunes windowed goal stores
                     ('$sweep'/2 calls cep_runtime:cep_expire/5)
         optional    the runtime looks for it (current_predicate/1) first

@@ -40,7 +40,8 @@
 %
 %   S and O are connected by Path in Graph (the module holding the
 %   background triples as t/3, or instant(Rules, Node), the graph of an
-%   instant, or union(Module, instant(Rules, Node)): triple/4). A bound end is where the search starts:
+%   instant, or union(Module, instant(Rules, Node)), or triples(List), a
+%   window's content: triple/4). A bound end is where the search starts:
 %   from S forwards, else from O backwards, else from every node that can
 %   start the path. Ends is `term` when the pattern names an end by a
 %   constant, `vars` when both are variables: then, as in SPARQL's
@@ -171,6 +172,11 @@ pairs(G, P, S, O, Pairs) :-
 triple(instant(M, N), S, P, O) :-
     !,
     M:'$pathev'(N, S, P, O, _, _).
+%   triples(List), the graph of a window's content (cep/compile/windows.py,
+%   _path_clause/4): t(S, P, O, Start, End) terms.
+triple(triples(L), S, P, O) :-
+    !,
+    member(t(S, P, O, _, _), L).
 triple(union(B, I), S, P, O) :-
     !,
     (   triple(B, S, P, O)

@@ -33,9 +33,10 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
-from cep.binarize import PartRef, Unary, split_windows
-from cep.compile.clauses import WINDOW, func_term, tuple_term
+from cep.binarize import Leaf, PartRef, Unary, split_windows
+from cep.compile.clauses import LIVE, PATHS, WINDOW, func_term, tuple_term
 from cep.compile.expr import conj, ite, q
+from cep.compile.leaves import path_term
 from cep.compile.projection import sort_goals
 from cep.compile.services import join_items
 from cep.compile.steps import _negation, _timeless, interval_goals, unary_goals
@@ -459,6 +460,8 @@ def _content_clause(plan, node, vs, graph):
     window, MINUS and [NOT] EXISTS test the whole window), the temporal
     ones with their interval relations."""
     Q, In, S, E = pl.Var("Q"), pl.Var("In"), pl.Var("S"), pl.Var("E")
+    if isinstance(node, Unary) and isinstance(node.op, ops.Triple):  # a property path (cep.binarize)
+        return _path_clause(plan, node, vs, graph)
 
     def operand(child, side, s, e):
         if child.content:  # evaluated on its own, then joined: values given outside do not steer it
@@ -512,6 +515,44 @@ def _content_clause(plan, node, vs, graph):
             tests = interval_goals(node, s1, e1, s2, e2)
             guard = timed(s1, s2) if tests or not spec.timeless else []
             goals = [operand(left, "l", s1, e1), operand(right, "r", s2, e2), *guard, *tests, span(s1, e1, s2, e2)]
+    if node.window is not None:
+        goals.append(ite(pl.Struct("==", S, A("timeless")), A("true"),
+                         pl.Struct("=<", pl.Struct("-", E, S), node.window)))
+    ec = vs.expressions(S, E)
+    goals += [ec.filter_goal(f) for f in node.filters]
+    return pl.Clause(pl.Struct(f"w{node.id}", Q, In, tuple_term(vs, node.vars), S, E), tuple(goals))
+
+
+def _path_clause(plan, node, vs, graph):
+    """w<N>(Q, In, Values, Start, End) of a property path: the path walks
+    one graph, the window's triples it reads (those of its leaf, kept per
+    window) and the background as it is at the evaluation (docs/language.md,
+    "Property paths"). A pair the background alone connects is timeless;
+    any other spans [the least start, the greatest end] of those triples."""
+    Q, In, S, E = pl.Var("Q"), pl.Var("In"), pl.Var("S"), pl.Var("E")
+    t, leaf = node.op, plan.node(node.child)
+    x, y = (vs.of(v) if isinstance(v, ops.Var) else terms.to_prolog(v) for v in (t.s, t.o))
+    ends = A("vars" if isinstance(t.s, ops.Var) and isinstance(t.o, ops.Var) else "term")
+    spo, found, starts, stops = tuple(vs.fresh() for _ in range(3)), vs.fresh(), vs.fresh(), vs.fresh()
+    st, en = vs.fresh(), vs.fresh()
+    read = [pl.Struct("findall", pl.Struct("t", *spo, st, en),
+                      pl.Struct("$win", content_part(Q, node.id, "u"), In, pl.Struct("v", *spo), st, en), found),
+            pl.Struct("\\==", found, pl.PList([])),
+            pl.Struct("findall", st, pl.Struct("member", pl.Struct("t", *(pl.Var("_") for _ in range(3)), st,
+                                                                   pl.Var("_")), found), starts),
+            pl.Struct("findall", en, pl.Struct("member", pl.Struct("t", *(pl.Var("_") for _ in range(4)), en),
+                                               found), stops),
+            pl.Struct("min_list", starts, S), pl.Struct("max_list", stops, E)]
+    window = pl.Struct("triples", found)
+    if graph is None:
+        goals = read + [q(PATHS, "cep_path", window, path_term(t.p), ends, x, y)]
+    else:
+        module = vs.fresh() if graph == LIVE else A(graph)
+        live = [pl.Struct("context_module", module)] if graph == LIVE else []
+        walked = conj(read + live + [q(PATHS, "cep_path_added", module, window, path_term(t.p), ends, x, y)])
+        timeless = _timeless(plan, Leaf(node.id, t, node.vars), vs, graph)
+        goals = [pl.Struct(";", walked, conj(timeless + [pl.Struct("=", S, A("timeless")),
+                                                        pl.Struct("=", E, A("timeless"))]))]
     if node.window is not None:
         goals.append(ite(pl.Struct("==", S, A("timeless")), A("true"),
                          pl.Struct("=<", pl.Struct("-", E, S), node.window)))

@@ -408,14 +408,23 @@ def _path_occurrences(tp, S) -> set:
     occurrence, and one that only the union has, an occurrence over
     [the least start of the instant's triples, t]; with updates of the
     background, the union with the background as it was at t
-    (BACKGROUND_AT), which later updates do not change."""
+    (BACKGROUND_AT), which later updates do not change.
+
+    Over a window's content (CONTENT), which RSP-QL evaluates as one RDF
+    graph, over all of its triples at once, whatever their instants, and
+    the background as it is at the evaluation time (S's timeless triples):
+    a pair only the union has is an occurrence over [the least start, the
+    greatest end] of the content's triples the walk reads."""
     background = {(s, p, o) for s, p, o, start, _, _ in S if start is None} if BACKGROUND.get() else None
-    background_at = BACKGROUND_AT.get()
+    content = CONTENT.get() is not None
+    background_at = None if content else BACKGROUND_AT.get()
     out, instants = set(), {}
     every, iris = tp.p.reads_every_event(tp.s, tp.o), tp.p.iris()
     for s, p, o, start, end, g in S:
         if start is not None and (g is None or tp.stream is None or g in tp.stream) and (every or p in iris):
             instants.setdefault(end, []).append((s, p, o, start))
+    if content and instants:
+        instants = {max(instants): [x for occurring in instants.values() for x in occurring]}
     timeless = set() if background is None else _path_pairs(tp, background)
     out = {(x, tp.p, y, None, None, None) for x, y in timeless}
     for t, occurring in instants.items():

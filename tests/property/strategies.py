@@ -676,15 +676,7 @@ def update_cases(draw, windowed=False):
                                  deletions=template if delete else ()))
     kind = draw(st.integers(0, 2))
     if kind == 0:
-        # in a window, over the links only (which no event has), and of
-        # length one or more (one of length zero between two variables reads
-        # every event): a path over an instant whose triples start partly
-        # before the window is walked by the engine over the whole instant,
-        # by the reference over the window's content (an open difference,
-        # also without background)
-        path = ops.Path(draw(st.sampled_from(ops.PATH_CLOSURES)), (_path(draw, 1, LINKS if windowed else
-                                                                          LINKS + PREDICATES[:1]),))
-        assume(not (windowed and path.zero_length()))
+        path = ops.Path(draw(st.sampled_from(ops.PATH_CLOSURES)), (_path(draw, 1),))
         reads = ops.Triple(ops.Var("s"), path, ops.Var("n"))
     elif kind == 1:
         reads = ops.Triple(ops.Var("s"), draw(st.sampled_from(LINKS)), ops.Var("n"))

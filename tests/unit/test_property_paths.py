@@ -183,3 +183,35 @@ def test_the_instants_triples_are_walked_with_what_they_entail(tmp_path):
 def test_a_path_in_a_construct_template_is_an_error():
     with pytest.raises(QueryError, match=r"rules.rq:2:16: a property path cannot be in a CONSTRUCT template"):
         parse_rules(PREFIX + "CONSTRUCT { ?x :road+ ?y } WHERE { ?x :road ?y }", "rules.rq")
+
+
+def test_in_a_window_a_path_walks_the_windows_content_as_one_graph(background):
+    # RSP-QL: the window (60 s, 120 s] is one graph of a -> b (70 s),
+    # b -> c (100 s) and d -> e (110 s); c -> d (50 s to 110 s) started
+    # before it. The closure chains a -> b -> c across instants (engine
+    # and reference alike, checked_answers); the window's interval is its
+    # answers'. With the background's ring a -> b -> c -> a -> ... -> d,
+    # what the background alone connects is timeless, no answer: the
+    # window's x -> a adds x's pairs, its d -> e the pairs into e
+    events = [Event(f"<{EX}{s}>", f"<{EX}road>", f"<{EX}{o}>", start, end)
+              for s, o, start, end in [("x", "a", 30_000, 30_000), ("a", "b", 70_000, 70_000),
+                                       ("b", "c", 100_000, 100_000), ("c", "d", 50_000, 110_000),
+                                       ("d", "e", 110_000, 110_000)]]
+    query = "SELECT ?x ?y FROM STREAM <http://example.org/s> [RANGE 60s TUMBLING] WHERE { ?x :road+ ?y }"
+    assert [(b[0][1] + b[1][1], s, e) for b, s, e in run(query, events, None)] == [
+        ("ab", 60_000, 120_000), ("ac", 60_000, 120_000), ("bc", 60_000, 120_000), ("de", 60_000, 120_000),
+        ("xa", 0, 60_000)]
+    got = run(query, events, background)
+    assert sorted(b[0][1] + b[1][1] for b, s, e in got if s == 0) == ["xa", "xb", "xc", "xd"]
+    assert sorted(b[0][1] + b[1][1] for b, s, e in got if s == 60_000) == ["ae", "be", "ce", "de"]
+
+
+def test_in_a_group_with_a_window_of_its_own_a_path_walks_each_instant():
+    # the groups of a query with named windows read the stream, their
+    # solutions then kept in their windows (docs/language.md): a path there
+    # walks each instant's graph, engine and reference alike (checked_answers)
+    events = [ev("a", "road", "b", 70_000), ev("b", "road", "c", 100_000), ev("c", "road", "d", 110_000)]
+    query = ("SELECT ?x ?y ?z FROM NAMED WINDOW :short ON STREAM <http://example.org/s> [RANGE 60s TUMBLING] "
+             "FROM NAMED WINDOW :long ON STREAM <http://example.org/s> [RANGE 120s TUMBLING] "
+             "WHERE { WINDOW :short { ?x :road+ ?y } WINDOW :long { ?y :road ?z } }")
+    assert [tuple(v for _, v in b) for b, _, _ in run(query, events, None)] == [("a", "b", "c"), ("b", "c", "d")]

@@ -96,7 +96,7 @@ def expected_features(engine) -> set[str]:
         features.add("group")
     if any(q.grouping is not None and q.grouping.keys is None for q in windowed):
         features.add("extend")
-    if any(_has_closure(q.pattern) for q in queries):
+    if any(_has_closure(q.pattern) for q in queries if q.window is None):  # in a window: over its content
         features.add("paths")
     return features
 
