@@ -196,6 +196,13 @@ def run(queries, options: Options, console=None, say=print):
             end_input(ends)
             _await(writer.trigger(availableNow=True).start(), progress)
         return progress
+    except KeyboardInterrupt:
+        # the query has stopped (_await): stop Spark too before the command
+        # reports and exits, so its Python workers are shut down by their
+        # daemon rather than cut off mid-answer when the JVM dies with us
+        # (PySpark's daemon prints a BrokenPipeError traceback then)
+        spark.stop()
+        raise
     except CepError:
         raise
     except Exception as exc:

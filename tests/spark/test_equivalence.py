@@ -38,7 +38,7 @@ from tests.property.strategies import (
     seq_filter_queries, streams, typed_streams,
 )
 from tests.spark.support import (
-    batch_answers, describe, difference, in_process, multiset, process_all, split_rows,
+    batch_answers, describe, difference, event_rows, in_process, multiset, process_all, split_rows,
     start_stream, write_files,
 )
 
@@ -202,14 +202,14 @@ def arrival(case: StreamCase, files: int) -> list[list[tuple]]:
     micro-batch is the latest end seen before it, minus the lateness).
     Within a file, rows are in random order. Then the closing files."""
     rng = random.Random(case.order)
-    rows = sorted(((e.s, e.p, e.o, e.start, e.end) for e in case.events),
+    rows = sorted(event_rows(case.events),
                   key=lambda r: (r[4] + rng.randint(0, case.lateness), rng.random()))
     cuts = sorted(rng.sample(range(1, len(rows)), min(files - 1, len(rows) - 1)))
     chunks = [rows[a:b] for a, b in zip([0] + cuts, cuts + [len(rows)])]
     for chunk in chunks:
         rng.shuffle(chunk)
     triples = sorted({r[:3] for r in rows})
-    return chunks + [[(s, p, o, t, t) for s, p, o in triples] for t in CLOSING]
+    return chunks + [[(s, p, o, t, t, None) for s, p, o in triples] for t in CLOSING]
 
 
 def _watermark_ms(query) -> int:
@@ -251,7 +251,7 @@ def test_random_streams_in_one_or_many_micro_batches(spark, tmp_path):
     for i, files, query, rows in run_streams(spark, tmp_path, drawn):
         case = drawn[i]
         answers, others = split_rows(rows)
-        closing = [Event(s, p, o, t, t) for chunk in arrival(case, 1)[-len(CLOSING):] for s, p, o, t, _ in chunk]
+        closing = [Event(s, p, o, t, t) for chunk in arrival(case, 1)[-len(CLOSING):] for s, p, o, t, *_ in chunk]
         beyond = multiset(answers) - multiset(in_process(case.queries, case.events + closing))
         watermark, batches = _watermark_ms(query), len(query.recentProgress)
         problems = [

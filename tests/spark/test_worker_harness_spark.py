@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from tests.spark.support import output_columns, split_rows, write_files
+from tests.spark.support import event_rows, output_columns, split_rows, write_files
 from tests.unit.test_worker_steps import PAIRS, UNCONFIRMED, WINDOWS, stream
 from tests.unit.worker_harness import Harness, ev
 
@@ -50,7 +50,7 @@ def test_micro_batches_through_spark_and_through_the_harness_give_the_same_rows(
     queries = {}
     for name, rules in rules_sets.items():
         folder = tmp_path / name
-        write_files(folder / "in", [[(e.s, e.p, e.o, e.start, e.end) for e in chunk] for chunk in chunks])
+        write_files(folder / "in", [event_rows(chunk) for chunk in chunks])
         frames = spark.readStream.schema("s string, p string, o string, t long, t_end long").option(
             "maxFilesPerTrigger", 1).parquet(str(folder / "in"))
         queries[name] = (output_columns(detect(frames, rules, lateness=f"{LATENESS_MS} milliseconds",
