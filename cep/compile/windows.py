@@ -515,6 +515,12 @@ def _content_clause(plan, node, vs, graph):
             tests = interval_goals(node, s1, e1, s2, e2)
             guard = timed(s1, s2) if tests or not spec.timeless else []
             goals = [operand(left, "l", s1, e1), operand(right, "r", s2, e2), *guard, *tests, span(s1, e1, s2, e2)]
+    return _closed_content_clause(node, vs, Q, In, S, E, goals)
+
+
+def _closed_content_clause(node, vs, Q, In, S, E, goals):
+    """w<N>(Q, In, Values, S, E) :- goals, then the node's WITHIN bound on
+    [S, E] (a timeless solution has none) and its filters."""
     if node.window is not None:
         goals.append(ite(pl.Struct("==", S, A("timeless")), A("true"),
                          pl.Struct("=<", pl.Struct("-", E, S), node.window)))
@@ -553,12 +559,7 @@ def _path_clause(plan, node, vs, graph):
         timeless = _timeless(plan, Leaf(node.id, t, node.vars), vs, graph)
         goals = [pl.Struct(";", walked, conj(timeless + [pl.Struct("=", S, A("timeless")),
                                                         pl.Struct("=", E, A("timeless"))]))]
-    if node.window is not None:
-        goals.append(ite(pl.Struct("==", S, A("timeless")), A("true"),
-                         pl.Struct("=<", pl.Struct("-", E, S), node.window)))
-    ec = vs.expressions(S, E)
-    goals += [ec.filter_goal(f) for f in node.filters]
-    return pl.Clause(pl.Struct(f"w{node.id}", Q, In, tuple_term(vs, node.vars), S, E), tuple(goals))
+    return _closed_content_clause(node, vs, Q, In, S, E, goals)
 
 
 def _cond(node, vs, s, e):
