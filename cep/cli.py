@@ -681,10 +681,10 @@ def _run_local(args) -> int:
                 warned = _say_warnings(engine.warnings, warned)
                 rejects.report(engine.late[len(late):])  # late events, reported as they are found
                 late = engine.late[:]
+                _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
                 writer.write(answers)
                 if batch is None:
                     getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
-                _count(counts, answers)
                 out.flush()
                 now = time.monotonic()
                 if not args.quiet and now - last_report >= PROGRESS_SECONDS:
