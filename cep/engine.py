@@ -389,32 +389,34 @@ def _copy_indexes(table: pa.Table) -> pa.Array:
     n = table.num_rows
     if n < 2:
         return pa.array(np.zeros(n, np.int64))
-    updates = pc.fill_null(table["updates_only"], False)
-    source = table["source"].combine_chunks()
-    own = pc.invert(pc.fill_null(pc.not_equal(source, ""), False))
-    row = pc.cast(pa.array(np.arange(n)), pa.string())
-    keys = pa.table({
-        "s": table["s"], "p": table["p"], "o": table["o"], "start": table["start"], "end": table["end"],
-        "stream": pc.fill_null(table["stream"], ""), "updates": updates,
-        "source": pc.if_else(own, pc.binary_join_element_wise("\0", row, ""), source)})
-    names = keys.column_names
-    order = pc.sort_indices(keys, [(name, "ascending") for name in names]).to_numpy()
-    ranked = keys.take(order)
+    updates = np.asarray(pc.fill_null(table["updates_only"], False).to_numpy(zero_copy_only=False), dtype=bool)
+    # each column as integer codes (terms by dictionary), sorted by all of them at once
+    codes = [_codes(table[name]) for name in ("s", "p", "o", "stream")]
+    codes += [table[name].to_numpy() for name in ("start", "end")] + [updates.astype(np.int64)]
+    source = _codes(pc.if_else(pc.equal(table["source"], ""), pa.scalar(None, pa.string()), table["source"]))
+    source = np.where(source < 0, -1 - np.arange(n), source)  # a row without a source: a record of its own
+    order = np.lexsort([source] + codes[::-1])  # by the event, then by the record
     new_event = np.zeros(n, bool)
     new_event[0] = True
-    for name in names[:-1]:
-        column = ranked[name].combine_chunks()
-        new_event[1:] |= ~pc.equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
-    column = ranked["source"].combine_chunks()
+    for column in codes:
+        ranked = column[order]
+        new_event[1:] |= ranked[1:] != ranked[:-1]
+    ranked = source[order]
     new_record = new_event.copy()
-    new_record[1:] |= ~pc.equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    new_record[1:] |= ranked[1:] != ranked[:-1]
     records = np.cumsum(new_record)  # records counted from the first row
     first = np.maximum.accumulate(np.where(new_event, np.arange(n), 0))  # each event's first row
     index = records - records[first]
-    index[ranked["updates"].to_numpy(zero_copy_only=False)] = 0
+    index[updates[order]] = 0
     out = np.empty(n, np.int64)
     out[order] = index
     return pa.array(out)
+
+
+def _codes(column) -> np.ndarray:
+    """A string column as integer codes, equal for equal strings, -1 for null."""
+    encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+    return np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _instant_order(queries) -> list:
