@@ -42,6 +42,7 @@ from typing import Optional
 from cep import terms
 from cep.algebra import ops, query_limits
 from cep.algebra.ops import is_table
+from cep.algebra.copies import capture_copies
 from cep.algebra.timestamps import capture_ends
 from cep.errors import QueryError
 
@@ -212,7 +213,7 @@ def binarize(queries) -> Plan:
         policy = q.option("policy", "unrestricted")
         if policy not in POLICIES:
             raise ValueError(f"unknown consumption policy {policy!r}")
-        q = capture_ends(q)
+        q = capture_copies(capture_ends(q))
         builder.updates = q.form == "update"
         builder.query = q
         builder.certain = {}  # by id: only while this query's operators live
@@ -555,7 +556,8 @@ class _Builder:
 
         if isinstance(op, ops.Triple):
             ends = ([op.end] if op.end else []) + [v for _, v in op.stream_ends]  # timestamp()'s
-            vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ends))
+            copy = [op.copy] if op.copy else []  # a repeated event's copies (cep.algebra.copies)
+            vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ends + copy))
             filters = _dedup(pending)
             streams = self.query.triple_streams(op)
             sig = ("leaf", op, filters, window, timed, self.updates, streams)

@@ -197,6 +197,7 @@ class Engine:
         self._last = table["end"][-1].as_py()
         if len(self._order) > 1:
             table = _distinct_events(table)
+        copies = _copy_indexes(table) if self.compiled.copies else None
         for start, stop in _chunks(table["end"].to_numpy(), self._feed_every):
             part = table.slice(start, stop - start)
             if self._feed_every is not None:  # the windows before the part's events, fed back first
@@ -206,7 +207,8 @@ class Engine:
                 began = time.monotonic()
             lines.append(self.session.push(self.module, table_text(
                 part["s"], part["p"], part["o"], part["start"], part["end"], part["updates_only"],
-                part["stream"] if self.streamed else None)))
+                part["stream"] if self.streamed else None,
+                copies[start:stop] if copies is not None else None)))
             if self.services is not None:
                 self.services.evaluated(time.monotonic() - began)
             if self.timed:  # every instant of the part is complete: windows up to its last close
@@ -359,7 +361,9 @@ def _instant_counts(table: pa.Table) -> list:
     timestamped graph: the triples of one record (a TriG or N-Quads named
     graph, an N-Triples subject, a table's row), which share their source,
     interval and stream; a triple without a source is an event of its
-    own. A record repeated is two events (a stream is a multiset)."""
+    own. A record repeated (another graph, line or row with the same
+    triples: another source) is two events (a stream is a multiset,
+    cep.algebra.copies); rows with the same source are one record."""
     if not table.num_rows:
         return []
     source = table["source"].combine_chunks()
@@ -373,6 +377,46 @@ def _instant_counts(table: pa.Table) -> list:
     instants, triples = np.unique(table["end"].to_numpy(), return_counts=True)
     events = dict(zip(*np.unique(records["end"].to_numpy(), return_counts=True)))
     return [(t, n, int(events[t])) for t, n in zip(instants.tolist(), triples.tolist())]
+
+
+def _copy_indexes(table: pa.Table) -> pa.Array:
+    """The copy index of each event of a table (cep.algebra.copies): 0
+    for the first record of its triple, interval and stream, 1 for the
+    second... An event's records are the rows that hold it with distinct
+    sources (a row without a source is a record of its own); rows of one
+    record (one source) are one event, as a graph is a set of triples. An
+    event for the update rules alone has index 0 (updates are sets)."""
+    n = table.num_rows
+    if n < 2:
+        return pa.array(np.zeros(n, np.int64))
+    updates = np.asarray(pc.fill_null(table["updates_only"], False).to_numpy(zero_copy_only=False), dtype=bool)
+    # each column as integer codes (terms by dictionary), sorted by all of them at once
+    codes = [_codes(table[name]) for name in ("s", "p", "o", "stream")]
+    codes += [table[name].to_numpy() for name in ("start", "end")] + [updates.astype(np.int64)]
+    source = _codes(pc.if_else(pc.equal(table["source"], ""), pa.scalar(None, pa.string()), table["source"]))
+    source = np.where(source < 0, -1 - np.arange(n), source)  # a row without a source: a record of its own
+    order = np.lexsort([source] + codes[::-1])  # by the event, then by the record
+    new_event = np.zeros(n, bool)
+    new_event[0] = True
+    for column in codes:
+        ranked = column[order]
+        new_event[1:] |= ranked[1:] != ranked[:-1]
+    ranked = source[order]
+    new_record = new_event.copy()
+    new_record[1:] |= ranked[1:] != ranked[:-1]
+    records = np.cumsum(new_record)  # records counted from the first row
+    first = np.maximum.accumulate(np.where(new_event, np.arange(n), 0))  # each event's first row
+    index = records - records[first]
+    index[updates[order]] = 0
+    out = np.empty(n, np.int64)
+    out[order] = index
+    return pa.array(out)
+
+
+def _codes(column) -> np.ndarray:
+    """A string column as integer codes, equal for equal strings, -1 for null."""
+    encoded = pc.dictionary_encode(column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column)
+    return np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _instant_order(queries) -> list:
@@ -389,9 +433,12 @@ def _instant_order(queries) -> list:
 
 def _distinct_events(table: pa.Table) -> pa.Table:
     """A sorted table without repeated events (the same triple over the
-    same interval): a stream is a set of occurrences, so a repeat is the
-    same event, which a consuming policy must not use twice. (Without a
-    policy, answers are deduplicated and repeats cost nothing else.)"""
+    same interval): a rule set with a consumption policy reads the stream
+    as a set of occurrences, so a repeat is the same event, which a
+    consuming policy must not use twice (its windowed queries too count
+    it once: docs/language.md, "Repeated events"). (Without a policy, an
+    event pattern's answers are deduplicated and repeats cost nothing
+    else; a query over a window counts them, _copy_indexes.)"""
     if table.num_rows < 2:
         return table
     same = None

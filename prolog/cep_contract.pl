@@ -167,6 +167,8 @@ cep_contract('$updates_only', 1, event_term,
              "'$updates_only'(P): the event's predicate P, for the update rules alone").
 cep_contract('$in', 2, event_term,
              "'$in'(Stream, P): the event's predicate P, for an event of the stream Stream").
+cep_contract('$copy', 2, event_term,
+             "'$copy'(K, P): the event's predicate P, for the K-th copy (K >= 1) of a repeated event, which only the leaves of windowed queries read (cep/algebra/copies.py)").
 
 %!  cep_contract_applies(+Module, ?When) is nondet.
 %

@@ -171,6 +171,10 @@ class Triple:
     # for timestamp(?v, <stream>): (stream IRI, hidden variable) pairs, each
     # bound to the event's end when the event is of that stream
     stream_ends: tuple = ()
+    # the hidden variable bound to the copy index of the event the pattern
+    # matched (a stream is a multiset: cep/algebra/copies.py); None until
+    # that rewrite
+    copy: Optional[Var] = None
     # GRAPH <stream> { ... }: the stream (an IRI, N-Triples text) whose
     # events the pattern matches; None: the query's FROM STREAM streams (or
     # every event, in a query without them); see Query.streams

@@ -17,7 +17,7 @@ from cep.algebra import ops, sexpr
 from cep.algebra.query_limits import deep
 from cep.algebra.chaining import Chaining, analyse
 from cep.binarize import Leaf, Plan, Unary, binarize
-from cep.compile.leaves import count_streams, is_streamed
+from cep.compile.leaves import count_streams, is_streamed, reads_copies
 from cep.compile.program import compile_plan, program_hash, unbounded_state
 from cep.compile.projection import QueryLayout, answer_width
 from cep.compile.windows import check_windows
@@ -41,6 +41,13 @@ class CompiledRules:
         """Whether the events of a stream must say so (cep.runtime.batch:
         their predicate wrapped, '$in'(Stream, P))."""
         return is_streamed(self.plan)
+
+    @property
+    def copies(self) -> bool:
+        """Whether the rules tell apart the copies of a repeated event
+        (cep.algebra.copies; cep.runtime.batch: the K-th copy's predicate
+        wrapped, '$copy'(K, P))."""
+        return reads_copies(self.plan)
 
     @property
     def count_streams(self):

@@ -18,10 +18,13 @@ from cep.errors import QueryError
 from cep.runtime.batch import STREAM_EVENT  # an event of a stream: its predicate wrapped, '$in'(Stream, P)
 
 
-def _leaf_rule(leaf: Leaf, slots=None, body=()):
+def _leaf_rule(leaf: Leaf, slots=None, body=()) -> list:
     """leaf(P, S, O, Ts, Te, A): the event (S, P, O) matches the leaf's
     triple pattern (or `slots`, what the event must look like for it to
-    entail a triple that matches), then `body`."""
+    entail a triple that matches), then `body`. A leaf of a query that
+    reads a repeated event's copies (cep.algebra.copies) binds its hidden
+    copy variable to 0, and has a second rule cleaf(P, S, O, Ts, Te, A, K)
+    for the K-th copy of an event (cep_event/6 takes '$copy'(K, P) apart)."""
     vs = Vars(Scope())  # no expressions
     pattern = [vs.of(x) if isinstance(x, ops.Var) else terms.to_prolog(x)
                for x in (leaf.triple.s, leaf.triple.p, leaf.triple.o)]
@@ -33,7 +36,15 @@ def _leaf_rule(leaf: Leaf, slots=None, body=()):
         goals = (*goals, pl.Struct("=", vs.of(leaf.triple.end), te))
     for stream, end in leaf.triple.stream_ends:  # timestamp(?v, <stream>): StreamOf is stream_rules'
         goals = (*goals, q(VALUES, "cep_stream_end", pl.Var("StreamOf"), terms.to_prolog(stream), te, vs.of(end)))
-    return pl.Clause(head, (*goals, pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)))
+    solution = pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)
+    if leaf.triple.copy is None:
+        return [pl.Clause(head, (*goals, solution))]
+    copy, k = vs.of(leaf.triple.copy), pl.Var("K")
+    return [pl.Clause(head, (*goals, pl.Struct("=", copy, 0), solution)),
+            pl.Clause(pl.Struct(COPY_LEAF, *head.args, k), (*goals, pl.Struct("=", copy, k), solution))]
+
+
+COPY_LEAF = "cleaf"  # cleaf(P, S, O, Ts, Te, A, K): the K-th copy of a repeated event (K >= 1)
 
 
 def leaf_rules(leaf: Leaf, background) -> list:
@@ -50,7 +61,7 @@ def leaf_rules(leaf: Leaf, background) -> list:
         return unit_rules(leaf)
     if isinstance(leaf.triple.p, ops.Path):  # each instant's graph (and the background's: steps._timeless)
         return path_rules(leaf, background)
-    rules = [_leaf_rule(leaf)]
+    rules = _leaf_rule(leaf)
     if background is None:
         return rules
     schema = background.schema
@@ -58,19 +69,19 @@ def leaf_rules(leaf: Leaf, background) -> list:
     if isinstance(t.p, ops.Var):
         # any predicate: every entailed triple, from tables of the whole schema
         table = f"$entails{leaf.id}"
-        rules.append(_leaf_rule(leaf, lambda vs, pat: [pl.Var("S0"), pl.Var("P0"), pl.Var("O0")], lambda vs, pat: [
-            pl.Struct(table, pl.Var("S0"), pl.Var("P0"), pl.Var("O0"), *pat)]))
+        rules += _leaf_rule(leaf, lambda vs, pat: [pl.Var("S0"), pl.Var("P0"), pl.Var("O0")], lambda vs, pat: [
+            pl.Struct(table, pl.Var("S0"), pl.Var("P0"), pl.Var("O0"), *pat)])
         return rules + entailment_table(table, schema)
     if t.p != terms.RDF_TYPE:
         for sub in sorted(schema.subproperties(t.p)):
-            rules.append(_leaf_rule(leaf, lambda vs, pat, sub=sub: [pat[0], terms.to_prolog(sub), pat[2]]))
+            rules += _leaf_rule(leaf, lambda vs, pat, sub=sub: [pat[0], terms.to_prolog(sub), pat[2]])
         return rules
     # rdf:type: by subclass, by domain, by range
     cls = pl.Var("C0")
     if isinstance(t.o, ops.Var):
         sup = f"$superclass{leaf.id}"
-        rules.append(_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], cls],
-                                lambda vs, pat: [pl.Struct(sup, cls, pat[2])]))
+        rules += _leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], cls],
+                            lambda vs, pat: [pl.Struct(sup, cls, pat[2])])
         rules += _table(sup, 2, [(c, d) for c in sorted(schema.classes()) for d in sorted(schema.superclasses(c))])
         typed = [(p, d) for p in sorted(schema.properties()) for d in sorted(schema.domains(p))]
         ranged = [(p, r) for p in sorted(schema.properties()) for r in sorted(schema.ranges(p))]
@@ -78,16 +89,16 @@ def leaf_rules(leaf: Leaf, background) -> list:
         subclasses = sorted(schema.subclasses(t.o))
         if subclasses:  # one rule: D and its subclasses in one indexed table
             sub = f"$subclass{leaf.id}"
-            rules = [_leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], cls], [pl.Struct(sub, cls)])]
+            rules = _leaf_rule(leaf, lambda vs, pat: [pat[0], pat[1], cls], [pl.Struct(sub, cls)])
             rules += _table(sub, 1, [(c,) for c in [t.o, *subclasses]])
         typed = [(p, t.o) for p in sorted(schema.properties_with_domain(t.o))]
         ranged = [(p, t.o) for p in sorted(schema.properties_with_range(t.o))]
     for p, d in typed:
-        rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pat[0], terms.to_prolog(p), pl.Var("_")],
-                                lambda vs, pat, d=d: [pl.Struct("=", pat[2], terms.to_prolog(d))]))
+        rules += _leaf_rule(leaf, lambda vs, pat, p=p: [pat[0], terms.to_prolog(p), pl.Var("_")],
+                            lambda vs, pat, d=d: [pl.Struct("=", pat[2], terms.to_prolog(d))])
     for p, r in ranged:  # a literal is of no class (rdfs3 applies to resources)
-        rules.append(_leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
-                                lambda vs, pat, r=r: [resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))]))
+        rules += _leaf_rule(leaf, lambda vs, pat, p=p: [pl.Var("_"), terms.to_prolog(p), pat[0]],
+                            lambda vs, pat, r=r: [resource(pat[0]), pl.Struct("=", pat[2], terms.to_prolog(r))])
     return rules
 
 
@@ -166,6 +177,14 @@ def is_streamed(plan: Plan) -> bool:
     return any(isinstance(n, Leaf) and n.streams is not None for n in plan.nodes)
 
 
+def reads_copies(plan: Plan) -> bool:
+    """Whether a leaf of the plan tells apart the copies of a repeated
+    event (cep.algebra.copies): the engine then gives the rules the K-th
+    copy of an event with its predicate wrapped as '$copy'(K, P)."""
+    return any(isinstance(n, Leaf) and isinstance(n.triple, ops.Triple) and n.triple.copy is not None
+               for n in plan.nodes)
+
+
 def count_streams(plan: Plan):
     """The streams whose events the count windows of the plan count
     (a frozenset of IRIs), or None for every event: a rule set counts
@@ -195,7 +214,7 @@ def stream_rules(rules: list, streams) -> list:
     stream = pl.Var("StreamOf")
     for rule in rules:
         head = rule.head
-        if not isinstance(head, pl.Struct) or head.functor not in ("leaf", "uleaf"):
+        if not isinstance(head, pl.Struct) or head.functor not in ("leaf", "uleaf", COPY_LEAF):
             out.append(rule)  # the tables of entailment
             continue
         if isinstance(head.args[0], pl.Var):  # any predicate, but not an event of a stream

@@ -59,7 +59,8 @@ from cep.binarize import Leaf, Plan, Step, Unary, node_children
 from cep.compile.clauses import LIVE, RUNTIME, A, T, F, Vars, ok_goal, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
 from cep.compile.expr import Scope, conj, q
-from cep.compile.leaves import PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check, stream_rules, unit_store
+from cep.compile.leaves import (COPY_LEAF, PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check,
+                                reads_copies, stream_rules, unit_store)
 from cep.compile.projection import answer_width, padded, projection
 from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
 from cep.compile.updates import live_view, update_clause
@@ -68,7 +69,7 @@ from cep.compile.static import static_items
 from cep.compile.windows import content_part, window_items
 from cep.errors import QueryError
 from cep.limits import MATCH_VARIABLES
-from cep.runtime.batch import UPDATES_ONLY  # an event for the update rules alone: its predicate wrapped
+from cep.runtime.batch import COPY, UPDATES_ONLY  # an event for the update rules alone, a copy: its predicate wrapped
 
 
 DEFAULT_SWEEP_MS = 1000
@@ -120,6 +121,11 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     # cep.runtime.batch.UPDATES_ONLY) tries only theirs (uleaf/6)
     S, P, O, Ts, Te, Ans = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te", "A"))
     leaf, uleaf = (pl.Struct(name, P, S, O, Ts, Te, Ans) for name in ("leaf", "uleaf"))
+    if reads_copies(plan):  # the K-th copy of a repeated event (K >= 1): only the leaves that tell copies apart
+        K = pl.Var("K")
+        items.append(pl.Directive(pl.Struct("discontiguous", pl.indicator(COPY_LEAF, 7))))
+        items.append(pl.Clause(pl.Struct("cep_event", S, pl.Struct(COPY, K, P), O, Ts, Te, Ans),
+                               (A("!"), pl.Struct(COPY_LEAF, P, S, O, Ts, Te, Ans, K))))
     if updates:
         items.append(pl.Directive(pl.Struct("discontiguous", pl.indicator("uleaf", 6))))
         items.append(pl.Clause(pl.Struct("cep_event", S, pl.Struct(UPDATES_ONLY, P), O, Ts, Te, Ans),

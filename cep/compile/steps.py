@@ -313,6 +313,8 @@ def _timeless(plan, node, vs: Vars, module: str):
                 q(PATHS, "cep_path", g, path_term(p), A(ends), s, o)]
         else:
             goals = [pl.Struct("t", s, p, o) if live else q(module, "t", s, p, o)]
+            if node.triple.copy is not None:  # a background triple is there once: as an event's first copy
+                goals.append(pl.Struct("=", vs.of(node.triple.copy), 0))
     elif isinstance(node, Unary) and isinstance(node.op, ops.Project) and node.op.evaluated:
         return None  # its rows are an instant's, the background's among them (_evaluated_subquery)
     elif isinstance(node, Unary):

@@ -81,7 +81,8 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     Q, V, Ts, Te, Fst, Lst, H, Spec, M, K, Args = (pl.Var(n) for n in (
         "Q", "V", "Ts", "Te", "F", "L", "H", "Spec", "M", "K", "Args"))
     _ = pl.Var("_")
-    # a solution is stored once (solutions are sets), with the closes of the
+    # a solution is stored once (solutions are sets; those of two copies of
+    # a repeated event differ in their hidden copy variables, cep.algebra.copies), with the closes of the
     # windows that hold it; a grouped query over a time-based window adds
     # it to its pane's aggregates at once, and keeps only what tells a
     # solution seen (cep_window:cep_accumulate/6)

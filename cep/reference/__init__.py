@@ -29,14 +29,15 @@ from functools import cmp_to_key
 from cep import terms
 from cep.algebra import ops, query_limits
 from cep.algebra.chaining import analyse
+from cep.algebra.copies import reads_copies
 from cep.events import Answer, Event
 from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
 from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
 from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
 from cep.reference.expressions import _cmp as compare
 from cep.reference.expressions import parse as parse_value
-from cep.reference.patterns import (BACKGROUND, BACKGROUND_AT, CONTENT, HORIZON, SERVICES, compatible, merge,
-                                    solutions, stream_of, streams_of)
+from cep.reference.patterns import (BACKGROUND, BACKGROUND_AT, CONTENT, COPIES, HORIZON, SERVICES, compatible,
+                                    copies_of, merge, solutions, stream_of, streams_of)
 from cep.reference.windows import window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
@@ -117,7 +118,8 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
             out += window_answers(dataclasses.replace(q, pattern=streams_of(q)), None, events,
                                   _row_maker(q, skolem), until, solve_part=solve_part)
         else:
-            out += window_answers(q, _content_solver(q, stream, stream_at), events, _row_maker(q, skolem), until,
+            copies = copies_of(events, background) if reads_copies(q) else None
+            out += window_answers(q, _content_solver(q, stream, stream_at, copies), events, _row_maker(q, skolem), until,
                                   max((o[3] for o in stream if o[3] is not None), default=None))
     return _described(out, background)
 
@@ -151,27 +153,33 @@ def _described(out, background) -> list[Answer]:
     return kept
 
 
-def _content_solver(query, stream, stream_at):
+def _content_solver(query, stream, stream_at, copies=None):
     """solve(inside, tau): the timed solutions of the query's pattern over
     the occurrences that `inside(start, end)` says a window holds, and the
     background as it is at the evaluation time tau (stream_at(tau)), as
     RSP-QL's eval(SDS, SE, t) evaluates a pattern over a window's content
     (patterns.CONTENT), the solutions' own intervals in it; inside None:
     over the whole stream, with the stream's semantics (a query grouped
-    without a window)."""
+    without a window). `copies`: the copies of the input's repeated
+    events (patterns.copies_of), for a query that reads the stream as a
+    multiset (cep/algebra/copies.py)."""
     watch = timestamp_vars(query.pattern, query.projection)
     pattern = streams_of(query)
 
     def solve(inside, tau=None):
-        if inside is None:
-            return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
-        content = frozenset(o for o in stream_at(tau) if o[3] is None or inside(o[3], o[4]))
-        token = CONTENT.set(inside)
+        multiset = COPIES.set(copies)
         try:
-            found = stamped_solutions(pattern, content, watch)
+            if inside is None:
+                return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
+            content = frozenset(o for o in stream_at(tau) if o[3] is None or inside(o[3], o[4]))
+            token = CONTENT.set(inside)
+            try:
+                found = stamped_solutions(pattern, content, watch)
+            finally:
+                CONTENT.reset(token)
+            return [s for s in found if s[1] is not None and inside(s[1], s[2])]
         finally:
-            CONTENT.reset(token)
-        return [s for s in found if s[1] is not None and inside(s[1], s[2])]
+            COPIES.reset(multiset)
     return solve
 
 

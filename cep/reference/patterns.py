@@ -47,6 +47,7 @@ from contextvars import ContextVar
 
 from cep import terms
 from cep.algebra import ops
+from cep.algebra.copies import PREFIX as COPY_PREFIX
 from cep.reference.expressions import ExprError, holds, make, value
 
 
@@ -73,26 +74,60 @@ BACKGROUND_AT: ContextVar = ContextVar("background_at", default=None)
 # SERVICE: endpoint IRI -> the triples of its graph (a snapshot), for the
 # evaluation under way (cep.reference.evaluate's `services`)
 SERVICES: ContextVar = ContextVar("services", default=None)
+# For a query that reads the stream as a multiset (cep/algebra/copies.py):
+# occurrence -> its number of copies (copies_of), else None (a set). A
+# triple pattern then binds a hidden variable, one per pattern, to the
+# copy it matched, so that solutions of different copies are different
+# solutions (the compiled rules' `_:copyN`)
+COPIES: ContextVar = ContextVar("copies", default=None)
 
 
 def stream_of(events, background=None, graph=None) -> frozenset:
-    """The stream as a set of occurrences; identical events collapse.
+    """The stream as a set of occurrences; identical events collapse
+    (their copies are counted by copies_of).
     With background knowledge (cep.background.Background), the entailed
     occurrences and the timeless background triples too: those of `graph`
     when given (the background as updates changed it), else its own."""
-    events = {(terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end,
-               _stream_iri(getattr(e, "stream", "")))
-              for e in events}
+    events = {_occurrence(e) for e in events}
     if background is None:
         return frozenset(events)
+    out = {(s, p, o, None, None, None) for s, p, o in (background.triples if graph is None else graph)}
+    for occurrence in events:
+        out |= _entailed(occurrence, background)
+    return frozenset(out)
+
+
+def copies_of(events, background=None) -> dict:
+    """The number of copies of each occurrence of the events (the stream
+    as a multiset, cep/algebra/copies.py): the records that hold it, rows
+    with distinct sources (an event without a source is a record of its
+    own; a record's rows are a graph, a set of triples). An occurrence
+    entailed by the background is there as many times as the event with
+    most copies that entails it. Occurrences not listed are there once."""
+    records = {}
+    for i, e in enumerate(events):
+        records.setdefault(_occurrence(e), set()).add(e.source or i)
+    out = {}
+    for occurrence, sources in records.items():
+        for x in (_entailed(occurrence, background) if background is not None else (occurrence,)):
+            out[x] = max(out.get(x, 1), len(sources))
+    return out
+
+
+def _occurrence(e) -> tuple:
+    return (terms.canonical(e.s), terms.canonical(e.p), terms.canonical(e.o), e.start, e.end,
+            _stream_iri(getattr(e, "stream", "")))
+
+
+def _entailed(occurrence, background) -> set:
+    """An event's occurrence and those it entails with the background's
+    RDFS schema, over its interval."""
     from cep.background import rdfs
 
+    s, p, o, start, end, g = occurrence
     schema = {t for t in background.triples if t[1] in rdfs.SCHEMA_PREDICATES}
     closed = rdfs.closure(schema)
-    out = {(s, p, o, None, None, None) for s, p, o in (background.triples if graph is None else graph)}
-    for s, p, o, start, end, g in events:
-        out |= {(*t, start, end, g) for t in (rdfs.closure(schema | {(s, p, o)}) - closed) | {(s, p, o)}}
-    return frozenset(out)
+    return {(*t, start, end, g) for t in (rdfs.closure(schema | {(s, p, o)}) - closed) | {(s, p, o)}}
 
 
 def _stream_iri(text):
@@ -245,7 +280,9 @@ def _eval_op(op, S, at: tuple, watch) -> set:
         return _subquery(op, _eval(op.pattern, S, at + (0,), watch), S)
     if isinstance(op, ops.Project):
         names = {v.name for v in op.vars}
-        return {(frozenset((k, t) for k, t in x[0] if k in names), x[1], x[2],
+        keep = (lambda k: k in names) if op.distinct or COPIES.get() is None else \
+            (lambda k: k in names or k.startswith(COPY_PREFIX))  # the copies tell its solutions apart
+        return {(frozenset((k, t) for k, t in x[0] if keep(k)), x[1], x[2],
                  frozenset(s for s in x[3] if s[1] & names))
                 for x in _eval(op.pattern, S, at + (0,), watch)}
     left, right = (at + (0,), op.left), (at + (1,), op.right)
@@ -379,12 +416,18 @@ def _bgp(triples, S, watch) -> set:
         occurrences = _path_occurrences(tp, S) if isinstance(tp.p, ops.Path) else S
         # a path's solution is no matched event: timestamp() does not read it
         watched = frozenset() if isinstance(tp.p, ops.Path) else frozenset(watch & {v.name for v in ops.slots_vars(tp)})
+        copies = COPIES.get() if not isinstance(tp.p, ops.Path) else None  # a path's pairs are a set
         for mu, ts, te, stamps in partial:
-            for s, p, o, start, end, g in occurrences:
+            for occurrence in occurrences:
+                s, p, o, start, end, g = occurrence
                 if g is not None and tp.stream is not None and g not in tp.stream:
                     continue  # an occurrence of another stream
                 m = dict(mu)
-                if _match(tp.s, s, m) and _match(tp.p, p, m) and _match(tp.o, o, m):
+                if not (_match(tp.s, s, m) and _match(tp.p, p, m) and _match(tp.o, o, m)):
+                    continue
+                for k in range(copies.get(occurrence, 1)) if copies is not None else (None,):
+                    if k is not None:
+                        m[f"{COPY_PREFIX}{position}"] = str(k)
                     grown.add((
                         frozenset(m.items()),
                         start if ts is None else ts if start is None else min(ts, start),

@@ -141,9 +141,10 @@ def _decimals(column: pa.Array) -> pa.Array:
 
 UPDATES_ONLY = "$updates_only"  # the wrapper the compiled rules take apart (cep.compile.program)
 STREAM_EVENT = "$in"  # '$in'(Stream, P): an event of a stream (cep.compile.leaves)
+COPY = "$copy"  # '$copy'(K, P): the K-th copy of a repeated event (cep.algebra.copies)
 
 
-def table_text(s, p, o, start, end, updates_only=None, stream=None) -> pa.Buffer:
+def table_text(s, p, o, start, end, updates_only=None, stream=None, copy=None) -> pa.Buffer:
     """The batch of columns already ordered by end time, as ASCII bytes.
     `updates_only`: a boolean column, true for the events that must
     trigger the update rules alone. Their predicate is written wrapped, as
@@ -151,7 +152,11 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None) -> pa.Buffer
     predicate (an IRI, an atom) has that form. `stream`: a column of the
     events' stream IRIs (null: none), for a rule set whose patterns read
     some streams only: the predicate of an event of a stream is written
-    '$in'(Stream, P), inside '$updates_only'(...) if both."""
+    '$in'(Stream, P), inside '$updates_only'(...) if both. `copy`: a
+    column of the events' copy indexes (cep.algebra.copies), for a rule
+    set that tells the copies of a repeated event apart: the predicate of
+    the K-th copy (K >= 1; never an event for the update rules alone) is
+    written '$copy'(K, P), outside '$in'(...)."""
     start = pc.cast(start, pa.string())
     end = pc.cast(end, pa.string())
     predicates = column_text(p)
@@ -165,6 +170,11 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None) -> pa.Buffer
         marked = pc.fill_null(updates_only, False)
         for i, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(p, marked).to_pylist()):
             wrap[i] = f"'{UPDATES_ONLY}'({wrap[i] or terms.prolog_text(nt)})"
+    if copy is not None and pc.any(pc.greater(copy, 0)).as_py():
+        marked = pc.greater(copy, 0)
+        for i, k, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(copy, marked).to_pylist(),
+                            pc.filter(p, marked).to_pylist()):
+            wrap[i] = f"'{COPY}'({k},{wrap[i] or terms.prolog_text(nt)})"
     if any(w is not None for w in wrap):
         fields = predicates.to_pylist()
         for i, w in enumerate(wrap):

@@ -85,7 +85,9 @@ def note_seed():
 
 @st.composite
 def streams(draw, max_events: int = 20, intervals: bool = True):
-    """A list of events (duplicates allowed: the stream is their set). Each
+    """A list of events, some of them repeated (a stream is a multiset:
+    a query over a window counts each copy, an event pattern reads the
+    set; cep/algebra/copies.py). Each
     stream draws how crowded it is: a short time range gives many ties, few
     object values many joins."""
     n_subjects = draw(st.integers(2, 3))
@@ -105,7 +107,10 @@ def streams(draw, max_events: int = 20, intervals: bool = True):
     )
     # the size drawn first and uniformly: hypothesis' own lists favour short ones
     size = draw(st.integers(min(2, max_events), max_events))
-    return [draw(event) for _ in range(size)]
+    events = [draw(event) for _ in range(size)]
+    # now and then some events given again (equal events also come by chance)
+    repeated = draw(st.lists(st.integers(0, size - 1), max_size=3)) if draw(st.integers(0, 2)) == 0 else []
+    return events + [events[i] for i in repeated]
 
 
 # ------------------------------------------------------------- expressions

@@ -1,0 +1,82 @@
+"""A stream is a multiset (docs/language.md, "Repeated events"): the
+rewrite of a query's algebra that lets its solutions tell apart the
+copies of a repeated event.
+
+    capture_copies(query) -> Query
+
+An event given twice (two records of the input with the same triple,
+interval and stream) is two events for a query evaluated over a window
+(or grouped without one): a COUNT counts both, a plain SELECT gives a row
+for each (SPARQL's bag semantics; Streaming SPARQL's multiset algebra;
+RSP-QL evaluates SPARQL over the window's content). The engine gives the
+k-th copy of an event (k >= 1) to the rules with its predicate wrapped
+('$copy'(K, P), cep.runtime.batch), and the rewrite gives every triple
+pattern of such a query a hidden variable `_:copyN` (Triple.copy), which
+the compiled leaf rule binds to the copy index of the event it matched (0
+for the first). As each hidden variable belongs to one triple pattern, the
+joins never compare them (as timestamp()'s hidden ends, timestamps.py):
+they only tell apart solutions that matched different copies, so a
+solution of a join of events repeated m1 and m2 times is there m1 * m2
+times, and SELECT DISTINCT (which does not project them) collapses them.
+
+The other queries (EP-SPARQL's event patterns, whose semantics, paper
+section 4.2, is over sets of event occurrences) read no copy: their
+answers are those of the stream as a set. Left as sets too: a group with
+a window of its own (Streaming SPARQL's window in a graph pattern), a
+property path (a closure is a set of pairs), and a DISTINCT subquery.
+
+The reference evaluator (cep/reference/patterns.py) binds the same
+hidden variables from the copies of each occurrence, without this rewrite.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+
+from cep.algebra import ops
+
+PREFIX = "_:copy"
+
+
+def reads_copies(query: ops.Query) -> bool:
+    """Whether the query reads the stream as a multiset (above)."""
+    return query.evaluated and not any(isinstance(op, ops.Project) and op.window is not None
+                                       for op in ops.walk(query.pattern))
+
+
+def capture_copies(query: ops.Query) -> ops.Query:
+    if not reads_copies(query):
+        return query
+    counter = itertools.count()
+    pattern, _ = _rewrite(query.pattern, lambda: ops.Var(f"{PREFIX}{next(counter)}"))
+    return dataclasses.replace(query, pattern=pattern)
+
+
+def _rewrite(op, fresh):
+    """(op with a hidden copy variable per triple pattern, those of its
+    solutions: the variables a subquery's projection keeps)."""
+    if isinstance(op, ops.Triple):
+        if isinstance(op.p, ops.Path):
+            return op, ()
+        copy = fresh()
+        return dataclasses.replace(op, copy=copy), (copy,)
+    if isinstance(op, ops.BGP):
+        triples = [_rewrite(t, fresh) for t in op.triples]
+        return (dataclasses.replace(op, triples=tuple(t for t, _ in triples)),
+                tuple(v for _, vs in triples for v in vs))
+    if isinstance(op, (ops.Unit, ops.Values, ops.Service)):
+        return op, ()
+    if isinstance(op, ops.Project):
+        pattern, copies = _rewrite(op.pattern, fresh)
+        if op.distinct or op.evaluated:  # its solutions once each, or its rows (a set)
+            return dataclasses.replace(op, pattern=pattern), ()
+        return dataclasses.replace(op, pattern=pattern, vars=op.vars + copies), copies
+    if isinstance(op, (ops.Filter,) + ops.UNARY):
+        pattern, copies = _rewrite(op.pattern, fresh)
+        return dataclasses.replace(op, pattern=pattern), copies
+    left, lc = _rewrite(op.left, fresh)
+    right, rc = _rewrite(op.right, fresh)
+    if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):
+        rc = ()  # the right side binds nothing
+    return dataclasses.replace(op, left=left, right=right), lc + rc
