@@ -34,6 +34,7 @@ from cep.service.options import policy_fields
 # groups). One per pattern: a later snapshot replaces it.
 _PULLS: dict = {}
 
+
 @dataclass(frozen=True)
 class ServiceSpec:
     node: int  # the plan's Unary node of the SERVICE: its view's number in Prolog
