@@ -73,3 +73,54 @@ class Scripted:
     def __exit__(self, *_):
         self.server.shutdown()
         self.server.server_close()
+
+
+class Counting:
+    """A pass-through to a real endpoint (`target`, its query URL) on the
+    loopback interface that keeps the SPARQL query of each request it
+    forwards (`queries`): what the engines asked of the endpoint, from
+    whichever process they run in."""
+
+    def __init__(self, target: str):
+        import http.server
+        import threading
+        import urllib.parse
+        import urllib.request
+
+        self.queries: list[str] = []
+        counting = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                counting.queries.append(urllib.parse.parse_qs(body.decode())["query"][0])
+                request = urllib.request.Request(target, data=body, method="POST", headers={
+                    name: self.headers[name] for name in ("Accept", "Content-Type") if self.headers[name]})
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    answer, kind, status = response.read(), response.headers["Content-Type"], response.status
+                self.send_response(status)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *_):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.url = f"{self.base}/query"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def pulls(self, text: str) -> int:
+        """The requests that asked for `text` (a pattern's whole view)."""
+        return sum(1 for q in self.queries if q == text)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.server.shutdown()
+        self.server.server_close()

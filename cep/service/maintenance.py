@@ -145,7 +145,7 @@ class Services:
     def _initial_pull(self, state: _State):
         began = time.monotonic()
         try:
-            self._note_refresh(state.view.pull(state.options.timeout))
+            self._note_refresh(state.view.pull(state.options.timeout, state.options.snapshot))
         except EndpointError as e:
             if not state.view.spec.op.silent:
                 raise EngineError(f"{e} (the initial pull of its view; SERVICE SILENT would go on with "
@@ -155,7 +155,9 @@ class Services:
             self.reports.append(Report(0, state.view.spec.query, state.view.spec.endpoint, 0, 0, 0,
                                        time.monotonic() - began, 0.0, True, str(e)))
 
-    def _note_refresh(self, seconds: float):
+    def _note_refresh(self, seconds: Optional[float]):
+        if seconds is None:  # no request made (a pull this process had made)
+            return
         self.refresh_s = seconds if self.refresh_s is None else 0.8 * self.refresh_s + 0.2 * seconds
 
     def budget(self, o: ServiceOptions) -> int:

@@ -25,6 +25,11 @@ allow-list.
   source publishes it (WBM's I); default: estimated from the refreshes.
 - oracle: for experiments only, the true change times of the remote data
   (BST and WBM* read them).
+- snapshot: a name for the run's initial pull, set by the Spark driver
+  (cep.spark.plan): the engines of one worker process with the same
+  snapshot share one download of each SERVICE pattern (cep.service.view,
+  View.pull), so a worker serving many groups pulls once. None (in
+  process): each engine pulls its own.
 """
 
 from __future__ import annotations
@@ -47,7 +52,8 @@ class ServiceOptions:
     view: bool = True
     proposer: str = "WSJ"
     # LRU: without the entries' change rates (intervals), WBM's estimates
-    # of them make it trail LRU in bench/service.py's experiments
+    # of them make it no better than LRU in bench/service.py's experiments
+    # (level at low budgets, behind at 30%)
     ranker: str = "LRU"
     gamma: Optional[int] = None
     rho: Optional[float] = None
@@ -61,6 +67,7 @@ class ServiceOptions:
     # None), where the source says it: WBM's change interval I; default:
     # estimated from what the refreshes saw
     intervals: Optional[Callable] = field(default=None, compare=False)
+    snapshot: Optional[str] = None
 
     def __post_init__(self):
         object.__setattr__(self, "allow", tuple(self.allow))

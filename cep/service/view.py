@@ -28,6 +28,12 @@ from cep.runtime.session import session
 from cep.service import endpoint
 from cep.service.options import policy_fields
 
+# (endpoint, pull query) -> (snapshot, rows): the latest initial pull of a
+# pattern made under a named snapshot in this process (View.pull), which
+# every engine of the process under that snapshot reads (a Spark worker's
+# groups). One per pattern: a later snapshot replaces it.
+_PULLS: dict = {}
+
 
 @dataclass(frozen=True)
 class ServiceSpec:
@@ -141,13 +147,23 @@ class View:
 
     # ---- reading the endpoint
 
-    def pull(self, timeout: float) -> float:
+    def pull(self, timeout: float, snapshot: Optional[str] = None) -> Optional[float]:
         """The initial pull (or, without a view, each evaluation's): every
         solution of the pattern, the view replaced by them; the seconds
-        the request took. Raises EndpointError."""
+        the request took, or None when the rows came from this process's
+        pull under the same `snapshot` (the initial pull of a Spark run:
+        the worker's groups share one download). Raises EndpointError."""
         began = time.monotonic()
-        _, rows = endpoint.select(self.spec.endpoint, self.spec.pull_query(), timeout)
-        self._check(rows)
+        query = self.spec.pull_query()
+        shared = _PULLS.get((self.spec.endpoint, query)) if snapshot is not None else None
+        if shared is not None and shared[0] == snapshot:
+            rows, seconds = shared[1], None
+        else:
+            _, rows = endpoint.select(self.spec.endpoint, query, timeout)
+            self._check(rows)
+            seconds = time.monotonic() - began
+            if snapshot is not None:
+                _PULLS[(self.spec.endpoint, query)] = (snapshot, rows)
         grouped = {}
         positions = [p - 1 for p in self.spec.positions()]
         for row in rows:
@@ -159,7 +175,7 @@ class View:
         self._store([(key, tuple(grouped[key])) for key in sorted(grouped)], None)  # ids in key order
         if self.pulled is None:
             self.pulled = {key: entry.rows for key, entry in self.entries.items()}
-        return time.monotonic() - began
+        return seconds
 
     def fetch(self, entry: Entry, timeout: float) -> tuple:
         """The endpoint's current solutions of one entry's key (one query,

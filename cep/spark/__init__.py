@@ -150,7 +150,9 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     (cep.user_prolog.UserProlog), the text of the user's Prolog files
     likewise. `limits`: the engines' cep.limits.Limits. `services`: the
     SERVICE options (cep.service.options.ServiceOptions): each group's
-    engine keeps its own views, and its state the entries its keys need."""
+    engine keeps its own views, and its state the entries its keys need;
+    the initial pull is named for this run (ServiceOptions.snapshot), so
+    the groups one worker process serves share one download of it."""
     import dataclasses
 
     from cep.compile import compile_queries
@@ -172,6 +174,8 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     compiled = tuple(compile_queries(c.queries + updates, background, prolog, limits) for c in classes)
     for c in compiled:  # endpoints the run does not allow: refused here, before any worker calls one
         check_allowed(service_specs(c.plan), services)
+    if services is not None and services.snapshot is None:  # the groups of a worker share one initial pull
+        services = dataclasses.replace(services, snapshot=f"{os.getpid()}-{time.time_ns()}")
     # The workers keep engines by this key: the programs' hashes leave out
     # the names of queries and variables, which the answers carry.
     names = repr([(c.module, [(q.name, layout.form, layout.fields) for q, layout in zip(c.queries, c.layouts)])

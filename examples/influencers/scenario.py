@@ -54,12 +54,15 @@ def user(u: int) -> str:
 
 
 def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS,
-             process: str = "poisson") -> Scenario:
+             process: str = "poisson", skew: float = 0.8) -> Scenario:
     """`process`: how each user's changes come, at its rate: "poisson"
     (at random, memoryless), "periodic" (every 1/rate minutes, from a
     random phase: the seed's "fixed change rate", read literally) or
     "aligned" (periodic from time 0, the first evaluation's: where WBM's
-    best-before times, tau0 + k * I, fall on the true changes)."""
+    best-before times, tau0 + k * I, fall on the true changes). `skew`:
+    the Zipf exponent of the users' popularity (the i-th most mentioned
+    user drawn with weight 1 / i^skew): how often the same users come
+    back to the window (0: every user alike)."""
     if process not in PROCESSES:
         raise ValueError(f"unknown change process {process!r}: one of {', '.join(PROCESSES)}")
     rng = random.Random(seed)
@@ -83,7 +86,7 @@ def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = US
             value += rng.randrange(1, 500) if rng.random() < 0.7 else -rng.randrange(1, min(value, 500))
             out.append((int(t * MIN) + 1, value))
         changes[u] = out
-    popularity = [1 / (i + 1) ** 0.8 for i in range(users)]
+    popularity = [1 / (i + 1) ** skew for i in range(users)]
     order = list(range(users))
     rng.shuffle(order)
     mentions = {m: [order[i] for i in rng.choices(range(users), popularity, k=per_minute)]

@@ -55,3 +55,16 @@ def test_aligned_changes_fall_on_the_best_before_times_wbm_predicts():
     for u, cs in s.changes.items():
         interval = s.change_interval((user(u),))
         assert all(abs(t - k * interval) <= k + 1 for k, (t, _) in enumerate(cs, 1))
+
+
+def test_skew_sets_how_often_the_same_users_come_back():
+    """generate(skew=...): the Zipf exponent of the users' popularity. At
+    0 every user is drawn alike; the higher, the more of the mentions go
+    to the same few users."""
+    from collections import Counter
+
+    def top_share(skew):
+        mentioned = Counter(u for users in generate(2, 180, 8, skew=skew).mentions.values() for u in users)
+        return sum(n for _, n in mentioned.most_common(20)) / sum(mentioned.values())
+
+    assert top_share(0.0) < 0.2 < top_share(0.8) < top_share(1.2)

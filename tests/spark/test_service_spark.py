@@ -14,7 +14,7 @@ from cep.engine import Engine
 from cep.errors import QueryError
 from cep.rules import parse_rules
 from cep.service.options import ServiceOptions
-from tests.endpoint import oxigraph_server  # noqa: F401 (the fixture)
+from tests.endpoint import Counting, oxigraph_server  # noqa: F401 (the fixture)
 from tests.spark.support import EVENT_DDL, event_rows, output_columns, split_rows
 from tests.unit.test_service import E, H, WINDOWED, followers, mention
 
@@ -22,19 +22,28 @@ pytestmark = pytest.mark.spark
 
 
 def test_a_windowed_service_query_answers_on_spark_as_in_process(spark, oxigraph_server):
+    """... and the groups a worker process serves share one initial pull
+    (ServiceOptions.snapshot): fewer downloads of the whole view than
+    groups (one per Python worker; before, one per group)."""
     from cep.spark import detect
+    from cep.spark.routing import bucket_of
 
     followers(oxigraph_server, {u: (u * 7919) % 30000 for u in range(1, 9)})
-    queries = parse_rules(H + WINDOWED.format(
-        from_="", background=f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }}"), "remote.rq")
-    stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 40)]
-    options = ServiceOptions(allow=[oxigraph_server.base], gamma=8)
-    engine = Engine(queries, services=options)
-    expected = engine.push(stream) + engine.flush()
-    events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
-    answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
-    assert not others
-    assert expected and Counter(answers) == Counter(expected)
+    with Counting(oxigraph_server.query_url) as proxy:
+        queries = parse_rules(H + WINDOWED.format(
+            from_="", background=f"SERVICE <{proxy.url}> {{ ?u :followers ?n }}"), "remote.rq")
+        stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 40)]
+        options = ServiceOptions(allow=[proxy.base], gamma=8)
+        engine = Engine(queries, services=options)
+        expected = engine.push(stream) + engine.flush()
+        pull = engine.services.states[0].view.spec.pull_query()
+        proxy.queries.clear()
+        events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
+        answers, others = split_rows(output_columns(detect(events, queries, buckets=6, services=options)).collect())
+        groups = len({bucket_of(e.s, 6) for e in stream})
+        assert not others
+        assert expected and Counter(answers) == Counter(expected)
+        assert groups >= 4 and 1 <= proxy.pulls(pull) < groups
 
 
 def test_an_endpoint_not_allowed_is_refused_on_the_driver(spark):

@@ -303,3 +303,67 @@ def test_an_engine_state_holds_the_view_entries_its_stream_needed(oxigraph_serve
     assert {(a.binding("u"), a.binding("n").split('"')[1]) for a in got} == {(f"<{E}u1>", "5"), (f"<{E}u2>", "7")}
     report = restored.services.reports[-1]
     assert report.freshness < 1.0  # u1's entry kept its best-before: possibly stale
+
+
+def test_engines_under_one_snapshot_share_one_initial_pull(oxigraph_server):
+    """The initial pull under a named snapshot (ServiceOptions.snapshot:
+    a Spark run's, shared by the groups one worker process serves) is
+    downloaded once per process: a second engine under it, restored from
+    the first's state, reads the entries its stream needed from that
+    state and the others from the same download, even after the endpoint
+    changed; another snapshot, or none (in process), pulls again."""
+    from tests.endpoint import Counting
+
+    followers(oxigraph_server, {1: 5, 2: 5})
+    with Counting(oxigraph_server.query_url) as proxy:
+        (q,) = parse_rules(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 2m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                               f"SERVICE <{proxy.url}> {{ ?u :followers ?n }} }}", "x.rq")
+        options = ServiceOptions(allow=[proxy.base], proposer="WST", snapshot="run-1")  # never refreshed
+        first = Engine([q], services=options)
+        first.push([mention(1, m, m) for m in range(1, 5)])
+        first.flush_table(final=False)
+        followers(oxigraph_server, {1: 7, 2: 7})
+        second = Engine([q], services=options)
+        second.restore(first.state())
+        got = second.push([mention(1, 5, 5), mention(2, 6, 6)]) + second.flush()
+        assert {(a.binding("u"), a.binding("n").split('"')[1]) for a in got} == {(f"<{E}u1>", "5"),
+                                                                              (f"<{E}u2>", "5")}
+        pull = first.services.states[0].view.spec.pull_query()
+        assert proxy.pulls(pull) == 1
+        for other in (ServiceOptions(allow=[proxy.base], snapshot="run-2"),
+                      ServiceOptions(allow=[proxy.base]), ServiceOptions(allow=[proxy.base])):
+            engine = Engine([q], services=other)
+            got = engine.push([mention(2, 1, 1)]) + engine.flush()
+            assert {a.binding("n").split('"')[1] for a in got} == {"7"}
+        assert proxy.pulls(pull) == 4
+
+
+def test_a_spark_worker_pulls_once_for_its_groups_and_a_restored_group_reads_its_state(oxigraph_server):
+    """The streaming worker (without Spark: tests/unit/worker_harness.py),
+    three groups of one worker process: one download of the run's initial
+    pull for all three. After their engines are lost (a task re-run in that
+    worker; the endpoint changed meanwhile), each group is restored from
+    Spark's state: the entries its stream needed as they were, the others
+    from the worker's download, with no new one."""
+    from cep.spark import worker
+    from cep.spark.routing import bucket_of
+    from tests.endpoint import Counting
+    from tests.unit.worker_harness import Harness
+
+    followers(oxigraph_server, {u: 100 * u for u in range(1, 10)})
+    with Counting(oxigraph_server.query_url) as proxy:
+        rules = H + (f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 2m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                     f"SERVICE <{proxy.url}> {{ ?u :followers ?n }} }}")
+        harness = Harness(rules, buckets=3, route=lambda e: (0, bucket_of(e.s, 3)),
+                          services=ServiceOptions(allow=[proxy.base], proposer="WST"))
+        assert len({bucket_of(f"<{E}u{u}>", 3) for u in range(1, 10)}) == 3
+        worker._ENGINES.clear()
+        before = harness.batch([mention(u, 1, u) for u in range(1, 9)])
+        followers(oxigraph_server, {u: 7 for u in range(1, 10)})
+        worker._ENGINES.clear()  # the engines lost: each group restored from its state
+        harness.restart(harness.checkpoint())
+        after = harness.batch([mention(u, 3, 10 + u) for u in range(1, 10)], end=True) + harness.drain()
+        worker._ENGINES.clear()
+    got = {(a.binding("u"), a.binding("n").split('"')[1]) for a in before.answers + after.answers}
+    assert got == {(f"<{E}u{u}>", str(100 * u)) for u in range(1, 10)}
+    assert proxy.queries == [f"SELECT ?v0 ?v1 WHERE {{ ?v1 <{E}followers> ?v0 }}"]  # one initial pull, no other

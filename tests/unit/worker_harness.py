@@ -71,9 +71,10 @@ class Harness:
     """One streaming query of a rule set (cep.spark.run's), its micro-batches
     given one by one (batch) or as a sequence (run)."""
 
-    def __init__(self, rules, lateness_ms: int = 0, buckets: int = 1, route=None, rows_per_frame: int = 10_000):
+    def __init__(self, rules, lateness_ms: int = 0, buckets: int = 1, route=None, rows_per_frame: int = 10_000,
+                 services=None):
         queries = parse_rules(rules, "rules.rq") if isinstance(rules, str) else list(rules)
-        self.spec = plan(queries, buckets)
+        self.spec = plan(queries, buckets, services=services)
         self.lateness_ms = lateness_ms
         # as cep.spark.run: event time end + 1 ms, delay lateness + 1 ms
         self.delay_ms = lateness_ms + 1
