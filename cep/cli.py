@@ -23,7 +23,7 @@ DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is a
 ENGINES = ("local", "spark")
 INPUT_FORMATS = ("trig", "nq", "nt", "jsonl", "csv", "parquet")  # cep.io.readers
 OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv",
-                  "nt", "nq", "trig")  # cep.io.writers
+                  "nt", "nq", "trig", "parquet")  # cep.io.writers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
 # exit status (docs/io.md, "Exit status")
@@ -114,6 +114,9 @@ answers (--format; default: by the --out file's extension, else jsonl):
   nt nq trig   CONSTRUCT answers: N-Triples (the triples), N-Quads and TriG
                (one named graph per answer, with prov:startedAtTime and
                prov:endedAtTime: readable again by --events)
+  parquet      (every form; --out FILE) one Parquet file with the columns and
+               types of cep.spark.detect's rows: kind, query, bindings, triples,
+               start, end (timestamps), ... (docs/io.md, "One answer schema")
   --out DIR/   one file per query, DIR/QUERY.EXT, in --format where it holds
                the query's form (else SELECT: sparql-json, CONSTRUCT: nq)
 
@@ -170,11 +173,10 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
                           "event files and standard input (followed or not), spark for a folder of events or a "
-                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, --progress-json, "
-                          "--format parquet)")
-    run.add_argument("--format", choices=OUTPUT_FORMATS + ("parquet",), metavar="FORMAT",
-                     help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (local engine), parquet (spark "
-                          "engine with --out); default: the one the --out file's extension says, else jsonl "
+                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, --progress-json)")
+    run.add_argument("--format", choices=OUTPUT_FORMATS, metavar="FORMAT",
+                     help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (the spark engine writes jsonl, csv "
+                          "and parquet to --out DIR); default: the one the --out file's extension says, else jsonl "
                           "(docs/io.md)")
     run.add_argument("--out", metavar="PATH",
                      help="write answers to PATH instead of standard output; PATH/ (a folder): one file per "
@@ -514,8 +516,6 @@ def _engine(args) -> tuple[str, str]:
     given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
     if given:
         return "spark", given[0]
-    if args.format == "parquet":
-        return "spark", "--format parquet"
     from cep.io.readers import SOCKET, split_stream
 
     if any(split_stream(e)[1].startswith(SOCKET) for e in args.events):
@@ -543,9 +543,6 @@ def cmd_run(args) -> int:
     given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the spark engine, not of --engine local")
-    if args.format == "parquet":
-        raise UsageError("--format parquet: the spark engine writes Parquet (with --out DIR); "
-                         "the local engine writes jsonl, csv or trig")
     return _run_local(args)
 
 
@@ -648,6 +645,8 @@ def _run_local(args) -> int:
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     fmt = output_format(args.format, args.out)
+    if fmt == "parquet" and not args.out:
+        raise UsageError("--format parquet writes a file: give --out FILE.parquet (or --out DIR/, a file per query)")
     per_query = bool(args.out) and (str(args.out).endswith("/") or Path(args.out).is_dir())
     check_format(fmt, queries, per_query)
     background = _background(args, queries)

@@ -112,9 +112,13 @@ def spark_session(master: str | None = None, app: str = "cep", conf: dict | None
     # commit per micro-batch (measured on local[2]: 2 partitions instead of
     # 8 took a no-op stateful micro-batch of 100k rows from 1.4 s to 1.0 s).
     # Arrow batches of up to 100k rows into the workers, as the engine
-    # takes a group's rows as one table anyway.
+    # takes a group's rows as one table anyway. Parquet times as int64
+    # microseconds (UTC), the type Parquet readers agree on and the one
+    # `cep run --format parquet` writes (cep.events.ANSWER_ROWS), not
+    # Spark's legacy INT96.
     for key, value in (("spark.sql.shuffle.partitions", spark.sparkContext.defaultParallelism),
-                       ("spark.sql.execution.arrow.maxRecordsPerBatch", 100_000)):
+                       ("spark.sql.execution.arrow.maxRecordsPerBatch", 100_000),
+                       ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")):
         if not defaults.contains(key) and key not in conf:
             spark.conf.set(key, str(value))
     return spark
@@ -447,13 +451,15 @@ def end_input(folder) -> Path:
 
 
 def _finish(raw):
-    """The workers' raw rows with times as timestamps (bindings and triples
-    are typed columns already: worker.OUTPUT_DDL)."""
+    """The workers' raw rows as answer rows, cep.events.ANSWER_ROWS: times
+    as timestamps (bindings and triples are typed columns already:
+    worker.OUTPUT_DDL)."""
     from pyspark.sql import functions as F
 
-    return raw.select("kind", "query", "bindings", "triples",
-                      F.timestamp_millis("start").alias("start"), F.timestamp_millis("end").alias("end"),
-                      "s", "p", "o", "source", "reason", "text")
+    from cep.events import ANSWER_ROWS
+
+    return raw.select(*(F.timestamp_millis(name).alias(name) if name in ("start", "end") else name
+                        for name in ANSWER_ROWS.names))
 
 
 def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,
