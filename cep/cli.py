@@ -173,7 +173,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
                           "event files and standard input (followed or not), spark for a folder of events or a "
-                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, --progress-json)")
+                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, "
+                          "--progress-json)")
     run.add_argument("--format", choices=OUTPUT_FORMATS, metavar="FORMAT",
                      help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (the spark engine writes jsonl, csv "
                           "and parquet to --out DIR); default: the one the --out file's extension says, else jsonl "
@@ -194,8 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="keep reading until interrupted (Ctrl-C): event files and standard input are followed "
                           "as they grow, a line at a time (nt, nq, jsonl, csv; in this process), answers written "
                           "as the watermark (--lateness) passes the events; Ctrl-C ends the input (the events "
-                          "waiting are processed) and the run; event folders are watched for new files (Spark). Without it the "
-                          "run reads what is there and stops")
+                          "waiting are processed) and the run; event folders are watched for new files (Spark). "
+                          "Without it the run reads what is there and stops")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     _ontology_option(run)
     _prolog_option(run)
@@ -629,7 +630,6 @@ class _RejectSink:
 def _run_local(args) -> int:
     from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
     from cep.io.follow import Watermark, check_followed, followed_batches, watermarked
-    from cep.spark import interval_ms
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
@@ -640,6 +640,8 @@ def _run_local(args) -> int:
         raise UsageError(f"--events {sockets[0]}: a TCP socket is read by the spark engine (--engine spark)")
     files = inputs(args.events, args.events_format, _time_predicates(args))  # missing paths and unknown types fail before any work
     if args.follow:
+        from cep.spark import interval_ms  # (Spark's interval text; imports pandas, not pyspark)
+
         check_followed(files)
         lateness_ms = interval_ms(args.lateness)
     limits = _limits(args)
