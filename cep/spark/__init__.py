@@ -9,16 +9,19 @@
 `detect` takes a DataFrame of events, streaming or batch, with columns s, p,
 o (RDF terms in N-Triples syntax), t (a timestamp, epoch milliseconds, or
 xsd:dateTime text) and optionally t_end (interval events), and returns a
-DataFrame with a row per answer and per late event:
+DataFrame with a row per answer and per late or rejected event, in the
+answer rows' schema (cep.events.ANSWER_ROWS, docs/io.md "One answer
+schema"; `cep run --format parquet` writes the same rows in process):
 
-    kind      "answer" or "late"
+    kind      "answer", "late" or "reject"
     query     the query's name
     bindings  map<string,string>: SELECT's variable -> N-Triples term
               (unbound variables left out)
     triples   array<struct<s,p,o>>: CONSTRUCT's triples
     start, end  the answer's interval (the paper's event-time interval), or
               the late event's
-    s, p, o, reason   a late event and why it was set aside
+    s, p, o, source, reason, text   a late or rejected event, where it
+              was, why it was set aside, and the record as read
 
 Events are routed by each query's partition key (cep/spark/routing.py) to
 groups that each run the compiled rules in SWI-Prolog (cep/spark/worker.py),
