@@ -10,6 +10,7 @@ error (a bug, reported with its traceback).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 import time
 import traceback
@@ -22,7 +23,7 @@ DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is a
 ENGINES = ("local", "spark")
 INPUT_FORMATS = ("trig", "nq", "nt", "jsonl", "csv", "parquet")  # cep.io.readers
 OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv",
-                  "nt", "nq", "trig")  # cep.io.writers
+                  "nt", "nq", "trig", "parquet")  # cep.io.writers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
 # exit status (docs/io.md, "Exit status")
@@ -89,8 +90,9 @@ event files (--events; a directory stands for its event files, by name order;
   gives the stream IRI to the events of PATH that name none (FROM STREAM, GRAPH).
   Input need not be in time order: the local engine sorts it in bounded memory
   (spilling sorted runs to TMPDIR) before it is processed. With --follow, event
-  files (nt, nq, jsonl, csv) and standard input are read as they grow, in the
-  order events arrive. tcp://HOST:PORT (spark engine, --follow): a socket of
+  files (nt, nq, jsonl, csv) and standard input are read as they grow, each
+  event processed in time order once the watermark (--lateness) passes it.
+  tcp://HOST:PORT (spark engine, --follow): a socket of
   JSON Lines, one event per line.
   Records that cannot be read are skipped and reported (--rejects).
 
@@ -112,6 +114,9 @@ answers (--format; default: by the --out file's extension, else jsonl):
   nt nq trig   CONSTRUCT answers: N-Triples (the triples), N-Quads and TriG
                (one named graph per answer, with prov:startedAtTime and
                prov:endedAtTime: readable again by --events)
+  parquet      (every form; --out FILE) one Parquet file with the columns and
+               types of cep.spark.detect's rows: kind, query, bindings, triples,
+               start, end (timestamps), ... (docs/io.md, "One answer schema")
   --out DIR/   one file per query, DIR/QUERY.EXT, in --format where it holds
                the query's form (else SELECT: sparql-json, CONSTRUCT: nq)
 
@@ -168,11 +173,11 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
                           "event files and standard input (followed or not), spark for a folder of events or a "
-                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, --progress-json, "
-                          "--format parquet)")
-    run.add_argument("--format", choices=OUTPUT_FORMATS + ("parquet",), metavar="FORMAT",
-                     help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (local engine), parquet (spark "
-                          "engine with --out); default: the one the --out file's extension says, else jsonl "
+                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, "
+                          "--progress-json)")
+    run.add_argument("--format", choices=OUTPUT_FORMATS, metavar="FORMAT",
+                     help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (the spark engine writes jsonl, csv "
+                          "and parquet to --out DIR); default: the one the --out file's extension says, else jsonl "
                           "(docs/io.md)")
     run.add_argument("--out", metavar="PATH",
                      help="write answers to PATH instead of standard output; PATH/ (a folder): one file per "
@@ -189,8 +194,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--follow", action="store_true",
                      help="keep reading until interrupted (Ctrl-C): event files and standard input are followed "
                           "as they grow, a line at a time (nt, nq, jsonl, csv; in this process), answers written "
-                          "as the events arrive; event folders are watched for new files (Spark). Without it the "
-                          "run reads what is there and stops")
+                          "as the watermark (--lateness) passes the events; Ctrl-C ends the input (the events "
+                          "waiting are processed) and the run; event folders are watched for new files (Spark). "
+                          "Without it the run reads what is there and stops")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     _ontology_option(run)
     _prolog_option(run)
@@ -211,7 +217,8 @@ def build_parser() -> argparse.ArgumentParser:
                             "as the last one ends)")
     spark.add_argument("--lateness", metavar="INTERVAL", default="10 seconds",
                        help="how late an event may arrive (the watermark delay; default '10 seconds'): "
-                            "events wait this long in event time and are then processed in time order")
+                            "events wait this long in event time and are then processed in time order "
+                            "(also of --follow in this process)")
     spark.add_argument("--progress-json", metavar="FILE",
                        help="append each micro-batch's progress to FILE as a JSON line (rows, rates, state, "
                             "watermark, answers, late and rejected rows; docs/deploy.md, \"Monitoring\")")
@@ -510,8 +517,6 @@ def _engine(args) -> tuple[str, str]:
     given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
     if given:
         return "spark", given[0]
-    if args.format == "parquet":
-        return "spark", "--format parquet"
     from cep.io.readers import SOCKET, split_stream
 
     if any(split_stream(e)[1].startswith(SOCKET) for e in args.events):
@@ -539,9 +544,6 @@ def cmd_run(args) -> int:
     given = [f"--{name.replace('_', '-')}" for name in SPARK_OPTIONS if getattr(args, name)]
     if given:
         raise UsageError(f"{', '.join(given)}: options of the spark engine, not of --engine local")
-    if args.format == "parquet":
-        raise UsageError("--format parquet: the spark engine writes Parquet (with --out DIR); "
-                         "the local engine writes jsonl, csv or trig")
     return _run_local(args)
 
 
@@ -627,7 +629,7 @@ class _RejectSink:
 
 def _run_local(args) -> int:
     from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
-    from cep.io.follow import check_followed, followed_batches
+    from cep.io.follow import Watermark, check_followed, followed_batches, watermarked
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
@@ -638,10 +640,15 @@ def _run_local(args) -> int:
         raise UsageError(f"--events {sockets[0]}: a TCP socket is read by the spark engine (--engine spark)")
     files = inputs(args.events, args.events_format, _time_predicates(args))  # missing paths and unknown types fail before any work
     if args.follow:
+        from cep.spark import interval_ms  # (Spark's interval text; imports pandas, not pyspark)
+
         check_followed(files)
+        lateness_ms = interval_ms(args.lateness)
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     fmt = output_format(args.format, args.out)
+    if fmt == "parquet" and not args.out:
+        raise UsageError("--format parquet writes a file: give --out FILE.parquet (or --out DIR/, a file per query)")
     per_query = bool(args.out) and (str(args.out).endswith("/") or Path(args.out).is_dir())
     check_format(fmt, queries, per_query)
     background = _background(args, queries)
@@ -666,44 +673,49 @@ def _run_local(args) -> int:
         last_report = time.monotonic()
         warned = 0  # engine.warnings said so far
         # the input read in batches, put in time order in bounded memory (cep.io.order); or followed
-        # as it grows, in arrival order, each pause completing the instant held back (cep.io.follow)
+        # as it grows, in time order up to the watermark, each pause completing what the watermark
+        # passed (cep.io.follow); its late events are reported with the engine's
+        watermark = Watermark(lateness_ms, engine.late) if args.follow else None
+        stop = _FollowStop()
         if args.follow:
-            batches = followed_batches(files, _RejectSink(rejects), args.batch_size)
+            batches = watermarked(followed_batches(files, _RejectSink(rejects), args.batch_size, stop.event),
+                                  watermark)
         else:
             batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size)
         try:
-            for batch in batches:
-                if batch is None:  # a followed input's pause: the events so far are all there is for now
-                    answers = engine.flush_table(final=False).answers()
-                else:
-                    answers = engine.push_table(batch).answers()
-                    done += batch.num_rows
-                warned = _say_warnings(engine.warnings, warned)
-                rejects.report(engine.late[len(late):])  # late events, reported as they are found
-                late = engine.late[:]
-                _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
+            with stop.handled(args.follow):
+                for batch in batches:
+                    if batch is None:  # a followed input's pause: no event before the watermark will come
+                        answers = _complete(engine, watermark.time)
+                    else:
+                        answers = engine.push_table(batch).answers()
+                        done += batch.num_rows
+                    warned = _say_warnings(engine.warnings, warned)
+                    rejects.report(engine.late[len(late):])  # late events, reported as they are found
+                    late = engine.late[:]
+                    _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
+                    writer.write(answers)
+                    if batch is None:
+                        getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
+                    out.flush()
+                    now = time.monotonic()
+                    if not args.quiet and now - last_report >= PROGRESS_SECONDS:
+                        rate = done / max(now - began, 1e-9)
+                        _say(f"{done:,} events processed, {_plural(sum(counts.values()), 'answer')} "
+                             f"({rate:,.0f} events/s)")
+                        last_report = now
+                answers = engine.flush_table(final=True).answers()
+                _say_warnings(engine.warnings, warned)
                 writer.write(answers)
-                if batch is None:
-                    getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
-                out.flush()
-                now = time.monotonic()
-                if not args.quiet and now - last_report >= PROGRESS_SECONDS:
-                    rate = done / max(now - began, 1e-9)
-                    _say(f"{done:,} events processed, {_plural(sum(counts.values()), 'answer')} "
-                         f"({rate:,.0f} events/s)")
-                    last_report = now
-        except KeyboardInterrupt as stop:
+                _count(counts, answers)
+        except KeyboardInterrupt as interrupt:
             writer.close()  # a results document ends where the run stopped: it stays well-formed
-            raise Interrupted(f"{_plural(done, 'event')} processed, "
-                              f"{_plural(sum(counts.values()), 'answer')} written" + (f" to {args.out}" if args.out else ""),
-                              getattr(stop, "code", EXIT_INTERRUPTED)) from None
-        answers = engine.flush_table(final=True).answers()
-        _say_warnings(engine.warnings, warned)
-        writer.write(answers)
-        _count(counts, answers)
+            raise Interrupted(_how_far(done, counts, args.out), getattr(interrupt, "code", EXIT_INTERRUPTED)) from None
         writer.close()
         rejects.report(engine.late[len(late):])
         late = engine.late[:]
+        if stop.code is not None:  # a followed run, whose input ended with Ctrl-C
+            raise Interrupted(_how_far(done, counts, args.out), stop.code)
     finally:
         rejects.close()
         if out is not sys.stdout:
@@ -716,6 +728,64 @@ def _run_local(args) -> int:
         _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
         _say(f"{elapsed:.2f} s, {done / max(elapsed, 1e-9):,.0f} events/s")
     return EXIT_REJECTED if args.strict and rejects.count else EXIT_OK
+
+
+def _complete(engine, watermark: int | None):
+    """The answers of a followed run's pause: the engine completes the
+    instant it holds back, and its windows and NOTSEQ deadlines before the
+    watermark (no event before it will come)."""
+    answers = engine.flush_table(final=False).answers()
+    if watermark is None or not engine.timed:
+        return answers
+    import pyarrow as pa
+
+    return pa.concat_tables([answers, engine.close_windows(watermark).answers()])
+
+
+class _FollowStop:
+    """Ctrl-C (SIGINT) or SIGTERM on a followed run ends its input (`event`
+    stops cep.io.follow's reading at its next look): the events the
+    watermark holds are processed in time order and the end of the
+    stream's answers written, as a run without --follow over the events
+    read writes them; then the run ends as interrupted (`code`). A second
+    signal stops at once, where the run is. A run that is not followed
+    stops at once."""
+
+    def __init__(self):
+        import threading
+
+        self.event = threading.Event()
+        self.code: int | None = None
+
+    @contextlib.contextmanager
+    def handled(self, follow: bool):
+        """The signals handled so within (on a followed run)."""
+        import signal
+
+        try:
+            previous = {s: signal.signal(s, self._signalled) for s in (signal.SIGINT, signal.SIGTERM)} if follow else {}
+        except ValueError:  # not the main thread (a test's): the signals keep their handlers
+            previous = {}
+        try:
+            yield
+        finally:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+    def _signalled(self, number, frame):
+        import signal
+
+        code = EXIT_TERMINATED if number == signal.SIGTERM else EXIT_INTERRUPTED
+        if self.event.is_set():
+            raise Interrupted(code=code)
+        self.code = code
+        self.event.set()
+
+
+def _how_far(done: int, counts: Counter, out) -> str:
+    """What an interrupted run says it did."""
+    return (f"{_plural(done, 'event')} processed, {_plural(sum(counts.values()), 'answer')} written"
+            + (f" to {out}" if out else ""))
 
 
 def _count(counts: Counter, answers) -> None:

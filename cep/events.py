@@ -28,6 +28,17 @@ EVENTS = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
 TRIPLE = pa.struct([("s", pa.string()), ("p", pa.string()), ("o", pa.string())])
 ANSWERS = pa.schema([("query", pa.string()), ("start", pa.int64()), ("end", pa.int64()),
                      ("bindings", pa.map_(pa.string(), pa.string())), ("triples", pa.list_(TRIPLE))])
+# The answer rows a data engineer reads, one schema on both engines:
+# cep.spark.detect's DataFrame (and the Spark engine's Parquet files) and
+# the Parquet file of `cep run --format parquet` (docs/io.md, "One answer
+# schema"): ANSWERS with times as UTC timestamps, kind "answer", and the
+# columns of a late or rejected record (kind "late", "reject"): the event's
+# s, p, o, its place (source), why (reason) and the record (text)
+ANSWER_ROWS = pa.schema([("kind", pa.string()), ("query", pa.string()),
+                         ("bindings", ANSWERS.field("bindings").type),
+                         ("triples", pa.list_(pa.field("element", TRIPLE))),  # Parquet's (and Spark's) name
+                         ("start", pa.timestamp("us", tz="UTC")), ("end", pa.timestamp("us", tz="UTC")),
+                         *((name, pa.string()) for name in ("s", "p", "o", "source", "reason", "text"))])
 
 
 @dataclass(frozen=True)
@@ -129,3 +140,17 @@ def answers_of(table: pa.Table) -> list[Answer]:
                    triples=tuple((t["s"], t["p"], t["o"]) for t in r["triples"] or ()),
                    boolean=True if r["bindings"] is None and r["triples"] is None else None)
             for r in table.to_pylist()]
+
+
+def answer_rows(answers: pa.Table) -> pa.Table:
+    """An answer table (ANSWERS) as answer rows (ANSWER_ROWS)."""
+    n = answers.num_rows
+    columns = {"kind": pa.array(["answer"] * n, pa.string())}
+    for field in ANSWER_ROWS:
+        if field.name in ("start", "end"):
+            columns[field.name] = answers[field.name].cast(pa.timestamp("ms", tz="UTC")).cast(field.type)
+        elif field.name in ANSWERS.names:
+            columns[field.name] = answers[field.name].cast(field.type)
+        elif field.name != "kind":
+            columns[field.name] = pa.nulls(n, field.type)
+    return pa.table(columns, schema=ANSWER_ROWS)

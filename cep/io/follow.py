@@ -15,8 +15,12 @@ more; standard input blocks), through a bounded queue: a reader ahead of
 the engine waits for it, so memory stays bounded. The lines of a file are
 numbered as in a whole read, and its rejects name them.
 
-Events are processed as they come, not sorted: one that ends before an
-instant already processed is late (Engine.late), as on any stream.
+Events wait for the watermark, as on the Spark engine (Watermark,
+watermarked): the latest end read, less the lateness (`--lateness`), and
+are then given in time order, so that answers do not depend on the order
+of arrival within the lateness. An event that ends before the watermark
+is late, reported and set aside. Standard input that ends gives the
+events still waiting (the end of the input passes every event).
 """
 
 from __future__ import annotations
@@ -29,7 +33,12 @@ import sys
 import threading
 import time
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cep import terms
 from cep.errors import UsageError
+from cep.events import EVENTS, Reject
 from cep.io.readers import COMPRESSED, STDIN, Input, table_batches
 
 FOLLOWED_FORMATS = ("nt", "nq", "jsonl", "csv")  # read a line at a time: a line appended is a record
@@ -126,13 +135,14 @@ class _Queued:
         self.out.put(("reject", reject))
 
 
-def followed_batches(sources: list[Input], rejects, rows: int):
+def followed_batches(sources: list[Input], rejects, rows: int, stop: threading.Event | None = None):
     """The events tables of the inputs as they grow (see the module's
     docstring), and None whenever all of them are read to their end for
-    now; rejects are appended (by this thread) as they come."""
+    now; rejects are appended (by this thread) as they come. `stop` set
+    (Ctrl-C): the inputs end there, at the next look."""
     check_followed(sources)
     out: queue.Queue = queue.Queue(QUEUE_TABLES)
-    stop = threading.Event()
+    stop = stop or threading.Event()
 
     def read(source: Input) -> None:
         try:
@@ -147,7 +157,7 @@ def followed_batches(sources: list[Input], rejects, rows: int):
         threading.Thread(target=read, args=(source,), name=f"cep-follow {source.name}", daemon=True).start()
     reading, fresh = len(sources), False  # fresh: events given since the last None
     try:
-        while reading:
+        while reading and not stop.is_set():
             try:
                 kind, item = out.get(timeout=POLL_SECONDS)
             except queue.Empty:
@@ -166,3 +176,67 @@ def followed_batches(sources: list[Input], rejects, rows: int):
                 reading -= 1
     finally:
         stop.set()  # the file readers end at their next look (standard input, blocked, ends with the process)
+
+
+class Watermark:
+    """The lateness buffer of a followed run, what Spark's watermark is to
+    the Spark engine (cep.spark.run): events wait until the watermark, the
+    latest end read less `lateness_ms`, passes them (ends before it), and
+    are then given in time order. An event that ends before the watermark
+    when it is read is late: set aside in `late`, with the reason."""
+
+    def __init__(self, lateness_ms: int, late: list):
+        self.lateness_ms = lateness_ms
+        self.time: int | None = None  # the watermark; None until an event is read
+        self.waiting = EVENTS.empty_table()
+        self.late = late
+
+    def ready(self, table: pa.Table) -> pa.Table:
+        """Take the events of `table`; give the waiting events the
+        watermark has now passed, in time order."""
+        if self.time is not None:
+            late = pc.less(table["end"], self.time)
+            if pc.any(late).as_py():
+                self._set_aside(table.filter(late))
+                table = table.filter(pc.invert(late))
+        waiting = pa.concat_tables([self.waiting, table.select(EVENTS.names).cast(EVENTS)])
+        if not waiting.num_rows:
+            return waiting
+        time = pc.max(waiting["end"]).as_py() - self.lateness_ms
+        time = time if self.time is None else max(time, self.time)
+        passed = pc.less(waiting["end"], time)
+        self.waiting, self.time = waiting.filter(pc.invert(passed)), time
+        return _in_time_order(waiting.filter(passed))
+
+    def rest(self) -> pa.Table:
+        """The end of the input: every waiting event, in time order."""
+        waiting, self.waiting = self.waiting, EVENTS.empty_table()
+        return _in_time_order(waiting)
+
+    def _set_aside(self, table: pa.Table) -> None:
+        for row in table.to_pylist():
+            self.late.append(Reject(
+                row["source"] or "",
+                f"late: ends at {terms.format_datetime_ms(row['end'])}, before "
+                f"{terms.format_datetime_ms(self.time)}, where the watermark was (the latest end read, "
+                f"less the lateness)", f"{row['s']} {row['p']} {row['o']}"))
+
+
+def _in_time_order(table: pa.Table) -> pa.Table:
+    return table.sort_by([("end", "ascending"), ("start", "ascending")])
+
+
+def watermarked(batches, watermark: Watermark):
+    """followed_batches through `watermark`: the events it has passed, in
+    time order, and None at each pause; when the inputs end (standard
+    input), every event still waiting."""
+    for batch in batches:
+        if batch is None:
+            yield None
+            continue
+        ready = watermark.ready(batch)
+        if ready.num_rows:
+            yield ready
+    rest = watermark.rest()
+    if rest.num_rows:
+        yield rest

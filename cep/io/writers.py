@@ -30,6 +30,10 @@ Python object per answer), in one of these formats (docs/io.md):
     nq           CONSTRUCT: each answer a named graph <urn:cep:answer:QUERY:N>,
     trig         its time in the default graph (prov:startedAtTime,
                  prov:endedAtTime): `--events` reads both back as the same events.
+    parquet      (every query form) one Parquet file of answer rows
+                 (cep.events.ANSWER_ROWS), the columns and types of
+                 cep.spark.detect's rows; a row group per batch, the file whole
+                 once the writer is closed.
 
 Rejects are written as JSON Lines: {"source": "file:line", "reason": ..., "text": ...}.
 """
@@ -47,22 +51,25 @@ import pyarrow.compute as pc
 
 from cep import terms
 from cep.errors import UsageError
-from cep.events import ANSWERS, Answer, Reject
+from cep.events import ANSWER_ROWS, ANSWERS, Answer, Reject, answer_rows
 from cep.io import terms_text
 
-OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv", "nt", "nq", "trig")
+OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv", "nt", "nq", "trig",
+                  "parquet")
 SPARQL_RESULTS = ("sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv")
 # the query forms each format holds
 FORMS = {"jsonl": ("select", "construct", "ask"), "table": ("select", "construct", "ask"),
+         "parquet": ("select", "construct", "ask"),
          "csv": ("select",), "nt": ("construct",),
          "nq": ("construct",), "trig": ("construct",), **{f: ("select",) for f in SPARQL_RESULTS}}
 # --out FILE: the format its name says, when --format does not
 SUFFIXES = {".jsonl": "jsonl", ".csv": "csv", ".srj": "sparql-json", ".json": "sparql-json",
             ".srx": "sparql-xml", ".xml": "sparql-xml", ".tsv": "sparql-tsv",
-            ".nt": "nt", ".nq": "nq", ".trig": "trig"}
+            ".nt": "nt", ".nq": "nq", ".trig": "trig", ".parquet": "parquet"}
 # one file per query (--out DIR/): the extension of each format's files
 EXTENSIONS = {"jsonl": ".jsonl", "table": ".txt", "csv": ".csv", "sparql-json": ".srj", "sparql-xml": ".srx",
-              "sparql-csv": ".csv", "sparql-tsv": ".tsv", "nt": ".nt", "nq": ".nq", "trig": ".trig"}
+              "sparql-csv": ".csv", "sparql-tsv": ".tsv", "nt": ".nt", "nq": ".nq", "trig": ".trig",
+              "parquet": ".parquet"}
 # ... and the format of a query whose form the chosen one cannot hold
 FALLBACK = {"select": "sparql-json", "construct": "nq", "ask": "jsonl"}
 
@@ -488,6 +495,29 @@ def _graph_prefixes(queries) -> pa.Array:
     return made.take(pc.index_in(queries, unique))
 
 
+# ------------------------------------------------------------------- Parquet
+
+
+class ParquetWriter:
+    """Answer tables as answer rows (cep.events.ANSWER_ROWS) in one Parquet
+    file: what cep.spark.detect gives and the Spark engine's Parquet files
+    hold, so that both are read the same way. A row group per batch; the
+    file can be read once it is closed (Parquet keeps its index at its
+    end). `stream`: a binary stream, or a text stream's bytes (its buffer)."""
+
+    def __init__(self, stream):
+        import pyarrow.parquet as pq
+
+        self.writer = pq.ParquetWriter(getattr(stream, "buffer", stream), ANSWER_ROWS)
+
+    def write(self, answers) -> None:
+        if answers.num_rows:
+            self.writer.write_table(answer_rows(answers))
+
+    def close(self) -> None:
+        self.writer.close()
+
+
 # ---------------------------------------------------------------- choosing
 
 
@@ -546,6 +576,8 @@ def make_writer(fmt: str, stream, variables=None):
         return SparqlResultsWriter(stream, fmt, variables or [])
     if fmt in ("nt", "nq", "trig"):
         return RdfWriter(stream, fmt)
+    if fmt == "parquet":
+        return ParquetWriter(stream)
     raise UsageError(f"unknown output format {fmt!r}; choose one of {', '.join(OUTPUT_FORMATS)}")
 
 

@@ -9,16 +9,19 @@
 `detect` takes a DataFrame of events, streaming or batch, with columns s, p,
 o (RDF terms in N-Triples syntax), t (a timestamp, epoch milliseconds, or
 xsd:dateTime text) and optionally t_end (interval events), and returns a
-DataFrame with a row per answer and per late event:
+DataFrame with a row per answer and per late or rejected event, in the
+answer rows' schema (cep.events.ANSWER_ROWS, docs/io.md "One answer
+schema"; `cep run --format parquet` writes the same rows in process):
 
-    kind      "answer" or "late"
+    kind      "answer", "late" or "reject"
     query     the query's name
     bindings  map<string,string>: SELECT's variable -> N-Triples term
               (unbound variables left out)
     triples   array<struct<s,p,o>>: CONSTRUCT's triples
     start, end  the answer's interval (the paper's event-time interval), or
               the late event's
-    s, p, o, reason   a late event and why it was set aside
+    s, p, o, source, reason, text   a late or rejected event, where it
+              was, why it was set aside, and the record as read
 
 Events are routed by each query's partition key (cep/spark/routing.py) to
 groups that each run the compiled rules in SWI-Prolog (cep/spark/worker.py),
@@ -112,9 +115,13 @@ def spark_session(master: str | None = None, app: str = "cep", conf: dict | None
     # commit per micro-batch (measured on local[2]: 2 partitions instead of
     # 8 took a no-op stateful micro-batch of 100k rows from 1.4 s to 1.0 s).
     # Arrow batches of up to 100k rows into the workers, as the engine
-    # takes a group's rows as one table anyway.
+    # takes a group's rows as one table anyway. Parquet times as int64
+    # microseconds (UTC), the type Parquet readers agree on and the one
+    # `cep run --format parquet` writes (cep.events.ANSWER_ROWS), not
+    # Spark's legacy INT96.
     for key, value in (("spark.sql.shuffle.partitions", spark.sparkContext.defaultParallelism),
-                       ("spark.sql.execution.arrow.maxRecordsPerBatch", 100_000)):
+                       ("spark.sql.execution.arrow.maxRecordsPerBatch", 100_000),
+                       ("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")):
         if not defaults.contains(key) and key not in conf:
             spark.conf.set(key, str(value))
     return spark
@@ -451,13 +458,15 @@ def end_input(folder) -> Path:
 
 
 def _finish(raw):
-    """The workers' raw rows with times as timestamps (bindings and triples
-    are typed columns already: worker.OUTPUT_DDL)."""
+    """The workers' raw rows as answer rows, cep.events.ANSWER_ROWS: times
+    as timestamps (bindings and triples are typed columns already:
+    worker.OUTPUT_DDL)."""
     from pyspark.sql import functions as F
 
-    return raw.select("kind", "query", "bindings", "triples",
-                      F.timestamp_millis("start").alias("start"), F.timestamp_millis("end").alias("end"),
-                      "s", "p", "o", "source", "reason", "text")
+    from cep.events import ANSWER_ROWS
+
+    return raw.select(*(F.timestamp_millis(name).alias(name) if name in ("start", "end") else name
+                        for name in ANSWER_ROWS.names))
 
 
 def detect(events, rules, ontology=None, lateness: str = "10 seconds", buckets: int = DEFAULT_BUCKETS,

@@ -372,3 +372,35 @@ def test_csv_columns_of_variables_named_like_the_fixed_ones_stay_apart(spark, ca
         "query": "names", "start": "2026-01-01T00:00:00.000Z", "end": "2026-01-01T00:00:00.000Z",
         "?text": f"<{EX}k>", "?start": f"<{EX}v>", "?kind": f"<{EX}v>", "x": f"<{EX}v>",
         "source": None, "reason": None, "text": None, "kind": "answer"}]
+
+
+def test_a_local_parquet_file_holds_the_spark_engines_answer_rows_in_detects_schema(spark, capsys, tmp_path):
+    # SELECT and CONSTRUCT answers in one file (the schema holds both), and a record rejected
+    rules = tmp_path / "mixed.rq"
+    rules.write_text(PAIRS + f"REGISTER STREAM made AS CONSTRUCT {{ ?k :c ?x }} WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} "
+                             f'FILTER (getDURATION() < "PT2S"^^xsd:duration)\n')
+    events = tmp_path / "events.jsonl"
+    events.write_text("".join(json.dumps({"s": f"<{EX}k{k}>", "p": f"<{EX}{p}>", "o": f'"{k}{p}"', "t": t}) + "\n"
+                              for k, p, t in [(1, "a", 1000), (2, "a", 1500), (1, "b", 2000), (2, "b", 2500)])
+                      + "not json\n")
+    local = tmp_path / "answers.parquet"
+    code, _, err = cep(["run", rules, "--events", events, "--out", local, "--engine", "local"], capsys)
+    assert code == 0, err
+    folder = tmp_path / "spark"
+    code, _, err = cep(["run", rules, "--events", events, "--format", "parquet", "--out", folder], capsys)
+    assert code == 0, err
+
+    from cep.spark import detect
+
+    mine = spark.read.parquet(str(local))
+    assert mine.schema == detect(spark.read.json(str(events)), rules).schema  # detect's columns and types
+    theirs = spark.read.parquet(str(folder)).where("kind = 'answer'").select(*mine.columns)
+    assert theirs.schema == mine.schema
+    key = lambda row: repr(row)  # noqa: E731
+    assert sorted(theirs.collect(), key=key) == sorted(mine.collect(), key=key)
+    assert Counter(r.query for r in mine.collect()) == {"pairs": 2, "made": 2}
+    # read without Spark too: the same Parquet types (timestamps as int64 microseconds, UTC)
+    import pyarrow.parquet as pq
+
+    answers = pq.read_table(folder / "kind=answer").schema
+    assert answers.remove_metadata() == pq.read_schema(local).remove(0).remove_metadata()

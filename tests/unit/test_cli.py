@@ -177,7 +177,7 @@ def test_missing_rules_file(capsys, rules, engine, tmp_path):
     (["--checkpoint", "ckpt"], "--checkpoint: options of the spark engine, not of --engine local"),
     (["--conf", "spark.cores.max=2"], "--conf: options of the spark engine, not of --engine local"),
     (["--conf", "spark.cores.max"], "argument --conf: expected KEY=VALUE, not 'spark.cores.max'"),
-    (["--format", "parquet"], "--format parquet: the spark engine writes Parquet"),
+    (["--format", "parquet"], "--format parquet writes a file: give --out FILE.parquet"),
     (["--batch-size", "0"], "--batch-size must be at least 1, not 0"),
     (["--batch-size", "many"], "invalid int value"),
 ])

@@ -55,7 +55,7 @@ def test_a_run_without_rules_says_so(capsys):
     (["--conf", "spark.cores.max=2"], "spark", "--conf"),
     (["--follow"], "local", "event files"),  # followed as it grows, in process (cep.io.follow)
     (["--checkpoint", "ckpt"], "spark", "--checkpoint"),
-    (["--format", "parquet", "--out", "o"], "spark", "--format parquet"),
+    (["--format", "parquet", "--out", "o.parquet"], "local", "event files"),  # written in process too
 ])
 def test_the_default_engine(options, engine, reason):
     args = cli.build_parser().parse_args(["run", str(STOCK_RULES), "--events", str(STOCK_EVENTS), *options])

@@ -16,7 +16,7 @@ import pytest
 
 from cep import cli, terms
 from cep.errors import UsageError
-from cep.events import Answer, answers_table
+from cep.events import ANSWER_ROWS, ANSWERS, Answer, answers_of, answers_table
 from cep.io import make_writer, output_format, readers, writers
 from cep.io.terms_text import times
 
@@ -287,3 +287,62 @@ def test_cli_writes_a_results_document_by_suffix_and_one_file_per_query(tmp_path
     flagged = Dataset()
     flagged.parse(folder / "flagged.nq", format="nquads")
     assert len(list(flagged.quads((None, None, None, None)))) > 0
+
+
+# ================================================================== Parquet
+
+
+def _parquet_answers(table):
+    """Answer rows (ANSWER_ROWS) read back as Answers."""
+    import pyarrow as pa
+
+    times = {name: table[name].cast(pa.timestamp("ms", tz="UTC")).cast(pa.int64()) for name in ("start", "end")}
+    return answers_of(pa.table({name: times.get(name, table[name]) for name in ANSWERS.names}))
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_parquet_holds_every_form_in_detects_schema_and_reads_back_as_the_answers(tmp_path, seed):
+    import pyarrow.parquet as pq
+
+    answers = _random_answers(seed)
+    path = tmp_path / "answers.parquet"
+    with open(path, "w") as out:  # a text stream, as the command opens --out: written through its bytes
+        writer = make_writer("parquet", out)
+        table = answers_table(answers)
+        writer.write(table.slice(0, 100))
+        writer.write(table.slice(100, 0))
+        writer.write(table.slice(100))
+        writer.close()
+    back = pq.read_table(path)
+    assert back.schema.remove_metadata() == ANSWER_ROWS
+    assert back["kind"].to_pylist() == ["answer"] * len(answers)
+    assert all(back[name].null_count == len(answers) for name in ("s", "p", "o", "source", "reason", "text"))
+    assert _parquet_answers(back) == answers
+
+
+def test_cli_writes_parquet_by_suffix_one_file_for_select_and_construct_or_one_file_per_query(tmp_path):
+    import pyarrow.parquet as pq
+
+    stock, ticks = ROOT / "rules/stock.rq", ROOT / "examples/stock/ticks.trig"
+    derived = tmp_path / "derived.rq"
+    derived.write_text(stock.read_text() + "\nREGISTER STREAM flagged AS\nCONSTRUCT { ?company :flagged ?price3 }\n"
+                       "WHERE { { ?company :hasStockPrice ?price1 } SEQ { ?company :hasStockPrice ?price3 }\n"
+                       "  FILTER (?price3 > ?price1 * 1.5) }\n")
+    plain = _cep("run", derived, "--events", ticks, "-q")
+    assert plain.returncode == 0, plain.stderr.decode()
+    lines = plain.stdout.decode().splitlines()
+    done = _cep("run", derived, "--events", ticks, "-q", "--out", tmp_path / "answers.parquet")
+    assert done.returncode == 0, done.stderr.decode()
+    both = pq.read_table(tmp_path / "answers.parquet")
+    assert {"crash_recovery", "flagged"} <= set(both["query"].to_pylist())
+    assert sorted(map(writers.answer_json, _parquet_answers(both)), key=json.dumps) == \
+        sorted(map(json.loads, lines), key=json.dumps)
+    folder = tmp_path / "each"
+    split = _cep("run", derived, "--events", ticks, "-q", "--format", "parquet", "--out", f"{folder}/")
+    assert split.returncode == 0, split.stderr.decode()
+    assert sorted(p.name for p in folder.iterdir()) == ["crash_recovery.parquet", "flagged.parquet"]
+    assert sum(pq.read_table(f).num_rows for f in folder.iterdir()) == both.num_rows
+    nowhere = _cep("run", derived, "--events", ticks, "-q", "--format", "parquet")
+    assert nowhere.returncode == 2
+    assert nowhere.stderr.decode() == ("cep: error: --format parquet writes a file: give --out FILE.parquet "
+                                       "(or --out DIR/, a file per query)\n")
