@@ -626,7 +626,9 @@ class _RejectSink:
 
 
 def _run_local(args) -> int:
-    from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
+    from cep.io import (
+        PerQueryWriter, check_format, event_batches, in_time_order, inputs, make_writer, output_format, time_ordered,
+    )
     from cep.io.follow import check_followed, followed_batches
 
     if args.batch_size < 1:
@@ -670,7 +672,8 @@ def _run_local(args) -> int:
         if args.follow:
             batches = followed_batches(files, _RejectSink(rejects), args.batch_size)
         else:
-            batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size)
+            batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size,
+                                   in_time_order(files, args.batch_size))
         try:
             for batch in batches:
                 if batch is None:  # a followed input's pause: the events so far are all there is for now
