@@ -129,3 +129,29 @@ def answers_of(table: pa.Table) -> list[Answer]:
                    triples=tuple((t["s"], t["p"], t["o"]) for t in r["triples"] or ()),
                    boolean=True if r["bindings"] is None and r["triples"] is None else None)
             for r in table.to_pylist()]
+
+
+SAMPLE_ROWS = 4096  # rows of a column of terms looked at before it is dictionary-encoded whole
+
+
+def repeating(column, share: int = 2):
+    """A column of terms dictionary-encoded, when at most 1/`share` of its
+    values are distinct, so that what is done to each term is done once
+    per distinct term; else None. SAMPLE_ROWS values spread over it are
+    looked at first: when no two of them are alike (a number in every
+    event), it is not encoded, as encoding a column of distinct terms
+    costs more than the work it would spare."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    n = len(column)
+    if n <= 64:
+        return None
+    if n > SAMPLE_ROWS:
+        sample = column.take(pa.array(np.linspace(0, n - 1, SAMPLE_ROWS).astype(np.int64)))
+        if len(pc.unique(sample)) == SAMPLE_ROWS:
+            return None
+    encoded = pc.dictionary_encode(column)
+    return encoded if len(encoded.dictionary) * share <= n else None

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
-from cep.events import EVENTS, EventRows, Reject
+from cep.events import EVENTS, EventRows, Reject, repeating
 from cep.io import check
 from cep.io.check import Invalid
 from cep.io.lines import line_chunks
@@ -456,16 +456,15 @@ def term_column(column, col, note, label=None):
         raise Invalid(f"column {col} has type {column.type}; expected strings holding RDF terms in N-Triples syntax")
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
     note(np.nonzero(null)[0], f"{label or 'column ' + col} is empty")
-    if len(arr) > _DISTINCT_FROM:
-        encoded = pc.dictionary_encode(arr)
-        if len(encoded.dictionary) * 2 <= len(arr):  # a column that repeats its terms: check each once
-            index = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
-            refused: dict[int, str] = {}
-            checked = term_column(encoded.dictionary, col,
-                                  lambda rows, reason: [refused.setdefault(int(i), reason) for i in rows], label)
-            for value, reason in refused.items():
-                note(np.nonzero(index == value)[0], reason)
-            return checked.take(encoded.indices)
+    encoded = repeating(arr) if len(arr) > _DISTINCT_FROM else None
+    if encoded is not None:  # a column that repeats its terms: check each once
+        index = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
+        refused: dict[int, str] = {}
+        checked = term_column(encoded.dictionary, col,
+                              lambda rows, reason: [refused.setdefault(int(i), reason) for i in rows], label)
+        for value, reason in refused.items():
+            note(np.nonzero(index == value)[0], reason)
+        return checked.take(encoded.indices)
     fast = pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), pc.less_equal(pc.binary_length(arr), FAST_LENGTH))
     slow = np.nonzero(~np.asarray(pc.fill_null(fast, False).to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
     if len(slow) == 0:

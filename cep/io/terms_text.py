@@ -28,6 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
+from cep.events import repeating
 
 # A term's kind by its first and last characters; each kind's text is made
 # with substring kernels (no regular expression with captures: those cost
@@ -72,10 +73,9 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.A
     Python, once per distinct value. A column that repeats its terms (an
     IRI in every answer) is made once per distinct term."""
     column = _strings(column)
-    if len(column) > 64:
-        encoded = pc.dictionary_encode(column)
-        if len(encoded.dictionary) * 2 <= len(column):
-            return _converted(encoded.dictionary, valid, build, fallback,
+    encoded = repeating(column)
+    if encoded is not None:
+        return _converted(encoded.dictionary, valid, build, fallback,
                               None if exclude is None else _xsd_strings(encoded.dictionary)).take(encoded.indices)
     out = column
     slow = np.ones(len(column), dtype=bool)  # until a kind takes it

@@ -399,6 +399,19 @@ def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers(
     assert column_text(many).to_pylist() == [f"I{EX}a", "i1"] * 100
 
 
+def test_a_column_of_terms_is_dictionary_encoded_when_its_terms_repeat():
+    import pyarrow as pa
+
+    from cep.events import repeating
+
+    assert repeating(pa.array([num(i) for i in range(10_000)])) is None  # a number in every row
+    sensors = pa.array([iri(f"s{i % 3000}") for i in range(20_000)])  # in turn, more of them than the sample
+    encoded = repeating(sensors)
+    assert len(encoded.dictionary) == 3000 and encoded.dictionary.take(encoded.indices).equals(sensors)
+    assert repeating(pa.array([num(i % 6000) for i in range(10_000)])) is None  # 60% distinct: not worth it
+    assert repeating(pa.array([num(i % 2000) for i in range(10_000)]), share=4) is not None
+
+
 DECIMAL_FORMS = [
     "1.50", "-0.0", "+3", ".5", "5.", "-.5", "+.5", "007.50", "-007.50", "0", "-0", "+0.000", "000", "100.00",
     "-100.0", "0.2", "0.04", "0.008", "3.125", "12.34", "123456789.123456789", "12345678901234567.8",
