@@ -155,20 +155,23 @@ def _forms(answers):
 
 def json_lines_column(answers) -> pa.Array:
     """The JSON Lines of an answer table (see the module docstring), one
-    string per answer, column-wise."""
+    string per answer, column-wise; a form's text is made only when the
+    table holds answers of that form."""
     n = answers.num_rows
     if not n:
         return pa.array([], pa.string())
     row, keys, values = _bindings(answers)
-    bindings = _concat("{", _joined(row, _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values)),
-                                    n, ", "), "}")
-    row, s, p, o = _triples(answers)
-    triples = _concat("[", _joined(row, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
-                                                ', "o": ', terms_text.json_terms(o), "}"), n, ", "), "]")
+    bindings = _joined(row, _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values)), n, ", ")
     construct, ask = _forms(answers)
-    middle = pc.if_else(construct, _concat('"triples": ', triples),
-                        pc.if_else(ask, pa.scalar('"boolean": true'), _concat('"bindings": ', bindings)))
-    return _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ", middle,
+    if pc.any(construct).as_py() or pc.any(ask).as_py():
+        row, s, p, o = _triples(answers)
+        triples = _joined(row, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
+                                       ', "o": ', terms_text.json_terms(o), "}"), n, ", ")
+        middle = [pc.if_else(construct, _concat('"triples": [', triples, "]"),
+                             pc.if_else(ask, pa.scalar('"boolean": true'), _concat('"bindings": {', bindings, "}")))]
+    else:  # SELECT answers only
+        middle = ['"bindings": {', bindings, "}"]
+    return _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ", *middle,
                    ', "start": "', terms_text.times(_column(answers, "start")),
                    '", "end": "', terms_text.times(_column(answers, "end")), '"}')
 
