@@ -81,20 +81,20 @@ def _passed_on(tables):
     """Tables in time order from tables whose (end, start) never go back:
     each sorted (by its terms, where they share a time) with the events of
     the one before that share its last time."""
-    held = None  # the events of the last time so far
+    held, last = None, None  # the events of the last time so far, and that (end, start)
     for table in tables:
         if not table.num_rows:
             continue
         table = table.select(EVENTS.names).cast(EVENTS)
-        end, start = table["end"].to_numpy(), table["start"].to_numpy()
         if held is not None:
-            last_end, last_start = held["end"][0].as_py(), held["start"][0].as_py()
-            if (end < last_end).any() or ((end == last_end) & (start < last_start)).any():
+            end, start = table["end"].to_numpy(), table["start"].to_numpy()
+            if (end < last[0]).any() or ((end == last[0]) & (start < last[1])).any():
                 raise RuntimeError("an input went back in time while it was read (was it changed meanwhile?)")
             table = pa.concat_tables([held, table])
         table = _sorted(table)
         end, start = table["end"].to_numpy(), table["start"].to_numpy()
-        earlier = np.nonzero((end != end[-1]) | (start != start[-1]))[0]
+        last = int(end[-1]), int(start[-1])
+        earlier = np.nonzero((end != last[0]) | (start != last[1]))[0]
         cut = int(earlier[-1]) + 1 if len(earlier) else 0
         if cut:
             yield table.slice(0, cut)
