@@ -628,7 +628,9 @@ class _RejectSink:
 
 
 def _run_local(args) -> int:
-    from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
+    from cep.io import (
+        PerQueryWriter, check_format, event_batches, in_time_order, inputs, make_writer, output_format, time_ordered,
+    )
     from cep.io.follow import Watermark, check_followed, followed_batches, watermarked
 
     if args.batch_size < 1:
@@ -681,7 +683,8 @@ def _run_local(args) -> int:
             batches = watermarked(followed_batches(files, _RejectSink(rejects), args.batch_size, stop.event),
                                   watermark)
         else:
-            batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size)
+            batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size,
+                                   in_time_order(files, args.batch_size))
         try:
             with stop.handled(args.follow):
                 for batch in batches:

@@ -154,3 +154,29 @@ def answer_rows(answers: pa.Table) -> pa.Table:
         elif field.name != "kind":
             columns[field.name] = pa.nulls(n, field.type)
     return pa.table(columns, schema=ANSWER_ROWS)
+
+
+SAMPLE_ROWS = 4096  # rows of a column of terms looked at before it is dictionary-encoded whole
+
+
+def repeating(column, share: int = 2):
+    """A column of terms dictionary-encoded, when at most 1/`share` of its
+    values are distinct, so that what is done to each term is done once
+    per distinct term; else None. SAMPLE_ROWS values spread over it are
+    looked at first: when more than 1/`share` of them are distinct (a
+    number in every event), it is not encoded, as encoding a column of
+    mostly distinct terms costs more than the work it would spare."""
+    import numpy as np
+    import pyarrow.compute as pc
+
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    n = len(column)
+    if n <= 64:
+        return None
+    if n > SAMPLE_ROWS:
+        sample = column.take(pa.array(np.linspace(0, n - 1, SAMPLE_ROWS).astype(np.int64)))
+        if len(pc.unique(sample)) * share > SAMPLE_ROWS:
+            return None
+    encoded = pc.dictionary_encode(column)
+    return encoded if len(encoded.dictionary) * share <= n else None

@@ -15,7 +15,7 @@ cep.io.follow (inputs read as they grow: --follow) and cep.io.writers.
 
 from cep.io.order import time_ordered
 from cep.io.readers import (
-    FORMATS, Input, event_batches, file_batches, format_of, input_files, inputs, read_events, read_file,
+    FORMATS, Input, event_batches, file_batches, format_of, in_time_order, input_files, inputs, read_events, read_file,
 )
 from cep.io.writers import (
     OUTPUT_FORMATS,
@@ -48,7 +48,8 @@ read_trig, read_nquads, read_ntriples, read_jsonl, read_csv, read_parquet = (
 __all__ = [
     "FORMATS", "OUTPUT_FORMATS", "CsvWriter", "Input", "JsonlWriter", "PerQueryWriter", "RdfWriter",
     "SparqlResultsWriter", "output_format",
-    "answer_json", "check_format", "event_batches", "file_batches", "format_of", "input_files", "inputs",
+    "answer_json", "check_format", "event_batches", "file_batches", "format_of", "in_time_order", "input_files",
+    "inputs",
     "make_writer", "read_csv", "read_events", "read_file", "read_jsonl", "read_nquads", "read_ntriples",
     "read_parquet", "read_trig", "reject_json", "time_ordered", "write_rejects",
 ]

@@ -15,6 +15,12 @@ whatever the batch size), never holding the whole input:
 Memory holds a table per run (the batch size times the number of runs);
 the disk holds a copy of the input's events. Answers come after the input
 has ended, as the input must be complete to be ordered.
+
+An input known to be in time order already (`in_order`: its times were
+read first, cep.io.readers.in_time_order) is not spilled: its tables go on
+as they are read, each sorted by its terms where events share a time,
+the events of its last time held back to be sorted with the next table's.
+Memory then holds a table and the largest group of events that share a time.
 """
 
 from __future__ import annotations
@@ -34,9 +40,13 @@ def _key(table: pa.Table, row: int) -> tuple:
     return tuple(table[name][row].as_py() for name, _ in ORDER)
 
 
-def time_ordered(tables, rows: int):
+def time_ordered(tables, rows: int, in_order: bool = False):
     """The events of `tables` as tables in time order (ORDER) of at most
-    about `rows` rows each (several runs: up to one table per run)."""
+    about `rows` rows each (several runs: up to one table per run);
+    `in_order`: the tables' (end, start) are known never to go back."""
+    if in_order:
+        yield from _passed_on(tables)
+        return
     with tempfile.TemporaryDirectory(prefix="cep-order-") as folder:
         runs = _spill(tables, Path(folder), rows)
         if len(runs) == 1:
@@ -65,6 +75,32 @@ def _spill(tables, folder: Path, rows: int) -> list[Path]:
         if writer is not None:
             writer.close()
     return runs
+
+
+def _passed_on(tables):
+    """Tables in time order from tables whose (end, start) never go back:
+    each sorted (by its terms, where they share a time) with the events of
+    the one before that share its last time."""
+    held, last = None, None  # the events of the last time so far, and that (end, start)
+    for table in tables:
+        if not table.num_rows:
+            continue
+        table = table.select(EVENTS.names).cast(EVENTS)
+        if held is not None:
+            end, start = table["end"].to_numpy(), table["start"].to_numpy()
+            if (end < last[0]).any() or ((end == last[0]) & (start < last[1])).any():
+                raise RuntimeError("an input went back in time while it was read (was it changed meanwhile?)")
+            table = pa.concat_tables([held, table])
+        table = _sorted(table)
+        end, start = table["end"].to_numpy(), table["start"].to_numpy()
+        last = int(end[-1]), int(start[-1])
+        earlier = np.nonzero((end != last[0]) | (start != last[1]))[0]
+        cut = int(earlier[-1]) + 1 if len(earlier) else 0
+        if cut:
+            yield table.slice(0, cut)
+        held = table.slice(cut)
+    if held is not None:
+        yield held
 
 
 def _sorted(table: pa.Table) -> pa.Table:

@@ -20,7 +20,7 @@ A path may be given as IRI=PATH: the events of those files that name no
 stream (a table's stream column) are then of the stream IRI.
 
     for table in event_batches(inputs(["a.nq.gz", "-"], "nq"), rejects, 50_000): ...
-    for table in time_ordered(batches, 50_000): ...    # the engine's order (cep.io.order)
+    for table in time_ordered(batches, 50_000, in_time_order(sources)): ...  # the engine's order (cep.io.order)
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -213,6 +214,31 @@ def event_batches(sources, rejects: list, rows: int = DEFAULT_ROWS):
     """The events tables of the inputs, one input after the other (file_batches)."""
     for source in sources:
         yield from file_batches(source, rejects, rows)
+
+
+def in_time_order(sources, rows: int = DEFAULT_ROWS) -> bool:
+    """Whether the events of the inputs, one input after the other, come in
+    time order (their (end, start) never going back), as their time columns
+    alone tell: so for Parquet files only (read twice then: the times,
+    then the events), and False for any other input (an input in another
+    format is known to be in order only once it is read whole)."""
+    last = None  # (end, start) of the last event so far
+    for source in sources:
+        if source.fmt != "parquet" or source.path == STDIN or source.path.lower().endswith(COMPRESSED):
+            return False
+        for times in tables.parquet_times(source.path, rows):
+            if times is None:  # a time the reading sets aside: leave the order to cep.io.order
+                return False
+            start, end = times
+            if not len(end):
+                continue
+            if last is not None and (end[0], start[0]) < last:
+                return False
+            later = np.diff(end)
+            if (later < 0).any() or (np.diff(start)[later == 0] < 0).any():
+                return False
+            last = (end[-1], start[-1])
+    return True
 
 
 def read_file(path, rejects: list, data: bytes | None = None, fmt: str | None = None,

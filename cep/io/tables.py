@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
-from cep.events import EVENTS, EventRows, Reject
+from cep.events import EVENTS, EventRows, Reject, repeating
 from cep.io import check
 from cep.io.check import Invalid
 from cep.io.lines import line_chunks
@@ -328,14 +328,7 @@ def _parquet_events(table: pa.Table, name: str, rejects: list, offset: int) -> p
     given = {c: _utf8_column(table.column(c), c, note) for c in COLUMNS + OPTIONAL_COLUMNS
              if c in table.column_names}
     out = {col: term_column(given[col], col, note) for col in ("s", "p", "o")}
-    start = _time_column(given["t"], "t", note)
-    end = start
-    if "t_end" in given:
-        end_null = np.asarray(pc.is_null(given["t_end"]).to_numpy(zero_copy_only=False), dtype=bool)
-        end = np.where(end_null, start, _time_column(given["t_end"], "t_end", note, allow_null=True))
-        for i in np.nonzero(end < start)[0]:  # a t_end that did not parse is noted already
-            note([i], f"t_end ({terms.format_datetime_ms(int(end[i]))}) is before "
-                      f"t ({terms.format_datetime_ms(int(start[i]))})")
+    start, end = _event_times(given, note)
     stream = _stream_column(given["stream"], note) if "stream" in given else None
     rows = pa.array(np.arange(offset + 1, offset + n + 1), pa.int64())  # a row's place: file:row N, from 1
     events = pa.table({
@@ -351,6 +344,45 @@ def _parquet_events(table: pa.Table, name: str, rejects: list, offset: int) -> p
         keep[bad] = False
         events = events.filter(pa.array(keep))
     return events
+
+
+def _event_times(given: dict, note) -> tuple:
+    """int64 epoch milliseconds (start, end) of the rows from their t and
+    t_end columns (`given`: UTF-8 checked); a row whose times are bad is noted."""
+    start = _time_column(given["t"], "t", note)
+    end = start
+    if "t_end" in given:
+        end_null = np.asarray(pc.is_null(given["t_end"]).to_numpy(zero_copy_only=False), dtype=bool)
+        end = np.where(end_null, start, _time_column(given["t_end"], "t_end", note, allow_null=True))
+        for i in np.nonzero(end < start)[0]:  # a t_end that did not parse is noted already
+            note([i], f"t_end ({terms.format_datetime_ms(int(end[i]))}) is before "
+                      f"t ({terms.format_datetime_ms(int(start[i]))})")
+    return start, end
+
+
+def parquet_times(path, rows: int):
+    """The (start, end) arrays of a Parquet file's events, batch after batch,
+    read from its time columns alone (what parquet_batches makes of them);
+    None in place of a batch with a time that cannot be read, and nothing
+    when the file cannot be read (parquet_batches says why)."""
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+        names = parquet.schema_arrow.names
+        if any(names.count(c) != 1 for c in COLUMNS) or any(names.count(c) > 1 for c in OPTIONAL_COLUMNS):
+            return
+        for batch in parquet.iter_batches(batch_size=rows, columns=[c for c in ("t", "t_end") if c in names]):
+            bad = []
+            given = {c: _utf8_column(batch.column(c), c, lambda found, _: bad.extend(found))
+                     for c in batch.schema.names}
+            try:
+                times = _event_times(given, lambda found, _: bad.extend(found))
+            except Invalid:
+                times = None
+            yield None if bad else times
+    except Exception:  # noqa: BLE001 - pyarrow raises several types for a bad file
+        return
 
 
 def _utf8_column(column, col, note):
@@ -424,16 +456,15 @@ def term_column(column, col, note, label=None):
         raise Invalid(f"column {col} has type {column.type}; expected strings holding RDF terms in N-Triples syntax")
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
     note(np.nonzero(null)[0], f"{label or 'column ' + col} is empty")
-    if len(arr) > _DISTINCT_FROM:
-        encoded = pc.dictionary_encode(arr)
-        if len(encoded.dictionary) * 2 <= len(arr):  # a column that repeats its terms: check each once
-            index = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
-            refused: dict[int, str] = {}
-            checked = term_column(encoded.dictionary, col,
-                                  lambda rows, reason: [refused.setdefault(int(i), reason) for i in rows], label)
-            for value, reason in refused.items():
-                note(np.nonzero(index == value)[0], reason)
-            return checked.take(encoded.indices)
+    encoded = repeating(arr) if len(arr) > _DISTINCT_FROM else None
+    if encoded is not None:  # a column that repeats its terms: check each once
+        index = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False))
+        refused: dict[int, str] = {}
+        checked = term_column(encoded.dictionary, col,
+                              lambda rows, reason: [refused.setdefault(int(i), reason) for i in rows], label)
+        for value, reason in refused.items():
+            note(np.nonzero(index == value)[0], reason)
+        return checked.take(encoded.indices)
     fast = pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), pc.less_equal(pc.binary_length(arr), FAST_LENGTH))
     slow = np.nonzero(~np.asarray(pc.fill_null(fast, False).to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
     if len(slow) == 0:

@@ -28,18 +28,27 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
+from cep.events import repeating
 
-# A term's kind by its first and last characters; each kind's text is made
+# A term's kind by its first and last bytes; each kind's text is made
 # with substring kernels (no regular expression with captures: those cost
 # ten times more), for the terms a DFA-only expression vouches for.
-def _kinds(column):
-    """Masks of IRIs, blank nodes, typed, language-tagged and plain literals."""
-    iri, bnode = pc.starts_with(column, "<"), pc.starts_with(column, "_:")
-    literal = pc.starts_with(column, '"')
-    typed = pc.and_(literal, pc.ends_with(column, ">"))
-    plain = pc.and_(literal, pc.ends_with(column, '"'))
-    lang = pc.and_(literal, pc.invert(pc.or_(typed, plain)))
-    return {"iri": iri, "bnode": bnode, "typed": typed, "lang": lang, "plain": plain}
+def _kinds(column) -> dict:
+    """Masks (numpy) of IRIs, blank nodes, typed, language-tagged and plain
+    literals, read from the first and last bytes of each string."""
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[column.offset:column.offset + len(column) + 1]
+    data = np.frombuffer(column.buffers()[2] or b"\0", dtype=np.uint8)
+    size = np.diff(offsets)
+    present = size > 0
+    if column.null_count:
+        present &= np.asarray(pc.is_valid(column).to_numpy(zero_copy_only=False), dtype=bool)
+    first = np.where(present, data[np.minimum(offsets[:-1], len(data) - 1)], 0)
+    second = np.where(size > 1, data[np.minimum(offsets[:-1] + 1, len(data) - 1)], 0)
+    last = np.where(present, data[np.maximum(offsets[1:] - 1, 0)], 0)
+    literal = first == ord('"')
+    typed, plain = literal & (last == ord(">")), literal & (last == ord('"'))
+    return {"iri": first == ord("<"), "bnode": (first == ord("_")) & (second == ord(":")), "typed": typed,
+            "lang": literal & ~typed & ~plain, "plain": plain}
 
 
 def _valid(chars: str) -> dict:
@@ -70,32 +79,40 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.A
     """Each term of the column made by build[kind] when valid[kind] vouches
     for it; the others (and those `exclude` marks) through `fallback`, in
     Python, once per distinct value. A column that repeats its terms (an
-    IRI in every answer) is made once per distinct term."""
+    IRI in every answer) is made once per distinct term. The parts made
+    are put in place with one `take`."""
     column = _strings(column)
-    if len(column) > 64:
-        encoded = pc.dictionary_encode(column)
-        if len(encoded.dictionary) * 2 <= len(column):
-            return _converted(encoded.dictionary, valid, build, fallback,
-                              None if exclude is None else _xsd_strings(encoded.dictionary)).take(encoded.indices)
-    out = column
-    slow = np.ones(len(column), dtype=bool)  # until a kind takes it
+    encoded = repeating(column)
+    if encoded is not None:
+        return _converted(encoded.dictionary, valid, build, fallback,
+                          None if exclude is None else _xsd_strings(encoded.dictionary)).take(encoded.indices)
+    n = len(column)
+    parts, made = [], 0  # the texts made, and how many
+    source = np.full(n, -1, dtype=np.int64)  # per row, its text's place in the parts (-1: null)
+    slow = np.zeros(n, dtype=bool)
+    excluded = None if exclude is None else np.asarray(pc.fill_null(exclude, False).to_numpy(zero_copy_only=False),
+                                                       dtype=bool)
     for kind, mask in _kinds(column).items():
-        mask = pc.fill_null(mask, False)
-        if exclude is not None:
-            mask = pc.and_(mask, pc.invert(exclude))
-        if not pc.any(mask).as_py():
+        if excluded is not None:
+            slow |= mask & excluded
+            mask &= ~excluded
+        at = np.flatnonzero(mask)
+        if not len(at):
             continue
-        part = column.filter(mask)
-        out = pc.replace_with_mask(out, mask, build[kind](part))
-        at = np.nonzero(np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool))[0]
+        part = column.take(pa.array(at))
+        parts.append(build[kind](part))
+        source[at] = np.arange(made, made + len(at))
+        made += len(at)
         slow[at] = ~np.asarray(pc.match_substring_regex(part, valid[kind]).to_numpy(zero_copy_only=False), dtype=bool)
-    slow &= ~np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool)
+    slow |= (source < 0) & np.asarray(pc.is_valid(column).to_numpy(zero_copy_only=False), dtype=bool)
     if slow.any():
-        rest = column.filter(pa.array(slow))
-        unique = pc.unique(rest)
-        made = pa.array([fallback(v) for v in unique.to_pylist()], pa.string())
-        out = pc.replace_with_mask(out, pa.array(slow), made.take(pc.index_in(rest, unique)))
-    return out
+        at = np.flatnonzero(slow)
+        unique, where = np.unique(np.asarray(column.take(pa.array(at)).to_pylist(), dtype=object), return_inverse=True)
+        parts.append(pa.array([fallback(v) for v in unique], pa.string()))
+        source[at] = made + where.reshape(-1)
+    if not parts:
+        return pa.nulls(n, pa.string())
+    return pa.concat_arrays(parts).take(pa.array(source, mask=source < 0))
 
 
 def _strings(column) -> pa.Array:

@@ -160,24 +160,27 @@ def _forms(answers):
 # ---------------------------------------------------------------- JSON Lines
 
 
-def json_lines_column(answers) -> pa.Array:
+def json_lines_column(answers, end: str = "") -> pa.Array:
     """The JSON Lines of an answer table (see the module docstring), one
-    string per answer, column-wise."""
+    string per answer, column-wise, each followed by `end`; a form's text
+    is made only when the table holds answers of that form."""
     n = answers.num_rows
     if not n:
         return pa.array([], pa.string())
     row, keys, values = _bindings(answers)
-    bindings = _concat("{", _joined(row, _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values)),
-                                    n, ", "), "}")
-    row, s, p, o = _triples(answers)
-    triples = _concat("[", _joined(row, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
-                                                ', "o": ', terms_text.json_terms(o), "}"), n, ", "), "]")
+    bindings = _joined(row, _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values)), n, ", ")
     construct, ask = _forms(answers)
-    middle = pc.if_else(construct, _concat('"triples": ', triples),
-                        pc.if_else(ask, pa.scalar('"boolean": true'), _concat('"bindings": ', bindings)))
-    return _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ", middle,
+    if pc.any(construct).as_py() or pc.any(ask).as_py():
+        row, s, p, o = _triples(answers)
+        triples = _joined(row, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
+                                       ', "o": ', terms_text.json_terms(o), "}"), n, ", ")
+        middle = [pc.if_else(construct, _concat('"triples": [', triples, "]"),
+                             pc.if_else(ask, pa.scalar('"boolean": true'), _concat('"bindings": {', bindings, "}")))]
+    else:  # SELECT answers only
+        middle = ['"bindings": {', bindings, "}"]
+    return _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ", *middle,
                    ', "start": "', terms_text.times(_column(answers, "start")),
-                   '", "end": "', terms_text.times(_column(answers, "end")), '"}')
+                   '", "end": "', terms_text.times(_column(answers, "end")), '"}' + end)
 
 
 def json_lines(answers):
@@ -221,26 +224,26 @@ class _TextWriter:
         self.stream.flush()
 
 
-def write_lines(stream, column) -> None:
-    """The strings of a column to a text stream, a line each, joined by
-    Arrow; to a UTF-8 stream's bytes at once (no Python string of them)."""
+def write_text(stream, column) -> None:
+    """The strings of a column, one after the other, to a text stream: to a
+    UTF-8 stream's bytes at once, straight from the column's data (no
+    Python string of them)."""
     if not len(column):
         return
-    whole = pc.binary_join(pa.ListArray.from_arrays(pa.array([0, len(column)], pa.int32()), column), "\n")
-    data = whole.cast(pa.binary())[0].as_buffer()
+    offsets = np.frombuffer(column.buffers()[1], dtype=np.int32)[column.offset:column.offset + len(column) + 1]
+    data = column.buffers()[2][int(offsets[0]):int(offsets[-1])]
     binary = getattr(stream, "buffer", None)
     if binary is not None and (getattr(stream, "encoding", "") or "").lower().replace("-", "") == "utf8":
         stream.flush()  # what was written as text goes first
         binary.write(data)
-        binary.write(b"\n")
     else:
-        stream.write(data.to_pybytes().decode("utf-8") + "\n")
+        stream.write(data.to_pybytes().decode("utf-8"))
 
 
 class JsonlWriter(_TextWriter):
     def write(self, answers) -> None:
         for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
-            write_lines(self.stream, json_lines_column(answers.slice(offset, ROWS_AT_ONCE)))
+            write_text(self.stream, json_lines_column(answers.slice(offset, ROWS_AT_ONCE), end="\n"))
 
 
 # ----------------------------------------------------------------------- CSV

@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from cep import terms
 from cep.errors import EngineError
+from cep.events import repeating
 
 _INT_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
 _DEC_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#decimal>'
@@ -41,10 +42,9 @@ def column_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
     if isinstance(column.type, pa.DictionaryType):
         return pc.take(column_text(column.dictionary), column.indices)
-    if len(column) > 64:
-        encoded = pc.dictionary_encode(column)
-        if len(encoded.dictionary) * 4 <= len(column):
-            return pc.take(column_text(encoded.dictionary), encoded.indices)
+    encoded = repeating(column, 4)
+    if encoded is not None:
+        return pc.take(column_text(encoded.dictionary), encoded.indices)
     return _fields(column)
 
 
@@ -160,7 +160,7 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None, copy=None) -
     start = pc.cast(start, pa.string())
     end = pc.cast(end, pa.string())
     predicates = column_text(p)
-    wrap = [None] * len(p)
+    wrap = {}  # row -> the Prolog text of its wrapped predicate
     if stream is not None and pc.any(pc.is_valid(stream)).as_py():
         marked = pc.is_valid(stream)
         for i, g, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(stream, marked).to_pylist(),
@@ -169,17 +169,16 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None, copy=None) -
     if updates_only is not None and pc.any(updates_only).as_py():
         marked = pc.fill_null(updates_only, False)
         for i, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(p, marked).to_pylist()):
-            wrap[i] = f"'{UPDATES_ONLY}'({wrap[i] or terms.prolog_text(nt)})"
+            wrap[i] = f"'{UPDATES_ONLY}'({wrap.get(i) or terms.prolog_text(nt)})"
     if copy is not None and pc.any(pc.greater(copy, 0)).as_py():
         marked = pc.greater(copy, 0)
         for i, k, nt in zip(pc.indices_nonzero(marked).to_pylist(), pc.filter(copy, marked).to_pylist(),
                             pc.filter(p, marked).to_pylist()):
-            wrap[i] = f"'{COPY}'({k},{wrap[i] or terms.prolog_text(nt)})"
-    if any(w is not None for w in wrap):
+            wrap[i] = f"'{COPY}'({k},{wrap.get(i) or terms.prolog_text(nt)})"
+    if wrap:
         fields = predicates.to_pylist()
-        for i, w in enumerate(wrap):
-            if w is not None:
-                fields[i] = "P" + w
+        for i, w in wrap.items():
+            fields[i] = "P" + w
         predicates = pa.array(fields, pa.string())
     lines = pc.binary_join_element_wise(column_text(s), predicates, column_text(o), start, end, "\t")
     if isinstance(lines, pa.ChunkedArray):

@@ -399,6 +399,20 @@ def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers(
     assert column_text(many).to_pylist() == [f"I{EX}a", "i1"] * 100
 
 
+def test_a_column_of_terms_is_dictionary_encoded_when_its_terms_repeat():
+    import pyarrow as pa
+
+    from cep.events import repeating
+
+    assert repeating(pa.array([num(i) for i in range(10_000)])) is None  # a number in every row
+    sensors = pa.array([iri(f"s{i % 1500}") for i in range(20_000)])  # in turn
+    encoded = repeating(sensors)
+    assert len(encoded.dictionary) == 1500 and encoded.dictionary.take(encoded.indices).equals(sensors)
+    assert repeating(sensors, share=4) is None  # 1,500 of the 4,096 looked at are distinct: more than 1/4
+    assert repeating(pa.array([num(i % 6000) for i in range(10_000)])) is None  # 60% distinct: not worth it
+    assert repeating(pa.array([num(i % 500) for i in range(10_000)]), share=4) is not None
+
+
 DECIMAL_FORMS = [
     "1.50", "-0.0", "+3", ".5", "5.", "-.5", "+.5", "007.50", "-007.50", "0", "-0", "+0.000", "000", "100.00",
     "-100.0", "0.2", "0.04", "0.008", "3.125", "12.34", "123456789.123456789", "12345678901234567.8",
@@ -429,7 +443,7 @@ def test_decimals_take_a_columnar_path_with_the_slow_paths_text():
     column = [f'"{f}"^^<{terms.XSD_DECIMAL}>' for f in forms]
     slow = [field(t) for t in column]
     assert column_text(pa.array(column)).to_pylist() == slow
-    assert column_text(pa.array(column * 5)).to_pylist() == slow * 5  # through the dictionary
+    assert column_text(pa.array(column[:500] * 40)).to_pylist() == slow[:500] * 40  # through the dictionary
     fast = _decimals(pa.array(column)).to_pylist()
     # the fast path takes the canonical forms only (another form is another term, l/2)
     taken = [f for f, x in zip(forms, fast) if x is not None and x.startswith("Pdec(")]
