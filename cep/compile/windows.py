@@ -267,8 +267,9 @@ def _part_items(index, plan, out, vs) -> list:
             return goals(op.pattern) + [ec.filter_goal(op.cond)]
         # OPTIONAL: the right side's solutions compatible with the left one
         # (and its condition), or the left one alone if there is none
+        left = goals(op.left)  # first: the right side is looked up by what the left binds
         right = goals(op.right) + ([ec.filter_goal(op.cond)] if op.cond is not None else [])
-        return goals(op.left) + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
+        return left + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
 
     s, e = pl.Var("S"), pl.Var("E")
     joined = goals(out.combine)

@@ -210,6 +210,19 @@ def test_a_group_solution_without_the_shared_variable_joins_every_solution():
     assert table(got, "x", "a", "b") == [(0, 10, "j", "6", "7"), (0, 10, "k", "5", "4"), (0, 10, "k", "5", "7")]
 
 
+def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
+    # the first part is read in full; the optional one is indexed on ?x
+    # (the variable it shares with the first) and looked up per solution,
+    # not scanned per solution, nor the first part indexed on a variable
+    # that is unbound when it is read
+    from cep.compile import compile_queries
+    body = compile_queries(parse_rules(PREFIX + TURBINES)).body
+    combine = body[body.index("'$wcombine'(0,[_G1,_G2]"):]
+    combine = combine[:combine.index(".\n")]
+    assert "cep_part_index(_G2," in combine and "cep_part_index(_G1," not in combine
+    assert "member(s(v(X0,X1),_G7,_G8),_G1)" in combine and "cep_part_member(_G13,k(X0)," in combine
+
+
 @pytest.mark.parametrize("where, message", [
     ("{ { ?x :a ?a } UNION { ?x :b ?b WINDOW ELEMS 2 } }",
      "x.rq:3:86: UNION over groups with windows of their own is not supported: groups with different "
