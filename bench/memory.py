@@ -13,7 +13,9 @@ Each workload runs in a fresh process, which reads its Parquet file in
 batches, streamed a buffer at a time (so the input is never all in memory,
 and the reader's own memory stays level), and pushes them to one engine
 (Engine.push_table), counting the answers. At each size it prints:
-events/s over the whole run so far and over the last stretch, the peak and
+events/s over the whole run so far and over the last stretch (wall clock),
+events per CPU second of the process over the whole run (what the engine
+costs, whatever else the machine runs), the peak and
 current resident memory of the process, and the engine's state (its goal
 stores and window contents, Engine.state(), in bytes). Once the windows are
 full (after the first hour of event time: 60,000 events), a bounded engine
@@ -43,7 +45,8 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def measure(name: str, sizes: list[int], out: Path, batch_size: int) -> list[dict]:
+def measure(name: str, sizes: list[int], out: Path, batch_size: int):
+    """The figures of the workload at each size, as each is reached."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -52,7 +55,7 @@ def measure(name: str, sizes: list[int], out: Path, batch_size: int) -> list[dic
 
     path = workloads.ensure(out, name, sizes[-1])
     engine = Engine(parse_rules(workloads.WORKLOADS[name][1], f"{name}.rq"))
-    rows, pushed, answers, clock, last = [], 0, 0, 0.0, (0, 0.0)
+    pushed, answers, clock, cpu, last = 0, 0, 0.0, 0.0, (0, 0.0)
     marks = list(sizes)
     # Read as a stream, a buffer at a time: Arrow's pre-buffering (the default)
     # keeps the column chunks of the row groups read so far, and the reader
@@ -61,26 +64,28 @@ def measure(name: str, sizes: list[int], out: Path, batch_size: int) -> list[dic
     for batch in reader.iter_batches(batch_size=batch_size):
         table = pa.Table.from_batches([batch])  # s, p, o, t [, source]: t is the events' start
         table = table.rename_columns(["s", "p", "o", "start", *table.column_names[4:]])
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         answers += len(engine.push_table(table))
         clock += time.perf_counter() - t0
+        cpu += time.process_time() - c0
         pushed += table.num_rows
         if marks and pushed >= marks[0]:
             marks.pop(0)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             answers += len(engine.flush_table(final=False))  # the instant held back (the stream goes on)
             clock += time.perf_counter() - t0
+            cpu += time.process_time() - c0
             state = len(engine.state())  # untimed
-            rows.append({
+            yield {
                 "workload": name, "events": pushed, "answers": answers,
                 "events_per_s": round(pushed / clock),
                 "stretch_events_per_s": round((pushed - last[0]) / (clock - last[1])),
+                "events_per_cpu_s": round(pushed / cpu),
                 "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
                 "rss_mb": round(_rss_mb(), 1),
                 "state_bytes": state,
-            })
+            }
             last = (pushed, clock)
-    return rows
 
 
 def main():
@@ -92,18 +97,23 @@ def main():
     ap.add_argument("--one", metavar="WORKLOAD", help=argparse.SUPPRESS)
     args = ap.parse_args()
     sizes = sorted(int(x) for x in args.sizes.split(","))
-    if args.one:
-        print(json.dumps(measure(args.one, sizes, args.out, args.batch_size)))
+    if args.one:  # a line per size as it is reached: a long run shows its first sizes
+        for row in measure(args.one, sizes, args.out, args.batch_size):
+            print(json.dumps(row), flush=True)
         return
-    print(f"{'workload':8} {'events':>9} {'events/s':>9} {'last stretch':>12} {'peak MB':>8} "
+    print(f"{'workload':8} {'events':>9} {'events/s':>9} {'last stretch':>12} {'per CPU s':>9} {'peak MB':>8} "
           f"{'RSS MB':>7} {'state bytes':>12} {'answers':>10}")
     for name in args.workloads.split(","):
-        done = subprocess.run([sys.executable, __file__, "--one", name, "--sizes", args.sizes,
+        with subprocess.Popen([sys.executable, __file__, "--one", name, "--sizes", args.sizes,
                                "--batch-size", str(args.batch_size), "--out", str(args.out)],
-                              check=True, capture_output=True, text=True)
-        for r in json.loads(done.stdout.strip().splitlines()[-1]):
-            print(f"{r['workload']:8} {r['events']:>9,} {r['events_per_s']:>9,} {r['stretch_events_per_s']:>12,} "
-                  f"{r['peak_rss_mb']:>8} {r['rss_mb']:>7} {r['state_bytes']:>12,} {r['answers']:>10,}")
+                              stdout=subprocess.PIPE, text=True) as run:
+            for line in run.stdout:
+                r = json.loads(line)
+                print(f"{r['workload']:8} {r['events']:>9,} {r['events_per_s']:>9,} {r['stretch_events_per_s']:>12,} "
+                      f"{r['events_per_cpu_s']:>9,} {r['peak_rss_mb']:>8} {r['rss_mb']:>7} {r['state_bytes']:>12,} "
+                      f"{r['answers']:>10,}", flush=True)
+        if run.returncode:
+            raise SystemExit(f"{name}: the measuring process failed ({run.returncode})")
 
 
 if __name__ == "__main__":

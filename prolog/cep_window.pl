@@ -38,6 +38,8 @@
             cep_window_status/2,   % +Module, -StatusText
             cep_window_span/5,     % +Spec, +Start, +End, -First, -Last
             cep_span/3,            % +Spans, -Start, -End
+            cep_part_index/4,      % +Sols, +Pattern, +Key, -Index
+            cep_part_member/3,     % +Index, ?Key, ?Sol
             cep_subquery_rows/6    % +Module, +Node, +Spec, +Solutions, +Time, -Rows
           ]).
 
@@ -46,6 +48,7 @@
 :- use_module(library(pairs)).
 :- use_module(library(varnumbers)).
 :- use_module(library(ordsets)).
+:- use_module(library(assoc)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
 :- use_module(cep_runtime, [cep_absence/3, cep_feed/3, cep_queue/7, cep_reporting/1]).
@@ -427,11 +430,59 @@ expire_part(count(N, Unit), M, P, Now) :-
 %   The span of a solution joined from parts: the earliest start and the
 %   latest end of the parts' intervals i(S, E) it holds (an optional part
 %   that is not there is unbound).
-cep_span(Spans, S, E) :-
-    findall(S0-E0, ( member(I, Spans), nonvar(I), I = i(S0, E0) ), Pairs),
-    pairs_keys_values(Pairs, Ss, Es),
-    min_list(Ss, S),
-    max_list(Es, E).
+cep_span([I|Is], S, E) :-
+    (   var(I)
+    ->  cep_span(Is, S, E)
+    ;   I = i(S0, E0),
+        span(Is, S0, E0, S, E)
+    ).
+
+span([], S, E, S, E).
+span([I|Is], S0, E0, S, E) :-
+    (   var(I)
+    ->  span(Is, S0, E0, S, E)
+    ;   I = i(S1, E1),
+        S2 is min(S0, S1),
+        E2 is max(E0, E1),
+        span(Is, S2, E2, S, E)
+    ).
+
+%!  cep_part_index(+Sols, +Pattern, +Key, -Index) is det.
+%
+%   The solutions s(V, S, E) of a part, indexed for its join with the
+%   parts before it: by their values of Key (variables of Pattern, the
+%   part's s(V, _, _)). A solution that leaves a key variable unbound
+%   (an OPTIONAL inside the part) is joined by unification, as are all
+%   when the key is not bound at the lookup: those are kept in lists.
+cep_part_index(Sols, Pattern, Key, index(Assoc, Loose, Sols)) :-
+    part_keys(Sols, Pattern, Key, Keyed, Loose),
+    keysort(Keyed, Sorted),
+    group_pairs_by_key(Sorted, Groups),
+    ord_list_to_assoc(Groups, Assoc).
+
+part_keys([], _, _, [], []).
+part_keys([Sol|Sols], Pattern, Key, Keyed, Loose) :-
+    copy_term(Pattern-Key, Sol-K),
+    (   ground(K)
+    ->  Keyed = [K-Sol|Keyed1], Loose = Loose1
+    ;   Keyed = Keyed1, Loose = [Sol|Loose1]
+    ),
+    part_keys(Sols, Pattern, Key, Keyed1, Loose1).
+
+%!  cep_part_member(+Index, ?Key, ?Sol) is nondet.
+%
+%   The solutions of an indexed part (cep_part_index/4) that may join a
+%   solution with the values Key: those with that key, and those with
+%   an unbound key variable; all of them when Key is not ground. The
+%   caller unifies them as a scan would, so the join is the same.
+cep_part_member(index(Assoc, Loose, All), Key, Sol) :-
+    (   ground(Key)
+    ->  (   get_assoc(Key, Assoc, Group),
+            member(Sol, Group)
+        ;   member(Sol, Loose)
+        )
+    ;   member(Sol, All)
+    ).
 
 %   The solutions in the window evaluated at Tau, and the window's start.
 window_solutions(Spec, M, Q, Tau, Ts, Sols) :-

@@ -227,7 +227,10 @@ def _part_items(index, plan, out, vs) -> list:
     them. At each evaluation '$wcombine'(Q, Contents, V, Start, End) joins
     the parts' solutions in their windows (Contents: a list of s(V, S, E)
     per part) into the query's: V of the query's variables, over the span
-    of the parts it holds."""
+    of the parts it holds. A part that shares variables with the parts
+    before it is indexed on them once per evaluation (cep_window:
+    cep_part_index/4), and each solution joined so far finds its partners
+    by a lookup (cep_part_member/3) rather than a scan of the part."""
     items = [pl.Clause(pl.Struct("$window", pl.Struct("p", index, part.index), _spec(part.window, out.query)))
              for part in out.parts[1:]]
     items += [pl.Clause(pl.Struct("$wkind", pl.Struct("p", index, part.index), A("plain")))
@@ -238,25 +241,40 @@ def _part_items(index, plan, out, vs) -> list:
     spans = [vs.fresh() for _ in out.parts]
     values = _values(vs, out.vars)  # names every variable before the conditions read them
     ec = vs.expressions(vs.fresh(), vs.fresh())
+    indexes, bound = [], set()  # the index goals; the variables of the parts joined so far
 
     def goals(op) -> list:
         if isinstance(op, PartRef):
             part = out.parts[op.index]
-            v = tuple_term(vs, plan.node(part.root).vars)
+            part_vars = plan.node(part.root).vars
+            key = [x for x in part_vars if x in bound]
+            bound.update(part_vars)
             s, e = vs.fresh(), vs.fresh()
-            return [pl.Struct("member", pl.Struct("s", v, s, e), contents[op.index]),
-                    pl.Struct("=", spans[op.index], pl.Struct("i", s, e))]
+            sol = pl.Struct("s", tuple_term(vs, part_vars), s, e)
+            span = pl.Struct("=", spans[op.index], pl.Struct("i", s, e))
+            if not key:
+                return [pl.Struct("member", sol, contents[op.index]), span]
+            # the index: the part's solutions by their values of the key
+            # (a pattern of its own variables)
+            own = {x: vs.fresh() for x in part_vars}
+            pattern = pl.Struct("s", pl.Struct("v", *own.values()), pl.Var("_"), pl.Var("_"))
+            index = vs.fresh()
+            indexes.append(q(WINDOW, "cep_part_index", contents[op.index], pattern,
+                             pl.Struct("k", *[own[x] for x in key]), index))
+            return [q(WINDOW, "cep_part_member", index, pl.Struct("k", *[vs.of(x) for x in key]), sol), span]
         if isinstance(op, ops.Join):
             return goals(op.left) + goals(op.right)
         if isinstance(op, ops.Filter):
             return goals(op.pattern) + [ec.filter_goal(op.cond)]
         # OPTIONAL: the right side's solutions compatible with the left one
         # (and its condition), or the left one alone if there is none
+        left = goals(op.left)  # first: the right side is looked up by what the left binds
         right = goals(op.right) + ([ec.filter_goal(op.cond)] if op.cond is not None else [])
-        return goals(op.left) + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
+        return left + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
 
     s, e = pl.Var("S"), pl.Var("E")
-    body = goals(out.combine) + [q(WINDOW, "cep_span", pl.PList(spans), s, e)]
+    joined = goals(out.combine)
+    body = indexes + joined + [q(WINDOW, "cep_span", pl.PList(spans), s, e)]
     items.append(pl.Clause(pl.Struct("$wcombine", index, pl.PList(contents), values, s, e),
                            tuple(body)))
     return items

@@ -195,3 +195,42 @@ test(group) :-
     assertion(cep_contract_applies(w_group, group)).
 
 :- end_tests(cep_aggregates).
+
+:- begin_tests(cep_part_join).
+
+%   The solutions s(v(C, X), S, E) of a part, one leaving its key C
+%   unbound (a UNION inside the part).
+part_sols([ s(v(a, 1), 1, 1), s(v(b, 2), 2, 2), s(v(a, 3), 3, 3), s(v(_, 4), 4, 4) ]).
+
+%   The partners of key C through the index: those of that key, and the
+%   one with its key unbound, as a scan unifying them would give.
+test(lookup, Found == [1-a, 3-a, 4-a]) :-
+    part_sols(Sols),
+    cep_part_index(Sols, s(v(K, _), _, _), k(K), Index),
+    findall(X-C, ( C = a, cep_part_member(Index, k(C), s(v(C, X), _, _)) ), Found).
+
+test(no_partner_but_the_unbound_key, Found == [4-z]) :-
+    part_sols(Sols),
+    cep_part_index(Sols, s(v(K, _), _, _), k(K), Index),
+    findall(X-C, ( C = z, cep_part_member(Index, k(C), s(v(C, X), _, _)) ), Found).
+
+%   A key unbound at the lookup (an OPTIONAL part before this one that
+%   was not there) joins every solution, as a scan does.
+test(unbound_key_scans_all, Found == [1, 2, 3, 4]) :-
+    part_sols(Sols),
+    cep_part_index(Sols, s(v(K, _), _, _), k(K), Index),
+    findall(X, cep_part_member(Index, k(_), s(v(_, X), _, _)), Found).
+
+test(empty_part, [fail]) :-
+    cep_part_index([], s(v(K, _), _, _), k(K), Index),
+    cep_part_member(Index, k(a), _).
+
+%   The span of a joined solution: the parts it holds (an optional one
+%   not there is unbound).
+test(span, S-E == 2-9) :-
+    cep_span([i(3, 9), _, i(2, 5)], S, E).
+
+test(span_of_no_part, [fail]) :-
+    cep_span([_, _], _, _).
+
+:- end_tests(cep_part_join).

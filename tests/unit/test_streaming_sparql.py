@@ -197,6 +197,32 @@ def test_a_grouped_query_aggregates_the_joined_solutions():
     assert table(got, "x", "n") == [(0, 10, "k", "4")]
 
 
+def test_a_group_solution_without_the_shared_variable_joins_every_solution():
+    # the parts are joined by lookups on their shared variables (?x): a
+    # solution of the group that leaves ?x unbound (the UNION's :c side)
+    # is compatible with every :a, as SPARQL's join says
+    text = """SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE { ?x :a ?a . { { ?x :b ?b } UNION { ?y :c ?b } WINDOW ELEMS 3 } }"""
+    got = checked_answers(parse_rules(PREFIX + text), [
+        count("k", "a", 5, 1), count("j", "a", 6, 2), count("k", "b", 4, 3), count("m", "c", 7, 4)])
+    # at 10: a 5 (k) and 6 (j); the last three elements hold b 4 of k and
+    # c 7 of m: k with b 4 and with c 7, j with c 7 alone
+    assert table(got, "x", "a", "b") == [(0, 10, "j", "6", "7"), (0, 10, "k", "5", "4"), (0, 10, "k", "5", "7")]
+
+
+def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
+    # the first part is read in full; the optional one is indexed on ?x
+    # (the variable it shares with the first) and looked up per solution,
+    # not scanned per solution, nor the first part indexed on a variable
+    # that is unbound when it is read
+    from cep.compile import compile_queries
+    body = compile_queries(parse_rules(PREFIX + TURBINES)).body
+    combine = body[body.index("'$wcombine'(0,[_G1,_G2]"):]
+    combine = combine[:combine.index(".\n")]
+    assert "cep_part_index(_G2," in combine and "cep_part_index(_G1," not in combine
+    assert "member(s(v(X0,X1),_G7,_G8),_G1)" in combine and "cep_part_member(_G13,k(X0)," in combine
+
+
 @pytest.mark.parametrize("where, message", [
     ("{ { ?x :a ?a } UNION { ?x :b ?b WINDOW ELEMS 2 } }",
      "x.rq:3:86: UNION over groups with windows of their own is not supported: groups with different "
