@@ -168,7 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
                           "event files and standard input (followed or not), spark for a folder of events or a "
-                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, --progress-json, "
+                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, "
                           "--format parquet)")
     run.add_argument("--format", choices=OUTPUT_FORMATS + ("parquet",), metavar="FORMAT",
                      help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (local engine), parquet (spark "
@@ -192,6 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "as the events arrive; event folders are watched for new files (Spark). Without it the "
                           "run reads what is there and stops")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
+    run.add_argument("--progress-json", metavar="FILE",
+                     help="append each input batch's (spark: micro-batch's) progress to FILE as a JSON line "
+                          "(rows, rates, duration, answers, late and rejected records; spark: state and "
+                          "watermark too; docs/deploy.md, \"Monitoring\")")
     _ontology_option(run)
     _prolog_option(run)
     _policy_option(run)
@@ -212,9 +216,6 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--lateness", metavar="INTERVAL", default="10 seconds",
                        help="how late an event may arrive (the watermark delay; default '10 seconds'): "
                             "events wait this long in event time and are then processed in time order")
-    spark.add_argument("--progress-json", metavar="FILE",
-                       help="append each micro-batch's progress to FILE as a JSON line (rows, rates, state, "
-                            "watermark, answers, late and rejected rows; docs/deploy.md, \"Monitoring\")")
     spark.add_argument("--files-per-batch", type=int, metavar="N",
                        help="read at most N new files per micro-batch (default: all)")
     run.set_defaults(func=cmd_run, command_parser=run)
@@ -485,7 +486,7 @@ class _Rejects:
 
 
 RULE_SUFFIX = ".rq"
-SPARK_OPTIONS = ("master", "conf", "checkpoint", "trigger", "files_per_batch", "progress_json")
+SPARK_OPTIONS = ("master", "conf", "checkpoint", "trigger", "files_per_batch")
 
 
 def _rules_after_events(args) -> None:
@@ -628,6 +629,7 @@ class _RejectSink:
 def _run_local(args) -> int:
     from cep.io import PerQueryWriter, check_format, event_batches, inputs, make_writer, output_format, time_ordered
     from cep.io.follow import check_followed, followed_batches
+    from cep.runtime.progress import ProgressLog
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
@@ -652,6 +654,7 @@ def _run_local(args) -> int:
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
+    progress = ProgressLog(args.progress_json) if args.progress_json else None
     done = 0
     late = []
     try:
@@ -673,6 +676,7 @@ def _run_local(args) -> int:
             batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size)
         try:
             for batch in batches:
+                pushed = time.monotonic()
                 if batch is None:  # a followed input's pause: the events so far are all there is for now
                     answers = engine.flush_table(final=False).answers()
                 else:
@@ -686,6 +690,9 @@ def _run_local(args) -> int:
                 if batch is None:
                     getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
                 out.flush()
+                if progress:
+                    progress.note(0 if batch is None else batch.num_rows, pushed, answers.num_rows, len(late),
+                                  rejects.count - len(late), always=batch is not None)
                 now = time.monotonic()
                 if not args.quiet and now - last_report >= PROGRESS_SECONDS:
                     rate = done / max(now - began, 1e-9)
@@ -697,6 +704,7 @@ def _run_local(args) -> int:
             raise Interrupted(f"{_plural(done, 'event')} processed, "
                               f"{_plural(sum(counts.values()), 'answer')} written" + (f" to {args.out}" if args.out else ""),
                               getattr(stop, "code", EXIT_INTERRUPTED)) from None
+        pushed = time.monotonic()
         answers = engine.flush_table(final=True).answers()
         _say_warnings(engine.warnings, warned)
         writer.write(answers)
@@ -704,7 +712,11 @@ def _run_local(args) -> int:
         writer.close()
         rejects.report(engine.late[len(late):])
         late = engine.late[:]
+        if progress:  # the end of the input: what its end completed
+            progress.note(0, pushed, answers.num_rows, len(late), rejects.count - len(late))
     finally:
+        if progress:
+            progress.close()
         rejects.close()
         if out is not sys.stdout:
             out.close()
