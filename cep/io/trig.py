@@ -373,7 +373,7 @@ class _Timing:
     def __init__(self, name: str, rejects: list, times):
         self.name, self.rejects, self.times = name, rejects, times
         self.waiting = {}  # graph -> (triples, line) of the window before, its time not complete
-        self.timed = {}  # graph -> {predicate: [values]} of the window before, its graph not come
+        self.timed = {}  # graph -> {predicate: [values]} of the window before, its graph not come or waiting
         self.read = {}  # graph -> its time values, of the graphs read in the window before
         self.metadata = []  # the other default-graph triples of the window before
         self.graphs = set()  # the graphs of the window before
@@ -418,7 +418,8 @@ class _Timing:
             self._skip(metadata)
             metadata = []
         self.waiting, self.read, self.metadata, self.graphs = waiting, read, metadata, names
-        self.timed = {g: found[g] for g in new if g not in graphs}
+        # the times of graphs not come yet, and those of graphs waiting (half an interval)
+        self.timed = {g: found[g] for g in new - graphs.keys() | waiting.keys()}
         return events.table()
 
     def _add(self, events: EventRows, graph: str, triples: list, line, values: dict) -> None:

@@ -138,3 +138,16 @@ def test_a_time_is_looked_for_in_its_window_and_the_next(tmp_path):
                        (f"{path}:graph <{EX}g2>", f"graph <{EX}g2> has its time already; this "
                                                   "prov:generatedAtTime is skipped"),
                        (f"{path}:10", no_time.format(EX, "g4")), (str(path), skipped)]
+
+
+def test_an_interval_may_end_in_the_window_after_its_start(tmp_path):
+    time = '"2026-01-01T00:00:0{}Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+    path = tmp_path / "half.trig"
+    path.write_text("@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+                    f":g1 {{ :a :b 1 }}\n:g1 prov:startedAtTime {time.format(1)} .\n"
+                    f":g2 {{ :a :b 2 }}\n:g1 prov:endedAtTime {time.format(3)} .\n"
+                    f":g2 prov:generatedAtTime {time.format(2)} .\n")
+    for statements in (1, 10_000):
+        events, rejects = read(path, statements)
+        assert sorted((e.o[1], e.start - T0, e.end - T0) for e in events) == [("1", 1000, 3000), ("2", 2000, 2000)]
+        assert rejects == []
