@@ -285,7 +285,7 @@ def test_run_progress_json_of_the_engine_counts_its_answers(capsys, tmp_path):
     records = [json.loads(line) for line in progress.read_text().splitlines()]
     assert sum(r["rows"] for r in records) == int(err.split(" events read")[0].split()[-1])
     assert sum(r["answers"] for r in records) == len(out.splitlines()) == 2
-    assert records[-1]["rows"] == 0 and all(r["rows"] == 3 for r in records[:-2])
+    assert records[-1]["rows"] == 0 and len(records) > 2 and all(0 < r["rows"] <= 3 for r in records[:-1])
 
 
 def test_run_out_and_rejects_files(capsys, rules, engine, tmp_path):
