@@ -35,8 +35,8 @@ one the readers refuse (a literal subject, an IRI with a space) is a Reject
 of its own. Relative IRIs are resolved against the file's own @base (BASE);
 with none, they are refused, as in every format (not made the file's
 file:/// IRIs). Blank nodes get labels made of a hash of the file's path and
-their place in it: the same file gives the same labels, and two files never
-share a blank node.
+their own label (an anonymous node: its place in the file): the same file
+gives the same labels, and two files never share a blank node.
 
 The file is read in windows of top-level statements (directives, graph
 blocks, default-graph triples), about as many as the batch size
@@ -47,15 +47,14 @@ so a graph's block and the statements after it are read together; the
 prefixes and base declared so far go before each window's text. A graph's
 time may come before its block or after it, within its window or the
 next (_Timing): a graph whose time has not come by then is refused, as a
-graph with no time is. Blank node labels are scoped to a window (one
-label in two windows names two nodes).
+graph with no time is. A blank node label names one node in the whole
+file, whichever windows it is used in (_labels_as_iris); an anonymous
+node ([], a list) is one of its own wherever it stands.
 
 A window is parsed by rdflib whole first. When that fails, it is cut into
 its statements and the pieces are parsed again, halving the failing ones,
 so that one bad graph costs only itself: a Reject with the line of the bad
-block and rdflib's message, and the rest of the file goes on. (In that
-recovery mode a blank node label shared by two blocks names two different
-nodes: labels are scoped per parsed piece.)
+block and rdflib's message, and the rest of the file goes on.
 Bytes that are not UTF-8 cost the statements that hold them; a string
 never closed, or two stray triple quotes, cost their statements, not the
 rest of the file (scan, _line_parts).
@@ -67,6 +66,7 @@ import bisect
 import codecs
 import hashlib
 import re
+import secrets
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -104,7 +104,7 @@ def trig_batches(handle, source, rejects: list, rows: int):
     timing = _Timing(source.name, rejects, source.times)
     held = EVENTS.empty_table()
     for k, window in enumerate(_windows(handle, source.name, rejects, min(rows, WINDOW_STATEMENTS))):
-        content = _Content(tag if k == 0 else f"{tag}w{k}")  # blank nodes: a window's own
+        content = _Content(tag, k)
         lines, directives = _read_window(window, prelude.text, content, source.name, rejects, source.times,
                                          timing.timed)
         prelude.add(directives)
@@ -353,8 +353,9 @@ class _Content:
     """What the parsed pieces of one file hold, as N-Triples text (not yet
     checked: cep.io.check takes each event's terms)."""
 
-    def __init__(self, tag: str):
+    def __init__(self, tag: str, window: int = 0):
         self.tag = tag  # the file's (file_tag)
+        self.window = window  # which of its windows (_windows): its anonymous blank nodes are its own
         self.graphs: dict[str, list] = defaultdict(list)  # graph term -> triples
         self.default: list = []  # default-graph triples
 
@@ -464,14 +465,14 @@ def _parse_into(content: _Content, text: str, scope: int) -> None:
 
     dataset = Dataset()
     with terms.rdflib_as_written():
-        dataset.parse(data=text, format="trig", publicID=NO_BASE)
+        dataset.parse(data=_labels_as_iris(text), format="trig", publicID=NO_BASE)
     graphs, default = defaultdict(list), []
     texts: dict = {}  # most nodes recur: convert each once
 
     def nt(node):
         out = texts.get(node)
         if out is None:
-            out = texts[node] = _nt(node, content.tag, scope)
+            out = texts[node] = _nt(node, content, scope)
         return out
 
     for s, p, o, g in dataset.quads((None, None, None, None)):
@@ -488,18 +489,75 @@ def _parse_into(content: _Content, text: str, scope: int) -> None:
 _PARSER_TOKEN = re.compile(r"[0-9a-f]{32}")  # the random part of rdflib's blank node ids
 
 
-def _nt(node, tag: str, scope: int) -> str:
-    """The N-Triples text of an rdflib node, unchecked. A blank node's label
-    is made of the file's tag, the piece it was parsed in and rdflib's own
-    id without its random part (its count of the piece's blank nodes), so
-    the same file gives the same labels."""
+def _nt(node, content: _Content, scope: int) -> str:
+    """The N-Triples text of an rdflib node, unchecked. A labelled blank
+    node (an IRI of _labels_as_iris) is labelled by the file's tag and its
+    label: one node in the file, none in another. An anonymous one by the
+    file's tag, the window and piece it was parsed in and rdflib's own id
+    without its random part (its count of the piece's blank nodes). The
+    same file gives the same labels."""
     from rdflib import BNode, Literal
 
     if isinstance(node, BNode):
-        return f"_:t{tag}_{scope}_{re.sub(r'[^A-Za-z0-9_]', '', _PARSER_TOKEN.sub('', str(node)))}"
+        window = f"w{content.window}" if content.window else ""
+        return f"_:t{content.tag}{window}_{scope}_{re.sub(r'[^A-Za-z0-9_]', '', _PARSER_TOKEN.sub('', str(node)))}"
     if isinstance(node, Literal):
+        if node.datatype and node.datatype.startswith(_LABELLED):
+            raise ValueError(f"a blank node is not a datatype (\"{node}\"^^_:{node.datatype[len(_LABELLED):]})")
         return terms.literal(str(node), _relative(str(node.datatype)) if node.datatype else None, node.language)
+    if node.startswith(_LABELLED):
+        return f"_:t{content.tag}_l_{node[len(_LABELLED):]}"
     return terms.iri(_relative(str(node)))
+
+
+# TriG scopes a blank node label to the document, rdflib to the text it
+# parses (a window, a piece of one). So each label goes to rdflib as an IRI
+# of this scheme, which it keeps as written, and _nt makes it the same blank
+# node again wherever it comes. Its random part: no IRI of a file is one.
+_LABELLED = f"cep-bnode-{secrets.token_hex(8)}:"
+# a blank node label (TriG's BLANK_NODE_LABEL, possessive: the dots it ends
+# with are cut off after) where a term starts: after space or punctuation
+# (a datatype too: _nt refuses it), not within a prefixed name (ex:a_:b)
+_PN_BASE = ("A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c\u200d"
+            "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff")
+_LABEL = re.compile(rf"(?<![^\s,;()\[\]{{}}^])_:[{_PN_BASE}_0-9][{_PN_BASE}_0-9.\-\u00b7\u0300-\u036f\u203f\u2040]*+")
+_AFTER_LABEL = frozenset(" \t\r\n,;()[]{}.#<\"'")
+_DIRECTIVE_WORDS = frozenset(("@prefix", "prefix", "@base", "base"))
+
+
+def _labels_as_iris(text: str) -> str:
+    """The text with each blank node label outside strings, IRIs, comments
+    and directives written as an IRI of the _LABELLED scheme, the label in
+    the characters a label of the engine takes ("_" as "__", any other
+    character but letters, digits, "-" and "." as "_u<hex>_"). A label that
+    goes on with characters the grammar does not give it (_:a:b) is left to
+    rdflib, as is anything else."""
+    if "_:" not in text:
+        return text
+    out, done, before = [], 0, ("", "")  # the text up to `done` is in `out`; the last two tokens
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind in ("space", "comment"):
+            continue
+        if kind == "word" and m.end() > done and before[0].lower() not in _DIRECTIVE_WORDS \
+                and before[1].lower() not in _DIRECTIVE_WORDS:
+            at = max(m.start(), done)
+            while (at := text.find("_:", at, m.end())) >= 0:
+                found = _LABEL.match(text, at)
+                label = found.group().rstrip(".") if found else ""
+                end = at + len(label)
+                if not found or end < len(text) and text[end] not in _AFTER_LABEL:
+                    at += 2
+                    continue
+                out += [text[done:at], "<", _LABELLED, _label_text(label[2:]), ">"]
+                done = at = end
+        before = (before[1], m.group())
+    return "".join(out) + text[done:]
+
+
+def _label_text(label: str) -> str:
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-.") else "__" if c == "_" else f"_u{ord(c):x}_"
+                   for c in label)
 
 
 def _relative(iri: str) -> str:
@@ -519,7 +577,7 @@ def _recover(content, text, statements, name, rejects, failed, found, shift, one
     good = list(directives) if one_by_one else []
     for st in [] if one_by_one else directives:  # a bad prefix would fail every piece: find it first
         try:
-            _parse_into(_Content(content.tag), _layout(text, good + [st])[0], 0)
+            _parse_into(_Content(content.tag, content.window), _layout(text, good + [st])[0], 0)
             good.append(st)
         except Exception as exc:  # noqa: BLE001
             failed.append(st)

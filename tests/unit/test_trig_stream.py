@@ -5,6 +5,8 @@ braces, quotes or comments would fool a naive splitter is cut whole."""
 
 from __future__ import annotations
 
+import re
+
 import pyarrow as pa
 import pytest
 
@@ -151,3 +153,52 @@ def test_an_interval_may_end_in_the_window_after_its_start(tmp_path):
         events, rejects = read(path, statements)
         assert sorted((e.o[1], e.start - T0, e.end - T0) for e in events) == [("1", 1000, 3000), ("2", 2000, 2000)]
         assert rejects == []
+
+
+def test_a_blank_node_label_names_one_node_in_the_whole_file(tmp_path):
+    time = '"2026-01-01T00:00:0{}Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+    text = ("@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+            f':g1 {{ _:b :p "_:b" ; :q [ :r _:b ] }}\n:g1 prov:generatedAtTime {time.format(1)} .\n'
+            f":g2 {{ :a :p (_:b), _:b.c , _:é }} # _:b\n:g2 prov:generatedAtTime {time.format(2)} .\n"
+            f"_:g {{ _:b :p 3 }}\n_:g prov:generatedAtTime {time.format(3)} .\n")
+    path, other = tmp_path / "one.trig", tmp_path / "two.trig"
+    path.write_text(text, encoding="utf-8")
+    other.write_text(text, encoding="utf-8")
+    whole, rejects = read(path, 10_000)
+    assert rejects == [] and len(whole) == 9
+    for statements in (1, 2):  # a block (and its time) a window: labelled nodes as in one window
+        assert anonymous_as_one(read(path, statements)[0]) == anonymous_as_one(whole)
+
+    b = {e.s for e in whole if e.p == f"<{EX}p>" and e.o in ('"_:b"', terms.literal("3", terms.XSD_INTEGER))}
+    assert len(b) == 1 and next(iter(b)).startswith("_:")  # g1's and the blank graph's
+    (label,) = b
+    assert {e.o for e in whole if e.p == f"<{EX}r>"} == b  # in an anonymous node's
+    assert {e.o for e in whole if e.p == f"<{terms.RDF}first>"} == b  # in a list, in another window
+    assert '"_:b"' in {e.o for e in whole}  # a string's "_:b" is a string
+    objects = {e.o for e in whole if e.p == f"<{EX}p>" and e.s == f"<{EX}a>"}
+    assert len(objects) == 3 and label not in objects  # the list, _:b.c, _:é
+    anonymous = [e.o for e in whole if e.p == f"<{EX}q>"]
+    assert len(anonymous) == 1 and anonymous[0] not in b
+    assert label not in {e.s for e in read(other, 1)[0]}  # another file's _:b is another node
+
+
+def anonymous_as_one(events):
+    """The events with every anonymous blank node ([], a list's cells) as one
+    label: theirs depend on the window they are parsed in."""
+
+    def one(term):
+        return re.sub(r"\A_:t[0-9a-f]{8}(?:w[0-9]+)?_[0-9]+_[A-Za-z0-9_]+\Z", "_:anonymous", term)
+
+    return sorted((one(e.s), e.p, one(e.o), e.start, e.end, e.source) for e in events)
+
+
+def test_a_label_is_only_read_where_a_term_starts(tmp_path):
+    time = ':{} prov:generatedAtTime "2026-01-01T00:00:01Z"^^<http://www.w3.org/2001/XMLSchema#dateTime> .\n'
+    path = tmp_path / "l.trig"
+    path.write_text("@prefix : <http://example.org/> .\n@prefix prov: <http://www.w3.org/ns/prov#> .\n"
+                    ':g1 { :a :p "x"^^_:d }\n' + time.format("g1") +
+                    ":g2 { :a_:b :p :c_:d }\n" + time.format("g2"))
+    events, rejects = read(path, 1)
+    assert [(e.s, e.o) for e in events] == [(f"<{EX}a_:b>", f"<{EX}c_:d>")]  # prefixed names
+    assert rejects == [(f"{path}:3", 'TriG syntax error: a blank node is not a datatype ("x"^^_:d); '
+                                     "this statement is skipped")]
