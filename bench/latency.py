@@ -238,7 +238,7 @@ def run_spark(args):
     engine = Engine(parse_rules(workloads.WORKLOADS[args.workload][1], f"{args.workload}.rq"))
     table = events.rename_columns(["s", "p", "o", "start"])
     expected = len(engine.push_table(table)) + len(engine.flush_table(final=True))
-    spark = spark_session("local[2]")
+    spark = spark_session("local[2]", conf={"spark.ui.enabled": "false"})  # figures without the UI's threads
     spark.sparkContext.setLogLevel("ERROR")
     print(f"\non Spark (local[2]): {args.workload}, {args.spark_events:,} events arriving at {args.rate_spark:,.0f} "
           f"events/s, a file every {args.file_every} s, lateness {args.lateness}; figures over the answers "

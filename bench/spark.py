@@ -230,7 +230,7 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
     folder = workloads.ensure(out, name, n, files=FILES)
     query = workloads.WORKLOADS[name][1]
     t0 = time.perf_counter()
-    spark = spark_session("local[2]")
+    spark = spark_session("local[2]", conf={"spark.ui.enabled": "false"})  # figures without the UI's threads
     spark.sparkContext.setLogLevel("ERROR")
     if variant.endswith("rocks") or variant == "tws":
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)

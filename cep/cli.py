@@ -173,8 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="where the rules run: local = in this process; spark = Spark Structured "
                           "Streaming, local mode unless --master says otherwise. Default: local for "
                           "event files and standard input (followed or not), spark for a folder of events or a "
-                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch, "
-                          "--progress-json)")
+                          "Spark option (--master, --conf, --checkpoint, --trigger, --files-per-batch)")
     run.add_argument("--format", choices=OUTPUT_FORMATS, metavar="FORMAT",
                      help="answer format: " + ", ".join(OUTPUT_FORMATS) + " (the spark engine writes jsonl, csv "
                           "and parquet to --out DIR); default: the one the --out file's extension says, else jsonl "
@@ -198,6 +197,10 @@ def build_parser() -> argparse.ArgumentParser:
                           "waiting are processed) and the run; event folders are watched for new files (Spark). "
                           "Without it the run reads what is there and stops")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
+    run.add_argument("--progress-json", metavar="FILE",
+                     help="append each input batch's (spark: micro-batch's) progress to FILE as a JSON line "
+                          "(rows, rates, duration, answers, late and rejected records; spark: state and "
+                          "watermark too; docs/deploy.md, \"Monitoring\")")
     _ontology_option(run)
     _prolog_option(run)
     _policy_option(run)
@@ -219,9 +222,6 @@ def build_parser() -> argparse.ArgumentParser:
                        help="how late an event may arrive (the watermark delay; default '10 seconds'): "
                             "events wait this long in event time and are then processed in time order "
                             "(also of --follow in this process)")
-    spark.add_argument("--progress-json", metavar="FILE",
-                       help="append each micro-batch's progress to FILE as a JSON line (rows, rates, state, "
-                            "watermark, answers, late and rejected rows; docs/deploy.md, \"Monitoring\")")
     spark.add_argument("--files-per-batch", type=int, metavar="N",
                        help="read at most N new files per micro-batch (default: all)")
     run.set_defaults(func=cmd_run, command_parser=run)
@@ -492,7 +492,7 @@ class _Rejects:
 
 
 RULE_SUFFIX = ".rq"
-SPARK_OPTIONS = ("master", "conf", "checkpoint", "trigger", "files_per_batch", "progress_json")
+SPARK_OPTIONS = ("master", "conf", "checkpoint", "trigger", "files_per_batch")
 
 
 def _rules_after_events(args) -> None:
@@ -632,6 +632,7 @@ def _run_local(args) -> int:
         PerQueryWriter, check_format, event_batches, in_time_order, inputs, make_writer, output_format, time_ordered,
     )
     from cep.io.follow import Watermark, check_followed, followed_batches, watermarked
+    from cep.runtime.progress import ProgressLog
 
     if args.batch_size < 1:
         raise UsageError(f"--batch-size must be at least 1, not {args.batch_size}")
@@ -661,6 +662,7 @@ def _run_local(args) -> int:
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
+    progress = ProgressLog(args.progress_json) if args.progress_json else None
     done = 0
     late = []
     try:
@@ -688,6 +690,7 @@ def _run_local(args) -> int:
         try:
             with stop.handled(args.follow):
                 for batch in batches:
+                    pushed = time.monotonic()
                     if batch is None:  # a followed input's pause: no event before the watermark will come
                         answers = _complete(engine, watermark.time)
                     else:
@@ -701,12 +704,16 @@ def _run_local(args) -> int:
                     if batch is None:
                         getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
                     out.flush()
+                    if progress:
+                        progress.note(0 if batch is None else batch.num_rows, pushed, answers.num_rows, len(late),
+                                      rejects.count - len(late), always=batch is not None)
                     now = time.monotonic()
                     if not args.quiet and now - last_report >= PROGRESS_SECONDS:
                         rate = done / max(now - began, 1e-9)
                         _say(f"{done:,} events processed, {_plural(sum(counts.values()), 'answer')} "
                              f"({rate:,.0f} events/s)")
                         last_report = now
+                pushed = time.monotonic()
                 answers = engine.flush_table(final=True).answers()
                 _say_warnings(engine.warnings, warned)
                 writer.write(answers)
@@ -717,9 +724,13 @@ def _run_local(args) -> int:
         writer.close()
         rejects.report(engine.late[len(late):])
         late = engine.late[:]
+        if progress:  # the end of the input: what its end completed
+            progress.note(0, pushed, answers.num_rows, len(late), rejects.count - len(late))
         if stop.code is not None:  # a followed run, whose input ended with Ctrl-C
             raise Interrupted(_how_far(done, counts, args.out), stop.code)
     finally:
+        if progress:
+            progress.close()
         rejects.close()
         if out is not sys.stdout:
             out.close()

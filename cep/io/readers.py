@@ -3,8 +3,8 @@
 Takes paths (files, directories of files, or "-" for standard input) and
 gives the events they hold as events tables (cep.events.EVENTS) of at most
 `rows` rows each, read incrementally: a file is never held whole (TriG
-excepted, see cep.io.trig), so memory is bounded by the batch size and not
-by the input. Every record that cannot be read becomes a Reject (with its
+is read a window of `rows` statements at a time, cep.io.trig), so memory
+is bounded by the batch size and not by the input. Every record that cannot be read becomes a Reject (with its
 file:line) and the reading goes on. The format is chosen by extension,
 after an optional .gz (gzip-compressed, any format):
 

@@ -1,7 +1,8 @@
 """TriG streams in the RSP-QL layout: a file of timestamped named graphs.
 
-Takes a .trig file; gives an events table (cep.events.EVENTS) with a row
-per triple of each timestamped named graph and appends a Reject for every part it cannot use. This is how the
+Takes a .trig file; gives events tables (cep.events.EVENTS) with a row
+per triple of each timestamped named graph, read a window of statements
+at a time, and appends a Reject for every part it cannot use. This is how the
 paper's RDF stream (section 4.2: triple occurrences <<s, p, o>, t, t'>) is
 written down as a file:
 
@@ -34,15 +35,26 @@ one the readers refuse (a literal subject, an IRI with a space) is a Reject
 of its own. Relative IRIs are resolved against the file's own @base (BASE);
 with none, they are refused, as in every format (not made the file's
 file:/// IRIs). Blank nodes get labels made of a hash of the file's path and
-their place in it: the same file gives the same labels, and two files never
-share a blank node.
+their own label (an anonymous node: its place in the file): the same file
+gives the same labels, and two files never share a blank node.
 
-The whole file is parsed by rdflib first. When that fails, the file is cut
-into its top-level statements (directives, graph blocks, default-graph
-triples) and the pieces are parsed again, halving the failing ones, so that
-one bad graph costs only itself: a Reject with the line of the bad block and
-rdflib's message. (In that recovery mode a blank node label shared by two
-blocks names two different nodes: labels are scoped per parsed piece.)
+The file is read in windows of top-level statements (directives, graph
+blocks, default-graph triples), about as many as the batch size
+(--batch-size) and at most WINDOW_STATEMENTS, cut without parsing (scan: strings and comments holding
+braces, quotes or "#", and long strings over lines, do not fool it): memory
+holds a window, not the file. A window ends before a block or a directive,
+so a graph's block and the statements after it are read together; the
+prefixes and base declared so far go before each window's text. A graph's
+time may come before its block or after it, within its window or the
+next (_Timing): a graph whose time has not come by then is refused, as a
+graph with no time is. A blank node label names one node in the whole
+file, whichever windows it is used in (_labels_as_iris); an anonymous
+node ([], a list) is one of its own wherever it stands.
+
+A window is parsed by rdflib whole first. When that fails, it is cut into
+its statements and the pieces are parsed again, halving the failing ones,
+so that one bad graph costs only itself: a Reject with the line of the bad
+block and rdflib's message, and the rest of the file goes on.
 Bytes that are not UTF-8 cost the statements that hold them; a string
 never closed, or two stray triple quotes, cost their statements, not the
 rest of the file (scan, _line_parts).
@@ -54,6 +66,7 @@ import bisect
 import codecs
 import hashlib
 import re
+import secrets
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -63,9 +76,10 @@ from urllib.parse import urljoin
 import pyarrow as pa
 
 from cep import terms
-from cep.events import EventRows, Reject
+from cep.events import EVENTS, EventRows, Reject
 from cep.io import check
 from cep.io.check import Invalid
+from cep.io import event_time
 from cep.io.event_time import interval
 
 
@@ -82,36 +96,139 @@ NO_BASE = "cep-no-base:/"
 
 def trig_batches(handle, source, rejects: list, rows: int):
     """The events of a TriG input (an open binary stream), in tables of at
-    most `rows` rows. A graph's time may be anywhere in the file, so the
-    file is read and parsed whole (N-Quads is the line-based form of the
-    same layout: cep.io.nquads)."""
+    most `rows` rows, read a window of top-level statements at a time
+    (_windows; `rows` of them, WINDOW_STATEMENTS at most): memory holds a
+    window, not the file."""
+    tag = file_tag(source.path)
+    prelude = _Prelude()
+    timing = _Timing(source.name, rejects, source.times)
+    held = EVENTS.empty_table()
+    for k, window in enumerate(_windows(handle, source.name, rejects, min(rows, WINDOW_STATEMENTS))):
+        content = _Content(tag, k)
+        lines, directives = _read_window(window, prelude.text, content, source.name, rejects, source.times,
+                                         timing.timed)
+        prelude.add(directives)
+        held = pa.concat_tables([held, timing.settle(content, lines, window.last)])
+        while held.num_rows >= rows or window.last and held.num_rows:  # tables of `rows` rows, as the other readers give
+            yield held.slice(0, rows)
+            held = held.slice(rows)
+    timing.finish()
+
+
+# rdflib takes about 5 kB of memory per statement of a window it parses
+# (measured: 10,000 statements of two triples each, ~50 MB)
+WINDOW_STATEMENTS = 10_000
+# a window's text grows from this many characters until it holds its
+# statements; an open long string ("""...) holds the cut back until then
+WINDOW_CHARS = 1 << 16
+MAX_WINDOW_CHARS = 1 << 25
+
+
+@dataclass(frozen=True)
+class Window:
+    text: str  # whole top-level statements (and the space and comments around them)
+    line: int  # the file's line of its first character
+    byte: int  # the file's offset of its first byte
+    last: bool  # the end of the file
+
+
+def _windows(handle, name: str, rejects: list, statements: int):
+    """The text of a TriG input in windows of `statements` top-level
+    statements (fewer at the end of the file; more characters than
+    MAX_WINDOW_CHARS cut a window short). Bytes that are not UTF-8 are kept
+    as surrogates (surrogateescape) for _read_window to report."""
     from cep.io.readers import READ_ERRORS, read_failure
 
-    parts = []
-    try:
-        while part := handle.read1(1 << 16):
-            parts.append(part)
-    except READ_ERRORS as exc:  # a cut gzip file: the statements read are kept
-        rejects.append(Reject(source.name, read_failure(exc)))
-    events = _read_text(b"".join(parts), source.path, source.name, rejects, source.times)
-    for offset in range(0, events.num_rows, rows):
-        yield events.slice(offset, rows)
+    decoder = codecs.getincrementaldecoder("utf-8-sig")("surrogateescape")
+    text, line, byte, ended, want = "", 1, 0, False, WINDOW_CHARS
+    while text or not ended:
+        parts, size = [text], len(text)
+        while not ended and size < want:
+            try:
+                raw = handle.read1(1 << 16)
+            except READ_ERRORS as exc:  # a cut gzip file: the statements read are kept
+                rejects.append(Reject(name, read_failure(exc)))
+                raw = b""
+            if byte == 0 and line == 1 and size == 0 and raw.startswith(codecs.BOM_UTF8):
+                byte = len(codecs.BOM_UTF8)  # the decoder drops it
+            parts.append(decoder.decode(raw, final=not raw))
+            size += len(parts[-1])
+            ended = not raw
+        text = "".join(parts)
+        cut = _cut(text, statements, ended, len(text) >= MAX_WINDOW_CHARS)
+        if cut is None:  # not yet `statements` whole statements: read more
+            want = 2 * max(want, len(text))
+            continue
+        window, text = text[:cut], text[cut:]
+        yield Window(window, line, byte, ended and not text)
+        line += window.count("\n")
+        byte += len(window.encode("utf-8", "surrogateescape"))
 
 
-def _read_text(raw: bytes, path, name: str, rejects: list, times) -> pa.Table:
-    """The events of one TriG file's bytes, timed by `times`
-    (cep.io.event_time.TimePredicates); rejected parts are appended."""
-    # bytes that are not UTF-8 spoil the statements that hold them, no more
-    text = raw.decode("utf-8-sig", "surrogateescape")
-    statements = scan(text)
-    content = _Content(file_tag(path))
+def _cut(text: str, statements: int, ended: bool, force: bool) -> int | None:
+    """Where a window of about `statements` whole statements ends in the
+    text read so far, or None when more must be read first (`ended`: the
+    text is the rest of the file; `force`: the text is too long to wait).
+    A window ends before a block or a directive, so that a graph's block
+    and the statements after it (its time) are read together: after the
+    last such place within `statements` statements, else the first one
+    after them. Before the end of the file, the last statement scanned may
+    go on in the text not read yet, and so may a long string not closed
+    in it: the window ends before them."""
+    scanned = scan(text)
+    if ended and len(scanned) <= statements:
+        return len(text)
+    found = scanned if ended else scanned[:-1]
+    if ('"""' in text or "'''" in text) and not (ended or force):
+        opened = next((m.start() for m in _TOKEN.finditer(text) if m.lastgroup in ("lstr", "lstr2")
+                       and not _CLOSED.fullmatch(m.group())), None)
+        if opened is not None:
+            found = [st for st in found if st.end <= opened]
+    cuts = [i for i in range(len(found)) if i + 1 < len(scanned) and scanned[i + 1].kind != "triples"]
+    if len(found) >= statements:
+        within = [i for i in cuts if i < statements]
+        beyond = [i for i in cuts if i >= statements]
+        if within or beyond:
+            return found[within[-1] if within else beyond[0]].end
+    if ended:
+        return len(text)
+    return found[cuts[-1]].end if force and cuts else None
+
+
+class _Prelude:
+    """The directives (@prefix, @base) of the windows read, as text to put
+    before the next window's: a prefix declared anywhere at the top level
+    holds for the rest of the file."""
+
+    def __init__(self):
+        self.text = ""
+        self.last = {}  # what a directive declares (a prefix, the base) -> its last text
+
+    def add(self, directives) -> None:
+        for chunk in directives:
+            m = _PREFIX_RE.match(chunk)
+            key = ("prefix", m.group(1)) if m else "base"
+            if self.last.get(key) != chunk:  # a prefix declared again as it was adds nothing
+                self.last[key] = chunk
+                self.text += chunk + "\n"
+
+
+def _read_window(window: Window, prelude: str, content, name: str, rejects: list, times, timed=()):
+    """Parse a window's statements (after the directives of the windows
+    before: `prelude`) into `content`; rejected parts are appended. Returns
+    the line of each named graph's first block (graph_lines) and the text
+    of the window's directives that parsed. `timed`: the graphs given a
+    time in the window before."""
+    text = prelude + window.text
+    shift = window.line - 1 - prelude.count("\n")  # a line of `text` -> the file's
+    statements = scan(text, shift=shift)
     failed, found = [], []  # statements refused (or read again in parts); the parts found
-    if _UNDECODED.search(text):
+    if _UNDECODED.search(text, len(prelude)):  # bytes that are not UTF-8 spoil the statements that hold them
         given, text = text, _comments_decoded(text)  # the same characters, but those of comments
         for st in statements:
             bad = _UNDECODED.search(text, st.start, st.end)
             if bad:
-                byte = len(given[:bad.start()].encode("utf-8", "surrogateescape")) + 1 + 3 * raw.startswith(codecs.BOM_UTF8)
+                byte = window.byte + len(given[len(prelude):bad.start()].encode("utf-8", "surrogateescape")) + 1
                 rejects.append(Reject(f"{name}:{st.line}", f"not UTF-8 text (byte {byte} of the file); "
                                                            "this statement is skipped", _snippet(text, st)))
                 failed.append(st)
@@ -119,25 +236,27 @@ def _read_text(raw: bytes, path, name: str, rejects: list, times) -> pa.Table:
         alone = None if st in failed else _term_alone(text, st)
         if alone is not None:  # rdflib passes over it: the block is refused, as a syntax error is
             at, term = alone
-            rejects.append(Reject(f"{name}:{bisect.bisect_left(_newlines(text), at) + 1}",
+            rejects.append(Reject(f"{name}:{bisect.bisect_left(_newlines(text), at) + 1 + shift}",
                                   f"TriG syntax error: the term {term[:200]} stands alone in the "
                                   "graph's block, where a triple was expected; this statement is skipped",
                                   _snippet(text, st)))
             failed.append(st)
     if failed:
-        _recover(content, text, [st for st in statements if st not in failed], name, rejects, failed, found)
+        _recover(content, text, [st for st in statements if st not in failed], name, rejects, failed, found, shift)
     else:
         try:
             _parse_into(content, text, 0)
         except Exception:  # noqa: BLE001 - any parser failure: recover piece by piece
-            content = _Content(content.tag)
-            _recover(content, text, statements, name, rejects, failed, found)
-    _suspect_blocks(content, text, statements, name, rejects, failed, found, times)
-    lines = graph_lines(statements + found, text)
-    return _events(content, lines, name, rejects, times)
+            content.graphs.clear()
+            content.default.clear()
+            _recover(content, text, statements, name, rejects, failed, found, shift)
+    _suspect_blocks(content, text, statements, name, rejects, failed, found, times, shift, timed)
+    directives = [text[st.start:st.end] for st in statements
+                  if st.kind == "directive" and st.start >= len(prelude) and st not in failed]
+    return graph_lines(statements + found, text), directives
 
 
-def _suspect_blocks(content, text, statements, name, rejects, failed, found, times) -> None:
+def _suspect_blocks(content, text, statements, name, rejects, failed, found, times, shift, timed) -> None:
     """Blocks that parsed but are suspect. rdflib passes over a term alone
     in a block (a typo), and two stray triple quotes make a long string of
     the statements between them, which parses when the string ends where a
@@ -151,7 +270,7 @@ def _suspect_blocks(content, text, statements, name, rejects, failed, found, tim
     count = defaultdict(int)
     for _, graph in blocks:
         count[graph] += 1
-    timed = {s for s, p, _ in content.default if p in times.all}
+    timed = {s for s, p, _ in content.default if p in times.all} | set(timed)
     for st, graph in blocks:
         if graph is None or count[graph] > 1 or st in failed:
             continue
@@ -161,12 +280,12 @@ def _suspect_blocks(content, text, statements, name, rejects, failed, found, tim
                 continue
         elif not any(m.lastgroup not in ("space", "comment", "close") for m in _TOKEN.finditer(text, st.brace + 1, st.end)):
             continue  # an empty graph
-        parts = _line_parts(text, st)
+        parts = _line_parts(text, st, shift)
         if parts:
             content.graphs.pop(graph, None)
             failed.append(st)  # as a whole
             found += parts
-            _recover(content, text, directives + parts, name, rejects, failed, found, one_by_one=True)
+            _recover(content, text, directives + parts, name, rejects, failed, found, shift, one_by_one=True)
         elif graph not in content.graphs:
             failed.append(st)
             rejects.append(Reject(f"{name}:{st.line}", "TriG: the graph's block gives no triple (a term alone "
@@ -234,44 +353,104 @@ class _Content:
     """What the parsed pieces of one file hold, as N-Triples text (not yet
     checked: cep.io.check takes each event's terms)."""
 
-    def __init__(self, tag: str):
+    def __init__(self, tag: str, window: int = 0):
         self.tag = tag  # the file's (file_tag)
+        self.window = window  # which of its windows (_windows): its anonymous blank nodes are its own
         self.graphs: dict[str, list] = defaultdict(list)  # graph term -> triples
         self.default: list = []  # default-graph triples
 
 
-def _events(content: _Content, lines: dict, name: str, rejects: list, times) -> pa.Table:
-    found: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))  # graph -> time values
-    other = []
-    for s, p, o in content.default:
-        if p in times.all:
-            found[s][p].append(o)
-        elif s not in content.graphs:
-            other.append((s, p, o))
-    events = EventRows()
-    # in a fixed order (rdflib's is not): one input, one output
-    for graph in sorted(content.graphs, key=lambda g: (lines.get(g, 0), g)):
-        triples = sorted(content.graphs[graph])
-        line = lines.get(graph)
-        where = f"{name}:{line}" if line else f"{name}:graph {graph[:200]}"
+class _Timing:
+    """The times of a file's graphs, window by window (_windows). A graph's
+    time (its triples in the default graph) may come before or after its
+    block, in the same window or the next: a graph whose time is not
+    complete by the end of the window after its first block's is refused,
+    and a time whose graph has not come by then is dropped, as the time of
+    no graph is (memory holds two windows, not the file). A graph's time
+    is read whole where it is complete (cep.io.event_time's rules); a time
+    triple that comes in the window after, once the graph is read, is a
+    Reject unless it repeats a value given."""
+
+    def __init__(self, name: str, rejects: list, times):
+        self.name, self.rejects, self.times = name, rejects, times
+        self.waiting = {}  # graph -> (triples, line) of the window before, its time not complete
+        self.timed = {}  # graph -> {predicate: [values]} of the window before, its graph not come or waiting
+        self.read = {}  # graph -> its time values, of the graphs read in the window before
+        self.metadata = []  # the other default-graph triples of the window before
+        self.graphs = set()  # the graphs of the window before
+        self.skipped, self.first = 0, None  # other default-graph triples: how many, the least
+
+    def settle(self, content: _Content, lines: dict, last: bool) -> pa.Table:
+        """The events of the graphs whose time is complete, of the window
+        read into `content` and the one before; `last`: the end of the file."""
+        found: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))  # graph -> time values
+        for graph, values in self.timed.items():
+            for p, given in values.items():
+                found[graph][p].extend(given)
+        new, metadata = set(), []
+        for s, p, o in content.default:
+            if p not in self.times.all:
+                metadata.append((s, p, o))
+            elif s in self.read and s not in content.graphs:
+                if o not in self.read[s].get(p, ()):
+                    self.rejects.append(Reject(f"{self.name}:graph {s[:200]}", f"graph {s[:200]} has its time "
+                                               f"already; this {self.times.label(p)} is skipped", f"{s} {p} {o} ."))
+            else:
+                found[s][p].append(o)
+                new.add(s)
+        graphs = dict(self.waiting)
+        for graph, triples in content.graphs.items():
+            before = graphs.get(graph)
+            graphs[graph] = (before[0] + triples, before[1]) if before else (triples, lines.get(graph))
+        events, waiting, read = EventRows(), {}, {}
+        # in a fixed order (rdflib's is not): one input, one output
+        for graph in sorted(graphs, key=lambda g: (graphs[g][1] or 0, g)):
+            triples, line = graphs[graph]
+            values = found.get(graph, {})
+            if not (last or graph in self.waiting or event_time.complete(values, self.times)):
+                waiting[graph] = graphs[graph]  # its time may come in the next window
+                continue
+            self._add(events, graph, sorted(triples), line, values)
+            read[graph] = values
+        names = set(content.graphs)
+        self._skip([t for t in self.metadata if t[0] not in names])
+        metadata = [t for t in metadata if t[0] not in names and t[0] not in self.graphs]
+        if last:
+            self._skip(metadata)
+            metadata = []
+        self.waiting, self.read, self.metadata, self.graphs = waiting, read, metadata, names
+        # the times of graphs not come yet, and those of graphs waiting (half an interval)
+        self.timed = {g: found[g] for g in new - graphs.keys() | waiting.keys()}
+        return events.table()
+
+    def _add(self, events: EventRows, graph: str, triples: list, line, values: dict) -> None:
+        where = f"{self.name}:{line}" if line else f"{self.name}:graph {graph[:200]}"
         try:
             check.term(graph, "s", "the graph's name")
-            start, end = interval(graph, found.get(graph, {}), times)
+            start, end = interval(graph, values, self.times)
         except Invalid as bad:
-            rejects.append(Reject(where, str(bad), f"graph {graph[:200]} with {len(triples)} triple(s)"))
-            continue
+            self.rejects.append(Reject(where, str(bad), f"graph {graph[:200]} with {len(triples)} triple(s)"))
+            return
         for s, p, o in triples:
             try:
                 events.add(check.term(s, "s", "subject"), check.term(p, "p", "predicate"),
                            check.term(o, "o", "object"), start, end, where)
             except Invalid as bad:
-                rejects.append(Reject(where, str(bad), f"{s} {p} {o} ."))
-    if other:
-        s, p, o = min(other)
-        rejects.append(Reject(name, f"{len(other)} triple(s) of the default graph skipped: only the triples "
-                                    "of timestamped named graphs are events (the default graph holds "
-                                    "their timestamps)", f"{s} {p} {o} ."))
-    return events.table()
+                self.rejects.append(Reject(where, str(bad), f"{s} {p} {o} ."))
+
+    def _skip(self, triples: list) -> None:
+        if triples:
+            self.skipped += len(triples)
+            self.first = min([*triples, self.first] if self.first else triples)
+
+    def finish(self) -> None:
+        """The end of the file: one Reject for the default graph's triples
+        that are neither times nor about a graph."""
+        if self.skipped:
+            s, p, o = self.first
+            self.rejects.append(Reject(self.name, f"{self.skipped} triple(s) of the default graph skipped: only "
+                                                  "the triples of timestamped named graphs are events (the default "
+                                                  "graph holds their timestamps)", f"{s} {p} {o} ."))
 
 
 # --------------------------------------------------------------- parsing
@@ -286,14 +465,14 @@ def _parse_into(content: _Content, text: str, scope: int) -> None:
 
     dataset = Dataset()
     with terms.rdflib_as_written():
-        dataset.parse(data=text, format="trig", publicID=NO_BASE)
+        dataset.parse(data=_labels_as_iris(text), format="trig", publicID=NO_BASE)
     graphs, default = defaultdict(list), []
     texts: dict = {}  # most nodes recur: convert each once
 
     def nt(node):
         out = texts.get(node)
         if out is None:
-            out = texts[node] = _nt(node, content.tag, scope)
+            out = texts[node] = _nt(node, content, scope)
         return out
 
     for s, p, o, g in dataset.quads((None, None, None, None)):
@@ -310,18 +489,75 @@ def _parse_into(content: _Content, text: str, scope: int) -> None:
 _PARSER_TOKEN = re.compile(r"[0-9a-f]{32}")  # the random part of rdflib's blank node ids
 
 
-def _nt(node, tag: str, scope: int) -> str:
-    """The N-Triples text of an rdflib node, unchecked. A blank node's label
-    is made of the file's tag, the piece it was parsed in and rdflib's own
-    id without its random part (its count of the piece's blank nodes), so
-    the same file gives the same labels."""
+def _nt(node, content: _Content, scope: int) -> str:
+    """The N-Triples text of an rdflib node, unchecked. A labelled blank
+    node (an IRI of _labels_as_iris) is labelled by the file's tag and its
+    label: one node in the file, none in another. An anonymous one by the
+    file's tag, the window and piece it was parsed in and rdflib's own id
+    without its random part (its count of the piece's blank nodes). The
+    same file gives the same labels."""
     from rdflib import BNode, Literal
 
     if isinstance(node, BNode):
-        return f"_:t{tag}_{scope}_{re.sub(r'[^A-Za-z0-9_]', '', _PARSER_TOKEN.sub('', str(node)))}"
+        window = f"w{content.window}" if content.window else ""
+        return f"_:t{content.tag}{window}_{scope}_{re.sub(r'[^A-Za-z0-9_]', '', _PARSER_TOKEN.sub('', str(node)))}"
     if isinstance(node, Literal):
+        if node.datatype and node.datatype.startswith(_LABELLED):
+            raise ValueError(f"a blank node is not a datatype (\"{node}\"^^_:{node.datatype[len(_LABELLED):]})")
         return terms.literal(str(node), _relative(str(node.datatype)) if node.datatype else None, node.language)
+    if node.startswith(_LABELLED):
+        return f"_:t{content.tag}_l_{node[len(_LABELLED):]}"
     return terms.iri(_relative(str(node)))
+
+
+# TriG scopes a blank node label to the document, rdflib to the text it
+# parses (a window, a piece of one). So each label goes to rdflib as an IRI
+# of this scheme, which it keeps as written, and _nt makes it the same blank
+# node again wherever it comes. Its random part: no IRI of a file is one.
+_LABELLED = f"cep-bnode-{secrets.token_hex(8)}:"
+# a blank node label (TriG's BLANK_NODE_LABEL, possessive: the dots it ends
+# with are cut off after) where a term starts: after space or punctuation
+# (a datatype too: _nt refuses it), not within a prefixed name (ex:a_:b)
+_PN_BASE = ("A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c\u200d"
+            "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff")
+_LABEL = re.compile(rf"(?<![^\s,;()\[\]{{}}^])_:[{_PN_BASE}_0-9][{_PN_BASE}_0-9.\-\u00b7\u0300-\u036f\u203f\u2040]*+")
+_AFTER_LABEL = frozenset(" \t\r\n,;()[]{}.#<\"'")
+_DIRECTIVE_WORDS = frozenset(("@prefix", "prefix", "@base", "base"))
+
+
+def _labels_as_iris(text: str) -> str:
+    """The text with each blank node label outside strings, IRIs, comments
+    and directives written as an IRI of the _LABELLED scheme, the label in
+    the characters a label of the engine takes ("_" as "__", any other
+    character but letters, digits, "-" and "." as "_u<hex>_"). A label that
+    goes on with characters the grammar does not give it (_:a:b) is left to
+    rdflib, as is anything else."""
+    if "_:" not in text:
+        return text
+    out, done, before = [], 0, ("", "")  # the text up to `done` is in `out`; the last two tokens
+    for m in _TOKEN.finditer(text):
+        kind = m.lastgroup
+        if kind in ("space", "comment"):
+            continue
+        if kind == "word" and m.end() > done and before[0].lower() not in _DIRECTIVE_WORDS \
+                and before[1].lower() not in _DIRECTIVE_WORDS:
+            at = max(m.start(), done)
+            while (at := text.find("_:", at, m.end())) >= 0:
+                found = _LABEL.match(text, at)
+                label = found.group().rstrip(".") if found else ""
+                end = at + len(label)
+                if not found or end < len(text) and text[end] not in _AFTER_LABEL:
+                    at += 2
+                    continue
+                out += [text[done:at], "<", _LABELLED, _label_text(label[2:]), ">"]
+                done = at = end
+        before = (before[1], m.group())
+    return "".join(out) + text[done:]
+
+
+def _label_text(label: str) -> str:
+    return "".join(c if c.isascii() and (c.isalnum() or c in "-.") else "__" if c == "_" else f"_u{ord(c):x}_"
+                   for c in label)
 
 
 def _relative(iri: str) -> str:
@@ -329,7 +565,7 @@ def _relative(iri: str) -> str:
     return iri[len(NO_BASE):] if iri.startswith(NO_BASE) else iri
 
 
-def _recover(content, text, statements, name, rejects, failed, found, one_by_one=False) -> None:
+def _recover(content, text, statements, name, rejects, failed, found, shift, one_by_one=False) -> None:
     """Parse the statements piece by piece; each statement that fails on its
     own becomes a Reject with its line (and goes to `failed`). Failing
     pieces are halved, so a file with k bad statements out of n costs about
@@ -341,7 +577,7 @@ def _recover(content, text, statements, name, rejects, failed, found, one_by_one
     good = list(directives) if one_by_one else []
     for st in [] if one_by_one else directives:  # a bad prefix would fail every piece: find it first
         try:
-            _parse_into(_Content(content.tag), _layout(text, good + [st])[0], 0)
+            _parse_into(_Content(content.tag, content.window), _layout(text, good + [st])[0], 0)
             good.append(st)
         except Exception as exc:  # noqa: BLE001
             failed.append(st)
@@ -356,7 +592,7 @@ def _recover(content, text, statements, name, rejects, failed, found, one_by_one
                 attempt(body[:len(body) // 2])
                 attempt(body[len(body) // 2:])
                 return
-            parts = _line_parts(text, body[0])
+            parts = _line_parts(text, body[0], shift)
             failed.append(body[0])  # (as a whole, when in parts)
             if parts:
                 found.extend(parts)
@@ -371,13 +607,13 @@ def _recover(content, text, statements, name, rejects, failed, found, one_by_one
         attempt(piece)
 
 
-def _line_parts(text: str, st) -> list:
+def _line_parts(text: str, st, shift: int) -> list:
     """The statements of `st` read with long strings kept to their lines,
     when it holds a long string over lines and that finds more than one:
     two stray triple quotes make one string of the statements between them."""
     if _LONG_OVER_LINES.search(text, st.start, st.end) is None:
         return []
-    parts = scan(text, st.start, st.end, long_strings=False)
+    parts = scan(text, st.start, st.end, long_strings=False, shift=shift)
     return parts if len(parts) > 1 else []
 
 
@@ -452,19 +688,21 @@ _CLOSED = re.compile(r'''"""(?:[^"\\]|\\.|"(?!""))*+"""|'''
                      r"""'(?:[^'\\\n]|\\.)*+'""", re.S)
 
 
-def scan(text: str, lo: int = 0, hi: int | None = None, long_strings: bool = True) -> list[Statement]:
+def scan(text: str, lo: int = 0, hi: int | None = None, long_strings: bool = True,
+         shift: int = 0) -> list[Statement]:
     """Cut TriG text (from offset lo to hi) into top-level statements without
     parsing them. A block whose "}" is missing ends where the next block
     starts (graphs do not nest in TriG), and a string never closed ends its
     statement at its line's end, so that one unbalanced brace or quote does
     not swallow the rest of the file. `long_strings`: False reads triple
-    quotes as quotes of short strings, which end with their line."""
+    quotes as quotes of short strings, which end with their line. `shift`:
+    what to add to a line of `text` to make it the file's."""
     newlines = _newlines(text)
 
     def position(offset):
         line = bisect.bisect_left(newlines, offset)
         col = offset - (newlines[line - 1] + 1 if line else 0)
-        return line + 1, col
+        return line + 1 + shift, col
 
     out = []
     start = None  # offset where the current statement began

@@ -105,8 +105,10 @@ def spark_session(master: str | None = None, app: str = "cep", conf: dict | None
     builder = SparkSession.builder.appName(app)
     if master or not (defaults.contains("spark.master") or "spark.master" in conf):  # spark-submit's --master sets it
         builder = builder.master(master or "local[*]")
-    ours = {"spark.sql.session.timeZone": "UTC", "spark.ui.enabled": "false",
-            "spark.ui.showConsoleProgress": "false", "spark.sql.execution.arrow.pyspark.enabled": "true"}
+    # Spark's UI keeps its default (on, port 4040 or the next free one):
+    # what a Spark user expects to find; `--conf spark.ui.enabled=false` turns it off
+    ours = {"spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false",
+            "spark.sql.execution.arrow.pyspark.enabled": "true"}
     for key, value in {**ours, **conf}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()

@@ -166,9 +166,9 @@ def run(queries, options: Options, console=None, say=print):
                          "(Spark's file sink): give a folder")
     streams = sources.sources(options.events, options.follow)
     spark = session(options.master, options.conf)
-    if not options.quiet:  # cep's defaults turn Spark's UI off (spark_session): say so, and how to have it
+    if not options.quiet:  # where to watch the job (its port moves on when 4040 is taken)
         url = spark.sparkContext.uiWebUrl
-        say(f"Spark UI: {url}" if url else "Spark UI off (--conf spark.ui.enabled=true turns it on)")
+        say(f"Spark UI: {url}" if url else "Spark UI off (spark.ui.enabled=false)")
     spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits,
                 services=options.services)
     progress = None

@@ -298,8 +298,9 @@ def test_the_demo_command_takes_the_threshold_and_the_radius(tmp_path):
 def test_the_app_on_spark_warns_as_the_local_engine_does(tmp_path):
     from cep.spark import spark_session
     from examples.tsunami import app
+    from tests.spark.support import TEST_CONF
 
-    spark_session("local[2]")  # the one session of the test run (tests/spark/conftest.py)
+    spark_session("local[2]", conf=TEST_CONF)  # the one session of the test run (tests/spark/conftest.py)
     for engine in ("local", "spark"):
         assert app.main(["--engine", engine, "--out", str(tmp_path / engine), "--no-plots", "-q"]) == 0
     local, spark = ((tmp_path / e / "warnings.jsonl").read_text() for e in ("local", "spark"))

@@ -377,8 +377,9 @@ def test_replay_log_runs_with_cep_run(tmp_path, square, capsys):
 @pytest.fixture(scope="module")
 def spark():
     from cep.spark import spark_session
+    from tests.spark.support import TEST_CONF
 
-    return spark_session("local[2]")
+    return spark_session("local[2]", conf=TEST_CONF)
 
 
 @pytest.mark.spark

@@ -7,5 +7,6 @@ import pytest
 @pytest.fixture(scope="session")
 def spark():
     from cep.spark import spark_session
+    from tests.spark.support import TEST_CONF
 
-    return spark_session("local[2]")
+    return spark_session("local[2]", conf=TEST_CONF)

@@ -25,6 +25,12 @@ from cep.algebra import sexpr
 from cep.engine import Engine
 from cep.events import Answer
 
+# The test sessions turn Spark's UI off (cep keeps Spark's default, on):
+# test runs go on in parallel (CI jobs, several checkouts on one machine),
+# and each UI would take a port, 4040 and up, where Spark gives up after
+# spark.port.maxRetries of them taken.
+TEST_CONF = {"spark.ui.enabled": "false"}
+
 EVENT_DDL = "s string, p string, o string, t long, t_end long, source string"
 EVENT_SCHEMA = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()),
                           ("t", pa.int64()), ("t_end", pa.int64()), ("source", pa.string())])

@@ -56,7 +56,36 @@ def test_spark_engine_prints_the_local_engines_answers_and_reports_rejects(spark
     assert sorted(out.splitlines()) == sorted(local.splitlines()) and len(out.splitlines()) == 2
     assert f"rejected {bad}:1:" in err and "yesterday" in err
     assert "answers: crash_recovery 2" in err and "batch 0:" in err
-    assert "cep: Spark UI off (--conf spark.ui.enabled=true turns it on)\n" in err
+    assert "cep: Spark UI off (spark.ui.enabled=false)\n" in err  # the test session's (TEST_CONF)
+
+
+# Two runs in one fresh process (this one's session has the UI off: TEST_CONF),
+# its Spark stopped between them so that the second starts its own.
+UI_RUNS = """
+import sys, urllib.request
+from pyspark.sql import SparkSession
+from cep import cli
+for extra in ([], ["--conf", "spark.ui.enabled=false"]):
+    assert cli.main(["run", sys.argv[1], "--events", sys.argv[2], "--engine", "spark", *extra]) == 0
+    spark = SparkSession.builder.getOrCreate()
+    url = spark.sparkContext.uiWebUrl
+    served = url and urllib.request.urlopen(url + "/jobs/", timeout=30).status
+    print("ui", spark.sparkContext.getConf().get("spark.ui.enabled", "unset"), url, served, file=sys.stderr)
+    spark.stop()
+"""
+
+
+def test_the_spark_ui_keeps_sparks_default_and_the_conf_option_turns_it_off(tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_SUBMIT", "SPARK_CONF"))}
+    run = subprocess.run([sys.executable, "-c", UI_RUNS, STOCK_RULES, STOCK_EVENTS], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    urls = [line.split("Spark UI: ", 1)[1] for line in run.stderr.splitlines() if line.startswith("cep: Spark UI: ")]
+    reports = [line.split() for line in run.stderr.splitlines() if line.startswith("ui ")]
+    assert len(urls) == 1 and urls[0].startswith("http://"), run.stderr[-3000:]
+    assert reports[0] == ["ui", "unset", urls[0], "200"]  # Spark's own default, serving its pages
+    assert "cep: Spark UI off (spark.ui.enabled=false)" in run.stderr
+    assert reports[1] == ["ui", "false", "None", "None"]
 
 
 def write_pairs(folder: Path, files: int, per_file: int = 400, keys: int = 20) -> None:

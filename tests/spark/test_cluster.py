@@ -19,6 +19,7 @@ import pytest
 
 from tests.packaging.install import ROOT, build_wheel, clean_env, fresh_venv, stock_work
 from tests.spark.cluster import Cluster
+from tests.spark.support import TEST_CONF
 
 pytestmark = pytest.mark.spark
 
@@ -52,7 +53,7 @@ def cluster(tmp_path_factory):
         url = spark.start()
         conf = {"spark.archives": f"{archive}#environment", "spark.pyspark.python": "./environment/bin/python",
                 "spark.executor.memory": "1g", "spark.executor.cores": "1", "spark.cores.max": "2",
-                "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1"}
+                "spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1", **TEST_CONF}
         work = stock_work(base / "work", RULES)
         yield url, conf, venv, work, env, base
     finally:

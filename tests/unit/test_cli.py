@@ -254,6 +254,40 @@ def test_run_quiet_prints_no_summary(capsys, rules, engine, tmp_path):
     assert code == 0 and "events read" not in err
 
 
+def test_run_progress_json_has_a_record_per_batch_named_as_sparks(capsys, rules, engine, tmp_path):
+    from pyspark.sql.streaming.listener import StreamingQueryProgress
+
+    from cep.spark.progress import progress_record
+    from tests.unit.test_spark_progress import PROGRESS
+
+    events, progress = events_file(tmp_path, n=5, bad=2), tmp_path / "progress.jsonl"
+    progress.write_text("")  # appended to, as on Spark
+    code, out, err = run(["run", rules.path, "--events", events, "--batch-size", "2", "--progress-json", progress],
+                         capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in progress.read_text().splitlines()]
+    assert [r["batch"] for r in records] == [0, 1, 2, 3]  # three batches and the end of the input
+    assert [r["rows"] for r in records] == [2, 2, 1, 0]
+    assert [r["answers"] for r in records] == [2, 2, 1, 0]
+    # the readers' two rejects and the stand-in engine's late event come with the first batch
+    assert [(r["late"], r["rejected"]) for r in records] == [(1, 2), (0, 0), (0, 0), (0, 0)]
+    assert len({r["run"] for r in records}) == 1 and all(r["time"].endswith("Z") for r in records)
+    assert all(r["duration_ms"] >= 0 for r in records)
+    spark = progress_record(StreamingQueryProgress.fromJson(PROGRESS))
+    assert set(records[0]) <= set(spark)  # Spark's names, where they mean the same
+
+
+def test_run_progress_json_of_the_engine_counts_its_answers(capsys, tmp_path):
+    progress = tmp_path / "progress.jsonl"
+    code, out, err = run(["run", STOCK_RULES, "--events", STOCK_EVENTS, "--batch-size", "3",
+                          "--progress-json", progress], capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in progress.read_text().splitlines()]
+    assert sum(r["rows"] for r in records) == int(err.split(" events read")[0].split()[-1])
+    assert sum(r["answers"] for r in records) == len(out.splitlines()) == 2
+    assert records[-1]["rows"] == 0 and len(records) > 2 and all(0 < r["rows"] <= 3 for r in records[:-1])
+
+
 def test_run_out_and_rejects_files(capsys, rules, engine, tmp_path):
     events = events_file(tmp_path, n=3, bad=2)
     out_path, rejects_path = tmp_path / "answers.jsonl", tmp_path / "rejects.jsonl"

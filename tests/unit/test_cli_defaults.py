@@ -54,6 +54,7 @@ def test_a_run_without_rules_says_so(capsys):
     (["--master", "spark://h:7077"], "spark", "--master"),
     (["--conf", "spark.cores.max=2"], "spark", "--conf"),
     (["--follow"], "local", "event files"),  # followed as it grows, in process (cep.io.follow)
+    (["--progress-json", "p.jsonl"], "local", "event files"),  # both engines write it
     (["--checkpoint", "ckpt"], "spark", "--checkpoint"),
     (["--format", "parquet", "--out", "o.parquet"], "local", "event files"),  # written in process too
 ])
