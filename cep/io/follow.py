@@ -54,7 +54,7 @@ def check_followed(sources: list[Input]) -> None:
                              "written when it is closed); follow the uncompressed file, or pipe it: "
                              f"zcat FILE | cep run ... --events {STDIN} --events-format FORMAT --follow")
         if source.fmt not in FOLLOWED_FORMATS:
-            whole = "a TriG file is parsed whole" if source.fmt == "trig" else "a Parquet file is written whole"
+            whole = "a TriG statement may span lines" if source.fmt == "trig" else "a Parquet file is written whole"
             raise UsageError(f"--follow {source.name}: {source.fmt} cannot be followed a line at a time ({whole}); "
                              f"follow one of {', '.join(FOLLOWED_FORMATS)} (N-Quads holds what TriG does, a line each)")
 

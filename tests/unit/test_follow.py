@@ -97,7 +97,7 @@ def test_standard_input_is_followed_until_it_ends(tmp_path):
 
 
 @pytest.mark.parametrize("name, reason", [
-    ("events.trig", "--follow {path}: trig cannot be followed a line at a time (a TriG file is parsed whole)"),
+    ("events.trig", "--follow {path}: trig cannot be followed a line at a time (a TriG statement may span lines)"),
     ("events.nq.gz", "--follow {path}: a gzip file cannot be followed as it grows"),
 ])
 def test_what_cannot_be_followed_is_refused_with_the_reason(tmp_path, capsys, name, reason):
