@@ -66,6 +66,9 @@ FROM NAMED WINDOW :recent ON STREAM <{EX}ticker> [RANGE 10m STEP 5m]
 WHERE {{ WINDOW :hour {{ ?company :hasStockPrice ?price }}
         WINDOW :recent {{ ?company :hasStockPrice ?low FILTER (?low < 30) }} }}
 GROUP BY ?company
+"""
+
+
 WCOUNT_QUERY = f"""PREFIX : <{EX}>
 REGISTER QUERY wcount AS
 SELECT (AVG(?speed) AS ?average) (COUNT(*) AS ?readings)
