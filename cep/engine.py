@@ -100,8 +100,7 @@ class Engine:
         self.services = Services.of(self.compiled.plan, self.module, services)
         self.layouts = self.compiled.layouts
         self._descriptions = {}  # DESCRIBE: subject -> its description in the background (static)
-        # per query: (variable name, column) in name order, for bindings
-        self.orders = [sorted((name, 3 + i) for i, name in enumerate(lay.fields)) for lay in self.layouts]
+        self.orders = [binding_order(lay) for lay in self.layouts]
         # windowed queries are evaluated, and NOTSEQ deadlines fire, as event
         # time passes them: the close step (cep_window:cep_close/3) runs
         # after each push and at the end of the stream
@@ -616,6 +615,12 @@ class AnswerBatch:
             return ANSWERS.empty_table()
         found = pa.concat_tables([t for _, t in parts])
         return found.take(pc.sort_indices(pa.concat_arrays([w for w, _ in parts])))
+
+
+def binding_order(layout) -> list[tuple[str, int]]:
+    """A query's bindings as its answers' maps list them: (variable name,
+    column of the answer line: 3 + its field's position), in name order."""
+    return sorted((name, 3 + i) for i, name in enumerate(layout.fields))
 
 
 def _bindings(rows: pa.Table, order) -> pa.MapArray:

@@ -514,8 +514,8 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
         events = events.withColumn("stream", F.lit(None).cast("string"))
     df = _routed(events, spec)
     if not events.isStreaming:
-        return df.groupBy("cls", "bucket").applyInPandas(
-            lambda key, pdf: worker.detect_static(spec, key, pdf), schema=worker.OUTPUT_DDL)
+        return _outputs(df.groupBy("cls", "bucket").applyInPandas(
+            lambda key, pdf: worker.detect_static(spec, key, pdf), schema=worker.raw_ddl(spec)), spec)
     df = df.withColumn("ctl", F.lit(None).cast("string"))
     if end_markers:
         if "://" not in str(end_markers):  # a local folder: Spark's file source needs it to exist
@@ -537,6 +537,29 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
     # micro-batch, so a bounded run never ends. A window must close when
     # the watermark passes it, even in a group no row reaches: there the
     # group asks for an event-time timeout at its next window.
-    return df.groupBy("cls", "bucket").applyInPandasWithState(
-        partial(worker.detect_streaming, spec, interval_ms(lateness)), worker.OUTPUT_DDL, worker.STATE_DDL, "append",
-        GroupStateTimeout.EventTimeTimeout if spec.timed else GroupStateTimeout.NoTimeout)
+    return _outputs(df.groupBy("cls", "bucket").applyInPandasWithState(
+        partial(worker.detect_streaming, spec, interval_ms(lateness)), worker.raw_ddl(spec), worker.STATE_DDL,
+        "append", GroupStateTimeout.EventTimeTimeout if spec.timed else GroupStateTimeout.NoTimeout), spec)
+
+
+def _outputs(raw, spec: Spec):
+    """The workers' rows (worker.raw_schema) as worker.OUTPUT_DDL's: each
+    SELECT answer's bindings made a map here, in the JVM, from its field
+    columns (its variables in the order of the engine's answer tables,
+    cep.engine.binding_order; the unbound left out)."""
+    from pyspark.sql import functions as F
+
+    from cep.engine import binding_order
+
+    types = dict(f.split(" ", 1) for f in worker.OUTPUT_DDL.split(", "))
+    bindings = F.lit(None)
+    for layout in {layout.name: layout for c in spec.compiled for layout in c.layouts}.values():
+        if layout.form == "select":
+            entries = [F.struct(F.lit(name).alias("key"), F.col(f"f{i - 3}").alias("value"))
+                       for name, i in binding_order(layout)]
+            made = (F.map_from_entries(F.filter(F.array(*entries), lambda e: e["value"].isNotNull()))
+                    if entries else F.create_map())
+            bindings = F.when(F.col("query") == layout.name, made.cast(types["bindings"])).otherwise(bindings)
+    triples = F.col("triples") if "triples" in raw.columns else F.lit(None)
+    made = {"bindings": bindings, "triples": triples}
+    return raw.select(*(made[c].cast(types[c]).alias(c) if c in made else F.col(c) for c in worker.OUTPUT_COLUMNS))

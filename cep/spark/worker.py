@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
-from cep.engine import Engine
+from cep.engine import AnswerBatch, Engine
 from cep.events import ANSWERS
 from cep.io.tables import checked_rows
 from cep.runtime.session import session
@@ -159,30 +159,61 @@ OUTPUT_SCHEMA = pa.schema([ANSWERS.field(c) if c in ANSWERS.names else pa.field(
                            for c in OUTPUT_COLUMNS])
 
 
+def raw_schema(spec) -> pa.Schema:
+    """The rows a worker returns to Spark, which cep.spark.run makes
+    OUTPUT_SCHEMA's rows in the JVM: in place of the bindings map, a SELECT
+    answer's fields as the engine gives them, a column each (f0, f1, ...:
+    the terms of the query's variables in its order, null when unbound;
+    as many as the widest SELECT of the rule set has), and the triples
+    only when a query constructs. PySpark converts a map or list column
+    from pandas row by row in Python; text columns it takes whole."""
+    layouts = [layout for c in spec.compiled for layout in c.layouts]
+    width = max((len(layout.fields) for layout in layouts if layout.form == "select"), default=0)
+    fields = [pa.field(f"f{i}", pa.string()) for i in range(width)]
+    if any(layout.form == "construct" for layout in layouts):
+        fields.append(OUTPUT_SCHEMA.field("triples"))
+    at = OUTPUT_COLUMNS.index("bindings")
+    return pa.schema(list(OUTPUT_SCHEMA)[:at] + fields + list(OUTPUT_SCHEMA)[at + 2:])
+
+
+def raw_ddl(spec) -> str:
+    """raw_schema(spec) as Spark's DDL."""
+    ddl = dict(f.split(" ", 1) for f in OUTPUT_DDL.split(", "))
+    return ", ".join(f"{f.name} {ddl.get(f.name, 'string')}" for f in raw_schema(spec))
+
+
 def _answer_tables(engine: Engine, batch) -> list[pa.Table]:
-    """A batch's answers as output rows: its answer table (cep.events.
-    ANSWERS: bindings a map of N-Triples terms, triples a list of structs),
-    typed here once, which Spark's columns and every sink take as it is."""
-    answers = batch.answers()
-    if not answers.num_rows:
+    """A batch's answers as raw output rows (raw_schema): SELECT's with the
+    field columns of the engine's batch as they are, CONSTRUCT's and ASK's
+    from its answer table (triples; neither). Each form's answers keep
+    the order they were found in."""
+    table = batch.table
+    if not table.num_rows:
         return []
-    return [answers.append_column("kind", pa.array(["answer"] * answers.num_rows, pa.string()))]
+    selects = [layout for layout in engine.layouts if layout.form == "select"]
+    is_select = pc.is_in(table["q"], pa.array([layout.index for layout in selects], table["q"].type))
+    found = table.filter(is_select)
+    names = pc.take(pa.array([layout.name for layout in selects], pa.string()),
+                    pc.index_in(found["q"], pa.array([layout.index for layout in selects], table["q"].type)))
+    out = [found.drop_columns(["q"]).append_column("query", names)]
+    if found.num_rows < table.num_rows:
+        out.append(AnswerBatch(engine, table.filter(pc.invert(is_select))).answers().drop_columns(["bindings"]))
+    return [t.append_column("kind", pa.array(["answer"] * t.num_rows, pa.string())) for t in out if t.num_rows]
 
 
-def _frame(rows: list, tables: list) -> pd.DataFrame:
-    """The output: rows (tuples of OUTPUT_COLUMNS) and tables (some of its
-    columns) as one pandas frame."""
+def _frame(schema: pa.Schema, rows: list, tables: list) -> pd.DataFrame:
+    """The output: rows (tuples of OUTPUT_COLUMNS) and tables (some of the
+    columns of `schema`, raw_schema's) as one pandas frame."""
     if rows:
-        tables = tables + [pa.Table.from_pylist([dict(zip(OUTPUT_COLUMNS, r)) for r in rows], OUTPUT_SCHEMA)]
-    whole = [pa.table({c: t[c] if c in t.column_names else pa.nulls(t.num_rows, OUTPUT_SCHEMA.field(c).type)
-                       for c in OUTPUT_COLUMNS}, schema=OUTPUT_SCHEMA) for t in tables]
+        tables = tables + [pa.Table.from_pylist([dict(zip(OUTPUT_COLUMNS, r)) for r in rows], schema)]
+    whole = [pa.table({c: t[c] if c in t.column_names else pa.nulls(t.num_rows, schema.field(c).type)
+                       for c in schema.names}, schema=schema) for t in tables]
     if not any(t.num_rows for t in whole):
-        return pd.DataFrame(columns=OUTPUT_COLUMNS).astype({"start": "Int64", "end": "Int64"})
+        return pd.DataFrame(columns=schema.names).astype({"start": "Int64", "end": "Int64"})
     # one chunk per column: PySpark reads a pandas column backed by a
-    # chunked Arrow array back as a ChunkedArray, which it cannot send; a
-    # map column as Python dicts, the form PySpark converts
+    # chunked Arrow array back as a ChunkedArray, which it cannot send
     combined = pa.concat_tables(whole).combine_chunks()
-    return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get, maps_as_pydicts="strict")
+    return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
 
 
 def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
@@ -197,7 +228,7 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     answers = (_answer_tables(engine, _push(engine, events))
                + _answer_tables(engine, engine.flush_table(final=True)))
     _say_warnings(engine)
-    return _frame(rows, answers)
+    return _frame(raw_schema(spec), rows, answers)
 
 
 def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
@@ -230,7 +261,7 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     pending = engine.advance(processed) if processed is not None else True
     _say_warnings(engine)
     keep_group(entry, state, spec, waiting, processed, pending, watermark)
-    yield _frame(rows, answers)
+    yield _frame(raw_schema(spec), rows, answers)
 
 
 def resume_group(entry, state) -> tuple[pa.Table, int | None]:

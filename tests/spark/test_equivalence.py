@@ -291,9 +291,11 @@ def test_rule_sets_that_differ_only_in_names_keep_their_names():
     """What a Python worker does for two jobs in a row (no Spark needed):
     `pairs` over ?k, then `seq` over ?s, the same pattern otherwise."""
     import pandas as pd
+    import pyarrow as pa
 
     from cep.rules import parse_rules
     from cep.spark import plan, worker
+    from tests.unit.worker_harness import outputs
 
     ex = "http://example.org/"
 
@@ -304,5 +306,7 @@ def test_rule_sets_that_differ_only_in_names_keep_their_names():
     events = pd.DataFrame({"s": [f"<{ex}k1>"] * 2, "p": [f"<{ex}a>", f"<{ex}b>"], "o": ['"1"', '"2"'],
                            "start": [1000, 2000], "end": [1000, 2000]})
     worker.detect_static(plan(rules("pairs", "k"), buckets=1), (0, 0), events)
-    out = worker.detect_static(plan(rules("seq", "s"), buckets=1), (0, 0), events)
-    assert [(q, sorted(b)) for q, b in zip(out["query"], out["bindings"])] == [("seq", ["s", "x", "y"])]
+    spec = plan(rules("seq", "s"), buckets=1)
+    out = outputs(spec, pa.Table.from_pandas(worker.detect_static(spec, (0, 0), events),
+                                             schema=worker.raw_schema(spec), preserve_index=False))
+    assert [(r["query"], sorted(k for k, _ in r["bindings"])) for r in out.to_pylist()] == [("seq", ["s", "x", "y"])]

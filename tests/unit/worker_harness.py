@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from pyspark.sql.streaming.state import GroupState, GroupStateTimeout
 from pyspark.sql.types import BinaryType, LongType, StringType, StructField, StructType
 
+from cep.engine import binding_order
 from cep.events import Event, answers_of
 from cep.rules import parse_rules
 from cep.spark import plan, sinks, worker
@@ -172,7 +173,8 @@ class Harness:
         out = Output()
         for pdf in worker.detect_streaming(self.spec, self.lateness_ms, group, frames, state):
             # as the sinks read Spark's output: Arrow of the output schema
-            raw = pa.Table.from_pandas(pdf, schema=worker.OUTPUT_SCHEMA, preserve_index=False)
+            raw = outputs(self.spec, pa.Table.from_pandas(pdf, schema=worker.raw_schema(self.spec),
+                                                          preserve_index=False))
             out.answers += answers_of(sinks.answers(raw))
             for row in raw.filter(pc.not_equal(raw["kind"], "answer")).to_pylist():
                 (out.late if row["kind"] == "late" else out.rejects).append(row)
@@ -183,6 +185,19 @@ class Harness:
         elif state._updated or state._removed or (stored.timeout if stored else NO_TIMESTAMP) != timeout:
             self.store[group] = Stored(STATE_SCHEMA.toInternal(state._value) if state.exists else None, timeout)
         return out
+
+
+def outputs(spec, raw: pa.Table) -> pa.Table:
+    """The workers' rows (worker.raw_schema) as cep.spark.run makes them in
+    Spark (worker.OUTPUT_SCHEMA): a SELECT answer's bindings a map of its
+    field columns, in binding_order, the unbound left out."""
+    layouts = {layout.name: layout for c in spec.compiled for layout in c.layouts}
+    rows = raw.to_pylist()
+    for r in rows:
+        layout = layouts.get(r["query"])
+        r["bindings"] = ([(name, r[f"f{i - 3}"]) for name, i in binding_order(layout) if r[f"f{i - 3}"] is not None]
+                         if r["kind"] == "answer" and layout.form == "select" else None)
+    return pa.Table.from_pylist(rows, worker.OUTPUT_SCHEMA)
 
 
 EX = "http://example.org/"
