@@ -176,7 +176,7 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
 close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _, _)
     ->  (   How \== "final" -> Limit = Time
-        ;   Spec = time(inf, _, _, _) -> last_evaluation(Spec, Time, Limit)
+        ;   Spec = time(inf, _, _, _) -> last_evaluation(M, Q, Spec, Time, Limit)
         ;   Limit = inf
         ),
         close_time(M, Q, Spec, Limit, Rows0, Rows)
@@ -207,12 +207,21 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
 
 %   At the end of the stream (its last instant Last) an unbounded window,
 %   whose content never empties, is evaluated up to the first evaluation
-%   whose window holds every instant of the stream: Limit is just past it.
-last_evaluation(Spec, Last, Limit) :-
+%   whose window holds every instant of the stream and every solution it
+%   stores: Limit is just past it. The solutions count for the triples of
+%   another window fed back after Last, which this one reads; its own
+%   triples fed back are no solution of its own (no cycle goes through a
+%   window), so they do not extend its evaluations, whatever its period.
+last_evaluation(M, Q, Spec, Last, Limit) :-
     Spec = time(_, Step, Every, _),
     phase(Spec, P),
     C0 is P - ((P - Last) div Step) * Step,             % the first close at or after Last
-    (   first_close(Spec, C1) -> C is max(C0, C1) ; C = C0 ),
+    first_close(Spec, C1),
+    (   aggregate_all(max(F), stored(M, Q, F), K)       % the first close holding the latest solution
+    ->  close_of(Spec, K, C2)
+    ;   C2 = C1
+    ),
+    C is max(C0, max(C1, C2)),
     every_phase(Spec, PE),
     Tau is PE - ((PE - C) div Every) * Every,           % the first evaluation at or after it
     Limit is Tau + 1.

@@ -28,6 +28,7 @@ that end at it (the answers of one instant), its rows at [tau, tau].
 
 from __future__ import annotations
 
+import math
 from functools import cmp_to_key
 
 from cep import terms
@@ -51,7 +52,8 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     (a watermark), so the evaluations are those before it instead of those
     up to the first at or after the last event (the end of the stream);
     `latest`: the latest start of an occurrence the pattern reads (fed
-    back triples included), else that of the last event.
+    back triples included), else that of the last event (a window of
+    infinite width reads the latest end of its solutions instead).
     `solve_part(pattern)`: the timed solutions of a part of the pattern
     (the query's streams read), for a query whose groups have windows of
     their own (`solve` is then not read)."""
@@ -70,6 +72,8 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if not events:
         return []
     ends = sorted({e.end for e in events})
+    if w.unbounded and until is None:  # the latest end of a solution of the whole stream it reads
+        latest = max((s[2] for s in solve(lambda ts, te: w.t0_ms < ts, math.inf)), default=None)
     return _rows_of(query, _evaluations(query, w, ends, events, until, latest), solve, project)
 
 
@@ -163,7 +167,10 @@ def _unbounded_evaluations(w, period, ends, until, latest):
     from t0: the windows (t0, t0 + i*step], i >= 1, evaluated every
     period from the first close, each over the window closed last; at the
     end of the stream, up to the first evaluation whose window holds its
-    last instant (its content never empties: nothing would end it)."""
+    last instant (its content never empties: nothing would end it) and
+    `latest`, the latest end of its solutions (the triples of another
+    window fed back after that instant; its own fed back triples are no
+    solution of its own, so they do not extend it, whatever its period)."""
     first = w.t0_ms + w.step_ms
     phase, every_phase = first % w.step_ms, first % period
     tau = max(first, every_phase + ((ends[0] - every_phase) // period) * period)
