@@ -48,7 +48,7 @@
 :- use_module(library(ordsets)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
-:- use_module(cep_runtime, [cep_absence/3, cep_feed/3, cep_queue/7, cep_reporting/1]).
+:- use_module(cep_runtime, [cep_absence/3, cep_arrival/1, cep_feed/3, cep_queue/7, cep_reporting/1]).
 
 %!  cep_window_span(+Spec, +Start, +End, -First, -Last) is semidet.
 %
@@ -76,8 +76,15 @@ cep_window_span(Spec, Ts, Te, F, L) :-
     L is -((P - (Ts + Range)) div Step) - 1,    % the last k with P + k*Step < Ts + Range
     (   Origin == none -> F = F0 ; first_index(Spec, K0), F is max(F0, K0) ),
     F =< L.
-cep_window_span(count(_, _), _, _, 0, 0).
+cep_window_span(count(_, Unit), _, _, P, P) :-
+    place(Unit, P).
 cep_window_span(instant, _, Te, Te, Te).
+
+%   What a count window stores of a solution: 0, or for one of triples the
+%   place of its triple among its instant's (cutoff/6).
+place(events, 0).
+place(triples, P) :-
+    cep_arrival(P).
 
 %!  cep_span(+S1, +E1, +S2, +E2, -S, -E) is det.
 %
@@ -427,7 +434,7 @@ expire_part(Spec, M, P, Now) :-
     close_index(Spec, Now, K),
     expire(M, P, K).
 expire_part(count(N, Unit), M, P, Now) :-
-    cutoff(M, N, Unit, Now, Cut),
+    cutoff(M, N, Unit, Now, Cut, _),
     forall(( clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     forget_counts(M, P, Cut).
 
@@ -462,11 +469,11 @@ window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
 window_solutions(instant, M, Q, Tau, Tau, Sols) :-
     findall(s(V, S, E), retract(M:'$wsol'(_, Q, Tau, _, V, S, E)), Sols).
 window_solutions(count(N, Unit), M, Q, Tau, Cut, Sols) :-
-    cutoff(M, N, Unit, Tau, Cut),
+    cutoff(M, N, Unit, Tau, Cut, Low),
     forall(( held(Q, P), clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     (   content(M, Q)
-    ->  content_solutions(M, Q, count(Cut, Tau), Sols)
-    ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, _, V, S, E), E =< Tau ), Sols)
+    ->  content_solutions(M, Q, count(Cut, Tau, Low), Sols)
+    ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, Place, _, V, S, E), E =< Tau, ( E > Cut -> true ; Place >= Low ) ), Sols)
     ),
     forget_counts(M, Q, Cut).
 
@@ -484,25 +491,32 @@ content_solutions(M, Q, In, Sols) :-
 
 %   A count window at instant T holds the last N events (Unit events:
 %   timestamped graphs) or triples (Unit triples): those of the latest
-%   instants up to T whose counts add up to N, the oldest of them whole
-%   (simultaneous events have no order). Cut is that instant.
-cutoff(M, N, Unit, T, Cut) :-
+%   instants up to T whose counts add up to N. Cut is the oldest of them.
+%   A window of events takes it whole (simultaneous events have no order,
+%   Low 0); a window of triples holds exactly N: of the C triples of the
+%   instant Cut it holds the last K that came (cep_runtime:cep_arrival/1),
+%   those whose place is at least Low = C - K + 1 (0 when it holds all C;
+%   the triples rules derive at Cut, place 0, are then in, else out).
+cutoff(M, N, Unit, T, Cut, Low) :-
     findall(I-C, ( M:'$wcount'(I, Counts), I =< T, counted(Unit, Counts, C) ), Pairs0),
     sort(0, @>=, Pairs0, Pairs),
-    take_count(Pairs, N, T, Cut).
+    take_count(Pairs, N, T, Cut, Left, C),
+    (   Unit == triples, C > Left -> Low is C - Left + 1 ; Low = 0 ).
 
 counted(triples, n(C, _), C).
 counted(events, n(_, C), C).
 
-take_count([], _, T, T).
-take_count([I-C|Rest], N, _, Cut) :-
+%   take_count(+Pairs, +N, +T, -Cut, -Left, -C): Cut the instant where the
+%   last N elements begin, Left of them at Cut, which has C.
+take_count([], N, T, T, N, N).
+take_count([I-C|Rest], N, _, Cut, Left, CutC) :-
     (   C >= N ; Rest == [] ),
     !,
-    Cut = I.
-take_count([_-C|Rest], N, _, Cut) :-
+    Cut = I, Left = N, CutC = C.
+take_count([_-C|Rest], N, _, Cut, Left, CutC) :-
     N1 is N - C,
     Rest = [I|_],
-    take_count(Rest, N1, I, Cut).
+    take_count(Rest, N1, I, Cut, Left, CutC).
 
 %   '$wcut'(Q, Cut): the latest cutoff of each count query, which never
 %   moves back; the counts of instants before the oldest of them are
