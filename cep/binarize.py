@@ -221,6 +221,8 @@ def binarize(queries) -> Plan:
         # a [TRIPLES n] window holds some triples of its oldest instant, not
         # all: its steps are evaluated over its content, from its triples
         builder.by_triple = split is None and _of_triples(q.window)
+        if builder.by_triple:
+            _check_by_triple(q)
         if split is None:
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
             builder.plan.outputs.append(Output(q, root))
@@ -480,6 +482,17 @@ def _check_parts(query, groups, changing) -> None:
                          f"DELETE/INSERT updates, is not supported yet (its windows would read the "
                          f"background as it is at each evaluation): give the query one window, or run "
                          f"the updates in another rule set", query.pos)
+
+
+def _check_by_triple(query) -> None:
+    """A query over [TRIPLES n] is evaluated over the triples its window
+    holds; a subquery evaluated per instant is not, yet: refused."""
+    sub = next((x for x in ops.walk(query.pattern) if isinstance(x, ops.Project) and x.evaluated), None)
+    if sub is not None:
+        raise QueryError(f"{query.name}: a subquery that groups, or is cut by LIMIT or OFFSET, in a query over "
+                         f"[TRIPLES n] is not supported yet (the window holds exactly n triples, some of its "
+                         f"oldest instant, and the subquery's rows are made per instant): count events "
+                         f"(WINDOW ELEMS n) or give the query a time-based window", sub.pos or query.pos)
 
 
 def _of_triples(w) -> bool:

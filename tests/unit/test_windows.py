@@ -130,6 +130,12 @@ FROM NAMED STREAM <http://e/u> [TRIPLES 2]
 WHERE { ?x :a ?y GRAPH <http://e/u> { ?x :b ?z } }""", "q.rq"))
 
 
+def test_a_window_of_triples_over_a_subquery_made_per_instant_is_refused():
+    with pytest.raises(QueryError, match=r"q\.rq:3:5: .*a subquery that groups.*\[TRIPLES n\]"):
+        Engine(parse_rules(PREFIX + """SELECT ?x ?n FROM STREAM <http://e/s> [TRIPLES 4] WHERE { ?x :p ?y
+  { SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :q ?z } GROUP BY ?x } }""", "q.rq"))
+
+
 def test_count_windows_of_different_sizes_in_one_rule_set_keep_what_each_needs():
     events = [price(c, i, i) for i, c in enumerate("abcabcab", start=1)]
     got = run("""REGISTER QUERY last1 AS SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/t> [TRIPLES 1]
