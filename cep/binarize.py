@@ -219,6 +219,11 @@ def binarize(queries) -> Plan:
         builder.certain = {}  # by id: only while this query's operators live
         split = split_windows(q)
         builder.parted = split is not None
+        # a [TRIPLES n] window holds some triples of its oldest instant, not
+        # all: its steps are evaluated over its content, from its triples
+        builder.by_triple = split is None and _of_triples(q.window)
+        if builder.by_triple:
+            _check_by_triple(q)
         if split is None:
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
             builder.plan.outputs.append(Output(q, root))
@@ -467,11 +472,33 @@ def _check_parts(query, groups, changing) -> None:
             raise QueryError(f"{what} inside a group of a query whose groups have windows of their own is "
                              f"not supported yet (it is evaluated over a window's content): give the "
                              f"query one window, or put {what} between the groups", inner.pos or query.pos)
+    for _, w in groups:
+        if _of_triples(w):
+            raise QueryError(f"{query.name}: a [TRIPLES n] window in a query whose groups have windows of their "
+                             f"own is not supported yet (it holds exactly n triples, some of its oldest "
+                             f"instant, so its patterns would be evaluated over its content): give the query "
+                             f"one window, or count events (WINDOW ELEMS n)", (w.pos or query.pos))
     if changing:
         raise QueryError(f"{query.name}: a query whose groups have windows of their own, in a rule set with "
                          f"DELETE/INSERT updates, is not supported yet (its windows would read the "
                          f"background as it is at each evaluation): give the query one window, or run "
                          f"the updates in another rule set", query.pos)
+
+
+def _check_by_triple(query) -> None:
+    """A query over [TRIPLES n] is evaluated over the triples its window
+    holds; a subquery evaluated per instant is not, yet: refused."""
+    sub = next((x for x in ops.walk(query.pattern) if isinstance(x, ops.Project) and x.evaluated), None)
+    if sub is not None:
+        raise QueryError(f"{query.name}: a subquery that groups, or is cut by LIMIT or OFFSET, in a query over "
+                         f"[TRIPLES n] is not supported yet (the window holds exactly n triples, some of its "
+                         f"oldest instant, and the subquery's rows are made per instant): count events "
+                         f"(WINDOW ELEMS n) or give the query a time-based window", sub.pos or query.pos)
+
+
+def _of_triples(w) -> bool:
+    """Whether w is C-SPARQL's [TRIPLES n], which holds exactly n triples."""
+    return w is not None and w.count is not None and w.counts == "triples"
 
 
 def _range_bound(w) -> Optional[int]:
@@ -515,6 +542,7 @@ class _Builder:
         self.query = None  # the query being built (its streams: Leaf.streams)
         self.parted = False  # its groups have windows of their own (split_windows)
         self.changing = False  # the rule set updates the background (Step.content)
+        self.by_triple = False  # the query's window is [TRIPLES n] (Step.content)
         # the variables bound for sure, by operator (id) and by node id:
         # asked at every level of a deep tree, so kept
         self.certain, self.certain_of = {}, {}
@@ -590,7 +618,8 @@ class _Builder:
                 for x, must in zip(operands, spec.mandatory)])
         # inside a window, judged over the window's content: an operand
         # counts only while a window holds it, so the range bounds both
-        content = self.query.window is not None and (isinstance(op, CONTENT_OPERATORS) or self.changing)
+        content = self.query.window is not None and (isinstance(op, CONTENT_OPERATORS) or self.changing
+                                                     or self.by_triple)
         ids = [None, None]
         for i in sorted((0, 1), key=lambda i: not spec.mandatory[i]):  # the mandatory operand's nodes first
             if spec.mandatory[i] or spec.alternative:
@@ -655,7 +684,7 @@ class _Builder:
         else:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
-        content = self.plan.nodes[child].content or self.changing and self.query.window is not None
+        content = self.plan.nodes[child].content or (self.changing or self.by_triple) and self.query.window is not None
         # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
         policy = self.query.option("service") if isinstance(op, (ops.Service, ops.LeftJoin)) else None
         sig = ("unary", op, child, filters, window, timed, content, policy)

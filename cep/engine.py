@@ -199,6 +199,9 @@ class Engine:
         copies = _copy_indexes(table) if self.compiled.copies else None
         for start, stop in _chunks(table["end"].to_numpy(), self._feed_every):
             part = table.slice(start, stop - start)
+            if self.counting:  # an instant's counted events first, in the order they came (cep_arrival/1)
+                part = part.take(pc.sort_indices(pa.table({"end": part["end"], "later": pc.invert(self._counted(part))}),
+                                                 [("end", "ascending"), ("later", "ascending")]))
             if self._feed_every is not None:  # the windows before the part's events, fed back first
                 lines.append(self._close("now", part["end"][0].as_py()))
             if self.services is not None:  # the SERVICE views maintained before the part's joins
@@ -226,17 +229,22 @@ class Engine:
             self.services.before_windows(time_ms if how == "now" else time_ms + 1)
         counts = ()
         if self.counting and part is not None:
-            counted = pc.invert(pc.fill_null(part["updates_only"], False))
-            if self.count_streams is not None:  # the events of the count windows' streams (or of none)
-                of = pc.is_in(part["stream"], pa.array(sorted(self.count_streams), pa.string()))
-                counted = pc.and_(counted, pc.or_(pc.is_null(part["stream"]), pc.fill_null(of, False)))
-            counts = _instant_counts(part.filter(counted))
+            counts = _instant_counts(part.filter(self._counted(part)))
         if self.services is None:
             return self.session.close(self.module, how, time_ms, counts)
         began = time.monotonic()
         lines = self.session.close(self.module, how, time_ms, counts)
         self.services.evaluated(time.monotonic() - began)
         return lines
+
+    def _counted(self, part: pa.Table) -> pa.Array:
+        """Which events the count windows count: those of their streams (or
+        of none) that trigger more than the update rules."""
+        counted = pc.invert(pc.fill_null(part["updates_only"], False))
+        if self.count_streams is not None:
+            of = pc.is_in(part["stream"], pa.array(sorted(self.count_streams), pa.string()))
+            counted = pc.and_(counted, pc.or_(pc.is_null(part["stream"]), pc.fill_null(of, False)))
+        return counted
 
     def _batch(self, lines: bytes) -> AnswerBatch:
         """The answers of a call of the rules (every call's lines come here)."""

@@ -126,7 +126,7 @@ cep_contract('$winstant', 1, optional,
 cep_contract('$wcontent', 1, optional,
              "'$wcontent'(Query): Query is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS or OPTIONALSEQ)").
 cep_contract('$wsolve', 5, optional,
-             "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau))").
+             "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau, Low))").
 cep_contract('$wcount', 2, windows,
              "'$wcount'(Instant, n(Triples, Events)), dynamic: the triples and the events of each instant, for count windows").
 cep_contract('$wcut', 2, windows,

@@ -44,6 +44,7 @@
             cep_absence/3,       % +Module, +Limit, -Rows
             cep_feed/3,          % +Module, +Time, -Rows
             cep_queue/7,         % +Module, +Rule, +S, +P, +O, +Start, +End
+            cep_arrival/1,       % -Place
             cep_reporting/1,     % :Goal
             cep_set_limits/2,    % +Module, +LimitsText
             cep_match/3,         % +Queries, +End, +Weight
@@ -227,17 +228,31 @@ item_answer(Item, M, A) :-
     room(Item),
     item_answers(Item, M, A).
 
-%   The room is a term room(Left, Most, Events) in a global variable,
-%   changed in place (nb_setarg/3): Left for the item being processed,
-%   Most the limit, Events the events since the last instant's end.
-room(e(_, _, _, _, _)) :-
+%!  cep_arrival(-Place) is det.
+%
+%   The place of the event being processed among the events of its
+%   instant, in the order they came (1, 2, ...); 0 at the instant's end
+%   (the triples rules derive then). A [TRIPLES n] window keeps the last
+%   triples of its oldest instant by it (cep_window:cutoff/6).
+cep_arrival(Place) :-
+    nb_getval(cep_match_room, R),
+    arg(5, R, Place).
+
+%   The room is a term room(Left, Most, Events, Instant, Place) in a
+%   global variable, changed in place (nb_setarg/3): Left for the item
+%   being processed, Most the limit, Events the events since the last
+%   instant's end; the event being processed is the Place-th of the
+%   instant Instant (cep_arrival/1; a batch need not end its instants).
+room(e(_, _, _, _, Te)) :-
     !,
     nb_getval(cep_match_room, R),
     arg(2, R, Most),
     nb_setarg(1, R, Most),
     arg(3, R, N0),
     N is N0 + 1,
-    nb_setarg(3, R, N).
+    nb_setarg(3, R, N),
+    (   arg(4, R, Te) -> arg(5, R, P0), P is P0 + 1 ; nb_setarg(4, R, Te), P = 1 ),
+    nb_setarg(5, R, P).
 room(end(_)) :-
     !,
     nb_getval(cep_match_room, R),
@@ -245,7 +260,8 @@ room(end(_)) :-
     arg(3, R, N),
     Left is Most * max(N, 1),
     nb_setarg(1, R, Left),
-    nb_setarg(3, R, 0).
+    nb_setarg(3, R, 0),
+    nb_setarg(5, R, 0).
 room(_) :-                                  % a sweep
     nb_getval(cep_match_room, R),
     arg(2, R, Most),
@@ -501,7 +517,7 @@ cep_match(Queries, Te, Weight) :-
 
 match_room(M) :-
     limits(M, _, _, Most),
-    nb_setval(cep_match_room, room(Most, Most, 0)).
+    nb_setval(cep_match_room, room(Most, Most, 0, none, 0)).
 
 %!  cep_skolem(+Key, -BlankNode) is det.
 %

@@ -51,7 +51,7 @@
 :- use_module(library(assoc)).
 :- use_module(cep_values).
 :- use_module(cep_fast).
-:- use_module(cep_runtime, [cep_absence/3, cep_feed/3, cep_queue/7, cep_reporting/1]).
+:- use_module(cep_runtime, [cep_absence/3, cep_arrival/1, cep_feed/3, cep_queue/7, cep_reporting/1]).
 
 %!  cep_window_span(+Spec, +Start, +End, -First, -Last) is semidet.
 %
@@ -79,8 +79,15 @@ cep_window_span(Spec, Ts, Te, F, L) :-
     L is -((P - (Ts + Range)) div Step) - 1,    % the last k with P + k*Step < Ts + Range
     (   Origin == none -> F = F0 ; first_index(Spec, K0), F is max(F0, K0) ),
     F =< L.
-cep_window_span(count(_, _), _, _, 0, 0).
+cep_window_span(count(_, Unit), _, _, P, P) :-
+    place(Unit, P).
 cep_window_span(instant, _, Te, Te, Te).
+
+%   What a count window stores of a solution: 0, or for one of triples the
+%   place of its triple among its instant's (cutoff/6).
+place(events, 0).
+place(triples, P) :-
+    cep_arrival(P).
 
 %!  cep_span(+S1, +E1, +S2, +E2, -S, -E) is det.
 %
@@ -179,7 +186,7 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
 close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _, _)
     ->  (   How \== "final" -> Limit = Time
-        ;   Spec = time(inf, _, _, _) -> last_evaluation(Spec, Time, Limit)
+        ;   Spec = time(inf, _, _, _) -> last_evaluation(M, Q, Spec, Time, Limit)
         ;   Limit = inf
         ),
         close_time(M, Q, Spec, Limit, Rows0, Rows)
@@ -210,12 +217,21 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
 
 %   At the end of the stream (its last instant Last) an unbounded window,
 %   whose content never empties, is evaluated up to the first evaluation
-%   whose window holds every instant of the stream: Limit is just past it.
-last_evaluation(Spec, Last, Limit) :-
+%   whose window holds every instant of the stream and every solution it
+%   stores: Limit is just past it. The solutions count for the triples of
+%   another window fed back after Last, which this one reads; its own
+%   triples fed back are no solution of its own (no cycle goes through a
+%   window), so they do not extend its evaluations, whatever its period.
+last_evaluation(M, Q, Spec, Last, Limit) :-
     Spec = time(_, Step, Every, _),
     phase(Spec, P),
     C0 is P - ((P - Last) div Step) * Step,             % the first close at or after Last
-    (   first_close(Spec, C1) -> C is max(C0, C1) ; C = C0 ),
+    first_close(Spec, C1),
+    (   aggregate_all(max(F), stored(M, Q, F), K)       % the first close holding the latest solution
+    ->  close_of(Spec, K, C2)
+    ;   C2 = C1
+    ),
+    C is max(C0, max(C1, C2)),
     every_phase(Spec, PE),
     Tau is PE - ((PE - C) div Every) * Every,           % the first evaluation at or after it
     Limit is Tau + 1.
@@ -421,7 +437,7 @@ expire_part(Spec, M, P, Now) :-
     close_index(Spec, Now, K),
     expire(M, P, K).
 expire_part(count(N, Unit), M, P, Now) :-
-    cutoff(M, N, Unit, Now, Cut),
+    cutoff(M, N, Unit, Now, Cut, _),
     forall(( clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     forget_counts(M, P, Cut).
 
@@ -504,11 +520,11 @@ window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
 window_solutions(instant, M, Q, Tau, Tau, Sols) :-
     findall(s(V, S, E), retract(M:'$wsol'(_, Q, Tau, _, V, S, E)), Sols).
 window_solutions(count(N, Unit), M, Q, Tau, Cut, Sols) :-
-    cutoff(M, N, Unit, Tau, Cut),
+    cutoff(M, N, Unit, Tau, Cut, Low),
     forall(( held(Q, P), clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     (   content(M, Q)
-    ->  content_solutions(M, Q, count(Cut, Tau), Sols)
-    ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, _, V, S, E), E =< Tau ), Sols)
+    ->  content_solutions(M, Q, count(Cut, Tau, Low), Sols)
+    ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, Place, _, V, S, E), E =< Tau, ( E > Cut -> true ; Place >= Low ) ), Sols)
     ),
     forget_counts(M, Q, Cut).
 
@@ -526,25 +542,32 @@ content_solutions(M, Q, In, Sols) :-
 
 %   A count window at instant T holds the last N events (Unit events:
 %   timestamped graphs) or triples (Unit triples): those of the latest
-%   instants up to T whose counts add up to N, the oldest of them whole
-%   (simultaneous events have no order). Cut is that instant.
-cutoff(M, N, Unit, T, Cut) :-
+%   instants up to T whose counts add up to N. Cut is the oldest of them.
+%   A window of events takes it whole (simultaneous events have no order,
+%   Low 0); a window of triples holds exactly N: of the C triples of the
+%   instant Cut it holds the last K that came (cep_runtime:cep_arrival/1),
+%   those whose place is at least Low = C - K + 1 (0 when it holds all C;
+%   the triples rules derive at Cut, place 0, are then in, else out).
+cutoff(M, N, Unit, T, Cut, Low) :-
     findall(I-C, ( M:'$wcount'(I, Counts), I =< T, counted(Unit, Counts, C) ), Pairs0),
     sort(0, @>=, Pairs0, Pairs),
-    take_count(Pairs, N, T, Cut).
+    take_count(Pairs, N, T, Cut, Left, C),
+    (   Unit == triples, C > Left -> Low is C - Left + 1 ; Low = 0 ).
 
 counted(triples, n(C, _), C).
 counted(events, n(_, C), C).
 
-take_count([], _, T, T).
-take_count([I-C|Rest], N, _, Cut) :-
+%   take_count(+Pairs, +N, +T, -Cut, -Left, -C): Cut the instant where the
+%   last N elements begin, Left of them at Cut, which has C.
+take_count([], N, T, T, N, N).
+take_count([I-C|Rest], N, _, Cut, Left, CutC) :-
     (   C >= N ; Rest == [] ),
     !,
-    Cut = I.
-take_count([_-C|Rest], N, _, Cut) :-
+    Cut = I, Left = N, CutC = C.
+take_count([_-C|Rest], N, _, Cut, Left, CutC) :-
     N1 is N - C,
     Rest = [I|_],
-    take_count(Rest, N1, I, Cut).
+    take_count(Rest, N1, I, Cut, Left, CutC).
 
 %   '$wcut'(Q, Cut): the latest cutoff of each count query, which never
 %   moves back; the counts of instants before the oldest of them are

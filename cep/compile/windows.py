@@ -22,7 +22,7 @@ at each evaluation over the window's content (RSP-QL's eval(SDS, SE, t)):
 the solutions of their other operands are stored per window under
 part(Q, Node, Side) ('$wstore', as a query's are), and w<N>(Q, In, Values,
 Start, End) gives node N's solutions over the window In (time(K, Lo, Hi):
-the window (Lo, Hi] closed at K*Step; count(Cut, Tau): a count window),
+the window (Lo, Hi] closed at K*Step; count(Cut, Tau, Low): a count window),
 '$wsolve'/5 the query's. A solution matched by background triples alone has the interval
 timeless/timeless (it is in every window); the query's are those with an
 event.
@@ -96,6 +96,12 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
             pl.Struct("$window", pl.Var("Q0"), Spec), pl.Struct("$window", Q, Spec)),
         q(WINDOW, "cep_window_span", Spec, Ts, Te, Fst, Lst),
         pl.Struct("variant_sha1", V, H),
+        # a triple that came twice in its instant is in a [TRIPLES n] window
+        # while its later place is (cep_window:cutoff/6)
+        ite(conj([pl.Struct("=", Spec, pl.Struct("count", _, A("triples"))),
+                  pl.Struct("$wsol", H, Q, pl.Var("P0"), _, _, Ts, Te)]),
+            conj([pl.Struct("<", pl.Var("P0"), Lst), pl.Struct("retractall", pl.Struct("$wsol", H, Q, _, _, _, Ts, Te))]),
+            T),
         pl.Struct("\\+", pl.Struct("$wsol", H, Q, _, _, _, Ts, Te)),
         ite(grouped,
             conj([pl.Struct("assertz", pl.Struct("$wsol", H, Q, Lst, Fst, A("-"), Ts, Te)),
@@ -441,19 +447,22 @@ def _content_items(plan, indexes, vars_of, graph) -> list:
     its '$wsolve'/5, the w<N>/5 clauses of its content nodes, and '$win'/5:
     a stored operand solution in the window In."""
     content = [i for i in indexes if plan.node(plan.outputs[i].root).content]
-    Q, In, V, S, E, F, K, Cut, Tau = (pl.Var(n) for n in ("Q", "In", "V", "S", "E", "F", "K", "Cut", "Tau"))
+    Q, In, V, S, E, F, K, Cut, Tau, Low, P = (pl.Var(n) for n in (
+        "Q", "In", "V", "S", "E", "F", "K", "Cut", "Tau", "Low", "P"))
     _ = pl.Var("_")
     if not content:
         return []
     Lo, Hi = pl.Var("Lo"), pl.Var("Hi")
     items = [pl.Clause(pl.Struct("$win", Q, pl.Struct("time", K, _, _), V, S, E), (
                  pl.Struct("$wsol", _, Q, _, F, V, S, E), pl.Struct("=<", F, K))),
-             pl.Clause(pl.Struct("$win", Q, pl.Struct("count", Cut, Tau), V, S, E), (
-                 pl.Struct("$wsol", _, Q, _, _, V, S, E), pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau))),
+             # of the oldest instant Cut, a window of triples holds those from the place Low (cutoff/6)
+             pl.Clause(pl.Struct("$win", Q, pl.Struct("count", Cut, Tau, Low), V, S, E), (
+                 pl.Struct("$wsol", _, Q, P, _, V, S, E), pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau),
+                 ite(pl.Struct(">", E, Cut), T, pl.Struct(">=", P, Low)))),
              # an interval in the window In: (Lo, Hi] of a time-based one
              pl.Clause(pl.Struct("$wholds", pl.Struct("time", _, Lo, Hi), S, E), (
                  pl.Struct(">", S, Lo), pl.Struct("=<", E, Hi))),
-             pl.Clause(pl.Struct("$wholds", pl.Struct("count", Cut, Tau), S, E), (
+             pl.Clause(pl.Struct("$wholds", pl.Struct("count", Cut, Tau, _), S, E), (
                  pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau)))]
     done = set()
     for i in content:

@@ -120,7 +120,8 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
         else:
             copies = copies_of(events, background) if reads_copies(q) else None
             out += window_answers(q, _content_solver(q, stream, stream_at, copies), events, _row_maker(q, skolem), until,
-                                  max((o[3] for o in stream if o[3] is not None), default=None))
+                                  max((o[3] for o in stream if o[3] is not None), default=None),
+                                  occurrences=lambda e: stream_of([e], background))
     return _described(out, background)
 
 
@@ -155,7 +156,7 @@ def _described(out, background) -> list[Answer]:
 
 def _content_solver(query, stream, stream_at, copies=None):
     """solve(inside, tau): the timed solutions of the query's pattern over
-    the occurrences that `inside(start, end)` says a window holds, and the
+    the occurrences that `inside(start, end, occurrence)` says a window holds, and the
     background as it is at the evaluation time tau (stream_at(tau)), as
     RSP-QL's eval(SDS, SE, t) evaluates a pattern over a window's content
     (patterns.CONTENT), the solutions' own intervals in it; inside None:
@@ -171,7 +172,7 @@ def _content_solver(query, stream, stream_at, copies=None):
         try:
             if inside is None:
                 return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
-            content = frozenset(o for o in stream_at(tau) if o[3] is None or inside(o[3], o[4]))
+            content = frozenset(o for o in stream_at(tau) if o[3] is None or inside(o[3], o[4], o))
             token = CONTENT.set(inside)
             try:
                 found = stamped_solutions(pattern, content, watch)

@@ -5,8 +5,9 @@ At each evaluation time tau the window's content is the occurrences of
 the stream that lie in it: for a time-based window of range l and step d,
 those in (c - l, c] with c = floor(tau / d) * d (RSP-QL); for a
 count-based one, those from the instant where the last n events
-(timestamped graphs: the triples of one record) or n triples ([TRIPLES n])
-begin up to tau; background triples are in every window. The query's pattern is
+(timestamped graphs: the triples of one record) begin up to tau, or
+exactly the last n triples ([TRIPLES n]: of that instant, those that came
+last); background triples are in every window. The query's pattern is
 evaluated over that content (RSP-QL's eval(SDS, SE, t): OPTIONAL, MINUS
 and [NOT] EXISTS as SPARQL's, the temporal operators with their interval
 relations), and its solutions whose interval lies in the window are the
@@ -28,6 +29,7 @@ that end at it (the answers of one instant), its rows at [tau, tau].
 
 from __future__ import annotations
 
+import math
 from functools import cmp_to_key
 
 from cep import terms
@@ -40,10 +42,11 @@ INTEGER = terms.XSD + "integer"
 
 
 def window_answers(query: ops.Query, solve, events, project, until=None, latest=None,
-                   solve_part=None) -> list[Answer]:
+                   solve_part=None, occurrences=None) -> list[Answer]:
     """`solve(inside, tau)`: the timed solutions (mu, ts, te, stamps) of the
     query's pattern over the content `inside(start, end)` says a window
-    holds, with the background as it is at the evaluation time tau (None:
+    holds (`inside(start, end, occurrence)` for an occurrence of the
+    stream), with the background as it is at the evaluation time tau (None:
     over the whole stream); `events`: the stream's events
     (for the evaluation times and count
     windows); `project(mu, ts, te, stamps)`: a solution's row (its
@@ -51,16 +54,19 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     (a watermark), so the evaluations are those before it instead of those
     up to the first at or after the last event (the end of the stream);
     `latest`: the latest start of an occurrence the pattern reads (fed
-    back triples included), else that of the last event.
+    back triples included), else that of the last event (a window of
+    infinite width reads the latest end of its solutions instead).
     `solve_part(pattern)`: the timed solutions of a part of the pattern
     (the query's streams read), for a query whose groups have windows of
-    their own (`solve` is then not read)."""
+    their own (`solve` is then not read). `occurrences(event)`: the
+    occurrences an event gives (itself and what it entails), for a
+    [TRIPLES n] window (each is the triple of its event)."""
     if solve_part is not None and query.windows[1:]:
         return _group_window_answers(query, events, project, until, solve_part)
     w = query.window
     if w is None:
         sols = solve(None)
-        return _rows_of(query, [(tau, tau, lambda ts, te, tau=tau: te == tau)
+        return _rows_of(query, [(tau, tau, lambda ts, te, o=None, tau=tau: te == tau)
                                 for tau in sorted({s[2] for s in sols}) if until is None or tau < until],
                         lambda inside, tau: [s for s in sols if inside(s[1], s[2])], project)
     if w.count is not None and query.streams:
@@ -70,7 +76,10 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if not events:
         return []
     ends = sorted({e.end for e in events})
-    return _rows_of(query, _evaluations(query, w, ends, events, until, latest), solve, project)
+    if w.unbounded and until is None:  # the latest end of a solution of the whole stream it reads
+        latest = max((s[2] for s in solve(lambda ts, te, o=None: w.t0_ms < ts, math.inf)), default=None)
+    places = _places(events, occurrences) if w.count is not None and w.counts == "triples" else {}
+    return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places), solve, project)
 
 
 def _rows_of(query, evaluations, solve, project) -> list[Answer]:
@@ -107,17 +116,36 @@ def _rows_of(query, evaluations, solve, project) -> list[Answer]:
 
 
 def _count_cut(w, ends, events, tau):
-    """The oldest instant of a count window at tau: the last n events
-    (RSP-QL's timestamped graphs) or triples up to tau (w.counts), the
-    oldest instant they reach taken whole."""
-    counted, cut = 0, tau
+    """(cut, low) of a count window at tau: cut the oldest instant of the
+    last n events (RSP-QL's timestamped graphs) or triples up to tau
+    (w.counts). Events take it whole (low 0); triples hold exactly n: of
+    its c triples, the last k that came, those whose place (_places) is at
+    least low = c - k + 1 (0 when all c are in)."""
+    counted, cut, low = 0, tau, 0
     for t in reversed([t for t in ends if t <= tau]):
         at = [e for e in events if e.end == t]
-        counted += len(at) if w.counts == "triples" else len(_records(at))
+        here = len(at) if w.counts == "triples" else len(_records(at))
         cut = t
-        if counted >= w.count:
+        if counted + here >= w.count:
+            left = w.count - counted
+            low = here - left + 1 if w.counts == "triples" and here > left else 0
             break
-    return cut
+        counted += here
+    return cut, low
+
+
+def _places(events, occurrences) -> dict:
+    """The place of each occurrence among the triples of its instant, in the
+    order the events came (1, 2, ...): an event's own and those it
+    entails share its place; a triple that came twice has its later place.
+    A triple no event of the window gives (derived by a rule) has none, 0."""
+    places, seen = {}, {}
+    for e in events:
+        seen[e.end] = place = seen.get(e.end, 0) + 1
+        for o in occurrences(e):
+            if o[3] is not None:
+                places[o] = max(places.get(o, 0), place)
+    return places
 
 
 def _records(events) -> list:
@@ -128,12 +156,14 @@ def _records(events) -> list:
     return list(named) + [e for e in events if not e.source]
 
 
-def _evaluations(query, w, ends, events, until, latest):
-    """(tau, the window's start, test of an interval) per evaluation."""
+def _evaluations(query, w, ends, events, until, latest, places=None):
+    """(tau, the window's start, test of an interval or occurrence) per
+    evaluation; `places`: those of a [TRIPLES n] window's occurrences."""
     if w.count is not None:
         for tau in ends:
-            cut = _count_cut(w, ends, events, tau)
-            yield tau, cut, (lambda ts, te, cut=cut, tau=tau: ts >= cut and te <= tau)
+            cut, low = _count_cut(w, ends, events, tau)
+            yield tau, cut, (lambda ts, te, o=None, cut=cut, tau=tau, low=low: ts >= cut and te <= tau and (
+                o is None or o[4] > cut or places.get(o, 0) >= low))
         return
     period = query.every_ms or w.step_ms
     if w.unbounded:
@@ -154,7 +184,7 @@ def _evaluations(query, w, ends, events, until, latest):
         last = phase - ((phase - latest - w.range_ms) // w.step_ms) * w.step_ms + period
     while tau <= last:
         c = phase + ((tau - phase) // w.step_ms) * w.step_ms
-        yield tau, c - w.range_ms, (lambda ts, te, c=c: c - w.range_ms < ts and te <= c)
+        yield tau, c - w.range_ms, (lambda ts, te, o=None, c=c: c - w.range_ms < ts and te <= c)
         tau += period
 
 
@@ -163,7 +193,10 @@ def _unbounded_evaluations(w, period, ends, until, latest):
     from t0: the windows (t0, t0 + i*step], i >= 1, evaluated every
     period from the first close, each over the window closed last; at the
     end of the stream, up to the first evaluation whose window holds its
-    last instant (its content never empties: nothing would end it)."""
+    last instant (its content never empties: nothing would end it) and
+    `latest`, the latest end of its solutions (the triples of another
+    window fed back after that instant; its own fed back triples are no
+    solution of its own, so they do not extend it, whatever its period)."""
     first = w.t0_ms + w.step_ms
     phase, every_phase = first % w.step_ms, first % period
     tau = max(first, every_phase + ((ends[0] - every_phase) // period) * period)
@@ -175,7 +208,7 @@ def _unbounded_evaluations(w, period, ends, until, latest):
         last = every_phase - ((every_phase - close) // period) * period
     while tau <= last:
         c = phase + ((tau - phase) // w.step_ms) * w.step_ms
-        yield tau, w.t0_ms, (lambda ts, te, c=c: w.t0_ms < ts and te <= c)
+        yield tau, w.t0_ms, (lambda ts, te, o=None, c=c: w.t0_ms < ts and te <= c)
         tau += period
 
 
@@ -199,7 +232,7 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
 
     def inside(w, tau, s):
         if w.count is not None:
-            return s[1] >= _count_cut(w, ends, events, tau) and s[2] <= tau
+            return s[1] >= _count_cut(w, ends, events, tau)[0] and s[2] <= tau  # events: [TRIPLES n] refused
         c = (tau // w.step_ms) * w.step_ms
         return c - w.range_ms < s[1] and s[2] <= c
 

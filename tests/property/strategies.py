@@ -853,17 +853,17 @@ def group_windowed_queries(draw):
     (with a condition or not), with a group that has a window of its own,
     of any size or kind; sometimes its own pattern is such a group too, so
     that the query is evaluated when that group's window is. No group
-    holds an operator evaluated over a window's content (refused there:
-    cep.binarize._check_parts)."""
+    holds an operator evaluated over a window's content, and no window is
+    [TRIPLES n] (refused there: cep.binarize._check_parts)."""
     query = draw(windowed_queries().filter(lambda q: q.window is not None and not _content(q.pattern)))
     first = query.pattern
     if draw(st.integers(0, 2)) == 0:
-        first = ops.pattern_window(ops.variables(first), first, _window(draw))
+        first = ops.pattern_window(ops.variables(first), first, _of_events(_window(draw)))
     # often one triple pattern (which shares ?s, ?t or ?x with the first
     # part more often than not: answers to compare), else a small pattern
     plain = queries(depth=1).filter(lambda q: not _content(q.pattern))
     other = _triple(draw) if draw(st.booleans()) else draw(plain).pattern
-    group = ops.pattern_window(ops.variables(other), other, _window(draw))
+    group = ops.pattern_window(ops.variables(other), other, _of_events(_window(draw)))
     how = draw(st.sampled_from(["join", "optional", "optional-if"]))
     if how == "join":
         pattern = ops.Join(first, group)
@@ -874,10 +874,15 @@ def group_windowed_queries(draw):
             cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
         pattern = ops.LeftJoin(first, group, cond)
     # START (RSP-QL's t0), and so RANGE UNBOUNDED, are refused with groups that have windows of their own
-    window = dataclasses.replace(query.window, t0_ms=None)
+    window = _of_events(dataclasses.replace(query.window, t0_ms=None))
     if window.unbounded:
         window = dataclasses.replace(window, range_ms=window.step_ms)
     return dataclasses.replace(query, pattern=pattern, window=window)
+
+
+def _of_events(window: ops.Window) -> ops.Window:
+    """A count window of triples made one of events (the same size)."""
+    return dataclasses.replace(window, counts="events") if window.count is not None else window
 
 
 def _content(pattern) -> bool:

@@ -436,10 +436,6 @@ def test_engine_equals_reference_on_window_results_fed_back(data):
     assume(base.window is not None and base.window.count is None and base.projection)
     assume(not _variable_predicate(base.pattern))  # a variable predicate would read the fed triples
     assume(not _absence(base.pattern))  # NOTSEQ with rule chaining is refused
-    # a known bug, kept by a strict xfail in tests/unit/test_window_unbounded.py: an
-    # unbounded window evaluated at a period other than its step stops its
-    # evaluations at the stream's end before the reference does
-    assume(not (base.window.unbounded and (base.every_ms or base.window.step_ms) != base.window.step_ms))
     value = data.draw(st.sampled_from([item.var for item in base.projection]), label="fed value")
     producer = dataclasses.replace(base, name="producer", form="construct", distinct=False,
                                    template=(ops.Triple(FED_S, FED_P, value),))

@@ -523,10 +523,18 @@ def test_a_time_window_bounds_its_patterns_partial_matches():
     assert not engine.advance(T0 + 60_000)
 
 
-def test_a_count_window_does_not_bound_its_pattern():
-    (warning,) = warned(f"""REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}s> [TRIPLES 5]
+def test_a_count_window_of_events_does_not_bound_its_pattern():
+    (warning,) = warned(f"""REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}s> WINDOW ELEMS 5
         WHERE {{ {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} }}""")
     assert "w keeps partial matches" in warning
+
+
+def test_a_window_of_triples_evaluates_its_pattern_over_its_content():
+    # [TRIPLES n] holds some triples of its oldest instant: its steps are
+    # evaluated at each evaluation from the triples it holds, so no partial
+    # match is kept over the stream
+    assert warned(f"""REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) FROM STREAM <{EX}s> [TRIPLES 5]
+        WHERE {{ {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} }}""") == []
 
 
 def test_cep_explain_and_run_warn_once_per_unbounded_query(tmp_path, capsys):

@@ -108,13 +108,32 @@ def test_sliding_and_tumbling_differ_on_the_same_stream():
     assert table(tumbling, "n") == [(0, 60, "3"), (60, 120, "2")]
 
 
-def test_count_window_holds_the_last_events_and_a_whole_instant():
+def test_a_window_of_triples_holds_exactly_the_last_n():
     events = [price("a", 1, 1), price("b", 2, 2), price("c", 3, 2), price("d", 4, 3)]
     got = run("""SELECT (COUNT(*) AS ?n) (SUM(?p) AS ?s) FROM STREAM <http://e/ticks> [TRIPLES 2]
                  WHERE { ?c :price ?p }""", events)
-    # at minute 2 the last two events are both of minute 2; at minute 3 the
-    # last two begin inside minute 2, which is taken whole (3 events)
-    assert table(got, "n", "s") == [(1, 1, "1", "1"), (2, 2, "2", "5"), (2, 3, "3", "9")]
+    # at minute 2 the last two triples are both of minute 2; at minute 3 the
+    # last two are d and, of minute 2, the one that came last: c (3 + 4)
+    assert table(got, "n", "s") == [(1, 1, "1", "1"), (2, 2, "2", "5"), (2, 3, "2", "7")]
+    # in the other order, b came last
+    got = run("""SELECT (COUNT(*) AS ?n) (SUM(?p) AS ?s) FROM STREAM <http://e/ticks> [TRIPLES 2]
+                 WHERE { ?c :price ?p }""", [events[0], events[2], events[1], events[3]])
+    assert table(got, "n", "s")[-1] == (2, 3, "2", "6")
+
+
+def test_a_window_of_triples_on_a_group_of_its_own_is_refused():
+    # its parts' solutions are matched over the stream, not from the triples
+    # the window holds: it could not hold exactly n of them
+    with pytest.raises(QueryError, match=r"q\.rq:3:1: .*a \[TRIPLES n\] window in a query whose groups"):
+        Engine(parse_rules(PREFIX + """SELECT ?x FROM STREAM <http://e/s> [RANGE 1m TUMBLING]
+FROM NAMED STREAM <http://e/u> [TRIPLES 2]
+WHERE { ?x :a ?y GRAPH <http://e/u> { ?x :b ?z } }""", "q.rq"))
+
+
+def test_a_window_of_triples_over_a_subquery_made_per_instant_is_refused():
+    with pytest.raises(QueryError, match=r"q\.rq:3:5: .*a subquery that groups.*\[TRIPLES n\]"):
+        Engine(parse_rules(PREFIX + """SELECT ?x ?n FROM STREAM <http://e/s> [TRIPLES 4] WHERE { ?x :p ?y
+  { SELECT ?x (COUNT(*) AS ?n) WHERE { ?x :q ?z } GROUP BY ?x } }""", "q.rq"))
 
 
 def test_count_windows_of_different_sizes_in_one_rule_set_keep_what_each_needs():

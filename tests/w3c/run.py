@@ -18,7 +18,7 @@ makes cases of the applicable tests (`applicable` says which):
   "background": its data are background knowledge (--ontology), and one
   event at T, a tick of a stream of its own, makes the query evaluate: the
   query's WHERE group is joined with `GRAPH <tick> { <tick> <tick> <tick> }`
-  under `FROM NAMED STREAM <tick> [TRIPLES 1]`, which adds no variable and
+  under `FROM NAMED STREAM <tick> WINDOW ELEMS 1`, which adds no variable and
   one solution, so the answers are those of the query over the background
   (the patterns outside GRAPH do not read the tick's stream; the window of
   one event evaluates the query at T).
@@ -415,7 +415,7 @@ def _with_tick(text: str, form: str) -> str:
     head = text[:start]
     where = re.search(r"\bWHERE\s*$", _STRINGS.sub(lambda m: " " * len(m.group()), head), re.IGNORECASE)
     cut = where.start() if where else start
-    return (text[:cut] + f"FROM NAMED STREAM {tick} [TRIPLES 1]\n" + text[cut:start]
+    return (text[:cut] + f"FROM NAMED STREAM {tick} WINDOW ELEMS 1\n" + text[cut:start]
             + "{ " + text[start:end] + f"\n GRAPH {tick} {{ {tick} {tick} {tick} }} }}" + text[end:])
 
 

@@ -50,7 +50,7 @@ def test_the_tick_joins_the_where_group():
     q = "PREFIX : <http://e/> CONSTRUCT { ?s :p ?o } WHERE { ?s :q ?o } ORDER BY ?s"
     ticked = run._with_tick(q, "construct")
     tick = f"<{run.TICK}>"
-    assert ticked == (f"PREFIX : <http://e/> CONSTRUCT {{ ?s :p ?o }} FROM NAMED STREAM {tick} [TRIPLES 1]\n"
+    assert ticked == (f"PREFIX : <http://e/> CONSTRUCT {{ ?s :p ?o }} FROM NAMED STREAM {tick} WINDOW ELEMS 1\n"
                       f"WHERE {{ {{ ?s :q ?o }}\n GRAPH {tick} {{ {tick} {tick} {tick} }} }} ORDER BY ?s")
 
 
@@ -62,7 +62,7 @@ def test_data_terms_are_written_as_read():
 def test_the_short_construct_gets_its_template():
     ticked = run._with_tick("CONSTRUCT WHERE { ?s <http://e/p> ?o }", "construct")
     tick = f"<{run.TICK}>"
-    assert ticked == (f"CONSTRUCT {{ ?s <http://e/p> ?o }} FROM NAMED STREAM {tick} [TRIPLES 1]\n"
+    assert ticked == (f"CONSTRUCT {{ ?s <http://e/p> ?o }} FROM NAMED STREAM {tick} WINDOW ELEMS 1\n"
                       f"WHERE {{ {{ ?s <http://e/p> ?o }}\n GRAPH {tick} {{ {tick} {tick} {tick} }} }}")
 
 
