@@ -24,7 +24,30 @@ def oxigraph_server(tmp_path):
         yield server
 
 
-class Scripted:
+class _Loopback:
+    """An HTTP server of `handler` on a free port of the loopback
+    interface, serving from a thread while entered."""
+
+    def _serve(self, handler) -> str:
+        import http.server
+        import threading
+
+        handler.log_message = lambda *_: None
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        return f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Scripted(_Loopback):
     """A small HTTP server on the loopback interface that answers every
     request as told: `body` with `content_type` and `status`, after
     `delay` seconds (the faults a real endpoint shows: slow, HTTP errors,
@@ -33,7 +56,6 @@ class Scripted:
     def __init__(self, body: bytes = b"", content_type: str = "application/sparql-results+json",
                  status: int = 200, delay: float = 0.0):
         import http.server
-        import threading
 
         self.body, self.content_type, self.status, self.delay = body, content_type, status, delay
         self.headers = {}  # more response headers (Location)
@@ -58,24 +80,10 @@ class Scripted:
 
             do_GET = do_POST  # a redirected request may come as a GET
 
-            def log_message(self, *_):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/sparql"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_):
-        self.server.shutdown()
-        self.server.server_close()
+        self.url = self._serve(Handler) + "/sparql"
 
 
-class Counting:
+class Counting(_Loopback):
     """A pass-through to a real endpoint (`target`, its query URL) on the
     loopback interface that keeps the SPARQL query of each request it
     forwards (`queries`): what the engines asked of the endpoint, from
@@ -83,7 +91,6 @@ class Counting:
 
     def __init__(self, target: str):
         import http.server
-        import threading
         import urllib.parse
         import urllib.request
 
@@ -104,23 +111,9 @@ class Counting:
                 self.end_headers()
                 self.wfile.write(answer)
 
-            def log_message(self, *_):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.base = self._serve(Handler)
         self.url = f"{self.base}/query"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
     def pulls(self, text: str) -> int:
         """The requests that asked for `text` (a pattern's whole view)."""
         return sum(1 for q in self.queries if q == text)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *_):
-        self.server.shutdown()
-        self.server.server_close()
