@@ -21,7 +21,8 @@ times, and SELECT DISTINCT (which does not project them) collapses them.
 
 The other queries (EP-SPARQL's event patterns, whose semantics, paper
 section 4.2, is over sets of event occurrences) read no copy: their
-answers are those of the stream as a set. Left as sets too: a group with
+answers are those of the stream as a set. Left as sets too: a `[TRIPLES n]`
+window (its n triples), a group with
 a window of its own (Streaming SPARQL's window in a graph pattern), a
 property path (a closure is a set of pairs), and a DISTINCT subquery.
 
@@ -40,9 +41,13 @@ PREFIX = "_:copy"
 
 
 def reads_copies(query: ops.Query) -> bool:
-    """Whether the query reads the stream as a multiset (above)."""
-    return query.evaluated and not any(isinstance(op, ops.Project) and op.window is not None
-                                       for op in ops.walk(query.pattern))
+    """Whether the query reads the stream as a multiset (above). Not over
+    `[TRIPLES n]`: C-SPARQL's window of the last n triples holds triples,
+    and a triple repeated in an instant is one of them, at its later place
+    (docs/language.md, "Count windows")."""
+    by_triples = query.window is not None and query.window.count is not None and query.window.counts == "triples"
+    return query.evaluated and not by_triples and not any(isinstance(op, ops.Project) and op.window is not None
+                                                          for op in ops.walk(query.pattern))
 
 
 def capture_copies(query: ops.Query) -> ops.Query:

@@ -84,3 +84,13 @@ def test_copy_indexes_number_the_records_of_each_event_in_place():
                                 pa.array([False, False, False, False, True, True]))
     g1, f1, g2, _, own, f2 = _copy_indexes(updates).to_pylist()
     assert (own, f2, f1) == (0, 0, 0) and sorted([g1, g2]) == [0, 1]  # updates are sets: no copies
+
+
+def test_a_window_of_triples_holds_a_repeated_triple_once():
+    # [TRIPLES n] holds the last n triples; acme's price given twice at 1 is one
+    # of them (at its later place): at 1, [TRIPLES 1] holds it, one row, not one
+    # per copy; at 2, [TRIPLES 2] holds it and bolt's price (window from 1)
+    events = [price("acme", 3, 1), price("acme", 3, 1), price("bolt", 4, 2)]
+    for n, at, rows in ((1, 1, [(1, 1, "acme")]), (2, 2, [(1, 2, "acme"), (1, 2, "bolt")])):
+        query = f"SELECT ?c FROM STREAM <http://e/s> [TRIPLES {n}] WHERE {{ ?c :price ?p }}"
+        assert [row for row in table(run(query, events), "c") if row[1] == at] == rows
