@@ -222,8 +222,6 @@ def binarize(queries) -> Plan:
         # a [TRIPLES n] window holds some triples of its oldest instant, not
         # all: its steps are evaluated over its content, from its triples
         builder.by_triple = split is None and _of_triples(q.window)
-        if builder.by_triple:
-            _check_by_triple(q)
         if split is None:
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
             builder.plan.outputs.append(Output(q, root))
@@ -485,17 +483,6 @@ def _check_parts(query, groups, changing) -> None:
                          f"the updates in another rule set", query.pos)
 
 
-def _check_by_triple(query) -> None:
-    """A query over [TRIPLES n] is evaluated over the triples its window
-    holds; a subquery evaluated per instant is not, yet: refused."""
-    sub = next((x for x in ops.walk(query.pattern) if isinstance(x, ops.Project) and x.evaluated), None)
-    if sub is not None:
-        raise QueryError(f"{query.name}: a subquery that groups, or is cut by LIMIT or OFFSET, in a query over "
-                         f"[TRIPLES n] is not supported yet (the window holds exactly n triples, some of its "
-                         f"oldest instant, and the subquery's rows are made per instant): count events "
-                         f"(WINDOW ELEMS n) or give the query a time-based window", sub.pos or query.pos)
-
-
 def _of_triples(w) -> bool:
     """Whether w is C-SPARQL's [TRIPLES n], which holds exactly n triples."""
     return w is not None and w.count is not None and w.counts == "triples"
@@ -670,6 +657,7 @@ class _Builder:
             (down,), here = _split_pending(pending, [certain])
             child = self.build(operand, down, window, policy, timed)
         cvars = self.plan.nodes[child].vars
+        pos = op.pos if op is not None else None
         optional_service = isinstance(op, ops.LeftJoin)
         if op is not None and not is_table(op) and not optional_service:  # the operator, not its operand again
             op = dataclasses.replace(op, pattern=None, pos=None)
@@ -685,10 +673,29 @@ class _Builder:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
         content = self.plan.nodes[child].content or (self.changing or self.by_triple) and self.query.window is not None
+        if content and isinstance(op, ops.Project) and op.evaluated:
+            self._refuse_content_subquery(pos)
         # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
         policy = self.query.option("service") if isinstance(op, (ops.Service, ops.LeftJoin)) else None
         sig = ("unary", op, child, filters, window, timed, content, policy)
         return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content))
+
+    def _refuse_content_subquery(self, pos) -> None:
+        """A subquery that groups or is cut makes its rows per instant; over
+        a window's content (Step.content) it does not yet: refused."""
+        if self.by_triple:
+            why, instead = ("in a query over [TRIPLES n] (the window holds exactly n triples, some of its oldest "
+                            "instant)", "count events (WINDOW ELEMS n) or give the query a time-based window")
+        elif self.changing:
+            why, instead = ("in a windowed query of a rule set with DELETE/INSERT updates (the window reads the "
+                            "background as it is at each evaluation)", "run the updates in another rule set")
+        else:
+            why, instead = ("with OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ or a property path inside it, in a "
+                            "windowed query (it is then evaluated over the window's content)",
+                            "move that part out of the subquery, or drop the window")
+        raise QueryError(f"{self.query.name}: a subquery that groups, or is cut by LIMIT or OFFSET, {why} is not "
+                         f"supported yet (its rows are made per instant): {instead}",
+                         pos or self.query.pos)
 
     def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None, content=False):
         nodes = self.plan.nodes
