@@ -248,3 +248,15 @@ def test_a_sequence_path_in_the_first_group_joins_links_of_different_instants():
              "FROM NAMED WINDOW :long ON STREAM <http://example.org/s> [RANGE 180s STEP 60s] "
              "WHERE { WINDOW :short { ?x :road/:tram ?y } WINDOW :long { ?y :at ?c } }")
     assert run(query, events, None) == [((("c", "cafe"), ("x", "k"), ("y", "n")), 60_000, 120_000)]
+
+
+def test_a_groups_count_window_drops_the_links_it_no_longer_holds():
+    # WINDOW ELEMS 3 on the path's group: the road links kept for its walks
+    # are those of its last three events, whatever the stream's length
+    engine = Engine(parse_rules(PREFIX + "SELECT ?from ?to FROM STREAM <http://example.org/s> "
+                                "WINDOW RANGE 1 S SLIDE 1 S "
+                                "WHERE { ?v :at ?from . { ?from :road+ ?to WINDOW ELEMS 3 } }", "<test>"))
+    for chunk in range(3):
+        engine.push([ev(f"n{i}", "road", f"n{i + 1}", i * 1000) for i in range(chunk * 100, chunk * 100 + 100)])
+        engine.flush_table(final=False)
+        assert engine.state().count(b"$wsol") <= 10
