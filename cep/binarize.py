@@ -218,18 +218,17 @@ def binarize(queries) -> Plan:
         builder.query = q
         builder.certain = {}  # by id: only while this query's operators live
         split = split_windows(q)
-        builder.parted = split is not None
         # a [TRIPLES n] window holds some triples of its oldest instant, not
         # all: its steps are evaluated over its content, from its triples
         builder.by_triple = split is None and _of_triples(q.window)
         if split is None:
+            builder.windowed = q.window is not None
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
             builder.plan.outputs.append(Output(q, root))
         else:
             combine, groups = split
             _check_parts(q, groups, builder.changing)
-            parts = tuple(Part(j, builder.build(_prepared(p, q), (), _range_bound(w), policy), w)
-                          for j, (p, w) in enumerate(groups))
+            parts = tuple(Part(j, builder.build_part(_prepared(p, q), w, policy), w) for j, (p, w) in enumerate(groups))
             vars_ = tuple(sorted(ops.variables(q.pattern), key=lambda v: v.name))
             builder.plan.outputs.append(Output(q, parts[0].root, parts, combine, vars_))
         slots += sum(len(n.vars) for n in builder.plan.nodes[counted:])
@@ -459,9 +458,10 @@ def split_windows(query):
 
 def _check_parts(query, groups, changing) -> None:
     """A query whose groups have windows of their own reads each part over
-    the stream, then keeps its solutions in the part's window; evaluating
-    a part over its window's content (CONTENT_OPERATORS inside it, or a
-    background that updates change) is not supported yet: refused."""
+    the stream, then keeps its solutions in the part's window (a property
+    path excepted: it walks the window's content, _window_path); evaluating
+    the rest of a part over its window's content (CONTENT_OPERATORS inside
+    it, or a background that updates change) is not supported yet: refused."""
     for pattern, _ in groups:
         inner = next((x for x in ops.walk(pattern) if isinstance(x, CONTENT_OPERATORS)), None)
         if inner is not None:
@@ -527,7 +527,7 @@ class _Builder:
         self.index = {}  # node signature -> id
         self.updates = False  # building an update rule's nodes (Leaf.updates)
         self.query = None  # the query being built (its streams: Leaf.streams)
-        self.parted = False  # its groups have windows of their own (split_windows)
+        self.windowed = False  # the pattern being built is read in a window (its query's, or its part's)
         self.changing = False  # the rule set updates the background (Step.content)
         self.by_triple = False  # the query's window is [TRIPLES n] (Step.content)
         # the variables bound for sure, by operator (id) and by node id:
@@ -541,6 +541,12 @@ class _Builder:
         self.plan.nodes.append(make(node_id))
         self.index[signature] = node_id
         return node_id
+
+    def build_part(self, op, window, policy) -> int:
+        """The root of a part of a query whose groups have windows of their
+        own (split_windows), read in its window."""
+        self.windowed = window is not None
+        return self.build(op, (), _range_bound(window), policy)
 
     def build(self, op, pending: tuple, window, policy, timed=False) -> int:
         """timed: a filter's window bound applies to this node's own
@@ -565,8 +571,7 @@ class _Builder:
             sig = ("unit", filters, window, timed, self.updates, streams)
             return self._add(sig, lambda i: Leaf(i, op, (), filters, window, timed, self.updates, streams))
 
-        if isinstance(op, ops.Triple) and isinstance(op.p, ops.Path) and self.query.window is not None \
-                and not self.parted:  # parts read the stream (_check_parts): a path there walks each instant
+        if isinstance(op, ops.Triple) and isinstance(op.p, ops.Path) and self.windowed:
             return self._window_path(op, pending, window, timed)
 
         if isinstance(op, ops.Triple):

@@ -124,7 +124,7 @@ cep_contract('$wlast', 2, windows,
 cep_contract('$winstant', 1, optional,
              "'$winstant'(Query): a CONSTRUCT's rows are answers at the evaluation time, not over the window").
 cep_contract('$wcontent', 1, optional,
-             "'$wcontent'(Query): Query is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS or OPTIONALSEQ)").
+             "'$wcontent'(Query): Query (or a part p(Query, J) of a query whose groups have windows of their own) is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ or a property path)").
 cep_contract('$wsolve', 5, optional,
              "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau, Low))").
 cep_contract('$wcount', 2, windows,

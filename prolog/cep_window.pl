@@ -438,7 +438,7 @@ expire_part(Spec, M, P, Now) :-
     expire(M, P, K).
 expire_part(count(N, Unit), M, P, Now) :-
     cutoff(M, N, Unit, Now, Cut, _),
-    forall(( clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
+    forall(( held(P, H), clause(M:'$wsol'(_, H, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     forget_counts(M, P, Cut).
 
 %!  cep_span(+Spans, -Start, -End) is semidet.

@@ -66,7 +66,7 @@ from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, stor
 from cep.compile.updates import live_view, update_clause
 from cep.compile.services import deferred_nodes
 from cep.compile.static import static_items
-from cep.compile.windows import content_part, window_items
+from cep.compile.windows import content_keys, content_part, window_items
 from cep.errors import QueryError
 from cep.limits import MATCH_VARIABLES
 from cep.runtime.batch import COPY, UPDATES_ONLY  # an event for the update rules alone, a copy: its predicate wrapped
@@ -137,12 +137,13 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     streamed = is_streamed(plan)
     count_streams(plan)  # the count windows' streams agree
     part_of = _part_of(plan)
+    keys = content_keys(plan)  # the content steps' operands: kept per window, under these
     for node in plan.nodes:
         if node.content:  # evaluated over the window's content (windows.py)
             continue
         hoist = hoisting(plan, node) if isinstance(node, Step) else None
         scope = Scope(user, tuple(part_of[node.id]))
-        items += _emitter(plan, node, root_of.get(node.id, []), scope, hoist, deriving, part_of)
+        items += _emitter(plan, node, root_of.get(node.id, []), scope, hoist, deriving, keys)
         if isinstance(node, Leaf):
             built = None
         elif isinstance(node, Unary):
@@ -279,7 +280,7 @@ def _indicator(name_arity: str):
     return pl.indicator(name, int(arity))
 
 
-def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset(), part_of=None):
+def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset(), keys=None):
     vs = Vars(scope)
     ts, te, ans = pl.Var("Ts"), pl.Var("Te"), pl.Var("A")
     v = tuple_term(vs, node.vars)
@@ -289,8 +290,8 @@ def _emitter(plan, node, outputs, scope, hoist=None, deriving=frozenset(), part_
     alternatives = []
     for step, side in plan.consumers(node.id):
         if step.content:  # an operand of a step evaluated over the window's content: kept per window
-            alternatives += [conj([pl.Struct("$wstore", content_part(i, step.id, side), v, ts, te), F])
-                             for i in part_of[step.id]]
+            alternatives += [conj([pl.Struct("$wstore", content_part(key, step.id, side), v, ts, te), F])
+                             for key in keys[step.id]]
         else:
             alternatives.append(pl.Struct(f"s{step.id}_{side}", v, ts, te, ans))
     for index in outputs:

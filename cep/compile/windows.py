@@ -23,7 +23,9 @@ the solutions of their other operands are stored per window under
 part(Q, Node, Side) ('$wstore', as a query's are), and w<N>(Q, In, Values,
 Start, End) gives node N's solutions over the window In (time(K, Lo, Hi):
 the window (Lo, Hi] closed at K*Step; count(Cut, Tau, Low): a count window),
-'$wsolve'/5 the query's. A solution matched by background triples alone has the interval
+'$wsolve'/5 the query's. A part of a query whose groups have windows of
+their own (p(Q, J), _part_items) with a property path is evaluated so too,
+under its own name (content_roots). A solution matched by background triples alone has the interval
 timeless/timeless (it is in every window); the query's are those with an
 event.
 """
@@ -51,6 +53,37 @@ def content_part(index, node_id, side):
     """The name the solutions of a content node's operand are stored under
     for the query of that index: part(Q, Node, Side), Side l, r or u."""
     return pl.Struct("part", index, node_id, A(side))
+
+
+def content_roots(plan) -> list:
+    """(index, key, root) of each query, or part of a query whose groups
+    have windows of their own, evaluated over its window's content: index
+    the query's, key the name its content is evaluated under, the index or
+    p(Query, Part) for a part after its first (whose solutions are the
+    query's own, _part_items)."""
+    roots = []
+    for i, out in enumerate(plan.outputs):
+        for part in out.parts or (None,):
+            root = out.root if part is None else part.root
+            if out.query.evaluated and plan.node(root).content:
+                roots.append((i, i if part is None or part.index == 0 else pl.Struct("p", i, part.index), root))
+    return roots
+
+
+def content_keys(plan) -> dict:
+    """Node id -> the keys (content_roots) under which its content steps
+    store their operands' solutions: those of the roots that reach it."""
+    keys = {}
+    for _, key, root in content_roots(plan):
+        todo, seen = [root], set()
+        while todo:
+            node = plan.node(todo.pop())
+            if node.id in seen or not node.content:
+                continue
+            seen.add(node.id)
+            keys.setdefault(node.id, []).append(key)
+            todo += [node.child] if isinstance(node, Unary) else [node.left, node.right]
+    return keys
 
 
 def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
@@ -446,7 +479,7 @@ def _content_items(plan, indexes, vars_of, graph) -> list:
     """'$wcontent'(Q) for each query evaluated over its window's content,
     its '$wsolve'/5, the w<N>/5 clauses of its content nodes, and '$win'/5:
     a stored operand solution in the window In."""
-    content = [i for i in indexes if plan.node(plan.outputs[i].root).content]
+    content = [(i, key, root) for i, key, root in content_roots(plan) if i in indexes]
     Q, In, V, S, E, F, K, Cut, Tau, Low, P = (pl.Var(n) for n in (
         "Q", "In", "V", "S", "E", "F", "K", "Cut", "Tau", "Low", "P"))
     _ = pl.Var("_")
@@ -465,11 +498,10 @@ def _content_items(plan, indexes, vars_of, graph) -> list:
              pl.Clause(pl.Struct("$wholds", pl.Struct("count", Cut, Tau, _), S, E), (
                  pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau)))]
     done = set()
-    for i in content:
-        root = plan.outputs[i].root
-        items.append(pl.Clause(pl.Struct("$wcontent", i)))
-        items.append(pl.Clause(pl.Struct("$wsolve", i, In, V, S, E), (
-            pl.Struct(f"w{root}", i, In, V, S, E), pl.Struct("\\==", S, A("timeless")))))
+    for i, key, root in content:
+        items.append(pl.Clause(pl.Struct("$wcontent", key)))
+        items.append(pl.Clause(pl.Struct("$wsolve", key, In, V, S, E), (
+            pl.Struct(f"w{root}", key, In, V, S, E), pl.Struct("\\==", S, A("timeless")))))
         todo = [root]
         while todo:
             node = plan.node(todo.pop())

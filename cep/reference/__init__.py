@@ -110,16 +110,17 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
             if not q.evaluated:
                 out += answers(q, stream, skolem, static_at=first if q.over_static_data else None)
     for q in windowed:
-        if q.windows[1:]:  # groups with windows of their own: each part solved apart, over the stream
+        if q.windows[1:]:  # groups with windows of their own: each part solved apart, over its window's content
             watch = timestamp_vars(q.pattern, q.projection)
 
-            def solve_part(pattern, watch=watch):  # the timed solutions of a part of the pattern
-                return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
+            def solve_part(pattern, inside=None, tau=None, watch=watch):  # a part of the pattern's solutions
+                return _solver(pattern, watch, stream, stream_at)(inside, tau)
             out += window_answers(dataclasses.replace(q, pattern=streams_of(q)), None, events,
                                   _row_maker(q, skolem), until, solve_part=solve_part)
         else:
             copies = copies_of(events, background) if reads_copies(q) else None
-            out += window_answers(q, _content_solver(q, stream, stream_at, copies), events, _row_maker(q, skolem), until,
+            solve = _solver(streams_of(q), timestamp_vars(q.pattern, q.projection), stream, stream_at, copies)
+            out += window_answers(q, solve, events, _row_maker(q, skolem), until,
                                   max((o[3] for o in stream if o[3] is not None), default=None),
                                   occurrences=lambda e: stream_of([e], background))
     return _described(out, background)
@@ -154,8 +155,9 @@ def _described(out, background) -> list[Answer]:
     return kept
 
 
-def _content_solver(query, stream, stream_at, copies=None):
-    """solve(inside, tau): the timed solutions of the query's pattern over
+def _solver(pattern, watch, stream, stream_at, copies=None):
+    """solve(inside, tau): the timed solutions of a query's pattern (its
+    streams read, streams_of; `watch` its timestamp() variables) over
     the occurrences that `inside(start, end, occurrence)` says a window holds, and the
     background as it is at the evaluation time tau (stream_at(tau)), as
     RSP-QL's eval(SDS, SE, t) evaluates a pattern over a window's content
@@ -164,9 +166,6 @@ def _content_solver(query, stream, stream_at, copies=None):
     without a window). `copies`: the copies of the input's repeated
     events (patterns.copies_of), for a query that reads the stream as a
     multiset (cep/algebra/copies.py)."""
-    watch = timestamp_vars(query.pattern, query.projection)
-    pattern = streams_of(query)
-
     def solve(inside, tau=None):
         multiset = COPIES.set(copies)
         try:

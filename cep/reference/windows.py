@@ -56,9 +56,10 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     `latest`: the latest start of an occurrence the pattern reads (fed
     back triples included), else that of the last event (a window of
     infinite width reads the latest end of its solutions instead).
-    `solve_part(pattern)`: the timed solutions of a part of the pattern
-    (the query's streams read), for a query whose groups have windows of
-    their own (`solve` is then not read). `occurrences(event)`: the
+    `solve_part(pattern, inside=None, tau=None)`: the timed solutions of a
+    part of the pattern (the query's streams read) over the content
+    `inside` says a window holds (None: over the whole stream), for a query
+    whose groups have windows of their own (`solve` is then not read). `occurrences(event)`: the
     occurrences an event gives (itself and what it entails), for a
     [TRIPLES n] window (each is the triple of its event)."""
     if solve_part is not None and query.windows[1:]:
@@ -243,8 +244,8 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
         """The solutions of op at tau, its patterns read in window w unless a group says otherwise."""
         if isinstance(op, ops.Project) and op.window is not None:
             return over(op.pattern, op.window, tau)
-        if not windowed(op):
-            return [s for s in solve(op) if inside(w, tau, s)]
+        if not windowed(op):  # RSP-QL's eval over the window's content (solve_part)
+            return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau)
         if isinstance(op, ops.Filter):
             return [s for s in over(op.pattern, w, tau) if satisfies(op.cond, s)]
         left, right = over(op.left, w, tau), over(op.right, w, tau)
@@ -270,10 +271,13 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
         else:
             break
     # the first group's solutions: when the query is evaluated, up to one past the last window holding one
+    # (a path walks each window's content as one graph: up to the last event's)
     firsts = solve(pattern)
-    if not firsts and until is None:
+    walks = any(isinstance(x, ops.Triple) and isinstance(x.p, ops.Path) for x in ops.walk(pattern))
+    if not firsts and until is None and not walks:
         return []
-    evaluations = _evaluations(query, first, ends, events, until, max((s[1] for s in firsts), default=None))
+    latest = None if walks else max((s[1] for s in firsts), default=None)
+    evaluations = _evaluations(query, first, ends, events, until, latest)
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project)
 
 

@@ -206,12 +206,57 @@ def test_in_a_window_a_path_walks_the_windows_content_as_one_graph(background):
     assert sorted(b[0][1] + b[1][1] for b, s, e in got if s == 60_000) == ["ae", "be", "ce", "de"]
 
 
-def test_in_a_group_with_a_window_of_its_own_a_path_walks_each_instant():
-    # the groups of a query with named windows read the stream, their
-    # solutions then kept in their windows (docs/language.md): a path there
-    # walks each instant's graph, engine and reference alike (checked_answers)
+def test_in_a_group_with_a_window_of_its_own_a_path_walks_its_windows_content():
+    # RSP-QL's eval over each named window's content, one graph: :short
+    # (60 s, 120 s] holds a -> b (70 s), b -> c (100 s) and c -> d (110 s),
+    # so its closure chains them across instants (a -> c, a -> d, b -> d
+    # too); :long (0, 120] holds the three roads, joined on ?y. Engine and
+    # reference alike (checked_answers); the first part is evaluated the same
+    # way as a later one (the groups swapped)
     events = [ev("a", "road", "b", 70_000), ev("b", "road", "c", 100_000), ev("c", "road", "d", 110_000)]
-    query = ("SELECT ?x ?y ?z FROM NAMED WINDOW :short ON STREAM <http://example.org/s> [RANGE 60s TUMBLING] "
-             "FROM NAMED WINDOW :long ON STREAM <http://example.org/s> [RANGE 120s TUMBLING] "
-             "WHERE { WINDOW :short { ?x :road+ ?y } WINDOW :long { ?y :road ?z } }")
-    assert [tuple(v for _, v in b) for b, _, _ in run(query, events, None)] == [("a", "b", "c"), ("b", "c", "d")]
+    windows = ("SELECT ?x ?y ?z FROM NAMED WINDOW :short ON STREAM <http://example.org/s> [RANGE 60s TUMBLING] "
+               "FROM NAMED WINDOW :long ON STREAM <http://example.org/s> [RANGE 120s TUMBLING] ")
+    for where in ("WHERE { WINDOW :short { ?x :road+ ?y } WINDOW :long { ?y :road ?z } }",
+                  "WHERE { WINDOW :long { ?y :road ?z } WINDOW :short { ?x :road+ ?y } }"):
+        got = run(windows + where, events, None)
+        assert [tuple(dict(b)[v] for v in "xyz") for b, _, _ in got] == [
+            ("a", "b", "c"), ("a", "c", "d"), ("b", "c", "d")], where
+
+
+def test_in_a_group_with_a_count_window_a_path_walks_the_last_events():
+    # Streaming SPARQL's `WINDOW ELEMS 3` on a group: the last three events
+    # of the stream, one graph. At 110 s they are b -> c (90 s), c -> d
+    # (100 s) and the van's at b: b reaches c, and d across two instants.
+    # At 120 s a -> b (70 s) has long left the window (c -> d, the van at
+    # b, the van at a): a reaches nothing. Engine and reference alike
+    # (checked_answers)
+    events = [ev("a", "road", "b", 70_000), ev("b", "road", "c", 90_000), ev("c", "road", "d", 100_000),
+              ev("van", "at", "b", 110_000), ev("van", "at", "a", 120_000)]
+    query = ("SELECT ?from ?to FROM STREAM <http://example.org/s> WINDOW RANGE 1 S SLIDE 1 S "
+             "WHERE { ?v :at ?from . { ?from :road+ ?to WINDOW ELEMS 3 } }")
+    assert [(dict(b)["from"], dict(b)["to"], e) for b, _, e in run(query, events, None)] == [
+        ("b", "c", 110_000), ("b", "d", 110_000)]
+
+
+def test_a_sequence_path_in_the_first_group_joins_links_of_different_instants():
+    # the first group's window :short (60 s, 120 s] holds k road m (70 s)
+    # and m tram n (100 s): k road/tram n, though no instant holds both
+    # links (the query is evaluated at 120 s all the same); :long (-60 s,
+    # 120 s] holds n at cafe (10 s). Engine and reference alike (checked_answers)
+    events = [ev("k", "road", "m", 70_000), ev("m", "tram", "n", 100_000), ev("n", "at", "cafe", 10_000)]
+    query = ("SELECT ?x ?y ?c FROM NAMED WINDOW :short ON STREAM <http://example.org/s> [RANGE 60s TUMBLING] "
+             "FROM NAMED WINDOW :long ON STREAM <http://example.org/s> [RANGE 180s STEP 60s] "
+             "WHERE { WINDOW :short { ?x :road/:tram ?y } WINDOW :long { ?y :at ?c } }")
+    assert run(query, events, None) == [((("c", "cafe"), ("x", "k"), ("y", "n")), 60_000, 120_000)]
+
+
+def test_a_groups_count_window_drops_the_links_it_no_longer_holds():
+    # WINDOW ELEMS 3 on the path's group: the road links kept for its walks
+    # are those of its last three events, whatever the stream's length
+    engine = Engine(parse_rules(PREFIX + "SELECT ?from ?to FROM STREAM <http://example.org/s> "
+                                "WINDOW RANGE 1 S SLIDE 1 S "
+                                "WHERE { ?v :at ?from . { ?from :road+ ?to WINDOW ELEMS 3 } }", "<test>"))
+    for chunk in range(3):
+        engine.push([ev(f"n{i}", "road", f"n{i + 1}", i * 1000) for i in range(chunk * 100, chunk * 100 + 100)])
+        engine.flush_table(final=False)
+        assert engine.state().count(b"$wsol") <= 10
