@@ -373,14 +373,10 @@ def _instant_counts(table: pa.Table) -> list:
     cep.algebra.copies); rows with the same source are one record."""
     if not table.num_rows:
         return []
-    source = table["source"].combine_chunks()
-    own = pc.invert(pc.fill_null(pc.not_equal(source, ""), False))
-    row = pc.cast(pa.array(np.arange(table.num_rows)), pa.string())
     records = pa.table({
         "end": table["end"], "start": table["start"], "stream": pc.fill_null(table["stream"], ""),
-        # a row without a source is a record of its own ("\0" + its row: no source looks so)
-        "source": pc.if_else(own, pc.binary_join_element_wise("\0", row, ""), source),
-    }).group_by(["end", "start", "stream", "source"]).aggregate([])
+        "record": _records(table),
+    }).group_by(["end", "start", "stream", "record"]).aggregate([])
     instants, triples = np.unique(table["end"].to_numpy(), return_counts=True)
     events = dict(zip(*np.unique(records["end"].to_numpy(), return_counts=True)))
     return [(t, n, int(events[t])) for t, n in zip(instants.tolist(), triples.tolist())]
@@ -400,8 +396,7 @@ def _copy_indexes(table: pa.Table) -> pa.Array:
     # each column as integer codes (terms by dictionary), sorted by all of them at once
     codes = [_codes(table[name]) for name in ("s", "p", "o", "stream")]
     codes += [table[name].to_numpy() for name in ("start", "end")] + [updates.astype(np.int64)]
-    source = _codes(pc.if_else(pc.equal(table["source"], ""), pa.scalar(None, pa.string()), table["source"]))
-    source = np.where(source < 0, -1 - np.arange(n), source)  # a row without a source: a record of its own
+    source = _records(table)
     order = np.lexsort([source] + codes[::-1])  # by the event, then by the record
     new_event = np.zeros(n, bool)
     new_event[0] = True
@@ -418,6 +413,13 @@ def _copy_indexes(table: pa.Table) -> pa.Array:
     out = np.empty(n, np.int64)
     out[order] = index
     return pa.array(out)
+
+
+def _records(table: pa.Table) -> np.ndarray:
+    """The record of each row of a table, as an integer code: rows with
+    one source share it; a row without a source is a record of its own."""
+    source = _codes(pc.if_else(pc.equal(table["source"], ""), pa.scalar(None, pa.string()), table["source"]))
+    return np.where(source < 0, -1 - np.arange(table.num_rows), source)
 
 
 def _codes(column) -> np.ndarray:
