@@ -42,7 +42,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
-from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table
+from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table, late_rejects
 from cep.errors import EngineError
 from cep.limits import Limits
 from cep.runtime.batch import table_text
@@ -268,12 +268,7 @@ class Engine:
                     f"goes on (said once per query)")
 
     def _reject_late(self, table):
-        for row in table.to_pylist():
-            self.late.append(Reject(
-                row["source"] or "",
-                f"late: ends at {terms.format_datetime_ms(row['end'])}, before "
-                f"{terms.format_datetime_ms(self._last)}, which was already processed",
-                f"{row['s']} {row['p']} {row['o']}"))
+        self.late.extend(late_rejects(table, self._last, "which was already processed"))
 
     def instantiate(self, layout, values):
         """CONSTRUCT: the template with the answer's values (its blank nodes

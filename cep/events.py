@@ -133,6 +133,17 @@ def answers_table(answers) -> pa.Table:
     }, schema=ANSWERS)
 
 
+def late_rejects(table: pa.Table, bound_ms: int, why: str) -> list[Reject]:
+    """The events of `table` (EVENTS columns) refused as late: each ends
+    before `bound_ms`, the time `why` names."""
+    from cep.terms import format_datetime_ms
+
+    return [Reject(row["source"] or "",
+                   f"late: ends at {format_datetime_ms(row['end'])}, before {format_datetime_ms(bound_ms)}, {why}",
+                   f"{row['s']} {row['p']} {row['o']}")
+            for row in table.to_pylist()]
+
+
 def answers_of(table: pa.Table) -> list[Answer]:
     """An answer table's rows (ANSWERS) as Answers."""
     return [Answer(r["query"], r["start"], r["end"],

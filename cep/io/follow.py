@@ -36,9 +36,8 @@ import time
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cep import terms
 from cep.errors import UsageError
-from cep.events import EVENTS, Reject
+from cep.events import EVENTS, late_rejects
 from cep.io.readers import COMPRESSED, STDIN, Input, table_batches
 
 FOLLOWED_FORMATS = ("nt", "nq", "jsonl", "csv")  # read a line at a time: a line appended is a record
@@ -214,12 +213,8 @@ class Watermark:
         return _in_time_order(waiting)
 
     def _set_aside(self, table: pa.Table) -> None:
-        for row in table.to_pylist():
-            self.late.append(Reject(
-                row["source"] or "",
-                f"late: ends at {terms.format_datetime_ms(row['end'])}, before "
-                f"{terms.format_datetime_ms(self.time)}, where the watermark was (the latest end read, "
-                f"less the lateness)", f"{row['s']} {row['p']} {row['o']}"))
+        self.late.extend(late_rejects(table, self.time, "where the watermark was (the latest end read, less the "
+                                                        "lateness)"))
 
 
 def _in_time_order(table: pa.Table) -> pa.Table:
