@@ -118,7 +118,8 @@ class Services:
         except ValueError as e:
             raise QueryError(f"@service of {spec.query}: {e}", spec.op.pos) from None
         rng = random.Random(options.seed) if "seed" in spec.policy else self.rng
-        return _State(View(spec, module), options, RANKERS[options.ranker](), PROPOSERS[options.proposer], rng)
+        keep = options.part(spec) if options.part is not None else None
+        return _State(View(spec, module, keep=keep), options, RANKERS[options.ranker](), PROPOSERS[options.proposer], rng)
 
     @classmethod
     def of(cls, plan, module: str, options: Optional[ServiceOptions]) -> Optional["Services"]:
@@ -126,14 +127,6 @@ class Services:
         if not specs:
             return None
         return cls(specs, module, options or ServiceOptions())
-
-    def hold_only(self, keep):
-        """Each view keeps the entries whose key `keep(spec, key)` takes
-        (a Spark group's part: cep.spark.worker), now and after each pull."""
-        for state in self.states:
-            spec = state.view.spec
-            state.view.restrict(lambda key, spec=spec: keep(spec, key))
-        return self
 
     @property
     def period(self) -> Optional[int]:

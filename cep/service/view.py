@@ -28,10 +28,11 @@ from cep.runtime.session import session
 from cep.service import endpoint
 from cep.service.options import policy_fields
 
-# (endpoint, pull query) -> (snapshot, rows): the latest initial pull of a
-# pattern made under a named snapshot in this process (View.pull), which
-# every engine of the process under that snapshot reads (a Spark worker's
-# groups). One per pattern: a later snapshot replaces it.
+# (endpoint, pull query) -> (snapshot, rows, {key positions: rows by key}):
+# the latest initial pull of a pattern made under a named snapshot in this
+# process (View.pull), which every engine of the process under that
+# snapshot reads (a Spark worker's groups), grouped by join key once. One
+# per pattern: a later snapshot replaces it.
 _PULLS: dict = {}
 
 
@@ -133,7 +134,7 @@ class View:
     entries: dict = field(default_factory=dict)  # key -> Entry
     by_id: dict = field(default_factory=dict)
     pulled: Optional[dict] = None  # key -> rows of the initial pull (what a restored view starts from)
-    keep: Optional[object] = None  # key -> whether this engine holds the key's entry (None: every key)
+    keep: Optional[object] = None  # key -> whether this engine holds the key's entry (ServiceOptions.part)
 
     def __post_init__(self):
         self._define()
@@ -162,14 +163,17 @@ class View:
             _, rows = endpoint.select(self.spec.endpoint, query, timeout)
             self._check(rows)
             seconds = time.monotonic() - began
+            shared = (snapshot, rows, {})
             if snapshot is not None:
-                _PULLS[(self.spec.endpoint, query)] = (snapshot, rows)
-        grouped = {}
-        positions = [p - 1 for p in self.spec.positions()]
-        for row in rows:
-            grouped.setdefault(tuple(row[p] for p in positions), []).append(row)
-        if self.keep is not None:  # the part of the view this engine's stream can need (restrict)
-            grouped = {key: rows for key, rows in grouped.items() if self.keep(key)}
+                _PULLS[(self.spec.endpoint, query)] = shared
+        positions = tuple(p - 1 for p in self.spec.positions())
+        if positions not in shared[2]:
+            shared[2][positions] = by_key = {}
+            for row in rows:
+                by_key.setdefault(tuple(row[p] for p in positions), []).append(row)
+        grouped = shared[2][positions]
+        # the part of the view this engine's stream can need (a Spark group's), no other loaded
+        grouped = {key: rows for key, rows in grouped.items() if self.keep is None or self.keep(key)}
         for key in list(self.entries):  # gone from the endpoint: the key stays, with no solution
             grouped.setdefault(key, [])
         self._store([(key, tuple(grouped[key])) for key in sorted(grouped)], None)  # ids in key order
@@ -202,19 +206,6 @@ class View:
             raise endpoint.EndpointError(self.spec.endpoint, "malformed",
                                          "malformed SPARQL results: a solution leaves a variable of the "
                                          "pattern unbound")
-
-    def restrict(self, keep):
-        """From now on the view holds the entries whose key `keep` takes
-        (a Spark group's: those of its bucket), and no other (called
-        before any evaluation: what the initial pull read of other keys is
-        forgotten)."""
-        self.keep = keep
-        kept = sorted((key, e.rows) for key, e in self.entries.items() if keep(key))
-        self.entries, self.by_id = {}, {}
-        self._define()
-        self._store(kept, None)
-        if self.pulled is not None:
-            self.pulled = {key: rows for key, rows in self.pulled.items() if keep(key)}
 
     # ---- changing it
 
