@@ -9,11 +9,15 @@ time tau. The view lives twice: here, with what maintenance reads
 ServiceSpec says what a SERVICE pattern of a compiled plan is: its node,
 endpoint, pattern, the variables of its view, its join key (the variables
 it shares with the pattern it is joined with), and the window of its
-query (width omega, slide beta, in ms; None for a query without one).
+query (width omega, slide beta, in ms; omega is math.inf for RANGE
+UNBOUNDED; None for a query without one) with the phase of its
+evaluation times (phase + k beta: RSP-QL's t0 moves them off the
+multiples of beta).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -42,7 +46,8 @@ class ServiceSpec:
     op: ops.Service
     key: tuple  # of Var: the join variables, in the order of op.vars
     query: str  # the name of the query it is part of
-    window: Optional[tuple] = None  # (omega, beta) in ms
+    window: Optional[tuple] = None  # (omega, beta) in ms, omega math.inf for an unbounded window
+    phase: int = 0  # the window's evaluation times are phase + k * beta (0 <= phase < beta)
     policy: dict = field(default_factory=dict, compare=False)  # the query's @service settings (policy_fields)
 
     @property
@@ -99,7 +104,9 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
             child = set(plan.node(node.child).vars)
             query = owner[node.id]
             w = query.window
-            window = (w.range_ms, query.every_ms or w.step_ms) if w is not None and w.count is None else None
+            timed = w is not None and w.count is None
+            beta = (query.every_ms or w.step_ms) if timed else None
+            window = (math.inf if w.unbounded else w.range_ms, beta) if timed else None
             policy = policy_fields(query.option("service", ""), "@service")
             loose = [v for v in op.vars if v in child and v not in op.certain]
             if loose:  # a view is indexed by its join key: every solution must bind it
@@ -107,7 +114,7 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
                                  f"OPTIONAL part; the view is kept one join key at a time, so the key must be "
                                  f"bound by its triple patterns", op.pos)
             specs.append(ServiceSpec(node.id, op, tuple(v for v in op.vars if v in child),
-                                     query.name, window, policy))
+                                     query.name, window, w.first_close_ms % beta if timed else 0, policy))
     return specs
 
 
@@ -268,12 +275,13 @@ class View:
         if lines:
             self._call("cep_service_needed", "\n".join(lines))
 
-    def read_needed(self, since: int):
+    def read_needed(self, since: Optional[int]):
         """Each entry's t_i from the rules: the latest end of a stream
-        solution that needed it, after `since` (earlier ones forgotten)."""
+        solution that needed it, after `since` (earlier ones forgotten;
+        None: every one, an unbounded window's)."""
         for entry in self.entries.values():
             entry.needed = None
-        for line in self._call("cep_service_touched", str(since))[0].splitlines():
+        for line in self._call("cep_service_touched", str(-(2**62) if since is None else since))[0].splitlines():
             i, t = line.split()
             self.by_id[int(i)].needed = int(t)
 
