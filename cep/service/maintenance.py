@@ -119,7 +119,8 @@ class Services:
             raise QueryError(f"@service of {spec.query}: {e}", spec.op.pos) from None
         rng = random.Random(options.seed) if "seed" in spec.policy else self.rng
         keep = options.part(spec) if options.part is not None else None
-        return _State(View(spec, module, keep=keep), options, RANKERS[options.ranker](), PROPOSERS[options.proposer], rng)
+        return _State(View(spec, module, keep=keep), options, RANKERS[options.ranker](), PROPOSERS[options.proposer],
+                      rng)
 
     @classmethod
     def of(cls, plan, module: str, options: Optional[ServiceOptions]) -> Optional["Services"]:
