@@ -50,7 +50,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from examples.influencers.scenario import PROCESSES  # noqa: E402 (after the path)
+from examples.influencers.scenario import PER_MINUTE, PROCESS, PROCESSES, SKEW  # noqa: E402 (after the path)
 
 # the seed's Tables 1 and 2, synthetic columns, by budget
 SEED_TABLE1 = {"8%": dict(WST=0.23, GNR_RND=0.26, GNR_LRU=0.27, WSJ_RND=0.40, WSJ_LRU=0.38, BST=0.49),
@@ -122,24 +122,29 @@ WHERE {{ ?user :isMentionedIn ?post . {background} }}
 """
 
 
-def main(argv=None) -> int:
+def arguments() -> argparse.ArgumentParser:
+    """The bench's options; the data set's default to scenario.py's settings."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--minutes", type=int, default=180)
     parser.add_argument("--range", type=int, default=3, help="the window's width in minutes (slide: 1 minute): "
                         "the evaluations a mention keeps its user a candidate")
-    parser.add_argument("--per-minute", type=int, default=14, help="mentions per minute")
-    parser.add_argument("--skew", type=float, default=0.8,
+    parser.add_argument("--per-minute", type=int, default=PER_MINUTE, help="mentions per minute")
+    parser.add_argument("--skew", type=float, default=SKEW,
                         help="Zipf exponent of the users' popularity: how often the same users come back")
-    parser.add_argument("--changes", choices=PROCESSES, default="periodic",
+    parser.add_argument("--changes", choices=PROCESSES, default=PROCESS,
                         help="how each user's follower count changes at its rate")
     parser.add_argument("--out", default="out/bench_service")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv=None) -> int:
+    args = arguments().parse_args(argv)
 
     from cep.rules import parse_rules
     from cep.service.options import ServiceOptions
     from cep.service.oxigraph import Oxigraph
-    from examples.influencers.scenario import USERS, accuracy, generate, replay
+    from examples.influencers.scenario import accuracy, generate, replay
 
     scenario = generate(args.seed, args.minutes, args.per_minute, process=args.changes, skew=args.skew)
     oracle = scenario.change_times
@@ -154,9 +159,8 @@ def main(argv=None) -> int:
         mean_candidates = sum(r.candidates for r in probe) / len(probe)
         budgets = {name: max(1, round(share * mean_candidates)) for name, share in
                    (("8%", 0.08), ("15%", 0.15), ("30%", 0.30))}
-        print(f"seed {args.seed}: {USERS} users ({args.changes} changes), {args.minutes} evaluations, "
-              f"window {args.range} min, slide 1 min; {args.per_minute} mentions a minute, "
-              f"popularity Zipf {args.skew:g}; "
+        print(f"seed {args.seed}: {scenario.settings}; {args.minutes} evaluations, "
+              f"window {args.range} min, slide 1 min; "
               f"mean candidate set {mean_candidates:.1f}; budgets {budgets}")
         policies = {"WST": dict(proposer="WST"), "GNR_RND": dict(proposer="GNR", ranker="RND"),
                     "GNR_LRU": dict(proposer="GNR", ranker="LRU"), "WSJ_RND": dict(ranker="RND"),

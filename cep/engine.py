@@ -353,8 +353,7 @@ def _evaluation_grid(query) -> int:
     if w.count is not None:
         return 1
     every = query.every_ms or w.step_ms
-    first_close = w.t0_ms + (w.step_ms if w.unbounded else w.range_ms) if w.t0_ms is not None else 0
-    return math.gcd(every, first_close % every)
+    return math.gcd(every, w.first_close_ms % every)
 
 
 def _instant_counts(table: pa.Table) -> list:

@@ -683,6 +683,13 @@ class Window:
     def unbounded(self) -> bool:
         return self.count is None and self.range_ms is None
 
+    @property
+    def first_close_ms(self) -> int:
+        """A time-based window's first close, t0 + range (t0 + step for an
+        unbounded one); 0 without a t0 (the closes are the multiples of the
+        step, or of the query's period)."""
+        return self.t0_ms + (self.step_ms if self.unbounded else self.range_ms) if self.t0_ms is not None else 0
+
 
 AGGREGATES = ("count", "sum", "avg", "min", "max", "sample", "group_concat")
 

@@ -10,6 +10,7 @@ readable account of every stage (for `cep explain`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from cep import prolog as pl
@@ -171,7 +172,8 @@ def describe_services(plan: Plan) -> str:
         if spec.window:
             when = "at each evaluation of the window, after its maintenance" if spec.node in deferred else \
                 "when a stream solution is found"
-            lines.append(f"    maintained at each evaluation (every {spec.window[1]}ms, window {spec.window[0]}ms); "
+            width = "unbounded" if spec.window[0] == math.inf else f"{spec.window[0]}ms"
+            lines.append(f"    maintained at each evaluation (every {spec.window[1]}ms, window {width}); "
                          f"joined {when}")
         else:
             lines.append("    maintained at each call of the rules; joined when a stream solution is found")
@@ -180,7 +182,7 @@ def describe_services(plan: Plan) -> str:
             lines.append(f"    policy: its query's @service {given}, the run's for the other keys")
     if lines:
         lines.append("  policy: the run's (cep run --service-policy: view, proposer, ranker, gamma or rho, timeout; "
-                     "default WSJ and WBM, gamma 10, timeout 5 s), or a query's @service; endpoints: --service-allow")
+                     "default WSJ and LRU, gamma 10, timeout 5 s), or a query's @service; endpoints: --service-allow")
     return "\n".join(lines)
 
 

@@ -179,9 +179,6 @@ def check_windows(queries, most: int):
             raise QueryError(f"{query.name} has groups with windows of their own: START (RSP-QL's t0) "
                              f"is not supported there; give the windows no START", query.window.pos or query.pos)
         w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
-        if w is not None and w.unbounded and any(isinstance(x, ops.Service) for x in ops.walk(query.pattern)):
-            raise QueryError(f"{query.name} reads SERVICE over a window of infinite width: that is not "
-                             f"supported; give the window a RANGE", w.pos or query.pos)
         if w is None or w.count is not None or w.unbounded:  # an unbounded window: each close once
             continue
         every = query.every_ms or w.step_ms

@@ -2,8 +2,8 @@
 Figure 1: proposer, ranker, maintainer), run at each evaluation before the
 rules join stream solutions with the views.
 
-An evaluation of a SERVICE of a windowed query is at each multiple of its
-slide beta (the window's evaluation times): the engine calls
+An evaluation of a SERVICE of a windowed query is at each of the window's
+evaluation times (phase + k beta, its slide beta): the engine calls
 before_windows() before it evaluates windows, so the view is maintained
 for tau before the window at tau joins with it (cep/compile/services.py),
 from the entries the window's solutions need. A SERVICE of a query
@@ -39,7 +39,7 @@ class Evaluation:
     """What a proposer and a ranker read at one evaluation of a view."""
 
     now: int
-    omega: Optional[int]
+    omega: Optional[float]  # the window's width in ms, math.inf for an unbounded one; None: no window
     beta: int
     gamma: int
     rng: random.Random
@@ -118,7 +118,9 @@ class Services:
         except ValueError as e:
             raise QueryError(f"@service of {spec.query}: {e}", spec.op.pos) from None
         rng = random.Random(options.seed) if "seed" in spec.policy else self.rng
-        return _State(View(spec, module), options, RANKERS[options.ranker](), PROPOSERS[options.proposer], rng)
+        keep = options.part(spec) if options.part is not None else None
+        return _State(View(spec, module, keep=keep), options, RANKERS[options.ranker](), PROPOSERS[options.proposer],
+                      rng)
 
     @classmethod
     def of(cls, plan, module: str, options: Optional[ServiceOptions]) -> Optional["Services"]:
@@ -127,20 +129,12 @@ class Services:
             return None
         return cls(specs, module, options or ServiceOptions())
 
-    def hold_only(self, keep):
-        """Each view keeps the entries whose key `keep(spec, key)` takes
-        (a Spark group's part: cep.spark.worker), now and after each pull."""
-        for state in self.states:
-            spec = state.view.spec
-            state.view.restrict(lambda key, spec=spec: keep(spec, key))
-        return self
-
     @property
     def period(self) -> Optional[int]:
-        """The slides of the windowed queries' SERVICEs (their evaluation
-        times are its multiples), or None."""
-        slides = [s.view.spec.window[1] for s in self.states if s.view.spec.window]
-        return math.gcd(*slides) if slides else None
+        """A period whose multiples are all the evaluation times of the
+        windowed queries' SERVICEs, or None."""
+        grids = [math.gcd(s.view.spec.window[1], s.view.spec.phase) for s in self.states if s.view.spec.window]
+        return math.gcd(*grids) if grids else None
 
     def _initial_pull(self, state: _State):
         began = time.monotonic()
@@ -171,11 +165,12 @@ class Services:
     def before_windows(self, until: int):
         """Before the windows evaluated at times before `until` report: the
         views of windowed queries maintained at the latest of those times
-        (a multiple of the query's slide), once each."""
+        (phase + k * slide), once each."""
         for state in self.states:
-            window = state.view.spec.window
-            if window is not None:
-                now = -(-until // window[1]) * window[1] - window[1]
+            spec = state.view.spec
+            if spec.window is not None:
+                beta = spec.window[1]
+                now = spec.phase + (-(-(until - spec.phase) // beta) - 1) * beta
                 if state.last is None or now > state.last:
                     self._evaluate(state, now)
 
@@ -193,8 +188,12 @@ class Services:
             if entry.best_before is None:
                 entry.best_before = entry.refreshed = entry.first = now
         omega, beta = spec.window if spec.window else (None, 1)
-        # the entries needed by the solutions in the window (without one: found since the last evaluation)
-        view.read_needed(now - omega if omega else (state.last - 1 if state.last is not None else now - 1))
+        # the entries needed by the solutions in the window (an unbounded one: every solution so far;
+        # without a window: those found since the last evaluation)
+        if omega is None:
+            view.read_needed(state.last - 1 if state.last is not None else now - 1)
+        else:
+            view.read_needed(None if omega == math.inf else now - omega)
         gamma = self.budget(o)
         ev = Evaluation(now, omega, beta, gamma, state.rng, o.oracle, o.intervals)
         refreshes, error, keys = 0, None, ()

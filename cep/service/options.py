@@ -30,6 +30,11 @@ allow-list.
   snapshot share one download of each SERVICE pattern (cep.service.view,
   View.pull), so a worker serving many groups pulls once. None (in
   process): each engine pulls its own.
+- part: which entries of each view an engine holds: part(view spec) gives
+  keep(key) -> bool, or None for all; set by the Spark worker for its
+  group (cep.spark.worker.view_part: the keys of its bucket). The initial
+  pull stores those alone, so a group loads the part of the view its keys
+  need and no more. None (in process): every entry.
 """
 
 from __future__ import annotations
@@ -68,6 +73,7 @@ class ServiceOptions:
     # estimated from what the refreshes saw
     intervals: Optional[Callable] = field(default=None, compare=False)
     snapshot: Optional[str] = None
+    part: Optional[Callable] = field(default=None, compare=False)
 
     def __post_init__(self):
         object.__setattr__(self, "allow", tuple(self.allow))

@@ -6,7 +6,8 @@
     WBM   Window Based Maintenance (Algorithm 2): the possibly stale
           candidates (best-before tau <= now), scored min(L, V) and taken
           by decreasing score, ties at random:
-            L = ceil((t_i + omega - now) / beta)   remaining life time (3)
+            L = ceil((t_i + omega - now) / beta)   remaining life time (3),
+                                                   infinite for RANGE UNBOUNDED
             tau_next = tau + k * I                 renewed best-before (4)
             V = ceil((tau_next - now) / beta)      evaluations it stays fresh
           I, the change interval, is the source's where it says it
@@ -32,9 +33,13 @@ from __future__ import annotations
 import math
 
 
-def remaining_life(needed: int, omega: int, beta: int, now: int) -> int:
+def remaining_life(needed: int, omega: float, beta: int, now: int) -> float:
     """L_i(t) (equation 3): the evaluations still to come that hold the
-    stream solution that entered the window at `needed`."""
+    stream solution that entered the window at `needed`; math.inf in a
+    window of infinite width (RANGE UNBOUNDED: every later window holds
+    it), where the score is then V alone."""
+    if omega == math.inf:
+        return math.inf
     return math.ceil((needed + omega - now) / beta)
 
 

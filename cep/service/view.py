@@ -9,11 +9,15 @@ time tau. The view lives twice: here, with what maintenance reads
 ServiceSpec says what a SERVICE pattern of a compiled plan is: its node,
 endpoint, pattern, the variables of its view, its join key (the variables
 it shares with the pattern it is joined with), and the window of its
-query (width omega, slide beta, in ms; None for a query without one).
+query (width omega, slide beta, in ms; omega is math.inf for RANGE
+UNBOUNDED; None for a query without one) with the phase of its
+evaluation times (phase + k beta: RSP-QL's t0 moves them off the
+multiples of beta).
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Optional
@@ -28,10 +32,11 @@ from cep.runtime.session import session
 from cep.service import endpoint
 from cep.service.options import policy_fields
 
-# (endpoint, pull query) -> (snapshot, rows): the latest initial pull of a
-# pattern made under a named snapshot in this process (View.pull), which
-# every engine of the process under that snapshot reads (a Spark worker's
-# groups). One per pattern: a later snapshot replaces it.
+# (endpoint, pull query) -> (snapshot, rows, {key positions: rows by key}):
+# the latest initial pull of a pattern made under a named snapshot in this
+# process (View.pull), which every engine of the process under that
+# snapshot reads (a Spark worker's groups), grouped by join key once. One
+# per pattern: a later snapshot replaces it.
 _PULLS: dict = {}
 
 
@@ -41,7 +46,8 @@ class ServiceSpec:
     op: ops.Service
     key: tuple  # of Var: the join variables, in the order of op.vars
     query: str  # the name of the query it is part of
-    window: Optional[tuple] = None  # (omega, beta) in ms
+    window: Optional[tuple] = None  # (omega, beta) in ms, omega math.inf for an unbounded window
+    phase: int = 0  # the window's evaluation times are phase + k * beta (0 <= phase < beta)
     policy: dict = field(default_factory=dict, compare=False)  # the query's @service settings (policy_fields)
 
     @property
@@ -98,7 +104,9 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
             child = set(plan.node(node.child).vars)
             query = owner[node.id]
             w = query.window
-            window = (w.range_ms, query.every_ms or w.step_ms) if w is not None and w.count is None else None
+            timed = w is not None and w.count is None
+            beta = (query.every_ms or w.step_ms) if timed else None
+            window = (math.inf if w.unbounded else w.range_ms, beta) if timed else None
             policy = policy_fields(query.option("service", ""), "@service")
             loose = [v for v in op.vars if v in child and v not in op.certain]
             if loose:  # a view is indexed by its join key: every solution must bind it
@@ -106,7 +114,7 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
                                  f"OPTIONAL part; the view is kept one join key at a time, so the key must be "
                                  f"bound by its triple patterns", op.pos)
             specs.append(ServiceSpec(node.id, op, tuple(v for v in op.vars if v in child),
-                                     query.name, window, policy))
+                                     query.name, window, w.first_close_ms % beta if timed else 0, policy))
     return specs
 
 
@@ -133,7 +141,7 @@ class View:
     entries: dict = field(default_factory=dict)  # key -> Entry
     by_id: dict = field(default_factory=dict)
     pulled: Optional[dict] = None  # key -> rows of the initial pull (what a restored view starts from)
-    keep: Optional[object] = None  # key -> whether this engine holds the key's entry (None: every key)
+    keep: Optional[object] = None  # key -> whether this engine holds the key's entry (ServiceOptions.part)
 
     def __post_init__(self):
         self._define()
@@ -162,14 +170,17 @@ class View:
             _, rows = endpoint.select(self.spec.endpoint, query, timeout)
             self._check(rows)
             seconds = time.monotonic() - began
+            shared = (snapshot, rows, {})
             if snapshot is not None:
-                _PULLS[(self.spec.endpoint, query)] = (snapshot, rows)
-        grouped = {}
-        positions = [p - 1 for p in self.spec.positions()]
-        for row in rows:
-            grouped.setdefault(tuple(row[p] for p in positions), []).append(row)
-        if self.keep is not None:  # the part of the view this engine's stream can need (restrict)
-            grouped = {key: rows for key, rows in grouped.items() if self.keep(key)}
+                _PULLS[(self.spec.endpoint, query)] = shared
+        positions = tuple(p - 1 for p in self.spec.positions())
+        if positions not in shared[2]:
+            shared[2][positions] = by_key = {}
+            for row in rows:
+                by_key.setdefault(tuple(row[p] for p in positions), []).append(row)
+        grouped = shared[2][positions]
+        # the part of the view this engine's stream can need (a Spark group's), no other loaded
+        grouped = {key: rows for key, rows in grouped.items() if self.keep is None or self.keep(key)}
         for key in list(self.entries):  # gone from the endpoint: the key stays, with no solution
             grouped.setdefault(key, [])
         self._store([(key, tuple(grouped[key])) for key in sorted(grouped)], None)  # ids in key order
@@ -202,19 +213,6 @@ class View:
             raise endpoint.EndpointError(self.spec.endpoint, "malformed",
                                          "malformed SPARQL results: a solution leaves a variable of the "
                                          "pattern unbound")
-
-    def restrict(self, keep):
-        """From now on the view holds the entries whose key `keep` takes
-        (a Spark group's: those of its bucket), and no other (called
-        before any evaluation: what the initial pull read of other keys is
-        forgotten)."""
-        self.keep = keep
-        kept = sorted((key, e.rows) for key, e in self.entries.items() if keep(key))
-        self.entries, self.by_id = {}, {}
-        self._define()
-        self._store(kept, None)
-        if self.pulled is not None:
-            self.pulled = {key: rows for key, rows in self.pulled.items() if keep(key)}
 
     # ---- changing it
 
@@ -277,12 +275,13 @@ class View:
         if lines:
             self._call("cep_service_needed", "\n".join(lines))
 
-    def read_needed(self, since: int):
+    def read_needed(self, since: Optional[int]):
         """Each entry's t_i from the rules: the latest end of a stream
-        solution that needed it, after `since` (earlier ones forgotten)."""
+        solution that needed it, after `since` (earlier ones forgotten;
+        None: every one, an unbounded window's)."""
         for entry in self.entries.values():
             entry.needed = None
-        for line in self._call("cep_service_touched", str(since))[0].splitlines():
+        for line in self._call("cep_service_touched", str(-(2**62) if since is None else since))[0].splitlines():
             i, t = line.split()
             self.by_id[int(i)].needed = int(t)
 

@@ -19,6 +19,8 @@ checkpoint with nothing lost and nothing answered twice.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import sys
 import uuid
 
@@ -65,32 +67,39 @@ def _engine(spec, cls: int, bucket: int):
                 session().load_instances(spec.background_module, spec.instances.value)
         if spec.user_module is not None:  # once per process (prolog/cep_user.pl)
             load_sources(spec.user_module, spec.user_files.value)
-        engine = Engine(None, compiled=spec.compiled[cls], limits=spec.limits, services=spec.services)
-        keep = view_part(spec, cls, bucket)
-        if engine.services is not None and keep is not None:
-            engine.services.hold_only(keep)
+        services = spec.services
+        if services is not None:  # the group loads the part of each SERVICE view its keys need
+            services = dataclasses.replace(services, part=view_part(spec, cls, bucket))
+        engine = Engine(None, compiled=spec.compiled[cls], limits=spec.limits, services=services)
         entry = _ENGINES[key] = [engine, engine.state(), None]
     return entry
 
 
 def view_part(spec, cls: int, bucket: int):
-    """Which entries of its SERVICE views the group (cls, bucket) holds,
-    as keep(view spec, key), or None for all: where a view's join key
-    holds its query's partition variable, the entries whose value there
-    the router sends to this bucket (the events with other values go to
-    other groups, so no solution of this group needs them); a literal
-    value is kept (a non-canonical lexical form in an event could join it
-    from another bucket)."""
+    """Which entries of its SERVICE views the group (cls, bucket) holds
+    (ServiceOptions.part): per view spec, keep(key), or None for all.
+    Where a view's join key holds its query's partition variable, the
+    entries whose value there the router sends to this bucket (the events
+    with other values go to other groups, so no solution of this group
+    needs them); a literal value is kept (a non-canonical lexical form in
+    an event could join it from another bucket)."""
     buckets = spec.buckets[cls]
     if buckets == 1:
         return None
     c = spec.classes[cls]
     partition = {q.name: name for q, name in zip(c.queries, c.key)}
 
-    def keep(view_spec, key) -> bool:
+    def part(view_spec):
         at = [i for i, v in enumerate(view_spec.key) if v.name == partition.get(view_spec.query)]
-        return not at or key[at[0]].startswith('"') or routing.bucket_of(key[at[0]], buckets) == bucket
-    return keep
+        if not at:
+            return None
+        return lambda key: key[at[0]].startswith('"') or _bucket_of(key[at[0]], buckets) == bucket
+    return part
+
+
+# the buckets of view keys, computed once per process: each group of the
+# worker reads the same keys of the initial pull (View.pull)
+_bucket_of = functools.lru_cache(maxsize=1 << 18)(routing.bucket_of)
 
 
 def _say_warnings(engine: Engine):

@@ -37,7 +37,8 @@ def main(argv=None) -> int:
     from cep.service.oxigraph import Oxigraph
     from examples.influencers.scenario import MIN, accuracy, generate, replay
 
-    scenario = generate(args.seed, args.minutes)
+    scenario = generate(args.seed, args.minutes)  # the data set of bench/service.py (scenario.py's settings)
+    print(f"data set: {scenario.settings}, {args.minutes} minutes (seed {args.seed})", file=sys.stderr)
     queries = load_rules([str(HERE / "influential.rq")])
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)

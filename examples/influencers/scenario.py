@@ -24,6 +24,11 @@ USERS = 400
 STATIC = 0.2  # the share of users whose count does not change during a run
 SLOWEST, FASTEST = 1 / 30, 1 / 2  # the others' changes per minute
 PROCESSES = ("poisson", "periodic", "aligned")
+# the data set's settings, those bench/service.py is calibrated with (see
+# above) and the app replays: the one place they are set
+PER_MINUTE = 14  # mentions per minute
+PROCESS = "periodic"  # how a user's count changes at its rate
+SKEW = 0.8  # the Zipf exponent of the users' popularity
 NEVER = 2**62  # the change interval (ms) of a user that does not change
 
 
@@ -33,6 +38,7 @@ class Scenario:
     changes: dict  # user -> [(epoch ms, new count)], in time order
     mentions: dict  # minute -> [user], the users mentioned in it
     rates: dict  # user -> changes per minute (the process's, stable; 0: none)
+    settings: str = ""  # what generate() was given, in words (the bench and the app print it)
 
     def change_times(self, key: tuple) -> list:
         """The true change times of a view entry (its key: the user's
@@ -53,8 +59,8 @@ def user(u: int) -> str:
     return f"<{E}u{u}>"
 
 
-def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = USERS,
-             process: str = "poisson", skew: float = 0.8) -> Scenario:
+def generate(seed: int, minutes: int = 180, per_minute: int = PER_MINUTE, users: int = USERS,
+             process: str = PROCESS, skew: float = SKEW) -> Scenario:
     """`process`: how each user's changes come, at its rate: "poisson"
     (at random, memoryless), "periodic" (every 1/rate minutes, from a
     random phase: the seed's "fixed change rate", read literally) or
@@ -91,7 +97,8 @@ def generate(seed: int, minutes: int = 180, per_minute: int = 6, users: int = US
     rng.shuffle(order)
     mentions = {m: [order[i] for i in rng.choices(range(users), popularity, k=per_minute)]
                 for m in range(1, minutes + 1)}
-    return Scenario(counts, changes, mentions, rates)
+    settings = f"{users} users ({process} changes), {per_minute} mentions a minute, popularity Zipf {skew:g}"
+    return Scenario(counts, changes, mentions, rates, settings)
 
 
 def load(server, counts: dict):

@@ -18,8 +18,18 @@ def test_the_scenario_is_seeded():
 
 
 def test_the_app_runs_and_draws_accuracy_over_time(tmp_path, capsys):
+    """... over the data set of bench/service.py: the generator settings
+    the bench defaults to (scenario.py's)."""
+    from bench.service import arguments
+    from examples.influencers.scenario import PER_MINUTE, PROCESS, SKEW
+
     assert app.main(["--minutes", "30", "--out", str(tmp_path)]) == 0
     err = capsys.readouterr().err
+    settings = generate(1, minutes=30).settings
+    assert f"data set: {settings}, 30 minutes (seed 1)" in err
+    assert settings == f"400 users ({PROCESS} changes), {PER_MINUTE} mentions a minute, popularity Zipf {SKEW:g}"
+    bench = arguments().parse_args([])
+    assert (bench.per_minute, bench.changes, bench.skew) == (PER_MINUTE, PROCESS, SKEW)
     accuracy = {name.strip(): float(value) for name, value in re.findall(r"^\s*(.+?): accuracy ([\d.]+)", err, re.M)}
     assert set(accuracy) == set(app.POLICIES)
     assert accuracy["fresh (no view)"] == 1.0

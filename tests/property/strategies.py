@@ -1069,6 +1069,8 @@ def service_queries(draw):
     range_ms = draw(st.integers(1, 8))
     step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3]))
     window = ops.Window(STREAM_IRIS[0], range_ms=range_ms, step_ms=step_ms)
+    if draw(st.integers(0, 3)) == 0:  # RANGE UNBOUNDED: every solution since t0, rejoined at each evaluation
+        window = ops.Window(STREAM_IRIS[0], step_ms=step_ms, t0_ms=draw(st.integers(-1, 2)))
     query = ops.Query("w", "select", pattern, None, draw(st.integers(0, 3)) == 0, window=window,
                       report=draw(st.sampled_from(ops.REPORTS)), streams=streams)
     return query, draw(endpoint_graphs())

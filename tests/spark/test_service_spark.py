@@ -92,3 +92,23 @@ def test_a_workers_bucket_of_a_key_is_the_routers(spark):
     rows = (spark.createDataFrame([(w,) for w in words], "s string")
             .select("s", F.pmod(F.xxhash64("s"), F.lit(3)).alias("b")).collect())
     assert [r.b for r in rows] == [bucket_of(r.s, 3) for r in rows]
+
+
+def test_a_service_query_over_an_unbounded_window_answers_on_spark_as_in_process(spark, oxigraph_server):
+    """RANGE UNBOUNDED with SERVICE (one group reads every event, its
+    view whole) and a budget smaller than its candidates: each evaluation
+    rejoins every solution since t0, as in process."""
+    from cep.spark import detect
+    from tests.unit.test_service_unbounded import UNBOUNDED, X
+
+    followers(oxigraph_server, {u: (u * 7919) % 30000 for u in range(1, 9)})
+    queries = parse_rules(X + UNBOUNDED.format(
+        from_="", background=f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }}"), "remote.rq")
+    stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 25)]
+    options = ServiceOptions(allow=[oxigraph_server.base], gamma=2, ranker="LRU")
+    engine = Engine(queries, services=options)
+    expected = engine.push(stream) + engine.flush()
+    events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
+    answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
+    assert not others
+    assert expected and Counter(answers) == Counter(expected)

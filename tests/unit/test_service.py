@@ -367,3 +367,38 @@ def test_a_spark_worker_pulls_once_for_its_groups_and_a_restored_group_reads_its
     got = {(a.binding("u"), a.binding("n").split('"')[1]) for a in before.answers + after.answers}
     assert got == {(f"<{E}u{u}>", str(100 * u)) for u in range(1, 10)}
     assert proxy.queries == [f"SELECT ?v0 ?v1 WHERE {{ ?v1 <{E}followers> ?v0 }}"]  # one initial pull, no other
+
+
+def test_a_spark_group_loads_only_the_view_entries_of_its_bucket(oxigraph_server, monkeypatch):
+    """Each group's engine stores in Prolog the entries of the initial pull
+    whose join key the router sends to its bucket (ServiceOptions.part,
+    cep.spark.worker.view_part), never the whole view (before: the whole
+    view, then the other buckets' part dropped); its answers are the
+    in-process engine's."""
+    from cep.service.view import View
+    from cep.spark import worker
+    from cep.spark.routing import bucket_of
+    from tests.unit.worker_harness import Harness
+
+    followers(oxigraph_server, {u: 100 * u for u in range(1, 13)})
+    rules = H + (f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 2m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                 f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}")
+    options = ServiceOptions(allow=[oxigraph_server.base], proposer="WST")
+    stored = []  # (the engine's module, the keys it stored in Prolog)
+    real_store = View._store
+    monkeypatch.setattr(View, "_store", lambda view, items, now: (stored.append((view.module, [k for k, _ in items])),
+                                                                  real_store(view, items, now))[1])
+    harness = Harness(rules, buckets=3, route=lambda e: (0, bucket_of(e.s, 3)), services=options)
+    worker._ENGINES.clear()
+    stream = [mention(u, 1, u) for u in range(1, 13)]
+    got = harness.batch(stream, end=True).answers + harness.drain().answers
+    engines = {engine.module: bucket for (_, _, bucket, _), (engine, *_) in worker._ENGINES.items()}
+    worker._ENGINES.clear()
+    assert len(engines) == 3
+    stored = [(module, keys) for module, keys in stored if keys]  # (a restore with nothing needed: none)
+    assert {module for module, _ in stored} == set(engines)
+    for module, keys in stored:
+        assert {bucket_of(u, 3) for (u,) in keys} == {engines[module]}
+    assert {k for _, keys in stored for k in keys} == {(f"<{E}u{u}>",) for u in range(1, 13)}
+    expected = Engine(parse_rules(rules, "x.rq"), services=options)
+    assert rows(got) == rows(expected.push(stream) + expected.flush())

@@ -157,3 +157,18 @@ def test_the_change_interval_estimated_from_refreshes():
     never = Entry(2, ("z",), (), first=0, refreshed=100, refreshes=10, changes=0)
     assert rankers.estimated_interval(never, BETA) == 200
     assert rankers.estimated_interval(Entry(3, ("w",), (), first=0, refreshed=0), BETA) == BETA
+
+
+def test_over_an_unbounded_window_wbm_scores_by_v_alone_and_elects_a():
+    """RANGE UNBOUNDED (omega infinite): every later window holds each
+    solution, so L is infinite and the score is V (4, 3 and 1 for a, c,
+    d): a, whose solution leaves a window of width 5 after one more
+    evaluation, now stays fresh the longest and is elected."""
+    view = example()
+    ev = Evaluation(NOW, math.inf, BETA, 1, random.Random(0), None, lambda key: INTERVALS[key[0]])
+    assert rankers.remaining_life(view.entries[("a",)].needed, math.inf, BETA, NOW) == math.inf
+    ranker = rankers.WBM()
+    scores = ranker.scores(proposers.wsj(view, ev), ev)
+    assert {n: scores[view.entries[(n,)].id] for n in "acd"} == {"a": 4, "c": 3, "d": 1}
+    (elected,) = ranker.elect(proposers.wsj(view, ev), ev)
+    assert elected.key == ("a",) and ranker.renew(elected, ev) == 12
