@@ -121,8 +121,9 @@ class Unary:
     timed: bool = False
     content: bool = False  # see Step.content
     # A subquery with its own aggregation or cut over a window's content:
-    # the leaf (ops.Unit) whose solutions are the instants it makes its
-    # rows at, kept per window as its operand's solutions are
+    # the leaf of every event (no variables: a solution per interval) whose
+    # solutions' ends are the instants it makes its rows at, kept per window
+    # as its operand's solutions are
     instants: Optional[int] = None
 
 
@@ -686,9 +687,11 @@ class _Builder:
         instants = None
         if content and isinstance(op, ops.Project) and op.evaluated:
             # its rows are made at each instant the window holds, as they are
-            # at each instant of the stream outside (docs/language.md, "Subqueries")
-            sig = ("unit", (), window, False, self.updates, None)
-            instants = self._add(sig, lambda i: Leaf(i, ops.Unit(), (), (), window, False, self.updates, None))
+            # at each instant of the stream outside (docs/language.md,
+            # "Subqueries"): the ends of the events in it, every event's
+            every = ops.Triple(*(ops.Var(f"_:instant{n}") for n in "spo"))
+            sig = ("leaf", every, (), window, False, self.updates, None)
+            instants = self._add(sig, lambda i: Leaf(i, every, (), (), window, False, self.updates, None))
         # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
         policy = self.query.option("service") if isinstance(op, (ops.Service, ops.LeftJoin)) else None
         sig = ("unary", op, child, filters, window, timed, content, policy, instants)

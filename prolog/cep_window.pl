@@ -888,8 +888,10 @@ cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
 %   content: at each instant of Instants (those the window holds, a sorted
 %   list) and each end of a solution, cep_subquery_rows/6 of the
 %   solutions that end then (Solutions as there: s(Values, Start, End) or
-%   r(Fields, Start, End)), as outside a window at each instant.
-cep_subquery_rows_at(M, N, Spec, Instants, Sols, Rows) :-
+%   r(Fields, Start, End), each taken once: solutions are sets), as
+%   outside a window at each instant.
+cep_subquery_rows_at(M, N, Spec, Instants, Sols0, Rows) :-
+    row_set(Sols0, Sols),
     findall(E-Sol, ( member(Sol, Sols), arg(3, Sol, E) ), Keyed),
     keysort(Keyed, Sorted),
     group_pairs_by_key(Sorted, Groups),

@@ -28,7 +28,8 @@ their own (p(Q, J), _part_items) with a property path is evaluated so too,
 under its own name (content_roots). A subquery with its own aggregation
 or cut among the content nodes makes its rows at each instant the window
 holds, as it does outside a window: the solutions of its instants leaf
-(Unary.instants) are stored per window under part(Q, Node, i).
+(Unary.instants: every event's interval) are stored per window under
+part(Q, Node, i).
 A solution matched by background triples alone has the interval
 timeless/timeless (it is in every window); the query's are those with an
 event.
@@ -587,17 +588,16 @@ def _content_clause(plan, node, vs, graph):
 def _subquery_clause_goals(plan, node, vs, operand, S, E) -> list:
     """The rows of a subquery with its own aggregation or cut over the
     window In, as it makes them outside a window (docs/language.md,
-    "Subqueries"): at each instant the window holds (its instants leaf's
-    solutions, kept per window) and each end of a solution, from its
+    "Subqueries"): at each instant the window holds (the ends of its
+    instants leaf's solutions, the events in it) and each end of a solution, from its
     operand's solutions in the window that end then, and those of the
     background alone, which are there at every instant."""
-    Q, In, _ = pl.Var("Q"), pl.Var("In"), pl.Var("_")
+    Q, In = pl.Var("Q"), pl.Var("In")
     T, seen, instants = vs.fresh(), vs.fresh(), vs.fresh()
     child, cvs = plan.node(node.child), Vars(vs.scope, prefix="C")
     s0, e0 = cvs.fresh(), cvs.fresh()
-    held = pl.Struct("$wsol", _, content_part(Q, node.id, "i"), _, _, _, T, T)
-    at = [pl.Struct("findall", T, conj([held, pl.Struct("$wholds", In, T, T)]), seen),
-          pl.Struct("sort", seen, instants)]
+    held = pl.Struct("$win", content_part(Q, node.id, "i"), In, A("v"), pl.Var("_"), T)
+    at = [pl.Struct("findall", T, held, seen), pl.Struct("sort", seen, instants)]
     found = [operand(child, "u", s0, e0, cvs),
              ite(pl.Struct("==", s0, A("timeless")),
                  conj([pl.Struct("member", T, instants), pl.Struct("=", S, T), pl.Struct("=", E, T)]),

@@ -664,7 +664,8 @@ def update_cases(draw, windowed=False):
     joins a part that reads the background: a path over the links, a
     link, or a class (by subclass, domain or range too). `windowed`: the
     query is over a time-based window (sliding, tumbling or hopping), which
-    reads the background as it is at each evaluation time."""
+    reads the background as it is at each evaluation time, sometimes
+    through a grouped subquery."""
     updates = []
     for i in range(draw(st.integers(1, 3))):
         where = ops.Triple(ops.Var("s"), draw(st.sampled_from(PREDICATES)), ops.Var("x"))
@@ -689,7 +690,17 @@ def update_cases(draw, windowed=False):
         reads = ops.Triple(ops.Var("s"), RDF_TYPE, draw(st.sampled_from(CLASSES + [ops.Var("c")])))
     timed = _pattern(draw, 2, WITHOUT_ABSENCE)
     timed = _only_stream_predicates(timed)
-    query = ops.Query("q", "select", ops.Join(timed, reads), distinct=draw(st.integers(0, 4)) == 0)
+    pattern = ops.Join(timed, reads)
+    if windowed and draw(st.integers(0, 2)) == 0:
+        # a grouped subquery (its rows made at each instant over the window's
+        # content) over the background alone, or over the timed part too
+        inner = draw(st.sampled_from([reads, pattern]))
+        keys = (ops.Var("s"),) if draw(st.booleans()) else ()
+        count = ops.Var("agg")
+        items = tuple(ops.ProjectItem(k) for k in keys) + (ops.ProjectItem(count),)
+        pattern = ops.Join(timed, ops.Project(inner, tuple(i.var for i in items), items=items, grouping=ops.Grouping(
+            keys, ((count, ops.Aggregate("count", None, False)),))))
+    query = ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
     if windowed:
         range_ms = draw(st.integers(1, 8))
         step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))

@@ -158,6 +158,28 @@ def test_a_grouped_subquery_over_a_windows_content_makes_its_rows_at_each_instan
         [(0, 60, y, n) for y in ("2", "4") for n in ("2", "4", "0")] + [(60, 120, "6", n) for n in ("0", "1")])
 
 
+def test_a_subquery_over_a_windows_content_makes_rows_at_the_ends_of_the_events_it_holds():
+    # (0, 2] holds :q 2 (minute 1), not :q 1 (minutes 0 to 2, which starts
+    # before it): its instants are minute 1 alone, COUNT(*) 1 there; no row
+    # at minute 2, where only an event outside the window ends
+    events = [Event("<http://e/a>", "<http://e/q>", f'"1"^^{INT}', 0, 2 * MIN),
+              Event("<http://e/a>", "<http://e/q>", f'"2"^^{INT}', MIN, MIN)]
+    got = run("""SELECT ?n FROM STREAM <http://e/s> [RANGE 2m TUMBLING]
+                 WHERE { SELECT (COUNT(*) AS ?n) WHERE { ?x :q ?v OPTIONAL { ?x :r ?w } } }""", events)
+    assert table(got, "n") == [(0, 2, "1")]
+
+
+def test_a_subquery_over_a_windows_content_counts_each_solution_once():
+    # the path :p+ spans the window's :p triples, [1, 2]: joined with :p 0 of
+    # minute 1 and with :p 0 of minute 2 it makes the same solution (same
+    # values, same interval [1, 2]) twice, which is one solution (a set),
+    # counted once at minute 2; minute 1 has none
+    events = [Event("<http://e/a>", "<http://e/p>", f'"0"^^{INT}', t * MIN, t * MIN) for t in (1, 2)]
+    got = run("""SELECT ?n FROM STREAM <http://e/s> [RANGE 2m TUMBLING]
+                 WHERE { SELECT (COUNT(*) AS ?n) WHERE { ?s :p ?x . ?s :p+ ?o } }""", events)
+    assert table(got, "n") == [(0, 2, "0"), (0, 2, "1")]
+
+
 def test_a_subquery_made_per_instant_inside_a_time_window_gives_its_rows_values():
     # evaluated per instant, its rows over [t, t] are held by the window as any
     # solution: in (0, 60] a :q twice at minute 1 and once at 2, each row joined
