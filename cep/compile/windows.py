@@ -589,9 +589,9 @@ def _subquery_clause_goals(plan, node, vs, operand, S, E) -> list:
     """The rows of a subquery with its own aggregation or cut over the
     window In, as it makes them outside a window (docs/language.md,
     "Subqueries"): at each instant the window holds (the ends of its
-    instants leaf's solutions, the events in it) and each end of a solution, from its
-    operand's solutions in the window that end then, and those of the
-    background alone, which are there at every instant."""
+    instants leaf's solutions, the events in it) and each end of a
+    solution, from its operand's solutions in the window that end then,
+    and those of the background alone, which are there at every instant."""
     Q, In = pl.Var("Q"), pl.Var("In")
     T, seen, instants = vs.fresh(), vs.fresh(), vs.fresh()
     child, cvs = plan.node(node.child), Vars(vs.scope, prefix="C")
