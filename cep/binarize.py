@@ -120,6 +120,11 @@ class Unary:
     window: Optional[int] = None
     timed: bool = False
     content: bool = False  # see Step.content
+    # A subquery with its own aggregation or cut over a window's content:
+    # the leaf of every event (no variables: a solution per interval) whose
+    # solutions' ends are the instants it makes its rows at, kept per window
+    # as its operand's solutions are
+    instants: Optional[int] = None
 
 
 def node_children(node) -> list:
@@ -127,7 +132,7 @@ def node_children(node) -> list:
     if isinstance(node, Leaf):
         return []
     if isinstance(node, Unary):
-        return [node.child]
+        return [node.child] + ([node.instants] if node.instants is not None else [])
     return [node.left, node.right]
 
 
@@ -198,6 +203,8 @@ class Plan:
                     index.setdefault(n.right, []).append((n, "r"))
                 elif isinstance(n, Unary):
                     index.setdefault(n.child, []).append((n, "u"))
+                    if n.instants is not None:
+                        index.setdefault(n.instants, []).append((n, "i"))
             self._consumers = (len(self.nodes), index)
         return list(self._consumers[1].get(node_id, ()))
 
@@ -662,7 +669,6 @@ class _Builder:
             (down,), here = _split_pending(pending, [certain])
             child = self.build(operand, down, window, policy, timed)
         cvars = self.plan.nodes[child].vars
-        pos = op.pos if op is not None else None
         optional_service = isinstance(op, ops.LeftJoin)
         if op is not None and not is_table(op) and not optional_service:  # the operator, not its operand again
             op = dataclasses.replace(op, pattern=None, pos=None)
@@ -678,29 +684,18 @@ class _Builder:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
         content = self.plan.nodes[child].content or (self.changing or self.by_triple) and self.query.window is not None
+        instants = None
         if content and isinstance(op, ops.Project) and op.evaluated:
-            self._refuse_content_subquery(pos)
+            # its rows are made at each instant the window holds, as they are
+            # at each instant of the stream outside (docs/language.md,
+            # "Subqueries"): the ends of the events in it, every event's
+            every = ops.Triple(*(ops.Var(f"_:instant{n}") for n in "spo"))
+            sig = ("leaf", every, (), window, False, self.updates, None)
+            instants = self._add(sig, lambda i: Leaf(i, every, (), (), window, False, self.updates, None))
         # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
         policy = self.query.option("service") if isinstance(op, (ops.Service, ops.LeftJoin)) else None
-        sig = ("unary", op, child, filters, window, timed, content, policy)
-        return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content))
-
-    def _refuse_content_subquery(self, pos) -> None:
-        """A subquery that groups or is cut makes its rows per instant; over
-        a window's content (Step.content) it does not yet: refused."""
-        if self.by_triple:
-            why, instead = ("in a query over [TRIPLES n] (the window holds exactly n triples, some of its oldest "
-                            "instant)", "count events (WINDOW ELEMS n) or give the query a time-based window")
-        elif self.changing:
-            why, instead = ("in a windowed query of a rule set with DELETE/INSERT updates (the window reads the "
-                            "background as it is at each evaluation)", "run the updates in another rule set")
-        else:
-            why, instead = ("with OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ or a property path inside it, in a "
-                            "windowed query (it is then evaluated over the window's content)",
-                            "move that part out of the subquery, or drop the window")
-        raise QueryError(f"{self.query.name}: a subquery that groups, or is cut by LIMIT or OFFSET, {why} is not "
-                         f"supported yet (its rows are made per instant): {instead}",
-                         pos or self.query.pos)
+        sig = ("unary", op, child, filters, window, timed, content, policy, instants)
+        return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, content, instants))
 
     def _step(self, op, left, right, filters, cond, window, policy, timed=False, deadline=None, content=False):
         nodes = self.plan.nodes

@@ -22,7 +22,8 @@
         windows     a rule set with a windowed query ('$window'/2 defined)
         group       a rule set with a GROUP BY over a window (a grouped
                     subquery's '$wkey', '$wargs' and '$wrow' of sq(Node)
-                    stand beside them, cep_window:cep_subquery_rows/6)
+                    stand beside them, cep_window:cep_subquery_rows/6 and,
+                    over a window's content, cep_subquery_rows_at/6)
         extend      a rule set with a C-SPARQL AGGREGATE over a window
         paths       a rule set with a property path closure (p+, p*, p?)
                     outside a window (inside one it walks the window's content)

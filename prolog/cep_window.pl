@@ -23,7 +23,9 @@
     pattern has OPTIONAL, MINUS, [NOT] EXISTS or OPTIONALSEQ) stores the
     solutions of those operators' operands, under part(Q, Node, Side),
     and each evaluation finds its solutions from those in the window
-    ('$wsolve'/5, cep/compile/windows.py).
+    ('$wsolve'/5, cep/compile/windows.py); a grouped or cut subquery there
+    makes its rows at each instant the window holds
+    (cep_subquery_rows_at/6).
 
     The predicates of the rules module this module calls, and the facts
     it asserts there (part of the rule set's state, cep_runtime:cep_dump/2),
@@ -40,7 +42,8 @@
             cep_span/3,            % +Spans, -Start, -End
             cep_part_index/4,      % +Sols, +Pattern, +Key, -Index
             cep_part_member/3,     % +Index, ?Key, ?Sol
-            cep_subquery_rows/6    % +Module, +Node, +Spec, +Solutions, +Time, -Rows
+            cep_subquery_rows/6,   % +Module, +Node, +Spec, +Solutions, +Time, -Rows
+            cep_subquery_rows_at/6 % +Module, +Node, +Spec, +Instants, +Solutions, -Rows
           ]).
 
 :- use_module(library(lists)).
@@ -878,6 +881,27 @@ cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
     ordered(Order, Set, Sorted),
     (   Limit == inf -> End = inf ; End is Offset + Limit ),
     slice(Sorted, 0, Offset, End, Rows).
+
+%!  cep_subquery_rows_at(+Module, +Node, +Spec, +Instants, +Solutions, -Rows) is det.
+%
+%   The rows of a subquery with its own aggregation or cut over a window's
+%   content: at each instant of Instants (those the window holds, a sorted
+%   list) and each end of a solution, cep_subquery_rows/6 of the
+%   solutions that end then (Solutions as there: s(Values, Start, End) or
+%   r(Fields, Start, End), each taken once: solutions are sets), as
+%   outside a window at each instant.
+cep_subquery_rows_at(M, N, Spec, Instants, Sols0, Rows) :-
+    row_set(Sols0, Sols),
+    findall(E-Sol, ( member(Sol, Sols), arg(3, Sol, E) ), Keyed),
+    keysort(Keyed, Sorted),
+    group_pairs_by_key(Sorted, Groups),
+    pairs_keys(Groups, Ends),
+    ord_union(Instants, Ends, All),
+    list_to_assoc(Groups, ByEnd),
+    findall(Row, ( member(T, All),
+                   ( get_assoc(T, ByEnd, At) -> true ; At = [] ),
+                   cep_subquery_rows(M, N, Spec, At, T, RowsAt),
+                   member(Row, RowsAt) ), Rows).
 
 subquery_rows(plain, _, _, Rows, _, Rows).
 subquery_rows(group(Funcs, Keys), M, Q, [], Te, Rows) :-

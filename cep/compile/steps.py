@@ -621,13 +621,16 @@ def _evaluated_subquery(plan, node: Unary, scope, graph=None):
     return [wait], [pending + "/3"], "group", check
 
 
-def _subquery_rows(node: Unary, child, cvs: Vars, found: list, ts, te, now, ovs: Vars) -> list:
+def _subquery_rows(node: Unary, child, cvs: Vars, found: list, ts, te, now, ovs: Vars, instants=None) -> list:
     """Goals that give the rows of an evaluated subquery one by one: each
     solution of `found` (the operand's, in `cvs`, over [ts, te]) collected,
     the rows made of them at `now` (cep_window:cep_subquery_rows/6: the
     groups' rows of '$wrow'(sq(N), ...), or the solutions with the values
     of their ORDER BY keys), ordered and cut; a row's values are bound to
-    `ovs`'s variables, its interval to [ts, te]."""
+    `ovs`'s variables, its interval to [ts, te]. With `instants` (a list
+    of instants, over a window's content) instead of `now`, the rows of
+    each of those instants and each end of a solution, made of the
+    solutions that end then (cep_window:cep_subquery_rows_at/6)."""
     op, n = node.op, node.id
     query = op.as_query()
     sols, rows, m = pl.Var(f"Sols{n}"), pl.Var(f"Rows{n}"), pl.Var(f"M{n}")
@@ -644,7 +647,9 @@ def _subquery_rows(node: Unary, child, cvs: Vars, found: list, ts, te, now, ovs:
     at = [v.name for v in node.vars] + [var.name for var, _ in hidden]
     order = pl.PList([pl.Struct("desc" if k.descending else "asc", at.index(name)) for k, name in zip(op.order, names)])
     spec = pl.Struct("sub", kind, order, op.offset, A("inf") if op.limit is None else op.limit)
-    return [collect, pl.Struct("context_module", m), q(WINDOW, "cep_subquery_rows", m, n, spec, sols, now, rows),
+    rows_of = q(WINDOW, "cep_subquery_rows", m, n, spec, sols, now, rows) if instants is None else \
+        q(WINDOW, "cep_subquery_rows_at", m, n, spec, instants, sols, rows)
+    return [collect, pl.Struct("context_module", m), rows_of,
             pl.Struct("member", pl.Struct("r", pl.PList([ovs.of(v) for v in node.vars], pl.Var("_")), ts, te), rows)]
 
 

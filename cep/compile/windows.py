@@ -25,7 +25,12 @@ Start, End) gives node N's solutions over the window In (time(K, Lo, Hi):
 the window (Lo, Hi] closed at K*Step; count(Cut, Tau, Low): a count window),
 '$wsolve'/5 the query's. A part of a query whose groups have windows of
 their own (p(Q, J), _part_items) with a property path is evaluated so too,
-under its own name (content_roots). A solution matched by background triples alone has the interval
+under its own name (content_roots). A subquery with its own aggregation
+or cut among the content nodes makes its rows at each instant the window
+holds, as it does outside a window: the solutions of its instants leaf
+(Unary.instants: every event's interval) are stored per window under
+part(Q, Node, i).
+A solution matched by background triples alone has the interval
 timeless/timeless (it is in every window); the query's are those with an
 event.
 """
@@ -36,12 +41,12 @@ from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
 from cep.binarize import Leaf, PartRef, Unary, split_windows
-from cep.compile.clauses import LIVE, PATHS, WINDOW, func_term, tuple_term
+from cep.compile.clauses import LIVE, PATHS, WINDOW, Vars, func_term, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
 from cep.compile.projection import sort_goals
 from cep.compile.services import join_items
-from cep.compile.steps import _negation, _timeless, interval_goals, unary_goals
+from cep.compile.steps import _negation, _subquery_rows, _timeless, interval_goals, unary_goals
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -520,12 +525,12 @@ def _content_clause(plan, node, vs, graph):
     if isinstance(node, Unary) and isinstance(node.op, ops.Triple):  # a property path (cep.binarize)
         return _path_clause(plan, node, vs, graph)
 
-    def operand(child, side, s, e):
+    def operand(child, side, s, e, vs=vs):
         if child.content:  # evaluated on its own, then joined: values given outside do not steer it
             apart = pl.Struct("v", *[vs.fresh() for _ in child.vars]) if child.vars else A("v")
             return conj([pl.Struct(f"w{child.id}", Q, In, apart, s, e),
                          pl.Struct("=", apart, tuple_term(vs, child.vars))])
-        stored = pl.Struct("$win", pl.Struct("part", Q, node.id, A(side)), In, tuple_term(vs, child.vars), s, e)
+        stored = pl.Struct("$win", content_part(Q, node.id, side), In, tuple_term(vs, child.vars), s, e)
         found = _timeless(plan, child, vs, graph) if graph is not None else None
         if found is None:
             return stored
@@ -537,7 +542,9 @@ def _content_clause(plan, node, vs, graph):
     def timed(*xs):
         return [pl.Struct("number", x) for x in xs]
 
-    if isinstance(node, Unary):
+    if isinstance(node, Unary) and node.instants is not None:
+        goals = _subquery_clause_goals(plan, node, vs, operand, S, E)
+    elif isinstance(node, Unary):
         goals = [operand(plan.node(node.child), "u", S, E)]
         if isinstance(node.op, ops.Project):  # a subquery: each solution once
             v, found_all, distinct = tuple_term(vs, node.vars), vs.fresh(), vs.fresh()
@@ -573,6 +580,26 @@ def _content_clause(plan, node, vs, graph):
             guard = timed(s1, s2) if tests or not spec.timeless else []
             goals = [operand(left, "l", s1, e1), operand(right, "r", s2, e2), *guard, *tests, span(s1, e1, s2, e2)]
     return _closed_content_clause(node, vs, Q, In, S, E, goals)
+
+
+def _subquery_clause_goals(plan, node, vs, operand, S, E) -> list:
+    """The rows of a subquery with its own aggregation or cut over the
+    window In, as it makes them outside a window (docs/language.md,
+    "Subqueries"): at each instant the window holds (the ends of its
+    instants leaf's solutions, the events in it) and each end of a
+    solution, from its operand's solutions in the window that end then,
+    and those of the background alone, which are there at every instant."""
+    Q, In = pl.Var("Q"), pl.Var("In")
+    T, seen, instants = vs.fresh(), vs.fresh(), vs.fresh()
+    child, cvs = plan.node(node.child), Vars(vs.scope, prefix="C")
+    s0, e0 = cvs.fresh(), cvs.fresh()
+    held = pl.Struct("$win", content_part(Q, node.id, "i"), In, A("v"), pl.Var("_"), T)
+    at = [pl.Struct("findall", T, held, seen), pl.Struct("sort", seen, instants)]
+    found = [operand(child, "u", s0, e0, cvs),
+             ite(pl.Struct("==", s0, A("timeless")),
+                 conj([pl.Struct("member", T, instants), pl.Struct("=", S, T), pl.Struct("=", E, T)]),
+                 conj([pl.Struct("=", S, s0), pl.Struct("=", E, e0)]))]
+    return at + _subquery_rows(node, child, cvs, found, S, E, None, vs, instants)
 
 
 def _closed_content_clause(node, vs, Q, In, S, E, goals):

@@ -664,7 +664,8 @@ def update_cases(draw, windowed=False):
     joins a part that reads the background: a path over the links, a
     link, or a class (by subclass, domain or range too). `windowed`: the
     query is over a time-based window (sliding, tumbling or hopping), which
-    reads the background as it is at each evaluation time."""
+    reads the background as it is at each evaluation time, sometimes
+    through a grouped subquery."""
     updates = []
     for i in range(draw(st.integers(1, 3))):
         where = ops.Triple(ops.Var("s"), draw(st.sampled_from(PREDICATES)), ops.Var("x"))
@@ -689,7 +690,17 @@ def update_cases(draw, windowed=False):
         reads = ops.Triple(ops.Var("s"), RDF_TYPE, draw(st.sampled_from(CLASSES + [ops.Var("c")])))
     timed = _pattern(draw, 2, WITHOUT_ABSENCE)
     timed = _only_stream_predicates(timed)
-    query = ops.Query("q", "select", ops.Join(timed, reads), distinct=draw(st.integers(0, 4)) == 0)
+    pattern = ops.Join(timed, reads)
+    if windowed and draw(st.integers(0, 2)) == 0:
+        # a grouped subquery (its rows made at each instant over the window's
+        # content) over the background alone, or over the timed part too
+        inner = draw(st.sampled_from([reads, pattern]))
+        keys = (ops.Var("s"),) if draw(st.booleans()) else ()
+        count = ops.Var("agg")
+        items = tuple(ops.ProjectItem(k) for k in keys) + (ops.ProjectItem(count),)
+        pattern = ops.Join(timed, ops.Project(inner, tuple(i.var for i in items), items=items, grouping=ops.Grouping(
+            keys, ((count, ops.Aggregate("count", None, False)),))))
+    query = ops.Query("q", "select", pattern, distinct=draw(st.integers(0, 4)) == 0)
     if windowed:
         range_ms = draw(st.integers(1, 8))
         step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
@@ -742,15 +753,18 @@ def content_queries(draw):
 
 
 @st.composite
-def windowed_queries(draw, content=False):
+def windowed_queries(draw, content=False, base=None):
     """A query over a window (time-based sliding, tumbling or hopping, with
     or without COMPUTED EVERY, or count-based) with a report operator: plain
     (projected), SPARQL's GROUP BY (variables and expressions) with
     aggregates and HAVING, or C-SPARQL's AGGREGATE extensions; or a query
     grouped without a window (evaluated per instant). Times are the
     streams' ms. `content`: its pattern has an operator the window
-    evaluates over its content (content_queries)."""
-    base = draw(content_queries() if content else st.one_of(queries(depth=2), operator_queries()))
+    evaluates over its content (content_queries); `base`: the strategy
+    of the query whose pattern it takes, instead."""
+    if base is None:
+        base = content_queries() if content else st.one_of(queries(depth=2), operator_queries())
+    base = draw(base)
     if draw(st.integers(0, 3)) == 0:
         window = ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)),
                             counts=draw(st.sampled_from(["events", "triples"])))
@@ -978,15 +992,21 @@ def modified_queries(draw):
 
 
 @st.composite
-def grouped_subquery_queries(draw, depth: int = 2):
+def grouped_subquery_queries(draw, depth: int = 2, content=False):
     """A random pattern joined with a grouped subquery over another (SPARQL
     1.1, 18.2.1 and 11): an aggregate of one of its numeric variables (or
     COUNT(*)), grouped by one of its variables or not at all, its rows
     sometimes ordered by their key and cut by LIMIT (ops.Project.evaluated).
-    No NOTSEQ: the engine refuses it beside such a subquery."""
+    No NOTSEQ: the engine refuses it beside such a subquery. `content`:
+    the subquery's pattern is an operator a window evaluates over its
+    content (OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ)."""
     binary = [cls for cls in BINARY if cls is not ops.SeqAbsence]
     outer = _pattern(draw, depth - 1, binary)
-    inner = _pattern(draw, depth, binary)
+    if content:
+        inner = _operator(draw, draw(st.sampled_from(CONTENT_OPERATORS)), _pattern(draw, depth - 1, binary),
+                          _pattern(draw, depth - 1, binary))
+    else:
+        inner = _pattern(draw, depth, binary)
     names = sorted(ops.variables(inner), key=lambda v: v.name)
     numeric = _numeric_vars(inner)
     func = draw(st.sampled_from(["count", "sum", "min", "max", "sample"] if numeric else ["count"]))

@@ -387,6 +387,25 @@ def test_engine_equals_reference_on_windows_over_their_content(data):
 
 
 @seeded
+@_settings(100)
+@given(data=st.data())
+def test_engine_equals_reference_on_subqueries_over_window_content(data):
+    """A subquery that groups or is cut by LIMIT, inside a window that
+    evaluates its pattern over its content (OPTIONAL, MINUS, [NOT] EXISTS
+    or OPTIONALSEQ inside it, or a [TRIPLES n] window): its rows are made
+    at each instant the window holds, from the solutions over the window's
+    content that end then, as the reference makes them."""
+    from tests.property.strategies import grouped_subquery_queries, records, windowed_queries
+    content = data.draw(st.integers(0, 2), label="content operator inside") > 0
+    query = data.draw(windowed_queries(base=grouped_subquery_queries(content=content)))
+    events = data.draw(streams())
+    if data.draw(st.booleans(), label="multi-triple events"):
+        events = data.draw(records(events))
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
 @_settings(300)
 @given(data=st.data())
 def test_engine_equals_reference_with_solution_modifiers(data):

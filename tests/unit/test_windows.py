@@ -134,20 +134,50 @@ GROUPED_SUBQUERY = """SELECT ?x ?n FROM STREAM <http://e/s> [{window}] WHERE {{ 
   {{ SELECT ?x (COUNT(*) AS ?n) WHERE {{ {inner} }} GROUP BY ?x }} }}"""
 
 
-@pytest.mark.parametrize("window, inner, updates, why", [
-    ("TRIPLES 4", "?x :q ?z", "", r"\[TRIPLES n\]"),
-    ("RANGE 1m TUMBLING", "?x :q ?z", "REGISTER UPDATE u AS INSERT { ?x :r ?z } WHERE { ?x :s ?z }\n",
-     "DELETE/INSERT updates"),
-    ("RANGE 1m TUMBLING", "?x :q ?z OPTIONAL { ?z :r ?w }", "", "OPTIONAL"),
-    ("RANGE 1m TUMBLING", "?x :q+ ?z", "", "property path")])
-def test_a_subquery_made_per_instant_is_refused_where_the_window_is_evaluated_over_its_content(
-        window, inner, updates, why):
-    # over its window's content its rows would come without their values
-    # (the aggregates unbound); position: the subquery's SELECT
-    text = updates + "REGISTER QUERY w AS " + GROUPED_SUBQUERY.format(window=window, inner=inner)
-    line = 3 if updates else 2
-    with pytest.raises(QueryError, match=rf"q\.rq:{line + 1}:5: w: a subquery that groups.*{why}"):
-        Engine(parse_rules(PREFIX + text, "q.rq"))
+def test_a_grouped_subquery_over_a_windows_content_makes_its_rows_at_each_instant_it_holds():
+    # OPTIONAL inside the subquery: its pattern is evaluated over the window's
+    # content, then grouped per instant, as outside a window. In (0, 60]:
+    # the :q 0 and :q 1 of minute 1 each join the two :p (minute 1, 4 and
+    # minute 2, 4), the :q 3 of minute 2 too; a solution ends at the later
+    # of its events, so instant 1 has 2 solutions and instant 2 has 4 (the
+    # rows (a, 2) and (a, 4), each joined with the two :p outside). In
+    # (60, 120] the :q 7 of minute 71 joins the :p of minute 70: one row,
+    # (a, 1), joined with that :p.
+    events = [Event("<http://e/a>", f"<http://e/{p}>", f'"{i}"^^{INT}', t * MIN, t * MIN)
+              for i, (p, t) in enumerate([("q", 1), ("q", 1), ("p", 1), ("q", 2), ("p", 2), ("s", 3),
+                                          ("p", 70), ("q", 71)])]
+    inner = "?x :q ?z OPTIONAL { ?x :p ?w }"
+    got = run(GROUPED_SUBQUERY.format(window="RANGE 1h TUMBLING", inner=inner), events)
+    assert table(got, "x", "n") == [(0, 60, "a", "2")] * 2 + [(0, 60, "a", "4")] * 2 + [(60, 120, "a", "1")]
+    # without GROUP BY every instant the window holds has its row, COUNT(*)
+    # 0 where none of the solutions ends: minute 3 (the :s) in (0, 60]; in
+    # (60, 120] minute 70 has none and minute 71 has one
+    got = run("""SELECT ?y ?n FROM STREAM <http://e/s> [RANGE 1h TUMBLING] WHERE { ?x :p ?y
+                 { SELECT (COUNT(*) AS ?n) WHERE { ?x :q ?z OPTIONAL { ?x :p ?w } } } }""", events)
+    assert table(got, "y", "n") == sorted(
+        [(0, 60, y, n) for y in ("2", "4") for n in ("2", "4", "0")] + [(60, 120, "6", n) for n in ("0", "1")])
+
+
+def test_a_subquery_over_a_windows_content_makes_rows_at_the_ends_of_the_events_it_holds():
+    # (0, 2] holds :q 2 (minute 1), not :q 1 (minutes 0 to 2, which starts
+    # before it): its instants are minute 1 alone, COUNT(*) 1 there; no row
+    # at minute 2, where only an event outside the window ends
+    events = [Event("<http://e/a>", "<http://e/q>", f'"1"^^{INT}', 0, 2 * MIN),
+              Event("<http://e/a>", "<http://e/q>", f'"2"^^{INT}', MIN, MIN)]
+    got = run("""SELECT ?n FROM STREAM <http://e/s> [RANGE 2m TUMBLING]
+                 WHERE { SELECT (COUNT(*) AS ?n) WHERE { ?x :q ?v OPTIONAL { ?x :r ?w } } }""", events)
+    assert table(got, "n") == [(0, 2, "1")]
+
+
+def test_a_subquery_over_a_windows_content_counts_each_solution_once():
+    # the path :p+ spans the window's :p triples, [1, 2]: joined with :p 0 of
+    # minute 1 and with :p 0 of minute 2 it makes the same solution (same
+    # values, same interval [1, 2]) twice, which is one solution (a set),
+    # counted once at minute 2; minute 1 has none
+    events = [Event("<http://e/a>", "<http://e/p>", f'"0"^^{INT}', t * MIN, t * MIN) for t in (1, 2)]
+    got = run("""SELECT ?n FROM STREAM <http://e/s> [RANGE 2m TUMBLING]
+                 WHERE { SELECT (COUNT(*) AS ?n) WHERE { ?s :p ?x . ?s :p+ ?o } }""", events)
+    assert table(got, "n") == [(0, 2, "0"), (0, 2, "1")]
 
 
 def test_a_subquery_made_per_instant_inside_a_time_window_gives_its_rows_values():
