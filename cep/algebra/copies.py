@@ -22,9 +22,11 @@ times, and SELECT DISTINCT (which does not project them) collapses them.
 The other queries (EP-SPARQL's event patterns, whose semantics, paper
 section 4.2, is over sets of event occurrences) read no copy: their
 answers are those of the stream as a set. Left as sets too: a `[TRIPLES n]`
-window (its n triples), a group with
-a window of its own (Streaming SPARQL's window in a graph pattern), a
-property path (a closure is a set of pairs), and a DISTINCT subquery.
+window (its n triples), a property path (a closure is a set of pairs), and
+a DISTINCT subquery. A group with a window of its own (Streaming SPARQL's
+window in a graph pattern, RSP-QL's WINDOW :w { }) reads the copies as
+the query's window does: its solutions keep their hidden variables, which
+the join of the groups never compares (each belongs to one pattern).
 
 The reference evaluator (cep/reference/patterns.py) binds the same
 hidden variables from the copies of each occurrence, without this rewrite.
@@ -46,8 +48,7 @@ def reads_copies(query: ops.Query) -> bool:
     and a triple repeated in an instant is one of them, at its later place
     (docs/language.md, "Count windows")."""
     by_triples = query.window is not None and query.window.count is not None and query.window.counts == "triples"
-    return query.evaluated and not by_triples and not any(isinstance(op, ops.Project) and op.window is not None
-                                                          for op in ops.walk(query.pattern))
+    return query.evaluated and not by_triples
 
 
 def capture_copies(query: ops.Query) -> ops.Query:
