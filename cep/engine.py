@@ -439,8 +439,8 @@ def _distinct_events(table: pa.Table) -> pa.Table:
     """A sorted table without repeated events (the same triple over the
     same interval): a rule set with a consumption policy reads the stream
     as a set of occurrences, so a repeat is the same event, which a
-    consuming policy must not use twice (its windowed queries too count
-    it once: docs/language.md, "Repeated events"). (Without a policy, an
+    consuming policy must not use twice; the rule set's windowed queries
+    too count it once, a choice (docs/language.md, "Repeated events"). (Without a policy, an
     event pattern's answers are deduplicated and repeats cost nothing
     else; a query over a window counts them, _copy_indexes.)"""
     if table.num_rows < 2:
