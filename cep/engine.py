@@ -194,9 +194,9 @@ class Engine:
         if self._last is None:  # the first instant: the solutions of the background alone, once
             lines.append(self.session.static(self.module, table["end"][0].as_py()))
         self._last = table["end"][-1].as_py()
-        if len(self._order) > 1:
-            table = _distinct_events(table)
         copies = _copy_indexes(table) if self.compiled.copies else None
+        if len(self._order) > 1:
+            table, copies = _distinct_events(table, self._order, copies)
         for start, stop in _chunks(table["end"].to_numpy(), self._feed_every):
             part = table.slice(start, stop - start)
             if self.counting:  # an instant's counted events first, in the order they came (cep_arrival/1)
@@ -434,18 +434,25 @@ def _instant_order(queries) -> list:
     return [(name, "ascending") for name in ("end", "start", "s", "p", "o", "updates_only", "stream")]
 
 
-def _distinct_events(table: pa.Table) -> pa.Table:
-    """A sorted table without repeated events (the same triple over the
-    same interval): a rule set with a consumption policy reads the stream
-    as a set of occurrences, so a repeat is the same event, which a
-    consuming policy must not use twice (its windowed queries too count
-    it once: docs/language.md, "Repeated events"). (Without a policy, an
+def _distinct_events(table: pa.Table, order, copies=None):
+    """(table, copies) without repeated rows: a query with a consumption
+    policy reads the stream as a set of occurrences, so a repeat is the
+    same event, which a consuming policy must not use twice. The copies of
+    an event (copy index K >= 1, `copies` given: a query of the rule set
+    reads the stream as a multiset) are kept for the queries that read
+    them (only their rules take '$copy'(K, P)); a row that repeats its
+    event's copy (the same record) goes, and so does a repeat of an event
+    for the update rules alone (updates are sets). (Without a policy, an
     event pattern's answers are deduplicated and repeats cost nothing
-    else; a query over a window counts them, _copy_indexes.)"""
+    else.) `table` is sorted by `order` (_instant_order)."""
     if table.num_rows < 2:
-        return table
+        return table, copies
+    names = ["s", "p", "o", "start", "end", "updates_only", "stream"]
+    if copies is not None:  # an event's copies in order, the table's order kept otherwise
+        table = table.append_column("$copy", copies).sort_by(list(order) + [("$copy", "ascending")])
+        names.append("$copy")
     same = None
-    for name in ("s", "p", "o", "start", "end", "updates_only", "stream"):
+    for name in names:
         column = table[name].combine_chunks()
         if name == "updates_only":
             column = pc.fill_null(column, False)
@@ -453,7 +460,10 @@ def _distinct_events(table: pa.Table) -> pa.Table:
             column = pc.fill_null(column, "")
         equal = pc.equal(column.slice(1), column.slice(0, len(column) - 1))
         same = equal if same is None else pc.and_(same, equal)
-    return table.filter(pa.concat_arrays([pa.array([True]), pc.invert(same)]))
+    table = table.filter(pa.concat_arrays([pa.array([True]), pc.invert(same)]))
+    if copies is None:
+        return table, None
+    return table.drop_columns(["$copy"]), table["$copy"].combine_chunks()
 
 
 CHUNK_EVENTS = 10_000

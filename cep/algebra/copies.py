@@ -21,10 +21,13 @@ times, and SELECT DISTINCT (which does not project them) collapses them.
 
 The other queries (EP-SPARQL's event patterns, whose semantics, paper
 section 4.2, is over sets of event occurrences) read no copy: their
-answers are those of the stream as a set. Left as sets too: a `[TRIPLES n]`
-window (its n triples), a group with
-a window of its own (Streaming SPARQL's window in a graph pattern), a
-property path (a closure is a set of pairs), and a DISTINCT subquery.
+answers are those of the stream as a set, and so are those of a query
+with a consumption policy (reads_copies). Left as sets too: a `[TRIPLES n]`
+window (its n triples), a property path (a closure is a set of pairs), and
+a DISTINCT subquery. A group with a window of its own (Streaming SPARQL's
+window in a graph pattern, RSP-QL's WINDOW :w { }) reads the copies as
+the query's window does: its solutions keep their hidden variables, which
+the join of the groups never compares (each belongs to one pattern).
 
 The reference evaluator (cep/reference/patterns.py) binds the same
 hidden variables from the copies of each occurrence, without this rewrite.
@@ -44,10 +47,12 @@ def reads_copies(query: ops.Query) -> bool:
     """Whether the query reads the stream as a multiset (above). Not over
     `[TRIPLES n]`: C-SPARQL's window of the last n triples holds triples,
     and a triple repeated in an instant is one of them, at its later place
-    (docs/language.md, "Count windows")."""
+    (docs/language.md, "Count windows"). Not under a consumption policy: it
+    takes and consumes occurrences, and the copies of one are that one
+    (docs/language.md, "Repeated events", a choice)."""
     by_triples = query.window is not None and query.window.count is not None and query.window.counts == "triples"
-    return query.evaluated and not by_triples and not any(isinstance(op, ops.Project) and op.window is not None
-                                                          for op in ops.walk(query.pattern))
+    consuming = query.option("policy", "unrestricted") != "unrestricted"
+    return query.evaluated and not by_triples and not consuming
 
 
 def capture_copies(query: ops.Query) -> ops.Query:

@@ -16,6 +16,11 @@ by triples about the event:
              time of S's own prov:generatedAtTime (or prov:startedAtTime and
              prov:endedAtTime) triple, which is not itself an event.
 
+An event is one record, as a TriG graph is (docs/io.md, "Inputs"): its
+rows share a source, the place of the time line that timed it, so a line
+given twice in one event is one triple of it (cep.engine._records), and
+the same triple at the same time in two graphs is two events.
+
 The time is prov:generatedAtTime T (an instant) or prov:startedAtTime T1
 with prov:endedAtTime T2 (an interval), xsd:dateTime literals, or the
 predicates named instead (cep.io.event_time, whose rules TriG shares). The
@@ -189,14 +194,16 @@ class _Times:
 
     def __init__(self, name: str, rejects: list, rows: int, what: str, times):
         self.name, self.rejects, self.rows, self.what, self.times = name, rejects, rows, what, times
-        self.known: dict = {}  # key -> (outcome, values): see _get
+        self.known: dict = {}  # key -> (outcome, values, record): see _get
         self.older: dict = {}  # the keys of the chunk before
         self.pending: dict = {}  # key -> {predicate: [values]} of a time not yet decided
         self.waiting = None  # event rows whose time has not come, from the chunk before
 
     def _get(self, key):
-        """(outcome, values) of a key whose time is decided: outcome is
-        (start, end) or the reason its events are refused; else None."""
+        """(outcome, values, record) of a key whose time is decided: outcome
+        is (start, end) or the reason its events are refused; record is the
+        place of the time line that decided it ("file:line"), the source of
+        each of the event's rows; else None."""
         if key in self.known:
             return self.known[key]
         if key in self.older:
@@ -209,7 +216,7 @@ class _Times:
         is read whole (cep.io.event_time's rules, as in TriG); a time line
         that comes once its event's time is decided is a Reject of its own,
         unless it repeats a value given (the same triple)."""
-        touched = {}  # the keys given a value in this chunk, in order
+        touched = {}  # the keys given a value in this chunk, in order -> the place of the last
         for key, pred, value, where in zip(*(rows[c].to_pylist() for c in ("s", "p", "o", "source"))):
             decided = self._get(key)
             if decided is not None:
@@ -218,9 +225,9 @@ class _Times:
                                                       f"{self.times.label(pred)} is skipped",
                                                f"{key} {pred} {value} ."))
                 continue
-            touched[key] = True
+            touched[key] = where
             self.pending.setdefault(key, {}).setdefault(pred, []).append(value)
-        for key in touched:
+        for key, where in touched.items():
             values = self.pending[key]
             if not event_time.complete(values, self.times):
                 continue  # half an interval: its other half may come
@@ -228,7 +235,7 @@ class _Times:
                 outcome = event_time.interval(key, values, self.times, self.what)
             except Invalid as bad:
                 outcome = str(bad)
-            self.known[key] = (outcome, self.pending.pop(key))
+            self.known[key] = (outcome, self.pending.pop(key), where)
 
     def timed(self, rows: pa.Table) -> pa.Table:
         """The events of the rows (with a key column) and of those waiting
@@ -256,7 +263,8 @@ class _Times:
         if not rows.num_rows:
             return EVENTS.empty_table(), None
         unique = pc.unique(rows["key"])
-        state = [(self._get(k) or (None,))[0] for k in unique.to_pylist()]
+        decided = [self._get(k) or (None, None, None) for k in unique.to_pylist()]
+        state = [d[0] for d in decided]
         start = pa.array([s[0] if isinstance(s, tuple) else None for s in state], pa.int64())
         end = pa.array([s[1] if isinstance(s, tuple) else None for s in state], pa.int64())
         index = pc.index_in(rows["key"], unique)
@@ -269,9 +277,12 @@ class _Times:
                                            f"{row['s']} {row['p']} {row['o']} ."))
         timed = pc.is_valid(starts)
         waiting = pc.and_(pc.invert(timed), pc.invert(pc.is_in(index, pa.array(refused, pa.int32()))))
+        # an event is one record (a graph is a set of triples: a line given
+        # twice is one triple), its source the place of its time
+        record = pa.array([d[2] for d in decided], pa.string()).take(index)
         events = pa.table({
             "s": rows["s"], "p": rows["p"], "o": rows["o"], "start": starts, "end": ends,
-            "source": rows["source"], "stream": pa.nulls(rows.num_rows, pa.string())}, schema=EVENTS)
+            "source": record, "stream": pa.nulls(rows.num_rows, pa.string())}, schema=EVENTS)
         return events.filter(timed), rows.filter(waiting)
 
     def _refuse(self, rows, why):

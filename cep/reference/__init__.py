@@ -113,8 +113,11 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
         if q.windows[1:]:  # groups with windows of their own: each part solved apart, over its window's content
             watch = timestamp_vars(q.pattern, q.projection)
 
-            def solve_part(pattern, inside=None, tau=None, watch=watch):  # a part of the pattern's solutions
-                return _solver(pattern, watch, stream, stream_at)(inside, tau)
+            copies = copies_of(events, background) if reads_copies(q) else None
+
+            def solve_part(pattern, inside=None, tau=None, at=(), watch=watch, copies=copies):
+                """The solutions of the part of the pattern at position `at`."""
+                return _solver(pattern, watch, stream, stream_at, copies)(inside, tau, at)
             out += window_answers(dataclasses.replace(q, pattern=streams_of(q)), None, events,
                                   _row_maker(q, skolem), until, solve_part=solve_part)
         else:
@@ -156,7 +159,7 @@ def _described(out, background) -> list[Answer]:
 
 
 def _solver(pattern, watch, stream, stream_at, copies=None):
-    """solve(inside, tau): the timed solutions of a query's pattern (its
+    """solve(inside, tau, at): the timed solutions of a query's pattern (its
     streams read, streams_of; `watch` its timestamp() variables) over
     the occurrences that `inside(start, end, occurrence)` says a window holds, and the
     background as it is at the evaluation time tau (stream_at(tau)), as
@@ -165,16 +168,17 @@ def _solver(pattern, watch, stream, stream_at, copies=None):
     over the whole stream, with the stream's semantics (a query grouped
     without a window). `copies`: the copies of the input's repeated
     events (patterns.copies_of), for a query that reads the stream as a
-    multiset (cep/algebra/copies.py)."""
-    def solve(inside, tau=None):
+    multiset (cep/algebra/copies.py); `at`: the pattern's position in the
+    query's (a part of it solved apart, stamped_solutions)."""
+    def solve(inside, tau=None, at=()):
         multiset = COPIES.set(copies)
         try:
             if inside is None:
-                return [s for s in stamped_solutions(pattern, stream, watch) if s[1] is not None]
+                return [s for s in stamped_solutions(pattern, stream, watch, at) if s[1] is not None]
             content = frozenset(o for o in stream_at(tau) if o[3] is None or inside(o[3], o[4], o))
             token = CONTENT.set(inside)
             try:
-                found = stamped_solutions(pattern, content, watch)
+                found = stamped_solutions(pattern, content, watch, at)
             finally:
                 CONTENT.reset(token)
             return [s for s in found if s[1] is not None and inside(s[1], s[2])]

@@ -164,12 +164,14 @@ def solutions(pattern, stream) -> set:
     return {x[:3] for x in stamped_solutions(pattern, stream, timestamp_vars(pattern))}
 
 
-def stamped_solutions(pattern, stream, watch) -> set:
+def stamped_solutions(pattern, stream, watch, at: tuple = ()) -> set:
     """The solutions (mu, ts, te, stamps) of `pattern`, stamps being the
-    matches that bound the variables (names) of `watch` (see above)."""
+    matches that bound the variables (names) of `watch` (see above); `at`:
+    the pattern's position in its query's, for a part solved apart (which
+    names its triple patterns' copies and stamps)."""
     if not isinstance(stream, frozenset):
         stream = stream_of(stream)
-    return _eval(pattern, stream, (), frozenset(watch))
+    return _eval(pattern, stream, at, frozenset(watch))
 
 
 def timestamp_vars(pattern, projection=()) -> set:

@@ -56,9 +56,10 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     `latest`: the latest start of an occurrence the pattern reads (fed
     back triples included), else that of the last event (a window of
     infinite width reads the latest end of its solutions instead).
-    `solve_part(pattern, inside=None, tau=None)`: the timed solutions of a
-    part of the pattern (the query's streams read) over the content
-    `inside` says a window holds (None: over the whole stream), for a query
+    `solve_part(pattern, inside=None, tau=None, at=())`: the timed solutions
+    of a part of the pattern, at position `at` in it (the query's streams
+    read), over the content `inside` says a window holds (None: over the
+    whole stream), for a query
     whose groups have windows of their own (`solve` is then not read). `occurrences(event)`: the
     occurrences an event gives (itself and what it entails), for a
     [TRIPLES n] window (each is the triple of its event)."""
@@ -240,15 +241,17 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     def windowed(op):
         return any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
 
-    def over(op, w, tau) -> list:
-        """The solutions of op at tau, its patterns read in window w unless a group says otherwise."""
+    def over(op, w, tau, at=()) -> list:
+        """The solutions of op at tau, its patterns read in window w unless a
+        group says otherwise; `at`: op's position in the query's pattern
+        (which tells apart the copies its triple patterns matched)."""
         if isinstance(op, ops.Project) and op.window is not None:
-            return over(op.pattern, op.window, tau)
+            return over(op.pattern, op.window, tau, at + (0,))
         if not windowed(op):  # RSP-QL's eval over the window's content (solve_part)
-            return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau)
+            return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau, at)
         if isinstance(op, ops.Filter):
-            return [s for s in over(op.pattern, w, tau) if satisfies(op.cond, s)]
-        left, right = over(op.left, w, tau), over(op.right, w, tau)
+            return [s for s in over(op.pattern, w, tau, at + (0,)) if satisfies(op.cond, s)]
+        left, right = over(op.left, w, tau, at + (0,)), over(op.right, w, tau, at + (1,))
         if isinstance(op, ops.Join):
             return [merge(a, b) for a in left for b in right if compatible(a, b)]
         if isinstance(op, ops.LeftJoin):

@@ -344,12 +344,16 @@ def test_engine_equals_reference_on_windows_and_aggregates(data):
 def test_engine_equals_reference_on_groups_with_windows_of_their_own(data):
     """Groups with windows of their own (Streaming SPARQL) joined, or
     joined as OPTIONAL, with the query's pattern over its window: several
-    window sizes and kinds in one query, each group read over its own."""
-    from tests.property.strategies import group_windowed_queries, streamed
+    window sizes and kinds in one query, each group read over its own, as
+    a multiset (events repeated in every other stream, some of them in
+    records of several triples: copies are records)."""
+    from tests.property.strategies import group_windowed_queries, records, streamed
     query = data.draw(group_windowed_queries())
-    events = data.draw(streams())
+    events = data.draw(streams(repeats=2))
     if data.draw(st.booleans(), label="events of two streams"):
         events = data.draw(streamed(events))
+    if data.draw(st.booleans(), label="multi-triple events"):
+        events = data.draw(records(events))
     note_case([query], events)
     assert_same(query, events, run_engine(query, events))
 
