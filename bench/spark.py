@@ -38,7 +38,12 @@ into Spark's `noop` sink. The variants, all on that same source and trigger:
 order (PARTS: pass, route, shuffle, sort, arrow, pandas, noop, noop-rocks,
 engine), and prints each one's µs per event beside what it adds to the
 step it builds on (arrow to sort, pandas to arrow, noop to pandas: the
-state; noop-rocks and engine to noop): where Spark spends the time.
+state; noop-rocks and engine to noop): where Spark spends the time,
+and the engine's throughput over the no-op stateful operator's.
+Each run also counts the CPU seconds of its processes (the driver, the
+JVM, PySpark's Python workers: cpu_seconds) per event: on a machine
+shared with other work, wall time stretches with their load, CPU time
+much less, so CPU ratios taken in one run are the steadier ones.
 
 Each measurement runs in a fresh Python process with its own SparkSession,
 so no JVM, Python worker or state carries over; one that runs past
@@ -224,6 +229,35 @@ def _batch(p: dict) -> dict:
     return out
 
 
+def cpu_seconds(root: int) -> float:
+    """CPU seconds (user and system) used so far by process `root` and all
+    its descendants (here: the driver, Spark's JVM, PySpark's daemon and
+    Python workers), the exited ones that a process of the tree reaped
+    included. Read from /proc (Linux); NaN elsewhere. On a shared machine
+    a step's CPU per event is what the others' load changes least: its wall
+    time stretches with every process that competes for the cores."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parents, times = {}, {}
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:  # gone meanwhile
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
+        parents[int(entry)] = int(fields[1])
+        times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+    if root not in times:
+        return float("nan")
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        tree.add(pid)
+        todo += [child for child, parent in parents.items() if parent == pid]
+    return sum(times[pid] for pid in tree)
+
+
 def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = None) -> dict:
     from cep.spark import spark_session
 
@@ -237,15 +271,15 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
         spark.conf.set("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
     t_session = time.perf_counter() - t0
 
-    def result(wall, batches):
+    def result(wall, batches, cpu=float("nan")):
         return {"workload": name, "events": n, "variant": variant, "seconds": round(wall, 3),
-                "session_seconds": round(t_session, 3), "batches": batches,
+                "cpu_seconds": round(cpu, 2), "session_seconds": round(t_session, 3), "batches": batches,
                 "load": round(os.getloadavg()[0], 1)}  # the machine's, over the last minute
 
     events = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
     # beside the progress file, the parent removes it even if this process is killed
     with tempfile.TemporaryDirectory(prefix="cep-bench-ckpt-", dir=progress.parent if progress else None) as ckpt:
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), cpu_seconds(os.getpid())
         q = (write_stream(variant, stream(variant, events, query)).outputMode("append")
              .trigger(availableNow=True).option("checkpointLocation", ckpt).start())
         while not q.awaitTermination(5):
@@ -254,10 +288,10 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
                 partial.write_text(json.dumps(dict(
                     result(time.perf_counter() - t0, [_batch(p) for p in q.recentProgress]), stopped=True)))
                 partial.replace(progress)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, cpu_seconds(os.getpid()) - cpu0
         batches = [_batch(p) for p in q.recentProgress]
     spark.stop()
-    return result(wall, batches)
+    return result(wall, batches, cpu)
 
 
 # -- figures --------------------------------------------------------------
@@ -290,6 +324,7 @@ def summarize(r: dict) -> dict:
         "eps_trig": n / trig if trig else 0,
         "eps_rest": rest_rows / rest_s if rest_s else 0,
         "us_wall": 1e6 * r["seconds"] / n,
+        "us_cpu": 1e6 * r.get("cpu_seconds", float("nan")) / n,  # NaN for a stopped run
         "us_steady": 1e6 * steady_s / steady_rows if steady_rows else float("nan"),
         "first_ms": first["ms"] if first else 0,
         "answers": sum(max(b["output"], 0) for b in batches),
@@ -310,7 +345,8 @@ def print_one(r: dict, s: dict):
     print(f"{r['workload']:>3} {r['events']:>9,} {r['variant']:<12} {r['seconds']:>8.1f} s "
           f"{s['eps_wall']:>9,.0f} ev/s  (batches {s['eps_trig']:>9,.0f}, after the first {s['eps_rest']:>9,.0f})  "
           f"first batch {s['first_ms'] / 1000:>6.1f} s  {s['nbatches']:>2} batches  "
-          f"{s['answers']:>9,} out  (session {r['session_seconds']:.1f} s, load {r.get('load', '-')})", flush=True)
+          f"{s['answers']:>9,} out  {s['us_cpu']:>6.1f} µs CPU/event  "
+          f"(session {r['session_seconds']:.1f} s, load {r.get('load', '-')})", flush=True)
 
 
 def print_series(r: dict):
@@ -393,11 +429,11 @@ def print_parts(rows: list, sizes: list, names: list):
         s, key = dict(summarize(r), load=r.get("load", float("nan"))), (r["workload"], r["events"], r["variant"])
         if key not in by or s["eps_rest"] > by[key]["eps_rest"]:
             by[key] = s
-    print("\nSpark's stateful path taken apart: µs per event (wall; batches after the first), "
-          "and what each step adds to the one it builds on" + (" (the fastest of the runs of each)"
-                                                               if len(by) < len(rows) else ""))
-    print(f"  {'':>3} {'events':>9} {'step':<11} {'wall':>7} {'batches':>8} {'adds':>7}  {'to':<8} {'out':>9}"
-          "  load (1 min, at its end)")
+    print("\nSpark's stateful path taken apart: µs per event (wall; batches after the first; CPU of the "
+          "driver, JVM and Python workers over the run), and what each step adds to the one it builds on"
+          + (" (the fastest of the runs of each)" if len(by) < len(rows) else ""))
+    print(f"  {'':>3} {'events':>9} {'step':<11} {'wall':>7} {'batches':>8} {'adds':>7}  {'to':<8} {'CPU':>7} "
+          f"{'adds':>7} {'out':>9}  load (1 min, at its end)")
     for name in names:
         for n in sizes:
             for v, base in PARTS.items():
@@ -407,8 +443,18 @@ def print_parts(rows: list, sizes: list, names: list):
                 rest = 1e6 / got["eps_rest"] if got["eps_rest"] else float("nan")
                 under = by.get((name, n, base)) if base else None
                 adds = f"{rest - 1e6 / under['eps_rest']:>+7.1f}" if under and under["eps_rest"] else f"{'':>7}"
+                cpu_adds = f"{got['us_cpu'] - under['us_cpu']:>+7.1f}" if under else f"{'':>7}"
                 print(f"  {name:>3} {n:>9,} {v:<11} {got['us_wall']:>7.1f} {rest:>8.1f} {adds}  "
-                      f"{base if under else '':<8} {got['answers']:>9,}  {got['load']:>5}")
+                      f"{base if under else '':<8} {got['us_cpu']:>7.1f} {cpu_adds} {got['answers']:>9,}  "
+                      f"{got['load']:>5}")
+    print("\nengine / no-op stateful operator (noop, HDFS store), as throughput in the same run "
+          "(targets: W1 >= 0.9, W2 >= 0.6):")
+    for name in names:
+        for n in sizes:
+            e, o = by.get((name, n, "engine")), by.get((name, n, "noop"))
+            if e and o and e["eps_rest"] and o["eps_rest"]:
+                print(f"  {name} {n:>9,}: wall {e['eps_wall'] / o['eps_wall']:.3f}   batches after the first "
+                      f"{e['eps_rest'] / o['eps_rest']:.3f}   CPU {o['us_cpu'] / e['us_cpu']:.3f}")
 
 
 def _has_protobuf() -> bool:
