@@ -200,8 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     run.add_argument("--progress-json", metavar="FILE",
                      help="append each input batch's (spark: micro-batch's) progress to FILE as a JSON line "
-                          "(rows, rates, duration, answers, late and rejected records; spark: state and "
-                          "watermark too; docs/deploy.md, \"Monitoring\")")
+                          "(rows, rates, duration, watermark, state, answers, late and rejected records; "
+                          "docs/deploy.md, \"Monitoring\")")
     _ontology_option(run)
     _prolog_option(run)
     _policy_option(run)
@@ -670,13 +670,14 @@ def _run_local(args) -> int:
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
-    progress = ProgressLog(args.progress_json) if args.progress_json else None
+    progress = None
     done = 0
     late = []
     try:
         from cep.engine import Engine
 
         engine = Engine(queries, background=background, prolog=user, limits=limits, services=_services(args))
+        progress = ProgressLog(args.progress_json, engine.state_size) if args.progress_json else None
         counts = Counter()
         if per_query:
             writer = PerQueryWriter(args.out, fmt, engine.layouts, lambda path: _open_out(path, "answers"))
@@ -714,7 +715,8 @@ def _run_local(args) -> int:
                     out.flush()
                     if progress:
                         progress.note(0 if batch is None else batch.num_rows, pushed, answers.num_rows, len(late),
-                                      rejects.count - len(late), always=batch is not None)
+                                      rejects.count - len(late), watermark and watermark.time,
+                                      always=batch is not None)
                     now = time.monotonic()
                     if not args.quiet and now - last_report >= PROGRESS_SECONDS:
                         rate = done / max(now - began, 1e-9)
@@ -733,7 +735,8 @@ def _run_local(args) -> int:
         rejects.report(engine.late[len(late):])
         late = engine.late[:]
         if progress:  # the end of the input: what its end completed
-            progress.note(0, pushed, answers.num_rows, len(late), rejects.count - len(late))
+            progress.note(0, pushed, answers.num_rows, len(late), rejects.count - len(late),
+                          watermark and watermark.time)
         if stop.code is not None:  # a followed run, whose input ended with Ctrl-C
             raise Interrupted(_how_far(done, counts, args.out), stop.code)
     finally:
