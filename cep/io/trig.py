@@ -68,7 +68,7 @@ import hashlib
 import re
 import secrets
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache, partial
 from pathlib import Path
 from urllib.parse import urljoin
@@ -134,6 +134,7 @@ class Window:
     line: int  # the file's line of its first character
     byte: int  # the file's offset of its first byte
     last: bool  # the end of the file
+    statements: tuple = ()  # its statements (scan of its text), as _cut found them
 
 
 def _windows(handle, name: str, rejects: list, statements: int):
@@ -159,19 +160,21 @@ def _windows(handle, name: str, rejects: list, statements: int):
             size += len(parts[-1])
             ended = not raw
         text = "".join(parts)
-        cut = _cut(text, statements, ended, len(text) >= MAX_WINDOW_CHARS)
+        cut, scanned = _cut(text, statements, ended, len(text) >= MAX_WINDOW_CHARS)
         if cut is None:  # not yet `statements` whole statements: read more
             want = 2 * max(want, len(text))
             continue
         window, text = text[:cut], text[cut:]
-        yield Window(window, line, byte, ended and not text)
+        yield Window(window, line, byte, ended and not text, tuple(st for st in scanned if st.end <= cut))
         line += window.count("\n")
         byte += len(window.encode("utf-8", "surrogateescape"))
 
 
-def _cut(text: str, statements: int, ended: bool, force: bool) -> int | None:
+def _cut(text: str, statements: int, ended: bool, force: bool) -> tuple[int | None, list]:
     """Where a window of about `statements` whole statements ends in the
-    text read so far, or None when more must be read first (`ended`: the
+    text read so far, or None when more must be read first, and the
+    statements of the text (scan: those before the cut are the window's,
+    which _read_window takes rather than scanning them again) (`ended`: the
     text is the rest of the file; `force`: the text is too long to wait).
     A window ends before a block or a directive, so that a graph's block
     and the statements after it (its time) are read together: after the
@@ -181,7 +184,7 @@ def _cut(text: str, statements: int, ended: bool, force: bool) -> int | None:
     in it: the window ends before them."""
     scanned = scan(text)
     if ended and len(scanned) <= statements:
-        return len(text)
+        return len(text), scanned
     found = scanned if ended else scanned[:-1]
     if ('"""' in text or "'''" in text) and not (ended or force):
         opened = next((m.start() for m in _TOKEN.finditer(text) if m.lastgroup in ("lstr", "lstr2")
@@ -193,10 +196,10 @@ def _cut(text: str, statements: int, ended: bool, force: bool) -> int | None:
         within = [i for i in cuts if i < statements]
         beyond = [i for i in cuts if i >= statements]
         if within or beyond:
-            return found[within[-1] if within else beyond[0]].end
+            return found[within[-1] if within else beyond[0]].end, scanned
     if ended:
-        return len(text)
-    return found[cuts[-1]].end if force and cuts else None
+        return len(text), scanned
+    return (found[cuts[-1]].end if force and cuts else None), scanned
 
 
 class _Prelude:
@@ -225,7 +228,10 @@ def _read_window(window: Window, prelude: str, content, name: str, rejects: list
     time in the window before."""
     text = prelude + window.text
     shift = window.line - 1 - prelude.count("\n")  # a line of `text` -> the file's
-    statements = scan(text, shift=shift)
+    at = len(prelude)  # the window's statements, found by _cut, moved after the prelude
+    statements = scan(text, 0, at, shift=shift) + [
+        replace(st, start=st.start + at, end=st.end + at, line=st.line + window.line - 1,
+                brace=st.brace + at if st.brace >= 0 else st.brace) for st in window.statements]
     failed, found = [], []  # statements refused (or read again in parts); the parts found
     if _UNDECODED.search(text, len(prelude)):  # bytes that are not UTF-8 spoil the statements that hold them
         given, text = text, _comments_decoded(text)  # the same characters, but those of comments
