@@ -30,6 +30,7 @@ events of what has one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from cep import terms
 from cep.events import Reject
@@ -155,8 +156,10 @@ class Timing:
 
     A reader feeds each unit's time triples to `take`, then its content to
     `settle` with its own `make(content, outcome)`, which makes the events
-    of the content whose key has a time, refuses the content whose key has a
-    reason, and gives back the content that waits (outcome None)."""
+    of the content whose key has a Time (start, end, and the place of the
+    time triple that decided it: the event's one record), refuses the
+    content whose key has a reason, and gives back the content that waits
+    (outcome None)."""
 
     def __init__(self, rejects: list, times: TimePredicates = PROV_TIMES, what: str = "graph"):
         self.rejects, self.times, self.what = rejects, times, what
@@ -166,8 +169,9 @@ class Timing:
 
     def take(self, triples) -> None:
         """This unit's time triples: (key, predicate, value, where) each,
-        `where` the place a Reject of the triple names."""
-        touched = {}
+        `where` the place a Reject of the triple names, and the source of
+        the events whose time it decides (Time.source)."""
+        touched = {}  # key -> (its _Time, the place of its last time triple in this unit)
         for key, predicate, value, where in triples:
             known = self._touch(key)
             if known is None:
@@ -179,10 +183,12 @@ class Timing:
                                                f"{key} {predicate} {value} ."))
                 continue
             known.values.setdefault(predicate, []).append(value)
-            touched[key] = known
-        for key, known in touched.items():
+            touched[key] = known, where
+        for key, (known, where) in touched.items():
             if complete(known.values, self.times):  # half an interval: its other half may come
                 known.outcome = self._interval(key, known.values)
+                if isinstance(known.outcome, tuple):
+                    known.outcome = Time(*known.outcome, where)
 
     def settle(self, content, make, last: bool) -> list:
         """The events of this unit's content and of the content waiting from
@@ -201,7 +207,7 @@ class Timing:
         return self.now.keys() | self.before.keys()
 
     def outcome(self, key: str, final: bool, far: bool = False):
-        """(start, end) in ms of the key's events, the reason they are
+        """The Time of the key's events, the reason they are
         refused, or None while its time may still come (never when `final`;
         `far`: the input goes on, but beyond the units the time may come in)."""
         known = self._touch(key)
@@ -232,6 +238,19 @@ FAR = ("; its time is looked for only in the part of the input that holds its tr
        "(--batch-size statements or lines)")
 
 
+class Time(NamedTuple):
+    """A decided event time: start and end in ms, and the place of the time
+    triple that decided it (the `where` given to Timing.take; of a unit's
+    time triples about the event, the last). An event is one record, as a
+    graph is a set of triples: the line-based readers give this place as
+    the source of each of its rows (cep.engine._records), so a line given
+    twice in one event is one triple of it; a reject keeps its own place."""
+
+    start: int
+    end: int
+    source: str
+
+
 class _Time:
     """What the units read so far say of one event's time."""
 
@@ -239,4 +258,4 @@ class _Time:
 
     def __init__(self):
         self.values: dict = {}  # predicate -> [values], as given
-        self.outcome = None  # (start, end), or the reason its events are refused, once decided
+        self.outcome = None  # a Time, or the reason its events are refused, once decided

@@ -16,6 +16,11 @@ by triples about the event:
              time of S's own prov:generatedAtTime (or prov:startedAtTime and
              prov:endedAtTime) triple, which is not itself an event.
 
+An event is one record, as a TriG graph is (docs/io.md, "Inputs"): its
+rows share a source, the place of the time line that timed it, so a line
+given twice in one event is one triple of it (cep.engine._records), and
+the same triple at the same time in two graphs is two events.
+
 The time is prov:generatedAtTime T (an instant) or prov:startedAtTime T1
 with prov:endedAtTime T2 (an interval), xsd:dateTime literals, or the
 predicates named instead (cep.io.event_time, whose rules and timing stage
@@ -188,16 +193,18 @@ def _syntax(text: str, fmt: str) -> str:
 
 def _events(rejects: list, rows, outcome):
     """The timing stage's make (cep.io.event_time.Timing): of rows with a
-    key column, those whose key has a time are events, those whose key has
-    a reason are each a Reject, the rest wait (None when none does)."""
+    key column, those whose key has a time are events, one record each key
+    (their source: the place of the time line that decided it), those whose
+    key has a reason are each a Reject at its own line, the rest wait (None
+    when none does)."""
     if rows is None or not rows.num_rows:
         return EVENTS.empty_table(), None
     unique = pc.unique(rows["key"])
     state = [outcome(k) for k in unique.to_pylist()]
-    start = pa.array([s[0] if isinstance(s, tuple) else None for s in state], pa.int64())
-    end = pa.array([s[1] if isinstance(s, tuple) else None for s in state], pa.int64())
+    timed = [s if isinstance(s, event_time.Time) else None for s in state]
     index = pc.index_in(rows["key"], unique)
-    starts, ends = start.take(index), end.take(index)
+    starts, ends, records = (pa.array([t and t[i] for t in timed], kind).take(index)
+                             for i, kind in enumerate((pa.int64(), pa.int64(), pa.string())))
     refused = pa.array([i for i, s in enumerate(state) if isinstance(s, str)], pa.int32())
     hit = pc.is_in(index, refused)
     if len(refused):
@@ -207,6 +214,5 @@ def _events(rejects: list, rows, outcome):
     waiting = rows.filter(pc.and_(pc.invert(timed), pc.invert(hit)))
     events = pa.table({
         "s": rows["s"], "p": rows["p"], "o": rows["o"], "start": starts, "end": ends,
-        "source": rows["source"], "stream": pa.nulls(rows.num_rows, pa.string())}, schema=EVENTS)
+        "source": records, "stream": pa.nulls(rows.num_rows, pa.string())}, schema=EVENTS)
     return events.filter(timed), waiting if waiting.num_rows else None
-

@@ -390,7 +390,7 @@ def _events(name: str, rejects: list, graphs: dict, outcome):
         except Invalid as bad:
             rejects.append(Reject(where, str(bad), f"graph {graph[:200]} with {len(triples)} triple(s)"))
             continue
-        start, end = when
+        start, end = when.start, when.end  # its source: the line of its block (when.source is file:graph G)
         for s, p, o in sorted(triples):
             try:
                 events.add(check.term(s, "s", "subject"), check.term(p, "p", "predicate"),

@@ -1,5 +1,6 @@
 """The one timing stage of the RDF readers (cep.io.event_time.Timing): the
 same events and times written as TriG and as N-Quads give the same events
+(an N-Quads event's source the line of its time, a TriG one's its block)
 and the same rejects, at the same lines, whether the file is read whole or
 in small parts (a TriG window of statements, an N-Quads chunk of lines)."""
 
@@ -69,10 +70,13 @@ def test_trig_and_nquads_time_their_events_alike_in_parts(tmp_path):
     trig, nq = write(tmp_path)
     events, rejects = read(trig, "trig", 4)
     nq_events, nq_rejects = read(nq, "nq", 4)
-    assert events == nq_events
     assert rejects_with_the_nquads_line(rejects) == nq_rejects
     assert events == [('"1"', 1000, 1000, "FILE:1"), ('"10"', 10_000, 10_000, "FILE:23"),
                       ('"2"', 2000, 2000, "FILE:3"), ('"4"', 4000, 5000, "FILE:9")]
+    # the same events; an N-Quads event's source is the time line that decided
+    # its time (g4's interval: its prov:endedAtTime), a TriG one's its block
+    assert nq_events == [('"1"', 1000, 1000, "FILE:2"), ('"10"', 10_000, 10_000, "FILE:24"),
+                         ('"2"', 2000, 2000, "FILE:6"), ('"4"', 4000, 5000, "FILE:10")]
     g = lambda n: f"graph <{EX}g{n}>"  # noqa: E731
     reasons = dict(rejects)
     assert reasons["FILE:5"].startswith(f"prov:generatedAtTime of {g(3)}: ")
@@ -96,7 +100,24 @@ def rejects_with_the_nquads_line(rejects):
 def test_read_whole_every_time_is_in_the_part_of_its_event(tmp_path, fmt):
     path = dict(zip(("trig", "nq"), write(tmp_path)))[fmt]
     events, rejects = read(path, fmt, 10_000)
-    assert events == [('"10"', 10_000, 10_000, "FILE:23"), ('"2"', 2000, 2000, "FILE:3"),
-                      ('"4"', 4000, 5000, "FILE:9"), ('"6"', 6000, 6000, "FILE:14")]
+    # an event's source: its TriG block; the N-Quads line that decided its time
+    lines = {"trig": (23, 3, 9, 14), "nq": (24, 6, 10, 22)}[fmt]
+    assert events == [('"10"', 10_000, 10_000, f"FILE:{lines[0]}"), ('"2"', 2000, 2000, f"FILE:{lines[1]}"),
+                      ('"4"', 4000, 5000, f"FILE:{lines[2]}"), ('"6"', 6000, 6000, f"FILE:{lines[3]}")]
     assert [source for source, _ in rejects] == ["FILE:1", "FILE:13", "FILE:17", "FILE:18", "FILE:21", "FILE:5"]
     assert dict(rejects)["FILE:1"] == f"graph <{EX}g1> has 2 different prov:generatedAtTime values; give exactly one"
+
+
+@pytest.mark.parametrize("fmt", ["nq", "nt"])
+def test_an_event_over_two_parts_is_one_record(tmp_path, fmt):
+    # the line given in both parts of g's (the subject's) event is one triple of
+    # it: its rows share the source the timing stage keeps, the time line's
+    g = f" <{EX}g>" if fmt == "nq" else ""
+    at = f"<{EX}g>" if fmt == "nq" else f"<{EX}a>"
+    triple = f'<{EX}a> <{EX}p> "1"{g} .'
+    path = tmp_path / f"s.{fmt}"
+    path.write_text("\n".join([triple, f'<{EX}a> <{EX}q> "2"{g} .', triple,
+                               f"{at} <{PROV}generatedAtTime> {value(1)} ."]) + "\n")
+    events, rejects = read(path, fmt, 2)
+    want = [('"1"', 1000, 1000, "FILE:4")] * 2 + [('"2"', 1000, 1000, "FILE:4")]
+    assert (events, rejects) == (want, [])

@@ -72,10 +72,11 @@ def test_nquads_a_named_graph_is_an_event_timed_as_in_trig(tmp_path):
     rejects = []
     got = triples(cep_io.read_nquads(path, rejects))
     assert rejects == []
+    # a graph's triples are one record, the place of the time line that decided it
     assert got == [
-        (ex("ACME"), ex("price"), f'"100"^^<{XSD}integer>', T0, T0, f"{path}:2"),
-        (ex("ACME"), ex("volume"), f'"7"^^<{XSD}integer>', T0, T0, f"{path}:3"),
-        (ex("ACME"), ex("price"), f'"90"^^<{XSD}integer>', T0 + 1000, T0 + 5000, f"{path}:7"),
+        (ex("ACME"), ex("price"), f'"100"^^<{XSD}integer>', T0, T0, f"{path}:4"),
+        (ex("ACME"), ex("volume"), f'"7"^^<{XSD}integer>', T0, T0, f"{path}:4"),
+        (ex("ACME"), ex("price"), f'"90"^^<{XSD}integer>', T0 + 1000, T0 + 5000, f"{path}:8"),
     ]
 
 
@@ -106,7 +107,8 @@ def test_nquads_bad_lines_are_rejected_with_file_line_and_the_rest_goes_on(tmp_p
     ]) + "\n")
     rejects = []
     got = triples(cep_io.read_nquads(path, rejects))
-    assert [(e[2], e[5]) for e in got] == [('"1"', f"{path}:1"), ('"2"', f"{path}:7")]
+    # both triples are graph g's event, one record: their source is g's time line
+    assert [(e[2], e[5]) for e in got] == [('"1"', f"{path}:8"), ('"2"', f"{path}:8")]
     assert [r.source for r in rejects] == [f"{path}:{n}" for n in (2, 3, 4, 5, 6)]
     assert "expected the subject" in rejects[0].reason and "column 1" in rejects[0].reason
     assert "expected the predicate (an IRI) at column 24" in rejects[1].reason
@@ -472,7 +474,7 @@ def test_lines_cut_between_blocks_read_as_whole_lines(tmp_path, monkeypatch, end
     monkeypatch.setattr(lines, "BLOCK", 7)  # every line end, a CR LF among them, falls across blocks somewhere
     rejects = []
     assert triples(cep_io.read_nquads(path, rejects)) == want and rejects == []
-    assert [e[5] for e in want] == [f"{path}:{2 * i + 1}" for i in range(20)]
+    assert [e[5] for e in want] == [f"{path}:{2 * i + 2}" for i in range(20)]  # each graph's time line
 
 
 def test_events_format_names_the_format_of_what_has_no_extension(tmp_path):

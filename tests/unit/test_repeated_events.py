@@ -4,11 +4,15 @@ on both the engine and the reference (checked_answers compares them);
 EP-SPARQL's event patterns read the stream as a set."""
 
 import dataclasses
+import json
 
 import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
 
 from cep.engine import Engine, _copy_indexes
-from cep.events import Event, events_table
+from cep.events import Event, events_of, events_table
+from cep.io.readers import read_file
 from cep.rules import parse_rules
 from tests.unit.test_windows import INT, MIN, PREFIX, price, run, table
 
@@ -64,7 +68,8 @@ def test_an_event_pattern_reads_the_stream_as_a_set():
 
 
 def test_a_rule_set_with_a_consumption_policy_counts_an_event_once():
-    # not yet a multiset there: the policy's events are a set (cep.engine._distinct_events)
+    # a choice (docs/language.md, "Repeated events"): a rule set with a policy
+    # reads the stream as a set in all its queries, w (unrestricted) too
     queries = parse_rules(PREFIX + "@policy recent\nREGISTER QUERY s AS SELECT ?a WHERE { ?c :price ?a }\n"
                           f"REGISTER QUERY w AS {COUNT}")
     engine = Engine(queries)
@@ -94,3 +99,52 @@ def test_a_window_of_triples_holds_a_repeated_triple_once():
     for n, at, rows in ((1, 1, [(1, 1, "acme")]), (2, 2, [(1, 2, "acme"), (1, 2, "bolt")])):
         query = f"SELECT ?c FROM STREAM <http://e/s> [TRIPLES {n}] WHERE {{ ?c :price ?p }}"
         assert [row for row in table(run(query, events), "c") if row[1] == at] == rows
+
+
+# One event = one record in every input (docs/io.md, "Inputs"; docs/language.md,
+# "Repeated events"): a line given twice inside one event (a graph, a subject)
+# is that event's triple once, as a triple written twice in a TriG graph is;
+# the same triple at the same time in two events (two graphs, two rows, two
+# files) is two events.
+XSD_INT = "<http://www.w3.org/2001/XMLSchema#integer>"
+PROV_AT = "<http://www.w3.org/ns/prov#generatedAtTime>"
+AT = '"1970-01-01T00:01:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+ACME = f'<http://e/acme> <http://e/price> "3"^^{XSD_INT}'
+RECORDS = {
+    # N-Quads: g1's line twice is one triple of g1; g2 holds it again
+    "nq": ([f"{ACME} <http://e/g1> .", f"{ACME} <http://e/g1> .", f"<http://e/g1> {PROV_AT} {AT} .",
+            f"{ACME} <http://e/g2> .", f"<http://e/g2> {PROV_AT} {AT} ."], 2),
+    # N-Triples: the subject is the event; its line twice is one triple of it
+    "nt": ([f"{ACME} .", f"{ACME} .", f"<http://e/acme> {PROV_AT} {AT} ."], 1),
+    # TriG: the same, a graph at a time
+    "trig": ([f"<http://e/g1> {{ {ACME} . {ACME} }}", f"<http://e/g2> {{ {ACME} }}",
+              f"<http://e/g1> {PROV_AT} {AT} .", f"<http://e/g2> {PROV_AT} {AT} ."], 2),
+    # a line, a row: each is an event of its own
+    "jsonl": ([json.dumps({"s": "<http://e/acme>", "p": "<http://e/price>", "o": f'"3"^^{XSD_INT}', "t": MIN})] * 2,
+              2),
+    "csv": (["s,p,o,t"] + [f'<http://e/acme>,<http://e/price>,"""3""^^{XSD_INT}",{MIN}'] * 2, 2),
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(RECORDS) + ["parquet"])
+def test_a_record_is_an_event_in_every_input(tmp_path, fmt):
+    path = tmp_path / f"e.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(pa.table({"s": ["<http://e/acme>"] * 2, "p": ["<http://e/price>"] * 2,
+                                 "o": [f'"3"^^{XSD_INT}'] * 2, "t": [MIN, MIN]}), path)
+        want = 2
+    else:
+        lines, want = RECORDS[fmt]
+        path.write_text("\n".join(lines) + "\n")
+    rejects = []
+    events = events_of(read_file(path, rejects))
+    assert rejects == []
+    assert table(run(COUNT, events), "n") == [(0, 10, str(want))]
+
+
+def test_an_ntriples_event_in_two_files_is_two_events(tmp_path):
+    # one record per file: the same subject, triple and time given by two files
+    for name in ("a.nt", "b.nt"):
+        (tmp_path / name).write_text(f"{ACME} .\n<http://e/acme> {PROV_AT} {AT} .\n")
+    events = [e for name in ("a.nt", "b.nt") for e in events_of(read_file(tmp_path / name, []))]
+    assert table(run(COUNT, events), "n") == [(0, 10, "2")]
