@@ -26,6 +26,7 @@ OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-
                   "nt", "nq", "trig", "parquet")  # cep.io.writers
 DEMOS = ("tsunami", "delivery")  # examples/APP/app.py, each with main(argv) -> exit status
 DEFAULT_BATCH = 50_000
+LATENESS = "10 seconds"  # --lateness: how late an event may arrive (Spark's watermark delay)
 # exit status (docs/io.md, "Exit status")
 EXIT_OK = 0  # the run completed (rejected records are reported, and do not fail it without --strict)
 EXIT_BUG = 1  # an internal error: a bug, reported with its traceback
@@ -199,8 +200,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("-q", "--quiet", action="store_true", help="no progress lines and no summary")
     run.add_argument("--progress-json", metavar="FILE",
                      help="append each input batch's (spark: micro-batch's) progress to FILE as a JSON line "
-                          "(rows, rates, duration, answers, late and rejected records; spark: state and "
-                          "watermark too; docs/deploy.md, \"Monitoring\")")
+                          "(rows, rates, duration, watermark, state, answers, late and rejected records; "
+                          "docs/deploy.md, \"Monitoring\")")
     _ontology_option(run)
     _prolog_option(run)
     _policy_option(run)
@@ -218,10 +219,11 @@ def build_parser() -> argparse.ArgumentParser:
     spark.add_argument("--trigger", metavar="INTERVAL",
                        help="with --follow: the micro-batch interval, e.g. '10 seconds' (default: as soon "
                             "as the last one ends)")
-    spark.add_argument("--lateness", metavar="INTERVAL", default="10 seconds",
-                       help="how late an event may arrive (the watermark delay; default '10 seconds'): "
+    spark.add_argument("--lateness", metavar="INTERVAL",
+                       help=f"how late an event may arrive (the watermark delay; default '{LATENESS}'): "
                             "events wait this long in event time and are then processed in time order "
-                            "(also of --follow in this process)")
+                            "(also of --follow in this process; a run in this process without --follow "
+                            "reads its whole input in time order, and has no use for it)")
     spark.add_argument("--files-per-batch", type=int, metavar="N",
                        help="read at most N new files per micro-batch (default: all)")
     run.set_defaults(func=cmd_run, command_parser=run)
@@ -572,7 +574,7 @@ def _run_spark(args) -> int:
     if args.format != "parquet":
         check_format(args.format, queries)
     options = job.Options(events=args.events, out=args.out, fmt=args.format, checkpoint=args.checkpoint,
-                          follow=args.follow, trigger=args.trigger, lateness=args.lateness,
+                          follow=args.follow, trigger=args.trigger, lateness=args.lateness or LATENESS,
                           files_per_batch=args.files_per_batch, master=args.master, conf=dict(args.conf),
                           quiet=args.quiet, times=_time_predicates(args), progress_json=args.progress_json,
                           policy=args.policy,
@@ -642,11 +644,17 @@ def _run_local(args) -> int:
     if sockets:
         raise UsageError(f"--events {sockets[0]}: a TCP socket is read by the spark engine (--engine spark)")
     files = inputs(args.events, args.events_format, _time_predicates(args))  # missing paths and unknown types fail before any work
-    if args.follow:
+    if args.follow or args.lateness:
         from cep.spark import interval_ms  # (Spark's interval text; imports pandas, not pyspark)
 
+        lateness_ms = interval_ms(args.lateness or LATENESS)
+    if args.follow:
         check_followed(files)
-        lateness_ms = interval_ms(args.lateness)
+    elif args.lateness:
+        # the input is read whole and put in time order: no event is late, as a watermark
+        # does nothing in Spark's batch queries (SPARK-20373); a script may give it to every run
+        _say(f"warning: --lateness {args.lateness!r} has no effect without --follow in this process: the "
+             "input is read whole and processed in time order, so no event is late")
     limits = _limits(args)
     queries = load_queries(args.rules, args.policy, _allow_from(args))
     fmt = output_format(args.format, args.out)
@@ -662,13 +670,14 @@ def _run_local(args) -> int:
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
-    progress = ProgressLog(args.progress_json) if args.progress_json else None
+    progress = None
     done = 0
     late = []
     try:
         from cep.engine import Engine
 
         engine = Engine(queries, background=background, prolog=user, limits=limits, services=_services(args))
+        progress = ProgressLog(args.progress_json, engine.state_size) if args.progress_json else None
         counts = Counter()
         if per_query:
             writer = PerQueryWriter(args.out, fmt, engine.layouts, lambda path: _open_out(path, "answers"))
@@ -706,7 +715,8 @@ def _run_local(args) -> int:
                     out.flush()
                     if progress:
                         progress.note(0 if batch is None else batch.num_rows, pushed, answers.num_rows, len(late),
-                                      rejects.count - len(late), always=batch is not None)
+                                      rejects.count - len(late), watermark and watermark.time,
+                                      always=batch is not None)
                     now = time.monotonic()
                     if not args.quiet and now - last_report >= PROGRESS_SECONDS:
                         rate = done / max(now - began, 1e-9)
@@ -725,7 +735,8 @@ def _run_local(args) -> int:
         rejects.report(engine.late[len(late):])
         late = engine.late[:]
         if progress:  # the end of the input: what its end completed
-            progress.note(0, pushed, answers.num_rows, len(late), rejects.count - len(late))
+            progress.note(0, pushed, answers.num_rows, len(late), rejects.count - len(late),
+                          watermark and watermark.time)
         if stop.code is not None:  # a followed run, whose input ended with Ctrl-C
             raise Interrupted(_how_far(done, counts, args.out), stop.code)
     finally:

@@ -328,6 +328,15 @@ class Engine:
         held back by push is not part of it)."""
         if self._held.num_rows:
             raise ValueError("Engine.state() with an instant held back: flush first")
+        return self._state()
+
+    def state_size(self) -> int:
+        """The size in bytes of state() (what bench/memory.py measures),
+        taken also while push holds an instant back (it is not part of it
+        yet). It serializes the state: its cost grows with the state."""
+        return len(self._state())
+
+    def _state(self) -> bytes:
         fields = {"last": self._last}
         if self.services is not None:  # the part of the SERVICE views the stream needed (cep.service)
             fields["services"] = self.services.state()

@@ -23,7 +23,8 @@ the same triple at the same time in two graphs is two events.
 
 The time is prov:generatedAtTime T (an instant) or prov:startedAtTime T1
 with prov:endedAtTime T2 (an interval), xsd:dateTime literals, or the
-predicates named instead (cep.io.event_time, whose rules TriG shares). The
+predicates named instead (cep.io.event_time, whose rules and timing stage
+TriG shares: a chunk is its unit). The
 time lines may come before or after the event's triples, but within one
 chunk of lines of them (the batch size, --batch-size lines): an event whose
 time has not come by the end of the next chunk is rejected (so memory is
@@ -44,6 +45,7 @@ in TriG.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 import numpy as np
 import pyarrow as pa
@@ -51,7 +53,6 @@ import pyarrow.compute as pc
 
 from cep.events import EVENTS, Reject
 from cep.io import event_time
-from cep.io.check import Invalid
 from cep.io.lines import line_chunks
 from cep.io.tables import term_column
 from cep.io.trig import file_tag
@@ -80,7 +81,8 @@ def ntriples_batches(handle, source, rejects: list, rows: int):
 
 def _batches(handle, source, rejects, rows, fmt):
     name = source.name
-    times = _Times(name, rejects, rows, "graph" if fmt == "nq" else "subject", source.times)
+    timing = event_time.Timing(rejects, source.times, "graph" if fmt == "nq" else "subject")
+    make = partial(_events, rejects)
     tag = file_tag(source.path)
     metadata, first = 0, None  # N-Quads: default-graph triples that are not times, the first of them
     for chunk in line_chunks(handle, name, rejects, rows, universal=True):
@@ -98,9 +100,10 @@ def _batches(handle, source, rejects, rows, fmt):
         else:
             events = quads.filter(pc.invert(is_time))
             key = events["s"]
-        times.add(quads.filter(is_time))
-        yield times.timed(events.append_column("key", key))
-    yield times.finish()
+        time = quads.filter(is_time)
+        timing.take(zip(*(time[c].to_pylist() for c in ("s", "p", "o", "source"))))
+        yield from timing.settle(events.append_column("key", key), make, last=False)
+    yield from timing.settle(None, make, last=True)
     if metadata:
         rejects.append(Reject(name, f"{metadata} triple(s) of the default graph skipped: only "
                                     "the triples of named graphs are events (the default graph holds their "
@@ -188,106 +191,28 @@ def _syntax(text: str, fmt: str) -> str:
     return f"unexpected text after the final \".\" at column {len(text) - len(rest[1:].lstrip()) + 1}"
 
 
-class _Times:
-    """The times of the events of one file, as their time lines come, and
-    the event rows that wait for theirs (at most two chunks of lines)."""
-
-    def __init__(self, name: str, rejects: list, rows: int, what: str, times):
-        self.name, self.rejects, self.rows, self.what, self.times = name, rejects, rows, what, times
-        self.known: dict = {}  # key -> (outcome, values, record): see _get
-        self.older: dict = {}  # the keys of the chunk before
-        self.pending: dict = {}  # key -> {predicate: [values]} of a time not yet decided
-        self.waiting = None  # event rows whose time has not come, from the chunk before
-
-    def _get(self, key):
-        """(outcome, values, record) of a key whose time is decided: outcome
-        is (start, end) or the reason its events are refused; record is the
-        place of the time line that decided it ("file:line"), the source of
-        each of the event's rows; else None."""
-        if key in self.known:
-            return self.known[key]
-        if key in self.older:
-            self.known[key] = self.older.pop(key)
-            return self.known[key]
-        return None
-
-    def add(self, rows: pa.Table) -> None:
-        """Take the time triples of a chunk. What a chunk says about an event
-        is read whole (cep.io.event_time's rules, as in TriG); a time line
-        that comes once its event's time is decided is a Reject of its own,
-        unless it repeats a value given (the same triple)."""
-        touched = {}  # the keys given a value in this chunk, in order -> the place of the last
-        for key, pred, value, where in zip(*(rows[c].to_pylist() for c in ("s", "p", "o", "source"))):
-            decided = self._get(key)
-            if decided is not None:
-                if value not in decided[1].get(pred, ()):
-                    self.rejects.append(Reject(where, f"{key} has its time already; this "
-                                                      f"{self.times.label(pred)} is skipped",
-                                               f"{key} {pred} {value} ."))
-                continue
-            touched[key] = where
-            self.pending.setdefault(key, {}).setdefault(pred, []).append(value)
-        for key, where in touched.items():
-            values = self.pending[key]
-            if not event_time.complete(values, self.times):
-                continue  # half an interval: its other half may come
-            try:
-                outcome = event_time.interval(key, values, self.times, self.what)
-            except Invalid as bad:
-                outcome = str(bad)
-            self.known[key] = (outcome, self.pending.pop(key), where)
-
-    def timed(self, rows: pa.Table) -> pa.Table:
-        """The events of the rows (with a key column) and of those waiting
-        whose time is known; rows of the chunk before still without one are
-        refused, this chunk's wait."""
-        old = self.waiting
-        ready, self.waiting = self._resolve(rows)
-        if old is not None and old.num_rows:
-            more, late = self._resolve(old)
-            self._refuse(late, f"no time for it within {self.rows:,} lines (the batch size) of its triple")
-            ready = pa.concat_tables([more, ready])
-        self.older, self.known = self.known, {}
-        return ready
-
-    def finish(self) -> pa.Table:
-        """The end of the file: what still waits is refused."""
-        if self.waiting is not None:
-            self._refuse(self.waiting, "no time for it in the file")
-            self.waiting = None
-        return EVENTS.empty_table()
-
-    def _resolve(self, rows: pa.Table):
-        """(events of the rows whose time is known, rows without one);
-        rows whose key has a refused time are rejected."""
-        if not rows.num_rows:
-            return EVENTS.empty_table(), None
-        unique = pc.unique(rows["key"])
-        decided = [self._get(k) or (None, None, None) for k in unique.to_pylist()]
-        state = [d[0] for d in decided]
-        start = pa.array([s[0] if isinstance(s, tuple) else None for s in state], pa.int64())
-        end = pa.array([s[1] if isinstance(s, tuple) else None for s in state], pa.int64())
-        index = pc.index_in(rows["key"], unique)
-        starts, ends = start.take(index), end.take(index)
-        refused = [i for i, s in enumerate(state) if isinstance(s, str)]
-        if refused:
-            hit = pc.is_in(index, pa.array(refused, pa.int32()))
-            for row in rows.filter(hit).to_pylist():
-                self.rejects.append(Reject(row["source"], self._get(row["key"])[0],
-                                           f"{row['s']} {row['p']} {row['o']} ."))
-        timed = pc.is_valid(starts)
-        waiting = pc.and_(pc.invert(timed), pc.invert(pc.is_in(index, pa.array(refused, pa.int32()))))
-        # an event is one record (a graph is a set of triples: a line given
-        # twice is one triple), its source the place of its time
-        record = pa.array([d[2] for d in decided], pa.string()).take(index)
-        events = pa.table({
-            "s": rows["s"], "p": rows["p"], "o": rows["o"], "start": starts, "end": ends,
-            "source": record, "stream": pa.nulls(rows.num_rows, pa.string())}, schema=EVENTS)
-        return events.filter(timed), rows.filter(waiting)
-
-    def _refuse(self, rows, why):
-        if rows is None:
-            return
-        for row in rows.to_pylist():
-            self.rejects.append(Reject(row["source"], f"{self.what} {row['key']}: {why}",
-                                       f"{row['s']} {row['p']} {row['o']} ."))
+def _events(rejects: list, rows, outcome):
+    """The timing stage's make (cep.io.event_time.Timing): of rows with a
+    key column, those whose key has a time are events, one record each key
+    (their source: the place of the time line that decided it), those whose
+    key has a reason are each a Reject at its own line, the rest wait (None
+    when none does)."""
+    if rows is None or not rows.num_rows:
+        return EVENTS.empty_table(), None
+    unique = pc.unique(rows["key"])
+    state = [outcome(k) for k in unique.to_pylist()]
+    timed = [s if isinstance(s, event_time.Time) else None for s in state]
+    index = pc.index_in(rows["key"], unique)
+    starts, ends, records = (pa.array([t and t[i] for t in timed], kind).take(index)
+                             for i, kind in enumerate((pa.int64(), pa.int64(), pa.string())))
+    refused = pa.array([i for i, s in enumerate(state) if isinstance(s, str)], pa.int32())
+    hit = pc.is_in(index, refused)
+    if len(refused):
+        for row, i in zip(rows.filter(hit).to_pylist(), index.filter(hit).to_pylist()):
+            rejects.append(Reject(row["source"], state[i], f"{row['s']} {row['p']} {row['o']} ."))
+    timed = pc.is_valid(starts)
+    waiting = rows.filter(pc.and_(pc.invert(timed), pc.invert(hit)))
+    events = pa.table({
+        "s": rows["s"], "p": rows["p"], "o": rows["o"], "start": starts, "end": ends,
+        "source": records, "stream": pa.nulls(rows.num_rows, pa.string())}, schema=EVENTS)
+    return events.filter(timed), waiting if waiting.num_rows else None

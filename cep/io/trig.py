@@ -46,8 +46,8 @@ holds a window, not the file. A window ends before a block or a directive,
 so a graph's block and the statements after it are read together; the
 prefixes and base declared so far go before each window's text. A graph's
 time may come before its block or after it, within its window or the
-next (_Timing): a graph whose time has not come by then is refused, as a
-graph with no time is. A blank node label names one node in the whole
+next (cep.io.event_time.Timing, the rule N-Quads shares): a graph whose
+time has not come by then is refused, as a graph with no time is. A blank node label names one node in the whole
 file, whichever windows it is used in (_labels_as_iris); an anonymous
 node ([], a list) is one of its own wherever it stands.
 
@@ -68,8 +68,8 @@ import hashlib
 import re
 import secrets
 from collections import defaultdict
-from dataclasses import dataclass
-from functools import lru_cache
+from dataclasses import dataclass, replace
+from functools import lru_cache, partial
 from pathlib import Path
 from urllib.parse import urljoin
 
@@ -80,7 +80,6 @@ from cep.events import EVENTS, EventRows, Reject
 from cep.io import check
 from cep.io.check import Invalid
 from cep.io import event_time
-from cep.io.event_time import interval
 
 
 # The base IRI the parser is given. A file's relative IRIs are resolved
@@ -98,21 +97,26 @@ def trig_batches(handle, source, rejects: list, rows: int):
     """The events of a TriG input (an open binary stream), in tables of at
     most `rows` rows, read a window of top-level statements at a time
     (_windows; `rows` of them, WINDOW_STATEMENTS at most): memory holds a
-    window, not the file."""
+    window, not the file. Each window's graphs go through the timing stage
+    (cep.io.event_time.Timing), a window its unit."""
     tag = file_tag(source.path)
     prelude = _Prelude()
-    timing = _Timing(source.name, rejects, source.times)
+    timing = event_time.Timing(rejects, source.times)
+    default = _DefaultGraph(source.name, rejects, source.times)
+    make = partial(_events, source.name, rejects)
     held = EVENTS.empty_table()
     for k, window in enumerate(_windows(handle, source.name, rejects, min(rows, WINDOW_STATEMENTS))):
         content = _Content(tag, k)
         lines, directives = _read_window(window, prelude.text, content, source.name, rejects, source.times,
-                                         timing.timed)
+                                         timing.timed())
         prelude.add(directives)
-        held = pa.concat_tables([held, timing.settle(content, lines, window.last)])
+        timing.take((s, p, o, f"{source.name}:graph {s[:200]}") for s, p, o in default.split(content, window.last))
+        graphs = {graph: (triples, lines.get(graph)) for graph, triples in content.graphs.items()}
+        held = pa.concat_tables([held, *timing.settle(graphs, make, window.last)])
         while held.num_rows >= rows or window.last and held.num_rows:  # tables of `rows` rows, as the other readers give
             yield held.slice(0, rows)
             held = held.slice(rows)
-    timing.finish()
+    default.finish()
 
 
 # rdflib takes about 5 kB of memory per statement of a window it parses
@@ -130,6 +134,7 @@ class Window:
     line: int  # the file's line of its first character
     byte: int  # the file's offset of its first byte
     last: bool  # the end of the file
+    statements: tuple = ()  # its statements (scan of its text), as _cut found them
 
 
 def _windows(handle, name: str, rejects: list, statements: int):
@@ -155,19 +160,21 @@ def _windows(handle, name: str, rejects: list, statements: int):
             size += len(parts[-1])
             ended = not raw
         text = "".join(parts)
-        cut = _cut(text, statements, ended, len(text) >= MAX_WINDOW_CHARS)
+        cut, scanned = _cut(text, statements, ended, len(text) >= MAX_WINDOW_CHARS)
         if cut is None:  # not yet `statements` whole statements: read more
             want = 2 * max(want, len(text))
             continue
         window, text = text[:cut], text[cut:]
-        yield Window(window, line, byte, ended and not text)
+        yield Window(window, line, byte, ended and not text, tuple(st for st in scanned if st.end <= cut))
         line += window.count("\n")
         byte += len(window.encode("utf-8", "surrogateescape"))
 
 
-def _cut(text: str, statements: int, ended: bool, force: bool) -> int | None:
+def _cut(text: str, statements: int, ended: bool, force: bool) -> tuple[int | None, list]:
     """Where a window of about `statements` whole statements ends in the
-    text read so far, or None when more must be read first (`ended`: the
+    text read so far, or None when more must be read first, and the
+    statements of the text (scan: those before the cut are the window's,
+    which _read_window takes rather than scanning them again) (`ended`: the
     text is the rest of the file; `force`: the text is too long to wait).
     A window ends before a block or a directive, so that a graph's block
     and the statements after it (its time) are read together: after the
@@ -177,7 +184,7 @@ def _cut(text: str, statements: int, ended: bool, force: bool) -> int | None:
     in it: the window ends before them."""
     scanned = scan(text)
     if ended and len(scanned) <= statements:
-        return len(text)
+        return len(text), scanned
     found = scanned if ended else scanned[:-1]
     if ('"""' in text or "'''" in text) and not (ended or force):
         opened = next((m.start() for m in _TOKEN.finditer(text) if m.lastgroup in ("lstr", "lstr2")
@@ -189,10 +196,10 @@ def _cut(text: str, statements: int, ended: bool, force: bool) -> int | None:
         within = [i for i in cuts if i < statements]
         beyond = [i for i in cuts if i >= statements]
         if within or beyond:
-            return found[within[-1] if within else beyond[0]].end
+            return found[within[-1] if within else beyond[0]].end, scanned
     if ended:
-        return len(text)
-    return found[cuts[-1]].end if force and cuts else None
+        return len(text), scanned
+    return (found[cuts[-1]].end if force and cuts else None), scanned
 
 
 class _Prelude:
@@ -221,7 +228,10 @@ def _read_window(window: Window, prelude: str, content, name: str, rejects: list
     time in the window before."""
     text = prelude + window.text
     shift = window.line - 1 - prelude.count("\n")  # a line of `text` -> the file's
-    statements = scan(text, shift=shift)
+    at = len(prelude)  # the window's statements, found by _cut, moved after the prelude
+    statements = scan(text, 0, at, shift=shift) + [
+        replace(st, start=st.start + at, end=st.end + at, line=st.line + window.line - 1,
+                brace=st.brace + at if st.brace >= 0 else st.brace) for st in window.statements]
     failed, found = [], []  # statements refused (or read again in parts); the parts found
     if _UNDECODED.search(text, len(prelude)):  # bytes that are not UTF-8 spoil the statements that hold them
         given, text = text, _comments_decoded(text)  # the same characters, but those of comments
@@ -360,83 +370,60 @@ class _Content:
         self.default: list = []  # default-graph triples
 
 
-class _Timing:
-    """The times of a file's graphs, window by window (_windows). A graph's
-    time (its triples in the default graph) may come before or after its
-    block, in the same window or the next: a graph whose time is not
-    complete by the end of the window after its first block's is refused,
-    and a time whose graph has not come by then is dropped, as the time of
-    no graph is (memory holds two windows, not the file). A graph's time
-    is read whole where it is complete (cep.io.event_time's rules); a time
-    triple that comes in the window after, once the graph is read, is a
-    Reject unless it repeats a value given."""
+def _events(name: str, rejects: list, graphs: dict, outcome):
+    """The timing stage's make (cep.io.event_time.Timing): of the graphs
+    (graph -> (triples, line of its first block)), those whose time is known
+    are events, in a fixed order (rdflib's is not: one input, one output);
+    one refused is a Reject of its own; the rest wait (None when none does)."""
+    events, waiting = EventRows(), {}
+    for graph in sorted(graphs or (), key=lambda g: (graphs[g][1] or 0, g)):
+        triples, line = graphs[graph]
+        when = outcome(graph)
+        if when is None:
+            waiting[graph] = graphs[graph]  # its time may come in the next window
+            continue
+        where = f"{name}:{line}" if line else f"{name}:graph {graph[:200]}"
+        try:
+            check.term(graph, "s", "the graph's name")
+            if isinstance(when, str):
+                raise Invalid(when)
+        except Invalid as bad:
+            rejects.append(Reject(where, str(bad), f"graph {graph[:200]} with {len(triples)} triple(s)"))
+            continue
+        start, end = when.start, when.end  # its source: the line of its block (when.source is file:graph G)
+        for s, p, o in sorted(triples):
+            try:
+                events.add(check.term(s, "s", "subject"), check.term(p, "p", "predicate"),
+                           check.term(o, "o", "object"), start, end, where)
+            except Invalid as bad:
+                rejects.append(Reject(where, str(bad), f"{s} {p} {o} ."))
+    return events.table(), waiting or None
+
+
+class _DefaultGraph:
+    """The default graph's triples, window by window: the times of graphs
+    (for the timing stage), and the rest, metadata. Metadata about a graph of
+    the window or of the one before or after is passed over; the rest is
+    reported in one Reject per file."""
 
     def __init__(self, name: str, rejects: list, times):
         self.name, self.rejects, self.times = name, rejects, times
-        self.waiting = {}  # graph -> (triples, line) of the window before, its time not complete
-        self.timed = {}  # graph -> {predicate: [values]} of the window before, its graph not come or waiting
-        self.read = {}  # graph -> its time values, of the graphs read in the window before
         self.metadata = []  # the other default-graph triples of the window before
         self.graphs = set()  # the graphs of the window before
         self.skipped, self.first = 0, None  # other default-graph triples: how many, the least
 
-    def settle(self, content: _Content, lines: dict, last: bool) -> pa.Table:
-        """The events of the graphs whose time is complete, of the window
-        read into `content` and the one before; `last`: the end of the file."""
-        found: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))  # graph -> time values
-        for graph, values in self.timed.items():
-            for p, given in values.items():
-                found[graph][p].extend(given)
-        new, metadata = set(), []
-        for s, p, o in content.default:
-            if p not in self.times.all:
-                metadata.append((s, p, o))
-            elif s in self.read and s not in content.graphs:
-                if o not in self.read[s].get(p, ()):
-                    self.rejects.append(Reject(f"{self.name}:graph {s[:200]}", f"graph {s[:200]} has its time "
-                                               f"already; this {self.times.label(p)} is skipped", f"{s} {p} {o} ."))
-            else:
-                found[s][p].append(o)
-                new.add(s)
-        graphs = dict(self.waiting)
-        for graph, triples in content.graphs.items():
-            before = graphs.get(graph)
-            graphs[graph] = (before[0] + triples, before[1]) if before else (triples, lines.get(graph))
-        events, waiting, read = EventRows(), {}, {}
-        # in a fixed order (rdflib's is not): one input, one output
-        for graph in sorted(graphs, key=lambda g: (graphs[g][1] or 0, g)):
-            triples, line = graphs[graph]
-            values = found.get(graph, {})
-            if not (last or graph in self.waiting or event_time.complete(values, self.times)):
-                waiting[graph] = graphs[graph]  # its time may come in the next window
-                continue
-            self._add(events, graph, sorted(triples), line, values)
-            read[graph] = values
-        names = set(content.graphs)
+    def split(self, content: _Content, last: bool) -> list:
+        """The time triples of the window read into `content`."""
+        names, times, metadata = set(content.graphs), [], []
+        for triple in content.default:
+            (times if triple[1] in self.times.all else metadata).append(triple)
         self._skip([t for t in self.metadata if t[0] not in names])
         metadata = [t for t in metadata if t[0] not in names and t[0] not in self.graphs]
         if last:
             self._skip(metadata)
             metadata = []
-        self.waiting, self.read, self.metadata, self.graphs = waiting, read, metadata, names
-        # the times of graphs not come yet, and those of graphs waiting (half an interval)
-        self.timed = {g: found[g] for g in new - graphs.keys() | waiting.keys()}
-        return events.table()
-
-    def _add(self, events: EventRows, graph: str, triples: list, line, values: dict) -> None:
-        where = f"{self.name}:{line}" if line else f"{self.name}:graph {graph[:200]}"
-        try:
-            check.term(graph, "s", "the graph's name")
-            start, end = interval(graph, values, self.times)
-        except Invalid as bad:
-            self.rejects.append(Reject(where, str(bad), f"graph {graph[:200]} with {len(triples)} triple(s)"))
-            return
-        for s, p, o in triples:
-            try:
-                events.add(check.term(s, "s", "subject"), check.term(p, "p", "predicate"),
-                           check.term(o, "o", "object"), start, end, where)
-            except Invalid as bad:
-                self.rejects.append(Reject(where, str(bad), f"{s} {p} {o} ."))
+        self.metadata, self.graphs = metadata, names
+        return times
 
     def _skip(self, triples: list) -> None:
         if triples:

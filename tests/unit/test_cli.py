@@ -85,6 +85,9 @@ class FakeEngine:
     def flush_table(self, final=False):
         return self._batch([])
 
+    def state_size(self):
+        return 100 * sum(self.batches)  # a state that grows with the events
+
     @staticmethod
     def _batch(answers):
         return types.SimpleNamespace(answers=lambda: answers_table(answers))
@@ -274,7 +277,32 @@ def test_run_progress_json_has_a_record_per_batch_named_as_sparks(capsys, rules,
     assert len({r["run"] for r in records}) == 1 and all(r["time"].endswith("Z") for r in records)
     assert all(r["duration_ms"] >= 0 for r in records)
     spark = progress_record(StreamingQueryProgress.fromJson(PROGRESS))
-    assert set(records[0]) <= set(spark)  # Spark's names, where they mean the same
+    assert set(records[0]) == set(spark) - {"query", "dropped_by_watermark"}  # Spark's names, where they mean the same
+    # no watermark without --follow: the input is read whole in time order; one engine holds the state
+    assert all(r["watermark"] is None and r["state_groups"] == 1 for r in records)
+    assert records[0]["state_bytes"] == 200
+
+
+def test_run_progress_json_gives_the_state_size_bench_memory_measures(capsys, tmp_path, monkeypatch):
+    from cep.engine import Engine
+    from cep.io import event_batches, in_time_order, inputs, time_ordered
+    from cep.runtime import progress as local_progress
+
+    monkeypatch.setattr(local_progress, "STATE_SPACING", 0)  # measured for every record
+    progress = tmp_path / "progress.jsonl"
+    code, out, err = run(["run", STOCK_RULES, "--events", STOCK_EVENTS, "--batch-size", "4",
+                          "--progress-json", progress], capsys)
+    assert code == 0, err
+    records = [json.loads(line) for line in progress.read_text().splitlines()]
+    engine = Engine(cli.load_queries([STOCK_RULES]))  # the same run, as bench/memory.py measures it
+    files = inputs([str(STOCK_EVENTS)], None)
+    sizes = []
+    for batch in time_ordered(event_batches(files, [], 4), 4, in_time_order(files, 4)):
+        engine.push_table(batch)
+        sizes.append(engine.state_size())
+    engine.flush_table(final=True)
+    sizes.append(len(engine.state()))
+    assert [r["state_bytes"] for r in records] == sizes and len(set(sizes)) > 2
 
 
 def test_run_progress_json_of_the_engine_counts_its_answers(capsys, tmp_path):

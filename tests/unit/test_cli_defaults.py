@@ -86,3 +86,26 @@ def test_an_unknown_option_is_reported_for_its_command(capsys, argv, command):
     assert code == 2 and out == ""
     assert err.startswith(f"usage: {command} ")
     assert err.endswith(f"{command}: error: unrecognized arguments: --bogus\n")
+
+
+def test_lateness_without_follow_says_it_has_no_effect(tmp_path, capsys):
+    """A run in this process without --follow reads its input whole in time
+    order (as a batch query, where Spark ignores a watermark): an event far
+    behind a later one is not late, and an explicit --lateness is said to
+    do nothing there."""
+    rules = tmp_path / "r.rq"
+    rules.write_text("PREFIX ex: <http://example.org/>\nSELECT ?o WHERE { ?s ex:p ?o }\n")
+    time = '"2026-01-01T00:00:{:02d}Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+    events = tmp_path / "e.nq"
+    events.write_text("".join(f'<http://example.org/s> <http://example.org/p> "{i}" <http://example.org/g{i}> .\n'
+                              f"<http://example.org/g{i}> <http://www.w3.org/ns/prov#generatedAtTime> "
+                              f"{time.format(s)} .\n" for i, s in ((1, 30), (2, 0))))  # 30 s out of order
+    code, plain, err = cep(["run", rules, "--events", events, "-q", "--strict"], capsys)
+    assert code == 0 and err == ""
+    assert [json.loads(line)["bindings"]["o"]["value"] for line in plain.splitlines()] == ["2", "1"]
+    code, out, err = cep(["run", rules, "--events", events, "-q", "--strict", "--lateness", "1 second"], capsys)
+    assert code == 0 and out == plain  # nothing is late
+    assert err == ("cep: warning: --lateness '1 second' has no effect without --follow in this process: the input "
+                   "is read whole and processed in time order, so no event is late\n")
+    code, out, err = cep(["run", rules, "--events", events, "-q", "--lateness", "1 fortnight"], capsys)
+    assert code == 2 and "unknown unit 'fortnight'" in err

@@ -149,8 +149,10 @@ def test_events_out_of_order_within_the_lateness_give_the_answers_of_the_same_ev
         ["1", "4", "7", "6", "9", "11"]
     events = tmp_path / "events.jsonl"
     events.write_text("".join(first))
+    progress = tmp_path / "progress.jsonl"
     run = subprocess.Popen([sys.executable, "-m", "cep", "run", str(rules), "--events", str(events), "--follow",
-                            "--lateness", "5 seconds", "-q"], cwd=ROOT, stdout=subprocess.PIPE,
+                            "--lateness", "5 seconds", "-q", "--progress-json", str(progress)], cwd=ROOT,
+                           stdout=subprocess.PIPE,
                            stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         with events.open("a") as out:
@@ -170,3 +172,7 @@ def test_events_out_of_order_within_the_lateness_give_the_answers_of_the_same_ev
     assert run.returncode == cli.EXIT_INTERRUPTED, err
     # the same answers; a window reports once the watermark passes it, before the end of the input
     assert sorted((written + out).splitlines()) == sorted(expected.splitlines())
+    # the progress records carry the watermark: the latest end read (k9:c, 107 s) less the lateness
+    watermarks = [json.loads(record)["watermark"] for record in progress.read_text().splitlines()]
+    assert None not in watermarks and watermarks == sorted(watermarks)
+    assert watermarks[-1] == "1970-01-01T00:01:42.000Z"

@@ -13,6 +13,7 @@ import pytest
 from cep import terms
 from cep.events import EVENTS, events_of
 from cep.io import trig
+from cep.io.event_time import FAR
 from cep.io.readers import Input
 
 EX = "http://example.org/"
@@ -136,7 +137,7 @@ def test_a_time_is_looked_for_in_its_window_and_the_next(tmp_path):
     # block; g2 is read with its time, in its block's window, before the second one comes
     events, rejects = read(path, 1)
     assert [e.o for e in events] == [integer.format(2), integer.format(3)]
-    assert rejects == [(f"{path}:3", no_time.format(EX, "g1")),
+    assert rejects == [(f"{path}:3", no_time.format(EX, "g1") + FAR),
                        (f"{path}:graph <{EX}g2>", f"graph <{EX}g2> has its time already; this "
                                                   "prov:generatedAtTime is skipped"),
                        (f"{path}:10", no_time.format(EX, "g4")), (str(path), skipped)]
