@@ -105,13 +105,18 @@ def trig_batches(handle, source, rejects: list, rows: int):
     default = _DefaultGraph(source.name, rejects, source.times)
     make = partial(_events, source.name, rejects)
     held = EVENTS.empty_table()
+    # graph -> the line of its first block, of the graphs of this window and
+    # the one before: a graph is one record (its events' source) when its
+    # blocks fall in two windows too, whatever the batch size
+    first = {}
     for k, window in enumerate(_windows(handle, source.name, rejects, min(rows, WINDOW_STATEMENTS))):
         content = _Content(tag, k)
         lines, directives = _read_window(window, prelude.text, content, source.name, rejects, source.times,
                                          timing.timed())
         prelude.add(directives)
         timing.take((s, p, o, f"{source.name}:graph {s[:200]}") for s, p, o in default.split(content, window.last))
-        graphs = {graph: (triples, lines.get(graph)) for graph, triples in content.graphs.items()}
+        first = {graph: first.get(graph) or lines.get(graph) for graph in content.graphs}
+        graphs = {graph: (triples, first[graph]) for graph, triples in content.graphs.items()}
         held = pa.concat_tables([held, *timing.settle(graphs, make, window.last)])
         while held.num_rows >= rows or window.last and held.num_rows:  # tables of `rows` rows, as the other readers give
             yield held.slice(0, rows)

@@ -121,3 +121,18 @@ def test_an_event_over_two_parts_is_one_record(tmp_path, fmt):
     events, rejects = read(path, fmt, 2)
     want = [('"1"', 1000, 1000, "FILE:4")] * 2 + [('"2"', 1000, 1000, "FILE:4")]
     assert (events, rejects) == (want, [])
+
+
+@pytest.mark.parametrize("rows", [4, 100])
+def test_a_trig_graph_in_blocks_of_two_windows_is_one_record(tmp_path, rows):
+    # g's triple is given in two blocks, in one window (100 statements) or
+    # two (4): either way one triple of one graph, its source its first block
+    # (rows repeated within one record are one: cep.engine._records)
+    path = tmp_path / "s.trig"
+    block = f'<{EX}g> {{ <{EX}a> <{EX}p> "1" }}'
+    other = [f'<{EX}h{i}> {{ <{EX}a> <{EX}p> "h{i}" }}' for i in range(3)]
+    times = [f"<{EX}{g}> <{PROV}generatedAtTime> {value(1)} ." for g in ("g", "h0", "h1", "h2")]
+    path.write_text("\n".join([block, *other, block, *times]) + "\n")
+    events, rejects = read(path, "trig", rows)
+    assert rejects == []
+    assert {e for e in events if e[0] == '"1"'} == {('"1"', 1000, 1000, "FILE:1")}
