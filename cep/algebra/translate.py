@@ -1693,7 +1693,10 @@ class _Query:
                     left = (ops.Unit(self.graph, pos=self.pos(items[0])), None, None)
                 if right[0] is None:
                     right = (ops.Unit(self.graph, pos=self.pos(right_tree)), None, None)
-                left, right = ((self.anchored(p), c, at) for p, c, at in (left, right))
+                # in a window, a union of inline data is inline data, joined where it is used (RSP-QL:
+                # the empty group is one solution over the window's content, not one per instant)
+                if not (self.windowed and all(ops.is_table(_filtered(*x)) for x in (left, right))):
+                    left, right = ((self.anchored(p), c, at) for p, c, at in (left, right))
             if left[0] is None or right[0] is None:
                 empty = items[0] if left[0] is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)
