@@ -42,6 +42,8 @@ from typing import Optional
 from cep import terms
 from cep.algebra import ops, query_limits
 from cep.algebra.ops import is_table
+from cep.algebra.bags import PREFIX as ALT_PREFIX
+from cep.algebra.bags import capture_alternatives
 from cep.algebra.copies import capture_copies
 from cep.algebra.timestamps import capture_ends
 from cep.errors import QueryError
@@ -220,7 +222,7 @@ def binarize(queries) -> Plan:
         policy = q.option("policy", "unrestricted")
         if policy not in POLICIES:
             raise ValueError(f"unknown consumption policy {policy!r}")
-        q = capture_copies(capture_ends(q))
+        q = capture_copies(capture_ends(capture_alternatives(q)))
         builder.updates = q.form == "update"
         builder.query = q
         builder.certain = {}  # by id: only while this query's operators live
@@ -665,6 +667,11 @@ class _Builder:
             # condition or bound from outside may thin them out before
             (down,), here = [()], pending
             child = self.build(operand, (), None, policy, False)
+        elif isinstance(op, ops.Extend) and op.var.name.startswith(ALT_PREFIX):
+            # a UNION operand's mark (cep/algebra/bags.py): no condition reads it, and
+            # the solution keeps its interval, so every condition is its operand's
+            (down,), here = [pending], ()
+            child = self.build(operand, down, window, policy, timed)
         else:
             (down,), here = _split_pending(pending, [certain])
             child = self.build(operand, down, window, policy, timed)

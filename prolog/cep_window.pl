@@ -313,7 +313,7 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     combined(M, Q, Tau, Sols0, Sols1),
     service_join(M, Q, Sols1, Sols),
     (   reports(M, Q, Spec, Tau, Sols)
-    ->  rows(M, Q, Sols, Ts, Tau, New),
+    ->  evaluation_rows(Spec, M, Q, Sols, Ts, Tau, New),
         report(M, Q, Ts, Tau, New, Rows0, Rows)
     ;   Rows0 = Rows
     ),
@@ -584,6 +584,25 @@ forget_counts(M, Q, Cut) :-
     ;   aggregate_all(min(C), M:'$wcut'(_, C), Oldest),
         forall(( clause(M:'$wcount'(I, _), true, Ref), I < Oldest ), erase(Ref))
     ).
+
+%   A count window holds the events of the instants it spans, so an
+%   evaluation with no solution is SPARQL's over a graph in which the
+%   pattern has none: a grouped query's one group is then the empty one,
+%   with GROUP BY too (the W3C test agg-empty-group: one row, the keys and
+%   the aggregates that are errors over no value unbound, COUNT 0).
+evaluation_rows(count(_, _), M, Q, [], Ts, Tau, Rows) :-
+    M:'$wkind'(Q, group(Funcs)),
+    !,
+    once(clause(M:'$wkey'(Q, _, Key0), _)),
+    Key0 =.. [k|Keys0],
+    length(Keys0, N),
+    length(Keys, N),
+    maplist(=('$unbound'), Keys),
+    Key =.. [k|Keys],
+    aggregates(Funcs, [], Values),
+    findall(Fields, M:'$wrow'(Q, Key, Values, Ts, Tau, Fields), Rows).
+evaluation_rows(_, M, Q, Sols, Ts, Tau, Rows) :-
+    rows(M, Q, Sols, Ts, Tau, Rows).
 
 %   The rows of an evaluation: lists of field values (cep_runtime's
 %   fields), in the standard order of terms; a set unless the query's

@@ -787,9 +787,18 @@ class _Query:
         if window is None:
             raise self.error("a window applies to the streams the query reads, and it reads none: add "
                              "FROM STREAM <iri> WINDOW ... before WHERE", spec)
-        # the stream's report policy holds for the window that replaces its size
-        return dataclasses.replace(self.streaming_window(spec, window.stream, self.pos(spec)),
-                                   policy=window.policy, period_ms=window.period_ms, t0_ms=window.t0_ms)
+        own = self.streaming_window(spec, window.stream, self.pos(spec))
+        # its report policy and START, or else the stream's, are the query's; both given, they agree
+        for fields, clause, what in ((("policy", "period_ms"), "report_policy", "report policy"),
+                                     (("t0_ms",), "window_start", "START")):
+            mine, theirs = (tuple(getattr(w, f) for f in fields) for w in (own, window))
+            if mine[0] is None:
+                own = dataclasses.replace(own, **dict(zip(fields, theirs)))
+            elif theirs[0] is not None and mine != theirs:
+                raise self.error(f"the WHERE group's window replaces the window on {window.stream}, whose "
+                                 f"{what} differs from its own: give the {what} on one of them",
+                                 _children(spec, clause)[0])
+        return own
 
     def window_spec(self, clause, iri):
         spec = clause.children[-1]
@@ -797,23 +806,12 @@ class _Query:
             return self.streaming_window(spec, iri, self.pos(clause))
         words = [c for c in spec.children if isinstance(c, Token)]
         pos = self.pos(clause)
-        policy = self.policy(spec)
-        t0 = self.window_start(spec)
-        self.check_tick(spec, words[0].type == "TRIPLES")
-        found = _children(spec, "report_policy")
-        period = self.span(found[0].children[-1]) if policy == "every" else None
+        options = self.window_options(spec, words[0].type == "TRIPLES")
+        policy, period, t0 = options["policy"], options["period_ms"], options["t0_ms"]
         if words[0].type == "TRIPLES":
             count = int(str(words[1]))
             if count < 1:
                 raise self.error("a count-based window holds at least one event: [TRIPLES 1]", words[1])
-            if policy == "every":
-                raise self.error("REPORT EVERY reports a time-based window periodically; a count window "
-                                 "is evaluated at every instant of the stream: use [RANGE ... STEP ...]",
-                                 _children(spec, "report_policy")[0])
-            if t0 is not None:
-                raise self.error("START gives the time a sequence of time-based windows starts at; a "
-                                 "count window holds the last events, whenever they came",
-                                 _children(spec, "window_start")[0])
             return ops.Window(iri, count=count, policy=policy, pos=pos)
         if words[1].type == "UNBOUNDED":  # RSP-QL's l = infinity: everything from t0 on
             if words[2].type == "TUMBLING":
@@ -827,6 +825,44 @@ class _Query:
         step_ms = range_ms if words[2].type == "TUMBLING" else self.span(words[3])
         return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, policy=policy, period_ms=period, t0_ms=t0,
                           pos=pos)
+
+    def window_options(self, spec: Tree, counted: bool) -> dict:
+        """RSP-QL's START, REPORT and TICK of a window, in a C-SPARQL
+        window's brackets or after a Streaming SPARQL window (the same
+        clauses, in the same order): the fields of ops.Window they set. A
+        count window is evaluated at each instant and holds the last events
+        whenever they came: REPORT EVERY and START are refused on it."""
+        policy = self.policy(spec)
+        t0 = self.window_start(spec)
+        self.check_tick(spec, counted)
+        period = None
+        if policy == "every":
+            period = self.report_every(_children(spec, "report_policy")[0])
+        if counted and policy == "every":
+            raise self.error("REPORT EVERY reports a time-based window periodically; a count window "
+                             "is evaluated at every instant of the stream: use a time-based window "
+                             "([RANGE ... STEP ...], WINDOW RANGE ... SLIDE ...)",
+                             _children(spec, "report_policy")[0])
+        if counted and t0 is not None:
+            raise self.error("START gives the time a sequence of time-based windows starts at; a "
+                             "count window holds the last events, whenever they came",
+                             _children(spec, "window_start")[0])
+        return {"policy": policy, "period_ms": period, "t0_ms": t0}
+
+    def report_every(self, report: Tree) -> int:
+        """REPORT EVERY's period in ms: a C-SPARQL time span (15m), or after a
+        Streaming SPARQL window a value and unit as its RANGE's (15 MINUTE;
+        milliseconds without a unit)."""
+        last = report.children[-1]
+        if isinstance(last, Token) and last.type == "TIME_SPAN":
+            return self.span(last)
+        value, unit = (report.children[-2], _STREAMING_UNIT_MS[str(last.children[0]).upper()]) \
+            if isinstance(last, Tree) else (last, 1)
+        ms = self.window_integer(value) * unit
+        if ms <= 0:
+            raise self.error(f"REPORT EVERY's period must be positive, not {value}", value)
+        query_limits.check_duration(ms, str(value), self.pos(value))
+        return ms
 
     def check_tick(self, spec: Tree, counted: bool):
         """RSP-QL's tick in a window's brackets (TICK TIME | TUPLE | BATCH),
@@ -924,11 +960,12 @@ class _Query:
                 unit = _STREAMING_UNIT_MS[str(after.children[0]).upper()] \
                     if isinstance(after, Tree) and after.data == "time_unit" else 1
                 values.append((self.window_integer(c), unit, c))
+        options = self.window_options(spec, kind.type == "ELEMS")
         if kind.type == "ELEMS":
             count, _, token = values[0]
             if count < 1:
                 raise self.error("a count-based window holds at least one event: WINDOW ELEMS 1", token)
-            return ops.Window(iri, count=count, counts="events", pos=pos)
+            return ops.Window(iri, count=count, counts="events", policy=options["policy"], pos=pos)
         spans = []
         for value, unit, token in values:
             if value <= 0:
@@ -942,7 +979,7 @@ class _Query:
             step_ms = values[0][1]
         else:
             step_ms = spans[1]
-        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos)
+        return ops.Window(iri, range_ms=range_ms, step_ms=step_ms, pos=pos, **options)
 
     def window_integer(self, token: Token) -> int:
         """A window's size: Streaming SPARQL's INTEGER ([0-9]+)."""
@@ -1538,6 +1575,12 @@ class _Query:
             raise self.error("a window holds the solutions of its group's pattern, and this group has "
                              "none: give it a triple pattern", spec)
         window = self.streaming_window(spec, self.graph or self.streams[0][0], self.pos(spec))
+        for clause, what in (("report_policy", "a report policy"), ("window_start", "START")):
+            for found in _children(spec, clause):
+                raise self.error(f"{what} belongs to the query's window (the query is evaluated, and its "
+                                 f"windows start, when that window is): give it after FROM STREAM ... "
+                                 f"WINDOW ... or on the WHERE group's window, not on a group's own window",
+                                 found)
         return ops.pattern_window(ops.variables(pattern), pattern, window), cond, pos
 
     # ---- BIND, VALUES and subqueries (SPARQL 1.1, 18.2.2.6, 10.2, 18.2.1)
@@ -1693,7 +1736,10 @@ class _Query:
                     left = (ops.Unit(self.graph, pos=self.pos(items[0])), None, None)
                 if right[0] is None:
                     right = (ops.Unit(self.graph, pos=self.pos(right_tree)), None, None)
-                left, right = ((self.anchored(p), c, at) for p, c, at in (left, right))
+                # in a window, a union of inline data is inline data, joined where it is used (RSP-QL:
+                # the empty group is one solution over the window's content, not one per instant)
+                if not (self.windowed and all(ops.is_table(_filtered(*x)) for x in (left, right))):
+                    left, right = ((self.anchored(p), c, at) for p, c, at in (left, right))
             if left[0] is None or right[0] is None:
                 empty = items[0] if left[0] is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)

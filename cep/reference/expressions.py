@@ -219,6 +219,16 @@ def is_string_literal(x: Val) -> bool:
     return x.kind in ("string", "lang")
 
 
+def whole_decimal(v: Fraction) -> Val:
+    """The xsd:decimal CEIL, FLOOR, ROUND and SECONDS return: XSD 1.1's
+    canonical form, no point when whole ("2", "13.815"; XPath's fn:ceiling
+    ... fn:seconds-from-dateTime, SPARQL 1.1's tests ceil01 ... seconds);
+    arithmetic and AVG keep "2.0" (agg-avg-02)."""
+    if v.denominator == 1:
+        return Val("decimal", v, terms.literal(str(v.numerator), terms.XSD_DECIMAL))
+    return make("decimal", v)
+
+
 def lexical(x: Val) -> str:
     return terms.split(x.term)[1]
 
@@ -567,7 +577,7 @@ def _numeric_fn(name):
                 r += 1
         if a.kind in ("float", "double"):
             return make(a.kind, math.copysign(float(r), x) if r == 0 else float(r))
-        return make("decimal", Fraction(r))
+        return whole_decimal(Fraction(r))
 
     return f
 
@@ -804,7 +814,7 @@ def _date_part(part):
         y, mo, d = terms._civil_from_days(days)
         values = {"year": y, "month": mo, "day": d, "hours": ms // 3_600_000, "minutes": ms // 60_000 % 60}
         if part == "seconds":
-            return make("decimal", Fraction(ms % 60_000, 1000))
+            return whole_decimal(Fraction(ms % 60_000, 1000))
         if part == "timezone":
             if zone is None:
                 raise ExprError("TIMEZONE of a dateTime without a time zone")

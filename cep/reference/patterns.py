@@ -47,6 +47,7 @@ from contextvars import ContextVar
 
 from cep import terms
 from cep.algebra import ops
+from cep.algebra.bags import PREFIX as ALT_PREFIX
 from cep.algebra.copies import PREFIX as COPY_PREFIX
 from cep.reference.expressions import ExprError, holds, make, value
 
@@ -273,23 +274,27 @@ def _eval_op(op, S, at: tuple, watch) -> set:
         if op.filter is not None:  # the group's FILTER, over its solutions alone
             out = {x for x in out if satisfies(op.filter, x)}
         return out
-    if isinstance(op, ops.Values):
-        return {(frozenset((v.name, t) for v, t in zip(op.vars, row) if t is not None), None, None, frozenset())
-                for row in op.rows}
+    if isinstance(op, ops.Values):  # rows: a multiset, each of several numbered (cep/algebra/bags.py)
+        alt = ((f"{ALT_PREFIX}{at}",) if len(op.rows) > 1 else ())
+        return {(frozenset((v, t) for v, t in zip([v.name for v in op.vars] + list(alt), row + (_number(i),))
+                           if t is not None), None, None, frozenset())
+                for i, row in enumerate(op.rows, 1)}
     if isinstance(op, ops.Extend):
         return {_extended(x, op) for x in _eval(op.pattern, S, at + (0,), watch)}
     if isinstance(op, ops.Project) and op.evaluated:
         return _subquery(op, _eval(op.pattern, S, at + (0,), watch), S)
     if isinstance(op, ops.Project):
         names = {v.name for v in op.vars}
-        keep = (lambda k: k in names) if op.distinct or COPIES.get() is None else \
-            (lambda k: k in names or k.startswith(COPY_PREFIX))  # the copies tell its solutions apart
+        hidden = (ALT_PREFIX,) + ((COPY_PREFIX,) if COPIES.get() is not None else ())
+        keep = (lambda k: k in names) if op.distinct else \
+            (lambda k: k in names or k.startswith(hidden))  # the copies and operands tell its solutions apart
         return {(frozenset((k, t) for k, t in x[0] if keep(k)), x[1], x[2],
                  frozenset(s for s in x[3] if s[1] & names))
                 for x in _eval(op.pattern, S, at + (0,), watch)}
     left, right = (at + (0,), op.left), (at + (1,), op.right)
-    if isinstance(op, ops.Union_):
-        return _eval(op.left, S, left[0], watch) | _eval(op.right, S, right[0], watch)
+    if isinstance(op, ops.Union_):  # a multiset union: each side's solutions marked as its own
+        return {_marked(x, at, side) for side, (where, operand) in enumerate((left, right), 1)
+                for x in _eval(operand, S, where, watch)}
     if isinstance(op, ops.Join):
         return _joins(_eval(op.left, S, left[0], watch), _eval(op.right, S, right[0], watch),
                       lambda a, b: True)
@@ -329,6 +334,16 @@ def _subquery(op: ops.Project, sols, S) -> set:
     for t, content in evaluations.items():
         out |= subquery_rows(op, content, t)
     return out
+
+
+def _number(i: int) -> str:
+    return terms.literal(str(i), terms.XSD_INTEGER)
+
+
+def _marked(x, at, side: int):
+    """A solution of UNION's operand `side` with the hidden variable that
+    tells it from the other's (cep/algebra/bags.py)."""
+    return (x[0] | {(f"{ALT_PREFIX}{at}", _number(side))},) + x[1:]
 
 
 def _extended(x, op: ops.Extend):

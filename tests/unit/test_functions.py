@@ -87,6 +87,14 @@ CASES = [
     ('CEIL(?o)', lit("3", INT), lit("3", INT)),
     ('ROUND(?o)', lit("-2", INT), lit("-2", INT)),
     ('ABS(?o)', lit("-1.5", DEC), lit("1.5", DEC)),
+    # a whole decimal from CEIL, FLOOR, ROUND, SECONDS in XSD 1.1's form (W3C ceil01 ... seconds),
+    # where arithmetic keeps the point (agg-avg-02)
+    ('CEIL(?o)', lit("1.1", DEC), lit("2", DEC)),
+    ('FLOOR(?o)', lit("-1.6", DEC), lit("-2", DEC)),
+    ('ROUND(?o)', lit("2.5", DEC), lit("3", DEC)),
+    ('ROUND(?o)', lit("-0.2", DEC), lit("0", DEC)),
+    ('CEIL(?o) + 0.0', lit("1.1", DEC), lit("2.0", DEC)),
+    ('SECONDS(?o)', '"2010-06-21T11:28:01Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>', lit("1", DEC)),
     # numeric type promotion keeps xsd:float with float, integer and decimal
     ('?o + ?o', lit("1.5", FLT), lit("3.0E0", FLT)),
     ('?o * 3', lit("0.1", FLT), lit("3.0E-1", FLT)),

@@ -124,9 +124,9 @@ SYNTAX = [
      "rules/x.rq:1:71: unexpected '}' \u2014 expected a whole number (a Streaming SPARQL window: "
      "WINDOW RANGE 30 MINUTE SLIDE [5 MINUTE], WINDOW RANGE 1 HOUR FIXED or WINDOW ELEMS 100)"),
     ("SELECT * FROM STREAM <s> WINDOW ELEMS 5 WHERE { ?s ?p ?o WINDOW ELEMS 5 . }",
-     "rules/x.rq:1:73: unexpected '.' \u2014 expected '}'"),
+     "rules/x.rq:1:73: unexpected '.' \u2014 expected '}', REPORT, START or TICK"),
     ("SELECT * FROM STREAM <s> WINDOW RANGE 10 S FIXED 5 WHERE { ?s ?p ?o }",
-     "rules/x.rq:1:50: unexpected '5' \u2014 expected '{', FROM or WHERE"),
+     "rules/x.rq:1:50: unexpected '5' \u2014 expected '{', FROM, REPORT, START, TICK or WHERE"),
     ("SELECT * FROM STREAM <s> WHERE { ?s ?p ?o }",
      "rules/x.rq:1:26: unexpected 'WHERE' \u2014 expected '[' or WINDOW"),
     ("SELECT * { ?s ?p ?o } LIMIT x",

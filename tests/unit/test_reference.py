@@ -114,12 +114,16 @@ def test_eqjoin_needs_the_same_start_and_the_same_end():
     assert sols(eq2, events) == {sol(1, 3, s="a", x=i(1))}
 
 
-def test_union_is_a_set_union():
+def test_union_is_a_multiset_union():
+    # the same solution from both operands is two, told apart by the
+    # union's hidden variable (cep/algebra/bags.py; W3C bind07)
     events = [ev("a", "p", i(1), 3), ev("a", "q", i(1), 3), ev("a", "q", i(1), 4)]
     union = Union_(tp("?s", "p", "?x"), tp("?s", "q", "?x"))
-    assert sols(union, events) == {sol(3, 3, s="a", x=i(1)), sol(4, 4, s="a", x=i(1))}
+    alt = "_:alt()"  # the hidden variable of the union at the root
+    assert sols(union, events) == {sol(3, 3, s="a", x=i(1), **{alt: i(1)}), sol(3, 3, s="a", x=i(1), **{alt: i(2)}),
+                                   sol(4, 4, s="a", x=i(1), **{alt: i(2)})}
     q = Query("q", "select", union)
-    assert len(reference.evaluate([q], events)) == 2
+    assert len(reference.evaluate([q], events)) == 3
 
 
 def test_leftjoin_optional_part_must_end_no_later_than_the_mandatory_part():
@@ -334,10 +338,12 @@ def dbl(lex):
     (Call("/", C(dbl("0")), C(i(0))), dbl("NaN")),
     (Call("neg", C(i(3))), i(-3)),
     (Call("abs", C(dec("-1.5"))), dec("1.5")),
-    (Call("round", C(dec("2.5"))), dec("3.0")),
-    (Call("round", C(dec("-2.5"))), dec("-2.0")),
+    (Call("round", C(dec("2.5"))), dec("3")),  # whole: XSD 1.1's form (W3C round01)
+    (Call("round", C(dec("-2.5"))), dec("-2")),
     (Call("round", C(dbl("2.4"))), dbl("2.0E0")),
-    (Call("ceil", C(dec("1.2"))), dec("2.0")),
+    (Call("ceil", C(dec("1.2"))), dec("2")),
+    (Call("floor", C(dec("-1.5"))), dec("-2")),
+    (Call("+", C(dec("1.5")), C(dec("0.5"))), dec("2.0")),  # arithmetic keeps the point (W3C agg-avg-02)
     (Call("floor", C(dbl("-1.5"))), dbl("-2.0E0")),
     (Call("floor", C(i(7))), i(7)),
 ])

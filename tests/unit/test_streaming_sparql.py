@@ -106,6 +106,95 @@ def test_a_window_that_cannot_be_is_an_error_at_its_place(text, message):
     assert str(info.value) == message
 
 
+# ------------------------------------------- RSP-QL's options after the window
+
+
+def options(clause: str, where: str = "{ ?s ?p ?o }"):
+    """(report policy, period ms, t0 ms) of the one query's window."""
+    (q,) = parse_rules(f"{PREFIX}SELECT * FROM STREAM {S} {clause} WHERE {where}", "x.rq")
+    return q.window.policy, q.window.period_ms, q.window.t0_ms
+
+
+T0 = 1_772_445_300_000  # 2026-03-02T09:55:00Z
+
+
+@pytest.mark.parametrize("clause, where, spec", [
+    ("WINDOW RANGE 30 MINUTE SLIDE 10 MINUTE REPORT ON CHANGE", "{ ?s ?p ?o }", ("change", None, None)),
+    ("WINDOW RANGE 30 MINUTE SLIDE REPORT NON EMPTY TICK TIME", "{ ?s ?p ?o }", ("nonempty", None, None)),
+    ("WINDOW RANGE 1 HOUR FIXED REPORT ON CLOSE", "{ ?s ?p ?o }", ("close", None, None)),
+    # REPORT EVERY's period is a value and unit as RANGE's (milliseconds without one)
+    ("WINDOW RANGE 30 MINUTE SLIDE 10 MINUTE REPORT EVERY 15 MINUTE", "{ ?s ?p ?o }", ("every", 15 * MIN, None)),
+    ("WINDOW RANGE 3000 SLIDE 1000 REPORT EVERY 1500", "{ ?s ?p ?o }", ("every", 1500, None)),
+    ('WINDOW RANGE 20 MINUTE FIXED START "2026-03-02T09:55:00Z"', "{ ?s ?p ?o }", (None, None, T0)),
+    ("WINDOW ELEMS 3 REPORT ON CHANGE TICK BATCH", "{ ?s ?p ?o }", ("change", None, None)),
+    # the WHERE group's window takes the stream's options, or gives its own
+    ("WINDOW RANGE 1 HOUR FIXED REPORT ON CHANGE", "{ ?s ?p ?o WINDOW ELEMS 3 }", ("change", None, None)),
+    ("WINDOW RANGE 1 HOUR FIXED", "{ ?s ?p ?o WINDOW ELEMS 3 REPORT NON EMPTY }", ("nonempty", None, None)),
+    ("[RANGE 1h STEP 1m REPORT ON CHANGE]", "{ ?s ?p ?o WINDOW RANGE 10 S SLIDE REPORT ON CHANGE }",
+     ("change", None, None)),
+])
+def test_start_report_and_tick_follow_a_streaming_window(clause, where, spec):
+    assert options(clause, where) == spec
+
+
+def test_the_options_in_either_syntax_are_the_same_query():
+    streaming = parse_rules(f'{PREFIX}SELECT * FROM STREAM {S} WINDOW RANGE 30 MINUTE SLIDE 10 MINUTE '
+                            f'START "2026-03-02T09:55:00Z" REPORT EVERY 15 MINUTE TICK TIME WHERE {{ ?s ?p ?o }}',
+                            "x.rq")
+    csparql = parse_rules(f'{PREFIX}SELECT * FROM STREAM {S} [RANGE 30m STEP 10m START "2026-03-02T09:55:00Z" '
+                          f'REPORT EVERY 15m TICK TIME] WHERE {{ ?s ?p ?o }}', "x.rq")
+    assert streaming == csparql
+
+
+def test_a_streaming_window_reports_on_change_as_its_c_sparql_twin():
+    # the last 2 events of :a; :b's events change no solution, so ON CHANGE
+    # skips their instants where ON CLOSE answers again
+    stream = [event("k", "a", "x", 1), event("k", "b", "y", 2), event("k", "a", "z", 3)]
+    text = "SELECT ?o FROM STREAM <http://e/s> WINDOW ELEMS 3 REPORT ON CHANGE WHERE { ?s :a ?o }"
+    got = checked_answers(parse_rules(PREFIX + text), stream)
+    assert rows(got) == [(1, 1, "x"), (1, 3, "x"), (1, 3, "z")]
+    twin = "SELECT ?o FROM STREAM <http://e/s> [TRIPLES 3 REPORT ON CHANGE] WHERE { ?s :a ?o }"
+    assert rows(checked_answers(parse_rules(PREFIX + twin), stream)) == rows(got)
+    closing = "SELECT ?o FROM STREAM <http://e/s> WINDOW ELEMS 3 WHERE { ?s :a ?o }"
+    assert (1, 2, "x") in rows(checked_answers(parse_rules(PREFIX + closing), stream))
+
+
+@pytest.mark.parametrize("text, message", [
+    ('SELECT * FROM STREAM <http://e/s> WINDOW ELEMS 3 START "2026-03-02T09:55:00Z" WHERE { ?s ?p ?o }',
+     "x.rq:1:50: START gives the time a sequence of time-based windows starts at; a count window holds "
+     "the last events, whenever they came"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW ELEMS 3 REPORT EVERY 5 S WHERE { ?s ?p ?o }",
+     "x.rq:1:50: REPORT EVERY reports a time-based window periodically; a count window is evaluated at "
+     "every instant of the stream: use a time-based window ([RANGE ... STEP ...], WINDOW RANGE ... SLIDE ...)"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW ELEMS 3 TICK TIME WHERE { ?s ?p ?o }",
+     "x.rq:1:55: a count window's content changes only when events come: it is evaluated at each instant "
+     "(TICK BATCH), not as time passes"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 10 S SLIDE TICK BATCH WHERE { ?s ?p ?o }",
+     "x.rq:1:64: a time-based window closes as event time passes its close, with or without an event "
+     "there (TICK TIME); evaluating it only at the instants of events is not supported"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 10 S SLIDE REPORT EVERY 0 S WHERE { ?s ?p ?o }",
+     "x.rq:1:72: REPORT EVERY's period must be positive, not 0"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 1 HOUR FIXED REPORT ON CHANGE "
+     "WHERE { ?s ?p ?o WINDOW ELEMS 3 REPORT NON EMPTY }",
+     "x.rq:1:110: the WHERE group's window replaces the window on <http://e/s>, whose report policy "
+     "differs from its own: give the report policy on one of them"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 1 HOUR FIXED WHERE { ?s <http://e/a> ?o { ?s <http://e/b> ?p "
+     "WINDOW ELEMS 2 REPORT ON CHANGE } }",
+     "x.rq:1:124: a report policy belongs to the query's window (the query is evaluated, and its windows "
+     "start, when that window is): give it after FROM STREAM ... WINDOW ... or on the WHERE group's "
+     "window, not on a group's own window"),
+    ('SELECT * FROM STREAM <http://e/s> WINDOW RANGE 1 HOUR FIXED WHERE { ?s <http://e/a> ?o { ?s <http://e/b> ?p '
+     'WINDOW RANGE 5 S SLIDE START "2026-03-02T09:55:00Z" } }',
+     "x.rq:1:132: START belongs to the query's window (the query is evaluated, and its windows start, "
+     "when that window is): give it after FROM STREAM ... WINDOW ... or on the WHERE group's window, "
+     "not on a group's own window"),
+])
+def test_an_option_a_window_cannot_take_is_an_error_at_its_place(text, message):
+    with pytest.raises(QueryError) as info:
+        parse_rules(text, "x.rq")
+    assert str(info.value) == message
+
+
 # ------------------------------------------------------ a window per pattern
 
 

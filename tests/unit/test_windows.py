@@ -84,7 +84,8 @@ def test_group_by_an_expression_groups_by_its_value():
     stream = [price("acme", 10, 10), price("bolt", 11, 10), price("cork", 20, 10), price("acme", 1, 20)]
     got = run("""SELECT ?tens (COUNT(*) AS ?n) WHERE { ?c :price ?p } GROUP BY (FLOOR(?p / 10) AS ?tens)""",
               stream)
-    assert table(got, "tens", "n") == [(10, 10, "1.0", "2"), (10, 10, "2.0", "1"), (20, 20, "0.0", "1")]
+    # FLOOR writes a whole decimal without a point (XSD 1.1, W3C floor01)
+    assert table(got, "tens", "n") == [(10, 10, "1", "2"), (10, 10, "2", "1"), (20, 20, "0", "1")]
     # an expression without a name; an error is one more group, whose key is unbound
     got = run("""SELECT (SUM(?p) AS ?s) WHERE { ?c :price ?p } GROUP BY (?p < 15) (1 / (?p - 20))""", stream)
     assert table(got, "s") == [(10, 10, "10"), (10, 10, "11"), (10, 10, "20"), (20, 20, "1")]
