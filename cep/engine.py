@@ -42,6 +42,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
+from cep.compile.windows import empty_rows
 from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table, late_rejects
 from cep.errors import EngineError
 from cep.limits import Limits
@@ -108,6 +109,9 @@ class Engine:
         absence = any(getattr(n, "op", None) is ops.SeqAbsence for n in self.compiled.plan.nodes)
         self.windowed = any(q.evaluated for q in self.compiled.queries)
         self.timed = self.windowed or absence
+        # queries whose empty windows give a row (COUNT(*) 0): their evaluations
+        # begin at the stream's first instant, and a long gap may be cut (warned)
+        self._empty_rows = any(empty_rows(q) for q in self.compiled.queries if q.evaluated)
         self.counting = any(w.count is not None for w in windows)  # count windows count instants' triples, events
         self.count_streams = self.compiled.count_streams if self.counting else None
         self.streamed = self.compiled.streamed
@@ -193,6 +197,8 @@ class Engine:
         lines = []
         if self._last is None:  # the first instant: the solutions of the background alone, once
             lines.append(self.session.static(self.module, table["end"][0].as_py()))
+            if self._empty_rows:  # their windows are evaluated from the stream's first instant
+                lines.append(self.session.close(self.module, "begin", table["end"][0].as_py()))
         self._last = table["end"][-1].as_py()
         copies = _copy_indexes(table) if self.compiled.copies else None
         if len(self._order) > 1:
@@ -250,6 +256,8 @@ class Engine:
         """The answers of a call of the rules (every call's lines come here)."""
         if self._regex:
             self._regex_warnings()
+        if self._empty_rows:
+            self._skipped_warnings()
         table = _read_lines(lines, self.compiled.width)
         return AnswerBatch(self, modify(table, self.layouts, self.compiled.queries))
 
@@ -266,6 +274,16 @@ class Engine:
                     f"backtracks too much on that text); that call is SPARQL's error value (a FILTER "
                     f"drops the solution, a SELECT expression leaves its variable unbound), and the run "
                     f"goes on (said once per query)")
+
+    def _skipped_warnings(self):
+        """A warning per run of evaluations over empty windows that the
+        engine cut (cep_window:empty_run_limit/1): which, and from when."""
+        for index, first, last, count in self.session.window_skipped(self.module):
+            self.warnings.append(
+                f"{self.layouts[index].name}: its window was empty at {count:,} evaluations in a row, from "
+                f"{terms.format_datetime_ms(first)} to {terms.format_datetime_ms(last)} (a gap in event time); "
+                f"the evaluations after that are skipped, without their rows (COUNT 0), until its window "
+                f"holds a solution again")
 
     def _reject_late(self, table):
         self.late.extend(late_rejects(table, self._last, "which was already processed"))

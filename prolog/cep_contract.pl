@@ -122,6 +122,10 @@ cep_contract('$wnext', 2, windows,
              "'$wnext'(Query, Time), dynamic: the next evaluation time (idle(Time) after an empty one)").
 cep_contract('$wlast', 2, windows,
              "'$wlast'(Query, Rows), dynamic: the rows of the last evaluation (IStream, DStream)").
+cep_contract('$wempty', 1, optional,
+             "'$wempty'(Query): Query aggregates without GROUP BY: every evaluation of its window gives a row, an empty window's too (COUNT(*) 0)").
+cep_contract('$wrun', 2, optional,
+             "'$wrun'(Query, Run), dynamic: of a '$wempty' query, its evaluations over an empty window in a row (skipped past cep_window:empty_run_limit/1)").
 cep_contract('$winstant', 1, optional,
              "'$winstant'(Query): a CONSTRUCT's rows are answers at the evaluation time, not over the window").
 cep_contract('$wcontent', 1, optional,

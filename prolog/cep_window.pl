@@ -38,6 +38,7 @@
             cep_span/6,            % +S1, +E1, +S2, +E2, -S, -E
             cep_accumulate/6,      % +Module, +Query, +Last, +First, +Key, +Args
             cep_window_status/2,   % +Module, -StatusText
+            cep_window_skipped/2,  % +Module, -SkippedText
             cep_window_span/5,     % +Spec, +Start, +End, -First, -Last
             cep_span/3,            % +Spans, -Start, -End
             cep_part_index/4,      % +Sols, +Pattern, +Key, -Index
@@ -144,7 +145,9 @@ held(Q, part(Q, _, _)).
 
 %!  cep_close(+Module, +ArgsText, -AnswersText) is det.
 %
-%   ArgsText is "now Now T1 N1 E1 T2 N2 E2 ..." (event time has passed
+%   ArgsText is "begin First" (the stream's first instant: the time-based
+%   windows of '$wempty' queries are evaluated from the first evaluation
+%   time at or after it, begin_empty/2), or "now Now T1 N1 E1 T2 N2 E2 ..." (event time has passed
 %   every instant before Now; the instants Ti of the batch just processed
 %   had Ni triples in Ei events each) or "final Last ..." (the stream ended with its last event
 %   at Last: time-based windows are evaluated until they hold nothing,
@@ -158,6 +161,13 @@ cep_close(M, ArgsText, Text) :-
 close_due(M, ArgsText, Text) :-
     split_string(ArgsText, " ", "", [How, TimeText|CountTexts]),
     number_string(Time, TimeText),
+    (   How == "begin"
+    ->  begin_empty(M, Time),
+        cep_answer_text([], Text)
+    ;   close_due(M, How, Time, CountTexts, Text)
+    ).
+
+close_due(M, How, Time, CountTexts, Text) :-
     maplist(number_string, Counts, CountTexts),
     count_instants(M, Counts),
     (   How == "final" -> Limit = inf ; Limit = Time ),  % the stream ended: no event can cancel a deadline
@@ -190,9 +200,15 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _, _)
     ->  (   How \== "final" -> Limit = Time
         ;   Spec = time(inf, _, _, _) -> last_evaluation(M, Q, Spec, Time, Limit)
+        ;   empty_row(M, Q) -> empty_end(M, Q, Spec, Time, Limit)
         ;   Limit = inf
         ),
-        close_time(M, Q, Spec, Limit, Rows0, Rows)
+        close_time(M, Q, Spec, Limit, Rows0, Rows),
+        (   How == "final", empty_row(M, Q)         % its evaluations are over: the group needs nothing
+        ->  retractall(M:'$wnext'(Q, _)),
+            assertz(M:'$wnext'(Q, idle(Limit)))
+        ;   true
+        )
     ;   Spec == instant                     % every instant before Limit a stored solution ends at
     ->  (   How == "final" -> Limit = inf ; Limit = Time ),
         findall(T, ( M:'$wsol'(_, Q, T, _, _, _, _), T < Limit ), Ts),
@@ -207,9 +223,10 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
 %   A time-based window is evaluated at every multiple of Every (its step
 %   unless COMPUTED EVERY says otherwise) before Limit, from the first one
 %   whose window can hold a stored solution; evaluations with nothing
-%   stored and nothing reported before are skipped. At the end of the
-%   stream (Limit inf) it is evaluated until its windows hold nothing:
-%   every window that holds a solution reports.
+%   stored and nothing reported before are skipped (not those of a
+%   '$wempty' query: empty_row/2). At the end of the stream (Limit inf) it
+%   is evaluated until its windows hold nothing: every window that holds a
+%   solution reports.
 close_time(M, Q, Spec, Limit, Rows0, Rows) :-
     (   next_time(M, Q, Spec, Tau),
         Tau < Limit
@@ -239,6 +256,84 @@ last_evaluation(M, Q, Spec, Last, Limit) :-
     Tau is PE - ((PE - C) div Every) * Every,           % the first evaluation at or after it
     Limit is Tau + 1.
 
+%   Aggregates without GROUP BY ('$wempty'(Q)) give a row at every
+%   evaluation, an empty window's too (docs/language.md, "Empty windows"):
+%   a time-based window is evaluated at every evaluation time from the
+%   first at or after the stream's first instant (and its first close,
+%   with RSP-QL's t0), not from its first solution, gaps in event time
+%   included (up to empty_run_limit/1 empty ones in a row, then skipped
+%   until a window can hold a solution, with a warning: cep_window_skipped/2);
+%   at the end of the stream up to the first evaluation whose window
+%   starts at or after the stream's last instant and every stored
+%   solution's end (the first that holds none of them, empty_end/5).
+empty_row(M, Q) :-
+    current_predicate(M:'$wempty'/1),
+    M:'$wempty'(Q).
+
+begin_empty(M, T) :-
+    forall(( empty_row(M, Q),
+             M:'$window'(Q, Spec),
+             Spec = time(_, _, Every, Origin),
+             \+ M:'$wnext'(Q, _) ),
+           ( (   Origin == none -> C = T ; first_close(Spec, C1), C is max(T, C1) ),
+             every_phase(Spec, PE),
+             Tau is PE - ((PE - C) div Every) * Every,     % the first PE + j*Every at or after C
+             assertz(M:'$wnext'(Q, Tau)) )).
+
+empty_end(M, Q, Spec, Last, Limit) :-
+    Spec = time(Range, Step, Every, _),
+    (   aggregate_all(max(E0), ( held(Q, P), M:'$wsol'(_, P, _, _, _, _, E0) ), E1)
+    ->  E is max(Last, E1)
+    ;   E = Last
+    ),
+    phase(Spec, P),
+    K is -((P - E - Range) div Step),                   % the first close C with C - Range >= E
+    C0 is P + K * Step,
+    (   Spec = time(_, _, _, none) -> C = C0 ; first_close(Spec, C1), C is max(C0, C1) ),
+    every_phase(Spec, PE),
+    Tau is PE - ((PE - C) div Every) * Every,           % the first evaluation at or after it
+    Limit is Tau + 1.
+
+%   The evaluations of a '$wempty' query over an empty window in a row (a
+%   gap in event time) are at most this many: past it the query is idle
+%   until a window can hold a stored solution, as any other query is, and
+%   cep_window_skipped/2 says so. A day of 1-second steps is 86,400, and
+%   costs about a second of CPU.
+empty_run_limit(100000).
+
+%   After an evaluation of a '$wempty' query: its run of evaluations over
+%   an empty window counted ('$wrun'(Q, N)), the next evaluation time
+%   After0, or idle(After0) once the run reaches the limit.
+empty_next(M, Q, Sols, Tau, Every, After0, After) :-
+    (   Sols \== []
+    ->  retractall(M:'$wrun'(Q, _)),
+        After = After0
+    ;   (   retract(M:'$wrun'(Q, N0)) -> true ; N0 = 0 ),
+        N is N0 + 1,
+        empty_run_limit(Most),
+        (   N >= Most
+        ->  From is Tau - (N - 1) * Every,
+            assertz(skipped(M, Q, From, Tau, N)),
+            After = idle(After0)
+        ;   assertz(M:'$wrun'(Q, N)),
+            After = After0
+        )
+    ).
+
+:- dynamic skipped/5.
+
+%!  cep_window_skipped(+Module, -Text) is det.
+%
+%   The runs of empty evaluations cut by empty_run_limit/1 since the last
+%   call: a line "Query From To Count" each (From and To the first and
+%   last evaluation times of the run; those after To are skipped until
+%   the query's window holds a solution again).
+cep_window_skipped(M, Text) :-
+    findall(Line, ( retract(skipped(M, Q, From, To, N)),
+                    format(string(Line), "~w ~w ~w ~w", [Q, From, To, N]) ), Lines),
+    atomic_list_concat(Lines, '\n', A),
+    atom_string(A, Text).
+
 %!  cep_window_status(+Module, -Text) is det.
 %
 %   "Due Held": Due the next evaluation time of a time-based window that
@@ -262,7 +357,8 @@ cep_window_status(M, Text) :-
                    M:'$absence_next'(N, Tau) ), Taus),
     (   Taus == [] -> Due = none ; min_list(Taus, Due) ),
     (   current_predicate(M:'$wsol'/7),
-        ( M:'$wsol'(_, _, _, _, _, _, _) ; M:'$wpart'(_, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _) )
+        ( M:'$wsol'(_, _, _, _, _, _, _) ; M:'$wpart'(_, _, _, _, _, _) ; reported(M, _) ; M:'$wcount'(_, _)
+        ; empty_row(M, Q), M:'$wnext'(Q, T), integer(T) )
     ->  Held = true
     ;   Held = false
     ),
@@ -274,7 +370,8 @@ evaluated(M, Q, T) :-
 
 %   The next evaluation time of a time-based window: after an evaluation
 %   whose window held something, the next multiple of Every ('$wnext'(Q,
-%   Tau)), while anything is stored or was reported; after an empty one
+%   Tau)), while anything is stored or was reported (always, for a
+%   '$wempty' query, from its first: begin_empty/2); after an empty one
 %   ('$wnext'(Q, idle(Tau))) or at the start, the first multiple of Every
 %   at or after the earliest window close a stored solution is in (found
 %   by one scan, so a gap in event time is skipped at once, and a busy
@@ -282,7 +379,7 @@ evaluated(M, Q, T) :-
 next_time(M, Q, Spec, Tau) :-
     Spec = time(_, _, Every, _),
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
-    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ),
+    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ; empty_row(M, Q) ),
         Tau = Tau0
     ;   aggregate_all(min(F), stored(M, Q, F), First),
         close_of(Spec, First, C),
@@ -319,7 +416,10 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     ),
     (   Spec = time(_, _, Every, _)
     ->  After0 is Tau + Every,
-        (   Sols0 == [] -> After = idle(After0) ; After = After0 )
+        (   empty_row(M, Q) -> empty_next(M, Q, Sols0, Tau, Every, After0, After)
+        ;   Sols0 == [] -> After = idle(After0)
+        ;   After = After0
+        )
     ;   After is Tau + 1
     ),
     retractall(M:'$wnext'(Q, _)),
@@ -607,7 +707,12 @@ evaluation_rows(_, M, Q, Sols, Ts, Tau, Rows) :-
 %   The rows of an evaluation: lists of field values (cep_runtime's
 %   fields), in the standard order of terms; a set unless the query's
 %   rows are a multiset (a plain SELECT without DISTINCT).
-rows(_, _, [], _, _, []) :- !.
+rows(M, Q, [], Ts, Te, Rows) :-
+    !,
+    (   empty_row(M, Q), M:'$wkind'(Q, group(Funcs))
+    ->  empty_group(M, Q, Funcs, Ts, Te, Rows)
+    ;   Rows = []
+    ).
 rows(M, Q, Sols, Ts, Te, Rows) :-
     M:'$wkind'(Q, Kind),
     kind_rows(Kind, M, Q, Sols, Ts, Te, Rows0),
@@ -665,6 +770,13 @@ extension_value(M, Q, V, J, Table, Value) :-
     M:'$wkey'(Q, J, V, Key0),
     ground_key(Key0, Key),
     memberchk(Key-Value, Table).
+
+%   The row of the one group of aggregates without GROUP BY over no
+%   solution (SPARQL 1.1, 11.2 and 18.5: COUNT 0, SUM 0, AVG 0, MIN,
+%   MAX and SAMPLE unbound), unless HAVING rejects it.
+empty_group(M, Q, Funcs, Ts, Te, Rows) :-
+    aggregates(Funcs, [], Values),
+    findall(Fields, M:'$wrow'(Q, k, Values, Ts, Te, Fields), Rows).
 
 %   An unbound grouping variable groups as one value (SPARQL 11.2).
 ground_key(Key0, Key) :-
@@ -926,8 +1038,8 @@ subquery_rows(plain, _, _, Rows, _, Rows).
 subquery_rows(group(Funcs, Keys), M, Q, [], Te, Rows) :-
     !,
     (   Keys =:= 0
-    ->  aggregates(Funcs, [], Values),
-        findall(r(Fields, Te, Te), M:'$wrow'(Q, k, Values, Te, Te, Fields), Rows)
+    ->  empty_group(M, Q, Funcs, Te, Te, FieldLists),
+        findall(r(Fields, Te, Te), member(Fields, FieldLists), Rows)
     ;   Rows = []
     ).
 subquery_rows(group(Funcs, _), M, Q, Sols, Te, Rows) :-

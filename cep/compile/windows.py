@@ -51,7 +51,7 @@ from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
-           ("$wcut", 2), ("$wset", 1), ("$wseen", 2))
+           ("$wcut", 2), ("$wset", 1), ("$wseen", 2), ("$wrun", 2))
 
 
 def content_part(index, node_id, side):
@@ -247,6 +247,16 @@ def _feed_clause(index, query):
                      (pl.Struct("include", A("$derivable"), template, pl.Var("Tr")),))
 
 
+def empty_rows(query) -> bool:
+    """Whether every evaluation of the query's window gives a row, an
+    empty window's too: aggregates without GROUP BY are one group, empty
+    over an empty window (SPARQL 1.1, 11.2: COUNT(*) is 0). A query
+    grouped without a window is evaluated only at instants with a
+    solution (docs/language.md, "Empty windows")."""
+    g = query.grouping
+    return bool(query.windows) and g is not None and g.keys == ()
+
+
 def _spec(w, query):
     if w is None:  # grouped without a window: the answers of one instant
         return A("instant")
@@ -336,6 +346,8 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
     else:
         kind = pl.Struct("extend", pl.PList([func_term(a) for _, a, _ in g.extensions]))
     items.append(pl.Clause(pl.Struct("$wkind", index, kind)))
+    if empty_rows(query):  # cep_window:rows/6, begin_empty/2
+        items.append(pl.Clause(pl.Struct("$wempty", index)))
     # rows are a set where SPARQL makes them one: grouped rows, DISTINCT, and
     # CONSTRUCT (a set of triple occurrences)
     if g is not None and g.keys is not None or query.distinct or query.form == "construct":

@@ -81,7 +81,35 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if w.unbounded and until is None:  # the latest end of a solution of the whole stream it reads
         latest = max((s[2] for s in solve(lambda ts, te, o=None: w.t0_ms < ts, math.inf)), default=None)
     places = _places(events, occurrences) if w.count is not None and w.counts == "triples" else {}
-    return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places), solve, project)
+    final = None
+    if _empty_rows(query) and w.count is None and not w.unbounded and until is None:
+        final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf))
+    return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project)
+
+
+def _empty_rows(query) -> bool:
+    """Aggregates without GROUP BY: one group, which an empty window holds
+    too (SPARQL 1.1, 11.2 and 18.5), so every evaluation gives its row."""
+    return query.grouping is not None and query.grouping.keys == ()
+
+
+def _last_empty(w, ends, sols):
+    """The last evaluation of a query whose empty windows give a row, at
+    the end of the stream: the first evaluation time whose window closed
+    last, (c - l, c], starts at or after the stream's last instant and
+    the end of every solution some window holds (the first window after
+    all of them; each later one is as empty)."""
+    phase = 0 if w.t0_ms is None else (w.t0_ms + w.range_ms) % w.step_ms
+    first = None if w.t0_ms is None else w.t0_ms + w.range_ms
+
+    def in_a_window(ts, te):  # the first close at or after te holds it if any does
+        c = phase + -((phase - te) // w.step_ms) * w.step_ms
+        c = c if first is None else max(c, first)
+        return c - w.range_ms < ts
+
+    end = max([ends[-1]] + [te for _, ts, te, _ in sols if in_a_window(ts, te)])
+    close = phase + -((phase - end - w.range_ms) // w.step_ms) * w.step_ms
+    return close if first is None else max(close, first)
 
 
 def _rows_of(query, evaluations, solve, project) -> list[Answer]:
@@ -158,9 +186,13 @@ def _records(events) -> list:
     return list(named) + [e for e in events if not e.source]
 
 
-def _evaluations(query, w, ends, events, until, latest, places=None):
+def _evaluations(query, w, ends, events, until, latest, places=None, final=None):
     """(tau, the window's start, test of an interval or occurrence) per
-    evaluation; `places`: those of a [TRIPLES n] window's occurrences."""
+    evaluation; `places`: those of a [TRIPLES n] window's occurrences;
+    `final`: at the end of the stream, the evaluations are those up to
+    the first at or after this close (_last_empty) instead. A time-based
+    window is evaluated from the first evaluation time at or after the
+    stream's first instant (and, with t0, its first close)."""
     if w.count is not None:
         for tau in ends:
             cut, low = _count_cut(w, ends, events, tau)
@@ -176,11 +208,13 @@ def _evaluations(query, w, ends, events, until, latest, places=None):
     # without it the closes and evaluations are the multiples of step and period
     first = None if w.t0_ms is None else w.t0_ms + w.range_ms
     phase, every_phase = (0, 0) if first is None else (first % w.step_ms, first % period)
-    tau = every_phase + ((ends[0] - every_phase) // period) * period
+    tau = every_phase - ((every_phase - ends[0]) // period) * period
     if first is not None:
         tau = max(tau, first)
     if until is not None:
         last = until - 1
+    elif final is not None:
+        last = every_phase - ((every_phase - final) // period) * period
     else:  # the last window close that holds an event, then one evaluation past it
         latest = max(e.start for e in events) if latest is None else latest
         last = phase - ((phase - latest - w.range_ms) // w.step_ms) * w.step_ms + period
@@ -201,7 +235,7 @@ def _unbounded_evaluations(w, period, ends, until, latest):
     solution of its own, so they do not extend it, whatever its period)."""
     first = w.t0_ms + w.step_ms
     phase, every_phase = first % w.step_ms, first % period
-    tau = max(first, every_phase + ((ends[0] - every_phase) // period) * period)
+    tau = max(first, every_phase - ((every_phase - ends[0]) // period) * period)
     if until is not None:
         last = until - 1
     else:
@@ -277,21 +311,27 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     # (a path walks each window's content as one graph: up to the last event's)
     firsts = solve(pattern)
     walks = any(isinstance(x, ops.Triple) and isinstance(x.p, ops.Path) for x in ops.walk(pattern))
-    if not firsts and until is None and not walks:
+    empty_rows = _empty_rows(query)
+    if not firsts and until is None and not walks and not empty_rows:
         return []
     latest = None if walks else max((s[1] for s in firsts), default=None)
-    evaluations = _evaluations(query, first, ends, events, until, latest)
+    final = None
+    if empty_rows and first.count is None and not first.unbounded and until is None:
+        final = _last_empty(first, ends, firsts)
+    evaluations = _evaluations(query, first, ends, events, until, latest, final=final)
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project)
 
 
 def _rows(query, content, start, tau, project) -> list:
     g = query.grouping
-    # a count window holds the events of its instants: with no solution, a
-    # grouped query's one group is the empty one, with GROUP BY too (SPARQL
-    # 1.1 18.5.1 as the W3C test agg-empty-group reads it); a time window
-    # with no solution gives no row
-    empty_group = g is not None and g.keys is not None and query.window is not None and query.window.count is not None
-    if not content and not empty_group:
+    # no solution: no row, but the empty group's: that of aggregates without
+    # GROUP BY over every window (_empty_rows), and with GROUP BY at a count
+    # window's evaluation, which holds the events of its instants (SPARQL 1.1
+    # 18.5.1 as the W3C test agg-empty-group reads it); a time window's
+    # GROUP BY query with no solution gives no row (docs/language.md)
+    count_group = g is not None and g.keys is not None and query.window is not None \
+        and query.window.count is not None
+    if not content and not (_empty_rows(query) or count_group):
         return []
     if g is None:
         rows = [project(dict(mu), ts, te, stamps) for mu, ts, te, stamps in content]
@@ -337,13 +377,7 @@ def subquery_rows(op: ops.Project, content, tau) -> set:
 
     query = op.as_query()
     if op.grouping is not None:
-        if content:
-            rows = {(r, tau, tau, frozenset()) for r in _rows(query, content, tau, tau, None)}
-        elif op.grouping.keys:
-            rows = set()
-        else:
-            row = _row(query, {}, [(var, agg, []) for var, agg in op.grouping.aggregates], tau, tau)
-            rows = set() if row is None else {(row, tau, tau, frozenset())}
+        rows = {(r, tau, tau, frozenset()) for r in _rows(query, content, tau, tau, None)}
     else:
         rows = {(_project(query, dict(mu), ts, te, stamps), ts, te, stamps) for mu, ts, te, stamps in content}
     names = {v.name for v in op.vars}

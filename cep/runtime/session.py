@@ -282,12 +282,20 @@ class _Session:
         return self.call("cep_static", "cep_runtime", [("atom", module), str(time_ms)], raw=True)[0]
 
     def close(self, module: str, how: str, time_ms: int, counts=()) -> bytes:
-        """Evaluate the windows due (cep_window:cep_close/3): `how` "now"
+        """Evaluate the windows due (cep_window:cep_close/3): `how` "begin"
+        (the stream's first instant: evaluates nothing), "now"
         (event time has passed every instant before time_ms) or "final"
         (the stream ended at time_ms); `counts`: (instant, triples, events)
         of the instants just processed, for count windows. The answer lines out."""
         text = " ".join([how, str(time_ms), *(str(x) for row in counts for x in row)])
         return self.call("cep_close", "cep_window", [("atom", module), text], raw=True)[0]
+
+    def window_skipped(self, module: str) -> list[tuple[int, int, int, int]]:
+        """The runs of evaluations over empty windows cut since the last
+        call (cep_window:cep_window_skipped/2): (query index, first and
+        last evaluation time, count) each."""
+        text = self.call("cep_window_skipped", "cep_window", [("atom", module)])[0]
+        return [tuple(int(x) for x in line.split()) for line in text.splitlines()]
 
     def window_status(self, module: str) -> tuple[int | None, bool]:
         """(the next evaluation time of a window that can report, or None;

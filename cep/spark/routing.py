@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from cep import terms
 from cep.algebra import ops
 from cep.algebra.chaining import analyse, reads
+from cep.compile.windows import empty_rows
 from cep.errors import QueryError
 
 SLOTS = ("s", "p", "o")
@@ -148,7 +149,7 @@ def partition_key(query: ops.Query) -> str | None:
     answers once per evaluation, have none: they run in one group, which
     sees every solution of an evaluation; so has a query that reads
     whole instants (_reads_instants)."""
-    if query.modified or query.form == "ask" or _reads_instants(query):
+    if query.modified or query.form == "ask" or _reads_instants(query) or empty_rows(query):
         return None
     patterns = triples(query.pattern)
     if not patterns:
@@ -180,10 +181,13 @@ def _routes(query: ops.Query, key: str | None, schema=None) -> tuple:
                 for route in _pattern_routes(ops.Triple(ops.Var("s"), iri, ops.Var("o")), None, schema):
                     if route not in out:
                         out.append(route)
-    if query.over_static_data or any(w.count is not None or w.unbounded for w in query.windows) or any(
+    if query.over_static_data or empty_rows(query) \
+            or any(w.count is not None or w.unbounded for w in query.windows) or any(
             isinstance(t, (ops.Unit, ops.Project)) or t.p.reads_every_event(t.s, t.o) for t in readers):
         # a count window counts every event of the stream (an unbounded one is
-        # evaluated up to the stream's last instant), a query over static data
+        # evaluated up to the stream's last instant, and so is one whose empty
+        # windows give a row, from its first: cep.compile.windows.empty_rows),
+        # a query over static data
         # answers at its first instant; an empty group's
         # solutions are the instants of every event, as are the evaluations
         # of a grouped or cut subquery; and a path over every node reads
@@ -337,6 +341,8 @@ def single_group_reason(query) -> str:
     if _reads_instants(query):
         return ("it reads whole instants (an empty group, a subquery evaluated per instant, "
                 "or a property path over the instant's graph)")
+    if empty_rows(query):
+        return "its aggregates without GROUP BY give a row at every evaluation, an empty window's too"
     return "no variable is bound by every triple pattern"
 
 

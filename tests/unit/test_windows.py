@@ -76,8 +76,10 @@ def test_grouping_without_a_window_groups_a_sequence_at_its_end():
 def test_count_distinct_star_counts_distinct_solutions():
     got = run("""SELECT (COUNT(*) AS ?n) (COUNT(DISTINCT *) AS ?d) FROM STREAM <http://e/ticks> [RANGE 1h TUMBLING]
                  WHERE { ?c :price ?p }""", [price("acme", 10, 10), price("acme", 20, 20), price("acme", 10, 30)])
-    # three solutions (two of them with the same bindings, at two instants)
-    assert table(got, "n", "d") == [(0, 60, "3", "2")]
+    # three solutions (two of them with the same bindings, at two instants);
+    # (60, 120], the first window past the stream's last instant, is empty: its
+    # one group (no GROUP BY) counts 0
+    assert table(got, "n", "d") == [(0, 60, "3", "2"), (60, 120, "0", "0")]
 
 
 def test_group_by_an_expression_groups_by_its_value():
@@ -105,8 +107,10 @@ def test_sliding_and_tumbling_differ_on_the_same_stream():
                      WHERE { ?c :price ?p }""", STREAM)
     tumbling = run("""SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/ticks> [RANGE 1h TUMBLING]
                       WHERE { ?c :price ?p }""", STREAM)
-    assert table(sliding, "n") == [(-30, 30, "1"), (0, 60, "3"), (30, 90, "4"), (60, 120, "2")]
-    assert table(tumbling, "n") == [(0, 60, "3"), (60, 120, "2")]
+    # without GROUP BY, the first window past the last instant (75) is
+    # evaluated too, empty: COUNT 0
+    assert table(sliding, "n") == [(-30, 30, "1"), (0, 60, "3"), (30, 90, "4"), (60, 120, "2"), (90, 150, "0")]
+    assert table(tumbling, "n") == [(0, 60, "3"), (60, 120, "2"), (120, 180, "0")]
 
 
 def test_a_window_of_triples_holds_exactly_the_last_n():
@@ -226,6 +230,7 @@ def test_group_concat_joins_the_str_of_the_values_in_the_order_of_their_text():
         (-30, '"10 x"', '"10, x"', f'"10"^^{INT}'),
         (0, '"10 10 9 x http://e/i"', '"10, 9, x, http://e/i"', f'"10"^^{INT}'),
         (30, '"10 9 http://e/i"', '"10, 9, http://e/i"', f'"10"^^{INT}'),
+        (60, '""', '""', None),  # the first window past the stream, empty: "" and SAMPLE unbound
     ]
 
 
@@ -278,11 +283,12 @@ def test_computed_every_evaluates_the_last_closed_window():
     got = run("""REGISTER QUERY every COMPUTED EVERY 15m AS
                  SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/ticks> [RANGE 1h STEP 30m]
                  WHERE { ?c :price ?p }""", STREAM)
-    # evaluated at 15, 30, ..., 150 (nothing at 15 and 150: the windows
-    # closed at 0 and 150 are empty); at 45 the window is still the one
-    # closed at 30
-    assert table(got, "n") == [(-30, 30, "1"), (-30, 45, "1"), (0, 60, "3"), (0, 75, "3"),
-                               (30, 90, "4"), (30, 105, "4"), (60, 120, "2"), (60, 135, "2")]
+    # evaluated at 15, 30, ..., 150, from the first multiple of 15 at or
+    # after the first instant (10) to the first whose window is past the last
+    # (75): the windows closed at 0 and 150 are empty, COUNT 0; at 45 the
+    # window is still the one closed at 30
+    assert table(got, "n") == [(-60, 15, "0"), (-30, 30, "1"), (-30, 45, "1"), (0, 60, "3"), (0, 75, "3"),
+                               (30, 90, "4"), (30, 105, "4"), (60, 120, "2"), (60, 135, "2"), (90, 150, "0")]
 
 
 def test_a_window_closes_when_event_time_passes_it_without_an_event_of_its_key():
@@ -305,7 +311,7 @@ def test_window_state_survives_a_restore():
     second = Engine(rules)
     second.restore(state)
     got = second.push([price("acme", 4, 30)]) + second.flush()
-    assert table(got, "s") == [(0, 60, "7")]
+    assert table(got, "s") == [(0, 60, "7"), (60, 120, "0")]  # then the empty window past the stream
 
 
 def test_windowed_construct_answers_triples_per_window():

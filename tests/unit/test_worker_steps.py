@@ -240,3 +240,27 @@ def stream(n: int, seed: int) -> list:
     rng = random.Random(seed)
     return [ev(f"k{rng.randint(0, 3)}", rng.choice("ab"), rng.randint(1, 9), 1000 + i // 2 * 3 + rng.randint(0, 1))
             for i in range(n)]
+
+
+EMPTY_ROWS = f"""PREFIX : <{EX}>
+REGISTER QUERY counted AS
+SELECT (COUNT(*) AS ?n) (SUM(?x) AS ?total)
+FROM STREAM <{EX}s> [RANGE 20ms STEP 10ms]
+WHERE {{ ?k :a ?x }}
+"""
+
+
+def test_aggregates_without_group_by_answer_their_empty_windows_across_micro_batches():
+    # docs/language.md, "Empty windows": the group keeps a timeout at its next
+    # evaluation, so the windows of a gap report COUNT 0 as the watermark
+    # passes them, and the answers are the in-process engine's
+    h = Harness(EMPTY_ROWS, lateness_ms=10)
+    batches = [[ev("k0", "a", 1, 100), ev("k1", "a", 2, 105)], [ev("k0", "a", 3, 300)], [ev("k2", "b", 1, 400)]]
+    out = h.batch(batches[0])
+    for events in batches[1:]:
+        out += h.batch(events)
+    out += h.batch(end=True)
+    expected = in_process(EMPTY_ROWS, [e for b in batches for e in b])
+    zero = '"0"^^<http://www.w3.org/2001/XMLSchema#integer>'
+    assert sum(1 for a in expected.elements() if a.binding("n") == zero) > 20  # the gap's windows
+    assert Counter(out.answers) == expected
