@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from cep import reference
 from cep.algebra import ops
+from cep.algebra.bags import PREFIX as ALT_PREFIX
 from tests.property.strategies import (
     MAX_TIME, WITHOUT_LEFT_JOINS, examples, multiset, note_case, operator_queries, patterns, queries, seeded,
     streams,
@@ -96,16 +97,23 @@ def test_start_time_prefixes_are_monotone_without_leftjoin_and_eqleftjoin(query,
 @SETTINGS
 @given(left=patterns(2), right=patterns(2), events=streams())
 def test_temporal_joins_are_joins_restricted_by_time(left, right, events):
-    join = reference.solutions(ops.Join(left, right), events)
-    seq = reference.solutions(ops.SeqJoin(left, right), events)
-    eq = reference.solutions(ops.EqJoin(left, right), events)
-    assert join == reference.solutions(ops.Join(right, left), events)
-    assert reference.solutions(ops.Union_(left, right), events) == reference.solutions(ops.Union_(right, left), events)
+    def solutions(op):
+        return visible(reference.solutions(op, events))
+    join, seq, eq = solutions(ops.Join(left, right)), solutions(ops.SeqJoin(left, right)), solutions(ops.EqJoin(left, right))
+    assert join == solutions(ops.Join(right, left))
+    assert solutions(ops.Union_(left, right)) == solutions(ops.Union_(right, left))
     assert seq <= join and eq <= join
-    assert eq == reference.solutions(ops.EqJoin(right, left), events)
-    lefts, rights = reference.solutions(left, events), reference.solutions(right, events)
+    assert eq == solutions(ops.EqJoin(right, left))
+    lefts, rights = solutions(left), solutions(right)
     assert seq == {reference.merge(a, b) for a in lefts for b in rights
                    if reference.compatible(a, b) and a[2] < b[1]}
+
+
+def visible(solutions) -> set:
+    """The solutions without the hidden variables of UNION and VALUES
+    (cep.algebra.bags), which are named by the operator's place in the
+    query: the same pattern at another place binds other ones."""
+    return {(frozenset((k, v) for k, v in mu if not k.startswith(ALT_PREFIX)), ts, te) for mu, ts, te in solutions}
 
 
 @seeded
@@ -114,10 +122,10 @@ def test_temporal_joins_are_joins_restricted_by_time(left, right, events):
 def test_optional_operators_extend_or_keep_every_mandatory_solution(mandatory, optional, events):
     """Every solution of an optional operator is a mandatory solution or a
     merge with it; every mandatory solution is kept or extended."""
-    base = reference.solutions(mandatory, events)
+    base = visible(reference.solutions(mandatory, events))
     for op in (ops.LeftJoin(mandatory, optional), ops.EqLeftJoin(mandatory, optional),
                ops.SeqRightJoin(optional, mandatory)):
-        result = reference.solutions(op, events)
+        result = visible(reference.solutions(op, events))
         for mu, ts, te in base:
             assert any(dict(mu).items() <= dict(m2).items() and te == te2 and ts2 <= ts
                        for m2, ts2, te2 in result), (op, (mu, ts, te))
