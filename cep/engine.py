@@ -221,7 +221,7 @@ class Engine:
                 self.services.evaluated(time.monotonic() - began)
             if self.timed:  # every instant of the part is complete: windows up to its last close
                 lines.append(self._close("now", part["end"][-1].as_py() + 1, part))
-        batch = self._batch(b"".join(lines))
+        batch = self._batch(*lines)
         # A batch's text and its intermediate columns are transient and large
         # (tens of MB for 100,000 events); Arrow's allocator (mimalloc) keeps
         # what they freed and its footprint creeps up over a long stream, while
@@ -252,13 +252,18 @@ class Engine:
             counted = pc.and_(counted, pc.or_(pc.is_null(part["stream"]), pc.fill_null(of, False)))
         return counted
 
-    def _batch(self, lines: bytes) -> AnswerBatch:
-        """The answers of a call of the rules (every call's lines come here)."""
+    def _batch(self, *texts: bytes) -> AnswerBatch:
+        """The answers of calls of the rules (every call's lines come here),
+        in order. Each call's text is read on its own: joined, the texts of
+        a batch are tens of MB, a fresh allocation whose pages the kernel
+        zeroes at every batch (on W2 that cost more than reading them)."""
         if self._regex:
             self._regex_warnings()
         if self._empty_rows:
             self._skipped_warnings()
-        table = _read_lines(lines, self.compiled.width)
+        tables = [_read_lines(text, self.compiled.width) for text in texts if text]
+        table = (pa.concat_tables(tables) if len(tables) > 1 else tables[0] if tables
+                 else _read_lines(b"", self.compiled.width))
         return AnswerBatch(self, modify(table, self.layouts, self.compiled.queries))
 
     def _regex_warnings(self):

@@ -584,6 +584,40 @@ out_field(outbuf *o, term_t f)
 #define ANSWER_BUF_KEPT ((size_t)64 << 20)
 static __thread outbuf answer_buf;
 
+/* A compound field (a decimal, a literal: the values whose text is dear,
+   a rational's through GMP's text) equal to the same column's field of
+   the row before has the same text, copied from there: rows come sorted
+   within an instant, so a column often repeats (a join's earlier event
+   in each of its answers). The first REUSE_COLUMNS columns are tracked. */
+#define REUSE_COLUMNS 16
+
+typedef struct
+{ term_t  value;         /* the column's last compound field, or a variable */
+  size_t  start;         /* where its text is in the buffer */
+  size_t  len;
+} column_text;
+
+static int
+out_column_field(outbuf *o, term_t f, column_text *c)
+{ size_t start = o->len;
+
+  if ( c && PL_is_compound(f) && PL_is_compound(c->value) && PL_compare(f, c->value) == 0 )
+  { if ( !out_reserve(o, c->len) )
+      return FALSE;
+    memcpy(o->data + o->len, o->data + c->start, c->len);
+    o->len += c->len;
+    return TRUE;
+  }
+  if ( !out_field(o, f) )
+    return FALSE;
+  if ( c && PL_is_compound(f) )
+  { c->start = start;
+    c->len = o->len - start;
+    return PL_put_term(c->value, f);
+  }
+  return TRUE;
+}
+
 /* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
 static foreign_t
 c_answer_text(term_t rows, term_t text)
@@ -593,10 +627,15 @@ c_answer_text(term_t rows, term_t text)
   term_t arg = PL_new_term_ref();
   term_t fields = PL_new_term_ref();
   term_t field = PL_new_term_ref();
+  term_t values = PL_new_term_refs(REUSE_COLUMNS);
+  column_text columns[REUSE_COLUMNS];
   int rc = TRUE;
 
+  for ( int i = 0; i < REUSE_COLUMNS; i++ )
+    columns[i].value = values + i;
   while ( rc && PL_get_list(tail, row, tail) )
-  { for ( int i = 1; rc && i <= 3; i++ )
+  { int column = 0;
+    for ( int i = 1; rc && i <= 3; i++ )
     { int64_t v;
       rc = ( PL_get_arg(i, row, arg) && PL_get_int64_ex(arg, &v) &&
              (i == 1 || out_bytes(&o, "\t", 1)) && out_int(&o, v) );
@@ -604,7 +643,10 @@ c_answer_text(term_t rows, term_t text)
     if ( rc && !PL_get_arg(4, row, fields) )
       rc = PL_type_error("answer_row", row);
     while ( rc && PL_get_list(fields, field, fields) )
-      rc = out_bytes(&o, "\t", 1) && out_field(&o, field);
+    { rc = out_bytes(&o, "\t", 1) &&
+           out_column_field(&o, field, column < REUSE_COLUMNS ? &columns[column] : NULL);
+      column++;
+    }
     if ( rc )
       rc = out_bytes(&o, "\n", 1);
   }

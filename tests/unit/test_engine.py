@@ -237,6 +237,25 @@ def test_batches_split_inside_an_instant_give_the_same_answers():
         assert rows(run(q, events, batch=size)) == whole
 
 
+def test_a_push_made_of_several_calls_of_the_rules_answers_as_one_call(monkeypatch):
+    """A push's events go to the rules in calls of about CHUNK_EVENTS,
+    each call's answers read on its own (Engine._batch): the same answers,
+    in the same order, as one call."""
+    import cep.engine
+
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    events = [ev(f"k{i % 3}", "a" if i % 2 else "b", i, i // 2) for i in range(40)]
+
+    def answers(chunk):
+        monkeypatch.setattr(cep.engine, "CHUNK_EVENTS", chunk)
+        engine = Engine([q])
+        return [(a.start, a.end, a.bindings) for a in engine.push(events) + engine.flush()]
+
+    one = answers(10_000)
+    assert len(one) > 50
+    assert answers(3) == one
+
+
 def test_late_events_are_reported_not_processed():
     q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
     engine = Engine([q])
