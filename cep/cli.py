@@ -893,6 +893,12 @@ def main(argv=None) -> int:
     it with a line on standard error, not a traceback."""
     import signal
 
+    import pyarrow as pa
+
+    # pyarrow puts its own SIGINT and SIGTERM handlers in place during its
+    # long operations (the answers' CSV read, cep.engine._read_lines) and
+    # loses about one signal in a hundred there: the command takes them
+    pa.enable_signal_handlers(False)
     try:
         previous = signal.signal(signal.SIGTERM, _terminated)
     except ValueError:  # not the main thread (a test's): SIGTERM keeps its handler
