@@ -37,6 +37,7 @@ import itertools
 
 from cep import terms
 from cep.algebra import ops
+from cep.algebra.hidden import thread
 
 PREFIX = "_:alt"
 
@@ -53,29 +54,16 @@ def _number(i: int) -> str:
 
 def _rewrite(op, fresh):
     """(op with the hidden variables, those its solutions bind)."""
-    if isinstance(op, ops.Values):
-        if len(op.rows) < 2:
-            return op, ()
-        alt = fresh()
-        rows = tuple(row + (_number(i),) for i, row in enumerate(op.rows, 1))
-        return dataclasses.replace(op, vars=op.vars + (alt,), rows=rows), (alt,)
-    if isinstance(op, (ops.Triple, ops.BGP, ops.Unit, ops.Service)):
-        return op, ()
-    if isinstance(op, ops.Project):
-        pattern, alts = _rewrite(op.pattern, fresh)
-        if op.distinct or op.evaluated:  # its solutions once each, or its rows (a set)
-            return dataclasses.replace(op, pattern=pattern), ()
-        return dataclasses.replace(op, pattern=pattern, vars=op.vars + alts), alts
-    if isinstance(op, (ops.Filter,) + ops.UNARY):
-        pattern, alts = _rewrite(op.pattern, fresh)
-        return dataclasses.replace(op, pattern=pattern), alts
-    left, la = _rewrite(op.left, fresh)
-    if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):  # the right side binds nothing
-        return dataclasses.replace(op, left=left), la
-    right, ra = _rewrite(op.right, fresh)
-    if isinstance(op, ops.Union_):
-        alt = fresh()
-        left = ops.Extend(left, alt, ops.Const(_number(1)), pos=op.pos)
-        right = ops.Extend(right, alt, ops.Const(_number(2)), pos=op.pos)
-        return dataclasses.replace(op, left=left, right=right), la + ra + (alt,)
-    return dataclasses.replace(op, left=left, right=right), la + ra
+    def own(op):
+        if isinstance(op, ops.Values) and len(op.rows) > 1:
+            alt = fresh()
+            rows = tuple(row + (_number(i),) for i, row in enumerate(op.rows, 1))
+            return dataclasses.replace(op, vars=op.vars + (alt,), rows=rows), (alt,)
+        if isinstance(op, ops.Union_):
+            (left, la), (right, ra) = thread(op.left, own), thread(op.right, own)
+            alt = fresh()
+            left = ops.Extend(left, alt, ops.Const(_number(1)), pos=op.pos)
+            right = ops.Extend(right, alt, ops.Const(_number(2)), pos=op.pos)
+            return dataclasses.replace(op, left=left, right=right), la + ra + (alt,)
+        return None
+    return thread(op, own)

@@ -39,6 +39,7 @@ import dataclasses
 import itertools
 
 from cep.algebra import ops
+from cep.algebra.hidden import thread
 
 PREFIX = "_:copy"
 
@@ -66,27 +67,13 @@ def capture_copies(query: ops.Query) -> ops.Query:
 def _rewrite(op, fresh):
     """(op with a hidden copy variable per triple pattern, those of its
     solutions: the variables a subquery's projection keeps)."""
-    if isinstance(op, ops.Triple):
-        if isinstance(op.p, ops.Path):
-            return op, ()
-        copy = fresh()
-        return dataclasses.replace(op, copy=copy), (copy,)
-    if isinstance(op, ops.BGP):
-        triples = [_rewrite(t, fresh) for t in op.triples]
-        return (dataclasses.replace(op, triples=tuple(t for t, _ in triples)),
-                tuple(v for _, vs in triples for v in vs))
-    if isinstance(op, (ops.Unit, ops.Values, ops.Service)):
-        return op, ()
-    if isinstance(op, ops.Project):
-        pattern, copies = _rewrite(op.pattern, fresh)
-        if op.distinct or op.evaluated:  # its solutions once each, or its rows (a set)
-            return dataclasses.replace(op, pattern=pattern), ()
-        return dataclasses.replace(op, pattern=pattern, vars=op.vars + copies), copies
-    if isinstance(op, (ops.Filter,) + ops.UNARY):
-        pattern, copies = _rewrite(op.pattern, fresh)
-        return dataclasses.replace(op, pattern=pattern), copies
-    left, lc = _rewrite(op.left, fresh)
-    right, rc = _rewrite(op.right, fresh)
-    if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):
-        rc = ()  # the right side binds nothing
-    return dataclasses.replace(op, left=left, right=right), lc + rc
+    def own(op):
+        if isinstance(op, ops.Triple) and not isinstance(op.p, ops.Path):
+            copy = fresh()
+            return dataclasses.replace(op, copy=copy), (copy,)
+        if isinstance(op, ops.BGP):
+            triples = [thread(t, own) for t in op.triples]
+            return (dataclasses.replace(op, triples=tuple(t for t, _ in triples)),
+                    tuple(v for _, vs in triples for v in vs))
+        return None
+    return thread(op, own)
