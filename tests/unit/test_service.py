@@ -96,23 +96,29 @@ GROUP BY ?u ?n HAVING (COUNT(?p) >= 2 && ?n > 10000)
 """
 
 
+def remote_and_local(server, tmp_path, template: str, stream):
+    """(the engine of the query with its followers from the endpoint,
+    gamma 8, its answers to the stream, those of the query with the same
+    followers given locally); template takes {from_} and {background}."""
+    counts = {u: (u * 7919) % 30000 for u in range(1, 9)}
+    followers(server, counts)
+    (tmp_path / "followers.ttl").write_text(
+        "".join(f"<{E}u{u}> <{E}followers> {n} .\n" for u, n in counts.items()))
+    remote = parse_rules(template.format(from_="", background=f"SERVICE <{server.query_url}> {{ ?u :followers ?n }}"),
+                         str(tmp_path / "remote.rq"))
+    local = parse_rules(template.format(from_="FROM <followers.ttl>\n", background="?u :followers ?n"),
+                        str(tmp_path / "local.rq"))
+    with_service = Engine(remote, services=ServiceOptions(allow=[server.base], gamma=8))
+    with_background = Engine(local)
+    return (with_service, with_service.push(stream) + with_service.flush(),
+            with_background.push(stream) + with_background.flush())
+
+
 def test_a_windowed_query_answers_as_over_the_same_data_given_locally(oxigraph_server, tmp_path):
     """A budget that covers every candidate, and an endpoint that does not
     change: the answers of the query with its background given locally."""
-    counts = {u: (u * 7919) % 30000 for u in range(1, 9)}
-    followers(oxigraph_server, counts)
-    (tmp_path / "followers.ttl").write_text(
-        "".join(f"<{E}u{u}> <{E}followers> {n} .\n" for u, n in counts.items()))
-    remote = parse_rules(H + WINDOWED.format(
-        from_="", background=f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }}"),
-        str(tmp_path / "remote.rq"))
-    local = parse_rules(H + WINDOWED.format(from_="FROM <followers.ttl>\n", background="?u :followers ?n"),
-                        str(tmp_path / "local.rq"))
-    stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 60)]
-    with_service = Engine(remote, services=ServiceOptions(allow=[oxigraph_server.base], gamma=8))
-    with_background = Engine(local)
-    got = with_service.push(stream) + with_service.flush()
-    expected = with_background.push(stream) + with_background.flush()
+    with_service, got, expected = remote_and_local(oxigraph_server, tmp_path, H + WINDOWED,
+                                                   [mention(1 + (i * 5) % 8, i, i) for i in range(1, 60)])
     assert got and rows(got) == rows(expected)
     reports = with_service.services.reports
     assert [r.time // MIN for r in reports] == list(range(0, 60, 5))  # one evaluation per slide

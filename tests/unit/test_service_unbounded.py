@@ -9,7 +9,7 @@ from cep.engine import Engine
 from cep.rules import parse_rules
 from cep.service.options import ServiceOptions
 from tests.endpoint import oxigraph_server  # noqa: F401 (the fixture)
-from tests.unit.test_service import E, H, MIN, followers, mention, rows
+from tests.unit.test_service import E, H, MIN, followers, mention, remote_and_local, rows
 
 X = H + "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n"
 UNBOUNDED = """REGISTER QUERY influential AS
@@ -26,20 +26,8 @@ def test_an_unbounded_window_answers_as_over_the_same_data_given_locally(oxigrap
     The view is maintained at the window's evaluation times (30 s past
     each 5 minutes, from its START), and its candidates are every user
     mentioned since t0, however long ago."""
-    counts = {u: (u * 7919) % 30000 for u in range(1, 9)}
-    followers(oxigraph_server, counts)
-    (tmp_path / "followers.ttl").write_text(
-        "".join(f"<{E}u{u}> <{E}followers> {n} .\n" for u, n in counts.items()))
-    remote = parse_rules(X + UNBOUNDED.format(
-        from_="", background=f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }}"),
-        str(tmp_path / "remote.rq"))
-    local = parse_rules(X + UNBOUNDED.format(from_="FROM <followers.ttl>\n", background="?u :followers ?n"),
-                        str(tmp_path / "local.rq"))
     stream = [mention(1 + (i * 5) % 8, i, i) for i in range(1, 8)] + [mention(3, i, i) for i in range(8, 30)]
-    with_service = Engine(remote, services=ServiceOptions(allow=[oxigraph_server.base], gamma=8))
-    with_background = Engine(local)
-    got = with_service.push(stream) + with_service.flush()
-    expected = with_background.push(stream) + with_background.flush()
+    with_service, got, expected = remote_and_local(oxigraph_server, tmp_path, X + UNBOUNDED, stream)
     assert got and rows(got) == rows(expected)
     reports = with_service.services.reports
     assert [r.time for r in reports] == [30_000 + k * 5 * MIN for k in range(6)]
