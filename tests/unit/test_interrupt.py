@@ -49,11 +49,19 @@ def long_run(tmp_path_factory):
     return folder
 
 
+def _ctrl_c_on():
+    """In the child: SIGINT as a terminal gives it. A shell without job
+    control starts a background command (`pytest ... &`) with SIGINT
+    ignored, which a command rightly keeps, and its children inherit."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _interrupt(args, how=signal.SIGINT, cwd=None):
     """Start `cep run ARGS`, signal it once it has processed a batch (its
     first progress line), and give (status, standard error)."""
     process = subprocess.Popen([sys.executable, "-m", "cep", "run", *map(str, args), "--batch-size", "20000"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd or ROOT)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=cwd or ROOT,
+                               preexec_fn=_ctrl_c_on)
     seen = []
     try:
         for raw in process.stderr:
@@ -114,8 +122,8 @@ random.seed(int(sys.argv[1]))
 lost = 0
 for trial in range(200):
     timer = threading.Timer(random.uniform(0, 0.03), os.kill, (os.getpid(), signal.SIGINT))
-    timer.start()
     try:
+        timer.start()
         deadline = time.monotonic() + 0.5
         while time.monotonic() < deadline:
             _read_lines(text, 1)
@@ -131,6 +139,6 @@ def test_ctrl_c_while_the_engine_reads_its_answers_is_never_lost():
     # pyarrow's own handlers, in place while it reads CSV, lost 1 to 5 SIGINTs
     # in 200 (measured): a run went on to its end after Ctrl-C
     done = subprocess.run([sys.executable, "-c", LOST_SIGNALS, "1"], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+                          cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_on)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "0"
