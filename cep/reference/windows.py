@@ -112,9 +112,11 @@ def _last_empty(w, ends, sols):
     return close if first is None else max(close, first)
 
 
-def _rows_of(query, evaluations, solve, project) -> list[Answer]:
+def _rows_of(query, evaluations, solve, project, window=None) -> list[Answer]:
     """The answers of the evaluations (tau, the window's start, test of an
-    interval's being in the window), as the report operator picks them."""
+    interval's being in the window), as the report operator picks them.
+    `window`: the window the query is evaluated by, where not its own (its
+    first group's, of a query whose groups have windows of their own)."""
     out, previous, seen = [], [], frozenset()
     policy = query.window.policy if query.window is not None else None
     for tau, start, inside in evaluations:
@@ -129,7 +131,7 @@ def _rows_of(query, evaluations, solve, project) -> list[Answer]:
             if now == seen:
                 continue
             seen = now
-        rows = _rows(query, content, start, tau, project)
+        rows = _rows(query, content, start, tau, project, window or query.window)
         if query.report == "rstream":
             chosen = rows
         else:
@@ -311,7 +313,9 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     # (a path walks each window's content as one graph: up to the last event's)
     firsts = solve(pattern)
     walks = any(isinstance(x, ops.Triple) and isinstance(x.p, ops.Path) for x in ops.walk(pattern))
-    empty_rows = _empty_rows(query)
+    # a grouped query evaluated by a count window gives the empty group's row at its instants (_rows)
+    empty_rows = _empty_rows(query) or query.grouping is not None and query.grouping.keys is not None \
+        and first.count is not None
     if not firsts and until is None and not walks and not empty_rows:
         return []
     latest = None if walks else max((s[1] for s in firsts), default=None)
@@ -319,18 +323,18 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     if empty_rows and first.count is None and not first.unbounded and until is None:
         final = _last_empty(first, ends, firsts)
     evaluations = _evaluations(query, first, ends, events, until, latest, final=final)
-    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project)
+    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first)
 
 
-def _rows(query, content, start, tau, project) -> list:
+def _rows(query, content, start, tau, project, window=None) -> list:
     g = query.grouping
     # no solution: no row, but the empty group's: that of aggregates without
     # GROUP BY over every window (_empty_rows), and with GROUP BY at a count
     # window's evaluation, which holds the events of its instants (SPARQL 1.1
     # 18.5.1 as the W3C test agg-empty-group reads it); a time window's
-    # GROUP BY query with no solution gives no row (docs/language.md)
-    count_group = g is not None and g.keys is not None and query.window is not None \
-        and query.window.count is not None
+    # GROUP BY query with no solution gives no row (docs/language.md).
+    # `window`: the one the query is evaluated by
+    count_group = g is not None and g.keys is not None and window is not None and window.count is not None
     if not content and not (_empty_rows(query) or count_group):
         return []
     if g is None:

@@ -45,3 +45,13 @@ def test_having_can_drop_the_empty_group():
 def test_a_count_window_with_solutions_is_unchanged():
     query = f"SELECT ?t (COUNT(*) AS ?n) {WINDOW}WHERE {{ ?t :tick ?u }} GROUP BY ?t"
     assert answers(query, [tick(T)]) == [(T, T, (("n", f'"1"{INT}'), ("t", "<http://e/t>")))]
+
+
+def test_a_query_evaluated_by_a_groups_count_window_gives_the_empty_group_too():
+    # the query is evaluated by its first group's window (ELEMS 1), which
+    # holds the tick, and no :p joins it: the empty group's row, as over the query's
+    # own count window (the property test of group windows found the
+    # reference reading the query's time window here, and no evaluation at all)
+    query = ("SELECT ?t (COUNT(?v) AS ?n) FROM STREAM <http://e/s> [RANGE 1s STEP 1s] "
+             "WHERE { { ?t :tick ?u WINDOW ELEMS 1 } { ?t :p ?v WINDOW ELEMS 1 } } GROUP BY ?t")
+    assert answers(query, [tick(T)]) == [(T, T, (("n", f'"0"{INT}'),))]
