@@ -437,8 +437,9 @@ def aggregate(agg: ops.Aggregate, members) -> str | None:
     N-Triples text (SAMPLE takes the first in that order)."""
     values, errors = [], 0
     for mu, ts, te in members:
-        if agg.arg is None:  # COUNT(*); with DISTINCT each solution once (its bindings)
-            values.append(tuple(sorted(mu.items())) if agg.distinct else terms.literal("1", INTEGER))
+        if agg.arg is None:  # COUNT(*); with DISTINCT each solution once (its bindings, not the hidden ones)
+            values.append(tuple(sorted((k, v) for k, v in mu.items() if not k.startswith("_:")))
+                          if agg.distinct else terms.literal("1", INTEGER))
             continue
         try:
             values.append(value(agg.arg, mu, ts, te))

@@ -40,6 +40,15 @@ def test_a_plain_windowed_select_gives_a_row_per_copy_and_distinct_one():
     assert table(run(counted, events), "n") == [(0, 10, "1"), (10, 20, "0")]
 
 
+def test_count_distinct_star_counts_a_repeated_solution_once_in_groups_with_windows():
+    # DISTINCT * reads the solutions' bindings, not the hidden copy variables
+    # that tell the copies apart (the reference had counted 2 x 2 = 4 here)
+    events = [price("acme", 3, 1), price("acme", 3, 1)]
+    counted = ("SELECT (COUNT(DISTINCT *) AS ?n) FROM STREAM <http://e/s> [RANGE 10m TUMBLING] "
+               "WHERE { { ?c :price ?p WINDOW RANGE 10 MINUTE FIXED } { ?c :price ?p WINDOW RANGE 10 MINUTE FIXED } }")
+    assert table(run(counted, events), "n")[0] == (0, 10, "1")
+
+
 def test_records_are_told_apart_by_their_source():
     # one record holding the triple twice is one event (a graph is a set); two records are two
     same = [sourced(price("acme", 3, 1), "g1"), sourced(price("acme", 3, 1), "g1")]
