@@ -85,7 +85,7 @@ def note_seed():
 
 @st.composite
 def streams(draw, max_events: int = 20, intervals: bool = True, repeats: int = 3):
-    """A list of events, some of them repeated in one draw in `repeats` (a
+    """A list of events, some of them repeated in one draw in `repeats` (0: never; a
     stream is a multiset: a query over a window counts each copy, an event
     pattern reads the set; cep/algebra/copies.py). Each
     stream draws how crowded it is: a short time range gives many ties, few
@@ -109,7 +109,7 @@ def streams(draw, max_events: int = 20, intervals: bool = True, repeats: int = 3
     size = draw(st.integers(min(2, max_events), max_events))
     events = [draw(event) for _ in range(size)]
     # now and then some events given again (equal events also come by chance)
-    repeated = draw(st.lists(st.integers(0, size - 1), max_size=3)) if draw(st.integers(1, repeats)) == 1 else []
+    repeated = draw(st.lists(st.integers(0, size - 1), max_size=3)) if repeats and draw(st.integers(1, repeats)) == 1 else []
     return events + [events[i] for i in repeated]
 
 
