@@ -693,14 +693,7 @@ forget_counts(M, Q, Cut) :-
 evaluation_rows(count(_, _), M, Q, [], Ts, Tau, Rows) :-
     M:'$wkind'(Q, group(Funcs)),
     !,
-    once(clause(M:'$wkey'(Q, _, Key0), _)),
-    Key0 =.. [k|Keys0],
-    length(Keys0, N),
-    length(Keys, N),
-    maplist(=('$unbound'), Keys),
-    Key =.. [k|Keys],
-    aggregates(Funcs, [], Values),
-    findall(Fields, M:'$wrow'(Q, Key, Values, Ts, Tau, Fields), Rows).
+    empty_group(M, Q, Funcs, Ts, Tau, Rows).
 evaluation_rows(_, M, Q, Sols, Ts, Tau, Rows) :-
     rows(M, Q, Sols, Ts, Tau, Rows).
 
@@ -771,12 +764,20 @@ extension_value(M, Q, V, J, Table, Value) :-
     ground_key(Key0, Key),
     memberchk(Key-Value, Table).
 
-%   The row of the one group of aggregates without GROUP BY over no
-%   solution (SPARQL 1.1, 11.2 and 18.5: COUNT 0, SUM 0, AVG 0, MIN,
-%   MAX and SAMPLE unbound), unless HAVING rejects it.
+%   The row of the empty group over no solution (SPARQL 1.1, 11.2 and
+%   18.5: COUNT 0, SUM 0, AVG 0, MIN, MAX and SAMPLE unbound), its keys
+%   unbound (none without GROUP BY), unless HAVING rejects it.
 empty_group(M, Q, Funcs, Ts, Te, Rows) :-
+    (   clause(M:'$wkey'(Q, _, Key0), _)
+    ->  Key0 =.. [k|Keys0],
+        length(Keys0, N),
+        length(Keys, N),
+        maplist(=('$unbound'), Keys),
+        Key =.. [k|Keys]
+    ;   Key = k
+    ),
     aggregates(Funcs, [], Values),
-    findall(Fields, M:'$wrow'(Q, k, Values, Ts, Te, Fields), Rows).
+    findall(Fields, M:'$wrow'(Q, Key, Values, Ts, Te, Fields), Rows).
 
 %   An unbound grouping variable groups as one value (SPARQL 11.2).
 ground_key(Key0, Key) :-
