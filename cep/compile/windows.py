@@ -363,7 +363,7 @@ def _query_items(index, query, window, root_vars, vars_of) -> list:
             vs = vars_of()
             v = _values(vs, root_vars)
             items.append(pl.Clause(pl.Struct("$wkey", index, j, v, _key(vs, keys)), (T,)))
-            items.append(_args_clause(("$wargs", index, j), vs, v, [agg], single=True))
+            items.append(_args_clause(("$wargs", index, j), vs, v, root_vars, [agg], single=True))
         items.append(_extended_row(index, query, root_vars, vars_of))
     return items
 
@@ -377,7 +377,7 @@ def group_items(index, query, root_vars, vars_of) -> list:
     vs = vars_of()
     v = _values(vs, root_vars)
     return [pl.Clause(pl.Struct("$wkey", index, v, _key(vs, g.keys)), _computed(vs, g.computed)),
-            _args_clause(("$wargs", index), vs, v, [a for _, a in g.aggregates]),
+            _args_clause(("$wargs", index), vs, v, root_vars, [a for _, a in g.aggregates]),
             _group_row(index, query, vars_of)]
 
 
@@ -401,12 +401,14 @@ def _computed(vs, computed) -> tuple:
     return tuple(goals) or (T,)
 
 
-def _args_clause(head_args, vs, v, aggregates, single=False):
+def _args_clause(head_args, vs, v, root_vars, aggregates, single=False):
     """'$wargs'(..., V, Ts, Te, Args): each aggregate's argument for the
     solution, val(Value) or err (an error or unbound value); COUNT(*)
     counts every solution, COUNT(DISTINCT *) each solution's bindings once
-    (its values, the unbound ones numbered alike: equal solutions are
+    (the values of its variables, not the hidden `_:` ones that tell
+    copies apart, the unbound ones numbered alike: equal solutions are
     equal terms)."""
+    star = _values(vs, [x for x in root_vars if not x.name.startswith("_:")])
     ts, te = pl.Var("Ts"), pl.Var("Te")
     ec = vs.expressions(ts, te)
     goals, out = [], []
@@ -414,7 +416,7 @@ def _args_clause(head_args, vs, v, aggregates, single=False):
         a = vs.fresh()
         if agg.arg is None and agg.distinct:
             c = vs.fresh()
-            goals += [pl.Struct("copy_term", v, c), pl.Struct("numbervars", c, 0, pl.Var("_")),
+            goals += [pl.Struct("copy_term", star, c), pl.Struct("numbervars", c, 0, pl.Var("_")),
                       pl.Struct("=", a, pl.Struct("val", c))]
         elif agg.arg is None:
             goals.append(pl.Struct("=", a, pl.Struct("val", 1)))

@@ -163,3 +163,11 @@ def test_an_ntriples_event_in_two_files_is_two_events(tmp_path):
         (tmp_path / name).write_text(f"{ACME} .\n<http://e/acme> {PROV_AT} {AT} .\n")
     events = [e for name in ("a.nt", "b.nt") for e in events_of(read_file(tmp_path / name, []))]
     assert table(run(COUNT, events), "n") == [(0, 10, "2"), (10, 20, "0")]
+
+
+def test_count_distinct_star_in_a_subquery_over_a_windows_content_counts_a_repeated_solution_once():
+    # the engine had counted the hidden copy variables in DISTINCT * there (2)
+    events = [price("acme", 3, 1), price("acme", 3, 1)]
+    counted = ("SELECT ?n FROM STREAM <http://e/s> WINDOW ELEMS 1 "
+               "WHERE { ?c :price ?p { SELECT (COUNT(DISTINCT *) AS ?n) WHERE { ?c :price ?p } } }")
+    assert {row[2:] for row in table(run(counted, events), "n")} == {("1",)}
