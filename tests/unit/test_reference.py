@@ -585,7 +585,10 @@ def test_consumption_policies_are_not_the_papers_semantics_and_are_refused():
     assert len(reference.evaluate([ok], [ev("a", "p", i(1), 1)])) == 1
 
 
-def test_forty_events_and_four_operators_take_well_under_a_second():
+def test_forty_events_and_four_operators_are_evaluated_without_blowing_up():
+    """A guard against an evaluation exponential in the events, as the
+    property tests would hang on (it takes milliseconds; the bound is generous
+    for a loaded machine, not a speed figure)."""
     import random
     import time
 
@@ -599,4 +602,4 @@ def test_forty_events_and_four_operators_take_well_under_a_second():
         SeqJoin(tp("?s", "p", "?x"), tp("?s", "q", "?y")), Join(tp("?s", "p", "?x"), tp("?t", "q", "?z")))))
     began = time.perf_counter()
     reference.evaluate([Query("q", "select", pattern)], events)
-    assert time.perf_counter() - began < 1.0
+    assert time.perf_counter() - began < 60.0
