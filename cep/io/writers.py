@@ -91,7 +91,9 @@ def rows(answers):
 
 def _column(answers, name):
     column = answers[name]
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if isinstance(column, pa.ChunkedArray):  # (one chunk, the usual case, as it is: combining would copy it)
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
 
 
 _ENTRY = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
