@@ -11,7 +11,10 @@ machine is shared and wall-clock time says more about the neighbours
 than about the code. The marginal rate between the two sizes,
 (N2 - N1) / (cpu(N2) - cpu(N1)), leaves out what every run pays once
 (imports, compiling the rules, starting SWI-Prolog). Both paths must give
-N/2 answers (W1 has exactly one answer per pair of events).
+N/2 answers (W1 has exactly one answer per pair of events). The CPU the
+kernel spends putting the answers' bytes in a file of the output's folder
+(a child writing as many bytes, and nothing else) is measured beside
+them: that much of cep run's time is the file system's, not cep's.
 """
 
 from __future__ import annotations
@@ -47,6 +50,16 @@ def engine_only(path: Path, batch_size: int) -> int:
     return answers + engine.flush_table(final=True).answers().num_rows
 
 
+def write_only(path: Path, size: int) -> None:
+    """Write `size` bytes to `path` in blocks of the size the JSON Lines
+    writer writes (a batch's text): the file system's share of a run."""
+    block = bytes(16 << 20)
+    with open(path, "wb") as handle:
+        for offset in range(0, size, len(block)):
+            handle.write(block[:min(len(block), size - offset)])
+    os.unlink(path)
+
+
 def child_cpu(argv) -> tuple[float, float, float, str]:
     """(CPU seconds, wall seconds, peak resident MB, standard output) of a
     child run to its end (the kernel's accounting of that child alone)."""
@@ -68,7 +81,11 @@ def main():
     ap.add_argument("--batch-size", type=int, default=100_000)
     ap.add_argument("--out", type=Path, default=HERE / "out")
     ap.add_argument("--engine-only", nargs=1, metavar="PARQUET", help=argparse.SUPPRESS)
+    ap.add_argument("--write-only", nargs=2, metavar=("PATH", "BYTES"), help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.write_only:
+        write_only(Path(args.write_only[0]), int(args.write_only[1]))
+        return
     if args.engine_only:
         print(engine_only(Path(args.engine_only[0]), args.batch_size))
         return
@@ -87,20 +104,24 @@ def main():
         cpu_c, wall_c, rss_c, _ = child_cpu(command)
         with open(out, "rb") as handle:
             answers_c = sum(1 for _ in handle)
+        size = out.stat().st_size
         os.unlink(out)
+        cpu_w, _, _, _ = child_cpu([sys.executable, __file__, "--write-only", str(out), str(size)])
         if not answers_e == answers_c == n // 2:
             sys.exit(f"answers differ at {n:,}: engine {answers_e:,}, cep run {answers_c:,}, expected {n // 2:,}")
         print(f"W1 {n:>9,} events, {answers_c:,} answers: engine alone {cpu_e:6.2f} s CPU ({wall_e:6.2f} s wall, "
               f"peak {rss_e:,.0f} MB), cep run {cpu_c:6.2f} s CPU ({wall_c:6.2f} s wall, peak {rss_c:,.0f} MB), "
-              f"ratio {cpu_c / cpu_e:.2f}", flush=True)
-        results[n] = (cpu_e, cpu_c)
+              f"ratio {cpu_c / cpu_e:.2f}; writing its {size / 1e6:,.0f} MB alone {cpu_w:.2f} s CPU", flush=True)
+        results[n] = (cpu_e, cpu_c, cpu_w, wall_e, wall_c)
     print(f"\ncep run: cep run W1.rq --events W1.parquet --engine local --batch-size {args.batch_size} "
           "--out answers.jsonl -q")
     for a, b in zip(sizes, sizes[1:]):
-        (e1, c1), (e2, c2) = results[a], results[b]
+        (e1, c1, w1, we1, wc1), (e2, c2, w2, we2, wc2) = results[a], results[b]
         engine_rate, cli_rate = (b - a) / (e2 - e1), (b - a) / (c2 - c1)
         print(f"marginal {a:,} -> {b:,} events (CPU time): engine alone {engine_rate:,.0f} events/s, "
-              f"cep run {cli_rate:,.0f} events/s; cep run takes {(c2 - c1) / (e2 - e1):.2f} x the engine's time")
+              f"cep run {cli_rate:,.0f} events/s; cep run takes {(c2 - c1) / (e2 - e1):.2f} x the engine's time "
+              f"({(c2 - c1 - w2 + w1) / (e2 - e1):.2f} x without the file system's writing, "
+              f"{w2 - w1:.2f} s CPU); wall {(b - a) / (we2 - we1):,.0f} and {(b - a) / (wc2 - wc1):,.0f} events/s")
 
 
 if __name__ == "__main__":

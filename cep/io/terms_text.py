@@ -99,7 +99,7 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.A
         at = np.flatnonzero(mask)
         if not len(at):
             continue
-        part = column.take(pa.array(at))
+        part = column if len(at) == n else column.take(pa.array(at))  # (a column of one kind: as it is)
         parts.append(build[kind](part))
         source[at] = np.arange(made, made + len(at))
         made += len(at)
@@ -112,6 +112,8 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.A
         source[at] = made + where.reshape(-1)
     if not parts:
         return pa.nulls(n, pa.string())
+    if made == n and len(parts) == 1:  # every term of one kind, made by its kernels: in place already
+        return parts[0]
     return pa.concat_arrays(parts).take(pa.array(source, mask=source < 0))
 
 
@@ -126,12 +128,25 @@ def _xsd_strings(column):
 
 
 _JSON_VALID = _valid("")
+
+
+def _json_typed(t):
+    """JSON objects of typed literals; a column of one datatype (the usual
+    one: a variable of numbers) by its lexical forms, cut before the
+    datatype they all end with, without a search in each."""
+    first = t[0].as_py()
+    datatype = first[first.rfind('"^^<'):]  # (a term the check refuses is made again by the fallback)
+    if datatype.startswith('"^^<') and pc.all(pc.ends_with(t, datatype)).as_py():
+        return _concat('{"type": "literal", "value": "', _slice(t, 1, -len(datatype)),
+                       '", "datatype": "' + datatype[4:-1] + '"}')
+    return _concat('{"type": "literal", "value": ',
+                   pc.replace_substring(_slice(t, 0, -1), '"^^<', '", "datatype": "', max_replacements=1), '"}')
+
+
 _JSON_BUILD = {
     "iri": lambda t: _concat('{"type": "uri", "value": "', _slice(t, 1, -1), '"}'),
     "bnode": lambda t: _concat('{"type": "bnode", "value": "', _slice(t, 2), '"}'),
-    "typed": lambda t: _concat('{"type": "literal", "value": ',
-                               pc.replace_substring(_slice(t, 0, -1), '"^^<', '", "datatype": "', max_replacements=1),
-                               '"}'),
+    "typed": _json_typed,
     "lang": lambda t: _concat('{"type": "literal", "value": ',
                               pc.replace_substring(t, '"@', '", "xml:lang": "', max_replacements=1), '"}'),
     "plain": lambda t: _concat('{"type": "literal", "value": ', t, "}"),

@@ -78,6 +78,10 @@ FALLBACK = {"select": "sparql-json", "construct": "nq", "ask": "jsonl"}
 
 
 ROWS_AT_ONCE = 10_000  # answers made Python values at a time (rows): the memory of a large batch stays bounded
+# answers made a column of text at a time (JSON Lines: about 20 MB of text, less than
+# the engine's own text of a batch of 100,000 events; each call of a kernel costs as
+# much as it does on some hundred rows, so fewer, longer calls)
+TEXT_ROWS = 50_000
 
 
 def rows(answers):
@@ -91,7 +95,9 @@ def rows(answers):
 
 def _column(answers, name):
     column = answers[name]
-    return column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if isinstance(column, pa.ChunkedArray):  # (one chunk, the usual case, as it is: combining would copy it)
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
 
 
 _ENTRY = pa.list_(pa.struct([("key", pa.string()), ("value", pa.string())]))
@@ -162,25 +168,81 @@ def _forms(answers):
 
 def json_lines_column(answers, end: str = "") -> pa.Array:
     """The JSON Lines of an answer table (see the module docstring), one
-    string per answer, column-wise, each followed by `end`; a form's text
-    is made only when the table holds answers of that form."""
+    string per answer, column-wise, each followed by `end`. The answers
+    are taken in groups that share the shape of their line (a SELECT
+    answer's bound variables, CONSTRUCT, ASK): a group's lines are made
+    by one concatenation of its columns, a column per bound variable, so
+    that no text is made per binding and joined again per answer. Most
+    tables are one group (a query whose variables are all bound)."""
     n = answers.num_rows
     if not n:
         return pa.array([], pa.string())
-    row, keys, values = _bindings(answers)
-    bindings = _joined(row, _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values)), n, ", ")
-    construct, ask = _forms(answers)
-    if pc.any(construct).as_py() or pc.any(ask).as_py():
-        row, s, p, o = _triples(answers)
-        triples = _joined(row, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
-                                       ', "o": ', terms_text.json_terms(o), "}"), n, ", ")
-        middle = [pc.if_else(construct, _concat('"triples": [', triples, "]"),
-                             pc.if_else(ask, pa.scalar('"boolean": true'), _concat('"bindings": {', bindings, "}")))]
-    else:  # SELECT answers only
-        middle = ['"bindings": {', bindings, "}"]
-    return _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ", *middle,
-                   ', "start": "', terms_text.times(_column(answers, "start")),
+    head = _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ")
+    tail = _concat(', "start": "', terms_text.times(_column(answers, "start")),
                    '", "end": "', terms_text.times(_column(answers, "end")), '"}' + end)
+    groups, lines = [], []
+    for rows, middle in _line_middles(answers):
+        if rows is not None:
+            groups.append(rows)
+        lines.append(_concat(head if rows is None else head.take(rows), *middle,
+                             tail if rows is None else tail.take(rows)))
+    if len(lines) == 1:
+        return lines[0]
+    order = np.empty(n, dtype=np.int64)
+    order[np.concatenate(groups)] = np.arange(n)
+    return pa.concat_arrays(lines).take(pa.array(order))
+
+
+def _one_shape(shapes, counts, keys) -> bool:
+    """Whether the answers are all SELECT answers that bind the same
+    variables (the usual table: told without making a text per row)."""
+    if shapes.any() or not len(keys):
+        return not shapes.any()
+    m = int(counts[0])
+    if not (counts == m).all():
+        return False
+    names = pc.unique(keys)
+    codes = np.asarray(pc.index_in(keys, names).to_numpy(zero_copy_only=False)).reshape(-1, m)
+    return bool((codes == codes[0]).all())
+
+
+def _line_middles(answers):
+    """(rows, pieces) per group of answers whose lines have one shape: the
+    rows (numpy indices; None: every row) and the pieces (str constants
+    and columns over those rows) of the text between the query and the
+    times."""
+    n = answers.num_rows
+    construct, ask = _forms(answers)
+    shapes = np.asarray(pc.fill_null(pc.if_else(construct, 1, pc.if_else(ask, 2, 0)), 0)
+                        .to_numpy(zero_copy_only=False), dtype=np.int64)  # 0 SELECT, 1 CONSTRUCT, 2 ASK
+    row, keys, values = _bindings(answers)
+    counts = np.bincount(row, minlength=n)
+    first = np.zeros(n, dtype=np.int64)  # each row's first entry
+    np.cumsum(counts[:-1], out=first[1:])
+    if not _one_shape(shapes, counts, keys):  # a SELECT row's shape: its variables, their numbers in a string
+        codes = pc.cast(pc.index_in(keys, pc.unique(keys)), pa.string())
+        signature = pc.dictionary_encode(_joined(row, codes, n, ","))
+        shapes = np.where(shapes == 0, 3 + np.asarray(signature.indices.to_numpy(zero_copy_only=False)), shapes)
+    kinds = np.unique(shapes)
+    for shape in kinds:
+        rows = None if len(kinds) == 1 else np.flatnonzero(shapes == shape)
+        if shape == 2:
+            yield rows, ['"boolean": true']
+        elif shape == 1:
+            at, s, p, o = _triples(answers if rows is None else answers.take(pa.array(rows)))
+            triples = _joined(at, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
+                                          ', "o": ', terms_text.json_terms(o), "}"),
+                              n if rows is None else len(rows), ", ")
+            yield rows, ['"triples": [', triples, "]"]
+        else:
+            example = int(np.flatnonzero(shapes == shape)[0])
+            variables = keys.slice(first[example], counts[example]).to_pylist()
+            starts = first if rows is None else first[rows]
+            middle = ['"bindings": {']
+            for j, variable in enumerate(variables):
+                middle += [(", " if j else "") + json.dumps(variable, ensure_ascii=False) + ": ",
+                           terms_text.json_terms(values.take(pa.array(starts + j)))]
+            yield rows, middle + ["}"]
 
 
 def json_lines(answers):
@@ -242,8 +304,8 @@ def write_text(stream, column) -> None:
 
 class JsonlWriter(_TextWriter):
     def write(self, answers) -> None:
-        for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
-            write_text(self.stream, json_lines_column(answers.slice(offset, ROWS_AT_ONCE), end="\n"))
+        for offset in range(0, answers.num_rows, TEXT_ROWS):
+            write_text(self.stream, json_lines_column(answers.slice(offset, TEXT_ROWS), end="\n"))
 
 
 # ----------------------------------------------------------------------- CSV

@@ -67,6 +67,22 @@ def test_json_lines_column_wise_are_the_per_answer_json(seed, forms):
     assert got == want
 
 
+def test_json_lines_of_answers_that_bind_the_same_variables_are_the_per_answer_json():
+    """A table of one shape (a query whose variables are all bound) is made
+    a column per variable; columns of one kind of term and one datatype
+    take the shortest kernels, and a term among them that needs the
+    fallback (an escape) or another datatype still gets its own text."""
+    integer, decimal = f"^^<{XSD}integer>", f"^^<{XSD}decimal>"
+    same = ['"a\\"b"' + integer, '"caf\u00e9"' + integer, f'"{XSD}integer>"' + integer, '"a\\u0001"' + integer]
+    for extra in ([], same, same + [f'"x"^^<{EX}integer>', '"7"' + decimal, '"1"@en']):
+        values = [f'"{i}"{integer}' for i in range(2000)] + extra
+        answers = [Answer("q", T0 + i, T0 + i + 5, bindings=(("k", f"<{EX}k{i % 7}>"), ("x", v)))
+                   for i, v in enumerate(values)]
+        got = list(writers.json_lines(answers_table(answers)))
+        assert got == [json.dumps(writers.answer_json(a), ensure_ascii=False) for a in answers]
+        assert json.loads(got[-1])["bindings"]["x"] == terms.to_json(values[-1])
+
+
 def test_times_are_format_datetime_ms():
     values = [0, 1, -1, 999, 1000, T0 + 120, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000,
               -62_135_596_800_001, -10**15, 10**15]
