@@ -112,3 +112,25 @@ def test_a_service_query_over_an_unbounded_window_answers_on_spark_as_in_process
     answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
     assert not others
     assert expected and Counter(answers) == Counter(expected)
+
+
+def test_the_evaluations_after_the_last_instant_are_maintained_on_spark_as_in_process(spark, oxigraph_server):
+    """Each evaluation after the stream's last instant has its own
+    maintenance in the workers too: three users whose counts changed
+    after the initial pull, one refresh per evaluation (one group, so
+    that the budget is over the same candidates as in process), and the
+    windows from the third evaluation on read every user's new count."""
+    from cep.spark import detect
+    from tests.unit.test_service import MIN, PINNED, PINNED_STREAM, pinned_run
+
+    def both(queries, options):
+        engine = Engine(queries, services=options)
+        expected = engine.push(PINNED_STREAM) + engine.flush()
+        events = spark.createDataFrame(event_rows(PINNED_STREAM), EVENT_DDL)
+        return expected, split_rows(output_columns(detect(events, queries, buckets=1, services=options)).collect())
+
+    expected, (answers, others) = pinned_run(oxigraph_server, PINNED, both)
+    assert not others
+    assert {a.binding("u") for a in answers if a.end // MIN == 3 and '"2"' in a.binding("n")} == {
+        f"<{E}u{u}>" for u in (1, 2, 3)}
+    assert expected and Counter(answers) == Counter(expected)
