@@ -316,6 +316,9 @@ def _service_options(parser):
                              "ranker=RND|LRU|WBM, gamma=N or rho=SECONDS, timeout=SECONDS, seed=N, "
                              "alpha=FRACTION (warn when an answer's estimated freshness is below it); "
                              "a query's own `@service KEY=VALUE, ...` line overrides these for its SERVICE views")
+    parser.add_argument("--service-report", metavar="FILE",
+                        help="write each SERVICE evaluation's report (refreshes, latency, estimated freshness, "
+                             "stale) to FILE as JSON Lines (--engine local)")
 
 
 def _services(args):
@@ -555,6 +558,10 @@ def _run_spark(args) -> int:
 
     from cep.io.readers import STDIN, split_stream
 
+    if args.service_report:
+        raise UsageError("--service-report: on Spark each group's engine keeps its SERVICE reports in its worker; "
+                         "run in this process (--engine local) to write them")
+
     if any(split_stream(e)[1] == STDIN for e in args.events) or args.events_format:
         raise UsageError(f"--events {STDIN} and --events-format: Spark's sources read files (by their extension), "
                          "folders and sockets, not the standard input of this process: run it here "
@@ -670,14 +677,16 @@ def _run_local(args) -> int:
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
-    progress = None
+    progress = service_log = None
     done = 0
     late = []
     try:
         from cep.engine import Engine
+        from cep.service.maintenance import ReportLog
 
         engine = Engine(queries, background=background, prolog=user, limits=limits, services=_services(args))
         progress = ProgressLog(args.progress_json, engine.state_size) if args.progress_json else None
+        service_log = ReportLog(args.service_report, engine.services) if args.service_report else None
         counts = Counter()
         if per_query:
             writer = PerQueryWriter(args.out, fmt, engine.layouts, lambda path: _open_out(path, "answers"))
@@ -706,6 +715,8 @@ def _run_local(args) -> int:
                         answers = engine.push_table(batch).answers()
                         done += batch.num_rows
                     warned = _say_warnings(engine.warnings, warned)
+                    if service_log:
+                        service_log.write()
                     rejects.report(engine.late[len(late):])  # late events, reported as they are found
                     late = engine.late[:]
                     _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
@@ -726,6 +737,8 @@ def _run_local(args) -> int:
                 pushed = time.monotonic()
                 answers = engine.flush_table(final=True).answers()
                 _say_warnings(engine.warnings, warned)
+                if service_log:
+                    service_log.write()
                 writer.write(answers)
                 _count(counts, answers)
         except KeyboardInterrupt as interrupt:
@@ -742,6 +755,8 @@ def _run_local(args) -> int:
     finally:
         if progress:
             progress.close()
+        if service_log:
+            service_log.close()
         rejects.close()
         if out is not sys.stdout:
             out.close()
