@@ -318,7 +318,8 @@ def _service_options(parser):
                              "a query's own `@service KEY=VALUE, ...` line overrides these for its SERVICE views")
     parser.add_argument("--service-report", metavar="FILE",
                         help="write each SERVICE evaluation's report (refreshes, latency, estimated freshness, "
-                             "stale) to FILE as JSON Lines (--engine local)")
+                             "stale) to FILE as JSON Lines; on Spark (without --out) with each report's "
+                             "group and bucket")
 
 
 def _services(args):
@@ -558,10 +559,6 @@ def _run_spark(args) -> int:
 
     from cep.io.readers import STDIN, split_stream
 
-    if args.service_report:
-        raise UsageError("--service-report: on Spark each group's engine keeps its SERVICE reports in its worker; "
-                         "run in this process (--engine local) to write them")
-
     if any(split_stream(e)[1] == STDIN for e in args.events) or args.events_format:
         raise UsageError(f"--events {STDIN} and --events-format: Spark's sources read files (by their extension), "
                          "folders and sockets, not the standard input of this process: run it here "
@@ -586,18 +583,24 @@ def _run_spark(args) -> int:
                           quiet=args.quiet, times=_time_predicates(args), progress_json=args.progress_json,
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
-                          limits=limits, services=_services(args))
+                          limits=limits, services=_services(args), service_reports=bool(args.service_report))
     _warn_state(queries)
     _say_engine(args)
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
-    console = None
+    console = service_log = None
     if not args.out:
         from cep.io import make_writer
 
         writer = make_writer(args.format, sys.stdout, _select_variables(queries, None))
-        console = sinks.Console(writer, sys.stdout, rejects.report, counts, {q.name for q in queries if q.order})
+        service_log = _open_out(args.service_report, "service reports") if args.service_report else None
+        console = sinks.Console(writer, sys.stdout, rejects.report, counts, {q.name for q in queries if q.order},
+                                service_log)
+    elif args.service_report:
+        raise UsageError("--service-report with --engine spark and --out: the file sink writes the answers, "
+                         "late and rejected records alone; run without --out (answers on the console) "
+                         "to write the SERVICE reports")
     elif args.strict:
         raise UsageError("--strict with --engine spark and --out: late and rejected records are written "
                          f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject, not counted")
@@ -614,6 +617,8 @@ def _run_spark(args) -> int:
                           getattr(stop, "code", EXIT_INTERRUPTED)) from None
     finally:
         rejects.close()
+        if service_log is not None:
+            service_log.close()
     if not args.quiet:
         elapsed = time.monotonic() - began
         _say(f"{progress.rows:,} rows in {progress.batches:,} micro-batch{'es' if progress.batches != 1 else ''}, {elapsed:.1f} s"

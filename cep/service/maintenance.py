@@ -302,10 +302,16 @@ class Services:
         self._pending = []
 
 
+def report_json(report: Report, **extra) -> str:
+    """A Report as the JSON line `cep run --service-report` writes: its
+    fields, as named above, and `extra` ones (on Spark: group, bucket)."""
+    return json.dumps({**dataclasses.asdict(report), **extra})
+
+
 class ReportLog:
     """`cep run --service-report FILE`: each evaluation's Report as a JSON
-    object on a line of its own (its fields, as named above), written as
-    the evaluations are made."""
+    object on a line of its own (report_json), written as the evaluations
+    are made."""
 
     def __init__(self, path: str, services: Optional[Services]):
         self.file = open(path, "w", encoding="utf-8")
@@ -318,7 +324,7 @@ class ReportLog:
             return
         reports = self.services.reports
         for report in reports[self.written:]:
-            self.file.write(json.dumps(dataclasses.asdict(report)) + "\n")
+            self.file.write(report_json(report) + "\n")
         self.written = len(reports)
         self.file.flush()
 

@@ -134,3 +134,30 @@ def test_the_evaluations_after_the_last_instant_are_maintained_on_spark_as_in_pr
     assert {a.binding("u") for a in answers if a.end // MIN == 3 and '"2"' in a.binding("n")} == {
         f"<{E}u{u}>" for u in (1, 2, 3)}
     assert expected and Counter(answers) == Counter(expected)
+
+
+def test_cep_run_on_spark_writes_the_service_reports_of_the_in_process_run(spark, oxigraph_server, tmp_path,
+                                                                           monkeypatch, capsys):
+    """--service-report on Spark: the workers return each evaluation's
+    report, and the console's run writes them as JSON Lines, with the
+    group and bucket that made them. In one group (one bucket: the budget
+    is over the same candidates as in process) they are the in-process
+    run's, evaluation for evaluation (the latency apart)."""
+    import json
+
+    import cep.spark
+    from cep import cli
+    from tests.unit.test_service import report_run
+
+    plan = cep.spark.plan
+    monkeypatch.setattr(cep.spark, "plan", lambda queries, buckets, *a, **k: plan(queries, 1, *a, **k))
+    run, log = report_run(oxigraph_server, tmp_path)
+    assert cli.main(run) == 0, capsys.readouterr().err
+    local = [json.loads(line) for line in log.read_text().splitlines()]
+    log.unlink()
+    assert cli.main(run + ["--engine", "spark"]) == 0, capsys.readouterr().err
+    on_spark = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(local) == 6 and sum(r["refreshes"] for r in local) == 5
+    assert all((r.pop("group"), r.pop("bucket")) == (0, 0) and r.pop("latency") > 0 for r in on_spark)
+    assert all(r.pop("latency") > 0 for r in local)
+    assert on_spark == local

@@ -3,6 +3,8 @@ the run's allow-list, and its answers against a real endpoint (Oxigraph,
 tests/endpoint.py), compared with the same query over the same data
 given locally as background."""
 
+from pathlib import Path
+
 import pytest
 
 from cep.algebra import ops, sexpr
@@ -164,23 +166,33 @@ def test_cep_run_calls_the_endpoints_it_is_allowed_and_refuses_the_others(oxigra
     assert "give the refresh budget gamma or the latency bound rho, not both" in capsys.readouterr().err
 
 
+def report_run(server, folder) -> tuple[list, Path]:
+    """`cep run` of a windowed SERVICE query over two users, mentioned at
+    minutes 0 to 2, LRU with gamma 1, writing its reports (--service-report):
+    (its arguments, the reports' file)."""
+    import json
+
+    followers(server, {1: 20000, 2: 5})
+    rules, events, log = folder / "q.rq", folder / "e.jsonl", folder / "service.jsonl"
+    rules.write_text(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                         f"SERVICE <{server.query_url}> {{ ?u :followers ?n }} }}\n")
+    events.write_text("".join(json.dumps({"s": f"<{E}u{u}>", "p": f"<{E}mentioned>", "o": f"<{E}p{m}{u}>",
+                                          "t": f"2026-01-01T00:0{m}:00Z"}) + "\n" for m in range(3) for u in (1, 2)))
+    return (["run", str(rules), "--events", str(events), "--quiet", "--service-allow", server.base,
+             "--service-policy", "gamma=1,ranker=LRU", "--service-report", str(log)], log)
+
+
 def test_cep_run_writes_each_evaluations_report(oxigraph_server, tmp_path, capsys):
     """--service-report: a JSON line per evaluation of the view, as the
-    engine's reports say it (those after the last instant too); on Spark
-    the reports stay in the workers, and the option is refused."""
+    engine's reports say it (those after the last instant too). On Spark
+    the console's run writes them (tests/spark/test_service_spark.py);
+    with --out, whose file sink writes the answers alone, it is refused."""
     import json
     from datetime import datetime, timezone
 
     from cep import cli
 
-    followers(oxigraph_server, {1: 20000, 2: 5})
-    rules, events, log = tmp_path / "q.rq", tmp_path / "e.jsonl", tmp_path / "service.jsonl"
-    rules.write_text(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
-                         f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}\n")
-    events.write_text("".join(json.dumps({"s": f"<{E}u{u}>", "p": f"<{E}mentioned>", "o": f"<{E}p{m}{u}>",
-                                          "t": f"2026-01-01T00:0{m}:00Z"}) + "\n" for m in range(3) for u in (1, 2)))
-    run = ["run", str(rules), "--events", str(events), "--quiet", "--service-allow", oxigraph_server.base,
-           "--service-policy", "gamma=1,ranker=LRU", "--service-report", str(log)]
+    run, log = report_run(oxigraph_server, tmp_path)
     assert cli.main(run) == 0, capsys.readouterr().err
     t0 = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
     reports = [json.loads(line) for line in log.read_text().splitlines()]
@@ -190,8 +202,8 @@ def test_cep_run_writes_each_evaluations_report(oxigraph_server, tmp_path, capsy
     assert [r["keys"] for r in reports[1:]] == [[[f"<{E}u{1 + m % 2}>"]] for m in range(5)]  # LRU: in turn
     assert all(r["query"] == "q" and r["endpoint"] == oxigraph_server.query_url and not r["stale"]
                and r["latency"] > 0 and 0.5 <= r["freshness"] <= 1 for r in reports)
-    assert cli.main(run + ["--engine", "spark"]) == 2
-    assert "--service-report: on Spark each group's engine keeps its SERVICE reports" in capsys.readouterr().err
+    assert cli.main(run + ["--engine", "spark", "--out", str(tmp_path / "out")]) == 2
+    assert "--service-report with --engine spark and --out" in capsys.readouterr().err
 
 
 def test_with_a_small_budget_the_answers_follow_the_policy(oxigraph_server):
