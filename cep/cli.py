@@ -316,6 +316,10 @@ def _service_options(parser):
                              "ranker=RND|LRU|WBM, gamma=N or rho=SECONDS, timeout=SECONDS, seed=N, "
                              "alpha=FRACTION (warn when an answer's estimated freshness is below it); "
                              "a query's own `@service KEY=VALUE, ...` line overrides these for its SERVICE views")
+    parser.add_argument("--service-report", metavar="FILE",
+                        help="write each SERVICE evaluation's report (refreshes, latency, estimated freshness, "
+                             "stale) to FILE as JSON Lines; on Spark (without --out) with each report's "
+                             "group and bucket")
 
 
 def _services(args):
@@ -579,18 +583,24 @@ def _run_spark(args) -> int:
                           quiet=args.quiet, times=_time_predicates(args), progress_json=args.progress_json,
                           policy=args.policy,
                           background=_background(args, queries), prolog=_user_prolog(args, queries),
-                          limits=limits, services=_services(args))
+                          limits=limits, services=_services(args), service_reports=bool(args.service_report))
     _warn_state(queries)
     _say_engine(args)
     began = time.monotonic()
     counts = Counter()
     rejects = _Rejects(args.rejects)
-    console = None
+    console = service_log = None
     if not args.out:
         from cep.io import make_writer
 
         writer = make_writer(args.format, sys.stdout, _select_variables(queries, None))
-        console = sinks.Console(writer, sys.stdout, rejects.report, counts, {q.name for q in queries if q.order})
+        service_log = _open_out(args.service_report, "service reports") if args.service_report else None
+        console = sinks.Console(writer, sys.stdout, rejects.report, counts, {q.name for q in queries if q.order},
+                                service_log)
+    elif args.service_report:
+        raise UsageError("--service-report with --engine spark and --out: the file sink writes the answers, "
+                         "late and rejected records alone; run without --out (answers on the console) "
+                         "to write the SERVICE reports")
     elif args.strict:
         raise UsageError("--strict with --engine spark and --out: late and rejected records are written "
                          f"beside the answers, in {args.out}/kind=late and {args.out}/kind=reject, not counted")
@@ -607,6 +617,8 @@ def _run_spark(args) -> int:
                           getattr(stop, "code", EXIT_INTERRUPTED)) from None
     finally:
         rejects.close()
+        if service_log is not None:
+            service_log.close()
     if not args.quiet:
         elapsed = time.monotonic() - began
         _say(f"{progress.rows:,} rows in {progress.batches:,} micro-batch{'es' if progress.batches != 1 else ''}, {elapsed:.1f} s"
@@ -670,14 +682,16 @@ def _run_local(args) -> int:
     began = time.monotonic()
     out = _open_out(args.out, "answers") if args.out and not per_query else sys.stdout  # fail before the long work
     rejects = _Rejects(args.rejects)
-    progress = None
+    progress = service_log = None
     done = 0
     late = []
     try:
         from cep.engine import Engine
+        from cep.service.maintenance import ReportLog
 
         engine = Engine(queries, background=background, prolog=user, limits=limits, services=_services(args))
         progress = ProgressLog(args.progress_json, engine.state_size) if args.progress_json else None
+        service_log = ReportLog(args.service_report, engine.services) if args.service_report else None
         counts = Counter()
         if per_query:
             writer = PerQueryWriter(args.out, fmt, engine.layouts, lambda path: _open_out(path, "answers"))
@@ -706,6 +720,8 @@ def _run_local(args) -> int:
                         answers = engine.push_table(batch).answers()
                         done += batch.num_rows
                     warned = _say_warnings(engine.warnings, warned)
+                    if service_log:
+                        service_log.write()
                     rejects.report(engine.late[len(late):])  # late events, reported as they are found
                     late = engine.late[:]
                     _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
@@ -726,6 +742,8 @@ def _run_local(args) -> int:
                 pushed = time.monotonic()
                 answers = engine.flush_table(final=True).answers()
                 _say_warnings(engine.warnings, warned)
+                if service_log:
+                    service_log.write()
                 writer.write(answers)
                 _count(counts, answers)
         except KeyboardInterrupt as interrupt:
@@ -742,6 +760,8 @@ def _run_local(args) -> int:
     finally:
         if progress:
             progress.close()
+        if service_log:
+            service_log.close()
         rejects.close()
         if out is not sys.stdout:
             out.close()

@@ -180,7 +180,7 @@ class Engine:
         held, self._held = self._held, SCHEMA.empty_table()
         batch = self._process(held)
         if final and self.timed and self._last is not None:
-            closing = self._batch(self._close("final", self._last))
+            closing = self._batch(*self._close("final", self._last))
             batch = AnswerBatch(self, pa.concat_tables([batch.table, closing.table]))
         return batch
 
@@ -209,7 +209,7 @@ class Engine:
                 part = part.take(pc.sort_indices(pa.table({"end": part["end"], "later": pc.invert(self._counted(part))}),
                                                  [("end", "ascending"), ("later", "ascending")]))
             if self._feed_every is not None:  # the windows before the part's events, fed back first
-                lines.append(self._close("now", part["end"][0].as_py()))
+                lines += self._close("now", part["end"][0].as_py())
             if self.services is not None:  # the SERVICE views maintained before the part's joins
                 self.services.before_push(part["end"][0].as_py())
                 began = time.monotonic()
@@ -220,7 +220,7 @@ class Engine:
             if self.services is not None:
                 self.services.evaluated(time.monotonic() - began)
             if self.timed:  # every instant of the part is complete: windows up to its last close
-                lines.append(self._close("now", part["end"][-1].as_py() + 1, part))
+                lines += self._close("now", part["end"][-1].as_py() + 1, part)
         batch = self._batch(*lines)
         # A batch's text and its intermediate columns are transient and large
         # (tens of MB for 100,000 events); Arrow's allocator (mimalloc) keeps
@@ -230,14 +230,29 @@ class Engine:
         pa.default_memory_pool().release_unused()
         return batch
 
-    def _close(self, how: str, time_ms: int, part=None) -> bytes:
-        if self.services is not None:  # the SERVICE views maintained for the windows about to report
-            self.services.before_windows(time_ms if how == "now" else time_ms + 1)
+    def _close(self, how: str, time_ms: int, part=None) -> list[bytes]:
+        """The answer texts of a close (Session.close): `how` "now" or
+        "final", `part` the events just pushed (for count windows)."""
         counts = ()
         if self.counting and part is not None:
             counts = _instant_counts(part.filter(self._counted(part)))
         if self.services is None:
-            return self.session.close(self.module, how, time_ms, counts)
+            return [self.session.close(self.module, how, time_ms, counts)]
+        # Each evaluation of a query that joins its SERVICE views gets its own
+        # maintenance before it (the seed's Algorithm 1): a close that would
+        # make several (the end of the stream, a gap in event time) is made
+        # one such evaluation at a time
+        texts = []
+        while (due := self.session.window_due(self.module, how, time_ms)) is not None:
+            texts.append(self._maintained_close("now", due + 1, counts))
+            counts = ()
+        texts.append(self._maintained_close(how, time_ms, counts))
+        return texts
+
+    def _maintained_close(self, how: str, time_ms: int, counts) -> bytes:
+        """A close, after the SERVICE views are maintained for the windows
+        about to report; its time is their evaluations' latency."""
+        self.services.before_windows(time_ms if how == "now" else time_ms + 1)
         began = time.monotonic()
         lines = self.session.close(self.module, how, time_ms, counts)
         self.services.evaluated(time.monotonic() - began)
@@ -324,7 +339,7 @@ class Engine:
             raise ValueError("Engine.close_windows() with an instant held back: flush first")
         if not self.timed:
             return self._batch(b"")
-        return self._batch(self._close("now", now_ms))
+        return self._batch(*self._close("now", now_ms))
 
     def advance(self, now_ms: int) -> bool:
         """Event time has reached now_ms with no event to process (a

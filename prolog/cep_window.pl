@@ -35,6 +35,7 @@
 
 :- module(cep_window,
           [ cep_close/3,           % +Module, +ArgsText, -AnswersText
+            cep_window_due/3,      % +Module, +ArgsText, -DueText
             cep_span/6,            % +S1, +E1, +S2, +E2, -S, -E
             cep_accumulate/6,      % +Module, +Query, +Last, +First, +Key, +Args
             cep_window_status/2,   % +Module, -StatusText
@@ -177,6 +178,7 @@ close_due(M, How, Time, CountTexts, Text) :-
     ;   Windows = []
     ),
     foldl(close_query(M, How, Time), Windows, Rows, []),
+    (   How == "final" -> retractall(end_limit(M, _, _)) ; true ),
     append(Fired, Rows, All),
     cep_answer_text(All, Text).
 
@@ -198,11 +200,7 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
 
 close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   Spec = time(_, _, _, _)
-    ->  (   How \== "final" -> Limit = Time
-        ;   Spec = time(inf, _, _, _) -> last_evaluation(M, Q, Spec, Time, Limit)
-        ;   empty_row(M, Q) -> empty_end(M, Q, Spec, Time, Limit)
-        ;   Limit = inf
-        ),
+    ->  time_limit(M, How, Time, Q, Spec, Limit),
         close_time(M, Q, Spec, Limit, Rows0, Rows),
         (   How == "final", empty_row(M, Q)         % its evaluations are over: the group needs nothing
         ->  retractall(M:'$wnext'(Q, _)),
@@ -219,6 +217,52 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
         sort(Ts, Taus),
         foldl(evaluate(M, Q, Spec), Taus, Rows0, Rows)
     ).
+
+%   How far a close evaluates a time-based window: the evaluation times
+%   before Now, or at the end of the stream (its last instant Last) as
+%   cep_close/3 says. The end's limit depends on what the windows store,
+%   which its evaluations drop: when the engine closes the end in steps
+%   (cep_window_due/3), the limit of each query is kept (end_limit/3,
+%   until the close "final") so that a step never ends the query's
+%   evaluations sooner than one close would have.
+time_limit(M, How, Time, Q, Spec, Limit) :-
+    (   How \== "final" -> Limit = Time
+    ;   (   Spec = time(inf, _, _, _) -> last_evaluation(M, Q, Spec, Time, Limit0)
+        ;   empty_row(M, Q) -> empty_end(M, Q, Spec, Time, Limit0)
+        ;   Limit0 = inf
+        ),
+        (   Limit0 \== inf, end_limit(M, Q, Kept), Kept > Limit0 -> Limit = Kept ; Limit = Limit0 ),
+        retractall(end_limit(M, Q, _)),
+        assertz(end_limit(M, Q, Limit))
+    ).
+
+:- dynamic end_limit/3.
+
+%!  cep_window_due(+Module, +ArgsText, -Text) is det.
+%
+%   ArgsText as cep_close/3's, "now Now" or "final Last": the first
+%   evaluation time that close would make of a query that joins its
+%   SERVICE views at its evaluations ('$wdeferred'(Q),
+%   cep/compile/services.py) over a window that holds a solution (one
+%   over an empty window joins nothing), or "none". The engine closes up
+%   to it first: each such evaluation has its own maintenance of the
+%   views before it (the seed's Algorithm 1, cep/service/maintenance.py),
+%   at the end of the stream and across a gap in event time alike.
+cep_window_due(M, ArgsText, Text) :-
+    split_string(ArgsText, " ", "", [How, TimeText]),
+    number_string(Time, TimeText),
+    (   aggregate_all(min(Tau), deferred_due(M, How, Time, Tau), Due) -> true ; Due = none ),
+    format(string(Text), "~w", [Due]).
+
+deferred_due(M, How, Time, Tau) :-
+    deferred(M, Q),
+    M:'$window'(Q, Spec),
+    Spec = time(_, _, _, _),
+    next_time(M, Q, Spec, Tau),
+    time_limit(M, How, Time, Q, Spec, Limit),
+    Tau < Limit,
+    close_index(Spec, Tau, K),
+    once(( held(Q, P), M:'$wsol'(_, P, Last, First, _, _, _), First =< K, K =< Last )).
 
 %   A time-based window is evaluated at every multiple of Every (its step
 %   unless COMPUTED EVERY says otherwise) before Limit, from the first one

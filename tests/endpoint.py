@@ -87,29 +87,45 @@ class Counting(_Loopback):
     """A pass-through to a real endpoint (`target`, its query URL) on the
     loopback interface that keeps the SPARQL query of each request it
     forwards (`queries`): what the engines asked of the endpoint, from
-    whichever process they run in."""
+    whichever process they run in. A query text put in `pinned` (an
+    initial pull, say) is answered as its first request was, whatever the
+    endpoint holds since: an endpoint that changed just after it was read."""
 
     def __init__(self, target: str):
         import http.server
+        import threading
         import urllib.parse
         import urllib.request
 
         self.queries: list[str] = []
+        self.pinned: set[str] = set()
+        first = {}  # query -> its first answer
+        lock = threading.Lock()
         counting = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                counting.queries.append(urllib.parse.parse_qs(body.decode())["query"][0])
-                request = urllib.request.Request(target, data=body, method="POST", headers={
-                    name: self.headers[name] for name in ("Accept", "Content-Type") if self.headers[name]})
-                with urllib.request.urlopen(request, timeout=30) as response:
-                    answer, kind, status = response.read(), response.headers["Content-Type"], response.status
+                query = urllib.parse.parse_qs(body.decode())["query"][0]
+                counting.queries.append(query)
+                with lock:
+                    kept = first.get(query) if query in counting.pinned else None
+                if kept is None:
+                    kept = self.forward(body)
+                    with lock:
+                        first.setdefault(query, kept)
+                answer, kind, status = kept
                 self.send_response(status)
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(answer)))
                 self.end_headers()
                 self.wfile.write(answer)
+
+            def forward(self, body: bytes) -> tuple:
+                request = urllib.request.Request(target, data=body, method="POST", headers={
+                    name: self.headers[name] for name in ("Accept", "Content-Type") if self.headers[name]})
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    return response.read(), response.headers["Content-Type"], response.status
 
         self.base = self._serve(Handler)
         self.url = f"{self.base}/query"

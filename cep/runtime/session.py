@@ -290,6 +290,13 @@ class _Session:
         text = " ".join([how, str(time_ms), *(str(x) for row in counts for x in row)])
         return self.call("cep_close", "cep_window", [("atom", module), text], raw=True)[0]
 
+    def window_due(self, module: str, how: str, time_ms: int) -> int | None:
+        """The first evaluation that close(how, time_ms) would make of a
+        query that joins its SERVICE views at its evaluations, or None
+        (cep_window:cep_window_due/3)."""
+        due = self.call("cep_window_due", "cep_window", [("atom", module), f"{how} {time_ms}"])[0]
+        return None if due == "none" else int(due)
+
     def window_skipped(self, module: str) -> list[tuple[int, int, int, int]]:
         """The runs of evaluations over empty windows cut since the last
         call (cep_window:cep_window_skipped/2): (query index, first and

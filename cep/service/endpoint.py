@@ -84,7 +84,8 @@ def _request(endpoint: str, query: str, timeout: float):
         if kind.endswith("xml"):
             return read_xml(data)
         return read_json(data)
-    except (ValueError, KeyError, TypeError, AttributeError, ET.ParseError, terms.TermError) as e:
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError, ET.ParseError, terms.TermError) as e:
+        # (RecursionError: JSON nested deeper than Python's parser goes)
         raise EndpointError(endpoint, "malformed", f"malformed SPARQL results ({kind}): {e}") from None
 
 
@@ -118,11 +119,13 @@ def read_xml(data: bytes) -> tuple[list[str], list[tuple]]:
     root = ET.fromstring(data)
     if root.tag != RESULTS_NS + "sparql":
         raise ValueError(f"the root element is {root.tag}, not sparql")
-    names = [v.attrib["name"] for v in root.find(RESULTS_NS + "head").iter(RESULTS_NS + "variable")]
+    # each element among its parent's children, where the format puts it (a walk of all the
+    # descendants of each result would cost the square of their depth in a hostile answer)
+    names = [v.attrib["name"] for v in root.find(RESULTS_NS + "head").findall(RESULTS_NS + "variable")]
     rows = []
-    for result in root.find(RESULTS_NS + "results").iter(RESULTS_NS + "result"):
+    for result in root.find(RESULTS_NS + "results").findall(RESULTS_NS + "result"):
         found = {}
-        for binding in result.iter(RESULTS_NS + "binding"):
+        for binding in result.findall(RESULTS_NS + "binding"):
             (term,) = list(binding)
             found[binding.attrib["name"]] = _term_xml(term)
         rows.append(tuple(found.get(n) for n in names))

@@ -18,6 +18,8 @@ MAX_BACKOFF) evaluations; no evaluation waits longer than the timeout.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import random
 import time
@@ -298,6 +300,36 @@ class Services:
         for report in self._pending:
             report.latency += seconds
         self._pending = []
+
+
+def report_json(report: Report, **extra) -> str:
+    """A Report as the JSON line `cep run --service-report` writes: its
+    fields, as named above, and `extra` ones (on Spark: group, bucket)."""
+    return json.dumps({**dataclasses.asdict(report), **extra})
+
+
+class ReportLog:
+    """`cep run --service-report FILE`: each evaluation's Report as a JSON
+    object on a line of its own (report_json), written as the evaluations
+    are made."""
+
+    def __init__(self, path: str, services: Optional[Services]):
+        self.file = open(path, "w", encoding="utf-8")
+        self.services = services
+        self.written = 0
+
+    def write(self):
+        """The reports of the evaluations made since the last call."""
+        if self.services is None:  # the rules have no SERVICE: an empty log
+            return
+        reports = self.services.reports
+        for report in reports[self.written:]:
+            self.file.write(report_json(report) + "\n")
+        self.written = len(reports)
+        self.file.flush()
+
+    def close(self):
+        self.file.close()
 
 
 def _rng_state(rng: random.Random) -> list:

@@ -167,8 +167,7 @@ class View:
         if shared is not None and shared[0] == snapshot:
             rows, seconds = shared[1], None
         else:
-            _, rows = endpoint.select(self.spec.endpoint, query, timeout)
-            self._check(rows)
+            rows = self._solutions(*endpoint.select(self.spec.endpoint, query, timeout), {})
             seconds = time.monotonic() - began
             shared = (snapshot, rows, {})
             if snapshot is not None:
@@ -196,23 +195,24 @@ class View:
             # the query is parsed (SPARQL 1.1, 19.2), so such a term may not say what it says here
             return entry.rows
         names, rows = endpoint.select(self.spec.endpoint, self.spec.refresh_query(entry.key), timeout)
-        bound = dict(zip(self.spec.key, entry.key))
-        at = {n: i for i, n in enumerate(names)}
-        out = []
-        for row in rows:
-            out.append(tuple(bound[v] if v in bound else row[at[f"v{i}"]] if f"v{i}" in at else None
-                             for i, v in enumerate(self.spec.op.vars)))
-        self._check(out)
-        return tuple(out)
+        return tuple(self._solutions(names, rows, dict(zip(self.spec.key, entry.key))))
 
-    def _check(self, rows):
-        """A solution binds each variable of the pattern's triples (those of
-        its OPTIONAL groups only may be unbound)."""
+    def _solutions(self, names: list, rows: list, bound: dict) -> list:
+        """The rows of an answer, whose variables are named ?v0, ?v1... as
+        the query asked (in whatever order the endpoint lists them), as
+        solutions of the pattern's variables, with the values of `bound`
+        (a refresh's key); EndpointError unless each binds every variable
+        of the pattern's triples (those of its OPTIONAL groups only may be
+        unbound)."""
+        at = {n: i for i, n in enumerate(names)}
+        out = [tuple(bound[v] if v in bound else row[at[f"v{i}"]] if f"v{i}" in at else None
+                     for i, v in enumerate(self.spec.op.vars)) for row in rows]
         certain = [i for i, v in enumerate(self.spec.op.vars) if v in self.spec.op.certain]
-        if any(row[i] is None for row in rows for i in certain):
+        if any(row[i] is None for row in out for i in certain):
             raise endpoint.EndpointError(self.spec.endpoint, "malformed",
                                          "malformed SPARQL results: a solution leaves a variable of the "
                                          "pattern unbound")
+        return out
 
     # ---- changing it
 

@@ -71,6 +71,7 @@ class Spec:
     instances: object = None  # with update rules: a Broadcast of Background.instance_facts()
     limits: object = None  # cep.limits.Limits: the engines' (None: the defaults)
     services: object = None  # cep.service.options.ServiceOptions: the SERVICE endpoints and views
+    service_reports: bool = False  # the workers return each SERVICE evaluation's QoS report (a `service` row)
 
     @property
     def timed(self) -> bool:
@@ -151,7 +152,7 @@ def _queries(rules, allow_from=()):
 
 
 def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, prolog=None, limits=None,
-         services=None) -> Spec:
+         services=None, service_reports: bool = False) -> Spec:
     """What the workers run: the rule set in routing classes, each compiled
     here; with `background` (cep.background.Background), its facts go to
     the workers as a broadcast variable of `spark` (default: the active
@@ -161,7 +162,9 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
     SERVICE options (cep.service.options.ServiceOptions): each group's
     engine keeps its own views, and its state the entries its keys need;
     the initial pull is named for this run (ServiceOptions.snapshot), so
-    the groups one worker process serves share one download of it."""
+    the groups one worker process serves share one download of it.
+    `service_reports`: the workers also return the QoS report of each
+    SERVICE evaluation, as a row of kind `service` (worker._service_rows)."""
     import dataclasses
 
     from cep.compile import compile_queries
@@ -191,7 +194,7 @@ def plan(rules, buckets: int = DEFAULT_BUCKETS, background=None, spark=None, pro
                   for c in compiled])
     rules_hash = hashlib.sha256(names.encode()).hexdigest()[:16]
     spec = Spec(rules_hash, classes, counts, compiled, update_routes=routing.update_routes(updates, schema),
-                limits=limits, services=services)
+                limits=limits, services=services, service_reports=service_reports)
     calls_user = any(c.user_module for c in compiled)
     if background is None and not calls_user:
         return spec

@@ -48,6 +48,7 @@ class Options:
     prolog: object = None  # cep.user_prolog.UserProlog
     limits: object = None  # cep.limits.Limits
     services: object = None  # cep.service.options.ServiceOptions
+    service_reports: bool = False  # the console also takes the SERVICE reports (sinks.Console.service_log)
     policy: str | None = None  # --policy (the queries carry it: recorded in the checkpoint)
     times: object = None  # cep.io.event_time.TimePredicates of the RDF inputs (None: PROV's)
 
@@ -170,7 +171,7 @@ def run(queries, options: Options, console=None, say=print):
         url = spark.sparkContext.uiWebUrl
         say(f"Spark UI: {url}" if url else "Spark UI off (spark.ui.enabled=false)")
     spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits,
-                services=options.services)
+                services=options.services, service_reports=options.service_reports)
     progress = None
     own_checkpoint = options.checkpoint is None
     checkpoint = _checkpoint_folder(options.checkpoint)

@@ -18,7 +18,8 @@ that could not be read).
 
 Without --out, each micro-batch's answers are printed as the in-process
 engine prints them, and late and rejected records are reported like its
-rejects.
+rejects; with --service-report FILE, the SERVICE evaluations' reports the
+workers return (rows of kind `service`) go to FILE as JSON Lines.
 """
 
 from __future__ import annotations
@@ -42,8 +43,16 @@ def answers(raw: pa.Table) -> pa.Table:
 
 def rejects(raw: pa.Table) -> list[Reject]:
     """The late and rejected records of the workers' raw output."""
-    bad = raw.filter(pc.not_equal(raw["kind"], "answer")).select(["source", "reason", "text"])
+    bad = raw.filter(pc.is_in(raw["kind"], pa.array(["late", "reject"]))).select(["source", "reason", "text"])
     return [Reject(r["source"] or "", r["reason"], r["text"]) for r in bad.to_pylist()]
+
+
+def service_lines(raw: pa.Table) -> list[str]:
+    """The SERVICE reports of the workers' raw output (their JSON lines),
+    by evaluation time and query: a micro-batch's come from its groups in
+    any order, each group's in the order it made them."""
+    found = raw.filter(pc.equal(raw["kind"], "service")).select(["start", "query", "text"]).to_pylist()
+    return [r["text"] for r in sorted(found, key=lambda r: (r["start"], r["query"]))]
 
 
 def _json_lines(batches):
@@ -92,11 +101,13 @@ class Console:
     """foreachBatch of the raw output: each micro-batch's answers to a
     cep.io writer, in time order; late and rejected records to `report`.
     `ordered`: the names of the queries with ORDER BY, whose answers keep
-    the order their one group gave them."""
+    the order their one group gave them. `service_log`: a text file that
+    takes the SERVICE reports (service_lines), a line each, or None."""
 
-    def __init__(self, writer, stream, report, counts, ordered=frozenset()):
+    def __init__(self, writer, stream, report, counts, ordered=frozenset(), service_log=None):
         self.writer, self.stream, self.report, self.counts = writer, stream, report, counts
         self.ordered = frozenset(ordered)
+        self.service_log = service_log
         self.failure = None  # what failed in a micro-batch: Spark passes it on as text alone
 
     def __call__(self, batch, batch_id):
@@ -113,6 +124,9 @@ class Console:
         bad = rejects(raw)
         if bad:
             self.report(bad)
+        if self.service_log is not None:
+            self.service_log.writelines(line + "\n" for line in service_lines(raw))
+            self.service_log.flush()
 
 
 def _time_order(found: pa.Table, ordered=frozenset()) -> list[int]:

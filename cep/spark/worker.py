@@ -36,7 +36,8 @@ from cep.runtime.session import session
 from cep.spark import routing
 from cep.user_prolog import load_sources
 
-# (rules hash, class, bucket, limits) -> [engine, initial state, version or None]
+# (rules hash, class, bucket, limits) -> [engine, initial state, version or None,
+#   the SERVICE reports of its construction, until a call has returned them (_service_rows)]
 _ENGINES: dict = {}
 
 EVENT_COLUMNS = ["s", "p", "o", "start", "end", "source", "copy", "stream"]
@@ -71,7 +72,9 @@ def _engine(spec, cls: int, bucket: int):
         if services is not None:  # the group loads the part of each SERVICE view its keys need
             services = dataclasses.replace(services, part=view_part(spec, cls, bucket))
         engine = Engine(None, compiled=spec.compiled[cls], limits=spec.limits, services=services)
-        entry = _ENGINES[key] = [engine, engine.state(), None]
+        made = engine.services.reports[:] if engine.services is not None else []  # a failed initial pull
+        entry = _ENGINES[key] = [engine, engine.state(), None, made]
+    _forget_reports(entry[0])  # those of a call that failed: its evaluations are made again
     return entry
 
 
@@ -100,6 +103,32 @@ def view_part(spec, cls: int, bucket: int):
 # the buckets of view keys, computed once per process: each group of the
 # worker reads the same keys of the initial pull (View.pull)
 _bucket_of = functools.lru_cache(maxsize=1 << 18)(routing.bucket_of)
+
+
+def _forget_reports(engine: Engine):
+    if engine.services is not None:
+        engine.services.reports.clear()
+
+
+def _service_rows(spec, entry, cls: int, bucket: int) -> list:
+    """The QoS reports of the SERVICE evaluations the group's engine made
+    in this call (and at its construction), as `service` output rows
+    (query, start = end = the evaluation time, text = the JSON line of
+    `cep run --service-report`, with the group's class and bucket) when
+    the run asks for them (Spec.service_reports); the engine then forgets
+    them, so that a long run does not accumulate them."""
+    engine = entry[0]
+    if engine.services is None:
+        return []
+    from cep.service.maintenance import report_json
+
+    reports = entry[3] + engine.services.reports
+    entry[3] = []
+    _forget_reports(engine)
+    if not spec.service_reports:
+        return []
+    return [("service", r.query, None, None, r.time, r.time, None, None, None, None, None,
+             report_json(r, group=cls, bucket=bucket)) for r in reports]
 
 
 def _say_warnings(engine: Engine):
@@ -237,6 +266,7 @@ def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:
     answers = (_answer_tables(engine, _push(engine, events))
                + _answer_tables(engine, engine.flush_table(final=True)))
     _say_warnings(engine)
+    rows += _service_rows(spec, entry, cls, bucket)
     return _frame(raw_schema(spec), rows, answers)
 
 
@@ -269,6 +299,7 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
         answers, waiting = process_ready(engine, waiting, ready, ended, processed)
     pending = engine.advance(processed) if processed is not None else True
     _say_warnings(engine)
+    rows += _service_rows(spec, entry, cls, bucket)
     keep_group(entry, state, spec, waiting, processed, pending, watermark)
     yield _frame(raw_schema(spec), rows, answers)
 

@@ -112,3 +112,52 @@ def test_a_service_query_over_an_unbounded_window_answers_on_spark_as_in_process
     answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
     assert not others
     assert expected and Counter(answers) == Counter(expected)
+
+
+def test_the_evaluations_after_the_last_instant_are_maintained_on_spark_as_in_process(spark, oxigraph_server):
+    """Each evaluation after the stream's last instant has its own
+    maintenance in the workers too: three users whose counts changed
+    after the initial pull, one refresh per evaluation (one group, so
+    that the budget is over the same candidates as in process), and the
+    windows from the third evaluation on read every user's new count."""
+    from cep.spark import detect
+    from tests.unit.test_service import MIN, PINNED, PINNED_STREAM, pinned_run
+
+    def both(queries, options):
+        engine = Engine(queries, services=options)
+        expected = engine.push(PINNED_STREAM) + engine.flush()
+        events = spark.createDataFrame(event_rows(PINNED_STREAM), EVENT_DDL)
+        return expected, split_rows(output_columns(detect(events, queries, buckets=1, services=options)).collect())
+
+    expected, (answers, others) = pinned_run(oxigraph_server, PINNED, both)
+    assert not others
+    assert {a.binding("u") for a in answers if a.end // MIN == 3 and '"2"' in a.binding("n")} == {
+        f"<{E}u{u}>" for u in (1, 2, 3)}
+    assert expected and Counter(answers) == Counter(expected)
+
+
+def test_cep_run_on_spark_writes_the_service_reports_of_the_in_process_run(spark, oxigraph_server, tmp_path,
+                                                                           monkeypatch, capsys):
+    """--service-report on Spark: the workers return each evaluation's
+    report, and the console's run writes them as JSON Lines, with the
+    group and bucket that made them. In one group (one bucket: the budget
+    is over the same candidates as in process) they are the in-process
+    run's, evaluation for evaluation (the latency apart)."""
+    import json
+
+    import cep.spark
+    from cep import cli
+    from tests.unit.test_service import report_run
+
+    plan = cep.spark.plan
+    monkeypatch.setattr(cep.spark, "plan", lambda queries, buckets, *a, **k: plan(queries, 1, *a, **k))
+    run, log = report_run(oxigraph_server, tmp_path)
+    assert cli.main(run) == 0, capsys.readouterr().err
+    local = [json.loads(line) for line in log.read_text().splitlines()]
+    log.unlink()
+    assert cli.main(run + ["--engine", "spark"]) == 0, capsys.readouterr().err
+    on_spark = [json.loads(line) for line in log.read_text().splitlines()]
+    assert len(local) == 6 and sum(r["refreshes"] for r in local) == 5
+    assert all((r.pop("group"), r.pop("bucket")) == (0, 0) and r.pop("latency") > 0 for r in on_spark)
+    assert all(r.pop("latency") > 0 for r in local)
+    assert on_spark == local

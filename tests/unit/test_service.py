@@ -3,6 +3,8 @@ the run's allow-list, and its answers against a real endpoint (Oxigraph,
 tests/endpoint.py), compared with the same query over the same data
 given locally as background."""
 
+from pathlib import Path
+
 import pytest
 
 from cep.algebra import ops, sexpr
@@ -121,7 +123,8 @@ def test_a_windowed_query_answers_as_over_the_same_data_given_locally(oxigraph_s
                                                    [mention(1 + (i * 5) % 8, i, i) for i in range(1, 60)])
     assert got and rows(got) == rows(expected)
     reports = with_service.services.reports
-    assert [r.time // MIN for r in reports] == list(range(0, 60, 5))  # one evaluation per slide
+    # one evaluation per slide, each with its maintenance: those after the last instant (59) too, up to the last window that holds a solution
+    assert [r.time // MIN for r in reports] == list(range(0, 70, 5))
     assert all(r.refreshes <= 8 and r.freshness == 1.0 and not r.stale for r in reports)
 
 
@@ -163,6 +166,46 @@ def test_cep_run_calls_the_endpoints_it_is_allowed_and_refuses_the_others(oxigra
     assert "give the refresh budget gamma or the latency bound rho, not both" in capsys.readouterr().err
 
 
+def report_run(server, folder) -> tuple[list, Path]:
+    """`cep run` of a windowed SERVICE query over two users, mentioned at
+    minutes 0 to 2, LRU with gamma 1, writing its reports (--service-report):
+    (its arguments, the reports' file)."""
+    import json
+
+    followers(server, {1: 20000, 2: 5})
+    rules, events, log = folder / "q.rq", folder / "e.jsonl", folder / "service.jsonl"
+    rules.write_text(H + f"SELECT ?u ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                         f"SERVICE <{server.query_url}> {{ ?u :followers ?n }} }}\n")
+    events.write_text("".join(json.dumps({"s": f"<{E}u{u}>", "p": f"<{E}mentioned>", "o": f"<{E}p{m}{u}>",
+                                          "t": f"2026-01-01T00:0{m}:00Z"}) + "\n" for m in range(3) for u in (1, 2)))
+    return (["run", str(rules), "--events", str(events), "--quiet", "--service-allow", server.base,
+             "--service-policy", "gamma=1,ranker=LRU", "--service-report", str(log)], log)
+
+
+def test_cep_run_writes_each_evaluations_report(oxigraph_server, tmp_path, capsys):
+    """--service-report: a JSON line per evaluation of the view, as the
+    engine's reports say it (those after the last instant too). On Spark
+    the console's run writes them (tests/spark/test_service_spark.py);
+    with --out, whose file sink writes the answers alone, it is refused."""
+    import json
+    from datetime import datetime, timezone
+
+    from cep import cli
+
+    run, log = report_run(oxigraph_server, tmp_path)
+    assert cli.main(run) == 0, capsys.readouterr().err
+    t0 = int(datetime(2026, 1, 1, tzinfo=timezone.utc).timestamp() * 1000)
+    reports = [json.loads(line) for line in log.read_text().splitlines()]
+    # the first before the first instant (nothing in its window), the last two after the last instant (2)
+    assert [((r["time"] - t0) // MIN, r["candidates"], r["budget"], r["refreshes"]) for r in reports] == [
+        (-1, 0, 1, 0)] + [(m, 2, 1, 1) for m in range(5)]
+    assert [r["keys"] for r in reports[1:]] == [[[f"<{E}u{1 + m % 2}>"]] for m in range(5)]  # LRU: in turn
+    assert all(r["query"] == "q" and r["endpoint"] == oxigraph_server.query_url and not r["stale"]
+               and r["latency"] > 0 and 0.5 <= r["freshness"] <= 1 for r in reports)
+    assert cli.main(run + ["--engine", "spark", "--out", str(tmp_path / "out")]) == 2
+    assert "--service-report with --engine spark and --out" in capsys.readouterr().err
+
+
 def test_with_a_small_budget_the_answers_follow_the_policy(oxigraph_server):
     """LRU with gamma 1 over three users refreshes them in turn, one per
     evaluation; each window joins its solutions with the view as
@@ -180,14 +223,87 @@ def test_with_a_small_budget_the_answers_follow_the_policy(oxigraph_server):
         answers += engine.flush_table(final=False).to_list()
     answers += engine.flush()
     reports = [r for r in engine.services.reports if r.refreshes]
+    # to the last window that holds a solution (11: the last instant is 9), each evaluation maintained
     assert [(r.time // MIN, r.keys) for r in reports] == [
-        (t, ((f"<{E}u{1 + (t - 1) % 3}>",),)) for t in range(1, 10)]
+        (t, ((f"<{E}u{1 + (t - 1) % 3}>",),)) for t in range(1, 12)]
     refreshed_new = {r.keys[0][0]: r.time // MIN for r in reports[::-1] if r.time // MIN >= 3}
     assert refreshed_new == {f"<{E}u3>": 3, f"<{E}u1>": 4, f"<{E}u2>": 5}
     assert len(answers) == 3 * 9 * 3  # each solution in three windows
     for a in answers:
         new = refreshed_new[a.binding("u")] <= a.end // MIN
         assert a.binding("n").split('"')[1] == ("2" if new else "1"), a
+
+
+def _count(answer) -> str:
+    return answer.binding("n").split('"')[1]
+
+
+def test_each_evaluation_after_the_last_instant_has_its_own_maintenance(oxigraph_server):
+    """Algorithm 1 maintains the view before each evaluation, those the end
+    of the stream makes too: counts changed after the evaluation of the
+    last instant (4) are read by the evaluations after it (5 and 6; gamma
+    covers the candidates), as over an endpoint read at each evaluation
+    (view=off)."""
+    (q,) = parse_rules(H + f"SELECT ?u ?p ?n FROM STREAM <{E}s> [RANGE 3m STEP 1m] WHERE {{ ?u :mentioned ?p . "
+                           f"SERVICE <{oxigraph_server.query_url}> {{ ?u :followers ?n }} }}", "x.rq")
+
+    def run(**policy):
+        followers(oxigraph_server, {1: 1, 2: 1})
+        engine = Engine([q], services=ServiceOptions(allow=[oxigraph_server.base], **policy))
+        before = engine.push([mention(u, m, 10 * m + u) for m in range(1, 5) for u in (1, 2)])
+        before += engine.flush_table(final=False).to_list()  # the evaluations up to the last instant
+        followers(oxigraph_server, {1: 2, 2: 2})
+        return before, engine.flush()
+
+    before, after = run(gamma=2, ranker="LRU")
+    assert {(a.end // MIN, _count(a)) for a in before} == {(t, "1") for t in range(1, 5)}
+    assert {(a.end // MIN, _count(a)) for a in after} == {(5, "2"), (6, "2")}
+    assert rows(before + after) == rows(sum(run(view=False), []))
+
+
+def pinned_run(server, queries_text: str, run):
+    """`run(queries, options)`'s answers (the in-process engine's, or
+    Spark's) with LRU and gamma 1, over an endpoint whose follower counts
+    (1 each) change to 2 just after its initial pull (a pass-through that
+    answers every pull as the first: tests.endpoint.Counting)."""
+    from tests.endpoint import Counting
+
+    followers(server, {1: 1, 2: 1, 3: 1})
+    with Counting(server.query_url) as proxy:
+        queries = parse_rules(queries_text.format(url=proxy.url), "x.rq")
+        options = ServiceOptions(allow=[proxy.base], gamma=1, ranker="LRU")
+        proxy.pinned.add(Engine(queries, services=options).services.states[0].view.spec.pull_query())
+        followers(server, {1: 2, 2: 2, 3: 2})
+        return run(queries, options)
+
+
+PINNED = H + """SELECT ?u ?p ?n FROM STREAM <http://e/s> [RANGE 4m STEP 1m]
+WHERE {{ ?u :mentioned ?p . SERVICE <{url}> {{ ?u :followers ?n }} }}"""
+PINNED_STREAM = [mention(u, m, 10 * m + u) for m in (1, 2) for u in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("stream, new_users, answered", [
+    # 3 to 5 are after the stream's last instant (2); the windows hold 1, 2, 2, 2, 1 minutes of 3 users
+    (PINNED_STREAM, {1: 1, 2: 2, 3: 3, 4: 3, 5: 3}, 3 * 8),
+    # 2 to 4 are in a gap: their windows hold minute 1 alone
+    ([mention(u, 1, u) for u in (1, 2, 3)] + [mention(1, 20, 9)], {1: 1, 2: 2, 3: 3, 4: 3}, 3 * 4),
+], ids=["end of the stream", "gap in event time"])
+def test_evaluations_without_events_of_their_own_go_on_refreshing_under_the_budget(oxigraph_server, stream,
+                                                                                    new_users, answered):
+    """Three users whose counts changed after the initial pull, one
+    refresh per evaluation: each evaluation refreshes one more user, also
+    those that no event of their own reaches (after the stream's last
+    instant, or before an event past a gap in event time, which closes
+    them all at once), so the windows from the third on read the new count
+    of every user. Answers: users with the new count, by window."""
+    def in_process(queries, options):
+        engine = Engine(queries, services=options)
+        return engine.push(stream) + engine.flush()
+
+    answers = pinned_run(oxigraph_server, PINNED, in_process)
+    new = {t: {a.binding("u") for a in answers if a.end // MIN == t and _count(a) == "2"} for t in new_users}
+    assert {t: len(users) for t, users in new.items()} == new_users
+    assert len([a for a in answers if a.end // MIN in new_users]) == answered
 
 
 def windowed_reports(server, **policy):

@@ -62,6 +62,27 @@ def test_malformed_results(body):
     assert e.value.kind == "malformed"
 
 
+def test_a_deeply_nested_json_answer_is_malformed():
+    """Nested deeper than Python's JSON parser goes: malformed results (the
+    evaluation answers from the view), not an error that stops the run."""
+    body = b'{"head": {"vars": ["x"]}, "results": {"bindings": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    with Scripted(body) as server:
+        with pytest.raises(EndpointError) as e:
+            endpoint.select(server.url, "SELECT * {}", timeout=10)
+    assert e.value.kind == "malformed"
+
+
+def test_an_xml_answer_is_read_where_the_format_puts_its_elements():
+    """Results are the children of <results>, bindings those of <result>:
+    a result nested in another is no result (the outer binds nothing), and
+    a hostile answer of 50,000 nested results is read in linear time (a
+    walk of every result's descendants took the square: past the timeout)."""
+    ns = b'<sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="x"/></head><results>'
+    nested = ns + b"<result>" * 50_000 + b"</result>" * 50_000 + b"</results></sparql>"
+    with Scripted(nested, "application/sparql-results+xml") as server:
+        assert endpoint.select(server.url, "SELECT * {}", timeout=30) == (["x"], [(None,)])
+
+
 def test_a_slow_endpoint_costs_at_most_the_timeout():
     with Scripted(b'{"head": {"vars": []}, "results": {"bindings": []}}', delay=30) as server:
         began = time.monotonic()

@@ -134,3 +134,20 @@ def test_silent_gives_the_empty_solution_until_the_endpoint_answers(tmp_path):
     assert counts(got)[:4] == [(m, None) for m in range(1, 5)]
     assert counts(got)[-1] == (11, "9")
     assert all(a.binding("u") == f"<{E}u1>" for a in got)
+
+
+def test_the_pull_reads_the_variables_by_name_whatever_order_the_endpoint_lists_them_in():
+    """SPARQL JSON names each solution's variables: an endpoint that lists
+    ?v1 before ?v0 (the spec says should, not must) gives the same view,
+    and an answer that does not bind the variables asked for (?u, ?n) is
+    malformed, not read by position."""
+    swapped = json.dumps({"head": {"vars": ["v1", "v0"]}, "results": {"bindings": [
+        {"v0": {"type": "literal", "value": "5", "datatype": INT}, "v1": {"type": "uri", "value": f"{E}u1"}}]}})
+    with Scripted(swapped.encode()) as endpoint:
+        engine = Engine([query(endpoint.url)], services=ServiceOptions(allow=[endpoint.url]))
+        assert counts(engine.push([mention(1)]) + engine.flush()) == [(1, "5")]
+    named = swapped.replace('"v0"', '"n"').replace('"v1"', '"u"')
+    with Scripted(named.encode()) as endpoint:
+        with pytest.raises(EngineError, match="malformed SPARQL results: a solution leaves a variable of the "
+                                              "pattern unbound"):
+            Engine([query(endpoint.url)], services=ServiceOptions(allow=[endpoint.url]))
