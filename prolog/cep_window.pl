@@ -40,6 +40,7 @@
             cep_window_status/2,   % +Module, -StatusText
             cep_window_skipped/2,  % +Module, -SkippedText
             cep_window_span/5,     % +Spec, +Start, +End, -First, -Last
+            cep_window_close/2,    % +In, -Close
             cep_span/3,            % +Spans, -Start, -End
             cep_part_index/4,      % +Sols, +Pattern, +Key, -Index
             cep_part_member/3,     % +Index, ?Key, ?Sol
@@ -406,17 +407,18 @@ stored(M, Q, F) :-
 %   Evaluations stop (for this call) once nothing is stored and the last
 %   rows are empty: next_time/5 resumes from the next stored solution.
 evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
-    window_solutions(Spec, M, Q, Tau, Ts, Sols0),
+    window_solutions(Spec, M, Q, Tau, Ts, In, Sols0),
     combined(M, Q, Tau, Sols0, Sols1),
     service_join(M, Q, Sols1, Sols),
-    (   reports(M, Q, Spec, Tau, Sols)
+    read_content(M, Q, In, Sols0, Sols, Held, Read),
+    (   reports(M, Q, Spec, Tau, Read)
     ->  evaluation_rows(Spec, M, Q, Sols, Ts, Tau, New),
         report(M, Q, Ts, Tau, New, Rows0, Rows)
     ;   Rows0 = Rows
     ),
     (   Spec = time(_, _, Every, _)
     ->  After0 is Tau + Every,
-        (   empty_row(M, Q) -> empty_next(M, Q, Sols0, Tau, Every, After0, After)
+        (   empty_row(M, Q) -> empty_next(M, Q, Held, Tau, Every, After0, After)
         ;   Sols0 == [] -> After = idle(After0)
         ;   After = After0
         )
@@ -425,6 +427,32 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     retractall(M:'$wnext'(Q, _)),
     assertz(M:'$wnext'(Q, After)),
     (   Spec = time(inf, _, _, _) -> fold_unbounded(M, Q, Spec, Tau) ; true ).
+
+%   read_content(+M, +Q, +In, +Sols0, +Sols, -Held, -Read): what the window
+%   In holds (Held: whether a run of empty windows goes on, empty_next/7)
+%   and the content the report policies read (Read): the solutions stored
+%   in it and the query's. A query whose window holds an empty group
+%   ('$wunit'(Q, Part)) has a solution at every evaluation; both are then
+%   the window's events (RSP-QL's content: an empty window reports
+%   nothing under REPORT NON EMPTY, and an event entering or leaving it is
+%   a change), as a set of intervals.
+read_content(M, Q, In, Sols0, Sols, Held, Read) :-
+    (   current_predicate(M:'$wunit'/2),
+        M:'$wunit'(Q, _)
+    ->  findall(s(v, S, E), ( M:'$wunit'(Q, P), M:'$win'(P, In, _, S, E) ), Events0),
+        sort(Events0, Held),
+        Read = Held
+    ;   Held = Sols0,
+        Read = Sols
+    ).
+
+%!  cep_window_close(+In, -Close) is det.
+%
+%   The instant of the empty group's one solution over the window In
+%   (time(K, Start, Close) or count(Cut, Tau, Low)): the window's close,
+%   a count window's instant.
+cep_window_close(time(_, _, Close), Close).
+cep_window_close(count(_, Tau, _), Tau).
 
 %   An unbounded window keeps what its aggregates need, not the stream:
 %   after the evaluation at Tau (window K), the panes of each group that
@@ -515,7 +543,7 @@ deferred(M, Q) :-
 combined(M, Q, Tau, Sols0, Sols) :-
     (   Sols0 \== [],
         parted(M, Q, Parts)
-    ->  findall(SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, SolsJ) ), Contents),
+    ->  findall(SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Contents),
         findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols)
     ;   Sols = Sols0
     ).
@@ -603,8 +631,9 @@ cep_part_member(index(Assoc, Loose, All), Key, Sol) :-
     ;   member(Sol, All)
     ).
 
-%   The solutions in the window evaluated at Tau, and the window's start.
-window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
+%   The solutions in the window evaluated at Tau, the window's start, and
+%   the window (In: as '$wsolve'/5 reads it; none for an instant).
+window_solutions(Spec, M, Q, Tau, Ts, time(K, Ts, Hi), Sols) :-
     Spec = time(Range, _, _, Origin),
     !,
     close_index(Spec, Tau, K),
@@ -620,9 +649,9 @@ window_solutions(Spec, M, Q, Tau, Ts, Sols) :-
         (   Panes == [] -> Sols = [] ; Sols = panes(Panes) )
     ;   findall(s(V, S, E), ( M:'$wsol'(_, Q, _, F, V, S, E), F =< K ), Sols)
     ).
-window_solutions(instant, M, Q, Tau, Tau, Sols) :-
+window_solutions(instant, M, Q, Tau, Tau, none, Sols) :-
     findall(s(V, S, E), retract(M:'$wsol'(_, Q, Tau, _, V, S, E)), Sols).
-window_solutions(count(N, Unit), M, Q, Tau, Cut, Sols) :-
+window_solutions(count(N, Unit), M, Q, Tau, Cut, count(Cut, Tau, Low), Sols) :-
     cutoff(M, N, Unit, Tau, Cut, Low),
     forall(( held(Q, P), clause(M:'$wsol'(_, P, _, _, _, S, _), true, Ref), S < Cut ), erase(Ref)),
     (   content(M, Q)

@@ -84,9 +84,10 @@ def test_juxtaposed_empty_groups_are_dropped():
     ("SELECT * WHERE { {} SEQ { ?x ?x ?x } }", "<test>:2:18: an empty group cannot be an operand of SEQ"),
     ("SELECT * WHERE { ?x ?x ?x } EQUALSOPTIONAL {}",
      "<test>:2:44: an empty group cannot be an operand of EQUALSOPTIONAL"),
-    ("SELECT * FROM STREAM <http://e/s> [RANGE 1h STEP 1h] WHERE { OPTIONAL { ?x ?x ?x } }",
+    ("SELECT * FROM STREAM <http://e/s> [RANGE 1h STEP 1h] WHERE { {} UNION { ?x :p ?y } { ?x :q ?z WINDOW ELEMS 2 } }",
      "<test>:2:62: an empty group (a WHERE, OPTIONAL or FILTER with no triple pattern before it in its group, "
-     "or {} in a UNION) is not supported in a query with a window yet: give the group a triple pattern"),
+     "or {} in a UNION) in a query whose groups have windows of their own is not supported yet: give the query "
+     "one window, or give the group a triple pattern"),
 ])
 def test_refused(query, message):
     with pytest.raises(QueryError) as info:
