@@ -32,7 +32,10 @@ holds, as it does outside a window: the solutions of its instants leaf
 part(Q, Node, i).
 A solution matched by background triples alone has the interval
 timeless/timeless (it is in every window); the query's are those with an
-event.
+event. The empty group (a Unary of ops.Unit over a leaf of every event)
+has one solution per evaluation, at the window's close; the events it
+keeps per window are the content its query's report policies read
+('$wunit'/2).
 """
 
 from __future__ import annotations
