@@ -356,16 +356,17 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first)
 
 
-def _rows(query, content, start, tau, project, window=None) -> list:
+def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:
     g = query.grouping
     # no solution: no row, but the empty group's: that of aggregates without
     # GROUP BY over every window (_empty_rows), and with GROUP BY at a count
     # window's evaluation, which holds the events of its instants (SPARQL 1.1
-    # 18.5.1 as the W3C test agg-empty-group reads it); a time window's
-    # GROUP BY query with no solution gives no row (docs/language.md).
+    # 18.5.1 as the W3C test agg-empty-group reads it), and a grouped
+    # subquery's at every instant (`empty_group`); a time window's GROUP BY
+    # query with no solution gives no row (docs/language.md).
     # `window`: the one the query is evaluated by
     count_group = g is not None and g.keys is not None and window is not None and window.count is not None
-    if not content and not (_empty_rows(query) or count_group):
+    if not content and not (_empty_rows(query) or count_group or empty_group):
         return []
     if g is None:
         rows = [project(dict(mu), ts, te, stamps) for mu, ts, te, stamps in content]
@@ -402,16 +403,16 @@ def subquery_rows(op: ops.Project, content, tau) -> set:
     """The solutions of a subquery with its own aggregation or cut
     (ops.Project.evaluated) evaluated at tau over `content`, the
     solutions (mu, ts, te, stamps) of its pattern that end then (docs/language.md, "Subqueries"): grouped, a row
-    of each group over [tau, tau] (so
-    that without GROUP BY keys no solution is one group, SPARQL 1.1, 11.2;
-    with keys none), else each solution projected; ordered by
+    of each group over [tau, tau] (no solution is one group, the empty
+    one, SPARQL 1.1, 11.2, with GROUP BY too, its keys unbound: the W3C
+    test agg-empty-group), else each solution projected; ordered by
     ORDER BY as the top level's answers are (ties by start, then
     bindings), then OFFSET and LIMIT cut them."""
     from cep.reference import _order_compare, _project
 
     query = op.as_query()
     if op.grouping is not None:
-        rows = {(r, tau, tau, frozenset()) for r in _rows(query, content, tau, tau, None)}
+        rows = {(r, tau, tau, frozenset()) for r in _rows(query, content, tau, tau, None, empty_group=True)}
     else:
         rows = {(_project(query, dict(mu), ts, te, stamps), ts, te, stamps) for mu, ts, te, stamps in content}
     names = {v.name for v in op.vars}
