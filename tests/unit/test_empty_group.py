@@ -99,3 +99,23 @@ def test_a_query_with_an_empty_group_runs_in_one_group_that_sees_every_event():
     q = parse_rules(PREFIX + "SELECT * { ?s :q ?o OPTIONAL { ?s :p ?v } } UNION {}", "<test>")[0]
     assert routing.partition_key(q) is None
     assert routing.Route((), None) in routing.classes([q])[0].routes
+
+
+WINDOW_OPTIONAL = "SELECT ?v FROM STREAM <http://e/s> [RANGE 2ms TUMBLING{policy}] WHERE {{ OPTIONAL {{ ?s :p ?v }} }}"
+
+
+def test_in_a_window_the_empty_group_has_one_solution_per_evaluation():
+    # RSP-QL's eval of { OPTIONAL { ?s :p ?v } } over each window, evaluated
+    # from 2 (the first close at or after the first instant) to 8, the first
+    # window (6, 8] that starts at or after the last instant (5): (0, 2] holds
+    # both :p; (2, 4], (4, 6] (only the :q at 5) and (6, 8] hold none, and
+    # give the empty row
+    assert run(WINDOW_OPTIONAL.format(policy="")) == [
+        ((), 2, 4), ((), 4, 6), ((), 6, 8), ((("v", '"1"' + INT),), 0, 2), ((("v", '"2"' + INT),), 0, 2)]
+
+
+def test_report_non_empty_reads_the_windows_events_not_the_empty_groups_solution():
+    # the windows that hold an event: (0, 2] and (4, 6] (the :q at 5, no :p:
+    # the empty row); (2, 4] and (6, 8] are empty and do not report
+    assert run(WINDOW_OPTIONAL.format(policy=" REPORT NON EMPTY")) == [
+        ((), 4, 6), ((("v", '"1"' + INT),), 0, 2), ((("v", '"2"' + INT),), 0, 2)]
