@@ -574,6 +574,8 @@ class _Builder:
                     timed = True
             return self.build(op.pattern, pending + cs, window, policy, timed)
 
+        if isinstance(op, ops.Unit) and self.windowed:
+            return self._window_unit(op, pending, window, timed)
         if isinstance(op, ops.Unit):  # a leaf with one empty solution per instant
             filters = _dedup(pending)
             streams = self.query.triple_streams(op)
@@ -653,6 +655,22 @@ class _Builder:
         vars_, filters = tuple(dict.fromkeys(ops.slots_vars(op))), _dedup(pending)
         sig = ("unary", op, child, filters, window, timed, True, None)
         return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, True))
+
+    def _window_unit(self, op, pending, window, timed) -> int:
+        """The empty group inside a window: one solution, the empty one, at
+        each evaluation, empty window included (RSP-QL's eval(SDS, SE, t) of
+        the empty pattern; docs/language.md, "The empty group"). A content
+        node (cep.compile.windows) over a leaf of every event of its
+        streams, kept per window: they are the window's content, which the
+        report policies read (a query that reads the whole window)."""
+        spo = tuple(ops.Var(f"_:unit{n}") for n in "spo")
+        every = ops.Triple(*spo)
+        streams = self.query.triple_streams(op)
+        sig = ("leaf", every, (), window, False, self.updates, streams)
+        child = self._add(sig, lambda i: Leaf(i, every, (), (), window, False, self.updates, streams))
+        unit, filters = dataclasses.replace(op, pos=None), _dedup(pending)
+        sig = ("unary", unit, child, filters, window, timed, True, None)
+        return self._add(sig, lambda i: Unary(i, unit, child, (), filters, window, timed, True))
 
     def _unary(self, op, operand, pending, window, policy, timed) -> int:
         """The Unary node of `op` over `operand`: the conditions that read

@@ -130,6 +130,10 @@ cep_contract('$winstant', 1, optional,
              "'$winstant'(Query): a CONSTRUCT's rows are answers at the evaluation time, not over the window").
 cep_contract('$wcontent', 1, optional,
              "'$wcontent'(Query): Query (or a part p(Query, J) of a query whose groups have windows of their own) is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ or a property path)").
+cep_contract('$wunit', 2, optional,
+             "'$wunit'(Query, Part): Query's window holds an empty group, whose node keeps the window's events under Part (its content, which the report policies read)").
+cep_contract('$win', 5, optional,
+             "'$win'(Part, In, Values, Start, End): a solution stored under Part (part(Query, Node, Side)) that the window In holds").
 cep_contract('$wsolve', 5, optional,
              "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau, Low))").
 cep_contract('$wcount', 2, windows,

@@ -1317,10 +1317,11 @@ class _Query:
         pattern = self.anchored(pattern)
         query_limits.check_depth(pattern)  # before any stage recurses over it
         unit = next(ops.units(pattern), None)
-        if unit is not None and self.windowed:
-            raise QueryError("an empty group (a WHERE, OPTIONAL or FILTER with no triple pattern before "
-                             "it in its group, or {} in a UNION) is not supported in a query with a "
-                             "window yet: give the group a triple pattern", unit.pos)
+        if unit is not None and any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern)):
+            raise QueryError("an empty group (a WHERE, OPTIONAL or FILTER with no triple pattern before it in "
+                             "its group, or {} in a UNION) in a query whose groups have windows of their own "
+                             "is not supported yet: give the query one window, or give the group a triple "
+                             "pattern", unit.pos)
         self.warn_unbound_conditions(pattern)
         return pattern
 

@@ -636,7 +636,7 @@ def _subquery_rows(node: Unary, child, cvs: Vars, found: list, ts, te, now, ovs:
     sols, rows, m = pl.Var(f"Sols{n}"), pl.Var(f"Rows{n}"), pl.Var(f"M{n}")
     cv = tuple_term(cvs, child.vars)
     if op.grouping is not None:  # the fields of '$wrow': the SELECT clause, then ORDER BY's hidden ones
-        kind = pl.Struct("group", pl.PList([func_term(a) for _, a in op.grouping.aggregates]), len(op.grouping.keys))
+        kind = pl.Struct("group", pl.PList([func_term(a) for _, a in op.grouping.aggregates]))
         collect = pl.Struct("findall", pl.Struct("s", cv, ts, te), conj(found), sols)
     else:  # a solution's row: its values, then ORDER BY's hidden fields
         kind = A("plain")

@@ -32,7 +32,10 @@ holds, as it does outside a window: the solutions of its instants leaf
 part(Q, Node, i).
 A solution matched by background triples alone has the interval
 timeless/timeless (it is in every window); the query's are those with an
-event.
+event. The empty group (a Unary of ops.Unit over a leaf of every event)
+has one solution per evaluation, at the window's close; the events it
+keeps per window are the content its query's report policies read
+('$wunit'/2).
 """
 
 from __future__ import annotations
@@ -250,11 +253,19 @@ def _feed_clause(index, query):
 def empty_rows(query) -> bool:
     """Whether every evaluation of the query's window gives a row, an
     empty window's too: aggregates without GROUP BY are one group, empty
-    over an empty window (SPARQL 1.1, 11.2: COUNT(*) is 0). A query
+    over an empty window (SPARQL 1.1, 11.2: COUNT(*) is 0), and the empty
+    group has its one solution over any window (reads_window). A query
     grouped without a window is evaluated only at instants with a
     solution (docs/language.md, "Empty windows")."""
     g = query.grouping
-    return bool(query.windows) and g is not None and g.keys == ()
+    return bool(query.windows) and (g is not None and g.keys == () or reads_window(query))
+
+
+def reads_window(query) -> bool:
+    """Whether the query's window holds an empty group (ops.Unit): its one
+    solution is there at every evaluation, and the report policies read
+    the window's events, its content (docs/language.md, "The empty group")."""
+    return query.window is not None and next(ops.units(query.pattern), None) is not None
 
 
 def _spec(w, query):
@@ -513,7 +524,10 @@ def _content_items(plan, indexes, vars_of, graph) -> list:
                  pl.Struct(">", S, Lo), pl.Struct("=<", E, Hi))),
              pl.Clause(pl.Struct("$wholds", pl.Struct("count", Cut, Tau, _), S, E), (
                  pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau)))]
-    done = set()
+    done, keys = set(), content_keys(plan)
+    for node in plan.nodes:  # the window's events, kept under an empty group's node (cep_window:read_content/7)
+        if isinstance(node, Unary) and isinstance(node.op, ops.Unit):
+            items += [pl.Clause(pl.Struct("$wunit", key, content_part(key, node.id, "u"))) for key in keys.get(node.id, ())]
     for i, key, root in content:
         items.append(pl.Clause(pl.Struct("$wcontent", key)))
         items.append(pl.Clause(pl.Struct("$wsolve", key, In, V, S, E), (
@@ -556,7 +570,9 @@ def _content_clause(plan, node, vs, graph):
     def timed(*xs):
         return [pl.Struct("number", x) for x in xs]
 
-    if isinstance(node, Unary) and node.instants is not None:
+    if isinstance(node, Unary) and isinstance(node.op, ops.Unit):  # one empty solution, at the window's close
+        goals = [q(WINDOW, "cep_window_close", In, S), pl.Struct("=", E, S)]
+    elif isinstance(node, Unary) and node.instants is not None:
         goals = _subquery_clause_goals(plan, node, vs, operand, S, E)
     elif isinstance(node, Unary):
         goals = [operand(plan.node(node.child), "u", S, E)]

@@ -32,7 +32,8 @@ solutions; with nothing watched it is always empty.
 
 The empty group (ops.Unit, a WHERE or group with no triple pattern that
 is not dropped as join's identity) has one solution per instant: the
-empty binding over [t, t] for each end t of a timed occurrence.
+empty binding over [t, t] for each end t of a timed occurrence; over a
+window's content, one solution, at the window's close (UNIT_AT).
 
 Streams (C-SPARQL's FROM STREAM and GRAPH): a triple pattern (or Unit) whose `stream`
 is a set of IRIs (streams_of, from the query) matches the occurrences of
@@ -63,6 +64,9 @@ HORIZON: ContextVar = ContextVar("horizon", default=None)
 # their relations, and every part's solutions are those in the window (a
 # NOTSEQ's that runs to a deadline after the window's end is not)
 CONTENT: ContextVar = ContextVar("content", default=None)
+# Over a window's content, the instant of the empty group's one solution:
+# the window's close (reference/windows.py); None: it has none there
+UNIT_AT: ContextVar = ContextVar("unit_at", default=None)
 # Whether the run has background knowledge: a property path then walks
 # the background graph and its union with the graph of each instant, else
 # the graph of each instant alone (_path_occurrences)
@@ -403,7 +407,12 @@ def _timed(at, op, S, watch) -> set:
 def _unit(op, S) -> set:
     """The empty group: the empty binding over [t, t] at each instant t at
     which an occurrence of the pattern's streams ends (docs/language.md,
-    "The empty group"); background triples are no instants."""
+    "The empty group"); background triples are no instants. Over a
+    window's content, one solution whatever the window holds (RSP-QL's
+    eval of the empty pattern), at the window's close (UNIT_AT)."""
+    if CONTENT.get() is not None:
+        at = UNIT_AT.get()
+        return set() if at is None else {(frozenset(), at, at, frozenset())}
     return {(frozenset(), end, end, frozenset()) for _, _, _, start, end, g in S
             if start is not None and (g is None or op.stream is None or g in op.stream)}
 

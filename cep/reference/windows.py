@@ -36,7 +36,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.events import Answer
 from cep.reference.expressions import ExprError, canonical_value, holds, parse, value
-from cep.reference.patterns import compatible, merge, satisfies
+from cep.reference.patterns import UNIT_AT, compatible, merge, satisfies, streams_of
 
 INTEGER = terms.XSD + "integer"
 
@@ -68,7 +68,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     w = query.window
     if w is None:
         sols = solve(None)
-        return _rows_of(query, [(tau, tau, lambda ts, te, o=None, tau=tau: te == tau)
+        return _rows_of(query, [(tau, tau, tau, lambda ts, te, o=None, tau=tau: te == tau)
                                 for tau in sorted({s[2] for s in sols}) if until is None or tau < until],
                         lambda inside, tau: [s for s in sols if inside(s[1], s[2])], project)
     if w.count is not None and query.streams:
@@ -84,13 +84,36 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     final = None
     if _empty_rows(query) and w.count is None and not w.unbounded and until is None:
         final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf))
-    return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project)
+    return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project,
+                    read=_window_events(query, events))
 
 
 def _empty_rows(query) -> bool:
     """Aggregates without GROUP BY: one group, which an empty window holds
-    too (SPARQL 1.1, 11.2 and 18.5), so every evaluation gives its row."""
-    return query.grouping is not None and query.grouping.keys == ()
+    too (SPARQL 1.1, 11.2 and 18.5), so every evaluation gives its row;
+    and an empty group, whose one solution every window holds."""
+    return query.grouping is not None and query.grouping.keys == () or _has_unit(query)
+
+
+def _has_unit(query) -> bool:
+    return any(isinstance(op, ops.Unit) for op in ops.walk(query.pattern))
+
+
+def _window_events(query, events):
+    """For a query whose window holds an empty group: `read(inside)`, the
+    window's content that the report policies read, the intervals of the
+    events of the empty groups' streams in it (RSP-QL: an empty window is
+    empty content, whatever the empty group gives there). None for any
+    other query (they read its solutions)."""
+    if not _has_unit(query):
+        return None
+    streams = [op.stream for op in ops.walk(streams_of(query)) if isinstance(op, ops.Unit)]
+    mine = None if None in streams else frozenset().union(*streams)
+
+    def of_mine(e):
+        return mine is None or not e.stream or f"<{e.stream.strip('<>')}>" in mine
+
+    return lambda inside: frozenset((e.start, e.end) for e in events if of_mine(e) and inside(e.start, e.end))
 
 
 def _last_empty(w, ends, sols):
@@ -112,22 +135,29 @@ def _last_empty(w, ends, sols):
     return close if first is None else max(close, first)
 
 
-def _rows_of(query, evaluations, solve, project, window=None) -> list[Answer]:
-    """The answers of the evaluations (tau, the window's start, test of an
-    interval's being in the window), as the report operator picks them.
-    `window`: the window the query is evaluated by, where not its own (its
-    first group's, of a query whose groups have windows of their own)."""
+def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list[Answer]:
+    """The answers of the evaluations (tau, the window's start, its close,
+    test of an interval's being in the window), as the report operator
+    picks them. `window`: the window the query is evaluated by, where not
+    its own (its first group's, of a query whose groups have windows of
+    their own); `read(inside)`: the content the report policies read,
+    where not the solutions (_window_events)."""
     out, previous, seen = [], [], frozenset()
     policy = query.window.policy if query.window is not None else None
-    for tau, start, inside in evaluations:
-        content = solve(inside, tau)
+    for tau, start, close, inside in evaluations:
+        token = UNIT_AT.set(close)
+        try:
+            content = solve(inside, tau)
+        finally:
+            UNIT_AT.reset(token)
         # RSP-QL's report policies: non-empty content reports the windows
         # that hold a solution; content change those whose solutions (with
         # their intervals) differ from the last reported (at first, none)
-        if policy == "nonempty" and not content:
+        held = content if read is None else read(inside)
+        if policy == "nonempty" and not held:
             continue
         if policy == "change":
-            now = frozenset((mu, ts, te) for mu, ts, te, _ in content)
+            now = frozenset((mu, ts, te) for mu, ts, te, _ in content) if read is None else held
             if now == seen:
                 continue
             seen = now
@@ -189,7 +219,7 @@ def _records(events) -> list:
 
 
 def _evaluations(query, w, ends, events, until, latest, places=None, final=None):
-    """(tau, the window's start, test of an interval or occurrence) per
+    """(tau, the window's start, its close, test of an interval or occurrence) per
     evaluation; `places`: those of a [TRIPLES n] window's occurrences;
     `final`: at the end of the stream, the evaluations are those up to
     the first at or after this close (_last_empty) instead. A time-based
@@ -198,7 +228,7 @@ def _evaluations(query, w, ends, events, until, latest, places=None, final=None)
     if w.count is not None:
         for tau in ends:
             cut, low = _count_cut(w, ends, events, tau)
-            yield tau, cut, (lambda ts, te, o=None, cut=cut, tau=tau, low=low: ts >= cut and te <= tau and (
+            yield tau, cut, tau, (lambda ts, te, o=None, cut=cut, tau=tau, low=low: ts >= cut and te <= tau and (
                 o is None or o[4] > cut or places.get(o, 0) >= low))
         return
     period = query.every_ms or w.step_ms
@@ -222,7 +252,7 @@ def _evaluations(query, w, ends, events, until, latest, places=None, final=None)
         last = phase - ((phase - latest - w.range_ms) // w.step_ms) * w.step_ms + period
     while tau <= last:
         c = phase + ((tau - phase) // w.step_ms) * w.step_ms
-        yield tau, c - w.range_ms, (lambda ts, te, o=None, c=c: c - w.range_ms < ts and te <= c)
+        yield tau, c - w.range_ms, c, (lambda ts, te, o=None, c=c: c - w.range_ms < ts and te <= c)
         tau += period
 
 
@@ -246,7 +276,7 @@ def _unbounded_evaluations(w, period, ends, until, latest):
         last = every_phase - ((every_phase - close) // period) * period
     while tau <= last:
         c = phase + ((tau - phase) // w.step_ms) * w.step_ms
-        yield tau, w.t0_ms, (lambda ts, te, o=None, c=c: w.t0_ms < ts and te <= c)
+        yield tau, w.t0_ms, c, (lambda ts, te, o=None, c=c: w.t0_ms < ts and te <= c)
         tau += period
 
 
@@ -326,16 +356,17 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first)
 
 
-def _rows(query, content, start, tau, project, window=None) -> list:
+def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:
     g = query.grouping
     # no solution: no row, but the empty group's: that of aggregates without
     # GROUP BY over every window (_empty_rows), and with GROUP BY at a count
     # window's evaluation, which holds the events of its instants (SPARQL 1.1
-    # 18.5.1 as the W3C test agg-empty-group reads it); a time window's
-    # GROUP BY query with no solution gives no row (docs/language.md).
+    # 18.5.1 as the W3C test agg-empty-group reads it), and a grouped
+    # subquery's at every instant (`empty_group`); a time window's GROUP BY
+    # query with no solution gives no row (docs/language.md).
     # `window`: the one the query is evaluated by
     count_group = g is not None and g.keys is not None and window is not None and window.count is not None
-    if not content and not (_empty_rows(query) or count_group):
+    if not content and not (_empty_rows(query) or count_group or empty_group):
         return []
     if g is None:
         rows = [project(dict(mu), ts, te, stamps) for mu, ts, te, stamps in content]
@@ -372,16 +403,16 @@ def subquery_rows(op: ops.Project, content, tau) -> set:
     """The solutions of a subquery with its own aggregation or cut
     (ops.Project.evaluated) evaluated at tau over `content`, the
     solutions (mu, ts, te, stamps) of its pattern that end then (docs/language.md, "Subqueries"): grouped, a row
-    of each group over [tau, tau] (so
-    that without GROUP BY keys no solution is one group, SPARQL 1.1, 11.2;
-    with keys none), else each solution projected; ordered by
+    of each group over [tau, tau] (no solution is one group, the empty
+    one, SPARQL 1.1, 11.2, with GROUP BY too, its keys unbound: the W3C
+    test agg-empty-group), else each solution projected; ordered by
     ORDER BY as the top level's answers are (ties by start, then
     bindings), then OFFSET and LIMIT cut them."""
     from cep.reference import _order_compare, _project
 
     query = op.as_query()
     if op.grouping is not None:
-        rows = {(r, tau, tau, frozenset()) for r in _rows(query, content, tau, tau, None)}
+        rows = {(r, tau, tau, frozenset()) for r in _rows(query, content, tau, tau, None, empty_group=True)}
     else:
         rows = {(_project(query, dict(mu), ts, te, stamps), ts, te, stamps) for mu, ts, te, stamps in content}
     names = {v.name for v in op.vars}

@@ -760,11 +760,15 @@ def windowed_queries(draw, content=False, base=None):
     aggregates and HAVING, or C-SPARQL's AGGREGATE extensions; or a query
     grouped without a window (evaluated per instant). Times are the
     streams' ms. `content`: its pattern has an operator the window
-    evaluates over its content (content_queries); `base`: the strategy
+    evaluates over its content (content_queries), a quarter of them beside
+    the empty group ({ OPTIONAL { P } }, {} UNION { P }); `base`: the strategy
     of the query whose pattern it takes, instead."""
     if base is None:
         base = content_queries() if content else st.one_of(queries(depth=2), operator_queries())
     base = draw(base)
+    if content and draw(st.integers(0, 3)) == 0:  # the empty group's one solution per evaluation, beside P
+        unit, p = ops.Unit(), base.pattern
+        base = dataclasses.replace(base, pattern=draw(st.sampled_from([ops.LeftJoin(unit, p), ops.Union_(unit, p)])))
     if draw(st.integers(0, 3)) == 0:
         window = ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)),
                             counts=draw(st.sampled_from(["events", "triples"])))
@@ -925,7 +929,7 @@ def _drawn_streams(draw, pattern):
             return dataclasses.replace(op, triples=tuple(put(x) for x in op.triples))
         if isinstance(op, (ops.Filter,) + ops.UNARY):
             return dataclasses.replace(op, pattern=put(op.pattern))
-        if isinstance(op, ops.Values):
+        if isinstance(op, (ops.Values, ops.Unit)):
             return op
         return dataclasses.replace(op, left=put(op.left), right=put(op.right))
     return streams, put(pattern) if kind != "one" or draw(st.booleans()) else pattern

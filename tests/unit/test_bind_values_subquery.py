@@ -155,13 +155,16 @@ def test_a_subquery_over_background_data_is_joined_once_per_binding():
 def test_a_grouped_subquery_answers_per_instant_over_that_instant():
     """Its rows at t are the groups of its pattern's solutions that end at
     t, each over [t, t], joined with the events around them as any
-    solution over [t, t] is; an instant with none of its solutions has no
-    row of a GROUP BY by ?k."""
+    solution over [t, t] is; an instant with none of its solutions has the
+    empty group's row, ?k unbound (W3C agg-empty-group), which joins both
+    :c events (instant 2 has no :a)."""
     events = [_event("k", "a", _int(1), 1), _event("k", "a", _int(2), 3), _event("j", "a", _int(5), 3),
               _event("k", "a", _int(4), 3), _event("k", "c", _int(9), 2), _event("j", "c", _int(8), 3)]
     got = _run("SELECT ?k ?n ?s ?z WHERE { ?k :c ?z "
                "{ SELECT ?k (COUNT(*) AS ?n) (SUM(?x) AS ?s) WHERE { ?k :a ?x } GROUP BY ?k } }", events)
     assert got == [(1, 2, {"k": f"<{EX}k>", "n": _int(1), "s": _int(1), "z": _int(9)}),
+                   (2, 2, {"k": f"<{EX}k>", "n": _int(0), "s": _int(0), "z": _int(9)}),
+                   (2, 3, {"k": f"<{EX}j>", "n": _int(0), "s": _int(0), "z": _int(8)}),
                    (2, 3, {"k": f"<{EX}k>", "n": _int(2), "s": _int(6), "z": _int(9)}),
                    (3, 3, {"k": f"<{EX}j>", "n": _int(1), "s": _int(5), "z": _int(8)})]
 

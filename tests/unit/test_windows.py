@@ -145,15 +145,18 @@ def test_a_grouped_subquery_over_a_windows_content_makes_its_rows_at_each_instan
     # the :q 0 and :q 1 of minute 1 each join the two :p (minute 1, 4 and
     # minute 2, 4), the :q 3 of minute 2 too; a solution ends at the later
     # of its events, so instant 1 has 2 solutions and instant 2 has 4 (the
-    # rows (a, 2) and (a, 4), each joined with the two :p outside). In
-    # (60, 120] the :q 7 of minute 71 joins the :p of minute 70: one row,
-    # (a, 1), joined with that :p.
+    # rows (a, 2) and (a, 4), each joined with the two :p outside); instant
+    # 3 (the :s) has none: the empty group's row, ?x unbound and COUNT(*) 0
+    # (W3C agg-empty-group), joined with the two :p. In (60, 120] the :q 7
+    # of minute 71 joins the :p of minute 70: one row, (a, 1), joined with
+    # that :p; instant 70 has no solution that ends then: (a, 0).
     events = [Event("<http://e/a>", f"<http://e/{p}>", f'"{i}"^^{INT}', t * MIN, t * MIN)
               for i, (p, t) in enumerate([("q", 1), ("q", 1), ("p", 1), ("q", 2), ("p", 2), ("s", 3),
                                           ("p", 70), ("q", 71)])]
     inner = "?x :q ?z OPTIONAL { ?x :p ?w }"
     got = run(GROUPED_SUBQUERY.format(window="RANGE 1h TUMBLING", inner=inner), events)
-    assert table(got, "x", "n") == [(0, 60, "a", "2")] * 2 + [(0, 60, "a", "4")] * 2 + [(60, 120, "a", "1")]
+    assert table(got, "x", "n") == ([(0, 60, "a", "0")] * 2 + [(0, 60, "a", "2")] * 2 + [(0, 60, "a", "4")] * 2
+                                    + [(60, 120, "a", "0"), (60, 120, "a", "1")])
     # without GROUP BY every instant the window holds has its row, COUNT(*)
     # 0 where none of the solutions ends: minute 3 (the :s) in (0, 60]; in
     # (60, 120] minute 70 has none and minute 71 has one
@@ -188,11 +191,12 @@ def test_a_subquery_over_a_windows_content_counts_each_solution_once():
 def test_a_subquery_made_per_instant_inside_a_time_window_gives_its_rows_values():
     # evaluated per instant, its rows over [t, t] are held by the window as any
     # solution: in (0, 60] a :q twice at minute 1 and once at 2, each row joined
-    # with each of the two :p; (60, 120] holds a :p and no row
+    # with each of the two :p; (60, 120] holds a :p, and instant 70 has no :q:
+    # the empty group's row (?x unbound, COUNT(*) 0), joined with that :p
     events = [Event("<http://e/a>", f"<http://e/{p}>", f'"{i}"^^{INT}', t * MIN, t * MIN)
               for i, (p, t) in enumerate([("q", 1), ("q", 1), ("p", 1), ("q", 2), ("p", 2), ("p", 70)])]
     got = run(GROUPED_SUBQUERY.format(window="RANGE 1h TUMBLING", inner="?x :q ?z"), events)
-    assert table(got, "x", "n") == [(0, 60, "a", "1")] * 2 + [(0, 60, "a", "2")] * 2
+    assert table(got, "x", "n") == [(0, 60, "a", "1")] * 2 + [(0, 60, "a", "2")] * 2 + [(60, 120, "a", "0")]
 
 
 def test_count_windows_of_different_sizes_in_one_rule_set_keep_what_each_needs():
