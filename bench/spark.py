@@ -229,33 +229,41 @@ def _batch(p: dict) -> dict:
     return out
 
 
-def cpu_seconds(root: int) -> float:
+def cpu_seconds(root: int) -> dict:
     """CPU seconds (user and system) used so far by process `root` and all
     its descendants (here: the driver, Spark's JVM, PySpark's daemon and
     Python workers), the exited ones that a process of the tree reaped
-    included. Read from /proc (Linux); NaN elsewhere. On a shared machine
-    a step's CPU per event is what the others' load changes least: its wall
-    time stretches with every process that competes for the cores."""
+    included, by kind: "python workers" (PySpark's daemon and the workers
+    it forks), "jvm" and "driver" (the rest). Read from /proc (Linux);
+    empty elsewhere. On a shared machine a step's CPU per event is what
+    the others' load changes least: its wall time stretches with every
+    process that competes for the cores."""
     tick = os.sysconf("SC_CLK_TCK")
-    parents, times = {}, {}
+    parents, times, kinds = {}, {}, {}
     for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
         if not entry.isdigit():
             continue
         try:
             stat = Path(f"/proc/{entry}/stat").read_text()
+            command = Path(f"/proc/{entry}/cmdline").read_bytes()
         except OSError:  # gone meanwhile
             continue
         fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
         parents[int(entry)] = int(fields[1])
         times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+        kinds[int(entry)] = ("python workers" if b"pyspark.daemon" in command
+                             else "jvm" if command.split(b"\0")[0].endswith(b"java") else "driver")
     if root not in times:
-        return float("nan")
+        return {}
     tree, todo = set(), [root]
     while todo:
         pid = todo.pop()
         tree.add(pid)
         todo += [child for child, parent in parents.items() if parent == pid]
-    return sum(times[pid] for pid in tree)
+    out = {}
+    for pid in tree:  # a daemon's time holds its reaped workers' (cutime), not its live ones'
+        out[kinds[pid]] = out.get(kinds[pid], 0.0) + times[pid]
+    return out
 
 
 def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = None) -> dict:
@@ -271,10 +279,11 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
         spark.conf.set("spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled", "true")
     t_session = time.perf_counter() - t0
 
-    def result(wall, batches, cpu=float("nan")):
+    def result(wall, batches, cpu=None):
         return {"workload": name, "events": n, "variant": variant, "seconds": round(wall, 3),
-                "cpu_seconds": round(cpu, 2), "session_seconds": round(t_session, 3), "batches": batches,
-                "load": round(os.getloadavg()[0], 1)}  # the machine's, over the last minute
+                "cpu_seconds": round(sum(cpu.values()), 2) if cpu else float("nan"),
+                "cpu_by_process": {k: round(v, 2) for k, v in (cpu or {}).items()},
+                "session_seconds": round(t_session, 3), "batches": batches, "load": round(os.getloadavg()[0], 1)}  # the machine's, over the last minute
 
     events = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
     # beside the progress file, the parent removes it even if this process is killed
@@ -288,7 +297,8 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
                 partial.write_text(json.dumps(dict(
                     result(time.perf_counter() - t0, [_batch(p) for p in q.recentProgress]), stopped=True)))
                 partial.replace(progress)
-        wall, cpu = time.perf_counter() - t0, cpu_seconds(os.getpid()) - cpu0
+        wall, cpu1 = time.perf_counter() - t0, cpu_seconds(os.getpid())
+        cpu = {k: v - cpu0.get(k, 0.0) for k, v in cpu1.items()}
         batches = [_batch(p) for p in q.recentProgress]
     spark.stop()
     return result(wall, batches, cpu)
@@ -345,7 +355,9 @@ def print_one(r: dict, s: dict):
     print(f"{r['workload']:>3} {r['events']:>9,} {r['variant']:<12} {r['seconds']:>8.1f} s "
           f"{s['eps_wall']:>9,.0f} ev/s  (batches {s['eps_trig']:>9,.0f}, after the first {s['eps_rest']:>9,.0f})  "
           f"first batch {s['first_ms'] / 1000:>6.1f} s  {s['nbatches']:>2} batches  "
-          f"{s['answers']:>9,} out  {s['us_cpu']:>6.1f} µs CPU/event  "
+          f"{s['answers']:>9,} out  {s['us_cpu']:>6.1f} µs CPU/event"
+          + "".join(f" ({k} {1e6 * v / r['events']:.1f})" for k, v in sorted(r.get("cpu_by_process", {}).items()))
+          + "  "
           f"(session {r['session_seconds']:.1f} s, load {r.get('load', '-')})", flush=True)
 
 
@@ -420,15 +432,23 @@ def print_summary(rows: list, sizes: list, variants: list, names: list):
                     print(f"  {name} {n:>9,} {v:<12} " + ";  ".join(cells))
 
 
+def fastest(rows: list) -> dict:
+    """Each (workload, N, variant)'s fastest run (--repeat), the one the
+    machine's other load slowed least, summarized."""
+    by = {}
+    for r in rows:
+        s = dict(summarize(r), load=r.get("load", float("nan")), cpu_by_process=r.get("cpu_by_process", {}))
+        key = (r["workload"], r["events"], r["variant"])
+        if key not in by or s["eps_rest"] > by[key]["eps_rest"]:
+            by[key] = s
+    return by
+
+
 def print_parts(rows: list, sizes: list, names: list):
     """Each step of Spark's stateful path (PARTS): its µs per event over the
     whole run and over the batches after the first, and what it adds to
     the step it builds on (after the first batch)."""
-    by = {}  # the fastest of each variant's runs (--repeat): what the others' load least slowed
-    for r in rows:
-        s, key = dict(summarize(r), load=r.get("load", float("nan"))), (r["workload"], r["events"], r["variant"])
-        if key not in by or s["eps_rest"] > by[key]["eps_rest"]:
-            by[key] = s
+    by = fastest(rows)
     print("\nSpark's stateful path taken apart: µs per event (wall; batches after the first; CPU of the "
           "driver, JVM and Python workers over the run), and what each step adds to the one it builds on"
           + (" (the fastest of the runs of each)" if len(by) < len(rows) else ""))
@@ -447,6 +467,12 @@ def print_parts(rows: list, sizes: list, names: list):
                 print(f"  {name:>3} {n:>9,} {v:<11} {got['us_wall']:>7.1f} {rest:>8.1f} {adds}  "
                       f"{base if under else '':<8} {got['us_cpu']:>7.1f} {cpu_adds} {got['answers']:>9,}  "
                       f"{got['load']:>5}")
+
+
+def print_engine_over_noop(rows: list, sizes: list, names: list):
+    """The engine's throughput over the no-op stateful operator's (the
+    fastest run of each)."""
+    by = fastest(rows)
     print("\nengine / no-op stateful operator (noop, HDFS store), as throughput in the same run "
           "(targets: W1 >= 0.9, W2 >= 0.6):")
     for name in names:
@@ -455,6 +481,11 @@ def print_parts(rows: list, sizes: list, names: list):
             if e and o and e["eps_rest"] and o["eps_rest"]:
                 print(f"  {name} {n:>9,}: wall {e['eps_wall'] / o['eps_wall']:.3f}   batches after the first "
                       f"{e['eps_rest'] / o['eps_rest']:.3f}   CPU {o['us_cpu'] / e['us_cpu']:.3f}")
+                kinds = sorted(set(e["cpu_by_process"]) | set(o["cpu_by_process"]))
+                if kinds:  # where the engine's CPU goes beyond the no-op's
+                    print("    µs CPU per event, no-op -> engine: " + ", ".join(
+                        f"{k} {1e6 * o['cpu_by_process'].get(k, 0) / n:.1f} -> "
+                        f"{1e6 * e['cpu_by_process'].get(k, 0) / n:.1f}" for k in kinds))
 
 
 def _has_protobuf() -> bool:
@@ -548,6 +579,8 @@ def report(rows: list, sizes: list, variants: list, names: list):
     print_summary(rows, sizes, variants, names)
     if any(v in variants for v in PARTS if v not in DEFAULT_VARIANTS.split(",")):
         print_parts(rows, sizes, names)
+    if "engine" in variants and "noop" in variants:
+        print_engine_over_noop(rows, sizes, names)
 
 
 if __name__ == "__main__":

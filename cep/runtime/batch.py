@@ -49,25 +49,42 @@ def column_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
 
 
 def _fields(column: pa.Array) -> pa.Array:
-    # IRIs: <...> in ASCII, with nothing inside that N-Triples escapes
-    inner = pc.utf8_slice_codeunits(column, 1, -1)
-    iri = pc.and_(pc.and_(pc.starts_with(column, "<"), pc.ends_with(column, ">")),
-                  pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring_regex(inner, _NOT_VERBATIM))))
-    # integers in canonical form: "digits"^^xsd:integer, no leading zero,
-    # optionally signed with - ("01" and "-0" are other terms: lv/3)
-    body = pc.utf8_slice_codeunits(column, 1, -len(_INT_SUFFIX))
-    digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
-    canonical = pc.or_(pc.invert(pc.starts_with(digits, "0")), pc.equal(body, "0"))
-    integer = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, _INT_SUFFIX)),
-                      pc.and_(pc.ascii_is_decimal(digits), canonical))
-    # plain strings "...": in ASCII with no escape, N-Triples and Prolog
-    # write them alike (labels and comments of ontologies)
-    plain = pc.and_(pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, '"')),
-                    pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring(column, "\\"))))
-    out = pc.if_else(iri, pc.binary_join_element_wise("I", inner, ""),
-                     pc.if_else(integer, pc.binary_join_element_wise("i", body, ""),
-                                pc.if_else(plain, pc.binary_join_element_wise("P", column, ""),
-                                           _decimals(column))))
+    """The fields of a column's terms by their shape: an IRI, a canonical
+    integer, a plain ASCII string, a decimal (null: the slow path). The
+    shapes are told apart by their first character, and a shape no term
+    of the column starts like costs nothing more (a column of numbers
+    never runs the IRIs' checks)."""
+    shapes = []  # (mask, fields) of each shape some term of the column has
+    bracket = pc.starts_with(column, "<")
+    if pc.any(bracket).as_py():
+        # IRIs: <...> in ASCII, with nothing inside that N-Triples escapes
+        inner = pc.utf8_slice_codeunits(column, 1, -1)
+        iri = pc.and_(pc.and_(bracket, pc.ends_with(column, ">")),
+                      pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring_regex(inner, _NOT_VERBATIM))))
+        shapes.append((iri, pc.binary_join_element_wise("I", inner, "")))
+    quote = pc.starts_with(column, '"')
+    if pc.any(quote).as_py():
+        typed = pc.and_(quote, pc.ends_with(column, _INT_SUFFIX))
+        if pc.any(typed).as_py():
+            # integers in canonical form: "digits"^^xsd:integer, no leading
+            # zero, optionally signed with - ("01" and "-0" are other terms: lv/3)
+            body = pc.utf8_slice_codeunits(column, 1, -len(_INT_SUFFIX))
+            digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
+            canonical = pc.or_(pc.invert(pc.starts_with(digits, "0")), pc.equal(body, "0"))
+            shapes.append((pc.and_(typed, pc.and_(pc.ascii_is_decimal(digits), canonical)),
+                           pc.binary_join_element_wise("i", body, "")))
+        quoted = pc.and_(quote, pc.ends_with(column, '"'))
+        if pc.any(quoted).as_py():
+            # plain strings "...": in ASCII with no escape, N-Triples and Prolog
+            # write them alike (labels and comments of ontologies)
+            plain = pc.and_(quoted, pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring(column, "\\"))))
+            shapes.append((plain, pc.binary_join_element_wise("P", column, "")))
+    if shapes and pc.all(shapes[0][0]).as_py():  # one shape: every term
+        out = shapes[0][1]
+    else:  # the decimals, then each shape over them
+        out = _decimals(column) if pc.any(quote).as_py() else pa.nulls(len(column), pa.string())
+        for mask, fields in reversed(shapes):
+            out = pc.if_else(mask, fields, out)
     missing = pc.is_null(out)
     if pc.any(missing).as_py():
         index = pc.indices_nonzero(missing).to_pylist()

@@ -39,12 +39,13 @@ dropped silently.
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import re
 import sys
 import time
 from dataclasses import dataclass
-from functools import partial
+from functools import partial, reduce
 from pathlib import Path
 
 import pandas as pd
@@ -558,10 +559,17 @@ def _outputs(raw, spec: Spec):
     bindings = F.lit(None)
     for layout in {layout.name: layout for c in spec.compiled for layout in c.layouts}.values():
         if layout.form == "select":
-            entries = [F.struct(F.lit(name).alias("key"), F.col(f"f{i - 3}").alias("value"))
-                       for name, i in binding_order(layout)]
-            made = (F.map_from_entries(F.filter(F.array(*entries), lambda e: e["value"].isNotNull()))
-                    if entries else F.create_map())
+            fields = [(name, F.col(f"f{i - 3}")) for name, i in binding_order(layout)]
+            made = F.create_map()
+            if fields:
+                # every variable bound (the common case): the map made at once,
+                # in generated code; else through a filter of its entries, a
+                # higher-order function that Spark interprets row by row
+                whole = F.create_map(*(x for name, value in fields for x in (F.lit(name), value)))
+                entries = [F.struct(F.lit(name).alias("key"), value.alias("value")) for name, value in fields]
+                some = F.map_from_entries(F.filter(F.array(*entries), lambda e: e["value"].isNotNull()))
+                made = F.when(reduce(operator.and_, (value.isNotNull() for _, value in fields)),
+                              whole).otherwise(some)
             bindings = F.when(F.col("query") == layout.name, made.cast(types["bindings"])).otherwise(bindings)
     triples = F.col("triples") if "triples" in raw.columns else F.lit(None)
     made = {"bindings": bindings, "triples": triples}

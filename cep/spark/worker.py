@@ -147,19 +147,19 @@ def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
     for pdf in pdfs:
         if not len(pdf):
             continue
-        if "ctl" in pdf.columns:
-            marks = pdf["ctl"].notna()
-            ended = ended or bool((pdf["ctl"] == END).any())
-            pdf = pdf[~marks]
-        if "reason" in pdf.columns:  # records the reader could not use
-            rejected = pdf["reason"].notna()
-            for source, reason, text in pdf.loc[rejected, ["source", "reason", "text"]].itertuples(index=False):
-                rows.append(("reject", None, None, None, None, None, None, None, None, source, reason, text))
-            pdf = pdf[~rejected]
-        for name in ("source", "copy", "stream"):
-            if name not in pdf.columns:
-                pdf = pdf.assign(**{name: None})
-        tables.append(pa.Table.from_pandas(pdf[EVENT_COLUMNS], schema=EVENT_SCHEMA, preserve_index=False))
+        table = _arrow_columns(pdf)
+        ctl = table.column("ctl") if "ctl" in table.column_names else None
+        if ctl is not None and ctl.null_count < len(ctl):  # marks, not events
+            ended = ended or pc.any(pc.equal(ctl, END)).as_py()
+            table = table.filter(pc.is_null(ctl))
+        reason = table.column("reason") if "reason" in table.column_names else None
+        if reason is not None and reason.null_count < len(reason):  # records the reader could not use
+            rejected = pc.is_valid(reason)
+            for r in table.filter(rejected).select(["source", "reason", "text"]).to_pylist():
+                rows.append(("reject", None, None, None, None, None, None, None, None,
+                             r["source"], r["reason"], r["text"]))
+            table = table.filter(pc.invert(rejected))
+        tables.append(table.select(EVENT_COLUMNS))
     if not tables:
         return EVENT_SCHEMA.empty_table(), ended
     given = pa.concat_tables(tables)
@@ -170,6 +170,21 @@ def _events(pdfs, rows: list) -> tuple[pa.Table, bool]:
             if e["copy"] != COPY_QUIET:
                 rows.append(_event_row("reject", e, reason))
     return table, ended
+
+
+def _arrow_columns(pdf: pd.DataFrame) -> pa.Table:
+    """The columns of a group's input frame that the worker reads, as
+    Arrow (EVENT_SCHEMA's, null where the frame has none, then ctl,
+    reason and text where it has them), taken column by column: PySpark's
+    frames hold Arrow-backed strings (pandas 3), which convert without a
+    copy of the terms, and the frame's other columns are never touched."""
+    n = len(pdf)
+    columns = {f.name: pa.array(pdf[f.name], from_pandas=True).cast(f.type) if f.name in pdf.columns
+               else pa.nulls(n, f.type) for f in EVENT_SCHEMA}
+    for name in ("ctl", "reason", "text"):
+        if name in pdf.columns:
+            columns[name] = pa.array(pdf[name], from_pandas=True).cast(pa.string())
+    return pa.table(columns)
 
 
 def _push(engine: Engine, table: pa.Table):

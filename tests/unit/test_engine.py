@@ -592,3 +592,25 @@ def test_advancing_event_time_prunes_goals_past_their_window():
     unbounded.push(events)
     unbounded.flush()
     assert unbounded.advance(10**12) is True
+
+
+def test_a_terms_field_does_not_depend_on_the_other_terms_of_its_column():
+    """column_text looks only for the shapes a column's terms have (a
+    column of numbers skips the IRIs' checks): each term of any mixture
+    gets the field it gets alone."""
+    import random
+
+    import pyarrow as pa
+
+    from cep.runtime.batch import column_text
+
+    xsd = "http://www.w3.org/2001/XMLSchema#"
+    terms = [iri("a"), "<http://example.org/caf\u00e9>", num(5), num(-5), num(0), f'"07"^^<{xsd}integer>',
+             '"5"', '"a\\"b"', '"chat"@fr', f'"2.50"^^<{xsd}decimal>', f'"-0.5"^^<{xsd}decimal>', "_:b1",
+             f'"2026-01-01T00:00:00Z"^^<{xsd}dateTime>']
+    alone = {t: column_text(pa.array([t])).to_pylist()[0] for t in terms}
+    rng = random.Random(5)
+    for _ in range(200):
+        pool = rng.sample(terms, rng.randint(1, 4))  # a few shapes, one alone at times
+        column = [rng.choice(pool) for _ in range(rng.randint(1, 8))]
+        assert column_text(pa.array(column)).to_pylist() == [alone[t] for t in column], column
