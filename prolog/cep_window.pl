@@ -991,8 +991,10 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
 %
 %   The rows of a subquery with its own aggregation or cut, evaluated at
 %   the end of the instant Time over the solutions of its pattern that end
-%   at it (docs/language.md, "Subqueries"): r(Fields, Start, End), a set,
-%   ordered and cut. Spec is sub(Kind, Order, Offset, Limit):
+%   at it and those of the background alone, over [Time, Time]
+%   (docs/language.md, "Subqueries"), taken as a set: one of the
+%   background that one of the instant's equals is there once. The rows
+%   are r(Fields, Start, End), a set, ordered and cut. Spec is sub(Kind, Order, Offset, Limit):
 %   - Kind group(Funcs, Keys): Solutions are s(Values, Start, End); a row
 %     of each group, over [Time, Time], made by the rules' '$wkey',
 %     '$wargs' and '$wrow' of sq(Node), as a grouped query's; without
@@ -1004,7 +1006,8 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
 %   cep.runtime.modifiers.order_ranks; rows that tie by their start, then
 %   in the standard order of their fields); then Offset rows are skipped
 %   and Limit (inf: all) kept.
-cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
+cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols0, Te, Rows) :-
+    row_set(Sols0, Sols),
     subquery_rows(Kind, M, sq(N), Sols, Te, Rows0),
     row_set(Rows0, Set0),
     findall(S-R, ( member(R, Set0), R = r(_, S, _) ), Keyed),
@@ -1020,10 +1023,8 @@ cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
 %   content: at each instant of Instants (those the window holds, a sorted
 %   list) and each end of a solution, cep_subquery_rows/6 of the
 %   solutions that end then (Solutions as there: s(Values, Start, End) or
-%   r(Fields, Start, End), each taken once: solutions are sets), as
-%   outside a window at each instant.
-cep_subquery_rows_at(M, N, Spec, Instants, Sols0, Rows) :-
-    row_set(Sols0, Sols),
+%   r(Fields, Start, End)), as outside a window at each instant.
+cep_subquery_rows_at(M, N, Spec, Instants, Sols, Rows) :-
     findall(E-Sol, ( member(Sol, Sols), arg(3, Sol, E) ), Keyed),
     keysort(Keyed, Sorted),
     group_pairs_by_key(Sorted, Groups),

@@ -204,6 +204,33 @@ def test_a_grouped_subquery_reads_the_background_at_every_instant():
         (4, 6, _int(7), _int(3), _int(9)), (6, 6, _int(7), _int(3), _int(8))]
 
 
+def test_a_grouped_subquery_reads_a_background_triple_an_event_entails_too_once():
+    """The background's `:s1 a :C1`, which the event `:s1 :p 0` entails too
+    (`:p rdfs:domain :C1`), is one solution of the subquery at the
+    event's instant (its solutions are a set, as the instant's graph is),
+    without a window and in one (the window's solutions kept as they come);
+    the event given twice, in a window, is two copies of it."""
+    from cep.background.knowledge import background_of
+
+    rdf, rdfs = "http://www.w3.org/1999/02/22-rdf-syntax-ns#", "http://www.w3.org/2000/01/rdf-schema#"
+    background = background_of([(f"<{EX}p>", f"<{rdfs}domain>", f"<{EX}C1>"),
+                                (f"<{EX}s1>", f"<{rdf}type>", f"<{EX}C1>")])
+    subquery = "{ ?s :p ?x { SELECT (COUNT(*) AS ?n) WHERE { ?s a :C1 } } }"
+
+    def counts(text, events):
+        queries = parse_rules(PREFIX + text, "q.rq")
+        engine = Engine(queries, background=background)
+        got = engine.push(events) + engine.flush()
+        assert sorted(got) == sorted(reference.evaluate(queries, events, background))
+        return sorted(dict(a.bindings)["n"] for a in got)
+
+    event = _event("s1", "p", _int(0), 0)
+    assert counts(f"SELECT * WHERE {subquery}", [event]) == [_int(1)]
+    windowed = f"SELECT * FROM STREAM <{EX}s> [RANGE 1ms STEP 1ms] WHERE {subquery}"
+    assert counts(windowed, [event]) == [_int(1)]
+    assert counts(windowed, [event] * 2) == [_int(2)] * 2
+
+
 def test_the_subquery_that_is_a_construct_where_orders_and_cuts_per_instant():
     """CONSTRUCT { ... } { SELECT ... LIMIT n }, without a window: its
     sub-select is cut per instant, as any subquery is."""
