@@ -90,6 +90,7 @@ cep_window_span(instant, _, Te, Te, Te).
 %   What a count window stores of a solution: 0, or for one of triples the
 %   place of its triple among its instant's (cutoff/6).
 place(events, 0).
+place(events_once, 0).
 place(triples, P) :-
     cep_arrival(P).
 
@@ -188,8 +189,8 @@ count_instants(M, Counts) :-
     ).
 
 assert_counts([], _).
-assert_counts([T, N, E|Rest], M) :-
-    assertz(M:'$wcount'(T, n(N, E))),
+assert_counts([T, N, E, D|Rest], M) :-
+    assertz(M:'$wcount'(T, n(N, E, D))),
     assert_counts(Rest, M).
 
 close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
@@ -644,7 +645,9 @@ content_solutions(M, Q, In, Sols) :-
     row_set(Sols0, Sols).
 
 %   A count window at instant T holds the last N events (Unit events:
-%   timestamped graphs) or triples (Unit triples): those of the latest
+%   timestamped graphs; events_once: those of a query that reads the
+%   stream as a set, where a record of copies alone is none) or triples
+%   (Unit triples): those of the latest
 %   instants up to T whose counts add up to N. Cut is the oldest of them.
 %   A window of events takes it whole (simultaneous events have no order,
 %   Low 0); a window of triples holds exactly N: of the C triples of the
@@ -657,8 +660,9 @@ cutoff(M, N, Unit, T, Cut, Low) :-
     take_count(Pairs, N, T, Cut, Left, C),
     (   Unit == triples, C > Left -> Low is C - Left + 1 ; Low = 0 ).
 
-counted(triples, n(C, _), C).
-counted(events, n(_, C), C).
+counted(triples, n(C, _, _), C).
+counted(events, n(_, C, _), C).
+counted(events_once, n(_, _, C), C).
 
 %   take_count(+Pairs, +N, +T, -Cut, -Left, -C): Cut the instant where the
 %   last N elements begin, Left of them at Cut, which has C.
