@@ -21,7 +21,8 @@ What happens here, per query:
 - identical steps across the queries of the rule set become one node;
 - inside a window, the operators whose answers depend on what the window
   does not hold (CONTENT_OPERATORS: OPTIONAL, MINUS, [NOT] EXISTS,
-  OPTIONALSEQ) and every node above them, and in a rule set that updates
+  OPTIONALSEQ; a subquery with its own aggregation or cut, in a query with
+  one window) and every node above them, and in a rule set that updates
   the background every step (the window reads the background as it is at
   the evaluation time), are marked `content`: they are
   evaluated at each evaluation over the window's content (RSP-QL's
@@ -230,6 +231,7 @@ def binarize(queries) -> Plan:
         # a [TRIPLES n] window holds some triples of its oldest instant, not
         # all: its steps are evaluated over its content, from its triples
         builder.by_triple = split is None and _of_triples(q.window)
+        builder.one_window = split is None and q.window is not None
         if split is None:
             builder.windowed = q.window is not None
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
@@ -470,7 +472,8 @@ def _check_parts(query, groups, changing) -> None:
     the stream, then keeps its solutions in the part's window (a property
     path excepted: it walks the window's content, _window_path); evaluating
     the rest of a part over its window's content (CONTENT_OPERATORS inside
-    it, or a background that updates change) is not supported yet: refused."""
+    it, a subquery with its own aggregation or cut, or a background that
+    updates change) is not supported yet: refused."""
     for pattern, _ in groups:
         inner = next((x for x in ops.walk(pattern) if isinstance(x, CONTENT_OPERATORS)), None)
         if inner is not None:
@@ -479,6 +482,11 @@ def _check_parts(query, groups, changing) -> None:
             raise QueryError(f"{what} inside a group of a query whose groups have windows of their own is "
                              f"not supported yet (it is evaluated over a window's content): give the "
                              f"query one window, or put {what} between the groups", inner.pos or query.pos)
+        inner = next((x for x in ops.walk(pattern) if isinstance(x, ops.Project) and x.evaluated), None)
+        if inner is not None:
+            raise QueryError("a subquery with its own aggregation or cut inside a group of a query whose groups "
+                             "have windows of their own is not supported yet (it is evaluated over a window's "
+                             "content): give the query one window", inner.pos or query.pos)
     for _, w in groups:
         if _of_triples(w):
             raise QueryError(f"{query.name}: a [TRIPLES n] window in a query whose groups have windows of their "
@@ -539,6 +547,7 @@ class _Builder:
         self.windowed = False  # the pattern being built is read in a window (its query's, or its part's)
         self.changing = False  # the rule set updates the background (Step.content)
         self.by_triple = False  # the query's window is [TRIPLES n] (Step.content)
+        self.one_window = False  # the query is read in one window, its own (not in parts: split_windows)
         # the variables bound for sure, by operator (id) and by node id:
         # asked at every level of a deep tree, so kept
         self.certain, self.certain_of = {}, {}
@@ -708,9 +717,15 @@ class _Builder:
         else:
             vars_ = tuple(dict.fromkeys(cvars + tuple(sorted(ops.variables(op), key=lambda v: v.name))))
         filters = _dedup(here)
-        content = self.plan.nodes[child].content or (self.changing or self.by_triple) and self.query.window is not None
+        evaluated = isinstance(op, ops.Project) and op.evaluated
+        # a subquery with its own aggregation or cut inside a window groups
+        # or cuts the solutions the window holds (RSP-QL evaluates it over
+        # the window's content), not those of the stream at each instant:
+        # an event that starts before the window is no part of its rows
+        content = self.plan.nodes[child].content or (self.changing or self.by_triple) and self.query.window is not None \
+            or evaluated and self.one_window
         instants = None
-        if content and isinstance(op, ops.Project) and op.evaluated:
+        if content and evaluated:
             # its rows are made at each instant the window holds, as they are
             # at each instant of the stream outside (docs/language.md,
             # "Subqueries"): the ends of the events in it, every event's

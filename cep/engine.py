@@ -220,7 +220,8 @@ class Engine:
             if self.services is not None:
                 self.services.evaluated(time.monotonic() - began)
             if self.timed:  # every instant of the part is complete: windows up to its last close
-                lines += self._close("now", part["end"][-1].as_py() + 1, part)
+                lines += self._close("now", part["end"][-1].as_py() + 1, part,
+                                     copies[start:stop] if copies is not None else None)
         batch = self._batch(*lines)
         # A batch's text and its intermediate columns are transient and large
         # (tens of MB for 100,000 events); Arrow's allocator (mimalloc) keeps
@@ -230,12 +231,14 @@ class Engine:
         pa.default_memory_pool().release_unused()
         return batch
 
-    def _close(self, how: str, time_ms: int, part=None) -> list[bytes]:
+    def _close(self, how: str, time_ms: int, part=None, copies=None) -> list[bytes]:
         """The answer texts of a close (Session.close): `how` "now" or
-        "final", `part` the events just pushed (for count windows)."""
+        "final", `part` the events just pushed and `copies` their copy
+        indexes (for count windows)."""
         counts = ()
         if self.counting and part is not None:
-            counts = _instant_counts(part.filter(self._counted(part)))
+            counted = self._counted(part)
+            counts = _instant_counts(part.filter(counted), copies.filter(counted) if copies is not None else None)
         if self.services is None:
             return [self.session.close(self.module, how, time_ms, counts)]
         # Each evaluation of a query that joins its SERVICE views gets its own
@@ -403,24 +406,29 @@ def _evaluation_grid(query) -> int:
     return math.gcd(every, w.first_close_ms % every)
 
 
-def _instant_counts(table: pa.Table) -> list:
-    """(instant, triples, events) of each instant of a table sorted by
-    end, for count windows (cep_window:cutoff/5). An event is a
+def _instant_counts(table: pa.Table, copies=None) -> list:
+    """(instant, triples, events, events once) of each instant of a table
+    sorted by end, for count windows (cep_window:cutoff/6). An event is a
     timestamped graph: the triples of one record (a TriG or N-Quads named
     graph, an N-Triples subject, a table's row), which share their source,
     interval and stream; a triple without a source is an event of its
     own. A record repeated (another graph, line or row with the same
     triples: another source) is two events (a stream is a multiset,
-    cep.algebra.copies); rows with the same source are one record."""
+    cep.algebra.copies); rows with the same source are one record. Events
+    once: those of a query that reads the stream as a set (a consumption
+    policy), the records with a triple that is no copy (`copies`: the copy
+    index of each row, none when no query of the rule set reads copies)."""
     if not table.num_rows:
         return []
+    first = pa.array(np.ones(table.num_rows, bool)) if copies is None else pc.equal(copies, 0)
     records = pa.table({
         "end": table["end"], "start": table["start"], "stream": pc.fill_null(table["stream"], ""),
-        "record": _records(table),
-    }).group_by(["end", "start", "stream", "record"]).aggregate([])
+        "record": _records(table), "first": first,
+    }).group_by(["end", "start", "stream", "record"]).aggregate([("first", "any")])
     instants, triples = np.unique(table["end"].to_numpy(), return_counts=True)
     events = dict(zip(*np.unique(records["end"].to_numpy(), return_counts=True)))
-    return [(t, n, int(events[t])) for t, n in zip(instants.tolist(), triples.tolist())]
+    once = dict(zip(*np.unique(records.filter(records["first_any"])["end"].to_numpy(), return_counts=True)))
+    return [(t, n, int(events[t]), int(once.get(t, 0))) for t, n in zip(instants.tolist(), triples.tolist())]
 
 
 def _copy_indexes(table: pa.Table) -> pa.Array:

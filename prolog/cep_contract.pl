@@ -129,7 +129,7 @@ cep_contract('$wrun', 2, optional,
 cep_contract('$winstant', 1, optional,
              "'$winstant'(Query): a CONSTRUCT's rows are answers at the evaluation time, not over the window").
 cep_contract('$wcontent', 1, optional,
-             "'$wcontent'(Query): Query (or a part p(Query, J) of a query whose groups have windows of their own) is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ or a property path)").
+             "'$wcontent'(Query): Query (or a part p(Query, J) of a query whose groups have windows of their own) is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ, a property path or a subquery with its own aggregation or cut)").
 cep_contract('$wunit', 2, optional,
              "'$wunit'(Query, Part): Query's window holds an empty group, whose node keeps the window's events under Part (its content, which the report policies read)").
 cep_contract('$win', 5, optional,
@@ -137,7 +137,7 @@ cep_contract('$win', 5, optional,
 cep_contract('$wsolve', 5, optional,
              "'$wsolve'(Query, In, Values, Start, End): a solution of a query evaluated over the content of the window In (time(K, Start, Close) or count(Cut, Tau, Low))").
 cep_contract('$wcount', 2, windows,
-             "'$wcount'(Instant, n(Triples, Events)), dynamic: the triples and the events of each instant, for count windows").
+             "'$wcount'(Instant, n(Triples, Events, EventsOnce)), dynamic: the triples and the events of each instant (once: without the records of copies alone), for count windows").
 cep_contract('$wcut', 2, windows,
              "'$wcut'(Query, Instant), dynamic: the latest cutoff of a count window").
 cep_contract('$wparts', 2, optional,

@@ -92,6 +92,7 @@ cep_window_span(instant, _, Te, Te, Te).
 %   What a count window stores of a solution: 0, or for one of triples the
 %   place of its triple among its instant's (cutoff/6).
 place(events, 0).
+place(events_once, 0).
 place(triples, P) :-
     cep_arrival(P).
 
@@ -191,8 +192,8 @@ count_instants(M, Counts) :-
     ).
 
 assert_counts([], _).
-assert_counts([T, N, E|Rest], M) :-
-    assertz(M:'$wcount'(T, n(N, E))),
+assert_counts([T, N, E, D|Rest], M) :-
+    assertz(M:'$wcount'(T, n(N, E, D))),
     assert_counts(Rest, M).
 
 close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
@@ -717,7 +718,9 @@ content_solutions(M, Q, In, Sols) :-
     row_set(Sols0, Sols).
 
 %   A count window at instant T holds the last N events (Unit events:
-%   timestamped graphs) or triples (Unit triples): those of the latest
+%   timestamped graphs; events_once: those of a query that reads the
+%   stream as a set, where a record of copies alone is none) or triples
+%   (Unit triples): those of the latest
 %   instants up to T whose counts add up to N. Cut is the oldest of them.
 %   A window of events takes it whole (simultaneous events have no order,
 %   Low 0); a window of triples holds exactly N: of the C triples of the
@@ -730,8 +733,9 @@ cutoff(M, N, Unit, T, Cut, Low) :-
     take_count(Pairs, N, T, Cut, Left, C),
     (   Unit == triples, C > Left -> Low is C - Left + 1 ; Low = 0 ).
 
-counted(triples, n(C, _), C).
-counted(events, n(_, C), C).
+counted(triples, n(C, _, _), C).
+counted(events, n(_, C, _), C).
+counted(events_once, n(_, _, C), C).
 
 %   take_count(+Pairs, +N, +T, -Cut, -Left, -C): Cut the instant where the
 %   last N elements begin, Left of them at Cut, which has C.
@@ -1064,8 +1068,10 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
 %
 %   The rows of a subquery with its own aggregation or cut, evaluated at
 %   the end of the instant Time over the solutions of its pattern that end
-%   at it (docs/language.md, "Subqueries"): r(Fields, Start, End), a set,
-%   ordered and cut. Spec is sub(Kind, Order, Offset, Limit):
+%   at it and those of the background alone, over [Time, Time]
+%   (docs/language.md, "Subqueries"), taken as a set: one of the
+%   background that one of the instant's equals is there once. The rows
+%   are r(Fields, Start, End), a set, ordered and cut. Spec is sub(Kind, Order, Offset, Limit):
 %   - Kind group(Funcs): Solutions are s(Values, Start, End); a row of
 %     each group, over [Time, Time], made by the rules' '$wkey', '$wargs'
 %     and '$wrow' of sq(Node), as a grouped query's; no solution is still
@@ -1078,7 +1084,8 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
 %   cep.runtime.modifiers.order_ranks; rows that tie by their start, then
 %   in the standard order of their fields); then Offset rows are skipped
 %   and Limit (inf: all) kept.
-cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
+cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols0, Te, Rows) :-
+    row_set(Sols0, Sols),
     subquery_rows(Kind, M, sq(N), Sols, Te, Rows0),
     row_set(Rows0, Set0),
     findall(S-R, ( member(R, Set0), R = r(_, S, _) ), Keyed),
@@ -1094,10 +1101,8 @@ cep_subquery_rows(M, N, sub(Kind, Order, Offset, Limit), Sols, Te, Rows) :-
 %   content: at each instant of Instants (those the window holds, a sorted
 %   list) and each end of a solution, cep_subquery_rows/6 of the
 %   solutions that end then (Solutions as there: s(Values, Start, End) or
-%   r(Fields, Start, End), each taken once: solutions are sets), as
-%   outside a window at each instant.
-cep_subquery_rows_at(M, N, Spec, Instants, Sols0, Rows) :-
-    row_set(Sols0, Sols),
+%   r(Fields, Start, End)), as outside a window at each instant.
+cep_subquery_rows_at(M, N, Spec, Instants, Sols, Rows) :-
     findall(E-Sol, ( member(Sol, Sols), arg(3, Sol, E) ), Keyed),
     keysort(Keyed, Sorted),
     group_pairs_by_key(Sorted, Groups),

@@ -43,6 +43,7 @@ from __future__ import annotations
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
+from cep.algebra.copies import reads_copies
 from cep.binarize import Leaf, PartRef, Unary, split_windows
 from cep.compile.clauses import LIVE, PATHS, WINDOW, Vars, func_term, tuple_term
 from cep.compile.expr import conj, ite, q
@@ -271,8 +272,10 @@ def reads_window(query) -> bool:
 def _spec(w, query):
     if w is None:  # grouped without a window: the answers of one instant
         return A("instant")
-    if w.count is not None:  # the last N events or triples (cep_window:cutoff/5)
-        return pl.Struct("count", w.count, A(w.counts))
+    if w.count is not None:  # the last N events or triples (cep_window:cutoff/6)
+        # a query that reads the stream as a set counts an event's copies once
+        unit = "events_once" if w.counts == "events" and not reads_copies(query) else w.counts
+        return pl.Struct("count", w.count, A(unit))
     # RSP-QL's t0, or none: closes at the multiples of the step, with no first window
     origin = A("none") if w.t0_ms is None else w.t0_ms
     width = A("inf") if w.unbounded else w.range_ms  # RANGE UNBOUNDED

@@ -325,15 +325,18 @@ def _subquery(op: ops.Project, sols, S) -> set:
     "Subqueries"): evaluated at each instant t of the stream (each end of
     an occurrence) over the solutions of its pattern that end at t and
     those of the background alone, which are there at every instant (as
-    solutions over [t, t])."""
+    solutions over [t, t]): a set, so a background solution that one of
+    the instant's equals (a triple of the background that an event at t
+    entails too) is there once, as it is in a join (the graph of the
+    instant is a set of triples)."""
     from cep.reference.windows import subquery_rows
 
     timeless = [(mu, stamps) for mu, ts, _, stamps in sols if ts is None]
-    evaluations = {end: [(mu, end, end, stamps) for mu, stamps in timeless]
+    evaluations = {end: {(mu, end, end, stamps) for mu, stamps in timeless}
                    for *_, start, end, _ in S if start is not None}
     for x in sols:
         if x[1] is not None:
-            evaluations[x[2]].append(x)
+            evaluations[x[2]].add(x)
     out = set()
     for t, content in evaluations.items():
         out |= subquery_rows(op, content, t)

@@ -285,8 +285,8 @@ class _Session:
         """Evaluate the windows due (cep_window:cep_close/3): `how` "begin"
         (the stream's first instant: evaluates nothing), "now"
         (event time has passed every instant before time_ms) or "final"
-        (the stream ended at time_ms); `counts`: (instant, triples, events)
-        of the instants just processed, for count windows. The answer lines out."""
+        (the stream ended at time_ms); `counts`: (instant, triples, events,
+        events once) of the instants just processed, for count windows. The answer lines out."""
         text = " ".join([how, str(time_ms), *(str(x) for row in counts for x in row)])
         return self.call("cep_close", "cep_window", [("atom", module), text], raw=True)[0]
 

@@ -140,14 +140,14 @@ test(status) :-
 test(count_window) :-
     plain(w_count, count(2, events), rstream),
     store(w_count, a, 1, 1), store(w_count, b, 2, 2), store(w_count, c, 3, 3),
-    close(w_count, "now 4 1 1 1 2 1 1 3 1 1", A),
+    close(w_count, "now 4 1 1 1 1 2 1 1 1 3 1 1 1", A),
     assertion(A == [1-1-[a], 1-2-[a], 1-2-[b], 2-3-[b], 2-3-[c]]).
 %   Two events of two triples at 1 and 2, one of one triple at 3: the last
 %   two events at 3 reach back to 2, the last two triples do not.
 test(count_window_of_events) :-
     plain(w_events, count(2, events), rstream),
     store(w_events, a, 1, 1), store(w_events, b, 2, 2), store(w_events, c, 3, 3),
-    close(w_events, "now 4 1 2 1 2 2 1 3 1 1", A),
+    close(w_events, "now 4 1 2 1 1 2 2 1 1 3 1 1 1", A),
     assertion(A == [1-1-[a], 1-2-[a], 1-2-[b], 2-3-[b], 2-3-[c]]).
 %   The last two triples at 3 are c and the one of the two at 2 that came
 %   last: b when it came second, not when it came first.
@@ -156,7 +156,7 @@ test(count_window_of_triples) :-
                                      w_triples_first-1-[1-1-[a], 2-2-[b], 2-3-[c]]]),
            ( plain(M, count(2, triples), rstream),
              store_placed(M, a, 1, 1), store_placed(M, b, 2, Place), store_placed(M, c, 3, 1),
-             close(M, "now 4 1 2 1 2 2 1 3 1 1", A),
+             close(M, "now 4 1 2 1 1 2 2 1 1 3 1 1 1", A),
              assertion(A == Expected) )).
 test(contract) :-
     plain(w_contract, time(10, 10, 10, none), rstream),

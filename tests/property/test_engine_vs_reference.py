@@ -287,15 +287,12 @@ def test_engine_equals_reference_with_background_updates(case, events):
 
 @seeded
 @_settings(200)
-@given(case=update_cases(windowed=True), events=streams(repeats=0))
+@given(case=update_cases(windowed=True), events=streams())
 def test_engine_equals_reference_with_background_updates_in_windows(case, events):
     """A window reads the background as the updates of the instants up to
     its evaluation time left it (RSP-QL evaluates the background at the
-    evaluation time), whatever the events' own times. Without repeated
-    events for now: a known disagreement, open in issue 20 (CEP_SEED=
-    2343183757): over a repeated event, a grouped subquery over the
-    window's content counts a triple RDFS derives from it once in the
-    engine and once per copy in the reference."""
+    evaluation time), whatever the events' own times, and repeated events
+    as a multiset."""
     queries, triples = case
     assert_same_with_background(queries, events, triples)
 

@@ -92,6 +92,20 @@ def test_a_query_with_a_consumption_policy_counts_an_event_once():
     assert [a.binding("a") for a in got if a.query == "s"] == [f'"3"^^{INT}']
 
 
+def test_a_count_window_under_a_policy_counts_an_event_once_whatever_its_rule_set():
+    # its window of the last 2 events: acme at 1, bolt twice at 2, one
+    # event as a set, so at 2 it reaches back to acme (COUNT 2), alone or
+    # beside a query that reads the copies (which counted bolt's twice:
+    # the window held bolt alone, COUNT 1)
+    elems = "SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/s> WINDOW ELEMS 2 WHERE { ?c :price ?p }"
+    events = [price("acme", 3, 1), price("bolt", 4, 2), price("bolt", 4, 2)]
+    for siblings in ("", f"REGISTER QUERY w AS {COUNT}\n"):
+        engine = Engine(parse_rules(PREFIX + siblings + f"@policy chronological\nREGISTER QUERY v AS {elems}"))
+        got = engine.push(events) + engine.flush()
+        assert sorted((a.start, a.end, a.binding("n")) for a in got if a.query == "v") == [
+            (MIN, MIN, f'"1"^^{INT}'), (MIN, 2 * MIN, f'"2"^^{INT}')]
+
+
 def test_copy_indexes_number_the_records_of_each_event_in_place():
     e, f = price("acme", 3, 1), price("bolt", 4, 1)
     table_ = events_table([sourced(e, "g1"), f, sourced(e, "g2"), sourced(e, "g1"), e, f])

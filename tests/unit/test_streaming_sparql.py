@@ -331,6 +331,10 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
     ("{ ?x :a ?a OPTIONAL { ?x :b ?b MINUS { ?x :c ?c } WINDOW ELEMS 2 } }",
      "x.rq:3:102: MINUS inside a group of a query whose groups have windows of their own is not supported "
      "yet (it is evaluated over a window's content): give the query one window, or put MINUS between the groups"),
+    # a grouped subquery groups what its window holds, not each instant of the stream
+    ("{ ?x :a ?a { { SELECT (COUNT(*) AS ?n) WHERE { ?y :b ?b } } WINDOW ELEMS 2 } }",
+     "x.rq:3:86: a subquery with its own aggregation or cut inside a group of a query whose groups have windows "
+     "of their own is not supported yet (it is evaluated over a window's content): give the query one window"),
 ])
 def test_what_groups_with_windows_cannot_be_under_is_an_error(where, message):
     from cep.engine import Engine
