@@ -63,7 +63,9 @@ bench-spark-parts: setup
 bench-latency: setup
 	$(PY) bench/latency.py
 
-# Memory over 4M events: W2 and a sliding-window aggregation (W3).
+# Memory over 4M events: W2, a sliding-window aggregation (W3), W3 over two
+# windows of different sizes and a count window over events of three triples
+# (WCOUNT); each size's answer count is checked against the data.
 bench-memory: setup
 	$(PY) bench/memory.py
 

@@ -19,7 +19,9 @@ costs, whatever else the machine runs), the peak and
 current resident memory of the process, and the engine's state (its goal
 stores and window contents, Engine.state(), in bytes). Once the windows are
 full (after the first hour of event time: 60,000 events), a bounded engine
-keeps its state and memory level while the stream goes on.
+keeps its state and memory level while the stream goes on. Last, it checks
+the answers at each size against the number worked out from the data
+alone (workloads.expected_answers) and fails where they differ.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
+import pyarrow.parquet as pq  # noqa: E402
 import workloads  # noqa: E402
 
 
@@ -103,17 +106,34 @@ def main():
         return
     print(f"{'workload':8} {'events':>9} {'events/s':>9} {'last stretch':>12} {'per CPU s':>9} {'peak MB':>8} "
           f"{'RSS MB':>7} {'state bytes':>12} {'answers':>10}")
+    wrong = []
     for name in args.workloads.split(","):
+        rows = []
+        path = workloads.ensure(args.out, name, sizes[-1])  # here: its making is not the engine's memory
         with subprocess.Popen([sys.executable, __file__, "--one", name, "--sizes", args.sizes,
                                "--batch-size", str(args.batch_size), "--out", str(args.out)],
                               stdout=subprocess.PIPE, text=True) as run:
             for line in run.stdout:
                 r = json.loads(line)
+                rows.append(r)
                 print(f"{r['workload']:8} {r['events']:>9,} {r['events_per_s']:>9,} {r['stretch_events_per_s']:>12,} "
                       f"{r['events_per_cpu_s']:>9,} {r['peak_rss_mb']:>8} {r['rss_mb']:>7} {r['state_bytes']:>12,} "
                       f"{r['answers']:>10,}", flush=True)
         if run.returncode:
             raise SystemExit(f"{name}: the measuring process failed ({run.returncode})")
+        # the answers against those worked out from the data alone (here, not
+        # in the measuring process, whose memory is measured)
+        ticks = pq.read_table(path, columns=["o"])
+        for r in rows:
+            expected = workloads.expected_answers(name, ticks.slice(0, r["events"]))
+            if expected is None:
+                print(f"{name:8} {r['events']:>9,} answers not checked")
+            elif expected != r["answers"]:
+                wrong.append(f"{name} at {r['events']:,} events: {r['answers']:,} answers, expected {expected:,}")
+            else:
+                print(f"{name:8} {r['events']:>9,} answers as expected", flush=True)
+    if wrong:
+        raise SystemExit("wrong answer counts: " + "; ".join(wrong))
 
 
 if __name__ == "__main__":

@@ -27,7 +27,7 @@ test(prolog_text_field) :-
     items("Ihttp://e/s\tP'$in'('http://e/g','http://e/p')\tPdec(5r2)\t7\t7", 100, 10, false, Items),
     assertion(Items == [e('http://e/s', '$in'('http://e/g', 'http://e/p'), dec(5r2), 7, 7)]).
 test(decimal_fields_as_read) :-
-    % dec(...) fields, read without the parser in C: as Prolog reads their text
+    % dec(...) fields: as Prolog reads their text
     Texts = ["dec(5r2)", "dec(-5r2)", "dec(10r4)", "dec(0)", "dec(-0)", "dec(007)",
              "dec(123456789012345678901234567890r7)", "dec(-)", "dec(r)", "dec(1)+dec(2)"],
     forall(member(T, Texts),
