@@ -25,6 +25,11 @@ first pushed, untimed, one window of the stream, workloads.WINDOW_EVENTS,
 and the clock runs over the N events after it). A cold run starts with no
 partial matches, so its first window has fewer answers per event than the
 rest of the stream; the steady runs compare like with like.
+
+    python bench/run.py --one w2 100000 steady --prolog-profile
+
+measures one size in this process and prints SWI-Prolog's profile of the
+timed part (show_profile/1, CPU time per predicate) before its figures.
 """
 
 from __future__ import annotations
@@ -44,7 +49,8 @@ sys.path.insert(0, str(HERE))
 import workloads  # noqa: E402
 
 
-def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, warmup: int, steady: bool) -> dict:
+def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, warmup: int, steady: bool,
+            profile: bool = False) -> dict:
     import pyarrow.parquet as pq
 
     from cep.engine import Engine
@@ -70,6 +76,8 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         table = pq.read_table(path).rename_columns(["s", "p", "o", "start"])
         for offset in range(0, prefix, batch_size):
             count(engine.push_table(table.slice(offset, min(batch_size, prefix - offset))))
+    if profile:  # SWI-Prolog's profiler over the timed part (printed before the figures)
+        list(engine.session.prolog.query("profiler(_, cputime)"))
     t0, c0 = time.perf_counter(), time.process_time()
     table = pq.read_table(path).slice(prefix)
     table = table.rename_columns(["s", "p", "o", "start"])
@@ -83,6 +91,8 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         answers += got
     answers += count(engine.flush_table(final=True))
     elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    if profile:
+        list(engine.session.prolog.query("profiler(_, false), show_profile([top(40)])"))
     return {
         "workload": name,
         "mode": "steady" if steady else "cold",
@@ -109,10 +119,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=10_000, help="events pushed to a throwaway engine first")
     ap.add_argument("--modes", default="cold,steady", help="cold, steady or both (see above)")
     ap.add_argument("--one", nargs=3, metavar=("WORKLOAD", "N", "MODE"), help=argparse.SUPPRESS)
+    ap.add_argument("--prolog-profile", action="store_true",
+                    help="with --one: print SWI-Prolog's profile of the timed part (show_profile/1)")
     args = ap.parse_args()
     if args.one:
         print(json.dumps(measure(args.one[0], int(args.one[1]), args.out, args.batch_size, args.answers,
-                                 args.warmup, args.one[2] == "steady")))
+                                 args.warmup, args.one[2] == "steady", args.prolog_profile)))
         return
     sizes = [int(x) for x in args.sizes.split(",")]
     modes = args.modes.split(",")

@@ -19,6 +19,12 @@
     N-Triples IRIREF must escape, so it can be written between < and > as is.
 
     c_answer_text(+Rows, -Text) writes the answer lines of a batch.
+
+    c_band(+Value, -Band) is the band of a number for the range index of
+    a goal store (cep_values:cep_band/2, the same double arithmetic),
+    where the number is an integer, a double or a decimal whose parts are
+    exact in a double; it fails for any other value, which the Prolog
+    version then takes.
 */
 
 #include <SWI-Prolog.h>
@@ -26,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
+#include <math.h>
 
 static functor_t FUNCTOR_e5;
 static functor_t FUNCTOR_sweep1;
@@ -477,27 +484,41 @@ out_decimal_parts(outbuf *o, int64_t n, int64_t d)
            out_bytes(o, XSD_DECIMAL, sizeof(XSD_DECIMAL) - 1) );
 }
 
+/* Integers of at most 53 bits are exact in a double: their quotient is
+   then the double nearest the rational, as SWI-Prolog's float/1 gives */
+#define EXACT_IN_DOUBLE(n) ((n) >= -(INT64_C(1) << 53) && (n) <= (INT64_C(1) << 53))
+
+/* The numerator and denominator of an integer or a rational that fit in
+   64 bits */
+static int
+rational_parts(term_t r, int64_t *n, int64_t *d)
+{ char *s, *slash, *end;
+  size_t len;
+
+  if ( PL_get_int64(r, n) )
+  { *d = 1;
+    return TRUE;
+  }
+  if ( PL_term_type(r) != PL_RATIONAL ||
+       !PL_get_nchars(r, &len, &s, CVT_RATIONAL|BUF_STACK) ||
+       !(slash = strchr(s, 'r')) || slash - s > 18 || strlen(slash + 1) > 18 )
+    return FALSE;
+  *n = strtoll(s, &end, 10);
+  if ( end != slash )
+    return FALSE;
+  *d = strtoll(slash + 1, &end, 10);
+  return !*end && *d > 0;
+}
+
 /* dec(R) with R an integer or a rational that fit in 64 bits */
 static int
 out_decimal(outbuf *o, term_t f, term_t r)
 { int64_t n, d;
-  char *s, *slash, *end;
-  size_t len;
 
-  if ( !PL_is_functor(f, FUNCTOR_dec1) || !PL_get_arg(1, f, r) )
+  if ( !PL_is_functor(f, FUNCTOR_dec1) || !PL_get_arg(1, f, r) || !rational_parts(r, &n, &d) )
     return -1;
-  if ( PL_get_int64(r, &n) )
+  if ( d == 1 )
     return out_decimal_parts(o, n, 1);
-  if ( PL_term_type(r) != PL_RATIONAL ||
-       !PL_get_nchars(r, &len, &s, CVT_RATIONAL|BUF_STACK) ||
-       !(slash = strchr(s, 'r')) || slash - s > 18 || strlen(slash + 1) > 18 )
-    return -1;
-  n = strtoll(s, &end, 10);
-  if ( end != slash )
-    return -1;
-  d = strtoll(slash + 1, &end, 10);
-  if ( *end || d <= 0 )
-    return -1;
   return out_decimal_parts(o, n, d) ? TRUE : -1;
 }
 
@@ -669,6 +690,38 @@ c_answer_text(term_t rows, term_t text)
   return rc;
 }
 
+static foreign_t
+c_band(term_t value, term_t band)
+{ term_t v = PL_copy_term_ref(value);
+  int64_t n, d, b;
+  double f;
+
+  while ( PL_is_functor(v, FUNCTOR_lv3) )      /* lv(Lexical, Datatype, Value) */
+    _PL_get_arg(3, v, v);
+  if ( PL_is_functor(v, FUNCTOR_dec1) )
+  { _PL_get_arg(1, v, v);
+    if ( !rational_parts(v, &n, &d) || !EXACT_IN_DOUBLE(n) || !EXACT_IN_DOUBLE(d) )
+      return FALSE;
+    f = (double)n / (double)d;
+  } else if ( PL_is_integer(v) )
+  { if ( !PL_get_int64(v, &n) || !EXACT_IN_DOUBLE(n) )
+      return FALSE;
+    f = (double)n;
+  } else if ( !PL_is_float(v) || !PL_get_float(v, &f) )
+    return FALSE;
+  if ( isnan(f) )
+    return PL_unify_atom_chars(band, "other");
+  if ( f > 1.0e300 )                            /* as double_band/2 */
+    b = 16000;
+  else if ( f < -1.0e300 )
+    b = -16001;
+  else if ( f >= 0 )
+    b = (int64_t)floor(log(1.0 + f) * 23.083120654223414);
+  else
+    b = -(int64_t)floor(log(1.0 - f) * 23.083120654223414) - 1;
+  return PL_unify_int64(band, b);
+}
+
 install_t
 install_cep_fast(void)
 { FUNCTOR_e5 = PL_new_functor(PL_new_atom("e"), 5);
@@ -679,5 +732,6 @@ install_cep_fast(void)
   PL_register_foreign("c_batch_item", 5, c_batch_item, PL_FA_NONDETERMINISTIC);
   PL_register_foreign("c_iri_plain", 1, c_iri_plain, 0);
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
+  PL_register_foreign("c_band", 2, c_band, 0);
   PRED_cep_nt = PL_predicate("cep_nt", 2, "cep_values");
 }

@@ -1,5 +1,6 @@
-/*  The runtime's hot loops: decoding a batch of events and telling which
-    IRIs can be written as they are. The C library prolog/cep_fast.so does
+/*  The runtime's hot loops: decoding a batch of events, telling which
+    IRIs can be written as they are, writing answer lines, and the band
+    of a number. The C library prolog/cep_fast.so does
     them where `make setup` built it (an installed package builds it on
     first use: cep/runtime/native.py); the Prolog clauses below do the same,
     slower, where it was not built. CEP_NO_FOREIGN=1 forces the Prolog
@@ -10,7 +11,8 @@
           [ cep_batch_item/5,      % +Text, +NextSweep, +Period, +Ends, -Item
             cep_iri_plain/1,       % +Atom
             cep_iri_forbidden/1,   % +Code
-            cep_answer_text/2      % +Rows, -Text
+            cep_answer_text/2,     % +Rows, -Text
+            cep_fast_band/2        % +Value, -Band
           ]).
 
 :- use_module(library(apply)).
@@ -103,6 +105,16 @@ field_parts([F|Fs], ['\t'|Parts0], Rest) :-
         Parts0 = [Text|Parts]
     ),
     field_parts(Fs, Parts, Rest).
+
+%!  cep_fast_band(+Value, -Band) is semidet.
+%
+%   The band of Value (cep_values:cep_band/2) where the C library computes
+%   it: Value an integer, a double or a decimal whose parts are exact in a
+%   double. Fails for the other values, and without the library: then
+%   cep_band/2 computes it in Prolog, with the same double arithmetic.
+cep_fast_band(V, B) :-
+    foreign_loaded,
+    c_band(V, B).
 
 decode_line("", Events, Events) :- !.
 decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-

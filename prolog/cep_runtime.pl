@@ -640,13 +640,14 @@ distinct_row(M, r(Q, _, _, _)) :-
 %
 %   Drop the goals of a windowed store that no solution from Now on can
 %   use. A goal of Store (Module:Store/5, see cep/compile/program.py) is
-%   in generation End div P; every goal of generation G ended before
+%   in generation Start div P; every goal of generation G started before
 %   (G+1)*P, so when (G+1)*P =< Now - Window its start is more than Window
-%   before Now and it can join nothing more. Whole generations go at once
-%   (retractall/1 on the generation argument), so expiry costs no Prolog
-%   work per goal. '$expired'(Store, G) remembers the last generation
-%   dropped; after a jump in time the few generations in between are
-%   dropped one by one, or the store is scanned once.
+%   before Now, and it can join nothing more: a solution made with it
+%   spans its interval (cep/compile/steps.py, _generation). Whole
+%   generations go at once (retractall/1 on the generation argument), so
+%   expiry costs no Prolog work per goal. '$expired'(Store, G) remembers
+%   the last generation dropped; after a jump in time the few generations
+%   in between are dropped one by one, or the store is scanned once.
 cep_expire(M, Store, Window, P, Now) :-
     Max is (Now - Window) div P - 1,
     functor(Goal, Store, 5),

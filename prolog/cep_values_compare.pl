@@ -33,6 +33,7 @@
                                    parse_integer/2, to_double/3]).
 :- use_module(cep_values_dates, [parse_date/3, parse_datetime/2, parse_duration/3]).
 :- use_module(cep_values_terms, [parse_boolean/2]).
+:- use_module(cep_fast, [cep_fast_band/2]).
 
 :- include(cep_values_iris).
 
@@ -50,6 +51,10 @@
 %   value, up to the rounding of a double: if X < Y then band(X) =< band(Y)
 %   + 1. A band spans about 4.4% of a value (16 a doubling), so a band join
 %   such as `?price2 < ?price1 * 0.7` visits few goals that fail it.
+cep_band(V, B) :-
+    cep_fast_band(V, B0),                   % the C library: the common numbers
+    !,
+    B = B0.
 cep_band(V, B) :-
     (   nonvar(V),
         numeric(V, K, N),

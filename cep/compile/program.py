@@ -16,7 +16,7 @@ for every unary step N (BIND, a subquery, a join with inline data)
     g<N>_l/5, g<N>_r/5         the goal stores: g(Key, Generation, Values,
                                Start, End), Key the join key's value or
                                hash, so lookups are indexed; Generation
-                               End div (Window/4) for windowed stores (0
+                               Start div (Window/4) for windowed stores (0
                                for others), so expiry drops whole ones;
     g<N>_l_bands/2             the bands of a range-indexed store (Band):
                                its Key is then a hash of the join key and

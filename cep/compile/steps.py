@@ -156,13 +156,17 @@ def generation_ms(window: int) -> int:
     return max(window // 4, 1)
 
 
-def _generation(step, te, gen):
-    """Goals computing the generation of a goal that ends at te: windowed
+def _generation(step, ts, gen):
+    """Goals computing the generation of a goal that starts at ts: windowed
     stores are cut in generations (cep_expire drops them whole); the others
-    have the one generation 0."""
+    have the one generation 0. By its start, not its end: a solution that
+    joins a goal spans the goal's interval (SEQ, joins and Allen's
+    relations), so a goal that started more than a window ago can join
+    nothing, however recently it ended (a SEQ pair of W2 waits up to a
+    window less)."""
     if step.window is None or step.op.spec.store == "instant":
         return [pl.Struct("=", gen, 0)]
-    return [pl.Struct("is", gen, pl.Struct("div", te, generation_ms(step.window)))]
+    return [pl.Struct("is", gen, pl.Struct("div", ts, generation_ms(step.window)))]
 
 
 def _union(step, left, right, scope, **_):
@@ -208,7 +212,7 @@ def _seq(step, left, right, scope, hoist=None, **_):
                    q(RUNTIME, "cep_band_key", h, b, hb)]
     insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h),
-        *_generation(step, te1, gen),
+        *_generation(step, ts1, gen),
         *computing,
         *indexing,
         *([_unseen(store, key, stored, ts1, te1)] if step.policy == "unrestricted" else []),
@@ -276,7 +280,7 @@ def _join(step, left, right, scope, plan=None, graph=None, **_):
         head = pl.Struct(f"s{n}_{side}", myv, ts1, te1, ans)
         if graph is not None and step.op.spec.timeless:
             items += _timeless_clause(plan, step, side, mine, theirs, graph, scope)
-        items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, te1, gen)) + body))
+        items.append(pl.Clause(head, (key_goal(vs, step.key, h), *_generation(step, ts1, gen)) + body))
     items.append(_ok_clause(step, scope))
     return items, [_store(step, "l") + "/5", _store(step, "r") + "/5"], store_scope(step), None
 

@@ -143,3 +143,43 @@ test(each_call_its_own_rows) :-
     Text == "1\t3\t4\t<http://e/b>\n".
 
 :- end_tests(cep_answer_text_buffer).
+
+:- begin_tests(cep_fast_band).
+
+%   The band as cep_values:cep_band/2 computes it in Prolog
+prolog_band(V, B) :-
+    cep_values_compare:numeric(V, K, N),
+    cep_values_numbers:to_double(K, N, F),
+    cep_values_compare:double_band(F, B).
+
+band_values(Vs) :-
+    set_random(seed(23)),
+    findall(V, ( between(1, 3000, _),
+                 random_between(-9007199254740992, 9007199254740992, N0),
+                 random_between(0, 4, S),
+                 N is N0 >> (S * 12),
+                 random_between(1, 1000000000, D),
+                 R is N rdiv D,
+                 F is float(R),
+                 member(V, [N, dec(R), dec(N), F, lv("x", xsd(decimal), dec(R))]) ),
+            Vs0),
+    Big is 2**53 + 1,
+    Vs = [0, -0.0, 1.0e301, -1.0e301, dec(2735r100), dec(Big), dec(1 rdiv Big), Big|Vs0].
+
+test(as_in_prolog) :-
+    band_values(Vs),
+    forall(member(V, Vs),
+           (   cep_fast_band(V, B)
+           ->  prolog_band(V, B1),
+               assertion(B == B1)
+           ;   true
+           )).
+test(takes_the_common_numbers, [condition(cep_fast:foreign_loaded)]) :-
+    forall(member(V, [27, -3, dec(2735r100), dec(12), 2.5, lv("1.50", xsd(decimal), dec(3r2))]),
+           assertion(cep_fast_band(V, _))).
+test(leaves_the_others_to_prolog) :-
+    Big is 2**53 + 1,
+    forall(member(V, [dec(Big), Big, dec(1 rdiv Big), "5", 'http://a', l("5", xsd(integer)), _]),
+           assertion(\+ cep_fast_band(V, _))).
+
+:- end_tests(cep_fast_band).

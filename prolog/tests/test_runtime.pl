@@ -180,7 +180,7 @@ test(advance_prunes_a_window) :-
     push(r_advance, [e(k, a, x, 1)], _),
     cep_advance(r_advance, "3", P1),
     assertion(P1 == "true"),
-    cep_advance(r_advance, "40", P2),      % generation 0 ended before 5 =< 40 - 10
+    cep_advance(r_advance, "40", P2),      % generation 0 started before 5 =< 40 - 10
     assertion(P2 == "false"),
     push(r_advance, [e(k, b, y, 41)], A),
     assertion(A == "").

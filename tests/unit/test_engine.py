@@ -311,6 +311,23 @@ def test_a_band_join_stores_goals_by_band_and_forgets_empty_bands():
     assert sum(expected.values()) > 100 and reference.multiset(answers) == expected
 
 
+
+def test_a_pair_waiting_in_a_seq_expires_by_its_start_not_its_end():
+    """A SEQ of three within 10 s stores the pair (:a at 0 s, :b at 9 s)
+    as a goal: no solution ending from 15 s on can take it (it would span
+    more than 10 s), so the sweep drops it then, though it ended at 9 s."""
+    from cep.rules import parse_rules
+
+    text = f"""PREFIX : <{EX}>
+        SELECT * WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} SEQ {{ ?k :c ?z }}
+        FILTER (getDURATION() < "PT10S"^^<{XSD}duration>)"""
+    engine = Engine(parse_rules(text))
+    assert engine.push([ev("k", "a", 1, 0), ev("k", "b", 2, 9_000)]) + engine.flush() == []
+    assert engine.advance(9_500) is True  # the pair can still meet a :c before 10 s
+    got = engine.push([ev("k", "c", 3, 9_800)]) + engine.flush()
+    assert rows(got) == [(0, 9_800, {"k": "k", "x": 1, "y": 2, "z": 3})]
+    assert engine.advance(15_000) is False  # both goals started more than a window ago
+
 def _count(engine, goal):
     (result,) = list(engine.session.prolog.query(f"aggregate_all(count, {engine.module}:{goal}, C)"))
     return result["C"]
