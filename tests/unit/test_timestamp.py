@@ -236,3 +236,15 @@ def test_timestamp_inside_a_grouped_subquery_reads_its_own_patterns():
     # over a window's content (0 s, 10 s]: the rows of the instants 2 and 5 it holds
     assert grouped_passes(optional.format("<"), window="FROM STREAM <http://s.org/s> [RANGE 10s TUMBLING]") == [
         (0, 10, "car1", 1, None)] + [(0, 10, "car2", 1, None)] * 4
+
+
+def test_a_bind_reads_the_timestamp_of_its_pattern():
+    # BIND (timestamp(?car) AS ?t): the pattern's event binds ?car, at the
+    # top level and inside a grouped subquery (grouped by it)
+    got = rows("SELECT * WHERE { ?car :passes ?g BIND (timestamp(?car) AS ?t) }",
+               [ev("car1", "passes", "gate", 2), ev("car1", "passes", "gate", 5)])
+    assert got == [(2, 2, {"car": iri("car1"), "g": iri("gate"), "t": at(2)}),
+                   (5, 5, {"car": iri("car1"), "g": iri("gate"), "t": at(5)})]
+    assert sorted(grouped_passes("?car :passes ?x BIND (timestamp(?car) AS ?t) FILTER (?t > " + at(3) + ")")) == [
+        (2, 2, "car1", 0, None), (2, 2, "car2", 0, None), (2, 5, "car2", 0, None), (2, 5, "car2", 1, None),
+        (5, 5, "car2", 1, None)]
