@@ -17,7 +17,8 @@ the background graph leaves it unbound. Each call timestamp(?v) becomes
 timestamp(?v, ?_:endI, ...), listing the hidden variables of the patterns
 that mention ?v within its scope: the pattern its FILTER constrains, both
 operands of an optional operator for its condition, the whole pattern for
-a SELECT expression. The compiled call takes the latest of those that are
+a SELECT expression; a grouped subquery's rows show none (each is a group
+over [t, t], as the reference's). The compiled call takes the latest of those that are
 bound (cep_values:cep_timestamp/2). As each hidden variable belongs to one
 triple pattern, the joins never compare them; they only tell apart
 solutions whose variables were bound by different events.
@@ -109,6 +110,8 @@ def _rewrite(op, watched: set, fresh):
         return dataclasses.replace(op, expr=_resolve(op.expr, ends), pattern=pattern), ends
     if isinstance(op, ops.Project):
         pattern, ends = _rewrite(op.pattern, watched, fresh)
+        if op.grouping is not None:  # a group's row, over [t, t], matched no event: no end to show
+            return dataclasses.replace(op, pattern=pattern), {}
         ends = {k: e for k, e in ends.items() if k[0] in op.vars}  # the projected variables' ends stay visible
         hidden = tuple(dict.fromkeys(x for e in ends.values() for x in e))
         return dataclasses.replace(op, pattern=pattern, vars=op.vars + hidden), ends

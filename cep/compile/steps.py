@@ -321,16 +321,24 @@ def _timeless(plan, node, vs: Vars, module: str):
                 goals.append(pl.Struct("=", vs.of(node.triple.copy), 0))
     elif isinstance(node, Unary) and isinstance(node.op, ops.Project) and node.op.evaluated:
         return None  # its rows are an instant's, the background's among them (_evaluated_subquery)
+    elif isinstance(node, Unary) and isinstance(node.op, ops.Project):
+        # its solutions once each, found with the variables it hides named
+        # apart: the same name outside is another variable (bottom-up evaluation)
+        child = plan.node(node.child)
+        outer = {v: vs.of(v) for v in child.vars if v not in node.vars}
+        vs.names.update({v: vs.fresh() for v in outer})
+        found = _timeless(plan, child, vs, module)
+        vs.names.update(outer)
+        if found is None:
+            return None
+        v, found_all, distinct = tuple_term(vs, node.vars), vs.fresh(), vs.fresh()
+        goals = [pl.Struct("findall", v, conj(found), found_all), pl.Struct("sort", found_all, distinct),
+                 pl.Struct("member", v, distinct)]
     elif isinstance(node, Unary):
         found = _timeless(plan, plan.node(node.child), vs, module)
         if found is None:
             return None
-        if isinstance(node.op, ops.Project):  # its solutions once each
-            v, found_all, distinct = tuple_term(vs, node.vars), vs.fresh(), vs.fresh()
-            goals = [pl.Struct("findall", v, conj(found), found_all), pl.Struct("sort", found_all, distinct),
-                     pl.Struct("member", v, distinct)]
-        else:
-            goals = found + unary_goals(node, vs, A("timeless"), A("timeless"))
+        goals = found + unary_goals(node, vs, A("timeless"), A("timeless"))
     elif node.op.spec.timeless and node.op.spec.negated:  # MINUS, [NOT] EXISTS
         goals = _timeless_negation(plan, node, vs, module)
         if goals is None:

@@ -180,14 +180,16 @@ def stamped_solutions(pattern, stream, watch, at: tuple = ()) -> set:
 
 
 def timestamp_vars(pattern, projection=()) -> set:
-    """The names of the variables whose timestamp the pattern's conditions
-    and the projection's expressions read."""
+    """The names of the variables whose timestamp the pattern's conditions,
+    its BINDs and the projection's expressions read."""
     exprs = [item.expr for item in projection or () if item.expr is not None]
     todo = [pattern]
     while todo:
         op = todo.pop()
         if getattr(op, "cond", None) is not None:
             exprs.append(op.cond)
+        if isinstance(op, ops.Extend):  # BIND (timestamp(?v) AS ?t)
+            exprs.append(op.expr)
         todo += ops.children(op)
     out = set()
     while exprs:

@@ -152,6 +152,23 @@ def test_a_subquery_over_background_data_is_joined_once_per_binding():
     assert [(a.start, a.end, dict(a.bindings)) for a in got] == [(4, 4, {"k": f"<{EX}k>", "z": _int(9)})]
 
 
+
+def test_a_subquery_over_background_data_hides_the_variables_it_does_not_project():
+    """Bottom-up evaluation (SPARQL 1.1, 18.2.1): an algebra Project whose
+    hidden ?k and ?x share the outer pattern's names (the translator names
+    them apart; the algebra need not) still finds its background solutions
+    apart. ?p = :a comes from the triple whose ?k is :m, not the event's :k."""
+    from cep.background.knowledge import background_of
+
+    k, x, p = ops.Var("k"), ops.Var("x"), ops.Var("p")
+    query = ops.Query("q", "select", ops.Join(ops.Triple(k, f"<{EX}c>", x), ops.Project(ops.Triple(k, p, x), (p,))))
+    background = background_of([(f"<{EX}m>", f"<{EX}a>", f"<{EX}n>")])
+    events = [_event("k", "c", _int(9), 4)]
+    engine = Engine([query], background=background)
+    got = engine.push(events) + engine.flush()
+    assert sorted(got) == sorted(reference.evaluate([query], events, background))
+    assert sorted(dict(a.bindings)["p"] for a in got) == [f"<{EX}a>", f"<{EX}c>"]
+
 def test_a_grouped_subquery_answers_per_instant_over_that_instant():
     """Its rows at t are the groups of its pattern's solutions that end at
     t, each over [t, t], joined with the events around them as any

@@ -199,3 +199,52 @@ WHERE {{ ?c1 :registers ?car . ?c2 :registers ?car FILTER (?c1 != ?c2) }}""", ev
     both = {"oak": at(3), "palm": at(1), "any": at(3), "car": iri("car1")}
     mixed = {"oak": at(6), "palm": at(7), "any": at(7), "car": iri("car4")}
     assert got == [(0, 10, both), (0, 10, both), (0, 10, mixed), (0, 10, mixed)]
+
+
+
+def grouped_passes(where: str, window: str = "", outer: str = "*") -> list:
+    """(start, end, car, ?n, timestamp(?car) if selected) of a query that
+    joins each car's passes with a subquery counting `where`'s solutions per
+    car. car1 passes at 2, car2 at 2 and 5."""
+    events = [ev("car1", "passes", "gate", 2), ev("car2", "passes", "gate", 2), ev("car2", "passes", "gate", 5)]
+    got = rows(f"""SELECT {outer} {window} WHERE {{ ?car :passes ?g
+               {{ SELECT ?car (COUNT(*) AS ?n) WHERE {{ {where} }} GROUP BY ?car }} }}""", events)
+    return [(ts, te, b["car"][len(EX) + 1:-1], int(b["n"].split('"')[1]), b.get("t")) for ts, te, b in got]
+
+
+def test_timestamp_inside_a_grouped_subquery_reads_its_own_patterns():
+    """A grouped subquery's row is a group over [t, t], matched by no event:
+    the ends its timestamp() calls read stay inside it (its row shows none,
+    as the reference's), whether the call stands in an OPTIONAL's FILTER or
+    a FILTER, with a window or without; an outer timestamp(?car) reads the
+    outer pattern's event only. At 5 car2's solutions are x@5 with y@5, y@2
+    or none (its timestamp is 5 with any partner); outer passes at 2 and 5
+    meet the rows of 2 and 5."""
+    optional = "?car :passes ?x OPTIONAL {{ ?car :passes ?y FILTER (timestamp(?car) {} " + at(3) + ") }}"
+    assert grouped_passes(optional.format("<")) == [
+        (2, 2, "car1", 1, None), (2, 2, "car2", 1, None), (2, 5, "car2", 1, None), (2, 5, "car2", 1, None),
+        (5, 5, "car2", 1, None)]
+    assert sorted(grouped_passes(optional.format(">"))) == [
+        (2, 2, "car1", 1, None), (2, 2, "car2", 1, None), (2, 5, "car2", 1, None), (2, 5, "car2", 2, None),
+        (5, 5, "car2", 2, None)]
+    assert sorted(grouped_passes(f"?car :passes ?x FILTER (timestamp(?car) > {at(3)})")) == [
+        (2, 2, "car1", 0, None), (2, 2, "car2", 0, None), (2, 5, "car2", 0, None), (2, 5, "car2", 1, None),
+        (5, 5, "car2", 1, None)]
+    assert sorted(grouped_passes(optional.format("<"), outer="?car ?n (timestamp(?car) AS ?t)")) == [
+        (2, 2, "car1", 1, at(2)), (2, 2, "car2", 1, at(2)), (2, 5, "car2", 1, at(2)), (2, 5, "car2", 1, at(5)),
+        (5, 5, "car2", 1, at(5))]
+    # over a window's content (0 s, 10 s]: the rows of the instants 2 and 5 it holds
+    assert grouped_passes(optional.format("<"), window="FROM STREAM <http://s.org/s> [RANGE 10s TUMBLING]") == [
+        (0, 10, "car1", 1, None)] + [(0, 10, "car2", 1, None)] * 4
+
+
+def test_a_bind_reads_the_timestamp_of_its_pattern():
+    # BIND (timestamp(?car) AS ?t): the pattern's event binds ?car, at the
+    # top level and inside a grouped subquery (grouped by it)
+    got = rows("SELECT * WHERE { ?car :passes ?g BIND (timestamp(?car) AS ?t) }",
+               [ev("car1", "passes", "gate", 2), ev("car1", "passes", "gate", 5)])
+    assert got == [(2, 2, {"car": iri("car1"), "g": iri("gate"), "t": at(2)}),
+                   (5, 5, {"car": iri("car1"), "g": iri("gate"), "t": at(5)})]
+    assert sorted(grouped_passes("?car :passes ?x BIND (timestamp(?car) AS ?t) FILTER (?t > " + at(3) + ")")) == [
+        (2, 2, "car1", 0, None), (2, 2, "car2", 0, None), (2, 5, "car2", 0, None), (2, 5, "car2", 1, None),
+        (5, 5, "car2", 1, None)]
