@@ -28,7 +28,12 @@ a watched variable (one that some timestamp() of the query reads) and
 matched a timed occurrence, (the pattern's position in P, its watched
 variables, the occurrence's end, its stream). timestamp(?v, <s>) reads
 those of stream s (and those of no stream, which are of every stream). Solutions that differ there are two
-solutions; with nothing watched it is always empty.
+solutions; with nothing watched it is always empty. A stamp keeps its
+stream as what the query can read of it: the set of the streams that the
+query's timestamp(?v, <s>) calls name (("stream", s) among the watched
+names) and that can read it. So an occurrence of no stream and one of a
+stream that no call tells apart, same triple and end, are one solution,
+as without timestamp().
 
 The empty group (ops.Unit, a WHERE or group with no triple pattern that
 is not dropped as join's identity) has one solution per instant: the
@@ -181,7 +186,8 @@ def stamped_solutions(pattern, stream, watch, at: tuple = ()) -> set:
 
 def timestamp_vars(pattern, projection=()) -> set:
     """The names of the variables whose timestamp the pattern's conditions,
-    its BINDs and the projection's expressions read."""
+    its BINDs and the projection's expressions read, and ("stream", s) for
+    each stream s one of them names."""
     exprs = [item.expr for item in projection or () if item.expr is not None]
     todo = [pattern]
     while todo:
@@ -197,6 +203,8 @@ def timestamp_vars(pattern, projection=()) -> set:
         if isinstance(e, ops.Call):
             if e.name == "timestamp":
                 out.add(e.args[0].name)
+                if len(e.args) > 1:
+                    out.add(("stream", e.args[1].term))
             exprs += e.args
     return out
 
@@ -209,7 +217,7 @@ def with_timestamps(expr, stamps):
         return expr
     if expr.name == "timestamp":  # timestamp(?v, <s>): the occurrences of s (or of no stream: of every one)
         of = expr.args[1].term if len(expr.args) > 1 else None
-        ends = [end for _, names, end, g in stamps if expr.args[0].name in names and (of is None or g in (None, of))]
+        ends = [end for _, names, end, readers in stamps if expr.args[0].name in names and (of is None or of in readers)]
         return ops.Const(make("dateTime", max(ends)).term) if ends else expr
     return ops.Call(expr.name, *[with_timestamps(a, stamps) for a in expr.args], pos=expr.pos)
 
@@ -448,6 +456,7 @@ def _bgp(triples, S, watch) -> set:
         # a path's solution is no matched event: timestamp() does not read it
         watched = frozenset() if isinstance(tp.p, ops.Path) else frozenset(watch & {v.name for v in ops.slots_vars(tp)})
         copies = COPIES.get() if not isinstance(tp.p, ops.Path) else None  # a path's pairs are a set
+        named = frozenset(x[1] for x in watch if isinstance(x, tuple))  # the streams timestamp() names
         for mu, ts, te, stamps in partial:
             for occurrence in occurrences:
                 s, p, o, start, end, g = occurrence
@@ -463,7 +472,8 @@ def _bgp(triples, S, watch) -> set:
                         frozenset(m.items()),
                         start if ts is None else ts if start is None else min(ts, start),
                         end if te is None else te if end is None else max(te, end),
-                        stamps | {(position, watched, end, g)} if watched and start is not None else stamps,
+                        stamps | {(position, watched, end, named if g is None else named & {g})}
+                        if watched and start is not None else stamps,
                     ))
         partial = grown
     return partial

@@ -248,3 +248,15 @@ def test_a_bind_reads_the_timestamp_of_its_pattern():
     assert sorted(grouped_passes("?car :passes ?x BIND (timestamp(?car) AS ?t) FILTER (?t > " + at(3) + ")")) == [
         (2, 2, "car1", 0, None), (2, 2, "car2", 0, None), (2, 5, "car2", 0, None), (2, 5, "car2", 1, None),
         (5, 5, "car2", 1, None)]
+
+
+def test_an_event_of_no_stream_and_its_copy_in_the_named_stream_are_one_solution():
+    """`:s1 :q 0` at 0 given with no stream (of every stream) and in stream
+    <s>: one triple at one time, so one solution, with timestamp(?s, <s>)
+    as without it (CEP_SEED=2395111961: the reference told the two apart
+    by their stream, which no call there could read)."""
+    events = [Event(iri("s1"), iri("q"), iri("o"), 0, 0),
+              Event(iri("s1"), iri("q"), iri("o"), 0, 0, stream=iri("s"))]
+    got = rows(f"SELECT ?s (timestamp(?s, <{EX}s>) AS ?t) FROM STREAM <{EX}s> WINDOW ELEMS 1 WHERE {{ ?s :q ?x }}",
+               events)
+    assert got == [(0, 0, {"s": iri("s1"), "t": at(0)})]
