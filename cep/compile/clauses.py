@@ -4,6 +4,8 @@ window and filter a solution."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.compile.expr import ExprCompiler, Scope, ite
@@ -54,6 +56,19 @@ class Vars:
     def fresh(self) -> pl.Var:
         self.count += 1
         return pl.Var(f"_{self.prefix}G{self.count}")
+
+    @contextmanager
+    def apart(self, variables):
+        """Inside the block, `variables` have fresh names: a part evaluated
+        on its own, as SPARQL does (a value the enclosing pattern gives
+        one of them must not steer it). Yields their names outside the
+        block, which they have again after it."""
+        outer = {v: self.of(v) for v in variables}
+        self.names.update({v: self.fresh() for v in variables})
+        try:
+            yield outer
+        finally:
+            self.names.update(outer)
 
     def expressions(self, start, end, only=None) -> ExprCompiler:
         """The compiler of the clause's expressions, the time functions

@@ -325,10 +325,8 @@ def _timeless(plan, node, vs: Vars, module: str):
         # its solutions once each, found with the variables it hides named
         # apart: the same name outside is another variable (bottom-up evaluation)
         child = plan.node(node.child)
-        outer = {v: vs.of(v) for v in child.vars if v not in node.vars}
-        vs.names.update({v: vs.fresh() for v in outer})
-        found = _timeless(plan, child, vs, module)
-        vs.names.update(outer)
+        with vs.apart([v for v in child.vars if v not in node.vars]):
+            found = _timeless(plan, child, vs, module)
         if found is None:
             return None
         v, found_all, distinct = tuple_term(vs, node.vars), vs.fresh(), vs.fresh()
@@ -375,14 +373,11 @@ def _timeless_optional(plan, node, vs: Vars, module: str) -> list:
     part (SPARQL evaluates it on its own; a mismatch drops the solution)."""
     left, right = plan.node(node.left), plan.node(node.right)
     own = [v for v in right.vars if v not in left.vars]
-    outer = {v: vs.of(v) for v in own}
-    for v in own:
-        vs.names[v] = vs.fresh()
-    found = _timeless(plan, right, vs, module)
-    ec = vs.expressions(A("timeless"), A("timeless"), only=node.vars)
-    cond = [] if node.cond is None else [ec.filter_goal(node.cond)]
-    inner = {v: vs.names[v] for v in own}
-    vs.names.update(outer)
+    with vs.apart(own) as outer:
+        found = _timeless(plan, right, vs, module)
+        ec = vs.expressions(A("timeless"), A("timeless"), only=node.vars)
+        cond = [] if node.cond is None else [ec.filter_goal(node.cond)]
+        inner = {v: vs.names[v] for v in own}
     if found is None:
         return []
     bind = [pl.Struct("=", outer[v], inner[v]) for v in own]
