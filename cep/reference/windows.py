@@ -85,7 +85,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if _empty_rows(query) and w.count is None and not w.unbounded and until is None:
         final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf))
     return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project,
-                    read=_window_events(query, events))
+                    read=_window_events(streams_of(query), events))
 
 
 def _empty_rows(query) -> bool:
@@ -99,15 +99,16 @@ def _has_unit(query) -> bool:
     return any(isinstance(op, ops.Unit) for op in ops.walk(query.pattern))
 
 
-def _window_events(query, events):
-    """For a query whose window holds an empty group: `read(inside)`, the
-    window's content that the report policies read, the intervals of the
-    events of the empty groups' streams in it (RSP-QL: an empty window is
-    empty content, whatever the empty group gives there). None for any
-    other query (they read its solutions)."""
-    if not _has_unit(query):
+def _window_events(pattern, events):
+    """For a query whose window holds an empty group in `pattern` (its
+    pattern, with streams_of's streams): `read(inside)`, the window's
+    content that the report policies read, the intervals of the events of
+    the empty groups' streams in it (RSP-QL: an empty window is empty
+    content, whatever the empty group gives there). None for any other
+    query (they read its solutions)."""
+    streams = [op.stream for op in ops.walk(pattern) if isinstance(op, ops.Unit)]
+    if not streams:
         return None
-    streams = [op.stream for op in ops.walk(streams_of(query)) if isinstance(op, ops.Unit)]
     mine = None if None in streams else frozenset().union(*streams)
 
     def of_mine(e):
@@ -314,7 +315,12 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
         if isinstance(op, ops.Project) and op.window is not None:
             return over(op.pattern, op.window, tau, at + (0,))
         if not windowed(op):  # RSP-QL's eval over the window's content (solve_part)
-            return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau, at)
+            # an empty group's one solution there is at that window's close as taken at tau
+            token = UNIT_AT.set(tau if w.count is not None else (tau // w.step_ms) * w.step_ms)
+            try:
+                return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau, at)
+            finally:
+                UNIT_AT.reset(token)
         if isinstance(op, ops.Filter):
             return [s for s in over(op.pattern, w, tau, at + (0,)) if satisfies(op.cond, s)]
         left, right = over(op.left, w, tau, at + (0,)), over(op.right, w, tau, at + (1,))
@@ -353,7 +359,9 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     if empty_rows and first.count is None and not first.unbounded and until is None:
         final = _last_empty(first, ends, firsts)
     evaluations = _evaluations(query, first, ends, events, until, latest, final=final)
-    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first)
+    # an empty group in the first group: the report policies read that window's events, as with one window
+    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
+                    read=_window_events(pattern, events))
 
 
 def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:
