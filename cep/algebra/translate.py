@@ -1316,35 +1316,8 @@ class _Query:
             pattern = ops.Unit(pos=self.pos(where))
         pattern = self.anchored(pattern)
         query_limits.check_depth(pattern)  # before any stage recurses over it
-        self.check_changing_unit(pattern)
         self.warn_unbound_conditions(pattern)
         return pattern
-
-    def check_changing_unit(self, pattern):
-        """REPORT ON CHANGE compares what a query whose groups have windows
-        of their own answers at each evaluation (its solutions, with their
-        intervals) unless its first group holds the empty group (then it
-        compares that window's events, as with one window). An empty group
-        after the first group has its solution at each evaluation's close,
-        so every evaluation would be a change: refused."""
-        if self.query_window is None or self.query_window.policy != "change":
-            return
-        first, rest = pattern, []  # the first group: the leftmost one under one window, as the parts are split
-        while True:
-            if isinstance(first, ops.Project) and first.window is not None:
-                first = first.pattern
-            elif isinstance(first, (ops.Join, ops.LeftJoin)) and _group_windows(first):
-                first, rest = first.left, rest + [first.right]
-            elif isinstance(first, ops.Filter) and _group_windows(first):
-                first = first.pattern
-            else:
-                break
-        unit = next((u for part in rest for u in ops.units(part)), None)
-        if unit is not None:
-            raise QueryError("REPORT ON CHANGE compares the solutions of a query whose groups have windows of "
-                             "their own, and an empty group after its first group has one at each evaluation's "
-                             "close, so every evaluation would be a change: put the empty group in the first "
-                             "group, or choose another report policy", unit.pos)
 
     def warn_unbound_conditions(self, pattern):
         """A warning for each FILTER that reads a variable its pattern never
@@ -2319,8 +2292,3 @@ def _sub_select(where: Tree):
         if group.data == "sub_select_group":
             return group.children[0]
     return None
-
-
-def _group_windows(op) -> bool:
-    """Whether a group with a window of its own is in op."""
-    return any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
