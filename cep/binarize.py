@@ -681,12 +681,13 @@ class _Builder:
         the empty pattern; docs/language.md, "The empty group"). A content
         node (cep.compile.windows) over a leaf of every event of its
         streams, kept per window: they are the window's content, which the
-        report policies read (a query that reads the whole window)."""
+        report policies read (a query that reads the whole window): each
+        with its triple, as a [TRIPLES n] window holds some of an instant's."""
         spo = tuple(ops.Var(f"_:unit{n}") for n in "spo")
         every = ops.Triple(*spo)
         streams = self.query.triple_streams(op)
         sig = ("leaf", every, (), window, False, self.updates, streams)
-        child = self._add(sig, lambda i: Leaf(i, every, (), (), window, False, self.updates, streams))
+        child = self._add(sig, lambda i: Leaf(i, every, spo, (), window, False, self.updates, streams))
         unit, filters = dataclasses.replace(op, pos=None), _dedup(pending)
         sig = ("unary", unit, child, filters, window, timed, True, None)
         return self._add(sig, lambda i: Unary(i, unit, child, (), filters, window, timed, True))

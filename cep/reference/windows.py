@@ -36,7 +36,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.events import Answer
 from cep.reference.expressions import ExprError, canonical_value, holds, parse, value
-from cep.reference.patterns import UNIT_AT, compatible, merge, satisfies, streams_of
+from cep.reference.patterns import UNIT_AT, compatible, merge, satisfies, stream_of, streams_of
 
 INTEGER = terms.XSD + "integer"
 
@@ -102,10 +102,12 @@ def _has_unit(query) -> bool:
 def _window_events(pattern, events):
     """For a query whose window holds an empty group in `pattern` (its
     pattern, with streams_of's streams): `read(inside)`, the window's
-    content that the report policies read, the intervals of the events of
-    the empty groups' streams in it (RSP-QL: an empty window is empty
-    content, whatever the empty group gives there). None for any other
-    query (they read its solutions)."""
+    content that the report policies read, the events of the empty groups'
+    streams in it, as triples with their intervals (RSP-QL: an empty
+    window is empty content, whatever the empty group gives there; a
+    [TRIPLES n] window holds some triples of its oldest instant, `inside`
+    tells which from the occurrence). None for any other query (they read
+    its solutions)."""
     streams = [op.stream for op in ops.walk(pattern) if isinstance(op, ops.Unit)]
     if not streams:
         return None
@@ -114,7 +116,8 @@ def _window_events(pattern, events):
     def of_mine(e):
         return mine is None or not e.stream or f"<{e.stream.strip('<>')}>" in mine
 
-    return lambda inside: frozenset((e.start, e.end) for e in events if of_mine(e) and inside(e.start, e.end))
+    read = [next(iter(stream_of([e]))) for e in events if of_mine(e)]  # each event's own occurrence
+    return lambda inside: frozenset(o[:5] for o in read if inside(o[3], o[4], o))
 
 
 def _last_empty(w, ends, sols):
@@ -230,7 +233,7 @@ def _evaluations(query, w, ends, events, until, latest, places=None, final=None)
         for tau in ends:
             cut, low = _count_cut(w, ends, events, tau)
             yield tau, cut, tau, (lambda ts, te, o=None, cut=cut, tau=tau, low=low: ts >= cut and te <= tau and (
-                o is None or o[4] > cut or places.get(o, 0) >= low))
+                o is None or o[4] > cut or low == 0 or places.get(o, 0) >= low))
         return
     period = query.every_ms or w.step_ms
     if w.unbounded:
