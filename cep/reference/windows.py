@@ -42,7 +42,7 @@ INTEGER = terms.XSD + "integer"
 
 
 def window_answers(query: ops.Query, solve, events, project, until=None, latest=None,
-                   solve_part=None, occurrences=None) -> list[Answer]:
+                   solve_part=None, occurrences=None, fed=()) -> list[Answer]:
     """`solve(inside, tau)`: the timed solutions (mu, ts, te, stamps) of the
     query's pattern over the content `inside(start, end)` says a window
     holds (`inside(start, end, occurrence)` for an occurrence of the
@@ -62,9 +62,13 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     whole stream), for a query
     whose groups have windows of their own (`solve` is then not read). `occurrences(event)`: the
     occurrences an event gives (itself and what it entails), for a
-    [TRIPLES n] window (each is the triple of its event)."""
+    [TRIPLES n] window (each is the triple of its event). `fed`: the
+    events windows' CONSTRUCTs feed back: events of the stream as any
+    other to an empty group's content (the report policies), though no
+    evaluation time or count window reads them; the query's own at tau
+    are fed after its evaluation at tau."""
     if solve_part is not None and query.windows[1:]:
-        return _group_window_answers(query, events, project, until, solve_part)
+        return _group_window_answers(query, events, project, until, solve_part, fed)
     w = query.window
     if w is None:
         sols = solve(None)
@@ -85,7 +89,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if _empty_rows(query) and w.count is None and not w.unbounded and until is None:
         final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf))
     return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project,
-                    read=_window_events(streams_of(query), events))
+                    read=_window_events(streams_of(query), events, fed, query.name))
 
 
 def _empty_rows(query) -> bool:
@@ -99,15 +103,17 @@ def _has_unit(query) -> bool:
     return any(isinstance(op, ops.Unit) for op in ops.walk(query.pattern))
 
 
-def _window_events(pattern, events):
+def _window_events(pattern, events, fed=(), name=None):
     """For a query whose window holds an empty group in `pattern` (its
-    pattern, with streams_of's streams): `read(inside)`, the window's
+    pattern, with streams_of's streams): `read(inside, tau)`, the window's
     content that the report policies read, the events of the empty groups'
     streams in it, as triples with their intervals (RSP-QL: an empty
     window is empty content, whatever the empty group gives there; a
     [TRIPLES n] window holds some triples of its oldest instant, `inside`
-    tells which from the occurrence). None for any other query (they read
-    its solutions)."""
+    tells which from the occurrence), at the evaluation tau: with the
+    triples windows feed back (`fed`), but the query's own (`name`) at
+    tau, fed after it. None for any other query (they read its
+    solutions)."""
     streams = [op.stream for op in ops.walk(pattern) if isinstance(op, ops.Unit)]
     if not streams:
         return None
@@ -116,8 +122,10 @@ def _window_events(pattern, events):
     def of_mine(e):
         return mine is None or not e.stream or f"<{e.stream.strip('<>')}>" in mine
 
-    read = [next(iter(stream_of([e]))) for e in events if of_mine(e)]  # each event's own occurrence
-    return lambda inside: frozenset(o[:5] for o in read if inside(o[3], o[4], o))
+    own = f"derived by {name}"  # the source reference.evaluate gives the triples fed back
+    read = [(next(iter(stream_of([e]))), e.source == own) for e in list(events) + list(fed) if of_mine(e)]
+    return lambda inside, tau: frozenset(o[:5] for o, mine in read if inside(o[3], o[4], o)
+                                         and not (mine and o[4] >= tau))
 
 
 def _last_empty(w, ends, sols):
@@ -144,7 +152,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
     test of an interval's being in the window), as the report operator
     picks them. `window`: the window the query is evaluated by, where not
     its own (its first group's, of a query whose groups have windows of
-    their own); `read(inside)`: the content the report policies read,
+    their own); `read(inside, tau)`: the content the report policies read,
     where not the solutions (_window_events)."""
     out, previous, seen = [], [], frozenset()
     policy = query.window.policy if query.window is not None else None
@@ -157,7 +165,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
         # RSP-QL's report policies: non-empty content reports the windows
         # that hold a solution; content change those whose solutions (with
         # their intervals) differ from the last reported (at first, none)
-        held = content if read is None else read(inside)
+        held = content if read is None else read(inside, tau)
         if policy == "nonempty" and not held:
             continue
         if policy == "change":
@@ -284,7 +292,7 @@ def _unbounded_evaluations(w, period, ends, until, latest):
         tau += period
 
 
-def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
+def _group_window_answers(query, events, project, until, solve, fed=()) -> list[Answer]:
     """Streaming SPARQL's windows in graph patterns (Bolles et al., sections
     2 and 5): each group with a window of its own, `{ P WINDOW ... }`, is
     P over that window, and the patterns outside any such group are over
@@ -364,7 +372,7 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     evaluations = _evaluations(query, first, ends, events, until, latest, final=final)
     # an empty group in the first group: the report policies read that window's events, as with one window
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
-                    read=_window_events(pattern, events))
+                    read=_window_events(pattern, events, fed, query.name))
 
 
 def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:
