@@ -124,8 +124,8 @@ def _window_events(pattern, events, fed=(), name=None):
 
     own = f"derived by {name}"  # the source reference.evaluate gives the triples fed back
     read = [(next(iter(stream_of([e]))), e.source == own) for e in list(events) + list(fed) if of_mine(e)]
-    return lambda inside, tau: frozenset(o[:5] for o, mine in read if inside(o[3], o[4], o)
-                                         and not (mine and o[4] >= tau))
+    return lambda inside, tau: frozenset(o[:5] for o, its_own in read if inside(o[3], o[4], o)
+                                         and not (its_own and o[4] >= tau))
 
 
 def _last_empty(w, ends, sols):
