@@ -473,7 +473,9 @@ def _check_parts(query, groups, changing) -> None:
     path excepted: it walks the window's content, _window_path); evaluating
     the rest of a part over its window's content (CONTENT_OPERATORS inside
     it, a subquery with its own aggregation or cut, or a background that
-    updates change) is not supported yet: refused."""
+    updates change) is not supported yet: refused. So is REPORT ON CHANGE
+    with an empty group after the first part (it would see a change at
+    every evaluation)."""
     for pattern, _ in groups:
         inner = next((x for x in ops.walk(pattern) if isinstance(x, CONTENT_OPERATORS)), None)
         if inner is not None:
@@ -493,6 +495,14 @@ def _check_parts(query, groups, changing) -> None:
                              f"own is not supported yet (it holds exactly n triples, some of its oldest "
                              f"instant, so its patterns would be evaluated over its content): give the query "
                              f"one window, or count events (WINDOW ELEMS n)", (w.pos or query.pos))
+    # ON CHANGE compares the query's solutions at each evaluation, unless its first part holds the empty
+    # group (then that window's events, as with one window); after it, {} is at each evaluation's close
+    unit = next((u for pattern, _ in groups[1:] for u in ops.units(pattern)), None)
+    if unit is not None and query.window is not None and query.window.policy == "change":
+        raise QueryError("REPORT ON CHANGE compares the solutions of a query whose groups have windows of "
+                         "their own, and an empty group after its first group has one at each evaluation's "
+                         "close, so every evaluation would be a change: put the empty group in the first "
+                         "group, or choose another report policy", unit.pos or query.pos)
     if changing:
         raise QueryError(f"{query.name}: a query whose groups have windows of their own, in a rule set with "
                          f"DELETE/INSERT updates, is not supported yet (its windows would read the "
@@ -671,12 +681,13 @@ class _Builder:
         the empty pattern; docs/language.md, "The empty group"). A content
         node (cep.compile.windows) over a leaf of every event of its
         streams, kept per window: they are the window's content, which the
-        report policies read (a query that reads the whole window)."""
+        report policies read (a query that reads the whole window): each
+        with its triple, as a [TRIPLES n] window holds some of an instant's."""
         spo = tuple(ops.Var(f"_:unit{n}") for n in "spo")
         every = ops.Triple(*spo)
         streams = self.query.triple_streams(op)
         sig = ("leaf", every, (), window, False, self.updates, streams)
-        child = self._add(sig, lambda i: Leaf(i, every, (), (), window, False, self.updates, streams))
+        child = self._add(sig, lambda i: Leaf(i, every, spo, (), window, False, self.updates, streams))
         unit, filters = dataclasses.replace(op, pos=None), _dedup(pending)
         sig = ("unary", unit, child, filters, window, timed, True, None)
         return self._add(sig, lambda i: Unary(i, unit, child, (), filters, window, timed, True))

@@ -480,11 +480,12 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
 %   ('$wunit'(Q, Part)) has a solution at every evaluation; both are then
 %   the window's events (RSP-QL's content: an empty window reports
 %   nothing under REPORT NON EMPTY, and an event entering or leaving it is
-%   a change), as a set of intervals.
+%   a change), as a set of triples with their intervals (a [TRIPLES n]
+%   window can hold part of an instant's triples).
 read_content(M, Q, In, Sols0, Sols, Held, Read) :-
     (   current_predicate(M:'$wunit'/2),
         M:'$wunit'(Q, _)
-    ->  findall(s(v, S, E), ( M:'$wunit'(Q, P), M:'$win'(P, In, _, S, E) ), Events0),
+    ->  findall(s(V, S, E), ( M:'$wunit'(Q, P), M:'$win'(P, In, V, S, E) ), Events0),
         sort(Events0, Held),
         Read = Held
     ;   Held = Sols0,

@@ -113,8 +113,12 @@ def analyse(queries, schema=None) -> Chaining:
         if not producer.feeds_back:
             continue
         for consumer in queries:
+            # an empty group's content is what the report policies that read it read (a query's
+            # own triples are fed back after its evaluation: not into it)
+            windowed = consumer.window is not None and consumer.window.policy in ("nonempty", "change") \
+                and consumer is not producer
             found = {}  # (same_instant, negative) -> predicates
-            for triple, last, negative in _positions(consumer.pattern):
+            for triple, last, negative in _positions(consumer.pattern, windowed=windowed):
                 for t in producer.template:
                     if reads(t, triple, schema):
                         p = str(t.p) if isinstance(t.p, ops.Var) else t.p
@@ -127,22 +131,27 @@ def analyse(queries, schema=None) -> Chaining:
     return Chaining(tuple(edges), _strata(queries, edges))
 
 
-def _positions(op, last=True, negative=False):
+def _positions(op, last=True, negative=False, windowed=False):
     """(triple pattern, whether it can end where the pattern's solution
-    ends, whether it is then in an optional part) for each triple pattern."""
+    ends, whether it is then in an optional part) for each triple pattern.
+    `windowed`: the pattern is read over a window's content by a report
+    policy, where an empty group reads every event of its streams (the
+    content the policy reads: docs/language.md, "The empty group")."""
     if isinstance(op, ops.Triple):
         yield op, last, negative
     elif isinstance(op, ops.BGP):
         for t in op.triples:
             yield t, last, negative
     elif isinstance(op, (ops.Filter,) + ops.UNARY):
-        yield from _positions(op.pattern, last, negative)
+        yield from _positions(op.pattern, last, negative, windowed)
+    elif isinstance(op, ops.Unit) and windowed:
+        yield ops.Triple(ops.Var("_:s"), ops.Var("_:p"), ops.Var("_:o"), stream=op.stream), last, negative
     elif isinstance(op, (ops.Values, ops.Service, ops.Unit)):  # no triple pattern of the stream
         return
     else:  # a binary operator: its operands' places (Operator.ends_last); the optional or negated is negative
         spec = op.spec
         for child, ends_last, must in zip((op.left, op.right), spec.ends_last, spec.mandatory):
-            yield from _positions(child, last and ends_last, negative or not (must or spec.alternative))
+            yield from _positions(child, last and ends_last, negative or not (must or spec.alternative), windowed)
 
 
 def _may_equal(template_slot, pattern_slot) -> bool:

@@ -1316,12 +1316,6 @@ class _Query:
             pattern = ops.Unit(pos=self.pos(where))
         pattern = self.anchored(pattern)
         query_limits.check_depth(pattern)  # before any stage recurses over it
-        unit = next(ops.units(pattern), None)
-        if unit is not None and any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern)):
-            raise QueryError("an empty group (a WHERE, OPTIONAL or FILTER with no triple pattern before it in "
-                             "its group, or {} in a UNION) in a query whose groups have windows of their own "
-                             "is not supported yet: give the query one window, or give the group a triple "
-                             "pattern", unit.pos)
         self.warn_unbound_conditions(pattern)
         return pattern
 
@@ -1572,9 +1566,8 @@ class _Query:
         if not self.streams:
             raise self.error("a window applies to the streams the query reads, and it reads none: add "
                              "FROM STREAM <iri> WINDOW ... before WHERE", spec)
-        if pattern is None:
-            raise self.error("a window holds the solutions of its group's pattern, and this group has "
-                             "none: give it a triple pattern", spec)
+        # { WINDOW ... }, { BIND(e AS ?v) WINDOW ... }: the empty group over that window, with the inline data
+        pattern = ops.Unit(self.graph, pos=self.pos(tree)) if pattern is None else self.anchored(pattern)
         window = self.streaming_window(spec, self.graph or self.streams[0][0], self.pos(spec))
         for clause, what in (("report_policy", "a report policy"), ("window_start", "START")):
             for found in _children(spec, clause):

@@ -119,13 +119,13 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
                 """The solutions of the part of the pattern at position `at`."""
                 return _solver(pattern, watch, stream, stream_at, copies)(inside, tau, at)
             out += window_answers(dataclasses.replace(q, pattern=streams_of(q)), None, events,
-                                  _row_maker(q, skolem), until, solve_part=solve_part)
+                                  _row_maker(q, skolem), until, solve_part=solve_part, fed=extra)
         else:
             copies = copies_of(events, background) if reads_copies(q) else None
             solve = _solver(streams_of(q), timestamp_vars(q.pattern, q.projection), stream, stream_at, copies)
             out += window_answers(q, solve, events, _row_maker(q, skolem), until,
                                   max((o[3] for o in stream if o[3] is not None), default=None),
-                                  occurrences=lambda e: stream_of([e], background))
+                                  occurrences=lambda e: stream_of([e], background), fed=extra)
     return _described(out, background)
 
 

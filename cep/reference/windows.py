@@ -36,13 +36,13 @@ from cep import terms
 from cep.algebra import ops
 from cep.events import Answer
 from cep.reference.expressions import ExprError, canonical_value, holds, parse, value
-from cep.reference.patterns import UNIT_AT, compatible, merge, satisfies, streams_of
+from cep.reference.patterns import UNIT_AT, compatible, merge, satisfies, stream_of, streams_of
 
 INTEGER = terms.XSD + "integer"
 
 
 def window_answers(query: ops.Query, solve, events, project, until=None, latest=None,
-                   solve_part=None, occurrences=None) -> list[Answer]:
+                   solve_part=None, occurrences=None, fed=()) -> list[Answer]:
     """`solve(inside, tau)`: the timed solutions (mu, ts, te, stamps) of the
     query's pattern over the content `inside(start, end)` says a window
     holds (`inside(start, end, occurrence)` for an occurrence of the
@@ -62,9 +62,13 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     whole stream), for a query
     whose groups have windows of their own (`solve` is then not read). `occurrences(event)`: the
     occurrences an event gives (itself and what it entails), for a
-    [TRIPLES n] window (each is the triple of its event)."""
+    [TRIPLES n] window (each is the triple of its event). `fed`: the
+    events windows' CONSTRUCTs feed back: events of the stream as any
+    other to an empty group's content (the report policies), though no
+    evaluation time or count window reads them; the query's own at tau
+    are fed after its evaluation at tau."""
     if solve_part is not None and query.windows[1:]:
-        return _group_window_answers(query, events, project, until, solve_part)
+        return _group_window_answers(query, events, project, until, solve_part, fed)
     w = query.window
     if w is None:
         sols = solve(None)
@@ -85,7 +89,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if _empty_rows(query) and w.count is None and not w.unbounded and until is None:
         final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf))
     return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project,
-                    read=_window_events(query, events))
+                    read=_window_events(streams_of(query), events, fed, query.name))
 
 
 def _empty_rows(query) -> bool:
@@ -99,21 +103,29 @@ def _has_unit(query) -> bool:
     return any(isinstance(op, ops.Unit) for op in ops.walk(query.pattern))
 
 
-def _window_events(query, events):
-    """For a query whose window holds an empty group: `read(inside)`, the
-    window's content that the report policies read, the intervals of the
-    events of the empty groups' streams in it (RSP-QL: an empty window is
-    empty content, whatever the empty group gives there). None for any
-    other query (they read its solutions)."""
-    if not _has_unit(query):
+def _window_events(pattern, events, fed=(), name=None):
+    """For a query whose window holds an empty group in `pattern` (its
+    pattern, with streams_of's streams): `read(inside, tau)`, the window's
+    content that the report policies read, the events of the empty groups'
+    streams in it, as triples with their intervals (RSP-QL: an empty
+    window is empty content, whatever the empty group gives there; a
+    [TRIPLES n] window holds some triples of its oldest instant, `inside`
+    tells which from the occurrence), at the evaluation tau: with the
+    triples windows feed back (`fed`), but the query's own (`name`) at
+    tau, fed after it. None for any other query (they read its
+    solutions)."""
+    streams = [op.stream for op in ops.walk(pattern) if isinstance(op, ops.Unit)]
+    if not streams:
         return None
-    streams = [op.stream for op in ops.walk(streams_of(query)) if isinstance(op, ops.Unit)]
     mine = None if None in streams else frozenset().union(*streams)
 
     def of_mine(e):
         return mine is None or not e.stream or f"<{e.stream.strip('<>')}>" in mine
 
-    return lambda inside: frozenset((e.start, e.end) for e in events if of_mine(e) and inside(e.start, e.end))
+    own = f"derived by {name}"  # the source reference.evaluate gives the triples fed back
+    read = [(next(iter(stream_of([e]))), e.source == own) for e in list(events) + list(fed) if of_mine(e)]
+    return lambda inside, tau: frozenset(o[:5] for o, its_own in read if inside(o[3], o[4], o)
+                                         and not (its_own and o[4] >= tau))
 
 
 def _last_empty(w, ends, sols):
@@ -140,7 +152,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
     test of an interval's being in the window), as the report operator
     picks them. `window`: the window the query is evaluated by, where not
     its own (its first group's, of a query whose groups have windows of
-    their own); `read(inside)`: the content the report policies read,
+    their own); `read(inside, tau)`: the content the report policies read,
     where not the solutions (_window_events)."""
     out, previous, seen = [], [], frozenset()
     policy = query.window.policy if query.window is not None else None
@@ -153,7 +165,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
         # RSP-QL's report policies: non-empty content reports the windows
         # that hold a solution; content change those whose solutions (with
         # their intervals) differ from the last reported (at first, none)
-        held = content if read is None else read(inside)
+        held = content if read is None else read(inside, tau)
         if policy == "nonempty" and not held:
             continue
         if policy == "change":
@@ -229,7 +241,7 @@ def _evaluations(query, w, ends, events, until, latest, places=None, final=None)
         for tau in ends:
             cut, low = _count_cut(w, ends, events, tau)
             yield tau, cut, tau, (lambda ts, te, o=None, cut=cut, tau=tau, low=low: ts >= cut and te <= tau and (
-                o is None or o[4] > cut or places.get(o, 0) >= low))
+                o is None or o[4] > cut or low == 0 or places.get(o, 0) >= low))
         return
     period = query.every_ms or w.step_ms
     if w.unbounded:
@@ -280,7 +292,7 @@ def _unbounded_evaluations(w, period, ends, until, latest):
         tau += period
 
 
-def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
+def _group_window_answers(query, events, project, until, solve, fed=()) -> list[Answer]:
     """Streaming SPARQL's windows in graph patterns (Bolles et al., sections
     2 and 5): each group with a window of its own, `{ P WINDOW ... }`, is
     P over that window, and the patterns outside any such group are over
@@ -314,7 +326,12 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
         if isinstance(op, ops.Project) and op.window is not None:
             return over(op.pattern, op.window, tau, at + (0,))
         if not windowed(op):  # RSP-QL's eval over the window's content (solve_part)
-            return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau, at)
+            # an empty group's one solution there is at that window's close as taken at tau
+            token = UNIT_AT.set(tau if w.count is not None else (tau // w.step_ms) * w.step_ms)
+            try:
+                return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau, at)
+            finally:
+                UNIT_AT.reset(token)
         if isinstance(op, ops.Filter):
             return [s for s in over(op.pattern, w, tau, at + (0,)) if satisfies(op.cond, s)]
         left, right = over(op.left, w, tau, at + (0,)), over(op.right, w, tau, at + (1,))
@@ -353,7 +370,9 @@ def _group_window_answers(query, events, project, until, solve) -> list[Answer]:
     if empty_rows and first.count is None and not first.unbounded and until is None:
         final = _last_empty(first, ends, firsts)
     evaluations = _evaluations(query, first, ends, events, until, latest, final=final)
-    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first)
+    # an empty group in the first group: the report policies read that window's events, as with one window
+    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
+                    read=_window_events(pattern, events, fed, query.name))
 
 
 def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:

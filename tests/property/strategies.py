@@ -874,15 +874,28 @@ def group_windowed_queries(draw):
     of any size or kind; sometimes its own pattern is such a group too, so
     that the query is evaluated when that group's window is. No group
     holds an operator evaluated over a window's content, and no window is
-    [TRIPLES n] (refused there: cep.binarize._check_parts)."""
+    [TRIPLES n] (refused there: cep.binarize._check_parts). The empty
+    group, one solution per evaluation at its own window's close, is
+    drawn in either: the first part {} ({ OPTIONAL { P WINDOW ... } }) or
+    {} UNION P, the group { WINDOW ... } alone or { {} UNION { P }
+    WINDOW ... } (then not under REPORT ON CHANGE: refused)."""
     query = draw(windowed_queries().filter(lambda q: q.window is not None and not _content(q.pattern)))
     first = query.pattern
+    unit = draw(st.sampled_from([None] * 4 + ["first", "first-union", "group", "group-union"]))
+    if unit == "first":
+        first = ops.Unit()
+    elif unit == "first-union":
+        first = ops.Union_(ops.Unit(), first)
     if draw(st.integers(0, 2)) == 0:
         first = ops.pattern_window(ops.variables(first), first, _of_events(_window(draw)))
     # often one triple pattern (which shares ?s, ?t or ?x with the first
     # part more often than not: answers to compare), else a small pattern
     plain = queries(depth=1).filter(lambda q: not _content(q.pattern))
     other = _triple(draw) if draw(st.booleans()) else draw(plain).pattern
+    if unit == "group":
+        other = ops.Unit()
+    elif unit == "group-union":
+        other = ops.Union_(ops.Unit(), other)
     group = ops.pattern_window(ops.variables(other), other, _of_events(_window(draw)))
     how = draw(st.sampled_from(["join", "optional", "optional-if"]))
     if how == "join":
@@ -897,6 +910,8 @@ def group_windowed_queries(draw):
     window = _of_events(dataclasses.replace(query.window, t0_ms=None))
     if window.unbounded:
         window = dataclasses.replace(window, range_ms=window.step_ms)
+    if unit in ("group", "group-union") and window.policy == "change":
+        window = dataclasses.replace(window, policy=None)
     return dataclasses.replace(query, pattern=pattern, window=window)
 
 

@@ -19,7 +19,7 @@ INT = "^^<http://www.w3.org/2001/XMLSchema#integer>"
 
 
 def ev(s, p, o, t, stream=""):
-    return Event(f"<{EX}{s}>", f"<{EX}{p}>", o if o.startswith('"') else f"<{EX}{o}>", t, t, stream)
+    return Event(f"<{EX}{s}>", f"<{EX}{p}>", o if o.startswith('"') else f"<{EX}{o}>", t, t, stream=stream)
 
 
 # two events at 1, one at 2, one at 5: three instants
@@ -84,15 +84,27 @@ def test_juxtaposed_empty_groups_are_dropped():
     ("SELECT * WHERE { {} SEQ { ?x ?x ?x } }", "<test>:2:18: an empty group cannot be an operand of SEQ"),
     ("SELECT * WHERE { ?x ?x ?x } EQUALSOPTIONAL {}",
      "<test>:2:44: an empty group cannot be an operand of EQUALSOPTIONAL"),
-    ("SELECT * FROM STREAM <http://e/s> [RANGE 1h STEP 1h] WHERE { {} UNION { ?x :p ?y } { ?x :q ?z WINDOW ELEMS 2 } }",
-     "<test>:2:62: an empty group (a WHERE, OPTIONAL or FILTER with no triple pattern before it in its group, "
-     "or {} in a UNION) in a query whose groups have windows of their own is not supported yet: give the query "
-     "one window, or give the group a triple pattern"),
 ])
 def test_refused(query, message):
     with pytest.raises(QueryError) as info:
         parse_rules(PREFIX + query, "<test>")
     assert str(info.value) == message
+
+
+def test_on_change_is_refused_with_an_empty_group_after_the_first_group():
+    # ON CHANGE compares the solutions of each evaluation, and that {} has
+    # one at each close; in the first group, the policy reads its window's events
+    from cep.engine import Engine
+    text = ("SELECT * FROM STREAM <http://e/s> [RANGE 1h STEP 1h REPORT ON CHANGE] "
+            "WHERE { ?x :q ?z { {} UNION { ?x :p ?y } WINDOW ELEMS 2 } }")
+    with pytest.raises(QueryError) as info:
+        Engine(parse_rules(PREFIX + text, "<test>"))
+    assert str(info.value) == (
+        "<test>:2:90: REPORT ON CHANGE compares the solutions of a query whose groups have windows of their own, "
+        "and an empty group after its first group has one at each evaluation's close, so every evaluation would be "
+        "a change: put the empty group in the first group, or choose another report policy")
+    Engine(parse_rules(PREFIX + "SELECT * FROM STREAM <http://e/s> [RANGE 1h STEP 1h REPORT ON CHANGE] "
+                       "WHERE { { {} UNION { ?x :p ?y } } { ?x :q ?z WINDOW ELEMS 2 } }", "<test>"))
 
 
 def test_a_query_with_an_empty_group_runs_in_one_group_that_sees_every_event():
@@ -119,3 +131,35 @@ def test_report_non_empty_reads_the_windows_events_not_the_empty_groups_solution
     # the empty row); (2, 4] and (6, 8] are empty and do not report
     assert run(WINDOW_OPTIONAL.format(policy=" REPORT NON EMPTY")) == [
         ((), 4, 6), ((("v", '"1"' + INT),), 0, 2), ((("v", '"2"' + INT),), 0, 2)]
+
+
+# [TRIPLES 2] over streams s and t, {} read in GRAPH <t>: its content is
+# the triples of t among the last two (C-SPARQL's triples, in the order
+# they came), which can be part of an instant's
+TRIPLES_OF_T = ("SELECT ?k ?v FROM STREAM <http://example.org/s> [TRIPLES 2{policy}] "
+                "FROM NAMED STREAM <http://example.org/t> [TRIPLES 2{policy}] "
+                "WHERE {{ GRAPH <http://example.org/t> {{ OPTIONAL {{ ?k :a ?v }} }} }}")
+S, T = f"<{EX}s>", f"<{EX}t>"
+TRIPLES_STREAM = [
+    ev("k", "a", '"1"' + INT, 1, T), ev("j", "a", '"2"' + INT, 1, T), ev("m", "b", '"3"' + INT, 2, S),
+    ev("n", "b", '"4"' + INT, 3, S), ev("k", "a", '"5"' + INT, 4, T), ev("m", "b", '"6"' + INT, 4, S),
+    ev("j", "a", '"7"' + INT, 5, T), ev("x", "b", '"8"' + INT, 5, S), ev("y", "b", '"9"' + INT, 6, S)]
+
+
+def test_a_triples_window_reports_by_the_triples_of_the_empty_groups_stream_it_holds():
+    # Evaluated at each instant over [its oldest instant, the instant]; the
+    # last two triples and those of t among them:
+    #   1: k1 j2 -> {k1 j2}: k 1, j 2      4: k5 m6 -> {k5}: k 5
+    #   2: j2 m3 -> {j2}:    j 2           5: j7 x8 -> {j7}: j 7
+    #   3: m3 n4 -> {}: the empty row      6: x8 y9 -> {} (j7 came before x8 at 5): the empty row
+    one = lambda v: (("k", v[0]), ("v", f'"{v[1:]}"' + INT))  # noqa: E731
+    every = [(one("k1"), 1, 1), (one("j2"), 1, 1), (one("j2"), 1, 2), ((), 2, 3), (one("k5"), 4, 4),
+             (one("j7"), 5, 5), ((), 5, 6)]
+    assert run(TRIPLES_OF_T.format(policy=""), TRIPLES_STREAM) == sorted(every)
+    # REPORT NON EMPTY: the windows that hold a triple of t; not 3, nor 6,
+    # whose oldest instant 5 has its triple of t outside the window
+    assert run(TRIPLES_OF_T.format(policy=" REPORT NON EMPTY"), TRIPLES_STREAM) == sorted(
+        a for a in every if a[1:] not in ((2, 3), (5, 6)))
+    # REPORT ON CHANGE: every evaluation; at 2, k1 left the window while
+    # j2, of the same instant, stayed; at 6, j7 left
+    assert run(TRIPLES_OF_T.format(policy=" REPORT ON CHANGE"), TRIPLES_STREAM) == sorted(every)

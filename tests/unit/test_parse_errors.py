@@ -288,10 +288,6 @@ SEMANTIC = [
     ("@policy recent\n@policy recent\nSELECT * { ?x ?x ?x }",
      "rules/x.rq:2:1: @policy is given twice for the same query"),
     # patterns
-    ("SELECT * FROM STREAM <http://e/s> [RANGE 1h STEP 1h] WHERE { OPTIONAL { ?x ?y ?z } { ?x ?y ?z WINDOW ELEMS 2 } }",
-     "rules/x.rq:1:62: an empty group (a WHERE, OPTIONAL or FILTER with no triple pattern before it in its "
-     "group, or {} in a UNION) in a query whose groups have windows of their own is not supported yet: give "
-     "the query one window, or give the group a triple pattern"),
     ("SELECT * WHERE { {} SEQ { ?x ?x ?x } }",
      "rules/x.rq:1:18: an empty group cannot be an operand of SEQ"),
     ("SELECT * WHERE { ?x ?x ?x } EQUALSOPTIONAL {}",

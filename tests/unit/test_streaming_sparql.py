@@ -324,9 +324,6 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
     ("{ ?x :a ?a OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } FILTER (getDURATION() < \"PT1M\"^^xsd:duration) }",
      "x.rq:3:119: a FILTER over groups with windows of their own may not read the time "
      "(getDURATION(), NOW() ...): put it inside one of the groups"),
-    ("{ ?x :a ?a OPTIONAL { WINDOW ELEMS 2 } }",
-     "x.rq:3:93: a window holds the solutions of its group's pattern, and this group has none: "
-     "give it a triple pattern"),
     # a part read over its window's content (RSP-QL) is not combined with the parts yet
     ("{ ?x :a ?a OPTIONAL { ?x :b ?b MINUS { ?x :c ?c } WINDOW ELEMS 2 } }",
      "x.rq:3:102: MINUS inside a group of a query whose groups have windows of their own is not supported "
