@@ -63,13 +63,16 @@ syntax_error(const char *what)
            PL_raise_exception(ex) );
 }
 
+/* An integer that fits in 64 bits; FALSE for any other text (a longer
+   integer is read by the parser: 19 digits can exceed 64 bits, which was
+   taken for a negative number) */
 static int
 parse_int(const char *s, size_t len, int64_t *out)
-{ int64_t v = 0;
+{ uint64_t v = 0;                               /* 19 digits fit in 64 unsigned bits */
   size_t i = 0;
   int neg = 0;
 
-  if ( len == 0 || len > 19 )
+  if ( len == 0 || len > 20 )
     return FALSE;
   if ( s[0] == '-' )
   { neg = 1;
@@ -77,12 +80,16 @@ parse_int(const char *s, size_t len, int64_t *out)
     if ( len == 1 )
       return FALSE;
   }
+  if ( len - i > 19 )
+    return FALSE;
   for ( ; i < len; i++ )
   { if ( s[i] < '0' || s[i] > '9' )
       return FALSE;
-    v = v * 10 + (s[i] - '0');
+    v = v * 10 + (uint64_t)(s[i] - '0');
   }
-  *out = neg ? -v : v;
+  if ( v > (uint64_t)INT64_MAX + neg )
+    return FALSE;
+  *out = neg ? (int64_t)(0 - v) : (int64_t)v;   /* 0 - 2^63 wraps to INT64_MIN */
   return TRUE;
 }
 

@@ -39,6 +39,17 @@ test(decimal_fields_as_read) :-
              items(Line, 100, 10, false, [e(a, p, O, 1, 1)]),
              term_string(Expected, T),
              assertion(O == Expected) )).
+test(integer_fields_as_read) :-
+    % i... fields: the integer of their digits, also beyond 64 bits (19 digits
+    % over 2^63 - 1 were taken for a negative number)
+    Texts = ["0", "-0", "42", "-42", "9223372036854775807", "-9223372036854775808",
+             "9223372036854775808", "-9223372036854775809", "9999999999999999999",
+             "-9999999999999999999", "10000000000000000000", "123456789012345678901234567890"],
+    forall(member(T, Texts),
+           ( format(string(Line), "Ia\tIp\ti~w\t1\t1", [T]),
+             items(Line, 100, 10, false, [e(a, p, O, 1, 1)]),
+             number_string(Expected, T),
+             assertion(O == Expected) )).
 test(sweeps_and_ends) :-
     % the sweep is due at 5: before the first instant at or after it, then every 10 ms
     items("Ia\tIp\tIb\t1\t1\nIa\tIp\tIc\t6\t6\nIa\tIp\tId\t6\t6\nIa\tIp\tIe\t9\t9\nIa\tIp\tIf\t20\t20",
