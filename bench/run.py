@@ -29,12 +29,15 @@ rest of the stream; the steady runs compare like with like.
     python bench/run.py --one w2 100000 steady --prolog-profile
 
 measures one size in this process and prints SWI-Prolog's profile of the
-timed part (show_profile/1, CPU time per predicate) before its figures.
+timed part (show_profile/1, CPU time per predicate) before its figures;
+with --hash it also prints a SHA-256 of the timed part's answers, in order
+(its own CPU time left out), so two trees can be shown to answer alike.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import resource
 import subprocess
@@ -50,7 +53,9 @@ import workloads  # noqa: E402
 
 
 def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, warmup: int, steady: bool,
-            profile: bool = False) -> dict:
+            profile: bool = False, answer_hash: bool = False) -> dict:
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     from cep.engine import Engine
@@ -60,22 +65,37 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
     path = workloads.ensure(out, name, n + prefix)
     queries = parse_rules(workloads.WORKLOADS[name][1], f"{name}.rq")
 
-    def count(batch):
+    digest = hashlib.sha256() if answer_hash else None
+    hashing = [0.0]  # CPU seconds spent on the digest, taken out of the figures
+
+    def count(batch, timed=True):
+        if digest is not None and timed:
+            c0 = time.process_time()
+            table = batch.table
+            if table.num_rows:
+                columns = [pc.cast(column, pa.string()) for column in table.columns]
+                lines = pc.binary_join_element_wise(*columns, "\t", null_handling="replace", null_replacement="")
+                lines = lines.combine_chunks() if isinstance(lines, pa.ChunkedArray) else lines
+                offsets, data = lines.buffers()[1:]  # a new array: its offsets start at 0
+                ends = memoryview(offsets).cast("i")[: len(lines) + 1]
+                digest.update(ends)
+                digest.update(memoryview(data)[: ends[-1]] if data else b"")
+            hashing[0] += time.process_time() - c0
         return batch.answers().num_rows if answer_table else len(batch)
 
     t0 = time.perf_counter()
     if warmup:
         first = pq.read_table(path).slice(0, warmup).rename_columns(["s", "p", "o", "start"])
         warm = Engine(queries)
-        count(warm.push_table(first))
-        count(warm.flush_table(final=True))
+        count(warm.push_table(first), timed=False)
+        count(warm.flush_table(final=True), timed=False)
     t_warm = time.perf_counter() - t0
 
     engine = Engine(queries)
     if prefix:  # the window before the measured events, untimed
         table = pq.read_table(path).rename_columns(["s", "p", "o", "start"])
         for offset in range(0, prefix, batch_size):
-            count(engine.push_table(table.slice(offset, min(batch_size, prefix - offset))))
+            count(engine.push_table(table.slice(offset, min(batch_size, prefix - offset))), timed=False)
     if profile:  # SWI-Prolog's profiler over the timed part (printed before the figures)
         list(engine.session.prolog.query("profiler(_, cputime)"))
     t0, c0 = time.perf_counter(), time.process_time()
@@ -90,7 +110,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         slices.append((round(time.perf_counter() - t1, 3), got))
         answers += got
     answers += count(engine.flush_table(final=True))
-    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
+    elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0 - hashing[0]
     if profile:
         list(engine.session.prolog.query("profiler(_, false), show_profile([top(40)])"))
     return {
@@ -106,6 +126,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         "events_per_cpu_s": round(n / cpu),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "batches": slices,
+        **({"answer_sha256": digest.hexdigest()} if digest is not None else {}),
     }
 
 
@@ -121,10 +142,13 @@ def main():
     ap.add_argument("--one", nargs=3, metavar=("WORKLOAD", "N", "MODE"), help=argparse.SUPPRESS)
     ap.add_argument("--prolog-profile", action="store_true",
                     help="with --one: print SWI-Prolog's profile of the timed part (show_profile/1)")
+    ap.add_argument("--hash", action="store_true",
+                    help="with --one: also print a SHA-256 of the timed part's answers, in order "
+                         "(its CPU time is left out of the figures), to compare two trees")
     args = ap.parse_args()
     if args.one:
         print(json.dumps(measure(args.one[0], int(args.one[1]), args.out, args.batch_size, args.answers,
-                                 args.warmup, args.one[2] == "steady", args.prolog_profile)))
+                                 args.warmup, args.one[2] == "steady", args.prolog_profile, args.hash)))
         return
     sizes = [int(x) for x in args.sizes.split(",")]
     modes = args.modes.split(",")

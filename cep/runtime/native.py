@@ -32,16 +32,19 @@ def build(target: Path) -> bool:
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent) as work:  # swipl-ld leaves its objects in the cwd
         partial = Path(work) / target.name
-        try:
-            # optimised: swipl-ld compiles without -O, and the answer writer is a hot loop
-            done = subprocess.run(["swipl-ld", "-shared", "-O2", "-o", str(partial), str(source)], cwd=work,
-                                  capture_output=True, timeout=300)
-        except (OSError, subprocess.TimeoutExpired):
-            return False
-        if done.returncode != 0 or not partial.exists():
-            return False
-        os.replace(partial, target)
-    return True
+        # optimised: swipl-ld compiles without -O, and the answer writer is a hot loop;
+        # with GMP where its header and library are installed (rationals read and
+        # made as numbers, not through their text), else without
+        for flags in (["-lgmp"], ["-DCEP_NO_GMP"]):
+            try:
+                done = subprocess.run(["swipl-ld", "-shared", "-O2", *flags, "-o", str(partial), str(source)],
+                                      cwd=work, capture_output=True, timeout=300)
+            except (OSError, subprocess.TimeoutExpired):
+                return False
+            if done.returncode == 0 and partial.exists():
+                os.replace(partial, target)
+                return True
+        return False
 
 
 def cached(swipl: str) -> Path | None:

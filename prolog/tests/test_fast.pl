@@ -28,12 +28,27 @@ test(prolog_text_field) :-
     assertion(Items == [e('http://e/s', '$in'('http://e/g', 'http://e/p'), dec(5r2), 7, 7)]).
 test(decimal_fields_as_read) :-
     % dec(...) fields: as Prolog reads their text
+    % (the C library makes those in lowest terms of at most 18 digits itself)
     Texts = ["dec(5r2)", "dec(-5r2)", "dec(10r4)", "dec(0)", "dec(-0)", "dec(007)",
-             "dec(123456789012345678901234567890r7)", "dec(-)", "dec(r)", "dec(1)+dec(2)"],
+             "dec(123456789012345678901234567890r7)", "dec(-)", "dec(r)", "dec(1)+dec(2)",
+             "dec(6893r50)", "dec(-1r999999999999999999)", "dec(999999999999999999r2)",
+             "dec(9223372036854775807r2)", "dec(99999999999999999999)", "dec(-9223372036854775808)",
+             "dec(5r1)", "dec(0r5)", "dec(-0r5)", "dec(6r4)", "dec(+5)", "dec(1r2 )", "dec( 1r2)"],
     forall(member(T, Texts),
            ( format(string(Line), "Ia\tIp\tP~w\t1\t1", [T]),
              items(Line, 100, 10, false, [e(a, p, O, 1, 1)]),
              term_string(Expected, T),
+             assertion(O == Expected) )).
+test(integer_fields_as_read) :-
+    % i... fields: the integer of their digits, also beyond 64 bits (19 digits
+    % over 2^63 - 1 were taken for a negative number)
+    Texts = ["0", "-0", "42", "-42", "9223372036854775807", "-9223372036854775808",
+             "9223372036854775808", "-9223372036854775809", "9999999999999999999",
+             "-9999999999999999999", "10000000000000000000", "123456789012345678901234567890"],
+    forall(member(T, Texts),
+           ( format(string(Line), "Ia\tIp\ti~w\t1\t1", [T]),
+             items(Line, 100, 10, false, [e(a, p, O, 1, 1)]),
+             number_string(Expected, T),
              assertion(O == Expected) )).
 test(sweeps_and_ends) :-
     % the sweep is due at 5: before the first instant at or after it, then every 10 ms

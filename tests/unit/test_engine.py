@@ -411,6 +411,15 @@ def test_terms_beyond_ascii_cross_the_batch_unchanged(no_foreign):
     ]
 
 
+@pytest.mark.parametrize("value", [2**63 - 1, 2**63, 10**19 - 1, -(2**63), -(2**63) - 1, -(10**19 - 1)])
+def test_integers_of_nineteen_digits_cross_the_batch_unchanged(value):
+    # the C decoder took 19 digits beyond 2^63 - 1 (9999999999999999999) for a
+    # negative number (-8446744073709551617): an answer with another value
+    q = select(ops.SeqJoin(bgp((k, 'a', x)), bgp((k, 'b', y))))
+    answers = run(q, [ev("k1", "a", value, 1), ev("k1", "b", 1, 2)])
+    assert [dict(a.bindings)["x"] for a in answers] == [num(value)]
+
+
 def test_column_conversion_takes_the_fast_path_only_for_plain_iris_and_integers():
     import pyarrow as pa
 
