@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from cep import reference
 from cep.algebra import ops
 from cep.engine import Engine
+from cep.errors import EngineError
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, NEGATIONS_AND_JOINS, WITH_INTERVAL_RELATIONS,
     background_triples, chained_rule_sets, grouped_subquery_queries, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
@@ -168,7 +169,14 @@ def assert_same_chained(rules, events):
         note(f"{q.name}: {q}")
     note(f"events: {sorted(events, key=lambda e: (e.end, e.start))}")
     engine = Engine(rules)
-    got = engine.push(events) + engine.flush()
+    try:
+        got = engine.push(events) + engine.flush()
+    except EngineError as refused:
+        # a rule set whose finite closure still multiplies the partial
+        # matches of one event past the engine's limit: refused with a
+        # clear error (tests/unit/test_limits.py), nothing to compare
+        assume("partial matches" not in str(refused))
+        raise
     assert_same_answers(reference.evaluate(rules, events), got)
 
 
