@@ -432,36 +432,49 @@ value_fits(V, Chars) :-
     N =< Chars.
 
 %   The count of an instant's derived triples is a global variable of the
-%   module, derived(Te, Total, Rule-Count pairs): one fact retracted and
-%   asserted per triple would leave a chain of erased clauses that every
-%   later retract walks while the instant's answers are being collected.
+%   module, derived(Te, Total, N0, N1, ...), Nq the count of the rule of
+%   index q: one fact retracted and asserted per triple would leave a chain
+%   of erased clauses that every later retract walks while the instant's
+%   answers are being collected. The term is made once and changed in
+%   place, its arguments small integers (and the atom none): setting the
+%   variable to a new term would freeze the global stack above all the
+%   call had put there (match_room/1).
 count_derived(M, Q, Te, Total) :-
-    derived_key(M, Key),
-    (   nb_current(Key, derived(Te, Total0, Counts0))
-    ->  true
-    ;   Total0 = 0,
-        Counts0 = []
+    derived_counts(M, D),
+    (   arg(1, D, Te)
+    ->  arg(2, D, Total0)
+    ;   nb_setarg(1, D, Te),
+        functor(D, _, Arity),
+        forall(between(3, Arity, I), nb_setarg(I, D, 0)),
+        Total0 = 0
     ),
     Total is Total0 + 1,
-    (   selectchk(Q-N0, Counts0, Rest)
-    ->  N is N0 + 1
-    ;   N = 1,
-        Rest = Counts0
-    ),
-    nb_setval(Key, derived(Te, Total, [Q-N|Rest])).
+    nb_setarg(2, D, Total),
+    I is Q + 3,
+    arg(I, D, N0),
+    N is N0 + 1,
+    nb_setarg(I, D, N).
 
-derived_key(M, Key) :-
-    atom_concat('$cep_derived:', M, Key).
+derived_counts(M, D) :-
+    atom_concat('$cep_derived:', M, Key),
+    (   nb_current(Key, D)
+    ->  true
+    ;   (   aggregate_all(max(Q), M:'$rule'(Q, _), Last)
+        ->  Rules is Last + 1
+        ;   Rules = 0
+        ),
+        length(Counts, Rules),
+        maplist(=(0), Counts),
+        D0 =.. [derived, none, 0|Counts],
+        nb_setval(Key, D0),
+        nb_getval(Key, D)
+    ).
 
 %   derivation_error(+Module, +What, +Te): the rules that derived triples
 %   at the instant Te (name-count pairs, most first) in the error.
 derivation_error(M, What, Te) :-
-    derived_key(M, Key),
-    (   nb_current(Key, derived(Te, _, Counts))
-    ->  true
-    ;   Counts = []
-    ),
-    findall(N-Name, ( member(Q-N, Counts), M:'$rule'(Q, Name) ), Pairs),
+    derived_counts(M, D),
+    findall(N-Name, ( arg(1, D, Te), M:'$rule'(Q, Name), I is Q + 3, arg(I, D, N), N > 0 ), Pairs),
     sort(0, @>=, Pairs, Sorted),
     findall(Name-N, member(N-Name, Sorted), Rules),
     (   What = value(Chars, Q), M:'$rule'(Q, Name)
@@ -515,9 +528,22 @@ cep_match(Queries, Te, Weight) :-
         throw(error(cep_error(match_limit(Most, Queries, Te)), _))
     ).
 
+%   The room term is made once and reset in place: setting a global
+%   variable to a new compound at every call would freeze the global stack
+%   above what the call had put there (its batch text), which then stays
+%   until the stack is full and collected, and the stack grows. Its
+%   arguments are small integers and an atom, which nb_setarg/3 sets
+%   without freezing.
 match_room(M) :-
     limits(M, _, _, Most),
-    nb_setval(cep_match_room, room(Most, Most, 0, none, 0)).
+    (   nb_current(cep_match_room, R)
+    ->  nb_setarg(1, R, Most),
+        nb_setarg(2, R, Most),
+        nb_setarg(3, R, 0),
+        nb_setarg(4, R, none),
+        nb_setarg(5, R, 0)
+    ;   nb_setval(cep_match_room, room(Most, Most, 0, none, 0))
+    ).
 
 %!  cep_skolem(+Key, -BlankNode) is det.
 %
