@@ -575,6 +575,7 @@ def _outputs(raw, spec: Spec):
                               whole).otherwise(some)
             bindings = F.when(F.col("query") == layout.name, made.cast(types["bindings"])).otherwise(bindings)
     triples = F.col("triples") if "triples" in raw.columns else F.lit(None)
-    made = {"bindings": bindings, "triples": triples, "kind": F.coalesce(F.col("detail.kind"), F.lit("answer")),
+    kind = F.when(F.col("detail").isNull(), F.lit("answer")).otherwise(F.col("detail.kind"))  # nullable, as before
+    made = {"bindings": bindings, "triples": triples, "kind": kind,
             **{c: F.col(f"detail.{c}") for c in worker.DETAIL_COLUMNS if c != "kind"}}
     return raw.select(*(made[c].cast(types[c]).alias(c) if c in made else F.col(c) for c in worker.OUTPUT_COLUMNS))
