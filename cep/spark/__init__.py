@@ -550,12 +550,15 @@ def _outputs(raw, spec: Spec):
     """The workers' rows (worker.raw_schema) as worker.OUTPUT_DDL's: each
     SELECT answer's bindings made a map here, in the JVM, from its field
     columns (its variables in the order of the engine's answer tables,
-    cep.engine.binding_order; the unbound left out)."""
+    cep.engine.binding_order; the unbound left out), and the columns of a
+    row that is not an answer read from its JSON (column detail; null: an
+    answer)."""
     from pyspark.sql import functions as F
 
     from cep.engine import binding_order
 
     types = dict(f.split(" ", 1) for f in worker.OUTPUT_DDL.split(", "))
+    raw = raw.withColumn("detail", F.from_json("detail", worker.DETAIL_DDL))
     bindings = F.lit(None)
     for layout in {layout.name: layout for c in spec.compiled for layout in c.layouts}.values():
         if layout.form == "select":
@@ -572,5 +575,7 @@ def _outputs(raw, spec: Spec):
                               whole).otherwise(some)
             bindings = F.when(F.col("query") == layout.name, made.cast(types["bindings"])).otherwise(bindings)
     triples = F.col("triples") if "triples" in raw.columns else F.lit(None)
-    made = {"bindings": bindings, "triples": triples}
+    kind = F.when(F.col("detail").isNull(), F.lit("answer")).otherwise(F.col("detail.kind"))  # nullable, as before
+    made = {"bindings": bindings, "triples": triples, "kind": kind,
+            **{c: F.col(f"detail.{c}") for c in worker.DETAIL_COLUMNS if c != "kind"}}
     return raw.select(*(made[c].cast(types[c]).alias(c) if c in made else F.col(c) for c in worker.OUTPUT_COLUMNS))

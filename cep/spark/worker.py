@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import json
 import sys
 import uuid
 
@@ -212,21 +213,32 @@ OUTPUT_SCHEMA = pa.schema([ANSWERS.field(c) if c in ANSWERS.names else pa.field(
                            for c in OUTPUT_COLUMNS])
 
 
+# The columns of a row that is not an answer (late, reject, service),
+# which an answer leaves null: the workers send them as one JSON text
+# (column detail, null on an answer row), which cep.spark.run reads back
+# in the JVM. PySpark's output step costs per cell (under pandas 3 it makes
+# every column Python objects and back), and most rows are answers.
+DETAIL_COLUMNS = ["kind", "s", "p", "o", "source", "reason", "text"]
+DETAIL_DDL = ", ".join(f"{c} string" for c in DETAIL_COLUMNS)
+
+
 def raw_schema(spec) -> pa.Schema:
     """The rows a worker returns to Spark, which cep.spark.run makes
-    OUTPUT_SCHEMA's rows in the JVM: in place of the bindings map, a SELECT
-    answer's fields as the engine gives them, a column each (f0, f1, ...:
-    the terms of the query's variables in its order, null when unbound;
-    as many as the widest SELECT of the rule set has), and the triples
-    only when a query constructs. PySpark converts a map or list column
-    from pandas row by row in Python; text columns it takes whole."""
+    OUTPUT_SCHEMA's rows in the JVM: query; in place of the bindings map,
+    a SELECT answer's fields as the engine gives them, a column each (f0,
+    f1, ...: the terms of the query's variables in its order, null when
+    unbound; as many as the widest SELECT of the rule set has), and the
+    triples only when a query constructs; start and end; and detail, the
+    rest of a row that is not an answer (DETAIL_COLUMNS). PySpark converts
+    a map or list column from pandas row by row in Python; text columns it
+    takes whole."""
     layouts = [layout for c in spec.compiled for layout in c.layouts]
     width = max((len(layout.fields) for layout in layouts if layout.form == "select"), default=0)
     fields = [pa.field(f"f{i}", pa.string()) for i in range(width)]
     if any(layout.form == "construct" for layout in layouts):
         fields.append(OUTPUT_SCHEMA.field("triples"))
-    at = OUTPUT_COLUMNS.index("bindings")
-    return pa.schema(list(OUTPUT_SCHEMA)[:at] + fields + list(OUTPUT_SCHEMA)[at + 2:])
+    return pa.schema([OUTPUT_SCHEMA.field("query"), *fields, OUTPUT_SCHEMA.field("start"),
+                      OUTPUT_SCHEMA.field("end"), pa.field("detail", pa.string())])
 
 
 def raw_ddl(spec) -> str:
@@ -251,14 +263,15 @@ def _answer_tables(engine: Engine, batch) -> list[pa.Table]:
     out = [found.drop_columns(["q"]).append_column("query", names)]
     if found.num_rows < table.num_rows:
         out.append(AnswerBatch(engine, table.filter(pc.invert(is_select))).answers().drop_columns(["bindings"]))
-    return [t.append_column("kind", pa.array(["answer"] * t.num_rows, pa.string())) for t in out if t.num_rows]
+    return [t for t in out if t.num_rows]
 
 
 def _frame(schema: pa.Schema, rows: list, tables: list) -> pd.DataFrame:
-    """The output: rows (tuples of OUTPUT_COLUMNS) and tables (some of the
-    columns of `schema`, raw_schema's) as one pandas frame."""
+    """The output: rows (tuples of OUTPUT_COLUMNS, not answers) and tables
+    (answers: some of the columns of `schema`, raw_schema's) as one pandas
+    frame."""
     if rows:
-        tables = tables + [pa.Table.from_pylist([dict(zip(OUTPUT_COLUMNS, r)) for r in rows], schema)]
+        tables = tables + [pa.Table.from_pylist([_raw_row(dict(zip(OUTPUT_COLUMNS, r))) for r in rows], schema)]
     whole = [pa.table({c: t[c] if c in t.column_names else pa.nulls(t.num_rows, schema.field(c).type)
                        for c in schema.names}, schema=schema) for t in tables]
     if not any(t.num_rows for t in whole):
@@ -267,6 +280,14 @@ def _frame(schema: pa.Schema, rows: list, tables: list) -> pd.DataFrame:
     # chunked Arrow array back as a ChunkedArray, which it cannot send
     combined = pa.concat_tables(whole).combine_chunks()
     return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+
+
+def _raw_row(row: dict) -> dict:
+    """A row that is not an answer as raw_schema's: its DETAIL_COLUMNS
+    as one JSON text."""
+    detail = {c: row[c] for c in DETAIL_COLUMNS if row[c] is not None}
+    return {"query": row["query"], "start": row["start"], "end": row["end"],
+            "detail": json.dumps(detail, ensure_ascii=False)}
 
 
 def detect_static(spec, key, pdf: pd.DataFrame) -> pd.DataFrame:

@@ -264,3 +264,20 @@ def test_aggregates_without_group_by_answer_their_empty_windows_across_micro_bat
     zero = '"0"^^<http://www.w3.org/2001/XMLSchema#integer>'
     assert sum(1 for a in expected.elements() if a.binding("n") == zero) > 20  # the gap's windows
     assert Counter(out.answers) == expected
+
+
+def test_an_answer_row_carries_its_query_fields_and_times_and_nothing_else():
+    """PySpark's output step costs per cell (under pandas 3 every cell
+    becomes a Python object and back): a worker's raw row holds the
+    answer's query, fields and times, and the columns of a row that is
+    not an answer only as one text (detail), null on an answer."""
+    spec = Harness(PAIRS).spec
+    assert worker.raw_schema(spec).names == ["query", "f0", "f1", "f2", "start", "end", "detail"]
+
+
+def test_a_rejected_record_keeps_its_text_exactly_through_the_raw_row():
+    h = Harness(PAIRS)
+    text = 'k\t"caf\u00e9 \U0001F600"\n{"t": null} \\ \u2028 end'
+    out = h.batch([ev("k0", "a", 1, 100)], rejects=[("in.jsonl:3", "column t is empty", text)])
+    assert [(r["kind"], r["source"], r["reason"], r["text"], r["s"], r["query"]) for r in out.rejects] == [
+        ("reject", "in.jsonl:3", "column t is empty", text, None, None)]

@@ -27,6 +27,7 @@ group of the plan a row with ctl = END.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -194,6 +195,8 @@ def outputs(spec, raw: pa.Table) -> pa.Table:
     layouts = {layout.name: layout for c in spec.compiled for layout in c.layouts}
     rows = raw.to_pylist()
     for r in rows:
+        detail = json.loads(r.pop("detail")) if r["detail"] is not None else {"kind": "answer"}
+        r.update({c: detail.get(c) for c in worker.DETAIL_COLUMNS})
         layout = layouts.get(r["query"])
         r["bindings"] = ([(name, r[f"f{i - 3}"]) for name, i in binding_order(layout) if r[f"f{i - 3}"] is not None]
                          if r["kind"] == "answer" and layout.form == "select" else None)
