@@ -19,12 +19,12 @@ demo-tsunami: setup
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
-setup: system-deps $(STAMP) prolog/cep_fast.so
-
 # The C decoder of event batches (the runtime falls back to Prolog without
-# it; an installed package builds it on first use: cep/runtime/native.py).
-prolog/cep_fast.so: prolog/cep_fast.c $(STAMP)
-	$(PY) -m cep.runtime.native $@
+# it; an installed package builds it on first use: cep/runtime/native.py),
+# built unless it holds the digest of prolog/cep_fast.c as it is (a file's
+# time does not tell: a checkout, a copy).
+setup: system-deps $(STAMP)
+	$(PY) -m cep.runtime.native prolog/cep_fast.so
 
 # SWI-Prolog from Debian's packages; Java 17 for Spark where no java is on PATH.
 system-deps:

@@ -684,7 +684,7 @@ def _run_local(args) -> int:
     rejects = _Rejects(args.rejects)
     progress = service_log = None
     done = 0
-    late = []
+    late = 0  # the engine's late events reported so far
     try:
         from cep.engine import Engine
         from cep.service.maintenance import ReportLog
@@ -722,16 +722,16 @@ def _run_local(args) -> int:
                     warned = _say_warnings(engine.warnings, warned)
                     if service_log:
                         service_log.write()
-                    rejects.report(engine.late[len(late):])  # late events, reported as they are found
-                    late = engine.late[:]
+                    rejects.report(engine.late[late:])  # late events, reported as they are found
+                    late = len(engine.late)
                     _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
                     writer.write(answers)
                     if batch is None:
                         getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
                     out.flush()
                     if progress:
-                        progress.note(0 if batch is None else batch.num_rows, pushed, answers.num_rows, len(late),
-                                      rejects.count - len(late), watermark and watermark.time,
+                        progress.note(0 if batch is None else batch.num_rows, pushed, answers.num_rows, late,
+                                      rejects.count - late, watermark and watermark.time,
                                       always=batch is not None)
                     now = time.monotonic()
                     if not args.quiet and now - last_report >= PROGRESS_SECONDS:
@@ -750,10 +750,10 @@ def _run_local(args) -> int:
             writer.close()  # a results document ends where the run stopped: it stays well-formed
             raise Interrupted(_how_far(done, counts, args.out), getattr(interrupt, "code", EXIT_INTERRUPTED)) from None
         writer.close()
-        rejects.report(engine.late[len(late):])
-        late = engine.late[:]
+        rejects.report(engine.late[late:])
+        late = len(engine.late)
         if progress:  # the end of the input: what its end completed
-            progress.note(0, pushed, answers.num_rows, len(late), rejects.count - len(late),
+            progress.note(0, pushed, answers.num_rows, late, rejects.count - late,
                           watermark and watermark.time)
         if stop.code is not None:  # a followed run, whose input ended with Ctrl-C
             raise Interrupted(_how_far(done, counts, args.out), stop.code)
@@ -769,7 +769,7 @@ def _run_local(args) -> int:
     if not args.quiet:
         elapsed = time.monotonic() - began
         _say(f"{_plural(done, 'event')} read from {_plural(len(files), 'file')}, "
-             f"{rejects.count:,} rejected" + (f" ({len(late):,} late)" if late else ""))
+             f"{rejects.count:,} rejected" + (f" ({late:,} late)" if late else ""))
         _say("answers: " + ", ".join(f"{q.name} {counts[q.name]:,}" for q in queries))
         _say(f"{elapsed:.2f} s, {done / max(elapsed, 1e-9):,.0f} events/s")
     return EXIT_REJECTED if args.strict and rejects.count else EXIT_OK

@@ -167,6 +167,14 @@ def answer_rows(answers: pa.Table) -> pa.Table:
     return pa.table(columns, schema=ANSWER_ROWS)
 
 
+def one_array(column) -> pa.Array:
+    """A column as one array: a chunked array's only chunk as it is
+    (combine_chunks copies even that), or its chunks combined."""
+    if isinstance(column, pa.ChunkedArray):
+        return column.chunk(0) if column.num_chunks == 1 else column.combine_chunks()
+    return column
+
+
 SAMPLE_ROWS = 4096  # rows of a column of terms looked at before it is dictionary-encoded whole
 
 
@@ -180,8 +188,7 @@ def repeating(column, share: int = 2):
     import numpy as np
     import pyarrow.compute as pc
 
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = one_array(column)
     n = len(column)
     if n <= 64:
         return None

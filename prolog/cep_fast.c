@@ -25,6 +25,11 @@
     where the number is an integer, a double or a decimal whose parts are
     exact in a double; it fails for any other value, which the Prolog
     version then takes.
+
+    c_source(-Digest) is the SHA-256 (hex) of the cep_fast.c the library
+    was built from, which cep/runtime/native.py compiles in: prolog/cep_fast.pl
+    uses no library built from another version of this file (whose
+    predicates may be missing or differ).
 */
 
 /* With GMP's header (Debian: libgmp-dev) a decimal of a batch is made as
@@ -44,6 +49,10 @@
 #include <string.h>
 #include <stdio.h>
 #include <math.h>
+
+#ifndef CEP_FAST_SOURCE
+#define CEP_FAST_SOURCE "unknown"    /* built otherwise than by cep/runtime/native.py */
+#endif
 
 static functor_t FUNCTOR_e5;
 static functor_t FUNCTOR_sweep1;
@@ -797,6 +806,11 @@ c_band(term_t value, term_t band)
   return PL_unify_int64(band, b);
 }
 
+static foreign_t
+c_source(term_t digest)
+{ return PL_unify_atom_chars(digest, CEP_FAST_SOURCE);
+}
+
 install_t
 install_cep_fast(void)
 { FUNCTOR_e5 = PL_new_functor(PL_new_atom("e"), 5);
@@ -808,5 +822,6 @@ install_cep_fast(void)
   PL_register_foreign("c_iri_plain", 1, c_iri_plain, 0);
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
   PL_register_foreign("c_band", 2, c_band, 0);
+  PL_register_foreign("c_source", 1, c_source, 0);
   PRED_cep_nt = PL_predicate("cep_nt", 2, "cep_values");
 }

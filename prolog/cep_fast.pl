@@ -17,13 +17,17 @@
 
 :- use_module(library(apply)).
 :- use_module(library(lists)).
+:- use_module(library(sha)).
 
-:- dynamic foreign_loaded/0.
+:- dynamic foreign_loaded/0, foreign_library_path/1, foreign_source/1.
 
-%   The library is looked for beside this file (prolog/cep_fast.so).
+%   The library is looked for beside this file (prolog/cep_fast.so), and
+%   used only when it was built from the source beside it (cep_fast.c).
 :- prolog_load_context(directory, Dir),
    atom_concat(Dir, '/cep_fast', Lib),
-   asserta(foreign_library_path(Lib)).
+   asserta(foreign_library_path(Lib)),
+   atom_concat(Lib, '.c', Source),
+   asserta(foreign_source(Source)).
 
 %!  cep_batch_item(+Text, +NextSweep, +Period, +Ends, -Item) is nondet.
 %
@@ -171,7 +175,23 @@ load_foreign :-
 %   first use and the session loads it with this.
 load_foreign(Lib) :-
     catch(load_foreign_library(Lib), _, fail),  % now, not at the end of loading as
-    assertz(foreign_loaded).                    % use_foreign_library/1 would: a missing
-                                                % library falls back to Prolog
+    (   built_from_source                       % use_foreign_library/1 would: a missing
+    ->  assertz(foreign_loaded)                 % library falls back to Prolog
+    ;   foreign_source(Source),
+        print_message(warning, format("~w.so was built from another version of ~w, so it is \c
+                                        not used (its predicates may be missing or differ): \c
+                                        run `make setup` to rebuild it", [Lib, Source])),
+        fail
+    ).
+
+%   Whether the library just loaded was built from the source beside
+%   this file: the SHA-256 compiled into it (prolog/cep_fast.c,
+%   c_source/1; a library older than c_source/1 has none) is the source's.
+built_from_source :-
+    catch(c_source(Built), error(existence_error(procedure, _), _), fail),
+    foreign_source(Source),
+    read_file_to_codes(Source, Bytes, [type(binary)]),
+    sha_hash(Bytes, Hash, [algorithm(sha256), encoding(octet)]),
+    hash_atom(Hash, Built).
 
 :- initialization(load_foreign).

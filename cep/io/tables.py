@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
-from cep.events import EVENTS, EventRows, Reject, repeating
+from cep.events import EVENTS, EventRows, Reject, one_array, repeating
 from cep.io import check
 from cep.io.check import Invalid
 from cep.io.lines import line_chunks
@@ -389,7 +389,7 @@ def _utf8_column(column, col, note):
     """A column with each string that is not UTF-8 noted and made null
     (Arrow reads a Parquet string column's bytes unchecked; Python and the
     compute functions would fail on them). Other types as they are."""
-    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    arr = one_array(column)
     strings = _as_string_array(arr)
     if strings is None:
         return arr
@@ -437,7 +437,7 @@ def _shown_rows(table: pa.Table, rows: list) -> list[str]:
 
 
 def _as_string_array(column):
-    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    arr = one_array(column)
     if pa.types.is_dictionary(arr.type):
         arr = arr.cast(arr.type.value_type)
     if pa.types.is_large_string(arr.type) or pa.types.is_string_view(arr.type):
@@ -464,7 +464,7 @@ def term_column(column, col, note, label=None):
                               lambda rows, reason: [refused.setdefault(int(i), reason) for i in rows], label)
         for value, reason in refused.items():
             note(np.nonzero(index == value)[0], reason)
-        return checked.take(encoded.indices)
+        return arr if checked is encoded.dictionary else checked.take(encoded.indices)  # (none rewritten: as it is)
     fast = pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), pc.less_equal(pc.binary_length(arr), FAST_LENGTH))
     slow = np.nonzero(~np.asarray(pc.fill_null(fast, False).to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
     if len(slow) == 0:
@@ -519,7 +519,7 @@ def _timestamp_ms(arr) -> tuple[np.ndarray, np.ndarray]:
 def _time_column(column, col, note, allow_null=False):
     """int64 epoch milliseconds of a time column (0 where the row is bad;
     the reason is noted): the verdicts of check.time, column-wise."""
-    arr = column.combine_chunks() if hasattr(column, "combine_chunks") else column
+    arr = one_array(column)
     n = len(arr)
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
     if not allow_null:

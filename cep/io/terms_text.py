@@ -28,7 +28,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
-from cep.events import repeating
+from cep.events import one_array, repeating
 
 # A term's kind by its first and last bytes; each kind's text is made
 # with substring kernels (no regular expression with captures: those cost
@@ -60,6 +60,35 @@ def _valid(chars: str) -> dict:
             "lang": f'^"{c}"@[a-z0-9\\-]+$', "plain": f'^"{c}"$'}
 
 
+def _plain_bytes(part, kind: str, escaped: bytes | None) -> bool:
+    """Whether every term of `part` (non-null, all of `kind`, as _kinds
+    tells) is one _valid's expression for its kind vouches for, told from
+    the column's bytes at once, without a match per term: they hold no
+    backslash, control character or `escaped` byte (None: the output
+    escapes a byte of the terms' syntax, so this cannot tell), and the
+    quotes of each term are those of its form: an IRI none; a plain
+    literal its two; a typed one its first and the one before ^^<. False
+    leaves it to the expression."""
+    if escaped is None or kind not in ("iri", "plain", "typed") or part.null_count or not len(part):
+        return False
+    offsets = np.frombuffer(part.buffers()[1], dtype=np.int32)[part.offset:part.offset + len(part) + 1]
+    data = np.frombuffer(part.buffers()[2], dtype=np.uint8)[offsets[0]:offsets[-1]]
+    starts, ends = offsets[:-1] - offsets[0], offsets[1:] - offsets[0]
+    if (data < 0x20).any() or (data == ord("\\")).any() or any((data == b).any() for b in escaped):
+        return False
+    quotes = np.flatnonzero(data == ord('"'))
+    if kind == "iri":
+        return not len(quotes) and bool((data[ends - 1] == ord(">")).all())
+    if len(quotes) != 2 * len(part) or not (quotes[0::2] == starts).all():
+        return False  # (each term's first byte is a quote: so each holds two, its first and one more)
+    second = quotes[1::2]
+    if kind == "plain":
+        return bool((second == ends - 1).all())
+    return bool((second + 4 < ends).all() and (data[second + 1] == ord("^")).all()
+                and (data[second + 2] == ord("^")).all() and (data[second + 3] == ord("<")).all()
+                and (data[ends - 1] == ord(">")).all())
+
+
 def _slice(column, start, stop=None):
     return pc.utf8_slice_codeunits(column, start, stop) if stop is not None else \
         pc.utf8_slice_codeunits(column, start)
@@ -75,17 +104,19 @@ def _concat(*parts):
     return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in parts), "")
 
 
-def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.Array:
+def _converted(column, valid: dict, build: dict, fallback, exclude=None, escaped: bytes | None = None) -> pa.Array:
     """Each term of the column made by build[kind] when valid[kind] vouches
     for it; the others (and those `exclude` marks) through `fallback`, in
     Python, once per distinct value. A column that repeats its terms (an
     IRI in every answer) is made once per distinct term. The parts made
-    are put in place with one `take`."""
+    are put in place with one `take`. `escaped`: the bytes the output
+    escapes besides the quote, the backslash and the controls
+    (_plain_bytes)."""
     column = _strings(column)
     encoded = repeating(column)
     if encoded is not None:
         return _converted(encoded.dictionary, valid, build, fallback,
-                          None if exclude is None else _xsd_strings(encoded.dictionary)).take(encoded.indices)
+                          None if exclude is None else _xsd_strings(encoded.dictionary), escaped).take(encoded.indices)
     n = len(column)
     parts, made = [], 0  # the texts made, and how many
     source = np.full(n, -1, dtype=np.int64)  # per row, its text's place in the parts (-1: null)
@@ -103,7 +134,9 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.A
         parts.append(build[kind](part))
         source[at] = np.arange(made, made + len(at))
         made += len(at)
-        slow[at] = ~np.asarray(pc.match_substring_regex(part, valid[kind]).to_numpy(zero_copy_only=False), dtype=bool)
+        if not _plain_bytes(part, kind, escaped):
+            slow[at] = ~np.asarray(pc.match_substring_regex(part, valid[kind]).to_numpy(zero_copy_only=False),
+                                   dtype=bool)
     slow |= (source < 0) & np.asarray(pc.is_valid(column).to_numpy(zero_copy_only=False), dtype=bool)
     if slow.any():
         at = np.flatnonzero(slow)
@@ -118,8 +151,7 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None) -> pa.A
 
 
 def _strings(column) -> pa.Array:
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = one_array(column)
     return column if column.type == pa.string() else column.cast(pa.string())
 
 
@@ -155,7 +187,8 @@ _JSON_BUILD = {
 
 def json_terms(column) -> pa.Array:
     return _converted(column, _JSON_VALID, _JSON_BUILD,
-                      lambda t: json.dumps(terms.to_json(t), ensure_ascii=False), exclude=_xsd_strings(column))
+                      lambda t: json.dumps(terms.to_json(t), ensure_ascii=False), exclude=_xsd_strings(column),
+                      escaped=b"")
 
 
 def json_strings(column) -> pa.Array:
@@ -227,20 +260,29 @@ def _csv_term(nt: str) -> str:
 
 
 def csv_terms(column) -> pa.Array:
-    return _converted(column, _CSV_VALID, _CSV_BUILD, _csv_term)
+    return _converted(column, _CSV_VALID, _CSV_BUILD, _csv_term, escaped=b",")
 
 
 _MILLIS = pa.array([""] + [(".%03d" % ms).rstrip("0") for ms in range(1, 1000)], pa.string())
 _YEAR_1, _YEAR_9999 = -62_135_596_800_000, 253_402_300_799_999  # the years strftime writes as 4 digits
 
 
+def _distinct(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(values, return_inverse=True), without its sort where the
+    values never go down (times of answers, mostly)."""
+    step = np.diff(values)
+    if len(values) and (step >= 0).all():
+        new = np.concatenate(([True], step > 0))
+        return values[new], np.cumsum(new) - 1
+    return np.unique(values, return_inverse=True)
+
+
 def times(column) -> pa.Array:
     """ISO 8601 UTC text of epoch milliseconds, as cep.terms.format_datetime_ms
     (each distinct second formatted once: answers come in time order)."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
+    column = one_array(column)
     ms = np.asarray(pc.fill_null(column, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
-    seconds, at = np.unique(np.floor_divide(ms, 1000), return_inverse=True)
+    seconds, at = _distinct(np.floor_divide(ms, 1000))
     inside = (seconds >= _YEAR_1 // 1000) & (seconds <= _YEAR_9999 // 1000)
     text = pc.strftime(pa.array(np.where(inside, seconds, 0), pa.int64()).cast(pa.timestamp("s", tz="UTC")),
                        format="%Y-%m-%dT%H:%M:%S")

@@ -139,8 +139,15 @@ def _joined(parents, pieces, n: int, separator: str) -> pa.Array:
 
 
 def _concat(*parts) -> pa.Array:
-    """Element-wise concatenation of string arrays and str constants."""
-    return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in parts), "")
+    """Element-wise concatenation of string arrays and str constants (each
+    run of constants one: a kernel's cost grows with its arguments)."""
+    merged = []
+    for p in parts:
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p
+        else:
+            merged.append(p)
+    return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in merged), "")
 
 
 def _by_variable(parents, keys, values, n: int, variables) -> list:
@@ -177,20 +184,27 @@ def json_lines_column(answers, end: str = "") -> pa.Array:
     n = answers.num_rows
     if not n:
         return pa.array([], pa.string())
-    head = _concat('{"query": ', terms_text.json_strings(_column(answers, "query")), ", ")
-    tail = _concat(', "start": "', terms_text.times(_column(answers, "start")),
-                   '", "end": "', terms_text.times(_column(answers, "end")), '"}' + end)
+    queries = pc.unique(_column(answers, "query"))  # most tables are one query's: its name a constant
+    query = json.dumps(queries[0].as_py(), ensure_ascii=False) if len(queries) == 1 and queries.null_count == 0 \
+        else terms_text.json_strings(_column(answers, "query"))
+    head = ['{"query": ', query, ", "]
+    tail = [', "start": "', terms_text.times(_column(answers, "start")),
+            '", "end": "', terms_text.times(_column(answers, "end")), '"}' + end]
     groups, lines = [], []
     for rows, middle in _line_middles(answers):
         if rows is not None:
             groups.append(rows)
-        lines.append(_concat(head if rows is None else head.take(rows), *middle,
-                             tail if rows is None else tail.take(rows)))
+        lines.append(_concat(*_taken(head, rows), *middle, *_taken(tail, rows)))
     if len(lines) == 1:
         return lines[0]
     order = np.empty(n, dtype=np.int64)
     order[np.concatenate(groups)] = np.arange(n)
     return pa.concat_arrays(lines).take(pa.array(order))
+
+
+def _taken(pieces, rows) -> list:
+    """Pieces (str constants and columns) over `rows` (None: all)."""
+    return pieces if rows is None else [p if isinstance(p, str) else p.take(rows) for p in pieces]
 
 
 def _one_shape(shapes, counts, keys) -> bool:

@@ -83,6 +83,42 @@ def test_json_lines_of_answers_that_bind_the_same_variables_are_the_per_answer_j
         assert json.loads(got[-1])["bindings"]["x"] == terms.to_json(values[-1])
 
 
+# terms of one kind each (by their first and last bytes, as the kernels tell kinds), the
+# expression of the kind vouching for some and not others: quotes, escapes, controls,
+# commas (CSV) and shapes that only look like the kind
+KINDS = {
+    "iri": [f"<{EX}a>", "<>", "<urn:x<y>>", f"<{EX}caf\u00e9>", f'<{EX}a"b>', "<urn:a\\u0020b>", "<urn:a\tb>",
+            "<urn:a,b>", "<urn:x", "<"],
+    "plain": ['"plain"', '""', '"a, b"', '"a"b"', '"a\\"b"', '"tab\tx"', '"caf\u00e9"', '"'],
+    "typed": [f'"7"^^<{XSD}integer>', '"a"^^<>', f'"1,5"^^<{XSD}decimal>', '"a"b"^^<x>', '"^^<a"b>', '"a"^^<x"y>',
+              '"a"^^x>', '"a"^^<x>y>', '"a\\"b"^^<x>', '"\u0001"^^<x>', '"a"^<x>', '"a">'],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(KINDS))
+@pytest.mark.parametrize("escaped,fmt", [(b"", "json"), (b",", "csv")])
+def test_a_column_of_terms_is_vouched_for_at_once_only_where_the_expression_vouches_for_each(kind, escaped, fmt):
+    """The bytes of a column of one kind tell at once that no term needs
+    the fallback (terms_text._plain_bytes) only where the kind's expression
+    vouches for every term; a column of terms it vouches for is told so."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from cep.io import terms_text
+
+    pattern = {"json": terms_text._JSON_VALID, "csv": terms_text._CSV_VALID}[fmt][kind]
+    rng = random.Random(7)
+    pool = KINDS[kind]
+    for size in range(1, 4):
+        for _ in range(300):
+            column = pa.array([rng.choice(pool) for _ in range(size)], pa.string())
+            column = column.slice(rng.randrange(2)) if len(column) > 1 else column  # an offset into the buffers
+            masks = terms_text._kinds(column)
+            assert masks[kind].all(), column
+            vouched = pc.all(pc.match_substring_regex(column, pattern)).as_py()
+            assert terms_text._plain_bytes(column, kind, escaped) == vouched, column.to_pylist()
+
+
 def test_times_are_format_datetime_ms():
     values = [0, 1, -1, 999, 1000, T0 + 120, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000,
               -62_135_596_800_001, -10**15, 10**15]
