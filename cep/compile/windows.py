@@ -550,7 +550,8 @@ def _content_clause(plan, node, vs, graph):
     """w<N>(Q, In, Values, Start, End): the solutions of content node N
     over the window In, SPARQL's operators over the window's content as
     one graph (OPTIONAL joins an optional part wherever it is in the
-    window, MINUS and [NOT] EXISTS test the whole window), the temporal
+    window, MINUS and [NOT] EXISTS test the whole window, their condition
+    on the merge's interval), the temporal
     ones with their interval relations."""
     Q, In, S, E = pl.Var("Q"), pl.Var("In"), pl.Var("S"), pl.Var("E")
     if isinstance(node, Unary) and isinstance(node.op, ops.Triple):  # a property path (cep.binarize)
@@ -602,8 +603,14 @@ def _content_clause(plan, node, vs, graph):
             goals.append(test)
         elif spec.negated:  # MINUS, [NOT] EXISTS over the window's content: no interval relation
             goals = [operand(left, "l", S, E)]
+
+            def merged_cond():  # the condition reads the merge's interval, which spans both solutions
+                if node.cond is None:
+                    return []
+                sm, em = vs.fresh(), vs.fresh()
+                return [q(WINDOW, "cep_span", S, E, s2, e2, sm, em), *_cond(node, vs, sm, em)]
             test = _negation(node.op, left, right, plan.certain(right.id), vs,
-                             lambda: [operand(right, "r", s2, e2)], lambda: _cond(node, vs, S, E))
+                             lambda: [operand(right, "r", s2, e2)], merged_cond)
             if test is not None:
                 goals.append(test)
         elif spec.optional:
