@@ -1542,11 +1542,7 @@ class _Query:
         return expr
 
     def group(self, tree: Tree):
-        pattern, cond, pos = self.group_parts(tree)
-        if isinstance(pattern, ops.Project) and pattern.window is not None and cond is not None:
-            # the group's FILTER reads the group's solutions, inside its window
-            return dataclasses.replace(pattern, pattern=_filtered(pattern.pattern, cond, pos))
-        return _filtered(pattern, cond, pos)
+        return _group_filtered(*self.group_parts(tree))
 
     def group_parts(self, tree: Tree) -> tuple:
         """A group -> (pattern, own condition, its position): see unfiltered."""
@@ -1738,14 +1734,14 @@ class _Query:
                 empty = items[0] if left[0] is None else right_tree
                 raise self.error(f"an empty group cannot be an operand of {keyword.type}", empty)
             op, pos = CHAIN_OPS[keyword.type], self.pos(keyword)
-            fields = {"left": _filtered(*left), "right": _filtered(*right), "pos": pos}
+            fields = {"left": _group_filtered(*left), "right": _group_filtered(*right), "pos": pos}
             if op.spec.negated:
                 fields["deadline_ms"] = deadline
             side = op.spec.conditioned  # that operand's own FILTER is the operator's condition
             if side is not None:
                 fields[side], fields["cond"], _ = left if side == "left" else right
             left = (op(**fields), None, None)
-        return _filtered(*left)
+        return _group_filtered(*left)
 
     def triples_block(self, tree: Tree):
         """A BGP; with property paths of alternatives, joined with their
@@ -2214,6 +2210,17 @@ def _basic_graph_patterns(elements) -> list:
 def _filtered(pattern, cond, pos: Pos):
     """A group's pattern under its own condition (Query.unfiltered)."""
     return pattern if cond is None else ops.Filter(cond, pattern, pos=pos)
+
+
+def _group_filtered(pattern, cond, pos: Pos):
+    """A group's pattern under its own condition; with a window of its own
+    (Query.group_parts), inside that window: the FILTER reads the group's
+    solutions there (RSP-QL: over the window's content at the evaluation
+    time), so that one reading the time (NOW(), getDURATION() ...) reads
+    theirs, not those the groups' windows are joined into."""
+    if isinstance(pattern, ops.Project) and pattern.window is not None and cond is not None:
+        return dataclasses.replace(pattern, pattern=_filtered(pattern.pattern, cond, pos))
+    return _filtered(pattern, cond, pos)
 
 
 def _arity(least: int, most) -> str:

@@ -279,6 +279,27 @@ def test_a_filter_over_groups_with_their_own_windows_reads_both():
     assert table(got, "x", "a", "b") == [(0, 10, "k", "5", "6")]
 
 
+@pytest.mark.parametrize("group", [
+    "{ ?x :b ?b FILTER (NOW() >= \"1970-01-01T00:03:00Z\"^^xsd:dateTime) WINDOW ELEMS 3 }",
+    "{ ?x :b ?b FILTER (getENDTIME() >= \"1970-01-01T00:03:00Z\"^^xsd:dateTime) WINDOW ELEMS 3 }",
+    # OPTIONAL's own FILTER is its condition (refused, below): in a group inside it, the group's
+    "OPTIONAL { { ?x :b ?b FILTER (NOW() >= \"1970-01-01T00:03:00Z\"^^xsd:dateTime) } WINDOW ELEMS 3 }",
+])
+def test_a_filter_inside_a_group_with_its_own_window_reads_the_time_of_its_solutions(group):
+    # the FILTER is the group's: it is evaluated over the group's window
+    # (RSP-QL), on each of the group's solutions, whose time (NOW(): the
+    # end of the solution, docs/language.md) is its event's, not that of
+    # the solutions the groups are joined into
+    text = f"""SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE {{ ?x :a ?a . {group} }}"""
+    got = checked_answers(parse_rules(PREFIX + "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n" + text), [
+        count("k", "b", 4, 2), count("k", "b", 6, 3), count("k", "a", 5, 4)])
+    # at 10: a 5 (minute 4); the last three elements hold b 4 (minute 2)
+    # and b 6 (minute 3): only b 6 is at or after minute 3. Read on the
+    # joined solutions, which end with a 5 at 4, the FILTER would keep both
+    assert table(got, "x", "a", "b") == [(0, 10, "k", "5", "6")]
+
+
 def test_a_grouped_query_aggregates_the_joined_solutions():
     text = """SELECT ?x (COUNT(*) AS ?n) FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
               WHERE { ?x :a ?a . OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } } GROUP BY ?x"""
@@ -324,6 +345,13 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
     ("{ ?x :a ?a OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } FILTER (getDURATION() < \"PT1M\"^^xsd:duration) }",
      "x.rq:3:119: a FILTER over groups with windows of their own may not read the time "
      "(getDURATION(), NOW() ...): put it inside one of the groups"),
+    ("{ ?x :a ?a { ?x :b ?b WINDOW ELEMS 2 } FILTER (NOW() > ?a) }",
+     "x.rq:3:110: a FILTER over groups with windows of their own may not read the time "
+     "(getDURATION(), NOW() ...): put it inside one of the groups"),
+    ("{ ?x :a ?a OPTIONAL { ?x :b ?b FILTER (NOW() > ?a) WINDOW ELEMS 2 } }",
+     "x.rq:3:82: the FILTER of an OPTIONAL group is its condition, read on the joined solutions, which with "
+     "windows of their own may not read the time (getDURATION(), NOW() ...): to read the group's own "
+     "solutions, put it in a group inside the OPTIONAL one, OPTIONAL { { P FILTER (...) } WINDOW ... }"),
     # a part read over its window's content (RSP-QL) is not combined with the parts yet
     ("{ ?x :a ?a OPTIONAL { ?x :b ?b MINUS { ?x :c ?c } WINDOW ELEMS 2 } }",
      "x.rq:3:102: MINUS inside a group of a query whose groups have windows of their own is not supported "
