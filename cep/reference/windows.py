@@ -303,6 +303,9 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     operators above the groups say (logical algebra: a join of elements
     valid at one time). The query is evaluated when its first (leftmost)
     group's window is; the answers' interval is that window."""
+    # the instants of every stream are time passing, as for a query with one
+    # time window (_window_answers); a count window counts its streams' events
+    every_end = sorted({e.end for e in events})
     if query.streams:
         mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
         events = [e for e in events if not e.stream or f"<{e.stream.strip('<>')}>" in mine]
@@ -368,8 +371,9 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     latest = None if walks else max((s[1] for s in firsts), default=None)
     final = None
     if empty_rows and first.count is None and not first.unbounded and until is None:
-        final = _last_empty(first, ends, firsts)
-    evaluations = _evaluations(query, first, ends, events, until, latest, final=final)
+        final = _last_empty(first, every_end, firsts)
+    evaluations = _evaluations(query, first, ends if first.count is not None else every_end, events, until,
+                               latest, final=final)
     # an empty group in the first group: the report policies read that window's events, as with one window
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
                     read=_window_events(pattern, events, fed, query.name))

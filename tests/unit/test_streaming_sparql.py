@@ -309,6 +309,23 @@ def test_a_grouped_query_aggregates_the_joined_solutions():
     assert table(got, "x", "n") == [(0, 10, "k", "4")]
 
 
+def test_the_instants_of_another_stream_are_time_passing_for_groups_with_windows():
+    # COUNT without GROUP BY gives a row at every evaluation, an empty
+    # window's too, up to the first empty window past the last instant of
+    # the stream; as for a query with one time window, an event of another
+    # stream is time passing (it ends at minute 3): the rows are those of
+    # the query with one window, :a 5 at minute 1 in (0, 2] and the empty
+    # windows (2, 4] and (4, 6], the first to start at or after minute 3
+    text = """SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/td> WINDOW RANGE 2 MINUTE SLIDE 2 MINUTE WHERE """
+    other = count("k", "b", 6, 3)
+    events = [count("k", "a", 5, 1), Event(other.s, other.p, other.o, other.start, other.end, stream="http://e/other")]
+    one = checked_answers(parse_rules(PREFIX + text + "{ ?x :a ?a }"), events)
+    assert table(one, "n") == [(0, 2, "1"), (2, 4, "0"), (4, 6, "0")]
+    groups = checked_answers(parse_rules(PREFIX + text + "{ { ?x :a ?a WINDOW RANGE 2 MINUTE SLIDE 2 MINUTE } "
+                                         "{ ?x :a ?a WINDOW ELEMS 1 } }"), events)
+    assert table(groups, "n") == table(one, "n")
+
+
 def test_a_group_solution_without_the_shared_variable_joins_every_solution():
     # the parts are joined by lookups on their shared variables (?x): a
     # solution of the group that leaves ?x unbound (the UNION's :c side)
