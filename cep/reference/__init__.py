@@ -38,7 +38,7 @@ from cep.reference.expressions import _cmp as compare
 from cep.reference.expressions import parse as parse_value
 from cep.reference.patterns import (BACKGROUND, BACKGROUND_AT, CONTENT, COPIES, HORIZON, SERVICES, compatible,
                                     copies_of, merge, solutions, stream_of, streams_of)
-from cep.reference.windows import window_answers
+from cep.reference.windows import derived_source, window_answers
 
 __all__ = ["evaluate", "solutions", "answers", "multiset", "stream_of", "compatible", "merge"]
 
@@ -78,7 +78,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
         extra = ()
         while True:
             out = _evaluate(queries, events, background, chaining, until, extra)
-            new = tuple(sorted({Event(s, p, o, a.start, a.end, f"derived by {a.query}")
+            new = tuple(sorted({Event(s, p, o, a.start, a.end, derived_source(a.query))
                                 for a in out if a.query in fed for s, p, o in a.triples},
                                key=lambda e: (e.end, e.start, e.s, e.p, e.o)))
             if new == extra:
@@ -259,7 +259,7 @@ def _by_instant(queries, events, background, chaining) -> list[Answer]:
                         for s, p, o in a.triples:
                             if (s, p, o, a.start, a.end) not in seen:
                                 seen.add((s, p, o, a.start, a.end))
-                                new.append(Event(s, p, o, a.start, a.end, f"derived by {q.name}"))
+                                new.append(Event(s, p, o, a.start, a.end, derived_source(q.name)))
                 if not new:
                     break
                 derived += new

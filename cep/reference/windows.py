@@ -77,8 +77,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
                         lambda inside, tau: [s for s in sols if inside(s[1], s[2])], project)
     if w.count is not None and query.streams:
         # a count window counts the events of the query's streams (and those of no stream)
-        mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
-        events = [e for e in events if not e.stream or f"<{e.stream.strip('<>')}>" in mine]
+        events = _of_streams(events, {i for i, _ in query.streams})
     if not events:
         return []
     ends = sorted({e.end for e in events})
@@ -117,15 +116,25 @@ def _window_events(pattern, events, fed=(), name=None):
     streams = [op.stream for op in ops.walk(pattern) if isinstance(op, ops.Unit)]
     if not streams:
         return None
-    mine = None if None in streams else frozenset().union(*streams)
-
-    def of_mine(e):
-        return mine is None or not e.stream or f"<{e.stream.strip('<>')}>" in mine
-
-    own = f"derived by {name}"  # the source reference.evaluate gives the triples fed back
-    read = [(next(iter(stream_of([e]))), e.source == own) for e in list(events) + list(fed) if of_mine(e)]
+    content = list(events) + list(fed)
+    if None not in streams:
+        content = _of_streams(content, frozenset().union(*streams))
+    own = derived_source(name)
+    read = [(next(iter(stream_of([e]))), e.source == own) for e in content]
     return lambda inside, tau: frozenset(o[:5] for o, its_own in read if inside(o[3], o[4], o)
                                          and not (its_own and o[4] >= tau))
+
+
+def _of_streams(events, streams) -> list:
+    """The events of the streams (IRIs, with or without their brackets)
+    and those of no stream, which are of every stream."""
+    mine = {f"<{i.strip('<>')}>" for i in streams}
+    return [e for e in events if not e.stream or f"<{e.stream.strip('<>')}>" in mine]
+
+
+def derived_source(query: str) -> str:
+    """The source of the triples a query's CONSTRUCT feeds back."""
+    return f"derived by {query}"
 
 
 def _last_empty(w, ends, sols):
@@ -307,8 +316,7 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     # time window (_window_answers); a count window counts its streams' events
     every_end = sorted({e.end for e in events})
     if query.streams:
-        mine = {f"<{i.strip('<>')}>" for i, _ in query.streams}
-        events = [e for e in events if not e.stream or f"<{e.stream.strip('<>')}>" in mine]
+        events = _of_streams(events, {i for i, _ in query.streams})
     if not events:
         return []
     ends = sorted({e.end for e in events})
