@@ -10,8 +10,9 @@
         I<iri>       an IRI, becomes the atom <iri> (taken verbatim, never parsed)
         i<digits>    an integer
         P<text>      any other term, in the Prolog syntax written by cep/prolog.py
-    Start and End are integers (epoch milliseconds); lines come ordered by
-    End. The items are, for each run of lines with the same End (an
+    Start and End are integers of 64 bits (epoch milliseconds; any other
+    text is a bad_event_batch error, as in the Prolog version); lines come
+    ordered by End. The items are, for each run of lines with the same End (an
     instant: simultaneous events), sweep(End) if a sweep is due, e(S, P, O,
     Start, End) for each of its events, and end(End) if asked for.
 
@@ -345,7 +346,7 @@ c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
   }
   if ( !parse_int(field[3], flen[3], &ts) || !parse_int(field[4], flen[4], &te) )
   { free_batch(b);
-    return syntax_error("bad time stamp");
+    return syntax_error("a time that is not an integer of 64 bits");
   }
   if ( b->open && te != b->group_end )
   { if ( te < b->group_end )

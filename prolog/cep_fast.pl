@@ -36,8 +36,9 @@
 %   NextSweep (the next sweep is then due at End + Period), e(S, P, O,
 %   Start, End) for each of its events, then end(End) if Ends is true.
 %
-%   @error cep_error(bad_event_batch(What)) on a line that is not an event
-%   or on events out of end-time order
+%   @error cep_error(bad_event_batch(What)) on a line that is not an event,
+%   a Start or End that is not an integer of 64 bits (as the C library:
+%   the same error with and without it) or events out of end-time order
 cep_batch_item(Text, Next, Period, Ends, Item) :-
     foreign_loaded,
     !,
@@ -126,9 +127,29 @@ decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-
     ->  decode_field(SF, S),
         decode_field(PF, P),
         decode_field(OF, O),
-        number_string(Ts, TsF),
-        number_string(Te, TeF)
+        decode_time(TsF, Ts),
+        decode_time(TeF, Te)
     ;   throw(error(cep_error(bad_event_batch(Line)), _))
+    ).
+
+%   A time is what the C library's parse_int() takes: an optional minus
+%   sign and at most 19 digits making an integer of 64 bits (the runtime
+%   computes with 64-bit milliseconds). number_string/2 would also take
+%   an integer beyond 64 bits, a float, 0x1F, 1_000 or a leading space.
+decode_time(Text, Time) :-
+    (   string_codes(Text, Codes),
+        (   Codes = [0'-|Digits]
+        ->  true
+        ;   Digits = Codes
+        ),
+        length(Digits, N),
+        between(1, 19, N),
+        forall(member(D, Digits), between(0'0, 0'9, D)),
+        number_codes(Time, Codes),
+        Time >= -(2**63),
+        Time =< 2**63 - 1
+    ->  true
+    ;   throw(error(cep_error(bad_event_batch('a time that is not an integer of 64 bits')), _))
     ).
 
 decode_field(Field, Term) :-

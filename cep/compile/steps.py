@@ -419,18 +419,12 @@ def _negation(op, left, right, certain, vs: Vars, found, cond):
     first: the same right solutions pass, found by it rather than all
     compared with it (a background lookup by the subject, not a scan)."""
     shared = [v for v in right.vars if v in left.vars]
-    mine = {v: vs.of(v) for v in shared}
-    saved = {v: vs.names[v] for v in right.vars if v in vs.names}
-    for v in right.vars:
-        vs.names[v] = vs.fresh()
-    given = [ite(pl.Struct("var", mine[v]), T, pl.Struct("=", vs.names[v], mine[v])) for v in shared if v in certain]
-    goals = found()
-    pairs = [(mine[v], vs.names[v]) for v in shared]
+    with vs.apart(right.vars) as mine:
+        given = [ite(pl.Struct("var", mine[v]), T, pl.Struct("=", vs.names[v], mine[v])) for v in shared if v in certain]
+        goals = found()
+        pairs = [(mine[v], vs.names[v]) for v in shared]
+        tests = cond()
     merged = [pl.Struct("=", x, r) for x, r in pairs]
-    tests = cond()
-    for v in right.vars:
-        vs.names.pop(v)
-    vs.names.update(saved)
     if goals is None:
         return None
     compatible = [pl.Struct(";", pl.Struct("var", x), pl.Struct(";", pl.Struct("var", r), pl.Struct("==", x, r)))

@@ -86,13 +86,14 @@ class Spec:
         return [by_name[q.name] for q in queries]
 
 
-def spark_session(master: str | None = None, app: str = "cep", conf: dict | None = None):
+def spark_session(master: str | None = None, app: str = "cep", conf: dict | None = None, own_stderr: bool = False):
     """A SparkSession, local[*] unless a master is given or configured.
     `conf`: Spark settings (`cep run --conf KEY=VALUE`), which win over the
     ones set here. The Python workers run spark.pyspark.python where it is
     set (a cluster's executors: the interpreter of an environment shipped
     with the job, docs/deploy.md), else this interpreter, so that they
-    import the same packages."""
+    import the same packages. `own_stderr`: the JVM this starts writes its
+    standard error through this process (cep.spark.jvm_stderr)."""
     from pyspark import SparkConf
     from pyspark.sql import SparkSession
 
@@ -104,14 +105,20 @@ def spark_session(master: str | None = None, app: str = "cep", conf: dict | None
     else:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    builder = SparkSession.builder.appName(app)
+    options = {"spark.app.name": app}
     if master or not (defaults.contains("spark.master") or "spark.master" in conf):  # spark-submit's --master sets it
-        builder = builder.master(master or "local[*]")
+        options["spark.master"] = master or "local[*]"
     # Spark's UI keeps its default (on, port 4040 or the next free one):
     # what a Spark user expects to find; `--conf spark.ui.enabled=false` turns it off
     ours = {"spark.sql.session.timeZone": "UTC", "spark.ui.showConsoleProgress": "false",
             "spark.sql.execution.arrow.pyspark.enabled": "true"}
-    for key, value in {**ours, **conf}.items():
+    options.update({**ours, **conf})
+    if own_stderr:
+        from cep.spark import jvm_stderr
+
+        jvm_stderr.launch(options)
+    builder = SparkSession.builder
+    for key, value in options.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     # Unless configured: a shuffle partition per core, not Spark's 200.

@@ -67,7 +67,7 @@ def session(master: str | None, conf: dict | None = None):
     from cep.spark import spark_session
 
     quiet_spark()
-    spark = spark_session(master, conf=conf)
+    spark = spark_session(master, conf=conf, own_stderr=True)
     # A failed query is reported by the run itself (a message, or an internal
     # error with Spark's reason): Spark's log of it, hundreds of lines of
     # Java stack from the executor, the task set and the query, buried it.
@@ -89,12 +89,15 @@ def _await(query, progress, check=None) -> None:
     import signal
     import time
 
+    from cep.spark import jvm_stderr
+
     asked = []
 
     def note(signum, frame):
         if asked:  # the second: do not wait for the query to stop
             raise KeyboardInterrupt
         asked.append(signum)
+        jvm_stderr.interrupted()  # the tasks the stop cuts off are no error
 
     handlers = {}
     try:

@@ -65,6 +65,24 @@ test(out_of_order, [throws(error(cep_error(bad_event_batch(_)), _))]) :-
     items("Ia\tIp\tIb\t5\t5\nIa\tIp\tIc\t4\t4", 100, 10, false, _).
 test(not_an_event, [throws(error(cep_error(bad_event_batch(_)), _))]) :-
     items("Ia\tIp\tIb\t5", 100, 10, false, _).
+test(times_of_64_bits) :-
+    forall(member(T, ["9223372036854775807", "-9223372036854775808", "0", "-0", "007"]),
+           ( format(string(Line), "Ia\tIp\tIb\t~w\t~w", [T, T]),
+             items(Line, 100, 10, false, Items),
+             memberchk(e(a, p, b, Ts, Te), Items),
+             number_string(Expected, T),
+             assertion(Ts-Te == Expected-Expected) )).
+test(times_beyond_64_bits_or_not_integers) :-
+    % the same error with the C library and without it (whose
+    % number_string/2 took all of these)
+    forall(member(T, ["9223372036854775808", "-9223372036854775809", "10000000000000000000",
+                      "123456789012345678901234567890", "1.5", "1e3", "0x10", "1_000", " 5", "+5", "-", ""]),
+           forall(member(Fields, [T-"1", "1"-T]),
+                  ( Fields = Ts-Te,
+                    format(string(Line), "Ia\tIp\tIb\t~w\t~w", [Ts, Te]),
+                    catch(( items(Line, 100, 10, false, _), Error = none ), error(Error, _), true),
+                    assertion(Error == cep_error(bad_event_batch('a time that is not an integer of 64 bits')))
+                  ))).
 
 :- end_tests(cep_batch_item).
 

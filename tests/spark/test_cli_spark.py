@@ -164,6 +164,56 @@ def test_a_run_stopped_or_killed_resumes_from_its_checkpoint_exactly_once(spark,
     assert not list((tmp_path / "whole").glob("kind=late/*.txt"))
 
 
+# A query whose Python worker, holding its batch, is cut off by a stop on
+# Ctrl-C (cep.spark.job._await) and writes its answers after it: the write
+# to the socket Spark closed fails, and PySpark's daemon prints its
+# traceback on the JVM's standard error. Marks in a folder order the steps.
+CUT_OFF = """
+import os, signal, sys, threading, time
+from pathlib import Path
+from cep.spark import job
+marks = Path(sys.argv[1])
+(marks / "in").mkdir()
+(marks / "in" / "e.json").write_text("".join('{"n": %d}\\n' % i for i in range(5000)))
+# the worker cut off is left to write (Spark kills it 2 s after a cancel by default)
+spark = job.session("local[1]", {"spark.ui.enabled": "false", "spark.python.task.killTimeout": "600s"})
+
+def answers(batches):
+    for batch in batches:
+        (marks / "started").write_text(str(os.getpid()))
+        while not (marks / "stopped").exists():
+            time.sleep(0.1)
+        yield batch.assign(pad="x" * 1000)  # 5 MB: more than the socket takes once closed
+
+def ctrl_c():
+    while not (marks / "started").exists():
+        time.sleep(0.1)
+    os.kill(os.getpid(), signal.SIGINT)
+
+threading.Thread(target=ctrl_c, daemon=True).start()
+query = (spark.readStream.schema("n long").json(str(marks / "in")).mapInPandas(answers, "n long, pad string")
+         .writeStream.format("noop").option("checkpointLocation", str(marks / "c")).start())
+try:
+    job._await(query, None)
+except KeyboardInterrupt:
+    (marks / "stopped").write_text("")
+worker = int((marks / "started").read_text())
+while os.path.exists(f"/proc/{worker}"):  # it writes, fails and exits
+    time.sleep(0.1)
+time.sleep(3)  # what it printed passes the JVM
+spark.stop()
+print("stopped", file=sys.stderr)
+"""
+
+
+def test_a_worker_cut_off_by_ctrl_c_prints_no_traceback(tmp_path):
+    run = subprocess.run([sys.executable, "-c", CUT_OFF, tmp_path], cwd=ROOT, capture_output=True, text=True,
+                         timeout=600)
+    assert run.returncode == 0 and run.stderr.endswith("stopped\n"), run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "BrokenPipeError" not in run.stderr, run.stderr[-3000:]
+    assert "Using Spark's default log4j profile" in run.stderr  # the JVM's other lines are passed on
+
+
 def state_sizes(spark, tmp_path, rules: str, files: int) -> list[int]:
     """The state store's size after each micro-batch of a run of `rules`
     over `files` files (one per micro-batch), as Spark reports it."""

@@ -10,6 +10,9 @@ guard, not a speed claim)."""
 from __future__ import annotations
 
 import json
+import os
+import resource
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -36,7 +39,11 @@ EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
 PREFIX = f"PREFIX : <{EX}>\nPREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>\n"
 T0 = 1_767_225_600_000  # 2026-01-01T00:00:00Z
-GUARD_SECONDS = 300  # a run that hangs is stopped here: the test fails, the suite goes on
+# A run that hangs is stopped (the test fails, the suite goes on) when it has
+# used GUARD_SECONDS of CPU time: a loop, whatever the machine's load (the
+# kernel ends it: RLIMIT_CPU); or, waiting without using the CPU, after as
+# many seconds of wall time times the load per core when it started.
+GUARD_SECONDS = 300
 CATASTROPHIC = '"' + "a" * 40 + '!"'
 
 
@@ -63,10 +70,20 @@ def jsonl(path: Path, events) -> Path:
     return path
 
 
-def cep_subprocess(*argv):
-    """`cep ARGV` in a child process, stopped (failing the test) if it hangs."""
-    return subprocess.run([sys.executable, "-m", "cep", *map(str, argv)], capture_output=True, text=True,
-                          timeout=GUARD_SECONDS)
+def cep_subprocess(*argv, address_space: int | None = None):
+    """`cep ARGV` in a child process, stopped (failing the test) if it hangs
+    (GUARD_SECONDS); with at most `address_space` bytes of memory if given."""
+    def limits():
+        resource.setrlimit(resource.RLIMIT_CPU, (GUARD_SECONDS, GUARD_SECONDS + 10))  # SIGXCPU, then SIGKILL
+        if address_space:
+            resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
+
+    load = os.getloadavg()[0] / (os.cpu_count() or 1)
+    done = subprocess.run([sys.executable, "-m", "cep", *map(str, argv)], capture_output=True, text=True,
+                          timeout=GUARD_SECONDS * max(1.0, load), preexec_fn=limits)
+    assert done.returncode not in (-signal.SIGXCPU, -signal.SIGKILL), \
+        f"no end in {GUARD_SECONDS} s of CPU time: {done.stderr[-2000:]}"
+    return done
 
 
 # ------------------------------------------------ 3: a REGEX PCRE gives up on
@@ -331,12 +348,6 @@ def test_cep_run_stops_partial_matches_that_multiply_with_exit_2(tmp_path, capsy
         Limits(partial_matches=0)
 
 
-def _two_gib():
-    import resource
-
-    resource.setrlimit(resource.RLIMIT_AS, (5 << 29, 5 << 29))  # 2.5 GiB of address space
-
-
 NESTED = "?a :p ?b " + "".join(f"OPTIONAL {{ ?a :q ?c{i} " for i in range(500)) + "}" * 500
 
 
@@ -354,8 +365,8 @@ def test_partial_matches_that_multiply_stop_with_the_default_limit_before_memory
     rules_file = tmp_path / "product.rq"
     rules_file.write_text(PREFIX + "SELECT * WHERE { " + pattern + " }")
     events = jsonl(tmp_path / "e.jsonl", [ev(s, p, o, T0 + t) for s, p, o, t in events])
-    done = subprocess.run([sys.executable, "-m", "cep", "run", rules_file, "--events", events, "--engine", "local",
-                           "-q"], capture_output=True, text=True, timeout=GUARD_SECONDS, preexec_fn=_two_gib)
+    done = cep_subprocess("run", rules_file, "--events", events, "--engine", "local", "-q",
+                          address_space=5 << 29)  # 2.5 GiB
     assert done.returncode == 2, done.stderr
     assert "one event made more than 250,000 partial matches of product" in done.stderr
     assert "Traceback" not in done.stderr
