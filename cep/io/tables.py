@@ -465,7 +465,7 @@ def term_column(column, col, note, label=None):
         for value, reason in refused.items():
             note(np.nonzero(index == value)[0], reason)
         return arr if checked is encoded.dictionary else checked.take(encoded.indices)  # (none rewritten: as it is)
-    fast = pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), pc.less_equal(pc.binary_length(arr), FAST_LENGTH))
+    fast = _fast_terms(arr, col)
     slow = np.nonzero(~np.asarray(pc.fill_null(fast, False).to_numpy(zero_copy_only=False), dtype=bool) & ~null)[0]
     if len(slow) == 0:
         return arr
@@ -485,6 +485,32 @@ def term_column(column, col, note, label=None):
         mask[fixed_rows] = True
         arr = pc.replace_with_mask(arr, pa.array(mask), pa.array(fixed, pa.string()))
     return arr
+
+
+def _fast_terms(arr: pa.Array, col: str) -> pa.Array:
+    """Which terms of a column FAST_TERM[col] takes as they are (and at
+    most FAST_LENGTH bytes). A column of integers (an object in every
+    event, each a distinct term) is told by Arrow's string kernels, about
+    three times faster than the regular expression, which then reads
+    only the other terms."""
+    short = pc.less_equal(pc.binary_length(arr), FAST_LENGTH)
+    if col != "o":
+        return pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), short)
+    # "0" or -?[1-9][0-9]*, as FAST_TERM's integer literal
+    body = pc.utf8_slice_codeunits(arr, 1, -len(_INT_SUFFIX))
+    digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
+    integer = pc.and_(pc.and_(pc.starts_with(arr, '"'), pc.ends_with(arr, _INT_SUFFIX)),
+                      pc.and_(pc.ascii_is_decimal(digits),
+                              pc.or_(pc.invert(pc.starts_with(digits, "0")), pc.equal(body, "0"))))
+    integer = pc.fill_null(integer, False)
+    if not pc.all(integer).as_py():
+        rest = pc.invert(integer)
+        matched = pc.match_substring_regex(pc.filter(arr, rest), FAST_TERM[col])
+        integer = pc.replace_with_mask(integer, rest, matched)
+    return pc.and_(integer, short)
+
+
+_INT_SUFFIX = '"^^<' + terms.XSD + 'integer>'
 
 
 def _stream_column(column, note):
