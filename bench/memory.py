@@ -25,7 +25,7 @@ Resident memory is what is in use and what the allocators keep of what was
 freed, which comes and goes with the order of frees, so beside it are the
 bytes in use: glibc malloc's (Prolog's clauses, atoms and stacks, and
 Python's larger objects; mallinfo2), Arrow's buffers (its own pool,
-mimalloc, whose freed pages stay resident: around 100 MB of them on W3
+mimalloc, whose freed pages stay resident: 90-130 MB of them on w3_two
 while Arrow holds 21 MB), and Prolog's atom count (each solution in a
 window is keyed by an atom, the hash of its bindings: data, bounded by the
 windows). A leak grows these; the allocators' retention does not. Last, it checks
