@@ -19,7 +19,16 @@ costs, whatever else the machine runs), the peak and
 current resident memory of the process, and the engine's state (its goal
 stores and window contents, Engine.state(), in bytes). Once the windows are
 full (after the first hour of event time: 60,000 events), a bounded engine
-keeps its state and memory level while the stream goes on. Last, it checks
+keeps its state and memory level while the stream goes on.
+
+Resident memory is what is in use and what the allocators keep of what was
+freed, which comes and goes with the order of frees, so beside it are the
+bytes in use: glibc malloc's (Prolog's clauses, atoms and stacks, and
+Python's larger objects; mallinfo2), Arrow's buffers (its own pool,
+mimalloc, whose freed pages stay resident: 90-130 MB of them on w3_two
+while Arrow holds 21 MB), and Prolog's atom count (each solution in a
+window is keyed by an atom, the hash of its bindings: data, bounded by the
+windows). A leak grows these; the allocators' retention does not. Last, it checks
 the answers at each size against the number worked out from the data
 alone (workloads.expected_answers) and fails where they differ.
 """
@@ -27,9 +36,8 @@ alone (workloads.expected_answers) and fails where they differ.
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
-import os
-import resource
 import subprocess
 import sys
 import time
@@ -43,9 +51,35 @@ import pyarrow.parquet as pq  # noqa: E402
 import workloads  # noqa: E402
 
 
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+def status_mb(field: str) -> float:
+    """VmRSS (resident now) or VmHWM (its peak) of this process, in MB.
+    The peak is not getrusage's ru_maxrss: a process started by exec keeps
+    its parent's when that is higher, and the parent that has just made
+    the workload's Parquet file holds four times what the engine does."""
+    with open("/proc/self/status") as f:
+        kb = next(line.split()[1] for line in f if line.startswith(field + ":"))
+    return round(int(kb) / 1024, 1)
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd",
+                                               "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def in_use(engine) -> dict:
+    """The memory in use under the resident figure: glibc malloc's bytes
+    in use (None without mallinfo2, glibc 2.33), Arrow's pool's, in MB, and
+    SWI-Prolog's atoms."""
+    import pyarrow as pa
+
+    libc = ctypes.CDLL(None)
+    malloc = None
+    if hasattr(libc, "mallinfo2"):
+        libc.mallinfo2.restype = _MallInfo2
+        info = libc.mallinfo2()
+        malloc = round((info.uordblks + info.hblkhd) / 2**20, 1)
+    atoms = list(engine.session.prolog.query("statistics(atoms, N)"))[0]["N"]
+    return {"malloc_mb": malloc, "arrow_mb": round(pa.total_allocated_bytes() / 2**20, 1), "atoms": atoms}
 
 
 def measure(name: str, sizes: list[int], out: Path, batch_size: int):
@@ -84,8 +118,9 @@ def measure(name: str, sizes: list[int], out: Path, batch_size: int):
                 "events_per_s": round(pushed / clock),
                 "stretch_events_per_s": round((pushed - last[0]) / (clock - last[1])),
                 "events_per_cpu_s": round(pushed / cpu),
-                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
-                "rss_mb": round(_rss_mb(), 1),
+                "peak_rss_mb": status_mb("VmHWM"),
+                "rss_mb": status_mb("VmRSS"),
+                **in_use(engine),  # untimed
                 "state_bytes": state,
             }
             last = (pushed, clock)
@@ -105,7 +140,7 @@ def main():
             print(json.dumps(row), flush=True)
         return
     print(f"{'workload':8} {'events':>9} {'events/s':>9} {'last stretch':>12} {'per CPU s':>9} {'peak MB':>8} "
-          f"{'RSS MB':>7} {'state bytes':>12} {'answers':>10}")
+          f"{'RSS MB':>7} {'malloc MB':>9} {'Arrow MB':>8} {'atoms':>7} {'state bytes':>12} {'answers':>10}")
     wrong = []
     for name in args.workloads.split(","):
         rows = []
@@ -117,7 +152,8 @@ def main():
                 r = json.loads(line)
                 rows.append(r)
                 print(f"{r['workload']:8} {r['events']:>9,} {r['events_per_s']:>9,} {r['stretch_events_per_s']:>12,} "
-                      f"{r['events_per_cpu_s']:>9,} {r['peak_rss_mb']:>8} {r['rss_mb']:>7} {r['state_bytes']:>12,} "
+                      f"{r['events_per_cpu_s']:>9,} {r['peak_rss_mb']:>8} {r['rss_mb']:>7} {str(r['malloc_mb']):>9} "
+                      f"{r['arrow_mb']:>8} {r['atoms']:>7,} {r['state_bytes']:>12,} "
                       f"{r['answers']:>10,}", flush=True)
         if run.returncode:
             raise SystemExit(f"{name}: the measuring process failed ({run.returncode})")
