@@ -17,6 +17,7 @@ arithmetic, column-wise).
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -174,8 +175,10 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None, copy=None) -
     set that tells the copies of a repeated event apart: the predicate of
     the K-th copy (K >= 1; never an event for the update rules alone) is
     written '$copy'(K, P), outside '$in'(...)."""
+    same = start.equals(end)  # (an event at an instant, the usual one: its time made text once)
     start = pc.cast(start, pa.string())
-    end = pc.cast(end, pa.string())
+    # each line ends with its newline, so the lines' data is the batch's text as it is
+    end = pc.binary_join_element_wise(start if same else pc.cast(end, pa.string()), "\n", "")
     predicates = column_text(p)
     wrap = {}  # row -> the Prolog text of its wrapped predicate
     if stream is not None and pc.any(pc.is_valid(stream)).as_py():
@@ -200,8 +203,10 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None, copy=None) -
     lines = pc.binary_join_element_wise(column_text(s), predicates, column_text(o), start, end, "\t")
     if isinstance(lines, pa.ChunkedArray):
         lines = lines.combine_chunks()
-    whole = pa.LargeListArray.from_arrays(pa.array([0, len(lines)], pa.int64()), lines.cast(pa.large_string()))
-    text = pc.binary_join(whole, pa.scalar("\n", pa.large_string()))[0]
-    if not pc.string_is_ascii(text).as_py():  # the writers above make sure of it
+    if not pc.all(pc.string_is_ascii(lines)).as_py():  # the writers above make sure of it
         raise EngineError("an event batch must be ASCII")
-    return text.as_buffer()
+    if not len(lines):
+        return pa.py_buffer(b"")
+    offsets = lines.buffers()[1]
+    first, last = (int(x) for x in np.frombuffer(offsets, np.int32)[[lines.offset, lines.offset + len(lines)]])
+    return lines.buffers()[2].slice(first, last - first)

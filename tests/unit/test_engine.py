@@ -237,6 +237,19 @@ def test_batches_split_inside_an_instant_give_the_same_answers():
         assert rows(run(q, events, batch=size)) == whole
 
 
+def test_a_batch_out_of_time_order_answers_as_the_same_events_in_order():
+    """A push sorts its events by end only when they are out of order, and
+    holds back its latest instant (the rows after the sort): both in one
+    batch, across batches, and with an instant split between two pushes."""
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    ordered = [ev(f"k{i % 3}", "a" if i % 4 < 2 else "b", i, i // 3 - i % 2, i // 3) for i in range(36)]
+    shuffled = [e for block in range(0, 36, 6) for e in ordered[block:block + 6][::-1]]  # two instants a block
+    expected = rows(run(q, ordered))
+    assert len(expected) > 20
+    for size in (None, 6, 12):
+        assert rows(run(q, shuffled, batch=size)) == expected
+
+
 def test_a_push_made_of_several_calls_of_the_rules_answers_as_one_call(monkeypatch):
     """A push's events go to the rules in calls of about CHUNK_EVENTS,
     each call's answers read on its own (Engine._batch): the same answers,
