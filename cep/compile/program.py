@@ -56,7 +56,7 @@ import hashlib
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan, Step, Unary, node_children
-from cep.compile.clauses import LIVE, RUNTIME, A, T, F, Vars, ok_goal, tuple_term
+from cep.compile.clauses import FAST, LIVE, RUNTIME, A, T, F, Vars, ok_goal, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
 from cep.compile.expr import Scope, conj, q
 from cep.compile.leaves import (COPY_LEAF, PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check,
@@ -184,7 +184,9 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
 
     # periodic pruning of goals past their window (system-generated events)
     module, now = pl.Var("M"), pl.Var("Now")
-    sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now) for store, window in sweeps]
+    names = {store.split("/")[0] for store, _ in sweeps}
+    sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now, names) for store, window in sweeps
+                   if not store.split("/")[0].endswith(BANDS)]
     items.append(pl.Clause(pl.Struct("$sweep", module, now), tuple(sweep_goals) or (T,)))
     if sweeps:
         items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$expired", 2))))
@@ -269,9 +271,9 @@ def _reaches(plan, root, node_id) -> bool:
     return False
 
 
-def _sweep_goal(module, store, window, now):
-    if store.endswith(BANDS):  # after its store's sweep: forget bands left empty
-        return q(RUNTIME, "cep_expire_bands", module, A(store[:-len(BANDS)]), A(store))
+def _sweep_goal(module, store, window, now, stores):
+    if store + BANDS in stores:  # a band store (cep/compile/steps.py, Band), and its bands
+        return q(FAST, "cep_band_expire", module, A(store), A(store + BANDS), window, generation_ms(window), now)
     return q(RUNTIME, "cep_expire", module, A(store), window, generation_ms(window), now)
 
 
