@@ -15,7 +15,7 @@
             cep_fast_band/2,       % +Value, -Band
             cep_band_add/9,        % +Module, +Store, +Bands, +Key, +Band, +Generation, +Values, +Start, +End
             cep_band_goal/9,       % +Module, +Store, +Bands, +Key, +Direction, +ProbeBand, ?Values, ?Start, ?End
-            cep_band_expire/6,     % +Module, +Store, +Bands, +Window, +GenerationMs, +Now
+            cep_band_drop/3,       % +Module, +Store, +Generation
             cep_band_goals/2,      % +Module, -Goals
             cep_band_clear/1,      % +Module
             cep_band_pending/1,    % +Module
@@ -130,7 +130,7 @@ cep_fast_band(V, B) :-
 
 %!  cep_band_add(+Module, +Store, +Bands, +Key, +Band, +Generation, +Values, +Start, +End) is det.
 %!  cep_band_goal(+Module, +Store, +Bands, +Key, +Direction, +ProbeBand, ?Values, ?Start, ?End) is nondet.
-%!  cep_band_expire(+Module, +Store, +Bands, +Window, +GenerationMs, +Now) is det.
+%!  cep_band_drop(+Module, +Store, +Generation) is semidet.
 %
 %   The goal store Store of the rule set Module, of a SEQ step whose check compares a right value with
 %   a value stored in the goal (cep/compile/steps.py, Band): its goals
@@ -141,9 +141,10 @@ cep_fast_band(V, B) :-
 %   div GenerationMs), unless the store has one of the same values (a
 %   variant) and interval: solutions are sets (paper 4.2). cep_band_goal/9
 %   gives the goals of Key's bands admitted from ProbeBand, in the order
-%   they came. cep_band_expire/6 drops the generations that no solution
-%   from Now on can use (as cep_runtime:cep_expire/5 does), and the bands
-%   left empty.
+%   they came. cep_band_drop/3 drops the goals of generation Generation
+%   and before, and the bands left empty, where the C library keeps the
+%   store, and fails without it (cep_runtime:cep_band_expire/6 then
+%   prunes the facts as it prunes other stores).
 %
 %   The C library keeps them (prolog/cep_fast.c, band stores), with no
 %   clause database work per goal; without it they are dynamic facts of
@@ -181,21 +182,9 @@ cep_band_goal(M, Store, Bands, H, Direction, P, V, Ts, Te) :-
     Goal =.. [Store, HB, _, V, Ts, Te],
     M:Goal.
 
-cep_band_expire(M, Store, Bands, Window, P, Now) :-
-    (   foreign_loaded
-    ->  Max is (Now - Window) div P - 1,
-        c_band_expire(M, Store, Max)
-    ;   cep_runtime:cep_expire(M, Store, Window, P, Now),   % loaded with this module
-        expire_bands(M, Store, Bands)
-    ).
-
-%   After a sweep: forget the bands whose goals have all expired.
-expire_bands(M, Store, Bands) :-
-    functor(Goal, Store, 5),
-    arg(1, Goal, HB),
-    Band =.. [Bands, H, B],
-    forall(( M:Band, cep_band_key(H, B, HB), \+ M:Goal ),
-           retract(M:Band)).
+cep_band_drop(M, Store, Max) :-
+    foreign_loaded,
+    c_band_expire(M, Store, Max).
 
 %!  cep_band_goals(+Module, -Goals) is det.
 %!  cep_band_clear(+Module) is det.

@@ -37,6 +37,7 @@
             cep_notin/2,         % +Bs, -B
             cep_skolem/2,        % +Key, -BlankNode
             cep_expire/5,        % +Module, +Store, +Window, +GenerationMs, +Now
+            cep_band_expire/6,   % +Module, +Store, +Bands, +Window, +GenerationMs, +Now
             cep_advance/3,       % +Module, +NowText, -Pending
             cep_absence/3,       % +Module, +Limit, -Rows
             cep_feed/3,          % +Module, +Time, -Rows
@@ -692,6 +693,24 @@ cep_expire(M, Store, Window, P, Now) :-
         ),
         retractall(M:'$expired'(Store, _)),
         assertz(M:'$expired'(Store, Max))
+    ).
+
+%!  cep_band_expire(+Module, +Store, +Bands, +Window, +P, +Now) is det.
+%
+%   cep_expire/5 for a band store (cep_fast.pl, cep_band_add/9): the C
+%   library drops the generations past the window itself; without it the
+%   store's facts are pruned as any store's, and then the bands whose
+%   goals have all expired are forgotten.
+cep_band_expire(M, Store, Bands, Window, P, Now) :-
+    Max is (Now - Window) div P - 1,
+    (   cep_band_drop(M, Store, Max)
+    ->  true
+    ;   cep_expire(M, Store, Window, P, Now),
+        functor(Goal, Store, 5),
+        arg(1, Goal, HB),
+        Band =.. [Bands, H, B],
+        forall(( M:Band, cep_band_key(H, B, HB), \+ M:Goal ),
+               retract(M:Band))
     ).
 
 %!  cep_dump(+Module, -State:string) is det.

@@ -18,9 +18,11 @@ for every unary step N (BIND, a subquery, a join with inline data)
                                hash, so lookups are indexed; Generation
                                Start div (Window/4) for windowed stores (0
                                for others), so expiry drops whole ones;
-    g<N>_l_bands/2             the bands of a range-indexed store (Band):
-                               its Key is then a hash of the join key and
-                               the band of a value stored in the goal;
+    g<N>_l_bands/2             the bands of a range-indexed store (Band),
+                               whose Key is a hash of the join key and the
+                               band of a value stored in the goal; where
+                               the C library is built it keeps such a
+                               store instead (cep_fast:cep_band_add/9);
 and for the rule set
     cep_event/6                the entry point: an event triggers the leaf
                                rules (leaf/6, one clause per triple pattern,
@@ -56,7 +58,7 @@ import hashlib
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan, Step, Unary, node_children
-from cep.compile.clauses import FAST, LIVE, RUNTIME, A, T, F, Vars, ok_goal, tuple_term
+from cep.compile.clauses import LIVE, RUNTIME, A, T, F, Vars, ok_goal, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
 from cep.compile.expr import Scope, conj, q
 from cep.compile.leaves import (COPY_LEAF, PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check,
@@ -273,7 +275,7 @@ def _reaches(plan, root, node_id) -> bool:
 
 def _sweep_goal(module, store, window, now, stores):
     if store + BANDS in stores:  # a band store (cep/compile/steps.py, Band), and its bands
-        return q(FAST, "cep_band_expire", module, A(store), A(store + BANDS), window, generation_ms(window), now)
+        return q(RUNTIME, "cep_band_expire", module, A(store), A(store + BANDS), window, generation_ms(window), now)
     return q(RUNTIME, "cep_expire", module, A(store), window, generation_ms(window), now)
 
 
