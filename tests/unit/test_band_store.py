@@ -82,3 +82,22 @@ def test_band_joins_answer_alike_in_c_and_in_prolog():
     in_c, in_prolog = run(True), run(False)
     assert in_c == in_prolog
     assert in_c.count("\n") > 20
+
+
+def test_two_engines_of_the_same_band_join_keep_their_own_goals():
+    from cep.engine import Engine
+    from cep.events import Event
+    from cep.rules import parse_rules
+
+    ex, xsd = "http://example.org/", "http://www.w3.org/2001/XMLSchema#"
+    queries = parse_rules(f"""PREFIX : <{ex}>
+SELECT ?k ?x ?y WHERE {{ ?k :a ?x }} SEQ {{ ?k :b ?y }} FILTER (?y < ?x * 0.7)""", "q.rq")
+
+    def tick(p, value, t):
+        return Event(f"<{ex}k>", f"<{ex}{p}>", f'"{value}"^^<{xsd}integer>', t, t)
+    first, second = Engine(queries), Engine(queries)
+    assert "cep_band_goal" in first.compiled.program(first.module)
+    first.push([tick("a", 100, 1)])
+    first.flush()
+    assert second.push([tick("b", 50, 2)]) + second.flush() == []   # the goal is the first engine's
+    assert len(first.push([tick("b", 50, 3)]) + first.flush()) == 1
