@@ -855,7 +855,7 @@ typedef struct band_store
 } band_store;
 
 static band_store *band_stores;
-static functor_t FUNCTOR_band_goal8;
+static functor_t FUNCTOR_band_goals5, FUNCTOR_g4;
 static atom_t ATOM_other, ATOM_above;
 static predicate_t PRED_variant;
 
@@ -1299,15 +1299,20 @@ c_band_count(term_t module, term_t count)
   return PL_unify_int64(count, n);
 }
 
-/* c_band_goals(+Module, -Goals): every goal of Module's stores as
-   band_goal(Store, Bands, Key, Band, Generation, Values, Start, End), in
-   the order c_band_add/9 takes them back (cep_runtime:cep_dump/2) */
+/* c_band_goals(+Module, -Goals): every goal of Module's stores, a term
+   band_goals(Store, Bands, Key, Band, [g(Generation, Values, Start, End),
+   ...]) for each key and band, in the order c_band_add/9 takes them back
+   (cep_runtime:cep_dump/2): the names, the key and the band once for all
+   their goals, so a state is no larger than the dynamic facts' */
 static foreign_t
 c_band_goals(term_t module, term_t goals)
 { atom_t m;
   term_t list = PL_copy_term_ref(goals);
   term_t head = PL_new_term_ref();
-  term_t args = PL_new_term_refs(8);
+  term_t args = PL_new_term_refs(5);
+  term_t items = PL_new_term_ref();
+  term_t item = PL_new_term_ref();
+  term_t values = PL_new_term_ref();
 
   if ( !PL_get_atom_ex(module, &m) )
     return FALSE;
@@ -1318,20 +1323,25 @@ c_band_goals(term_t module, term_t goals)
     { for ( band_key *k = s->table[i]; k; k = k->next )
       { for ( size_t j = 0; j < k->count; j++ )
         { band_bucket *b = k->bands[j];
-          for ( size_t n = 0; n < b->count; n++ )
+          if ( !PL_put_atom(args, s->name) || !PL_put_atom(args + 1, s->bands_name) ||
+               !(k->is_atom == KEY_ANY ? PL_put_variable(args + 2) :
+                 k->is_atom ? PL_put_atom(args + 2, (atom_t)k->key) : PL_put_int64(args + 2, k->key)) ||
+               !(b->other ? PL_put_atom(args + 3, ATOM_other) : PL_put_int64(args + 3, b->band)) ||
+               !PL_put_nil(args + 4) )
+            return FALSE;
+          for ( size_t n = b->count; n-- > 0; )   /* the list is made from its end */
           { band_goal *g = &b->goals[n];
-            if ( !PL_put_atom(args, s->name) || !PL_put_atom(args + 1, s->bands_name) ||
-                 !(k->is_atom == KEY_ANY ? PL_put_variable(args + 2) :
-                   k->is_atom ? PL_put_atom(args + 2, (atom_t)k->key) : PL_put_int64(args + 2, k->key)) ||
-                 !(b->other ? PL_put_atom(args + 3, ATOM_other) : PL_put_int64(args + 3, b->band)) ||
-                 !PL_put_int64(args + 4, g->gen) || !PL_recorded(g->values, args + 5) ||
-                 !PL_put_int64(args + 6, g->ts) || !PL_put_int64(args + 7, g->te) ||
-                 !PL_unify_list(list, head, list) ||
-                 !PL_unify_term(head, PL_FUNCTOR, FUNCTOR_band_goal8,
-                                PL_TERM, args, PL_TERM, args + 1, PL_TERM, args + 2, PL_TERM, args + 3,
-                                PL_TERM, args + 4, PL_TERM, args + 5, PL_TERM, args + 6, PL_TERM, args + 7) )
+            if ( !PL_recorded(g->values, values) ||
+                 !PL_unify_term(item, PL_FUNCTOR, FUNCTOR_g4, PL_INT64, g->gen, PL_TERM, values,
+                                PL_INT64, g->ts, PL_INT64, g->te) ||
+                 !PL_cons_list(args + 4, item, args + 4) )
               return FALSE;
+            PL_put_variable(item);
           }
+          if ( !PL_unify_list(list, head, list) ||
+               !PL_cons_functor_v(items, FUNCTOR_band_goals5, args) ||
+               !PL_unify(head, items) )
+            return FALSE;
         }
       }
     }
@@ -1356,7 +1366,8 @@ install_cep_fast(void)
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
   PL_register_foreign("c_band", 2, c_band, 0);
   PL_register_foreign("c_source", 1, c_source, 0);
-  FUNCTOR_band_goal8 = PL_new_functor(PL_new_atom("band_goal"), 8);
+  FUNCTOR_band_goals5 = PL_new_functor(PL_new_atom("band_goals"), 5);
+  FUNCTOR_g4 = PL_new_functor(PL_new_atom("g"), 4);
   ATOM_other = PL_new_atom("other");
   ATOM_above = PL_new_atom("above");
   PRED_variant = PL_predicate("=@=", 2, "system");

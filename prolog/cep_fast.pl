@@ -190,8 +190,9 @@ cep_band_drop(M, Store, Max) :-
 %!  cep_band_clear(+Module) is det.
 %!  cep_band_pending(+Module) is semidet.
 %
-%   The goals the C library keeps for Module's band stores, as terms
-%   band_goal(Store, Bands, Key, Band, Generation, Values, Start, End)
+%   The goals the C library keeps for Module's band stores, a term
+%   band_goals(Store, Bands, Key, Band, [g(Generation, Values, Start,
+%   End), ...]) for each key and band
 %   (cep_runtime:cep_dump/2 keeps them in the state, and cep_restore/2
 %   gives each to cep_band_add/9); none without the library, where they
 %   are facts of Module. cep_band_clear/1 drops them; cep_band_pending/1

@@ -734,9 +734,10 @@ cep_restore(M, State) :-
     cep_band_clear(M),
     forall(member(Fact, Facts), restore_fact(M, Fact)).
 
-restore_fact(M, band_goal(Store, Bands, H, B, G, V, Ts, Te)) :-
+restore_fact(M, band_goals(Store, Bands, H, B, Goals)) :-
     !,
-    cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te).
+    forall(member(g(G, V, Ts, Te), Goals),
+           cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te)).
 restore_fact(M, Fact) :-
     assertz(M:Fact).
 

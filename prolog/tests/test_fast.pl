@@ -252,7 +252,8 @@ test(goals_survive_a_dump) :-
     cep_band_goals(M, Goals),                               % [] without the library: facts of M
     findall(F, ( member(P, [g(_, _, _, _, _), g_bands(_, _)]), clause(M:P, true), F = P ), Facts),
     band_module(M),
-    forall(member(band_goal(S, Bs, K, B, G, V, Ts, Te), Goals), cep_band_add(M, S, Bs, K, B, G, V, Ts, Te)),
+    forall(( member(band_goals(S, Bs, K, B, Gs), Goals), member(g(G, V, Ts, Te), Gs) ),
+           cep_band_add(M, S, Bs, K, B, G, V, Ts, Te)),
     forall(member(F, Facts), assertz(M:F)),
     band_goals(M, k, below, 3, [v(dec(7r10), U)-10]),
     assertion(var(U)),

@@ -348,7 +348,7 @@ def _band_store(engine, store):
     without it the store is dynamic facts, which _count reads."""
     (result,) = list(engine.session.prolog.query(
         f"findall(K-B, ( cep_fast:cep_band_goals({engine.module}, Gs), "
-        f"member(band_goal({store}, _, K, B, _, _, _, _), Gs) ), Ps), "
+        f"member(band_goals({store}, _, K, B, Goals), Gs), member(_, Goals) ), Ps), "
         f"length(Ps, N), sort(Ps, Bs), length(Bs, D)"))
     return result["N"], result["D"]
 
