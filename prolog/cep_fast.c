@@ -27,6 +27,10 @@
     exact in a double; it fails for any other value, which the Prolog
     version then takes.
 
+    c_band_add/9, c_band_goal/8, c_band_expire/3, c_band_goals/2,
+    c_band_count/2 and c_band_clear/1 keep the goals of the range-indexed
+    SEQ stores (cep/compile/steps.py, Band) in C: see "Band stores" below.
+
     c_source(-Digest) is the SHA-256 (hex) of the cep_fast.c the library
     was built from, which cep/runtime/native.py compiles in: prolog/cep_fast.pl
     uses no library built from another version of this file (whose
@@ -807,6 +811,545 @@ c_band(term_t value, term_t band)
   return PL_unify_int64(band, b);
 }
 
+/* ------------------------------------------------------------------
+   Band stores: the goals of a range-indexed SEQ goal store (cep/compile/
+   steps.py, Band), kept here instead of as dynamic facts. A store is
+   named by its rule set's module and its name; it maps a join key (an
+   atom or an integer) to its bands, in the order they were first used,
+   and each band to its goals, in the order they came: a goal is its
+   values (a record), its interval and its generation. A right solution
+   visits the goals of the bands its value admits; a sweep drops whole
+   generations, and the bands and keys left empty, with no Prolog work
+   per goal (as dynamic facts, each dropped goal left three clause
+   indexes). prolog/cep_fast.pl has the same store in dynamic facts, for
+   where this library is not built; both give the same goals in the
+   same order.
+   ------------------------------------------------------------------ */
+
+typedef struct
+{ int64_t  gen;
+  int64_t  ts, te;
+  record_t values;
+} band_goal;
+
+typedef struct
+{ int        other;        /* the band `other` (a value with no order) */
+  int64_t    band;
+  band_goal *goals;
+  size_t     count, size;
+} band_bucket;
+
+typedef struct band_key
+{ struct band_key *next;   /* in its hash chain */
+  int           is_atom;
+  int64_t       key;       /* an integer, or an atom_t (registered) */
+  band_bucket **bands;
+  size_t        count, size;
+} band_key;
+
+typedef struct band_store
+{ struct band_store *next;
+  atom_t     module, name, bands_name;   /* registered */
+  band_key **table;
+  size_t     buckets, keys;
+  size_t     goals;
+} band_store;
+
+static band_store *band_stores;
+static functor_t FUNCTOR_band_goals5, FUNCTOR_g4;
+static atom_t ATOM_other, ATOM_above;
+static predicate_t PRED_variant;
+
+static band_store *
+find_store(atom_t module, atom_t name)
+{ for ( band_store *s = band_stores; s; s = s->next )
+  { if ( s->module == module && s->name == name )
+      return s;
+  }
+  return NULL;
+}
+
+static int
+get_store(term_t module, term_t name, term_t bands, band_store **out)
+{ atom_t m, n, b;
+  band_store *s;
+
+  if ( !PL_get_atom_ex(module, &m) || !PL_get_atom_ex(name, &n) )
+    return FALSE;
+  if ( (s = find_store(m, n)) || !bands )
+  { *out = s;
+    return TRUE;
+  }
+  if ( !PL_get_atom_ex(bands, &b) )
+    return FALSE;
+  if ( !(s = calloc(1, sizeof(*s))) || !(s->table = calloc(64, sizeof(band_key*))) )
+  { free(s);
+    return PL_resource_error("memory");
+  }
+  s->buckets = 64;
+  s->module = m; s->name = n; s->bands_name = b;
+  PL_register_atom(m); PL_register_atom(n); PL_register_atom(b);
+  s->next = band_stores;
+  band_stores = s;
+  *out = s;
+  return TRUE;
+}
+
+/* A join key: an atom (an IRI) or an integer (a hash of the join values,
+   cep/compile/clauses.py, key_goal); KEY_ANY where the join variable is
+   unbound (compatible with every key: its goals meet every probe, and a
+   probe with it visits every key) */
+#define KEY_ANY 2
+
+static int
+get_key(term_t t, int *is_atom, int64_t *key)
+{ atom_t a;
+
+  if ( PL_is_variable(t) )
+  { *is_atom = KEY_ANY;
+    *key = 0;
+    return TRUE;
+  }
+  if ( PL_get_atom(t, &a) )
+  { *is_atom = TRUE;
+    *key = (int64_t)a;
+    return TRUE;
+  }
+  *is_atom = FALSE;
+  if ( PL_get_int64(t, key) )
+    return TRUE;
+  return PL_type_error("band_store_key", t);
+}
+
+static int
+get_band(term_t t, int *other, int64_t *band)
+{ atom_t a;
+
+  if ( PL_get_atom(t, &a) && a == ATOM_other )
+  { *other = TRUE;
+    *band = 0;
+    return TRUE;
+  }
+  *other = FALSE;
+  if ( PL_get_int64(t, band) )
+    return TRUE;
+  return PL_type_error("band", t);
+}
+
+static size_t
+key_slot(size_t buckets, int is_atom, int64_t key)   /* buckets: a power of two */
+{ uint64_t h = ((uint64_t)key + (uint64_t)is_atom) * UINT64_C(0x9E3779B97F4A7C15);
+  return (size_t)(h >> 32) & (buckets - 1);
+}
+
+static band_key *
+find_key(const band_store *s, int is_atom, int64_t key)
+{ for ( band_key *k = s->table[key_slot(s->buckets, is_atom, key)]; k; k = k->next )
+  { if ( k->key == key && k->is_atom == is_atom )
+      return k;
+  }
+  return NULL;
+}
+
+static int
+grow_table(band_store *s)
+{ size_t n = s->buckets * 2;
+  band_key **table = calloc(n, sizeof(band_key*));
+
+  if ( !table )
+    return FALSE;
+  for ( size_t i = 0; i < s->buckets; i++ )
+  { band_key *k = s->table[i], *next;
+    for ( ; k; k = next )
+    { size_t slot = key_slot(n, k->is_atom, k->key);
+      next = k->next;
+      k->next = table[slot];
+      table[slot] = k;
+    }
+  }
+  free(s->table);
+  s->table = table;
+  s->buckets = n;
+  return TRUE;
+}
+
+static int
+grow(void **items, size_t *size, size_t count, size_t item)
+{ if ( count < *size )
+    return TRUE;
+  size_t n = *size ? *size * 2 : 4;
+  void *more = realloc(*items, n * item);
+  if ( !more )
+    return FALSE;
+  *items = more;
+  *size = n;
+  return TRUE;
+}
+
+/* Whether a goal of the bucket has the values (a variant) and interval */
+static int
+seen_goal(const band_bucket *b, term_t values, int64_t ts, int64_t te, int *seen)
+{ *seen = FALSE;
+  for ( size_t i = 0; i < b->count; i++ )
+  { const band_goal *g = &b->goals[i];
+    if ( g->ts == ts && g->te == te )
+    { term_t args = PL_new_term_refs(2);
+      int rc = ( PL_recorded(g->values, args) && PL_put_term(args + 1, values) );
+      if ( rc )
+      { *seen = PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, PRED_variant, args);
+        rc = !PL_exception(0);
+      }
+      PL_reset_term_refs(args);
+      if ( !rc || *seen )
+        return rc;
+    }
+  }
+  return TRUE;
+}
+
+/* c_band_add(+Module, +Store, +Bands, +Key, +Band, +Generation, +Values,
+   +Start, +End): store the goal unless a goal of its key and band has
+   the same values (a variant) and interval (solutions are sets) */
+static foreign_t
+c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t band, term_t gen,
+           term_t values, term_t ts, term_t te)
+{ band_store *s;
+  band_key *k;
+  band_bucket *b = NULL;
+  int is_atom, other, seen;
+  int64_t kv, bv, g, start, end;
+
+  if ( !get_store(module, name, bands, &s) || !get_key(key, &is_atom, &kv) ||
+       !get_band(band, &other, &bv) || !PL_get_int64_ex(gen, &g) ||
+       !PL_get_int64_ex(ts, &start) || !PL_get_int64_ex(te, &end) )
+    return FALSE;
+  if ( !(k = find_key(s, is_atom, kv)) )
+  { if ( s->keys >= s->buckets * 2 && !grow_table(s) )
+      return PL_resource_error("memory");
+    if ( !(k = calloc(1, sizeof(*k))) )
+      return PL_resource_error("memory");
+    k->is_atom = is_atom;
+    k->key = kv;
+    if ( is_atom == TRUE )
+      PL_register_atom((atom_t)kv);
+    size_t slot = key_slot(s->buckets, is_atom, kv);
+    k->next = s->table[slot];
+    s->table[slot] = k;
+    s->keys++;
+  }
+  for ( size_t i = 0; i < k->count; i++ )
+  { if ( k->bands[i]->other == other && k->bands[i]->band == bv )
+    { b = k->bands[i];
+      break;
+    }
+  }
+  if ( !b )
+  { if ( !grow((void**)&k->bands, &k->size, k->count, sizeof(band_bucket*)) ||
+         !(b = calloc(1, sizeof(*b))) )
+      return PL_resource_error("memory");
+    b->other = other;
+    b->band = bv;
+    k->bands[k->count++] = b;
+  }
+  if ( !seen_goal(b, values, start, end, &seen) )
+    return FALSE;
+  if ( seen )
+    return TRUE;
+  if ( !grow((void**)&b->goals, &b->size, b->count, sizeof(band_goal)) )
+    return PL_resource_error("memory");
+  band_goal *goal = &b->goals[b->count];
+  if ( !(goal->values = PL_record(values)) )
+    return PL_resource_error("memory");
+  goal->gen = g;
+  goal->ts = start;
+  goal->te = end;
+  b->count++;
+  s->goals++;
+  return TRUE;
+}
+
+/* Whether a goal of band b can meet a right solution of band p: one band
+   of slack (cep_fast.pl, cep_band_admits/3) */
+static int
+band_admits(int above, const band_bucket *b, int p_other, int64_t p)
+{ if ( b->other || p_other )
+    return TRUE;
+  return above ? b->band >= p - 1 : b->band <= p + 1;
+}
+
+typedef struct
+{ int     is_atom;
+  int64_t key;
+} key_id;
+
+typedef struct
+{ atom_t  module, name;
+  int     above, p_other;
+  int64_t p;
+  key_id *keys;             /* the keys to visit, in order */
+  size_t  count;
+  size_t  at, band, goal;   /* the next goal to try */
+} band_walk;
+
+static void
+free_walk(band_walk *w)
+{ free(w->keys);
+  free(w);
+}
+
+/* The keys a probe with key k visits: k and KEY_ANY, or every key where
+   k is KEY_ANY */
+static int
+walk_keys(band_walk *w, const band_store *s, int is_atom, int64_t key)
+{ size_t n = 0;
+
+  if ( !(w->keys = malloc((is_atom == KEY_ANY ? s->keys : 2) * sizeof(key_id) + 1)) )
+    return FALSE;
+  if ( is_atom == KEY_ANY )
+  { for ( size_t i = 0; i < s->buckets; i++ )
+    { for ( band_key *k = s->table[i]; k; k = k->next )
+      { w->keys[n].is_atom = k->is_atom;
+        w->keys[n++].key = k->key;
+      }
+    }
+  } else
+  { if ( find_key(s, is_atom, key) )
+    { w->keys[n].is_atom = is_atom;
+      w->keys[n++].key = key;
+    }
+    if ( find_key(s, KEY_ANY, 0) )
+    { w->keys[n].is_atom = KEY_ANY;
+      w->keys[n++].key = 0;
+    }
+  }
+  w->count = n;
+  return TRUE;
+}
+
+/* c_band_goal(+Module, +Store, +Key, +Direction, +ProbeBand, ?Values,
+   ?Start, ?End) is nondet: the goals of Key's bands that Direction
+   (above, below) admits from ProbeBand, in order. The store, key and
+   bucket are looked up again at each step: nothing the caller does in
+   between (it adds goals to other stores) can leave a dangling pointer. */
+static foreign_t
+c_band_goal(term_t module, term_t name, term_t key, term_t dir, term_t probe,
+            term_t values, term_t ts, term_t te, control_t h)
+{ band_walk *w;
+  band_store *s;
+  band_key *k;
+  fid_t fid;
+
+  switch ( PL_foreign_control(h) )
+  { case PL_FIRST_CALL:
+    { band_walk w0;
+      atom_t d;
+      int is_atom;
+      int64_t kv;
+      if ( !PL_get_atom_ex(module, &w0.module) || !PL_get_atom_ex(name, &w0.name) ||
+           !get_key(key, &is_atom, &kv) || !PL_get_atom_ex(dir, &d) ||
+           !get_band(probe, &w0.p_other, &w0.p) )
+        return FALSE;
+      w0.above = (d == ATOM_above);
+      w0.at = w0.band = w0.goal = 0;
+      if ( !(s = find_store(w0.module, w0.name)) )
+        return FALSE;
+      if ( !(w = malloc(sizeof(*w))) )
+        return PL_resource_error("memory");
+      *w = w0;
+      if ( !walk_keys(w, s, is_atom, kv) )
+      { free(w);
+        return PL_resource_error("memory");
+      }
+      break;
+    }
+    case PL_REDO:
+      w = PL_foreign_context_address(h);
+      break;
+    case PL_PRUNED:
+      free_walk(PL_foreign_context_address(h));
+      return TRUE;
+    default:
+      return FALSE;
+  }
+  term_t v = PL_new_term_ref();                 /* before the frame: rewinding it drops later refs */
+  if ( !(s = find_store(w->module, w->name)) || !(fid = PL_open_foreign_frame()) )
+  { free_walk(w);
+    return FALSE;
+  }
+  for ( ; w->at < w->count; w->at++, w->band = 0, w->goal = 0 )
+  { if ( !(k = find_key(s, w->keys[w->at].is_atom, w->keys[w->at].key)) )
+      continue;
+    for ( ; w->band < k->count; w->band++, w->goal = 0 )
+    { band_bucket *b = k->bands[w->band];
+      if ( !band_admits(w->above, b, w->p_other, w->p) )
+        continue;
+      while ( w->goal < b->count )
+      { band_goal *g = &b->goals[w->goal++];
+        if ( PL_recorded(g->values, v) && PL_unify(values, v) &&
+             PL_unify_int64(ts, g->ts) && PL_unify_int64(te, g->te) )
+        { PL_close_foreign_frame(fid);
+          PL_retry_address(w);
+        }
+        if ( PL_exception(0) )
+        { PL_close_foreign_frame(fid);
+          free_walk(w);
+          return FALSE;
+        }
+        PL_rewind_foreign_frame(fid);
+      }
+    }
+  }
+  PL_close_foreign_frame(fid);
+  free_walk(w);
+  return FALSE;
+}
+
+static void
+free_key(band_key *k)
+{ for ( size_t i = 0; i < k->count; i++ )
+  { band_bucket *b = k->bands[i];
+    for ( size_t j = 0; j < b->count; j++ )
+      PL_erase(b->goals[j].values);
+    free(b->goals);
+    free(b);
+  }
+  free(k->bands);
+  if ( k->is_atom == TRUE )
+    PL_unregister_atom((atom_t)k->key);
+  free(k);
+}
+
+/* Drop the goals of generation =< Max, then the bands and keys left
+   empty; what stays keeps its order */
+static void
+expire_store(band_store *s, int64_t max, int all)
+{ for ( size_t i = 0; i < s->buckets; i++ )
+  { band_key **link = &s->table[i];
+    while ( *link )
+    { band_key *k = *link;
+      size_t kept_bands = 0;
+      for ( size_t j = 0; j < k->count; j++ )
+      { band_bucket *b = k->bands[j];
+        size_t kept = 0;
+        for ( size_t n = 0; n < b->count; n++ )
+        { if ( all || b->goals[n].gen <= max )
+          { PL_erase(b->goals[n].values);
+            s->goals--;
+          } else
+            b->goals[kept++] = b->goals[n];
+        }
+        b->count = kept;
+        if ( kept )
+          k->bands[kept_bands++] = b;
+        else
+        { free(b->goals);
+          free(b);
+        }
+      }
+      k->count = kept_bands;
+      if ( kept_bands )
+        link = &k->next;
+      else
+      { *link = k->next;
+        free_key(k);
+        s->keys--;
+      }
+    }
+  }
+}
+
+/* c_band_expire(+Module, +Store, +Max) */
+static foreign_t
+c_band_expire(term_t module, term_t name, term_t max)
+{ band_store *s;
+  int64_t m;
+
+  if ( !get_store(module, name, 0, &s) || !PL_get_int64_ex(max, &m) )
+    return FALSE;
+  if ( s )
+    expire_store(s, m, FALSE);
+  return TRUE;
+}
+
+/* c_band_clear(+Module): drop every goal of Module's stores */
+static foreign_t
+c_band_clear(term_t module)
+{ atom_t m;
+
+  if ( !PL_get_atom_ex(module, &m) )
+    return FALSE;
+  for ( band_store *s = band_stores; s; s = s->next )
+  { if ( s->module == m )
+      expire_store(s, 0, TRUE);
+  }
+  return TRUE;
+}
+
+/* c_band_count(+Module, -Count): the goals of Module's stores */
+static foreign_t
+c_band_count(term_t module, term_t count)
+{ atom_t m;
+  int64_t n = 0;
+
+  if ( !PL_get_atom_ex(module, &m) )
+    return FALSE;
+  for ( band_store *s = band_stores; s; s = s->next )
+  { if ( s->module == m )
+      n += (int64_t)s->goals;
+  }
+  return PL_unify_int64(count, n);
+}
+
+/* c_band_goals(+Module, -Goals): every goal of Module's stores, a term
+   band_goals(Store, Bands, Key, Band, [g(Generation, Values, Start, End),
+   ...]) for each key and band, in the order c_band_add/9 takes them back
+   (cep_runtime:cep_dump/2): the names, the key and the band once for all
+   their goals, so a state is no larger than the dynamic facts' */
+static foreign_t
+c_band_goals(term_t module, term_t goals)
+{ atom_t m;
+  term_t list = PL_copy_term_ref(goals);
+  term_t head = PL_new_term_ref();
+  term_t args = PL_new_term_refs(5);
+  term_t items = PL_new_term_ref();
+  term_t item = PL_new_term_ref();
+  term_t values = PL_new_term_ref();
+
+  if ( !PL_get_atom_ex(module, &m) )
+    return FALSE;
+  for ( band_store *s = band_stores; s; s = s->next )
+  { if ( s->module != m )
+      continue;
+    for ( size_t i = 0; i < s->buckets; i++ )
+    { for ( band_key *k = s->table[i]; k; k = k->next )
+      { for ( size_t j = 0; j < k->count; j++ )
+        { band_bucket *b = k->bands[j];
+          if ( !PL_put_atom(args, s->name) || !PL_put_atom(args + 1, s->bands_name) ||
+               !(k->is_atom == KEY_ANY ? PL_put_variable(args + 2) :
+                 k->is_atom ? PL_put_atom(args + 2, (atom_t)k->key) : PL_put_int64(args + 2, k->key)) ||
+               !(b->other ? PL_put_atom(args + 3, ATOM_other) : PL_put_int64(args + 3, b->band)) ||
+               !PL_put_nil(args + 4) )
+            return FALSE;
+          for ( size_t n = b->count; n-- > 0; )   /* the list is made from its end */
+          { band_goal *g = &b->goals[n];
+            if ( !PL_recorded(g->values, values) ||
+                 !PL_unify_term(item, PL_FUNCTOR, FUNCTOR_g4, PL_INT64, g->gen, PL_TERM, values,
+                                PL_INT64, g->ts, PL_INT64, g->te) ||
+                 !PL_cons_list(args + 4, item, args + 4) )
+              return FALSE;
+            PL_put_variable(item);
+          }
+          if ( !PL_unify_list(list, head, list) ||
+               !PL_cons_functor_v(items, FUNCTOR_band_goals5, args) ||
+               !PL_unify(head, items) )
+            return FALSE;
+        }
+      }
+    }
+  }
+  return PL_unify_nil(list);
+}
+
 static foreign_t
 c_source(term_t digest)
 { return PL_unify_atom_chars(digest, CEP_FAST_SOURCE);
@@ -824,5 +1367,16 @@ install_cep_fast(void)
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
   PL_register_foreign("c_band", 2, c_band, 0);
   PL_register_foreign("c_source", 1, c_source, 0);
+  FUNCTOR_band_goals5 = PL_new_functor(PL_new_atom("band_goals"), 5);
+  FUNCTOR_g4 = PL_new_functor(PL_new_atom("g"), 4);
+  ATOM_other = PL_new_atom("other");
+  ATOM_above = PL_new_atom("above");
+  PRED_variant = PL_predicate("=@=", 2, "system");
+  PL_register_foreign("c_band_add", 9, c_band_add, 0);
+  PL_register_foreign("c_band_goal", 8, c_band_goal, PL_FA_NONDETERMINISTIC);
+  PL_register_foreign("c_band_expire", 3, c_band_expire, 0);
+  PL_register_foreign("c_band_clear", 1, c_band_clear, 0);
+  PL_register_foreign("c_band_count", 2, c_band_count, 0);
+  PL_register_foreign("c_band_goals", 2, c_band_goals, 0);
   PRED_cep_nt = PL_predicate("cep_nt", 2, "cep_values");
 }

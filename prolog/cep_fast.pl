@@ -1,6 +1,6 @@
 /*  The runtime's hot loops: decoding a batch of events, telling which
-    IRIs can be written as they are, writing answer lines, and the band
-    of a number. The C library prolog/cep_fast.so does
+    IRIs can be written as they are, writing answer lines, the band of a
+    number, and the goal stores of band joins. The C library prolog/cep_fast.so does
     them where `make setup` built it (an installed package builds it on
     first use: cep/runtime/native.py); the Prolog clauses below do the same,
     slower, where it was not built. CEP_NO_FOREIGN=1 forces the Prolog
@@ -12,7 +12,15 @@
             cep_iri_plain/1,       % +Atom
             cep_iri_forbidden/1,   % +Code
             cep_answer_text/2,     % +Rows, -Text
-            cep_fast_band/2        % +Value, -Band
+            cep_fast_band/2,       % +Value, -Band
+            cep_band_add/9,        % +Module, +Store, +Bands, +Key, +Band, +Generation, +Values, +Start, +End
+            cep_band_goal/9,       % +Module, +Store, +Bands, +Key, +Direction, +ProbeBand, ?Values, ?Start, ?End
+            cep_band_drop/3,       % +Module, +Store, +Generation
+            cep_band_goals/2,      % +Module, -Goals
+            cep_band_clear/1,      % +Module
+            cep_band_pending/1,    % +Module
+            cep_band_key/3,        % +Key, +Band, -BandKey
+            cep_band_admits/3      % +Direction, +Band, +ProbeBand
           ]).
 
 :- use_module(library(apply)).
@@ -120,6 +128,109 @@ field_parts([F|Fs], ['\t'|Parts0], Rest) :-
 cep_fast_band(V, B) :-
     foreign_loaded,
     c_band(V, B).
+
+%!  cep_band_add(+Module, +Store, +Bands, +Key, +Band, +Generation, +Values, +Start, +End) is det.
+%!  cep_band_goal(+Module, +Store, +Bands, +Key, +Direction, +ProbeBand, ?Values, ?Start, ?End) is nondet.
+%!  cep_band_drop(+Module, +Store, +Generation) is semidet.
+%
+%   The goal store Store of the rule set Module, of a SEQ step whose check compares a right value with
+%   a value stored in the goal (cep/compile/steps.py, Band): its goals
+%   are kept by join key and band of the stored value
+%   (cep_values:cep_band/2), so that a right solution visits only the
+%   bands that can hold a match (cep_band_admits/3). cep_band_add/9
+%   stores a goal of Values over [Start, End] in its generation (Start
+%   div GenerationMs), unless the store has one of the same values (a
+%   variant) and interval: solutions are sets (paper 4.2). cep_band_goal/9
+%   gives the goals of Key's bands admitted from ProbeBand, in the order
+%   they came. cep_band_drop/3 drops the goals of generation Generation
+%   and before, and the bands left empty, where the C library keeps the
+%   store, and fails without it (cep_runtime:cep_band_expire/6 then
+%   prunes the facts as it prunes other stores).
+%
+%   The C library keeps them (prolog/cep_fast.c, band stores), with no
+%   clause database work per goal; without it they are dynamic facts of
+%   the rule set's module: Store(BandKey, Generation, Values, Start, End),
+%   BandKey a hash of the key and the band (cep_band_key/3), and
+%   Bands(Key, Band) for the bands a key has goals in. Both give the same
+%   goals in the same order.
+cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te) :-
+    foreign_loaded,
+    !,
+    c_band_add(M, Store, Bands, H, B, G, V, Ts, Te).
+cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te) :-
+    Band =.. [Bands, H, B],
+    (   M:Band
+    ->  true
+    ;   assertz(M:Band)
+    ),
+    cep_band_key(H, B, HB),
+    Seen =.. [Store, HB, _, V0, Ts, Te],
+    (   M:Seen, V0 =@= V
+    ->  true
+    ;   Goal =.. [Store, HB, G, V, Ts, Te],
+        assertz(M:Goal)
+    ).
+
+cep_band_goal(M, Store, _, H, Direction, P, V, Ts, Te) :-
+    foreign_loaded,
+    !,
+    c_band_goal(M, Store, H, Direction, P, V, Ts, Te).
+cep_band_goal(M, Store, Bands, H, Direction, P, V, Ts, Te) :-
+    Band =.. [Bands, H, B],
+    M:Band,
+    cep_band_admits(Direction, B, P),
+    cep_band_key(H, B, HB),
+    Goal =.. [Store, HB, _, V, Ts, Te],
+    M:Goal.
+
+cep_band_drop(M, Store, Max) :-
+    foreign_loaded,
+    c_band_expire(M, Store, Max).
+
+%!  cep_band_goals(+Module, -Goals) is det.
+%!  cep_band_clear(+Module) is det.
+%!  cep_band_pending(+Module) is semidet.
+%
+%   The goals the C library keeps for Module's band stores, a term
+%   band_goals(Store, Bands, Key, Band, [g(Generation, Values, Start,
+%   End), ...]) for each key and band
+%   (cep_runtime:cep_dump/2 keeps them in the state, and cep_restore/2
+%   gives each to cep_band_add/9); none without the library, where they
+%   are facts of Module. cep_band_clear/1 drops them; cep_band_pending/1
+%   is true while there is one.
+cep_band_goals(M, Goals) :-
+    (   foreign_loaded
+    ->  c_band_goals(M, Goals)
+    ;   Goals = []
+    ).
+
+cep_band_clear(M) :-
+    (   foreign_loaded
+    ->  c_band_clear(M)
+    ;   true
+    ).
+
+cep_band_pending(M) :-
+    foreign_loaded,
+    c_band_count(M, N),
+    N > 0.
+
+%!  cep_band_key(+Key, +Band, -BandKey) is det.
+%!  cep_band_admits(+Direction, +Band, +ProbeBand) is semidet.
+%
+%   The key of the goals of a join key's band in the dynamic facts, and
+%   whether a goal of Band can pass a check against a right value of
+%   band ProbeBand: Direction `above` (the stored value must be greater)
+%   or `below`. One band of slack covers the rounding of the bands, so
+%   the comparison itself, made on every visited goal, decides (the C
+%   library has the same test, band_admits()).
+cep_band_key(H, B, HB) :-
+    term_hash(H-B, HB).
+
+cep_band_admits(_, other, _) :- !.
+cep_band_admits(_, _, other) :- !.
+cep_band_admits(above, B, P) :- B >= P - 1.
+cep_band_admits(below, B, P) :- B =< P + 1.
 
 decode_line("", Events, Events) :- !.
 decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-

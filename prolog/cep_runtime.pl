@@ -37,9 +37,7 @@
             cep_notin/2,         % +Bs, -B
             cep_skolem/2,        % +Key, -BlankNode
             cep_expire/5,        % +Module, +Store, +Window, +GenerationMs, +Now
-            cep_band_key/3,      % +Key, +Band, -BandKey
-            cep_band_admits/3,   % +Direction, +Band, +ProbeBand
-            cep_expire_bands/3,  % +Module, +Store, +Bands
+            cep_band_expire/6,   % +Module, +Store, +Bands, +Window, +GenerationMs, +Now
             cep_advance/3,       % +Module, +NowText, -Pending
             cep_absence/3,       % +Module, +Limit, -Rows
             cep_feed/3,          % +Module, +Time, -Rows
@@ -582,7 +580,11 @@ cep_advance(M, NowText, Pending) :-
     ).
 
 %   A goal store or band list holds a fact (the '$' predicates are the
-%   module's bookkeeping: the clock, expired generations, distinct answers).
+%   module's bookkeeping: the clock, expired generations, distinct answers),
+%   or a band store of the C library a goal.
+pending(M) :-
+    cep_band_pending(M),
+    !.
 pending(M) :-
     state_predicate(M, Head),
     functor(Head, Name, _),
@@ -693,6 +695,24 @@ cep_expire(M, Store, Window, P, Now) :-
         assertz(M:'$expired'(Store, Max))
     ).
 
+%!  cep_band_expire(+Module, +Store, +Bands, +Window, +P, +Now) is det.
+%
+%   cep_expire/5 for a band store (cep_fast.pl, cep_band_add/9): the C
+%   library drops the generations past the window itself; without it the
+%   store's facts are pruned as any store's, and then the bands whose
+%   goals have all expired are forgotten.
+cep_band_expire(M, Store, Bands, Window, P, Now) :-
+    Max is (Now - Window) div P - 1,
+    (   cep_band_drop(M, Store, Max)
+    ->  true
+    ;   cep_expire(M, Store, Window, P, Now),
+        functor(Goal, Store, 5),
+        arg(1, Goal, HB),
+        Band =.. [Bands, H, B],
+        forall(( M:Band, cep_band_key(H, B, HB), \+ M:Goal ),
+               retract(M:Band))
+    ).
+
 %!  cep_dump(+Module, -State:string) is det.
 %!  cep_restore(+Module, +State:string) is det.
 %
@@ -703,46 +723,28 @@ cep_expire(M, Store, Window, P, Now) :-
 %   cep_restore/2 replaces the module's facts by those of State. The Spark
 %   engine keeps a group's State in Spark's state store between batches.
 cep_dump(M, State) :-
-    findall(Fact, ( state_predicate(M, Fact), clause(M:Fact, true) ), Facts),
+    findall(Fact, ( state_predicate(M, Fact), clause(M:Fact, true) ), Facts0),
+    cep_band_goals(M, Goals),               % band stores the C library keeps (cep_fast.pl)
+    append(Facts0, Goals, Facts),
     fast_term_serialized(Facts, State).
 
 cep_restore(M, State) :-
     fast_term_serialized(Facts, State),
     forall(state_predicate(M, Fact), retractall(M:Fact)),
-    forall(member(Fact, Facts), assertz(M:Fact)).
+    cep_band_clear(M),
+    forall(member(Fact, Facts), restore_fact(M, Fact)).
+
+restore_fact(M, band_goals(Store, Bands, H, B, Goals)) :-
+    !,
+    forall(member(g(G, V, Ts, Te), Goals),
+           cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te)).
+restore_fact(M, Fact) :-
+    assertz(M:Fact).
 
 state_predicate(M, Head) :-
     current_predicate(_, M:Head),
     \+ predicate_property(M:Head, imported_from(_)),
     predicate_property(M:Head, dynamic).
-
-%!  cep_band_key(+Key, +Band, -BandKey) is det.
-%!  cep_band_admits(+Direction, +Band, +ProbeBand) is semidet.
-%!  cep_expire_bands(+Module, +Store, +Bands) is det.
-%
-%   The range index of a SEQ goal store whose check compares a right value
-%   with a value stored in the goal (cep/compile/program.py, Band). A goal
-%   is stored under the key of its join key and the band of its stored
-%   value (cep_values:cep_band/2); Module:Bands(Key, Band) lists the bands
-%   a join key has goals in. A right solution visits the bands that can
-%   hold a match: Direction `above` (the stored value must be greater) or
-%   `below`. One band of slack covers the rounding of the bands, so the
-%   comparison itself, made on every visited goal, decides.
-cep_band_key(H, B, HB) :-
-    term_hash(H-B, HB).
-
-cep_band_admits(_, other, _) :- !.
-cep_band_admits(_, _, other) :- !.
-cep_band_admits(above, B, P) :- B >= P - 1.
-cep_band_admits(below, B, P) :- B =< P + 1.
-
-%   After a sweep: forget the bands whose goals have all expired.
-cep_expire_bands(M, Store, Bands) :-
-    functor(Goal, Store, 5),
-    arg(1, Goal, HB),
-    Band =.. [Bands, H, B],
-    forall(( M:Band, cep_band_key(H, B, HB), \+ M:Goal ),
-           retract(M:Band)).
 
 %!  cep_not(+A, -R) is semidet.
 %

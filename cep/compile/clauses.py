@@ -17,6 +17,9 @@ RUNTIME = "cep_runtime"
 VALUES = "cep_values"
 
 
+FAST = "cep_fast"  # the C library's predicates, with their Prolog versions
+
+
 PATHS = "cep_paths"
 
 

@@ -18,9 +18,11 @@ for every unary step N (BIND, a subquery, a join with inline data)
                                hash, so lookups are indexed; Generation
                                Start div (Window/4) for windowed stores (0
                                for others), so expiry drops whole ones;
-    g<N>_l_bands/2             the bands of a range-indexed store (Band):
-                               its Key is then a hash of the join key and
-                               the band of a value stored in the goal;
+    g<N>_l_bands/2             the bands of a range-indexed store (Band),
+                               whose Key is a hash of the join key and the
+                               band of a value stored in the goal; where
+                               the C library is built it keeps such a
+                               store instead (cep_fast:cep_band_add/9);
 and for the rule set
     cep_event/6                the entry point: an event triggers the leaf
                                rules (leaf/6, one clause per triple pattern,
@@ -184,7 +186,9 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
 
     # periodic pruning of goals past their window (system-generated events)
     module, now = pl.Var("M"), pl.Var("Now")
-    sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now) for store, window in sweeps]
+    names = {store.split("/")[0] for store, _ in sweeps}
+    sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now, names) for store, window in sweeps
+                   if not store.split("/")[0].endswith(BANDS)]
     items.append(pl.Clause(pl.Struct("$sweep", module, now), tuple(sweep_goals) or (T,)))
     if sweeps:
         items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$expired", 2))))
@@ -269,9 +273,9 @@ def _reaches(plan, root, node_id) -> bool:
     return False
 
 
-def _sweep_goal(module, store, window, now):
-    if store.endswith(BANDS):  # after its store's sweep: forget bands left empty
-        return q(RUNTIME, "cep_expire_bands", module, A(store[:-len(BANDS)]), A(store))
+def _sweep_goal(module, store, window, now, stores):
+    if store + BANDS in stores:  # a band store (cep/compile/steps.py, Band), and its bands
+        return q(RUNTIME, "cep_band_expire", module, A(store), A(store + BANDS), window, generation_ms(window), now)
     return q(RUNTIME, "cep_expire", module, A(store), window, generation_ms(window), now)
 
 

@@ -13,7 +13,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.algebra.ops import is_table
 from cep.binarize import Leaf, Step, Unary
-from cep.compile.clauses import LIVE, RUNTIME, VALUES, PATHS, WINDOW, A, T, F, Vars, func_term, key_goal, ok_goal, tuple_term
+from cep.compile.clauses import FAST, LIVE, RUNTIME, VALUES, PATHS, WINDOW, A, T, F, Vars, func_term, key_goal, ok_goal, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
 from cep.compile.services import deferred_nodes, service_goal, service_of, touch_goal
@@ -49,7 +49,7 @@ class Band:
     so a right solution visits only the goals whose band can pass the check
     (those `above` its own value's band, or `below`), not every pending goal
     of its key: the cost of a band join follows its matches, not the size
-    of its window (prolog/cep_runtime.pl, cep_band_admits/3)."""
+    of its window (prolog/cep_fast.pl, cep_band_goal/8)."""
 
     hoisted: ops.Var
     probe: ops.Var
@@ -197,32 +197,32 @@ def _seq(step, left, right, scope, hoist=None, **_):
         stored = tuple_term(vs, tuple(left.vars) + tuple(var for var, _ in hoist.computed))
         checking = ok_goal(step, vs, ts1, te2, hoist.checks)  # the window first: it is cheap
     band = hoist.band if hoist is not None else None
-    key, indexing, probing, stores = h, [], [], [store + "/5"]
-    if band is not None:
-        # goals go under (join key, band of the hoisted value); see Band
-        bands, b, hb = store + BANDS, pl.Var("B"), pl.Var("HB")
-        key, stores = hb, stores + [bands + "/2"]
-        indexing = [q(VALUES, "cep_band", vs.of(band.hoisted), b),
-                    ite(pl.Struct(bands, h, b), T, pl.Struct("assertz", pl.Struct(bands, h, b))),
-                    q(RUNTIME, "cep_band_key", h, b, hb)]
-        probe = pl.Var("P")
-        probing = [q(VALUES, "cep_band", vs.of(band.probe), probe),
-                   pl.Struct(bands, h, b),
-                   q(RUNTIME, "cep_band_admits", A(band.direction), b, probe),
-                   q(RUNTIME, "cep_band_key", h, b, hb)]
+    stores = [store + "/5"]
+    if band is None:
+        storing = [*([_unseen(store, h, stored, ts1, te1)] if step.policy == "unrestricted" else []),
+                   pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, stored, ts1, te1, gen))]
+        goal = _goal(store, h, stored, ts1, te1)
+        finding = [goal]
+    else:
+        # a band store (band joins are unrestricted: hoisting needs it): goals
+        # kept by join key and band of the hoisted value, by the C library
+        # where it is built, else as dynamic facts (prolog/cep_fast.pl); see Band
+        bands, b, probe, m = store + BANDS, pl.Var("B"), pl.Var("P"), pl.Var("M")
+        stores.append(bands + "/2")
+        storing = [q(VALUES, "cep_band", vs.of(band.hoisted), b), pl.Struct("context_module", m),
+                   q(FAST, "cep_band_add", m, A(store), A(bands), h, b, gen, stored, ts1, te1)]
+        finding = [q(VALUES, "cep_band", vs.of(band.probe), probe), pl.Struct("context_module", m),
+                   q(FAST, "cep_band_goal", m, A(store), A(bands), h, A(band.direction), probe, stored, ts1, te1)]
     insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h),
         *_generation(step, ts1, gen),
         *computing,
-        *indexing,
-        *([_unseen(store, key, stored, ts1, te1)] if step.policy == "unrestricted" else []),
-        pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, key, stored, ts1, te1, gen)),
+        *storing,
         F))
-    goal = _goal(store, key, stored, ts1, te1)
     before = interval_goals(step, ts1, te1, ts2, te2)
     emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
     if step.policy == "unrestricted":
-        body = (*probing, goal, *before, *checking, emit)
+        body = (*finding, *before, *checking, emit)
     else:
         ref = pl.Var("Ref")
         pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), *before, pl.Struct(f"ok{n}", out, ts1, te2)]))

@@ -216,3 +216,65 @@ test(leaves_the_others_to_prolog) :-
            assertion(\+ cep_fast_band(V, _))).
 
 :- end_tests(cep_fast_band).
+
+%   The band stores (cep_band_add/9 and the rest) keep the goals of a
+%   range-indexed SEQ store of a rule set module: in C, or as dynamic
+%   facts of the module without the library; the same goals in the same
+%   order either way (this suite runs both).
+band_module(M) :-
+    M = test_fast_bands,
+    dynamic(M:g/5),
+    dynamic(M:g_bands/2),
+    dynamic(M:'$expired'/2),
+    retractall(M:g(_, _, _, _, _)),
+    retractall(M:g_bands(_, _)),
+    retractall(M:'$expired'(_, _)),
+    cep_band_clear(M).
+
+band_goals(M, Key, Direction, Probe, Goals) :-
+    findall(V-Ts, cep_band_goal(M, g, g_bands, Key, Direction, Probe, V, Ts, _), Goals).
+
+:- begin_tests(cep_band_store).
+
+test(goals_of_the_admitted_bands_in_order) :-
+    band_module(M),
+    forall(member(K-B-V-T, [a-10-v(1)-1, a-20-v(2)-2, a-10-v(3)-3, b-10-v(4)-4, a-other-v(5)-5, a-9-v(6)-6]),
+           cep_band_add(M, g, g_bands, K, B, 0, V, T, T)),
+    band_goals(M, a, above, 11, Above),
+    assertion(Above == [v(1)-1, v(3)-3, v(2)-2, v(5)-5]),   % band by band, as they first came
+    band_goals(M, a, below, 10, Below),
+    assertion(Below == [v(1)-1, v(3)-3, v(5)-5, v(6)-6]),
+    band_goals(M, a, above, other, All),
+    assertion(length(All, 5)),
+    band_goals(M, c, above, 0, None),
+    assertion(None == []).
+test(a_goal_is_stored_once) :-
+    band_module(M),
+    cep_band_add(M, g, g_bands, a, 1, 0, v(x, _), 5, 6),
+    cep_band_add(M, g, g_bands, a, 1, 0, v(x, _), 5, 6),    % a variant: the same solution
+    cep_band_add(M, g, g_bands, a, 1, 0, v(x, y), 5, 6),
+    cep_band_add(M, g, g_bands, a, 1, 0, v(x, y), 5, 7),
+    band_goals(M, a, above, 1, Goals),
+    assertion(Goals = [v(x, V)-5, v(x, y)-5, v(x, y)-5]),
+    assertion(var(V)).
+test(values_unify_with_the_probe) :-
+    band_module(M),
+    cep_band_add(M, g, g_bands, a, 1, 0, v(a, 1), 1, 1),
+    cep_band_add(M, g, g_bands, a, 1, 0, v(a, 2), 2, 2),
+    findall(T, cep_band_goal(M, g, g_bands, a, above, 1, v(a, 2), T, _), Ts),
+    assertion(Ts == [2]).
+test(goals_survive_a_dump) :-
+    band_module(M),
+    cep_band_add(M, g, g_bands, k, 3, 1, v(dec(7r10), _), 10, 11),
+    cep_band_add(M, g, g_bands, 42, other, 2, v(x), 20, 21),
+    cep_band_goals(M, Goals),                               % [] without the library: facts of M
+    findall(F, ( member(P, [g(_, _, _, _, _), g_bands(_, _)]), clause(M:P, true), F = P ), Facts),
+    band_module(M),
+    forall(( member(band_goals(S, Bs, K, B, Gs), Goals), member(g(G, V, Ts, Te), Gs) ),
+           cep_band_add(M, S, Bs, K, B, G, V, Ts, Te)),
+    forall(member(F, Facts), assertz(M:F)),
+    band_goals(M, k, below, 3, [v(dec(7r10), U)-10]),
+    assertion(var(U)),
+    band_goals(M, 42, above, 0, [v(x)-20]).
+
+:- end_tests(cep_band_store).

@@ -10,6 +10,7 @@
 :- module(test_runtime, []).
 
 :- use_module('../cep_runtime').
+:- use_module('../cep_fast').
 :- use_module('../cep_contract').
 :- use_module(rule_sets).
 :- use_module(library(plunit)).
@@ -215,7 +216,38 @@ test(whole_generations) :-
     generations(r_exp, Gs2),
     assertion(Gs2 == [7, 8, 9]).
 
+%   A band store (cep_fast.pl): in C, or facts of the module without the
+%   library (this suite runs both).
+test(expiry_drops_whole_generations_and_empty_bands) :-
+    band_module(M),
+    % window 30 ms in generations of 10 ms: at 80 the generations =< 4 go
+    forall(member(T, [5, 25, 35, 45, 55]),
+           ( G is T // 10, B is T // 20, cep_band_add(M, g, g_bands, k, B, G, v(T), T, T) )),
+    cep_band_expire(M, g, g_bands, 30, 10, 80),
+    band_goals(M, k, above, other, Left),
+    assertion(Left == [v(55)-55]),
+    cep_band_add(M, g, g_bands, k, 0, 9, v(95), 95, 95),    % band 0 emptied, used again: it comes last
+    band_goals(M, k, above, other, Again),
+    assertion(Again == [v(55)-55, v(95)-95]),
+    cep_band_expire(M, g, g_bands, 30, 10, 200),
+    band_goals(M, k, above, other, Gone),
+    assertion(Gone == []),
+    assertion(\+ M:g_bands(_, _)).
+
 :- end_tests(cep_expire).
+
+band_module(M) :-
+    M = test_runtime_bands,
+    dynamic(M:g/5),
+    dynamic(M:g_bands/2),
+    dynamic(M:'$expired'/2),
+    retractall(M:g(_, _, _, _, _)),
+    retractall(M:g_bands(_, _)),
+    retractall(M:'$expired'(_, _)),
+    cep_band_clear(M).
+
+band_goals(M, Key, Direction, Probe, Goals) :-
+    findall(V-Ts, cep_band_goal(M, g, g_bands, Key, Direction, Probe, V, Ts, _), Goals).
 
 :- begin_tests(cep_background).
 
