@@ -49,7 +49,7 @@ def engine_only(path: Path, batch_size: int) -> int:
     table = pq.read_table(path).rename_columns(["s", "p", "o", "start"])
     answers = 0
     for offset in range(0, table.num_rows, batch_size):
-        answers += engine.push_table(table.slice(offset, batch_size)).answers().num_rows
+        answers += engine.push_table(table.slice(offset, batch_size), checked=True).answers().num_rows
     return answers + engine.flush_table(final=True).answers().num_rows
 
 

@@ -87,7 +87,7 @@ def in_process(name: str, events: pa.Table, rate: float, batch_size: int) -> dic
     table = events.rename_columns(["s", "p", "o", "start"])
     times = table["start"].to_numpy()
     warm = Engine(parse_rules(workloads.WORKLOADS[name][1], f"{name}.rq"))  # indexes, kernels: before the clock
-    warm.push_table(table.slice(0, 2000))
+    warm.push_table(table.slice(0, 2000), checked=True)
     latencies, behind = [], 0.0
     t0 = time.perf_counter()
     for offset in range(0, table.num_rows, batch_size):
@@ -98,7 +98,7 @@ def in_process(name: str, events: pa.Table, rate: float, batch_size: int) -> dic
             time.sleep(due - now)
         else:
             behind = max(behind, now - due)
-        answers = engine.push_table(table.slice(offset, batch_size)).answers()
+        answers = engine.push_table(table.slice(offset, batch_size), checked=True).answers()
         done = time.perf_counter()
         arrived = t0 + _completing(times, answers["end"].to_numpy()) / rate
         latencies.append((done - arrived) * 1000)
@@ -237,7 +237,7 @@ def run_spark(args):
     events = _events(args.workload, args.spark_events, args.out)
     engine = Engine(parse_rules(workloads.WORKLOADS[args.workload][1], f"{args.workload}.rq"))
     table = events.rename_columns(["s", "p", "o", "start"])
-    expected = len(engine.push_table(table)) + len(engine.flush_table(final=True))
+    expected = len(engine.push_table(table, checked=True)) + len(engine.flush_table(final=True))
     spark = spark_session("local[2]", conf={"spark.ui.enabled": "false"})  # figures without the UI's threads
     spark.sparkContext.setLogLevel("ERROR")
     print(f"\non Spark (local[2]): {args.workload}, {args.spark_events:,} events arriving at {args.rate_spark:,.0f} "

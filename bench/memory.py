@@ -102,7 +102,7 @@ def measure(name: str, sizes: list[int], out: Path, batch_size: int):
         table = pa.Table.from_batches([batch])  # s, p, o, t [, source]: t is the events' start
         table = table.rename_columns(["s", "p", "o", "start", *table.column_names[4:]])
         t0, c0 = time.perf_counter(), time.process_time()
-        answers += len(engine.push_table(table))
+        answers += len(engine.push_table(table, checked=True))
         clock += time.perf_counter() - t0
         cpu += time.process_time() - c0
         pushed += table.num_rows

@@ -70,7 +70,7 @@ def run(query: str, background, table, batch: int) -> tuple[float, int, float]:
     answers = 0
     t0 = time.perf_counter()
     for i in range(0, table.num_rows, batch):
-        answers += len(engine.push_table(table.slice(i, batch)))
+        answers += len(engine.push_table(table.slice(i, batch), checked=True))
     answers += len(engine.flush_table(final=True))
     return time.perf_counter() - t0, answers, setup
 

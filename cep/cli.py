@@ -717,7 +717,7 @@ def _run_local(args) -> int:
                     if batch is None:  # a followed input's pause: no event before the watermark will come
                         answers = _complete(engine, watermark.time)
                     else:
-                        answers = engine.push_table(batch).answers()
+                        answers = engine.push_table(batch, checked=True).answers()  # the readers checked it
                         done += batch.num_rows
                     warned = _say_warnings(engine.warnings, warned)
                     if service_log:

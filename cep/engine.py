@@ -31,7 +31,9 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import numbers
 import time
+from dataclasses import replace
 
 import numpy as np
 import pyarrow as pa
@@ -45,6 +47,7 @@ from cep.compile import compile_queries
 from cep.compile.windows import empty_rows
 from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table, late_rejects
 from cep.errors import EngineError
+from cep.io.tables import checked_rows
 from cep.limits import Limits
 from cep.runtime.batch import table_text
 from cep.runtime.modifiers import modify
@@ -130,6 +133,7 @@ class Engine:
         self._feed_every = math.gcd(*everies) if everies else None
         self._order = _instant_order(self.compiled.queries)
         self.late: list[Reject] = []
+        self.rejects: list[Reject] = []  # pushed rows that cannot be used (push_table)
         # what the run should know but is no error, each said once (cep run
         # prints them as they come): a REGEX that PCRE gave up on
         self.warnings: list[str] = []
@@ -141,7 +145,17 @@ class Engine:
         self._last = None  # end time of the last processed group
 
     def push(self, events) -> list[Answer]:
-        """push_table for a list of Events, its answers as Answers."""
+        """push_table for a list of Events, its answers as Answers. An event
+        whose times are not integers of 64 bits (Arrow's) is set aside in
+        `rejects` here; the rest are named by their row in the list."""
+        events = list(events)
+        timed = [_epoch_ms(e.start) and _epoch_ms(e.end) for e in events]
+        if not all(timed):
+            self.rejects.extend(Reject(e.source or f"row {i} of the pushed events", "its times are not epoch "
+                                       f"milliseconds, integers of 64 bits", f"{e.s} {e.p} {e.o} {e.start!r} {e.end!r}")
+                                for i, (e, ok) in enumerate(zip(events, timed)) if not ok)
+            events = [e if e.source else replace(e, source=f"row {i} of the pushed events")
+                      for i, (e, ok) in enumerate(zip(events, timed)) if ok]
         return self.push_table(events_table(events)).to_list()
 
     def flush(self) -> list[Answer]:
@@ -151,15 +165,20 @@ class Engine:
         event can cancel it any more)."""
         return self.flush_table(final=True).to_list()
 
-    def push_table(self, table: pa.Table) -> AnswerBatch:
+    def push_table(self, table: pa.Table, *, checked: bool = False) -> AnswerBatch:
         """Process a batch of events, a table with columns s, p, o
-        (canonical N-Triples text), start, end (epoch ms) and optionally
+        (N-Triples text), start, end (epoch ms) and optionally
         source, updates_only (true: the event triggers only the update
         rules) and stream (the IRI of the event's stream, `<...>`; null:
         none), as the readers give it (cep.events.EVENTS); returns the
         answers of every instant that is complete (all but the batch's
-        latest)."""
+        latest). A row that cannot be used (a malformed term, no time, an
+        end before its start) is set aside in `rejects`, and the others go
+        on. `checked=True`: the rows come checked and canonical (cep.io's
+        readers, cep.io.tables.checked_rows) and are not checked again."""
         table = _conform(table)
+        if not checked:
+            table = self._checked(table)
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
         if not table.num_rows:
@@ -313,6 +332,17 @@ class Engine:
                 f"{terms.format_datetime_ms(first)} to {terms.format_datetime_ms(last)} (a gap in event time); "
                 f"the evaluations after that are skipped, without their rows (COUNT 0), until its window "
                 f"holds a solution again")
+
+    def _checked(self, table: pa.Table) -> pa.Table:
+        """The usable rows of a pushed table; the others go to `rejects`,
+        named by their source or else by their row in the table."""
+        usable, bad = checked_rows(table, ("start", "end"))
+        if bad:
+            rows = table.take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
+            self.rejects.extend(Reject(row["source"] or f"row {i} of the pushed events", reason,
+                                       " ".join(str(row[c]) for c in ("s", "p", "o", "start", "end")))
+                                for row, (i, reason) in zip(rows, bad))
+        return usable
 
     def _reject_late(self, table):
         self.late.extend(late_rejects(table, self._last, "which was already processed"))
@@ -557,6 +587,11 @@ def _chunks(ends, every=None) -> list[tuple[int, int]]:
         out.append((start, stop))
         start = stop
     return out
+
+
+def _epoch_ms(time) -> bool:
+    """Whether `time` can be an event's time: an integer of 64 bits."""
+    return isinstance(time, numbers.Integral) and not isinstance(time, bool) and -2**63 <= time < 2**63
 
 
 def _conform(table: pa.Table) -> pa.Table:

@@ -608,27 +608,30 @@ def _note_out_of_range(bad, shown, col, note):
         note([i], check.out_of_range(shown(i), col))
 
 
-def checked_rows(table: pa.Table) -> tuple[pa.Table, list[tuple[int, str]]]:
+def checked_rows(table: pa.Table, times: tuple[str, str] = ("t", "t_end")) -> tuple[pa.Table, list[tuple[int, str]]]:
     """A table of s, p, o (N-Triples text), start, end (epoch ms) and
-    optionally stream that comes from elsewhere (a Spark DataFrame): its
-    usable rows, with terms and streams in canonical form, and (row index,
-    reason) for each of the others (the verdicts of cep.io.check)."""
+    optionally stream that comes from elsewhere (a Spark DataFrame, a
+    table pushed into the engine): its usable rows, with terms and streams
+    in canonical form, and (row index, reason) for each of the others (the
+    verdicts of cep.io.check). `times`: the names the caller gave the start
+    and end columns, as the reasons call them."""
     reasons: dict[int, str] = {}
+    t, t_end = times
 
     def note(rows, reason):
         for i in rows:
             reasons.setdefault(int(i), reason)
 
     cols = {c: term_column(table.column(c), c, note) for c in ("s", "p", "o")}
-    for c, label in (("start", "t"), ("end", "t_end")):
+    for c, label in (("start", t), ("end", t_end)):
         column = table.column(c)
         note(np.nonzero(np.asarray(pc.is_null(column).to_numpy(zero_copy_only=False), dtype=bool))[0],
-             "t is empty or not a time" if c == "start" else "t_end is not a time")
+             f"{t} is empty or not a time" if c == "start" else f"{t_end} is not a time")
         values = np.asarray(pc.fill_null(column, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
         _note_out_of_range((values < check.TIME_MIN_MS) | (values > check.TIME_MAX_MS),
                            lambda i, values=values: terms.format_datetime_ms(int(values[i])), label, note)
     before = pc.fill_null(pc.less(table.column("end"), table.column("start")), False)
-    note(np.nonzero(np.asarray(before.to_numpy(zero_copy_only=False), dtype=bool))[0], "t_end is before t")
+    note(np.nonzero(np.asarray(before.to_numpy(zero_copy_only=False), dtype=bool))[0], f"{t_end} is before {t}")
     if "stream" in table.column_names and table.column("stream").null_count < table.num_rows:
         cols["stream"] = _stream_column(table.column("stream"), note)
     for c, arr in cols.items():

@@ -189,8 +189,9 @@ def _arrow_columns(pdf: pd.DataFrame) -> pa.Table:
 
 
 def _push(engine: Engine, table: pa.Table):
-    """The events to the engine, the copies for the update rules marked."""
-    return engine.push_table(table.append_column("updates_only", pc.is_valid(table["copy"])))
+    """The events to the engine (checked by _events, or state made of
+    such), the copies for the update rules marked."""
+    return engine.push_table(table.append_column("updates_only", pc.is_valid(table["copy"])), checked=True)
 
 
 def _event_row(kind: str, e: dict, reason: str) -> tuple:

@@ -663,3 +663,38 @@ def test_a_terms_field_does_not_depend_on_the_other_terms_of_its_column():
         pool = rng.sample(terms, rng.randint(1, 4))  # a few shapes, one alone at times
         column = [rng.choice(pool) for _ in range(rng.randint(1, 8))]
         assert column_text(pa.array(column)).to_pylist() == [alone[t] for t in column], column
+
+
+MALFORMED = [  # (event, why it is set aside)
+    (Event(iri("k9"), iri("a"), num(9), 2**70, 2**70), "its times are not epoch milliseconds"),
+    (Event(iri("k9"), iri("a"), num(9), True, 25), "its times are not epoch milliseconds"),
+    (Event(iri("k9"), iri("a"), num(9), 30, 25), "end is before start"),
+    (Event("k9", iri("a"), num(9), 25, 25), "column s: not an N-Triples term"),
+    (Event(iri("k9"), iri("a"), '"9\n', 25, 25), "column o: malformed literal"),
+]
+
+
+@pytest.mark.parametrize("bad, why", MALFORMED, ids=["beyond-64-bits", "bool", "end-before-start", "term", "literal"])
+def test_a_malformed_pushed_event_is_set_aside_and_the_stream_goes_on(bad, why):
+    """A malformed event pushed into the engine is reported in `rejects`
+    and the rest of the stream answers as without it: the instant held
+    back before it and the events beside it are not lost."""
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    good = [[ev("k1", "a", 1, 10)], [ev("k1", "b", 2, 20), ev("k2", "a", 3, 25)], [ev("k2", "b", 4, 40)]]
+    expected = rows(run(q, [e for batch in good for e in batch]))
+    assert expected == [(10, 20, {"k": "k1", "x": 1, "y": 2}), (25, 40, {"k": "k2", "x": 3, "y": 4})]
+    engine = Engine([q])
+    got = engine.push(good[0]) + engine.push([bad] + good[1]) + engine.push(good[2]) + engine.flush()
+    assert rows(got) == expected
+    assert [(r.source, r.reason.startswith(why)) for r in engine.rejects] == [("row 0 of the pushed events", True)]
+
+
+def test_a_malformed_row_of_a_pushed_table_is_set_aside_and_named_by_its_source():
+    q = select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))
+    engine = Engine([q])
+    first = engine.push_table(events_table([ev("k1", "a", 1, 10)]))
+    table = events_table([ev("k1", "b", 2, 20), Event(iri("k2"), iri("a"), "<bad iri>", 25, 25, "in.nt:7"),
+                          ev("k2", "a", 3, 25), ev("k2", "b", 4, 40)])
+    got = first.to_list() + engine.push_table(table).to_list() + engine.flush()
+    assert rows(got) == [(10, 20, {"k": "k1", "x": 1, "y": 2}), (25, 40, {"k": "k2", "x": 3, "y": 4})]
+    assert [(r.source, r.text) for r in engine.rejects] == [("in.nt:7", f"{iri('k2')} {iri('a')} <bad iri> 25 25")]
