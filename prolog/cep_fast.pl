@@ -17,6 +17,7 @@
             cep_band_goal/9,       % +Module, +Store, +Bands, +Key, +Direction, +ProbeBand, ?Values, ?Start, ?End
             cep_band_drop/3,       % +Module, +Store, +Generation
             cep_band_goals/2,      % +Module, -Goals
+            cep_band_store/3,      % +Module, ?Store, ?Bands
             cep_band_clear/1,      % +Module
             cep_band_pending/1,    % +Module
             cep_band_key/3,        % +Key, +Band, -BandKey
@@ -191,18 +192,36 @@ cep_band_drop(M, Store, Max) :-
 %!  cep_band_clear(+Module) is det.
 %!  cep_band_pending(+Module) is semidet.
 %
-%   The goals the C library keeps for Module's band stores, a term
-%   band_goals(Store, Bands, Key, Band, [g(Generation, Values, Start,
-%   End), ...]) for each key and band
-%   (cep_runtime:cep_dump/2 keeps them in the state, and cep_restore/2
-%   gives each to cep_band_add/9); none without the library, where they
-%   are facts of Module. cep_band_clear/1 drops them; cep_band_pending/1
-%   is true while there is one.
+%   The goals of Module's band stores, a term band_goals(Store, Bands,
+%   Key, Band, [g(Generation, Values, Start, End), ...]) for each key and
+%   band, from the C library or, without it, from the facts
+%   (cep_runtime:cep_dump/2 keeps them in the state in place of the facts,
+%   and cep_restore/2 gives each to cep_band_add/9: a state written with
+%   the library is read without it, and the other way round).
+%   cep_band_clear/1 drops the C library's; cep_band_pending/1 is true
+%   while it has one.
 cep_band_goals(M, Goals) :-
     (   foreign_loaded
     ->  c_band_goals(M, Goals)
-    ;   Goals = []
+    ;   findall(band_goals(Store, Bands, H, B, Gs),
+                ( cep_band_store(M, Store, Bands),
+                  Band =.. [Bands, H, B],
+                  M:Band,
+                  cep_band_key(H, B, HB),
+                  Goal =.. [Store, HB, G, V, Ts, Te],
+                  findall(g(G, V, Ts, Te), M:Goal, Gs)
+                ),
+                Goals)
     ).
+
+%!  cep_band_store(+Module, ?Store, ?Bands) is nondet.
+%
+%   Store is a band store of Module's facts, Bands its band list (the
+%   compiled rules name it Store_bands: cep/compile/steps.py, BANDS).
+cep_band_store(M, Store, Bands) :-
+    current_predicate(M:Bands/2),
+    atom_concat(Store, '_bands', Bands),
+    current_predicate(M:Store/5).
 
 cep_band_clear(M) :-
     (   foreign_loaded

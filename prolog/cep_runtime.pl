@@ -723,8 +723,8 @@ cep_band_expire(M, Store, Bands, Window, P, Now) :-
 %   cep_restore/2 replaces the module's facts by those of State. The Spark
 %   engine keeps a group's State in Spark's state store between batches.
 cep_dump(M, State) :-
-    findall(Fact, ( state_predicate(M, Fact), clause(M:Fact, true) ), Facts0),
-    cep_band_goals(M, Goals),               % band stores the C library keeps (cep_fast.pl)
+    findall(Fact, ( state_predicate(M, Fact), \+ band_fact(M, Fact), clause(M:Fact, true) ), Facts0),
+    cep_band_goals(M, Goals),               % band stores, in one form with the C library or without (cep_fast.pl)
     append(Facts0, Goals, Facts),
     fast_term_serialized(Facts, State).
 
@@ -740,6 +740,13 @@ restore_fact(M, band_goals(Store, Bands, H, B, Goals)) :-
            cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te)).
 restore_fact(M, Fact) :-
     assertz(M:Fact).
+
+band_fact(M, Head) :-
+    functor(Head, Name, _),
+    (   cep_band_store(M, Name, _)
+    ->  true
+    ;   cep_band_store(M, _, Name)
+    ).
 
 state_predicate(M, Head) :-
     current_predicate(_, M:Head),

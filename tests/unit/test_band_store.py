@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # The paper's query (1) over a seeded stock stream with crashes and
@@ -55,11 +57,22 @@ for minute in range(60):
         if rng.random() < 0.05:
             events.append(Event(f"<{EX}company{c}>", f"<{EX}hasStockPrice>", o, t, t))
 half = len(events) // 2
-first = Engine(queries)
-got = first.push(events[:half]) + first.flush()
+# argv: "whole", or "first STATE" / "second STATE", the halves in two
+# processes, the state handed over in the file STATE
+part, state = (sys.argv[1:] + ["whole", ""])[:2]
+got = []
+if part in ("whole", "first"):
+    first = Engine(queries)
+    got = first.push(events[:half]) + first.flush()
+    if part == "first":
+        open(state, "wb").write(first.state())
+        sys.exit(0)
 second = Engine(queries)
-second.restore(first.state())
+second.restore(first.state() if part == "whole" else open(state, "rb").read())
 got += second.push(events[half:]) + second.flush()
+if part == "second":
+    first = Engine(queries)
+    got = first.push(events[:half]) + first.flush() + got
 expected = reference.evaluate(queries, events)
 assert reference.multiset(got) == reference.multiset(expected), "the engine and the reference differ"
 assert second.advance(events[-1].end + 21 * 60_000) is False, "goals past the window remain"
@@ -68,11 +81,11 @@ for a in sorted((a.start, a.end, sorted(a.bindings)) for a in got):
 '''
 
 
-def run(foreign: bool) -> str:
+def run(foreign: bool, *args: str) -> str:
     env = {k: v for k, v in os.environ.items() if k != "CEP_NO_FOREIGN"}
     if not foreign:
         env["CEP_NO_FOREIGN"] = "1"
-    proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", SCRIPT, *args], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=600)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -82,6 +95,17 @@ def test_band_joins_answer_alike_in_c_and_in_prolog():
     in_c, in_prolog = run(True), run(False)
     assert in_c == in_prolog
     assert in_c.count("\n") > 20
+
+
+@pytest.mark.parametrize("first_in_c", [True, False], ids=["c-then-prolog", "prolog-then-c"])
+def test_a_state_written_with_or_without_the_c_library_is_read_by_the_other(tmp_path, first_in_c):
+    """A Spark executor may lack the C library (a stale build is not used)
+    while another has it: a group's state moves between them. The second
+    half then answers as in one process, and the reference is checked
+    inside the script."""
+    state = str(tmp_path / "state")
+    run(first_in_c, "first", state)
+    assert run(not first_in_c, "second", state) == run(True)
 
 
 def test_two_engines_of_the_same_band_join_keep_their_own_goals():
