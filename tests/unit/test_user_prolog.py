@@ -47,9 +47,9 @@ def run_engine(queries, events, prolog=(GEO,)):
     return engine.push(events) + engine.flush()
 
 
-def same_as_reference(queries, events, prolog=(GEO,)):
+def same_as_reference(queries, events, prolog=(GEO,), unchecked=False):
     """The engine's answers, checked equal to the reference evaluator's."""
-    return checked_answers(queries, events, prolog=list(prolog))
+    return checked_answers(queries, events, prolog=list(prolog), unchecked=unchecked)
 
 
 def haversine_km(a: str, b: str) -> float:
@@ -322,7 +322,9 @@ def test_event_values_that_look_like_goals_are_only_data(tmp_path):
     events = [Event(iri("milano"), iri("meets"), term, i, i)
               for i, term in enumerate([lit(g) for g in goals] + [terms.iri(g) for g in goals])]
     queries = rules("SELECT ?b (form(?b) AS ?f) WHERE { ?a :meets ?b } FILTER (!near(?a, ?b) && !near(?b, ?a))")
-    got = same_as_reference(queries, events)
+    # the IRIs (relative, with spaces) are refused by the engine's check of
+    # pushed rows; below it, too, they must be data
+    got = same_as_reference(queries, events, unchecked=True)
     assert len(got) == len(events) and not marker.exists()  # near/2 fails on each: they are no places
     forms = {dict(a.bindings)["f"] for a in got}
     assert lit('"halt."') in forms and lit("'halt.'") in forms  # a string and an atom (an IRI)
