@@ -78,7 +78,8 @@ class FakeEngine:
         self.late = [Reject("late.jsonl:9", "late: ends before an instant already processed", "x")]
         FakeEngine.instances.append(self)
 
-    def push_table(self, events):
+    def push_table(self, events, checked=False):
+        assert checked  # the readers checked the rows
         self.batches.append(events.num_rows)
         return self._batch([self._answer(e) for e in events_of(events)])
 
@@ -203,7 +204,7 @@ def test_trig_format_with_a_select_query(capsys, rules, engine, tmp_path):
 
 def test_engine_error_exits_2_and_a_bug_exits_1(capsys, rules, monkeypatch, tmp_path):
     class Failing(FakeEngine):
-        def push_table(self, events):
+        def push_table(self, events, checked=False):
             raise self.error
 
     monkeypatch.setattr(cep.engine, "Engine", Failing)
