@@ -262,8 +262,9 @@ class Timing:
             known.where = where
             touched[key] = known
             if predicate == self.times.interval and value.startswith("_:"):
-                self._known(value).owners.add(key)
-        for node in list(touched):  # a node's triples decide the events linked to it
+                linked = self._known(value)
+                linked.owners = linked.owners | {key}
+        for node in list(touched) if self.times.interval else ():  # a node's triples decide the events linked to it
             for key in touched[node].owners:
                 if key not in touched and (known := self._touch(key)) is not None:
                     touched[key] = known
@@ -361,4 +362,4 @@ class _Time:
         self.values: dict = {}  # predicate -> [values], as given
         self.outcome = None  # a Time, or the reason its events are refused, once decided
         self.where = None  # the place of its last time triple
-        self.owners = set()  # of an interval node: the events linked to it
+        self.owners = frozenset()  # of an interval node: the events linked to it
