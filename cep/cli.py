@@ -365,6 +365,9 @@ def _time_predicate_options(parser) -> None:
                             "RSP-QL's example: http://example.org/startsAt)")
     times.add_argument("--end-predicate", metavar="IRI",
                        help="the predicate of the end of an event's interval (default prov:endedAtTime)")
+    times.add_argument("--interval-predicate", metavar="IRI",
+                       help="the predicate linking an event to a blank node that gives its interval's start "
+                            "and end (default none; RSP-QL's example: http://example.org/validBetween)")
 
 
 def _time_predicates(args):
@@ -372,7 +375,8 @@ def _time_predicates(args):
     from cep.io.event_time import time_predicates
 
     try:
-        return time_predicates(args.time_predicate, args.start_predicate, args.end_predicate)
+        return time_predicates(args.time_predicate, args.start_predicate, args.end_predicate,
+                               args.interval_predicate)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

@@ -24,8 +24,9 @@ or as an interval (the form `cep run --format trig` writes)
 
 with T, T1, T2 xsd:dateTime literals (a value without a time zone is UTC).
 Other predicates may be named instead of PROV's (`cep run --time-predicate`,
-`--start-predicate`, `--end-predicate`: cep.io.event_time, which holds the
-rules every RDF format shares). A graph with no time, with both forms, with
+`--start-predicate`, `--end-predicate`), and an interval given through a
+blank node (`--interval-predicate`: `G :validBetween [ :startsAt T1 ;
+:endsAt T2 ]`): cep.io.event_time holds the rules every RDF format shares. A graph with no time, with both forms, with
 one end of an interval only, with two different values of one property, or
 with an interval that ends before it starts is rejected as a whole. Other triples of the default graph are metadata: those
 about a named graph are ignored, the rest are reported in one Reject per file.

@@ -126,7 +126,8 @@ def _differences(was: dict, now: dict) -> list[str]:
     if was.get("prolog") != now["prolog"]:
         out.append("the --prolog files differ")
     if was.get("times") != now["times"]:
-        out.append(f"the time predicates differ (--time-predicate, --start-predicate, --end-predicate): was "
+        out.append(f"the time predicates differ (--time-predicate, --start-predicate, --end-predicate, "
+                   f"--interval-predicate): was "
                    f"{shown(was.get('times'), 'PROV')}, now {shown(now['times'], 'PROV')}")
     if was.get("buckets") != now["buckets"]:
         out.append(f"the buckets differ: was {shown(was.get('buckets'))}, now {shown(now['buckets'])}")

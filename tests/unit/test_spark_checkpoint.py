@@ -50,7 +50,7 @@ def _record(**changes):
     ({"events": ["/in", "/more"]}, ["--events differs: was /in, now /in /more"]),
     ({"buckets": 4}, ["the buckets differ: was 8, now 4"]),
     ({"times": ["<g>", "<s>", "<e>"]}, ["the time predicates differ (--time-predicate, --start-predicate, "
-                                        "--end-predicate): was PROV, now <g> <s> <e>"]),
+                                        "--end-predicate, --interval-predicate): was PROV, now <g> <s> <e>"]),
     ({"state": "t"}, ["the state's layout differs (the checkpoint was made by another version of cep)"]),
 ])
 def test_what_differs_from_the_run_that_made_a_checkpoint(changes, said):
@@ -100,3 +100,25 @@ def test_a_checkpoint_is_taken_as_new_until_spark_has_planned_a_batch(tmp_path):
     (fresh / "metadata").write_text('{"id":')
     with pytest.raises(CheckpointError, match="metadata is damaged"):
         checkpoint.resume(fresh, {**first, "checkpoint": str(fresh)})
+
+
+def test_a_checkpoint_records_the_interval_predicate(tmp_path):
+    """A run that reads intervals through a node (--interval-predicate) and
+    one that does not time events differently: the record tells them apart."""
+    from types import SimpleNamespace
+
+    from cep.io.event_time import time_predicates
+
+    def made(times):
+        options = SimpleNamespace(policy=None, background=None, prolog=None, lateness="10 seconds", times=times,
+                                  buckets=8, events=[], out=None, fmt="jsonl")
+        return checkpoint.record(SimpleNamespace(rules_hash="r1"), options, [], tmp_path)
+
+    ex = "http://example.org/"
+    plain = made(time_predicates(None, ex + "startsAt", ex + "endsAt"))
+    through = made(time_predicates(None, ex + "startsAt", ex + "endsAt", ex + "validBetween"))
+    assert through["times"] == plain["times"] + [f"<{ex}validBetween>"]
+    assert checkpoint._differences(plain, through) == [
+        "the time predicates differ (--time-predicate, --start-predicate, --end-predicate, --interval-predicate): "
+        f"was <http://www.w3.org/ns/prov#generatedAtTime> <{ex}startsAt> <{ex}endsAt>, now "
+        f"<http://www.w3.org/ns/prov#generatedAtTime> <{ex}startsAt> <{ex}endsAt> <{ex}validBetween>"]
