@@ -137,6 +137,7 @@ class Engine:
         # what the run should know but is no error, each said once (cep run
         # prints them as they come): a REGEX that PCRE gave up on
         self.warnings: list[str] = []
+        self._static_warned = False  # _no_first_instant said so
         if self.services is not None:  # its QoS alerts (freshness below alpha) are warnings too
             self.services.alerts = self.warnings
         self._regex = "cep_regex(" in self.compiled.body  # whether a query calls REGEX
@@ -204,6 +205,8 @@ class Engine:
         meant the end."""
         held, self._held = self._held, SCHEMA.empty_table()
         batch = self._process(held)
+        if final and self._last is None:
+            self._no_first_instant()
         if final and self.timed and self._last is not None:
             closing = self._batch(*self._close("final", self._last))
             batch = AnswerBatch(self, pa.concat_tables([batch.table, closing.table]))
@@ -308,6 +311,18 @@ class Engine:
         table = (pa.concat_tables(tables) if len(tables) > 1 else tables[0] if tables
                  else _read_lines(b"", self.compiled.width))
         return AnswerBatch(self, modify(table, self.layouts, self.compiled.queries))
+
+    def _no_first_instant(self):
+        """A warning when the stream ended without an event and a query over
+        static data alone is in the rule set: its answers are made at the
+        stream's first instant, which never came (once per run)."""
+        names = [q.name for q in self.compiled.queries if q.over_static_data]
+        if names and not self._static_warned:
+            self._static_warned = True
+            self.warnings.append(
+                f"{', '.join(names)}: over static data alone (FROM <file>, no stream), answered at the "
+                f"stream's first instant; the stream had no event, so no answer (docs/language.md, "
+                f"\"Queries over static data\")")
 
     def _regex_warnings(self):
         """A warning per query whose REGEX PCRE gave up on (the solution

@@ -323,7 +323,8 @@ def _read_items(x):
 def read_query(name: str, text: str) -> ops.Query:
     """The inverse of query(), for the golden tests. A CONSTRUCT may carry a
     sub-select's items between its template and its pattern:
-    (construct (TEMPLATE) (ITEMS) PATTERN). A query's annotations are a
+    (construct (TEMPLATE) (ITEMS) PATTERN); an update its triples to delete
+    and to insert: (update (delete TRIPLES) (insert TRIPLES) PATTERN). A query's annotations are a
     line (options (policy recent) ...) before its pattern."""
     x = _read_tree(text)
     parts = {}
@@ -334,6 +335,10 @@ def read_query(name: str, text: str) -> ops.Query:
     extra = {**_read_windowing(parts), **_read_modifiers(parts)}
     x = [part for part in x if not (isinstance(part, list) and part[:1] and part[0] in _QUERY_PARTS)]
     head = x[0]
+    if head == "update":  # (update (delete TRIPLES) (insert TRIPLES) PATTERN)
+        deletions, inserts = (tuple(_read_pattern(t) for t in part[1:]) for part in x[1:3])
+        return ops.Query(name, "update", _read_pattern(x[-1]), template=inserts, deletions=deletions,
+                         options=options, **extra)
     if head == "ask":
         return ops.Query(name, "ask", _read_pattern(x[-1]), (), True, options=options, **extra)
     if head == "construct":

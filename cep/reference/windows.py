@@ -312,13 +312,14 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     operators above the groups say (logical algebra: a join of elements
     valid at one time). The query is evaluated when its first (leftmost)
     group's window is; the answers' interval is that window."""
-    # the instants of every stream are time passing, as for a query with one
-    # time window (_window_answers); a count window counts its streams' events
-    every_end = sorted({e.end for e in events})
-    if query.streams:
-        events = _of_streams(events, {i for i, _ in query.streams})
+    # the events of every stream are time passing, as for a query with one
+    # time window (window_answers), even when none is of the query's
+    # streams; a count window counts its streams' events
     if not events:
         return []
+    every, every_end = events, sorted({e.end for e in events})
+    if query.streams:
+        events = _of_streams(events, {i for i, _ in query.streams})
     ends = sorted({e.end for e in events})
 
     def inside(w, tau, s):
@@ -380,8 +381,8 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     final = None
     if empty_rows and first.count is None and not first.unbounded and until is None:
         final = _last_empty(first, every_end, firsts)
-    evaluations = _evaluations(query, first, ends if first.count is not None else every_end, events, until,
-                               latest, final=final)
+    evaluations = _evaluations(query, first, *((ends, events) if first.count is not None else (every_end, every)),
+                               until, latest, final=final)
     # an empty group in the first group: the report policies read that window's events, as with one window
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
                     read=_window_events(pattern, events, fed, query.name))

@@ -491,6 +491,48 @@ def test_engine_equals_reference_on_window_results_fed_back(data):
     assert_same_answers(reference.evaluate([producer, consumer], events), got)
 
 
+def _window_text(draw, stream: str) -> str:
+    """A time-based window of a few ms: sliding, tumbling or hopping."""
+    range_ms = draw(st.integers(1, 8), label="range")
+    step = draw(st.sampled_from(["TUMBLING", f"STEP {max(1, range_ms // 2)}ms", "STEP 1ms",
+                                 f"STEP {range_ms + 2}ms"]), label="step")
+    return f"FROM STREAM <{stream}> [RANGE {range_ms}ms {step}]"
+
+
+@seeded
+@_settings(100)
+@given(data=st.data())
+def test_engine_equals_reference_on_chains_of_window_results_fed_back(data):
+    """A chain of windows fed back: a windowed CONSTRUCT's aggregate per
+    subject read by a second windowed CONSTRUCT, whose triples a third
+    window aggregates (each link's triples at its evaluation time, several
+    window sizes): the engine's answers at every link are the reference's."""
+    from cep.rules import parse_rules
+    from tests.property.strategies import PREDICATES
+    ex = "http://example.org/"
+    read = data.draw(st.sampled_from(PREDICATES[:2]), label="predicate")  # a variable one would read the links'
+    first, second = (data.draw(st.sampled_from(["COUNT(*)", "SUM(?v)", "MAX(?v)", "AVG(?v)"]), label=f"aggregate {i}")
+                     for i in (1, 2))
+    rules = f"""PREFIX : <{ex}>
+REGISTER STREAM link1 AS
+CONSTRUCT {{ ?s :fed1 ?a }} {_window_text(data.draw, ex + "s")}
+WHERE {{ SELECT ?s ({first} AS ?a) WHERE {{ ?s {read} ?v }} GROUP BY ?s }}
+REGISTER STREAM link2 AS
+CONSTRUCT {{ ?s :fed2 ?b }} {_window_text(data.draw, ex + "s")}
+WHERE {{ SELECT ?s ({second.replace("?v", "?a")} AS ?b) WHERE {{ ?s :fed1 ?a }} GROUP BY ?s }}
+REGISTER QUERY last AS
+SELECT ?s (COUNT(*) AS ?n) (SUM(?b) AS ?total) {_window_text(data.draw, ex + "s")}
+WHERE {{ ?s :fed2 ?b }} GROUP BY ?s
+"""
+    queries = list(parse_rules(rules, "chain.rq"))
+    events = data.draw(streams())
+    note(rules)
+    note_case(queries, events)
+    engine = Engine(queries)
+    got = engine.push(sorted(events, key=lambda e: (e.end, e.start))) + engine.flush()
+    assert_same_answers(reference.evaluate(queries, events), got)
+
+
 @seeded
 @_settings(150)
 @given(query=grouped_subquery_queries(), events=streams())

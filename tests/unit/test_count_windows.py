@@ -62,6 +62,29 @@ def test_trig_named_graph_is_one_event(tmp_path):
     assert counts(read(path)) == EXPECTED
 
 
+def test_nquads_named_graph_is_one_event(tmp_path):
+    lines = []
+    for i, (t, size) in enumerate(GRAPHS):
+        # the direction first, as TriG's reader orders a graph's triples
+        # (by their terms): [TRIPLES n] reads an instant's in line order
+        lines += [f"<{EX}t{i}> <{EX}direction> <{EX}north> <{EX}g{i}> .",
+                  f"<{EX}t{i}> <{EX}speed> \"{t}\" <{EX}g{i}> ."][-size:]
+        lines.append(f"<{EX}g{i}> <{TIME}> {at(t)} .")
+    path = tmp_path / "s.nq"
+    path.write_text("\n".join(lines) + "\n")
+    assert counts(read(path)) == EXPECTED
+
+
+def test_ntriples_subject_with_its_time_is_one_event(tmp_path):
+    lines = []
+    for i, (t, size) in enumerate(GRAPHS):
+        lines += [f"<{EX}t{i}> <{EX}direction> <{EX}north> .", f"<{EX}t{i}> <{EX}speed> \"{t}\" ."][-size:]
+        lines.append(f"<{EX}t{i}> <{TIME}> {at(t)} .")
+    path = tmp_path / "s.nt"
+    path.write_text("\n".join(lines) + "\n")
+    assert counts(read(path)) == EXPECTED
+
+
 def test_each_row_of_a_table_is_an_event_and_a_repeated_row_is_two(tmp_path):
     rows = [{"s": f"<{EX}t1>", "p": f"<{EX}speed>", "o": '"1"', "t": 1000},
             {"s": f"<{EX}t2>", "p": f"<{EX}speed>", "o": '"2"', "t": 2000},

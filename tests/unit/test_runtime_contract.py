@@ -62,8 +62,9 @@ def _engine(paths, ontologies=(), prolog=None):
 
 
 RULE_SETS = {
-    **{f"golden/{p.stem}": ([p.relative_to(ROOT)], (), None)
-       for p in sorted((ROOT / "tests/golden/rules").glob("*.rq"))},
+    **{f"golden/{p.stem}": ([p.relative_to(ROOT)], [b.relative_to(ROOT)] if (
+           b := ROOT / "tests/golden/background" / f"{p.stem}.ttl").exists() else (), None)
+       for p in sorted((ROOT / "tests/golden/rules").glob("*.rq"))},  # with its background, as the golden driver
     **{f"paper/{p.stem}": ([p.relative_to(ROOT)], (), None) for p in sorted((ROOT / "rules/paper").glob("*.rq"))},
     "stock": (["rules/stock.rq"], ["ontologies/stock.ttl"], None),
     "delivery": (["examples/delivery/delivery.rq"], ["ontologies/city.ttl"], None),

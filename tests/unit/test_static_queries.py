@@ -52,6 +52,26 @@ def test_an_empty_stream_has_no_first_instant(tmp_path):
     assert run(tmp_path, LISTING_12, []) == []
 
 
+def test_an_empty_stream_says_why_a_query_over_static_data_gave_no_answer(tmp_path, capsys):
+    """Not silent: `cep run` warns that the first instant, when such a
+    query answers, never came; a stream with an event says nothing."""
+    from cep import cli
+
+    (tmp_path / "graph.ttl").write_text(GRAPH)
+    (tmp_path / "q.rq").write_text(LISTING_12)
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert cli.main(["run", str(tmp_path / "q.rq"), "--events", str(empty)]) == 0
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "warning: q: over static data alone" in err and "the stream had no event" in err
+    one = tmp_path / "one.jsonl"
+    one.write_text(f'{{"s": "<{MY}y2>", "p": "<{MY}power>", "o": "\\"7\\"", "t": 1000}}\n')
+    assert cli.main(["run", str(tmp_path / "q.rq"), "--events", str(one)]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) == 3 and "warning" not in err
+
+
 def test_a_query_that_reads_a_stream_is_not_over_static_data(tmp_path):
     text = LISTING_12.replace("FROM <graph.ttl>", f"FROM <graph.ttl>\nFROM STREAM <{MY}s> [RANGE 1s TUMBLING]")
     # a window holds the events' solutions; those of the background alone are in none

@@ -326,6 +326,23 @@ def test_the_instants_of_another_stream_are_time_passing_for_groups_with_windows
     assert table(groups, "n") == table(one, "n")
 
 
+def test_groups_with_windows_over_a_stream_without_events_give_the_empty_windows_rows():
+    # no event is of the query's stream: the two events (one twice) of
+    # another at minute 3 are time passing alone. COUNT without GROUP BY
+    # gives the empty window's row, 0, at the evaluation at minute 4,
+    # (2, 4] (the first at or after minute 3), and at (4, 6], the first
+    # window to start at or after it; the query with one window gives
+    # these rows, and so does the one whose groups have windows of their own
+    text = ("SELECT (COUNT(DISTINCT ?x) AS ?n) FROM STREAM <http://e/td> WINDOW RANGE 2 MINUTE SLIDE 2 MINUTE "
+            "WHERE ")
+    other = count("k", "a", 5, 3)
+    events = [Event(other.s, other.p, other.o, other.start, other.end, stream="http://e/other")] * 2
+    one = checked_answers(parse_rules(PREFIX + text + "{ ?x :a ?a }"), events)
+    assert table(one, "n") == [(2, 4, "0"), (4, 6, "0")]
+    groups = checked_answers(parse_rules(PREFIX + text + "{ ?x :a ?a . { ?x :a ?a WINDOW ELEMS 1 } }"), events)
+    assert table(groups, "n") == table(one, "n")
+
+
 def test_a_group_solution_without_the_shared_variable_joins_every_solution():
     # the parts are joined by lookups on their shared variables (?x): a
     # solution of the group that leaves ?x unbound (the UNION's :c side)
