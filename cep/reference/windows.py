@@ -84,11 +84,12 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if w.unbounded and until is None:  # the latest end of a solution of the whole stream it reads
         latest = max((s[2] for s in solve(lambda ts, te, o=None: w.t0_ms < ts, math.inf)), default=None)
     places = _places(events, occurrences) if w.count is not None and w.counts == "triples" else {}
+    read = _window_events(streams_of(query), events, fed, query.name)
     final = None
     if _empty_rows(query) and w.count is None and not w.unbounded and until is None:
-        final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf))
+        final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf), _read_at_end(query, read))
     return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project,
-                    read=_window_events(streams_of(query), events, fed, query.name))
+                    read=read)
 
 
 def _empty_rows(query) -> bool:
@@ -137,12 +138,29 @@ def derived_source(query: str) -> str:
     return f"derived by {query}"
 
 
-def _last_empty(w, ends, sols):
+def _read_at_end(query, read) -> frozenset:
+    """The content the report policies of a query with an empty group read
+    over the whole stream (REPORT NON EMPTY and ON CHANGE read it; the
+    others report every evaluation): its streams' events and the triples
+    other windows' CONSTRUCTs feed back, not its own (read(..., tau) drops
+    its own from tau on). At the end of the stream the fed triples are
+    instants of its stream as the events are (RSP-QL's R2S output is a
+    stream): its windows go on while they hold one, as they do for a
+    solution (docs/language.md, "Empty windows"). Its own triples do not
+    extend it: each evaluation past the stream would call for one more."""
+    if read is None or query.window.policy not in ("nonempty", "change"):
+        return frozenset()
+    return read(lambda ts, te, o=None: True, math.inf)
+
+
+def _last_empty(w, ends, sols, content=()):
     """The last evaluation of a query whose empty windows give a row, at
     the end of the stream: the first evaluation time whose window closed
     last, (c - l, c], starts at or after the stream's last instant and
-    the end of every solution some window holds (the first window after
-    all of them; each later one is as empty)."""
+    the end of every solution some window holds, and of every triple of
+    `content` (occurrences (s, p, o, ts, te) the report policies read:
+    _read_at_end), the first window after all of them; each later one is
+    as empty."""
     phase = 0 if w.t0_ms is None else (w.t0_ms + w.range_ms) % w.step_ms
     first = None if w.t0_ms is None else w.t0_ms + w.range_ms
 
@@ -151,7 +169,8 @@ def _last_empty(w, ends, sols):
         c = c if first is None else max(c, first)
         return c - w.range_ms < ts
 
-    end = max([ends[-1]] + [te for _, ts, te, _ in sols if in_a_window(ts, te)])
+    end = max([ends[-1]] + [te for _, ts, te, _ in sols if in_a_window(ts, te)]
+              + [o[4] for o in content if in_a_window(o[3], o[4])])
     close = phase + -((phase - end - w.range_ms) // w.step_ms) * w.step_ms
     return close if first is None else max(close, first)
 
@@ -377,14 +396,15 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     if not firsts and until is None and not walks and not empty_rows:
         return []
     latest = None if walks else max((s[1] for s in firsts), default=None)
+    # an empty group in the first group: the report policies read that window's events, as with one window
+    read = _window_events(pattern, events, fed, query.name)
     final = None
     if empty_rows and first.count is None and not first.unbounded and until is None:
-        final = _last_empty(first, every_end, firsts)
+        final = _last_empty(first, every_end, firsts, _read_at_end(query, read))
     evaluations = _evaluations(query, first, ends if first.count is not None else every_end, events, until,
                                latest, final=final)
-    # an empty group in the first group: the report policies read that window's events, as with one window
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
-                    read=_window_events(pattern, events, fed, query.name))
+                    read=read)
 
 
 def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:
