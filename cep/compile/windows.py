@@ -334,7 +334,11 @@ def _part_items(index, plan, out, vs) -> list:
         # OPTIONAL: the right side's solutions compatible with the left one
         # (and its condition), or the left one alone if there is none
         left = goals(op.left)  # first: the right side is looked up by what the left binds
-        right = goals(op.right) + ([ec.filter_goal(op.cond)] if op.cond is not None else [])
+        right = goals(op.right)
+        if op.cond is not None:  # read on the joined solution (SPARQL's LeftJoin): its time the span of its parts
+            held = [spans[x.index] for x in ops.walk(op) if isinstance(x, PartRef)]
+            s, e = vs.fresh(), vs.fresh()
+            right += [q(WINDOW, "cep_span", pl.PList(held), s, e), vs.expressions(s, e).filter_goal(op.cond)]
         return left + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
 
     s, e = pl.Var("S"), pl.Var("E")
