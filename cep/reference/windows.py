@@ -143,14 +143,14 @@ def _read_at_end(query, read) -> frozenset:
     over the whole stream (REPORT NON EMPTY and ON CHANGE read it; the
     others report every evaluation): its streams' events and the triples
     other windows' CONSTRUCTs feed back, not its own (read(..., tau) drops
-    its own from tau on). At the end of the stream the fed triples are
+    its own from tau on: from -inf, all). At the end of the stream the fed triples are
     instants of its stream as the events are (RSP-QL's R2S output is a
     stream): its windows go on while they hold one, as they do for a
     solution (docs/language.md, "Empty windows"). Its own triples do not
     extend it: each evaluation past the stream would call for one more."""
     if read is None or query.window.policy not in ("nonempty", "change"):
         return frozenset()
-    return read(lambda ts, te, o=None: True, math.inf)
+    return read(lambda ts, te, o=None: True, -math.inf)
 
 
 def _last_empty(w, ends, sols, content=()):
