@@ -55,7 +55,7 @@ from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
-           ("$wcut", 2), ("$wset", 1), ("$wseen", 2), ("$wrun", 2))
+           ("$wcut", 2), ("$wset", 1), ("$wseen", 2), ("$wrun", 2), ("$wown", 1))
 
 
 def content_part(index, node_id, side):
@@ -133,7 +133,12 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _, _)),
                     pl.Struct("\\+", pl.Struct("$wparts", Q, _))]
                    + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
+    # an empty group's content never holds its query's own fed triples
+    # (cep_window:feed/6 marks its parts '$wown' while they are fed)
+    own = [pl.Struct("\\+", pl.Struct("$wown", Q))] if any(reads_window(plan.outputs[i].query)
+                                                           for i in feeding) else []
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
+        *own,
         ite(pl.Struct("=", Q, pl.Struct("part", pl.Var("Q0"), _, _)),  # an operand of a content node
             pl.Struct("$window", pl.Var("Q0"), Spec), pl.Struct("$window", Q, Spec)),
         q(WINDOW, "cep_window_span", Spec, Ts, Te, Fst, Lst),

@@ -65,8 +65,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     [TRIPLES n] window (each is the triple of its event). `fed`: the
     events windows' CONSTRUCTs feed back: events of the stream as any
     other to an empty group's content (the report policies), though no
-    evaluation time or count window reads them; the query's own at tau
-    are fed after its evaluation at tau."""
+    evaluation time or count window reads them; never the query's own."""
     if solve_part is not None and query.windows[1:]:
         return _group_window_answers(query, events, project, until, solve_part, fed)
     w = query.window
@@ -105,15 +104,15 @@ def _has_unit(query) -> bool:
 
 def _window_events(pattern, events, fed=(), name=None):
     """For a query whose window holds an empty group in `pattern` (its
-    pattern, with streams_of's streams): `read(inside, tau)`, the window's
+    pattern, with streams_of's streams): `read(inside)`, the window's
     content that the report policies read, the events of the empty groups'
     streams in it, as triples with their intervals (RSP-QL: an empty
     window is empty content, whatever the empty group gives there; a
     [TRIPLES n] window holds some triples of its oldest instant, `inside`
-    tells which from the occurrence), at the evaluation tau: with the
-    triples windows feed back (`fed`), but the query's own (`name`) at
-    tau, fed after it. None for any other query (they read its
-    solutions)."""
+    tells which from the occurrence): with the triples windows feed back
+    (`fed`), but never the query's own (`name`): they are its output, fed
+    back only when another query reads them, and would keep a sliding
+    window reporting. None for any other query (they read its solutions)."""
     streams = [op.stream for op in ops.walk(pattern) if isinstance(op, ops.Unit)]
     if not streams:
         return None
@@ -121,9 +120,8 @@ def _window_events(pattern, events, fed=(), name=None):
     if None not in streams:
         content = _of_streams(content, frozenset().union(*streams))
     own = derived_source(name)
-    read = [(next(iter(stream_of([e]))), e.source == own) for e in content]
-    return lambda inside, tau: frozenset(o[:5] for o, its_own in read if inside(o[3], o[4], o)
-                                         and not (its_own and o[4] >= tau))
+    read = [next(iter(stream_of([e]))) for e in content if e.source != own]
+    return lambda inside: frozenset(o[:5] for o in read if inside(o[3], o[4], o))
 
 
 def _of_streams(events, streams) -> list:
@@ -142,15 +140,14 @@ def _read_at_end(query, read) -> frozenset:
     """The content the report policies of a query with an empty group read
     over the whole stream (REPORT NON EMPTY and ON CHANGE read it; the
     others report every evaluation): its streams' events and the triples
-    other windows' CONSTRUCTs feed back, not its own (read(..., tau) drops
-    its own from tau on: from -inf, all). At the end of the stream the fed triples are
-    instants of its stream as the events are (RSP-QL's R2S output is a
-    stream): its windows go on while they hold one, as they do for a
-    solution (docs/language.md, "Empty windows"). Its own triples do not
-    extend it: each evaluation past the stream would call for one more."""
+    other windows' CONSTRUCTs feed back, never its own (so they do not
+    extend it). At the end of the stream the fed triples are instants of
+    its stream as the events are (RSP-QL's R2S output is a stream): its
+    windows go on while they hold one, as they do for a solution
+    (docs/language.md, "Empty windows")."""
     if read is None or query.window.policy not in ("nonempty", "change"):
         return frozenset()
-    return read(lambda ts, te, o=None: True, -math.inf)
+    return read(lambda ts, te, o=None: True)
 
 
 def _last_empty(w, ends, sols, content=()):
@@ -180,7 +177,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
     test of an interval's being in the window), as the report operator
     picks them. `window`: the window the query is evaluated by, where not
     its own (its first group's, of a query whose groups have windows of
-    their own); `read(inside, tau)`: the content the report policies read,
+    their own); `read(inside)`: the content the report policies read,
     where not the solutions (_window_events)."""
     out, previous, seen = [], [], frozenset()
     policy = query.window.policy if query.window is not None else None
@@ -193,7 +190,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
         # RSP-QL's report policies: non-empty content reports the windows
         # that hold a solution; content change those whose solutions (with
         # their intervals) differ from the last reported (at first, none)
-        held = content if read is None else read(inside, tau)
+        held = content if read is None else read(inside)
         if policy == "nonempty" and not held:
             continue
         if policy == "change":
