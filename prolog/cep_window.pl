@@ -1054,14 +1054,23 @@ report(M, Q, Ts0, Tau, New, Rows0, Rows) :-
 %   A CONSTRUCT over a window whose triples other queries read: the
 %   triples of the rows reported are events at Tau, fed back then (event
 %   time has passed every instant before Tau and no later one), with the
-%   answers they lead to (cep_runtime:cep_feed/3).
+%   answers they lead to (cep_runtime:cep_feed/3). They are never the
+%   content of its own empty group ('$wown'/1 while they are fed): that is
+%   the same whether or not another query reads them, and a sliding window
+%   does not keep itself reporting (docs/language.md, "The empty group").
 feed(M, Q, Ts, Tau, Out, Fed) :-
     (   Out \== [],
         current_predicate(M:'$wfeed'/3),
         clause(M:'$wfeed'(Q, _, _), _)
     ->  forall(( member(Fields, Out), M:'$wfeed'(Q, Fields, Triples), member(t(S, P, O), Triples) ),
                cep_queue(M, Q, S, P, O, Ts, Tau)),
-        cep_feed(M, Tau, Fed)
+        (   current_predicate(M:'$wunit'/2)
+        ->  findall(Part, M:'$wunit'(Q, Part), Own)
+        ;   Own = []
+        ),
+        setup_call_cleanup(forall(member(Part, Own), assertz(M:'$wown'(Part))),
+                           cep_feed(M, Tau, Fed),
+                           retractall(M:'$wown'(_)))
     ;   Fed = []
     ).
 

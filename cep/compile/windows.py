@@ -55,7 +55,7 @@ from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
 DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
-           ("$wcut", 2), ("$wset", 1), ("$wseen", 2), ("$wrun", 2))
+           ("$wcut", 2), ("$wset", 1), ("$wseen", 2), ("$wrun", 2), ("$wown", 1))
 
 
 def content_part(index, node_id, side):
@@ -133,7 +133,12 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _, _)),
                     pl.Struct("\\+", pl.Struct("$wparts", Q, _))]
                    + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
+    # an empty group's content never holds its query's own fed triples
+    # (cep_window:feed/6 marks its parts '$wown' while they are fed)
+    own = [pl.Struct("\\+", pl.Struct("$wown", Q))] if any(reads_window(plan.outputs[i].query)
+                                                           for i in feeding) else []
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
+        *own,
         ite(pl.Struct("=", Q, pl.Struct("part", pl.Var("Q0"), _, _)),  # an operand of a content node
             pl.Struct("$window", pl.Var("Q0"), Spec), pl.Struct("$window", Q, Spec)),
         q(WINDOW, "cep_window_span", Spec, Ts, Te, Fst, Lst),
@@ -334,7 +339,11 @@ def _part_items(index, plan, out, vs) -> list:
         # OPTIONAL: the right side's solutions compatible with the left one
         # (and its condition), or the left one alone if there is none
         left = goals(op.left)  # first: the right side is looked up by what the left binds
-        right = goals(op.right) + ([ec.filter_goal(op.cond)] if op.cond is not None else [])
+        right = goals(op.right)
+        if op.cond is not None:  # read on the joined solution (SPARQL's LeftJoin): its time the span of its parts
+            held = [spans[x.index] for x in ops.walk(op) if isinstance(x, PartRef)]
+            s, e = vs.fresh(), vs.fresh()
+            right += [q(WINDOW, "cep_span", pl.PList(held), s, e), vs.expressions(s, e).filter_goal(op.cond)]
         return left + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
 
     s, e = pl.Var("S"), pl.Var("E")

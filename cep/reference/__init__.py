@@ -74,9 +74,10 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
         # windows whose triples are read: their triples are events over the
         # window, and what the rules answer over the stream with them; no
         # cycle goes through a window, so adding them until nothing new
-        # comes ends (each round settles one more window of the chain)
+        # comes ends (each round settles one more window of the chain):
+        # a round more than the windows is an error, not a hang
         extra = ()
-        while True:
+        for _ in range(len(fed) + 2):
             out = _evaluate(queries, events, background, chaining, until, extra)
             new = tuple(sorted({Event(s, p, o, a.start, a.end, derived_source(a.query))
                                 for a in out if a.query in fed for s, p, o in a.triples},
@@ -84,6 +85,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
             if new == extra:
                 return modified(out, queries)
             extra = new
+        raise ValueError(f"the triples the windows of {', '.join(fed)} feed back do not settle")
     finally:
         USER_PROLOG.reset(token)
         HORIZON.reset(horizon)

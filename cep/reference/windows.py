@@ -65,8 +65,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     [TRIPLES n] window (each is the triple of its event). `fed`: the
     events windows' CONSTRUCTs feed back: events of the stream as any
     other to an empty group's content (the report policies), though no
-    evaluation time or count window reads them; the query's own at tau
-    are fed after its evaluation at tau."""
+    evaluation time or count window reads them; never the query's own."""
     if solve_part is not None and query.windows[1:]:
         return _group_window_answers(query, events, project, until, solve_part, fed)
     w = query.window
@@ -84,11 +83,12 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     if w.unbounded and until is None:  # the latest end of a solution of the whole stream it reads
         latest = max((s[2] for s in solve(lambda ts, te, o=None: w.t0_ms < ts, math.inf)), default=None)
     places = _places(events, occurrences) if w.count is not None and w.counts == "triples" else {}
+    read = _window_events(streams_of(query), events, fed, query.name)
     final = None
     if _empty_rows(query) and w.count is None and not w.unbounded and until is None:
-        final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf))
+        final = _last_empty(w, ends, solve(lambda ts, te, o=None: True, math.inf), _read_at_end(query, read))
     return _rows_of(query, _evaluations(query, w, ends, events, until, latest, places, final), solve, project,
-                    read=_window_events(streams_of(query), events, fed, query.name))
+                    read=read)
 
 
 def _empty_rows(query) -> bool:
@@ -104,15 +104,15 @@ def _has_unit(query) -> bool:
 
 def _window_events(pattern, events, fed=(), name=None):
     """For a query whose window holds an empty group in `pattern` (its
-    pattern, with streams_of's streams): `read(inside, tau)`, the window's
+    pattern, with streams_of's streams): `read(inside)`, the window's
     content that the report policies read, the events of the empty groups'
     streams in it, as triples with their intervals (RSP-QL: an empty
     window is empty content, whatever the empty group gives there; a
     [TRIPLES n] window holds some triples of its oldest instant, `inside`
-    tells which from the occurrence), at the evaluation tau: with the
-    triples windows feed back (`fed`), but the query's own (`name`) at
-    tau, fed after it. None for any other query (they read its
-    solutions)."""
+    tells which from the occurrence): with the triples windows feed back
+    (`fed`), but never the query's own (`name`): they are its output, fed
+    back only when another query reads them, and would keep a sliding
+    window reporting. None for any other query (they read its solutions)."""
     streams = [op.stream for op in ops.walk(pattern) if isinstance(op, ops.Unit)]
     if not streams:
         return None
@@ -120,9 +120,8 @@ def _window_events(pattern, events, fed=(), name=None):
     if None not in streams:
         content = _of_streams(content, frozenset().union(*streams))
     own = derived_source(name)
-    read = [(next(iter(stream_of([e]))), e.source == own) for e in content]
-    return lambda inside, tau: frozenset(o[:5] for o, its_own in read if inside(o[3], o[4], o)
-                                         and not (its_own and o[4] >= tau))
+    read = [next(iter(stream_of([e]))) for e in content if e.source != own]
+    return lambda inside: frozenset(o[:5] for o in read if inside(o[3], o[4], o))
 
 
 def _of_streams(events, streams) -> list:
@@ -137,12 +136,28 @@ def derived_source(query: str) -> str:
     return f"derived by {query}"
 
 
-def _last_empty(w, ends, sols):
+def _read_at_end(query, read) -> frozenset:
+    """The content the report policies of a query with an empty group read
+    over the whole stream (REPORT NON EMPTY and ON CHANGE read it; the
+    others report every evaluation): its streams' events and the triples
+    other windows' CONSTRUCTs feed back, never its own (so they do not
+    extend it). At the end of the stream the fed triples are instants of
+    its stream as the events are (RSP-QL's R2S output is a stream): its
+    windows go on while they hold one, as they do for a solution
+    (docs/language.md, "Empty windows")."""
+    if read is None or query.window.policy not in ("nonempty", "change"):
+        return frozenset()
+    return read(lambda ts, te, o=None: True)
+
+
+def _last_empty(w, ends, sols, content=()):
     """The last evaluation of a query whose empty windows give a row, at
     the end of the stream: the first evaluation time whose window closed
     last, (c - l, c], starts at or after the stream's last instant and
-    the end of every solution some window holds (the first window after
-    all of them; each later one is as empty)."""
+    the end of every solution some window holds, and of every triple of
+    `content` (occurrences (s, p, o, ts, te) the report policies read:
+    _read_at_end), the first window after all of them; each later one is
+    as empty."""
     phase = 0 if w.t0_ms is None else (w.t0_ms + w.range_ms) % w.step_ms
     first = None if w.t0_ms is None else w.t0_ms + w.range_ms
 
@@ -151,7 +166,8 @@ def _last_empty(w, ends, sols):
         c = c if first is None else max(c, first)
         return c - w.range_ms < ts
 
-    end = max([ends[-1]] + [te for _, ts, te, _ in sols if in_a_window(ts, te)])
+    end = max([ends[-1]] + [te for _, ts, te, _ in sols if in_a_window(ts, te)]
+              + [o[4] for o in content if in_a_window(o[3], o[4])])
     close = phase + -((phase - end - w.range_ms) // w.step_ms) * w.step_ms
     return close if first is None else max(close, first)
 
@@ -161,7 +177,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
     test of an interval's being in the window), as the report operator
     picks them. `window`: the window the query is evaluated by, where not
     its own (its first group's, of a query whose groups have windows of
-    their own); `read(inside, tau)`: the content the report policies read,
+    their own); `read(inside)`: the content the report policies read,
     where not the solutions (_window_events)."""
     out, previous, seen = [], [], frozenset()
     policy = query.window.policy if query.window is not None else None
@@ -174,7 +190,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
         # RSP-QL's report policies: non-empty content reports the windows
         # that hold a solution; content change those whose solutions (with
         # their intervals) differ from the last reported (at first, none)
-        held = content if read is None else read(inside, tau)
+        held = content if read is None else read(inside)
         if policy == "nonempty" and not held:
             continue
         if policy == "change":
@@ -378,14 +394,15 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     if not firsts and until is None and not walks and not empty_rows:
         return []
     latest = None if walks else max((s[1] for s in firsts), default=None)
+    # an empty group in the first group: the report policies read that window's events, as with one window
+    read = _window_events(pattern, events, fed, query.name)
     final = None
     if empty_rows and first.count is None and not first.unbounded and until is None:
-        final = _last_empty(first, every_end, firsts)
+        final = _last_empty(first, every_end, firsts, _read_at_end(query, read))
     evaluations = _evaluations(query, first, *((ends, events) if first.count is not None else (every_end, every)),
                                until, latest, final=final)
-    # an empty group in the first group: the report policies read that window's events, as with one window
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
-                    read=_window_events(pattern, events, fed, query.name))
+                    read=read)
 
 
 def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:

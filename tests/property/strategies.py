@@ -870,7 +870,7 @@ def _window(draw) -> ops.Window:
 def group_windowed_queries(draw):
     """Streaming SPARQL's windows in graph patterns: a windowed query
     (windowed_queries) whose pattern is joined, or joined as OPTIONAL
-    (with a condition or not), with a group that has a window of its own,
+    (with a condition or not, one that reads the time too), with a group that has a window of its own,
     of any size or kind; sometimes its own pattern is such a group too, so
     that the query is evaluated when that group's window is. No group
     holds an operator evaluated over a window's content, and no window is
@@ -897,7 +897,7 @@ def group_windowed_queries(draw):
     elif unit == "group-union":
         other = ops.Union_(ops.Unit(), other)
     group = ops.pattern_window(ops.variables(other), other, _of_events(_window(draw)))
-    how = draw(st.sampled_from(["join", "optional", "optional-if"]))
+    how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time"]))
     if how == "join":
         pattern = ops.Join(first, group)
     else:
@@ -905,6 +905,11 @@ def group_windowed_queries(draw):
         cond = None
         if how == "optional-if" and shared:
             cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
+        elif how == "optional-time":  # read on the joined solution: its span over the parts
+            fn = draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME", "now"]))
+            k = draw(st.integers(0, MAX_TIME + 2))
+            const = duration_ms(k) if fn == "getDURATION" else datetime_ms(k)
+            cond = ops.Call(draw(st.sampled_from(["<", "<=", ">", ">="])), ops.Call(fn), ops.Const(const))
         pattern = ops.LeftJoin(first, group, cond)
     # START (RSP-QL's t0), and so RANGE UNBOUNDED, are refused with groups that have windows of their own
     window = _of_events(dataclasses.replace(query.window, t0_ms=None))

@@ -163,3 +163,25 @@ def test_a_triples_window_reports_by_the_triples_of_the_empty_groups_stream_it_h
     # REPORT ON CHANGE: every evaluation; at 2, k1 left the window while
     # j2, of the same instant, stayed; at 6, j7 left
     assert run(TRIPLES_OF_T.format(policy=" REPORT ON CHANGE"), TRIPLES_STREAM) == sorted(every)
+
+
+@pytest.mark.parametrize("reader", ["", "REGISTER QUERY reader AS\nSELECT ?y WHERE { ?x :seen ?y }\n"],
+                         ids=["alone", "read"])
+def test_a_windows_own_fed_triples_are_never_its_content(reader):
+    # seen reads its empty group's content under REPORT NON EMPTY over the
+    # windows (c - 10, c], c every 5 minutes; readings at minutes 2 and 7.
+    # Its own triples (fed back at c only when another query reads them)
+    # are never its content: 5 (2), 10 (2, 7) and 15 (7) report; 20,
+    # whose window (10, 20] holds only its own triple of 15, does not,
+    # whether or not reader is there, and the stream ends there (each own
+    # triple read would call for one more window; docs/language.md, "The
+    # empty group")
+    rules = parse_rules(PREFIX + """REGISTER STREAM seen AS
+CONSTRUCT { :watch :seen ?t }
+FROM STREAM <http://example.org/s> [RANGE 10m STEP 5m REPORT NON EMPTY]
+WHERE { BIND(NOW() AS ?t) }
+""" + reader)
+    events = [ev("k", "reads", "1", 2 * 60_000), ev("k", "reads", "5", 7 * 60_000)]
+    got = checked_answers(rules, events)
+    assert sorted(a.end // 60_000 for a in got if a.query == "seen") == [5, 10, 15]
+    assert sorted(a.end // 60_000 for a in got if a.query == "reader") == ([5, 10, 15] if reader else [])

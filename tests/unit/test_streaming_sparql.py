@@ -282,7 +282,8 @@ def test_a_filter_over_groups_with_their_own_windows_reads_both():
 @pytest.mark.parametrize("group", [
     "{ ?x :b ?b FILTER (NOW() >= \"1970-01-01T00:03:00Z\"^^xsd:dateTime) WINDOW ELEMS 3 }",
     "{ ?x :b ?b FILTER (getENDTIME() >= \"1970-01-01T00:03:00Z\"^^xsd:dateTime) WINDOW ELEMS 3 }",
-    # OPTIONAL's own FILTER is its condition (refused, below): in a group inside it, the group's
+    # OPTIONAL's own FILTER is its condition, read on the joined solutions (below): in a group
+    # inside it, the group's
     "OPTIONAL { { ?x :b ?b FILTER (NOW() >= \"1970-01-01T00:03:00Z\"^^xsd:dateTime) } WINDOW ELEMS 3 }",
 ])
 def test_a_filter_inside_a_group_with_its_own_window_reads_the_time_of_its_solutions(group):
@@ -298,6 +299,42 @@ def test_a_filter_inside_a_group_with_its_own_window_reads_the_time_of_its_solut
     # and b 6 (minute 3): only b 6 is at or after minute 3. Read on the
     # joined solutions, which end with a 5 at 4, the FILTER would keep both
     assert table(got, "x", "a", "b") == [(0, 10, "k", "5", "6")]
+
+
+@pytest.mark.parametrize("condition, expected", [
+    # b 4 at minute 2 and b 6 at 3, each joined with a 5 at 4: the joined
+    # solutions span [2, 4] and [3, 4]
+    ('getSTARTTIME() >= "1970-01-01T00:03:00Z"^^xsd:dateTime', [(0, 10, "k", "5", "6")]),
+    ('getDURATION() < "PT2M"^^xsd:duration', [(0, 10, "k", "5", "6")]),  # 2 and 1 minutes
+    # both end at 4 (a 5's end): read on the OPTIONAL group's own solutions
+    # (ends 2 and 3) it would keep neither
+    ('getENDTIME() > "1970-01-01T00:03:00Z"^^xsd:dateTime', [(0, 10, "k", "5", "4"), (0, 10, "k", "5", "6")]),
+    # none holds: a 5 alone, as LeftJoin gives a solution no right one extends
+    ('NOW() >= "1970-01-01T00:05:00Z"^^xsd:dateTime', [(0, 10, "k", "5", None)]),
+])
+def test_an_optional_groups_filter_reads_the_time_of_the_joined_solutions(condition, expected):
+    # OPTIONAL { P FILTER(F) } is LeftJoin(_, P, F) (SPARQL 1.1, 18.2.2):
+    # F is read on each joined solution, whose interval spans its parts',
+    # each in its own window at the evaluation (RSP-QL): at 10 the tumbling
+    # window holds a 5 (minute 4), the last three elements b 4 (2) and b 6 (3)
+    text = f"""SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE {{ ?x :a ?a OPTIONAL {{ ?x :b ?b FILTER ({condition}) WINDOW ELEMS 3 }} }}"""
+    got = checked_answers(parse_rules(PREFIX + "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n" + text), [
+        count("k", "b", 4, 2), count("k", "b", 6, 3), count("k", "a", 5, 4)])
+    assert table(got, "x", "a", "b") == expected
+
+
+def test_an_optional_groups_filter_after_the_empty_group_reads_the_span_to_the_close():
+    # { OPTIONAL { P FILTER(F) WINDOW ELEMS 3 } }: the first part is {}, the
+    # empty solution at the close of the query's window (10); joined with b 4
+    # (minute 2) it spans 8 minutes, with b 6 (3) 7: only b 6 passes; at 20
+    # (the first window to start at or after the last instant, 4) they span
+    # 18 and 17 minutes: the empty solution alone
+    text = """SELECT ?x ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE { OPTIONAL { ?x :b ?b FILTER (getDURATION() <= "PT7M"^^xsd:duration) WINDOW ELEMS 3 } }"""
+    got = checked_answers(parse_rules(PREFIX + "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\n" + text), [
+        count("k", "b", 4, 2), count("k", "b", 6, 3), count("k", "a", 5, 4)])
+    assert table(got, "x", "b") == [(0, 10, "k", "6"), (10, 20, None, None)]
 
 
 def test_a_grouped_query_aggregates_the_joined_solutions():
@@ -382,10 +419,6 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
     ("{ ?x :a ?a { ?x :b ?b WINDOW ELEMS 2 } FILTER (NOW() > ?a) }",
      "x.rq:3:110: a FILTER over groups with windows of their own may not read the time "
      "(getDURATION(), NOW() ...): put it inside one of the groups"),
-    ("{ ?x :a ?a OPTIONAL { ?x :b ?b FILTER (NOW() > ?a) WINDOW ELEMS 2 } }",
-     "x.rq:3:82: the FILTER of an OPTIONAL group is its condition, read on the joined solutions, which with "
-     "windows of their own may not read the time (getDURATION(), NOW() ...): to read the group's own "
-     "solutions, put it in a group inside the OPTIONAL one, OPTIONAL { { P FILTER (...) } WINDOW ... }"),
     # a part read over its window's content (RSP-QL) is not combined with the parts yet
     ("{ ?x :a ?a OPTIONAL { ?x :b ?b MINUS { ?x :c ?c } WINDOW ELEMS 2 } }",
      "x.rq:3:102: MINUS inside a group of a query whose groups have windows of their own is not supported "
