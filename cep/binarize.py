@@ -437,15 +437,36 @@ def split_windows(query):
     largest group under one window, left to right; `combine` is the
     pattern above them, the parts as PartRef leaves: joins, OPTIONAL and
     FILTER, which the evaluation applies to the parts' solutions in their
-    windows at its time (docs/language.md, "A window per pattern")."""
+    windows at its time (docs/language.md, "A window per pattern"); an
+    OPTIONAL inside a group is so divided too, its sides parts with the
+    group's window."""
     if not any(isinstance(op, ops.Project) and op.window is not None for op in ops.walk(query.pattern)):
         return None
     parts = []
 
+    def divided(op) -> bool:
+        """Whether op (a group with no window inside) is divided at an
+        OPTIONAL under its joins and FILTERs, the sides parts with op's
+        window. OPTIONAL is evaluated over the window's content (RSP-QL);
+        its sides, once divided, are monotone or refused (_check_parts):
+        their solutions over the content are those of the stream that the
+        window holds, as for any part, so OPTIONAL of them in the window
+        is OPTIONAL over its content. A condition that reads the time
+        keeps op whole (refused by _check_parts)."""
+        cond = getattr(op, "cond", None)
+        if cond is not None and ops.expr_uses(cond, ops.TIME_FUNCTIONS):
+            return False
+        if isinstance(op, ops.LeftJoin):
+            return True
+        if isinstance(op, ops.Join):
+            return divided(op.left) or divided(op.right)
+        return isinstance(op, ops.Filter) and divided(op.pattern)
+
     def split(op, window):
         if isinstance(op, ops.Project) and op.window is not None:
             return split(op.pattern, op.window)
-        if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op)):
+        if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op)) \
+                and not (window is not None and divided(op)):
             parts.append((op, window))
             return PartRef(len(parts) - 1)
         cond = getattr(op, "cond", None)
@@ -472,8 +493,9 @@ def split_windows(query):
 def _check_parts(query, groups, changing) -> None:
     """A query whose groups have windows of their own reads each part over
     the stream, then keeps its solutions in the part's window (a property
-    path excepted: it walks the window's content, _window_path); evaluating
-    the rest of a part over its window's content (CONTENT_OPERATORS inside
+    path excepted: it walks the window's content, _window_path); OPTIONAL
+    divides a part (split_windows); evaluating the rest of a part over its
+    window's content (CONTENT_OPERATORS inside
     it, a subquery with its own aggregation or cut, or a background that
     updates change) is not supported yet: refused. So is REPORT ON CHANGE
     with an empty group after the first part (it would see a change at

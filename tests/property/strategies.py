@@ -872,9 +872,10 @@ def group_windowed_queries(draw):
     (windowed_queries) whose pattern is joined, or joined as OPTIONAL
     (with a condition or not, one that reads the time too), with a group that has a window of its own,
     of any size or kind; sometimes its own pattern is such a group too, so
-    that the query is evaluated when that group's window is. No group
-    holds an operator evaluated over a window's content, and no window is
-    [TRIPLES n] (refused there: cep.binarize._check_parts). The empty
+    that the query is evaluated when that group's window is. A group may
+    end in an OPTIONAL (_inner_optional), evaluated over its window's
+    content; no group holds another operator evaluated there, and no window
+    is [TRIPLES n] (refused there: cep.binarize._check_parts). The empty
     group, one solution per evaluation at its own window's close, is
     drawn in either: the first part {} ({ OPTIONAL { P WINDOW ... } }) or
     {} UNION P, the group { WINDOW ... } alone or { {} UNION { P }
@@ -887,7 +888,7 @@ def group_windowed_queries(draw):
     elif unit == "first-union":
         first = ops.Union_(ops.Unit(), first)
     if draw(st.integers(0, 2)) == 0:
-        first = ops.pattern_window(ops.variables(first), first, _of_events(_window(draw)))
+        first = ops.pattern_window(ops.variables(first), _inner_optional(draw, first), _of_events(_window(draw)))
     # often one triple pattern (which shares ?s, ?t or ?x with the first
     # part more often than not: answers to compare), else a small pattern
     plain = queries(depth=1).filter(lambda q: not _content(q.pattern))
@@ -896,6 +897,7 @@ def group_windowed_queries(draw):
         other = ops.Unit()
     elif unit == "group-union":
         other = ops.Union_(ops.Unit(), other)
+    other = _inner_optional(draw, other)
     group = ops.pattern_window(ops.variables(other), other, _of_events(_window(draw)))
     how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time"]))
     if how == "join":
@@ -918,6 +920,21 @@ def group_windowed_queries(draw):
     if unit in ("group", "group-union") and window.policy == "change":
         window = dataclasses.replace(window, policy=None)
     return dataclasses.replace(query, pattern=pattern, window=window)
+
+
+def _inner_optional(draw, pattern):
+    """The pattern of a group with a window of its own, sometimes with an
+    OPTIONAL triple pattern (with a condition or not) after it, evaluated
+    over the window's content (RSP-QL)."""
+    how = draw(st.sampled_from([None, None, "optional", "optional-if"]))
+    if how is None:
+        return pattern
+    extra = _triple(draw)
+    shared = sorted(ops.variables(pattern) & ops.variables(extra), key=lambda v: v.name)
+    cond = None
+    if how == "optional-if" and shared:
+        cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
+    return ops.LeftJoin(pattern, extra, cond)
 
 
 def _of_events(window: ops.Window) -> ops.Window:
