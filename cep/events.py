@@ -175,6 +175,23 @@ def one_array(column) -> pa.Array:
     return column
 
 
+INTEGER_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
+
+
+def integer_literals(column: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """Which terms of a column are xsd:integer literals in canonical form
+    ("digits"^^xsd:integer, no leading zero, optionally signed with -;
+    "01" and "-0" are other terms), told by Arrow's string kernels, and
+    each term's text between the quotes (its digits where it is one)."""
+    import pyarrow.compute as pc
+
+    body = pc.utf8_slice_codeunits(column, 1, -len(INTEGER_SUFFIX))
+    digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
+    canonical = pc.or_(pc.invert(pc.starts_with(digits, "0")), pc.equal(body, "0"))
+    typed = pc.and_(pc.starts_with(column, '"'), pc.ends_with(column, INTEGER_SUFFIX))
+    return pc.and_(typed, pc.and_(pc.ascii_is_decimal(digits), canonical)), body
+
+
 SAMPLE_ROWS = 4096  # rows of a column of terms looked at before it is dictionary-encoded whole
 
 

@@ -34,7 +34,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from cep import terms
-from cep.events import EVENTS, EventRows, Reject, one_array, repeating
+from cep.events import EVENTS, EventRows, Reject, integer_literals, one_array, repeating
 from cep.io import check
 from cep.io.check import Invalid
 from cep.io.lines import line_chunks
@@ -496,21 +496,12 @@ def _fast_terms(arr: pa.Array, col: str) -> pa.Array:
     short = pc.less_equal(pc.binary_length(arr), FAST_LENGTH)
     if col != "o":
         return pc.and_(pc.match_substring_regex(arr, FAST_TERM[col]), short)
-    # "0" or -?[1-9][0-9]*, as FAST_TERM's integer literal
-    body = pc.utf8_slice_codeunits(arr, 1, -len(_INT_SUFFIX))
-    digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
-    integer = pc.and_(pc.and_(pc.starts_with(arr, '"'), pc.ends_with(arr, _INT_SUFFIX)),
-                      pc.and_(pc.ascii_is_decimal(digits),
-                              pc.or_(pc.invert(pc.starts_with(digits, "0")), pc.equal(body, "0"))))
-    integer = pc.fill_null(integer, False)
+    integer = pc.fill_null(integer_literals(arr)[0], False)  # "0" or -?[1-9][0-9]*, as FAST_TERM's
     if not pc.all(integer).as_py():
         rest = pc.invert(integer)
         matched = pc.match_substring_regex(pc.filter(arr, rest), FAST_TERM[col])
         integer = pc.replace_with_mask(integer, rest, matched)
     return pc.and_(integer, short)
-
-
-_INT_SUFFIX = '"^^<' + terms.XSD + 'integer>'
 
 
 def _stream_column(column, note):

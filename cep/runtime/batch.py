@@ -23,9 +23,8 @@ import pyarrow.compute as pc
 
 from cep import terms
 from cep.errors import EngineError
-from cep.events import repeating
+from cep.events import INTEGER_SUFFIX, integer_literals, repeating
 
-_INT_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#integer>'
 _DEC_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#decimal>'
 _DEC_DIGITS = 18  # significant and fractional digits of a decimal kept in int64 arithmetic
 # characters that keep an IRI off the verbatim I form: those N-Triples
@@ -65,15 +64,9 @@ def _fields(column: pa.Array) -> pa.Array:
         shapes.append((iri, pc.binary_join_element_wise("I", inner, "")))
     quote = pc.starts_with(column, '"')
     if pc.any(quote).as_py():
-        typed = pc.and_(quote, pc.ends_with(column, _INT_SUFFIX))
-        if pc.any(typed).as_py():
-            # integers in canonical form: "digits"^^xsd:integer, no leading
-            # zero, optionally signed with - ("01" and "-0" are other terms: lv/3)
-            body = pc.utf8_slice_codeunits(column, 1, -len(_INT_SUFFIX))
-            digits = pc.if_else(pc.starts_with(body, "-"), pc.utf8_slice_codeunits(body, 1), body)
-            canonical = pc.or_(pc.invert(pc.starts_with(digits, "0")), pc.equal(body, "0"))
-            shapes.append((pc.and_(typed, pc.and_(pc.ascii_is_decimal(digits), canonical)),
-                           pc.binary_join_element_wise("i", body, "")))
+        if pc.any(pc.and_(quote, pc.ends_with(column, INTEGER_SUFFIX))).as_py():
+            integer, body = integer_literals(column)  # in canonical form (another is lv/3)
+            shapes.append((integer, pc.binary_join_element_wise("i", body, "")))
         quoted = pc.and_(quote, pc.ends_with(column, '"'))
         if pc.any(quoted).as_py():
             # plain strings "...": in ASCII with no escape, N-Triples and Prolog
