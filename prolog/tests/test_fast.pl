@@ -9,6 +9,7 @@
 
 :- use_module('../cep_values').         % cep_answer_text/2 writes values with cep_nt/2
 :- use_module('../cep_fast').
+:- use_module(band_stores).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
 :- use_module(library(random)).
@@ -217,22 +218,7 @@ test(leaves_the_others_to_prolog) :-
 
 :- end_tests(cep_fast_band).
 
-%   The band stores (cep_band_add/9 and the rest) keep the goals of a
-%   range-indexed SEQ store of a rule set module: in C, or as dynamic
-%   facts of the module without the library; the same goals in the same
-%   order either way (this suite runs both).
-band_module(M) :-
-    M = test_fast_bands,
-    dynamic(M:g/5),
-    dynamic(M:g_bands/2),
-    dynamic(M:'$expired'/2),
-    retractall(M:g(_, _, _, _, _)),
-    retractall(M:g_bands(_, _)),
-    retractall(M:'$expired'(_, _)),
-    cep_band_clear(M).
-
-band_goals(M, Key, Direction, Probe, Goals) :-
-    findall(V-Ts, cep_band_goal(M, g, g_bands, Key, Direction, Probe, V, Ts, _), Goals).
+%   The band stores: band_stores.pl.
 
 :- begin_tests(cep_band_store).
 

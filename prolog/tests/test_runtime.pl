@@ -13,6 +13,7 @@
 :- use_module('../cep_fast').
 :- use_module('../cep_contract').
 :- use_module(rule_sets).
+:- use_module(band_stores).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
 
@@ -236,18 +237,6 @@ test(expiry_drops_whole_generations_and_empty_bands) :-
 
 :- end_tests(cep_expire).
 
-band_module(M) :-
-    M = test_runtime_bands,
-    dynamic(M:g/5),
-    dynamic(M:g_bands/2),
-    dynamic(M:'$expired'/2),
-    retractall(M:g(_, _, _, _, _)),
-    retractall(M:g_bands(_, _)),
-    retractall(M:'$expired'(_, _)),
-    cep_band_clear(M).
-
-band_goals(M, Key, Direction, Probe, Goals) :-
-    findall(V-Ts, cep_band_goal(M, g, g_bands, Key, Direction, Probe, V, Ts, _), Goals).
 
 :- begin_tests(cep_background).
 

@@ -1,0 +1,31 @@
+/*  A rule set module with one band store, for the plunit suites of the
+    band stores (test_fast.pl) and of their expiry (test_runtime.pl).
+
+    The band stores (cep_band_add/9 and the rest) keep the goals of a
+    range-indexed SEQ store of a rule set module: in C, or as dynamic
+    facts of the module without the library; the same goals in the same
+    order either way (the suites run both).
+*/
+
+:- module(band_stores, [band_module/1, band_goals/5]).
+
+:- use_module('../cep_fast').
+
+%!  band_module(-Module) is det.
+%
+%   The module of store g and its band list g_bands, emptied.
+band_module(M) :-
+    M = test_bands,
+    dynamic(M:g/5),
+    dynamic(M:g_bands/2),
+    dynamic(M:'$expired'/2),
+    retractall(M:g(_, _, _, _, _)),
+    retractall(M:g_bands(_, _)),
+    retractall(M:'$expired'(_, _)),
+    cep_band_clear(M).
+
+%!  band_goals(+Module, +Key, +Direction, +Probe, -Goals) is det.
+%
+%   Values-Start of the goals of Key's bands that Probe admits.
+band_goals(M, Key, Direction, Probe, Goals) :-
+    findall(V-Ts, cep_band_goal(M, g, g_bands, Key, Direction, Probe, V, Ts, _), Goals).
