@@ -27,7 +27,7 @@
     exact in a double; it fails for any other value, which the Prolog
     version then takes.
 
-    c_band_add/9, c_band_goal/8, c_band_expire/3, c_band_goals/2,
+    c_band_add/8, c_band_goal/10, c_band_expire/3, c_band_goals/2,
     c_band_count/2 and c_band_clear/1 keep the goals of the range-indexed
     SEQ stores (cep/compile/steps.py, Band) in C: see "Band stores" below.
 
@@ -779,10 +779,22 @@ c_answer_text(term_t rows, term_t text)
   return rc;
 }
 
+/* The band of a double (cep_values_compare:double_band/2) */
+static int64_t
+double_band(double f)
+{ if ( f > 1.0e300 )
+    return 16000;
+  if ( f < -1.0e300 )
+    return -16001;
+  if ( f >= 0 )
+    return (int64_t)floor(log(1.0 + f) * 23.083120654223414);
+  return -(int64_t)floor(log(1.0 - f) * 23.083120654223414) - 1;
+}
+
 static foreign_t
 c_band(term_t value, term_t band)
 { term_t v = PL_copy_term_ref(value);
-  int64_t n, d, b;
+  int64_t n, d;
   double f;
 
   while ( PL_is_functor(v, FUNCTOR_lv3) )      /* lv(Lexical, Datatype, Value) */
@@ -800,15 +812,7 @@ c_band(term_t value, term_t band)
     return FALSE;
   if ( isnan(f) )
     return PL_unify_atom_chars(band, "other");
-  if ( f > 1.0e300 )                            /* as double_band/2 */
-    b = 16000;
-  else if ( f < -1.0e300 )
-    b = -16001;
-  else if ( f >= 0 )
-    b = (int64_t)floor(log(1.0 + f) * 23.083120654223414);
-  else
-    b = -(int64_t)floor(log(1.0 - f) * 23.083120654223414) - 1;
-  return PL_unify_int64(band, b);
+  return PL_unify_int64(band, double_band(f));
 }
 
 /* ------------------------------------------------------------------
@@ -817,8 +821,10 @@ c_band(term_t value, term_t band)
    named by its rule set's module and its name; it maps a join key (an
    atom or an integer) to its bands, in the order they were first used,
    and each band to its goals, in the order they came: a goal is its
-   values (a record), its interval and its generation. A right solution
-   visits the goals of the bands its value admits; a sweep drops whole
+   values (a record), its interval, its generation and, where C can
+   compare it, its ordered value (the values' last argument: see num_t).
+   A right solution visits the goals of the bands its value admits and
+   gives those that pass the band check; a sweep drops whole
    generations, and the bands and keys left empty, with no Prolog work
    per goal (as dynamic facts, each dropped goal left three clause
    indexes). prolog/cep_fast.pl has the same store in dynamic facts, for
@@ -826,15 +832,31 @@ c_band(term_t value, term_t band)
    same order.
    ------------------------------------------------------------------ */
 
+/* A value as the band check compares it: NUM_INT an integer of 64 bits,
+   NUM_DEC a decimal whose numerator and denominator fit in 64 bits,
+   NUM_DBL a double; NUM_UNBOUND an unbound value (an error: it passes no
+   check); NUM_OTHER any other value, which cep_values_compare:
+   cep_compare/4 compares. An lv(Lexical, Datatype, Value) is its Value,
+   as value_class/3 takes it. */
+enum { NUM_UNBOUND, NUM_OTHER, NUM_INT, NUM_DEC, NUM_DBL };
+
+typedef struct
+{ int     kind;
+  int64_t n, d;            /* NUM_INT (d = 1) and NUM_DEC (d > 0) */
+  double  f;               /* NUM_DBL */
+} num_t;
+
 typedef struct
 { int64_t  gen;
   int64_t  ts, te;
+  num_t    value;
   record_t values;
 } band_goal;
 
 typedef struct
 { int        other;        /* the band `other` (a value with no order) */
   int64_t    band;
+  int64_t    max_te;       /* no goal ends later: a goal that does is new */
   band_goal *goals;
   size_t     count, size;
 } band_bucket;
@@ -845,6 +867,7 @@ typedef struct band_key
   int64_t       key;       /* an integer, or an atom_t (registered) */
   band_bucket **bands;
   size_t        count, size;
+  size_t        last;      /* the band last added to, tried first */
 } band_key;
 
 typedef struct band_store
@@ -857,8 +880,120 @@ typedef struct band_store
 
 static band_store *band_stores;
 static functor_t FUNCTOR_band_goals5, FUNCTOR_g4;
-static atom_t ATOM_other, ATOM_above;
-static predicate_t PRED_variant;
+static atom_t ATOM_other, ATOM_lt, ATOM_le, ATOM_gt, ATOM_ge, ATOM_true;
+static predicate_t PRED_variant, PRED_cep_band, PRED_cep_compare;
+
+static int get_band(term_t t, int *other, int64_t *band);
+
+static void
+get_num(term_t value, num_t *x)
+{ term_t v = PL_copy_term_ref(value);
+
+  while ( PL_is_functor(v, FUNCTOR_lv3) )
+    _PL_get_arg(3, v, v);
+  x->d = 1;
+  if ( PL_is_variable(v) )
+    x->kind = NUM_UNBOUND;
+  else if ( PL_is_functor(v, FUNCTOR_dec1) )
+  { _PL_get_arg(1, v, v);
+    x->kind = rational_parts(v, &x->n, &x->d) ? NUM_DEC : NUM_OTHER;
+  } else if ( PL_is_integer(v) )
+    x->kind = PL_get_int64(v, &x->n) ? NUM_INT : NUM_OTHER;
+  else if ( PL_is_float(v) && PL_get_float(v, &x->f) )
+    x->kind = NUM_DBL;
+  else
+    x->kind = NUM_OTHER;
+}
+
+/* The band of a value (cep_values_compare:cep_band/2): here where the
+   value is a double or exact in one, else by cep_band/2 */
+static int
+num_band(const num_t *x, term_t value, int *other, int64_t *band)
+{ double f;
+
+  *other = FALSE;
+  switch ( x->kind )
+  { case NUM_UNBOUND:
+      *other = TRUE;
+      *band = 0;
+      return TRUE;
+    case NUM_INT:
+    case NUM_DEC:
+      if ( EXACT_IN_DOUBLE(x->n) && EXACT_IN_DOUBLE(x->d) )
+      { f = (double)x->n / (double)x->d;
+        goto found;
+      }
+      break;
+    case NUM_DBL:
+      f = x->f;
+      goto found;
+  }
+  { term_t args = PL_new_term_refs(2);
+    int rc = ( PL_put_term(args, value) &&
+               PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, PRED_cep_band, args) &&
+               get_band(args + 1, other, band) );
+    PL_reset_term_refs(args);
+    return rc;
+  }
+found:
+  if ( isnan(f) )
+  { *other = TRUE;
+    *band = 0;
+  } else
+    *band = double_band(f);
+  return TRUE;
+}
+
+/* The order of a and b as SPARQL compares numbers (cep_values_compare:
+   comparable/5): -1, 0, 1, or 2 for unordered (a NaN); FALSE where C
+   does not decide: a value of NUM_OTHER, an integer not exact in a
+   double against a double, a decimal against a double (promoted by
+   to_double/3). */
+static int
+num_order(const num_t *a, const num_t *b, int *order)
+{ if ( a->kind == NUM_DBL || b->kind == NUM_DBL )
+  { double x, y;
+    if ( a->kind == NUM_DBL ) x = a->f;
+    else if ( a->kind == NUM_INT && EXACT_IN_DOUBLE(a->n) ) x = (double)a->n;
+    else return FALSE;
+    if ( b->kind == NUM_DBL ) y = b->f;
+    else if ( b->kind == NUM_INT && EXACT_IN_DOUBLE(b->n) ) y = (double)b->n;
+    else return FALSE;
+    *order = x < y ? -1 : x > y ? 1 : x == y ? 0 : 2;
+    return TRUE;
+  }
+  if ( (a->kind != NUM_INT && a->kind != NUM_DEC) || (b->kind != NUM_INT && b->kind != NUM_DEC) )
+    return FALSE;
+  __int128 l = (__int128)a->n * b->d, r = (__int128)b->n * a->d;   /* d > 0 */
+  *order = l < r ? -1 : l > r ? 1 : 0;
+  return TRUE;
+}
+
+/* The band check's operators: Probe Op Value */
+enum { OP_LT, OP_LE, OP_GT, OP_GE };
+
+static int
+get_op(term_t t, int *op)
+{ atom_t a;
+
+  if ( PL_get_atom(t, &a) )
+  { if ( a == ATOM_lt ) { *op = OP_LT; return TRUE; }
+    if ( a == ATOM_le ) { *op = OP_LE; return TRUE; }
+    if ( a == ATOM_gt ) { *op = OP_GT; return TRUE; }
+    if ( a == ATOM_ge ) { *op = OP_GE; return TRUE; }
+  }
+  return PL_domain_error("band_operator", t);
+}
+
+static int
+op_holds(int op, int order)
+{ switch ( op )
+  { case OP_LT: return order == -1;
+    case OP_LE: return order == -1 || order == 0;
+    case OP_GT: return order == 1;
+    default:    return order == 1 || order == 0;
+  }
+}
 
 static band_store *
 find_store(atom_t module, atom_t name)
@@ -990,6 +1125,8 @@ grow(void **items, size_t *size, size_t count, size_t item)
 static int
 seen_goal(const band_bucket *b, term_t values, int64_t ts, int64_t te, int *seen)
 { *seen = FALSE;
+  if ( b->count == 0 || te > b->max_te )
+    return TRUE;
   for ( size_t i = 0; i < b->count; i++ )
   { const band_goal *g = &b->goals[i];
     if ( g->ts == ts && g->te == te )
@@ -1007,21 +1144,30 @@ seen_goal(const band_bucket *b, term_t values, int64_t ts, int64_t te, int *seen
   return TRUE;
 }
 
-/* c_band_add(+Module, +Store, +Bands, +Key, +Band, +Generation, +Values,
-   +Start, +End): store the goal unless a goal of its key and band has
-   the same values (a variant) and interval (solutions are sets) */
+/* c_band_add(+Module, +Store, +Bands, +Key, +Generation, +Values, +Start,
+   +End): store the goal in the band of its ordered value (the last
+   argument of Values) unless a goal of its key and band has the same
+   values (a variant) and interval (solutions are sets) */
 static foreign_t
-c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t band, term_t gen,
+c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
            term_t values, term_t ts, term_t te)
 { band_store *s;
   band_key *k;
   band_bucket *b = NULL;
   int is_atom, other, seen;
+  size_t arity;
   int64_t kv, bv, g, start, end;
+  num_t value;
+  term_t v = PL_new_term_ref();
 
   if ( !get_store(module, name, bands, &s) || !get_key(key, &is_atom, &kv) ||
-       !get_band(band, &other, &bv) || !PL_get_int64_ex(gen, &g) ||
-       !PL_get_int64_ex(ts, &start) || !PL_get_int64_ex(te, &end) )
+       !PL_get_int64_ex(gen, &g) || !PL_get_int64_ex(ts, &start) || !PL_get_int64_ex(te, &end) )
+    return FALSE;
+  if ( !PL_get_name_arity(values, NULL, &arity) || arity == 0 )
+    return PL_type_error("band_store_values", values);
+  _PL_get_arg(arity, values, v);
+  get_num(v, &value);
+  if ( !num_band(&value, v, &other, &bv) )
     return FALSE;
   if ( !(k = find_key(s, is_atom, kv)) )
   { if ( s->keys >= s->buckets * 2 && !grow_table(s) )
@@ -1037,10 +1183,15 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t band, te
     s->table[slot] = k;
     s->keys++;
   }
-  for ( size_t i = 0; i < k->count; i++ )
-  { if ( k->bands[i]->other == other && k->bands[i]->band == bv )
-    { b = k->bands[i];
-      break;
+  if ( k->last < k->count && k->bands[k->last]->other == other && k->bands[k->last]->band == bv )
+    b = k->bands[k->last];
+  else
+  { for ( size_t i = 0; i < k->count; i++ )
+    { if ( k->bands[i]->other == other && k->bands[i]->band == bv )
+      { b = k->bands[i];
+        k->last = i;
+        break;
+      }
     }
   }
   if ( !b )
@@ -1049,6 +1200,7 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t band, te
       return PL_resource_error("memory");
     b->other = other;
     b->band = bv;
+    k->last = k->count;
     k->bands[k->count++] = b;
   }
   if ( !seen_goal(b, values, start, end, &seen) )
@@ -1060,16 +1212,20 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t band, te
   band_goal *goal = &b->goals[b->count];
   if ( !(goal->values = PL_record(values)) )
     return PL_resource_error("memory");
+  goal->value = value;
   goal->gen = g;
   goal->ts = start;
   goal->te = end;
+  if ( b->count == 0 || end > b->max_te )
+    b->max_te = end;
   b->count++;
   s->goals++;
   return TRUE;
 }
 
 /* Whether a goal of band b can meet a right solution of band p: one band
-   of slack (cep_fast.pl, cep_band_admits/3) */
+   of slack (cep_fast.pl, cep_band_admits/3); `above` where the check
+   wants the stored value above the probe (Probe < Value, Probe =< Value) */
 static int
 band_admits(int above, const band_bucket *b, int p_other, int64_t p)
 { if ( b->other || p_other )
@@ -1084,8 +1240,11 @@ typedef struct
 
 typedef struct
 { atom_t  module, name;
-  int     above, p_other;
+  int     op, above, p_other;
   int64_t p;
+  num_t   probe;
+  int     has_before, has_since;
+  int64_t before, since;    /* the bounds of a goal's end and start */
   key_id *keys;             /* the keys to visit, in order */
   size_t  count;
   size_t  at, band, goal;   /* the next goal to try */
@@ -1126,31 +1285,75 @@ walk_keys(band_walk *w, const band_store *s, int is_atom, int64_t key)
   return TRUE;
 }
 
-/* c_band_goal(+Module, +Store, +Key, +Direction, +ProbeBand, ?Values,
-   ?Start, ?End) is nondet: the goals of Key's bands that Direction
-   (above, below) admits from ProbeBand, in order. The store, key and
-   bucket are looked up again at each step: nothing the caller does in
-   between (it adds goals to other stores) can leave a dangling pointer. */
+/* Whether the goal's value passes Probe Op Value: here where both are
+   numbers C compares as SPARQL does, else by cep_compare/4 on the value
+   in the goal's record (v: a term ref to use) */
+static int
+goal_passes(const band_walk *w, const band_goal *g, term_t probe, term_t v, int *passes)
+{ int order;
+
+  *passes = FALSE;
+  if ( g->value.kind == NUM_UNBOUND )
+    return TRUE;
+  if ( num_order(&w->probe, &g->value, &order) )
+  { *passes = op_holds(w->op, order);
+    return TRUE;
+  }
+  size_t arity;
+  term_t args = PL_new_term_refs(4);
+  static const char *names[] = { "<", "<=", ">", ">=" };
+  int rc = ( PL_recorded(g->values, v) && PL_get_name_arity(v, NULL, &arity) &&
+             PL_put_atom_chars(args, names[w->op]) && PL_put_term(args + 1, probe) &&
+             PL_get_arg(arity, v, args + 2) && PL_put_atom(args + 3, ATOM_true) );
+  if ( rc )
+  { *passes = PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, PRED_cep_compare, args);
+    rc = !PL_exception(0);
+  }
+  PL_reset_term_refs(args);
+  return rc;
+}
+
+static int
+get_bound(term_t t, int *has, int64_t *bound)
+{ *has = !PL_is_variable(t);
+  return !*has || PL_get_int64_ex(t, bound);
+}
+
+/* c_band_goal(+Module, +Store, +Key, +Op, +Probe, ?Before, ?Since, ?Values,
+   ?Start, ?End) is nondet: the goals of Key whose ordered value V passes
+   the band check Probe Op V (Op one of <, <=, >, >=), that end before
+   Before and start at or after Since (either unbound: no bound), in
+   order. The bands are those Op's direction admits from Probe's band.
+   The store, key and bucket are looked up again at each step: nothing
+   the caller does in between (it adds goals to other stores) can leave
+   a dangling pointer. */
 static foreign_t
-c_band_goal(term_t module, term_t name, term_t key, term_t dir, term_t probe,
-            term_t values, term_t ts, term_t te, control_t h)
-{ band_walk *w;
+c_band_goal(term_t a0, int arity, control_t h)
+{ term_t module = a0, name = a0 + 1, key = a0 + 2, op = a0 + 3, probe = a0 + 4,
+         before = a0 + 5, since = a0 + 6, values = a0 + 7, ts = a0 + 8, te = a0 + 9;
+  band_walk *w;
   band_store *s;
   band_key *k;
   fid_t fid;
 
+  (void)arity;
   switch ( PL_foreign_control(h) )
   { case PL_FIRST_CALL:
     { band_walk w0;
-      atom_t d;
       int is_atom;
       int64_t kv;
+      memset(&w0, 0, sizeof(w0));
       if ( !PL_get_atom_ex(module, &w0.module) || !PL_get_atom_ex(name, &w0.name) ||
-           !get_key(key, &is_atom, &kv) || !PL_get_atom_ex(dir, &d) ||
-           !get_band(probe, &w0.p_other, &w0.p) )
+           !get_key(key, &is_atom, &kv) || !get_op(op, &w0.op) ||
+           !get_bound(before, &w0.has_before, &w0.before) ||
+           !get_bound(since, &w0.has_since, &w0.since) )
         return FALSE;
-      w0.above = (d == ATOM_above);
-      w0.at = w0.band = w0.goal = 0;
+      get_num(probe, &w0.probe);
+      if ( w0.probe.kind == NUM_UNBOUND )       /* an error: no goal passes */
+        return FALSE;
+      if ( !num_band(&w0.probe, probe, &w0.p_other, &w0.p) )
+        return FALSE;
+      w0.above = (w0.op == OP_LT || w0.op == OP_LE);
       if ( !(s = find_store(w0.module, w0.name)) )
         return FALSE;
       if ( !(w = malloc(sizeof(*w))) )
@@ -1185,7 +1388,11 @@ c_band_goal(term_t module, term_t name, term_t key, term_t dir, term_t probe,
         continue;
       while ( w->goal < b->count )
       { band_goal *g = &b->goals[w->goal++];
-        if ( PL_recorded(g->values, v) && PL_unify(values, v) &&
+        int passes;
+        if ( (w->has_before && g->te >= w->before) || (w->has_since && g->ts < w->since) )
+          continue;
+        if ( goal_passes(w, g, probe, v, &passes) && passes &&
+             PL_recorded(g->values, v) && PL_unify(values, v) &&
              PL_unify_int64(ts, g->ts) && PL_unify_int64(te, g->te) )
         { PL_close_foreign_frame(fid);
           PL_retry_address(w);
@@ -1302,7 +1509,7 @@ c_band_count(term_t module, term_t count)
 
 /* c_band_goals(+Module, -Goals): every goal of Module's stores, a term
    band_goals(Store, Bands, Key, Band, [g(Generation, Values, Start, End),
-   ...]) for each key and band, in the order c_band_add/9 takes them back
+   ...]) for each key and band, in the order c_band_add/8 takes them back
    (cep_runtime:cep_dump/2): the names, the key and the band once for all
    their goals, so a state is no larger than the dynamic facts' */
 static foreign_t
@@ -1370,10 +1577,16 @@ install_cep_fast(void)
   FUNCTOR_band_goals5 = PL_new_functor(PL_new_atom("band_goals"), 5);
   FUNCTOR_g4 = PL_new_functor(PL_new_atom("g"), 4);
   ATOM_other = PL_new_atom("other");
-  ATOM_above = PL_new_atom("above");
+  ATOM_lt = PL_new_atom("<");
+  ATOM_le = PL_new_atom("<=");
+  ATOM_gt = PL_new_atom(">");
+  ATOM_ge = PL_new_atom(">=");
+  ATOM_true = PL_new_atom("true");
   PRED_variant = PL_predicate("=@=", 2, "system");
-  PL_register_foreign("c_band_add", 9, c_band_add, 0);
-  PL_register_foreign("c_band_goal", 8, c_band_goal, PL_FA_NONDETERMINISTIC);
+  PRED_cep_band = PL_predicate("cep_band", 2, "cep_values_compare");
+  PRED_cep_compare = PL_predicate("cep_compare", 4, "cep_values_compare");
+  PL_register_foreign("c_band_add", 8, c_band_add, 0);
+  PL_register_foreign("c_band_goal", 10, c_band_goal, PL_FA_NONDETERMINISTIC|PL_FA_VARARGS);
   PL_register_foreign("c_band_expire", 3, c_band_expire, 0);
   PL_register_foreign("c_band_clear", 1, c_band_clear, 0);
   PL_register_foreign("c_band_count", 2, c_band_count, 0);

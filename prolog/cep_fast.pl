@@ -13,8 +13,8 @@
             cep_iri_forbidden/1,   % +Code
             cep_answer_text/2,     % +Rows, -Text
             cep_fast_band/2,       % +Value, -Band
-            cep_band_add/9,        % +Module, +Store, +Bands, +Key, +Band, +Generation, +Values, +Start, +End
-            cep_band_goal/9,       % +Module, +Store, +Bands, +Key, +Direction, +ProbeBand, ?Values, ?Start, ?End
+            cep_band_add/8,        % +Module, +Store, +Bands, +Key, +Generation, +Values, +Start, +End
+            cep_band_goal/11,      % +Module, +Store, +Bands, +Key, +Op, +Probe, ?Before, ?Since, ?Values, ?Start, ?End
             cep_band_drop/3,       % +Module, +Store, +Generation
             cep_band_goals/2,      % +Module, -Goals
             cep_band_store/3,      % +Module, ?Store, ?Bands
@@ -130,23 +130,30 @@ cep_fast_band(V, B) :-
     foreign_loaded,
     c_band(V, B).
 
-%!  cep_band_add(+Module, +Store, +Bands, +Key, +Band, +Generation, +Values, +Start, +End) is det.
-%!  cep_band_goal(+Module, +Store, +Bands, +Key, +Direction, +ProbeBand, ?Values, ?Start, ?End) is nondet.
+%!  cep_band_add(+Module, +Store, +Bands, +Key, +Generation, +Values, +Start, +End) is det.
+%!  cep_band_goal(+Module, +Store, +Bands, +Key, +Op, +Probe, ?Before, ?Since, ?Values, ?Start, ?End) is nondet.
 %!  cep_band_drop(+Module, +Store, +Generation) is semidet.
 %
 %   The goal store Store of the rule set Module, of a SEQ step whose check compares a right value with
-%   a value stored in the goal (cep/compile/steps.py, Band): its goals
-%   are kept by join key and band of the stored value
-%   (cep_values:cep_band/2), so that a right solution visits only the
-%   bands that can hold a match (cep_band_admits/3). cep_band_add/9
-%   stores a goal of Values over [Start, End] in its generation (Start
-%   div GenerationMs), unless the store has one of the same values (a
-%   variant) and interval: solutions are sets (paper 4.2). cep_band_goal/9
-%   gives the goals of Key's bands admitted from ProbeBand, in the order
-%   they came. cep_band_drop/3 drops the goals of generation Generation
-%   and before, and the bands left empty, where the C library keeps the
-%   store, and fails without it (cep_runtime:cep_band_expire/6 then
-%   prunes the facts as it prunes other stores).
+%   a value stored in the goal (cep/compile/steps.py, Band): the last
+%   argument of a goal's Values. Its goals are kept by join key and band
+%   of that value (cep_values:cep_band/2), so that a right solution
+%   visits only the bands that can hold a match (cep_band_admits/3).
+%   cep_band_add/8 stores a goal of Values over [Start, End] in its
+%   generation (Start div GenerationMs), unless the store has one of the
+%   same values (a variant) and interval: solutions are sets (paper 4.2).
+%   cep_band_goal/11 gives, in the order they came, the goals of Key
+%   whose value V passes the band check, the SPARQL comparison Probe Op V
+%   (Op one of <, <=, >, >=; cep_values:cep_compare/4, an unbound value
+%   passes none), and that end before Before and start at or after Since
+%   (either unbound: no bound): the step's interval test and window. The
+%   C library compares the numbers it holds natively (integers,
+%   decimals, doubles: prolog/cep_fast.c, num_order()) and gives the
+%   others to cep_compare/4. cep_band_drop/3 drops the goals of
+%   generation Generation and before, and the bands left empty, where
+%   the C library keeps the store, and fails without it
+%   (cep_runtime:cep_band_expire/6 then prunes the facts as it prunes
+%   other stores).
 %
 %   The C library keeps them (prolog/cep_fast.c, band stores), with no
 %   clause database work per goal; without it they are dynamic facts of
@@ -154,11 +161,13 @@ cep_fast_band(V, B) :-
 %   BandKey a hash of the key and the band (cep_band_key/3), and
 %   Bands(Key, Band) for the bands a key has goals in. Both give the same
 %   goals in the same order.
-cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te) :-
+cep_band_add(M, Store, Bands, H, G, V, Ts, Te) :-
     foreign_loaded,
     !,
-    c_band_add(M, Store, Bands, H, B, G, V, Ts, Te).
-cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te) :-
+    c_band_add(M, Store, Bands, H, G, V, Ts, Te).
+cep_band_add(M, Store, Bands, H, G, V, Ts, Te) :-
+    band_value(V, X),
+    cep_values:cep_band(X, B),      % loaded by cep_runtime, beside
     Band =.. [Bands, H, B],
     (   M:Band
     ->  true
@@ -172,17 +181,43 @@ cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te) :-
         assertz(M:Goal)
     ).
 
-cep_band_goal(M, Store, _, H, Direction, P, V, Ts, Te) :-
+cep_band_goal(M, Store, _, H, Op, P, Before, Since, V, Ts, Te) :-
     foreign_loaded,
     !,
-    c_band_goal(M, Store, H, Direction, P, V, Ts, Te).
-cep_band_goal(M, Store, Bands, H, Direction, P, V, Ts, Te) :-
+    c_band_goal(M, Store, H, Op, P, Before, Since, V, Ts, Te).
+cep_band_goal(M, Store, Bands, H, Op, P, Before, Since, V, Ts, Te) :-
+    nonvar(P),
+    band_direction(Op, Direction),
+    cep_values:cep_band(P, PB),
     Band =.. [Bands, H, B],
     M:Band,
-    cep_band_admits(Direction, B, P),
+    cep_band_admits(Direction, B, PB),
     cep_band_key(H, B, HB),
-    Goal =.. [Store, HB, _, V, Ts, Te],
-    M:Goal.
+    Goal =.. [Store, HB, _, V0, Ts0, Te0],
+    M:Goal,
+    (   var(Before)
+    ->  true
+    ;   Te0 < Before
+    ),
+    (   var(Since)
+    ->  true
+    ;   Ts0 >= Since
+    ),
+    band_value(V0, X),
+    nonvar(X),
+    cep_values:cep_compare(Op, P, X, true),
+    V = V0,
+    Ts = Ts0,
+    Te = Te0.
+
+band_value(V, X) :-
+    functor(V, _, N),
+    arg(N, V, X).
+
+band_direction(<, above).
+band_direction(<=, above).
+band_direction(>, below).
+band_direction(>=, below).
 
 cep_band_drop(M, Store, Max) :-
     foreign_loaded,
@@ -196,7 +231,7 @@ cep_band_drop(M, Store, Max) :-
 %   Key, Band, [g(Generation, Values, Start, End), ...]) for each key and
 %   band, from the C library or, without it, from the facts
 %   (cep_runtime:cep_dump/2 keeps them in the state in place of the facts,
-%   and cep_restore/2 gives each to cep_band_add/9: a state written with
+%   and cep_restore/2 gives each to cep_band_add/8: a state written with
 %   the library is read without it, and the other way round).
 %   cep_band_clear/1 drops the C library's; cep_band_pending/1 is true
 %   while it has one.

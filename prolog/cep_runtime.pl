@@ -697,7 +697,7 @@ cep_expire(M, Store, Window, P, Now) :-
 
 %!  cep_band_expire(+Module, +Store, +Bands, +Window, +P, +Now) is det.
 %
-%   cep_expire/5 for a band store (cep_fast.pl, cep_band_add/9): the C
+%   cep_expire/5 for a band store (cep_fast.pl, cep_band_add/8): the C
 %   library drops the generations past the window itself; without it the
 %   store's facts are pruned as any store's, and then the bands whose
 %   goals have all expired are forgotten.
@@ -734,10 +734,10 @@ cep_restore(M, State) :-
     cep_band_clear(M),
     forall(member(Fact, Facts), restore_fact(M, Fact)).
 
-restore_fact(M, band_goals(Store, Bands, H, B, Goals)) :-
+restore_fact(M, band_goals(Store, Bands, H, _Band, Goals)) :-   % the band follows from each goal's values
     !,
     forall(member(g(G, V, Ts, Te), Goals),
-           cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te)).
+           cep_band_add(M, Store, Bands, H, G, V, Ts, Te)).
 restore_fact(M, Fact) :-
     assertz(M:Fact).
 

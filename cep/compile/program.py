@@ -22,7 +22,7 @@ for every unary step N (BIND, a subquery, a join with inline data)
                                whose Key is a hash of the join key and the
                                band of a value stored in the goal; where
                                the C library is built it keeps such a
-                               store instead (cep_fast:cep_band_add/9);
+                               store instead (cep_fast:cep_band_add/8);
 and for the rule set
     cep_event/6                the entry point: an event triggers the leaf
                                rules (leaf/6, one clause per triple pattern,

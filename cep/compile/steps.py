@@ -43,33 +43,34 @@ class Hoist:
 @dataclass(frozen=True)
 class Band:
     """A range index on one value stored in a SEQ goal (a hoisted value or
-    a left variable): a filter that compares a variable of the right
-    operand with it (`?price2 < ?price1 * 0.7`, `?b > ?a`). The goals are
-    stored by join key and band of the hoisted value (cep_values:cep_band),
-    so a right solution visits only the goals whose band can pass the check
-    (those `above` its own value's band, or `below`), not every pending goal
-    of its key: the cost of a band join follows its matches, not the size
-    of its window (prolog/cep_fast.pl, cep_band_goal/8)."""
+    a left variable): a filter, `check`, that compares a variable of the
+    right operand with it (`?price2 < ?price1 * 0.7`, `?b > ?a`), as
+    `probe op hoisted`. The goals are stored by join key and band of the
+    hoisted value (cep_values:cep_band), so a right solution visits only
+    the goals whose band can pass the check, not every pending goal of its
+    key: the cost of a band join follows its matches, not the size of its
+    window. The store makes the check itself, with the step's interval
+    test and window (prolog/cep_fast.pl, cep_band_goal/11): the C library
+    compares numbers there without a Prolog call per goal."""
 
     hoisted: ops.Var
     probe: ops.Var
-    direction: str  # "above" | "below"
+    op: str  # "<" | "<=" | ">" | ">="
+    check: ops.Call
 
 
-_BAND_DIRECTION = {  # (operator, the hoisted value is its right argument) -> the side it must lie on
-    ("<", True): "above", ("<=", True): "above", (">", True): "below", (">=", True): "below",
-    ("<", False): "below", ("<=", False): "below", (">", False): "above", (">=", False): "above",
-}
+_FLIPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}  # a op b as b op' a (SPARQL 17.3: the same test)
 
 
 def _band(checks, hoisted: set, probes: set) -> Band | None:
     for c in checks:
-        if not (isinstance(c, ops.Call) and len(c.args) == 2):
+        if not (isinstance(c, ops.Call) and len(c.args) == 2 and c.name in _FLIPPED):
             continue
         a, b = c.args
-        for stored, probe, right in ((b, a, True), (a, b, False)):
-            if stored in hoisted and probe in probes and (c.name, right) in _BAND_DIRECTION:
-                return Band(stored, probe, _BAND_DIRECTION[(c.name, right)])
+        if b in hoisted and a in probes:
+            return Band(b, a, c.name, c)
+        if a in hoisted and b in probes:
+            return Band(a, b, _FLIPPED[c.name], c)
     return None
 
 
@@ -198,6 +199,7 @@ def _seq(step, left, right, scope, hoist=None, **_):
         checking = ok_goal(step, vs, ts1, te2, hoist.checks)  # the window first: it is cheap
     band = hoist.band if hoist is not None else None
     stores = [store + "/5"]
+    before = interval_goals(step, ts1, te1, ts2, te2)
     if band is None:
         storing = [*([_unseen(store, h, stored, ts1, te1)] if step.policy == "unrestricted" else []),
                    pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, stored, ts1, te1, gen))]
@@ -207,19 +209,30 @@ def _seq(step, left, right, scope, hoist=None, **_):
         # a band store (band joins are unrestricted: hoisting needs it): goals
         # kept by join key and band of the hoisted value, by the C library
         # where it is built, else as dynamic facts (prolog/cep_fast.pl); see Band
-        bands, b, probe, m = store + BANDS, pl.Var("B"), pl.Var("P"), pl.Var("M")
+        # where the check, the interval test (the left operand ends before
+        # the right one starts) and the window are made by the store
+        assert step.op.spec.interval == ops.BEFORE
+        bands, m, since = store + BANDS, pl.Var("M"), pl.Var("Since")
         stores.append(bands + "/2")
-        storing = [q(VALUES, "cep_band", vs.of(band.hoisted), b), pl.Struct("context_module", m),
-                   q(FAST, "cep_band_add", m, A(store), A(bands), h, b, gen, stored, ts1, te1)]
-        finding = [q(VALUES, "cep_band", vs.of(band.probe), probe), pl.Struct("context_module", m),
-                   q(FAST, "cep_band_goal", m, A(store), A(bands), h, A(band.direction), probe, stored, ts1, te1)]
+        # the hoisted value last in the goal: the store reads it there
+        stored = tuple_term(vs, tuple(x for x in left.vars if x != band.hoisted)
+                            + tuple(var for var, _ in hoist.computed if var != band.hoisted) + (band.hoisted,))
+        storing = [pl.Struct("context_module", m),
+                   q(FAST, "cep_band_add", m, A(store), A(bands), h, gen, stored, ts1, te1)]
+        windowed = step.window is not None
+        finding = [*([pl.Struct("is", since, pl.Struct("-", te2, step.window))] if windowed else []),
+                   pl.Struct("context_module", m),
+                   q(FAST, "cep_band_goal", m, A(store), A(bands), h, A(band.op), vs.of(band.probe), ts2,
+                     since if windowed else pl.Var("_"), stored, ts1, te1)]
+        before = []
+        ec = vs.expressions(ts1, te2)
+        checking = [ec.filter_goal(f) for f in hoist.checks if f != band.check]
     insert = pl.Clause(pl.Struct(f"s{n}_l", lv, ts1, te1, pl.Var("_")), (
         key_goal(vs, step.key, h),
         *_generation(step, ts1, gen),
         *computing,
         *storing,
         F))
-    before = interval_goals(step, ts1, te1, ts2, te2)
     emit = pl.Struct(f"n{n}", out, ts1, te2, ans)
     if step.policy == "unrestricted":
         body = (*finding, *before, *checking, emit)

@@ -1,7 +1,7 @@
 /*  A rule set module with one band store, for the plunit suites of the
     band stores (test_fast.pl) and of their expiry (test_runtime.pl).
 
-    The band stores (cep_band_add/9 and the rest) keep the goals of a
+    The band stores (cep_band_add/8 and the rest) keep the goals of a
     range-indexed SEQ store of a rule set module: in C, or as dynamic
     facts of the module without the library; the same goals in the same
     order either way (the suites run both).
@@ -9,6 +9,7 @@
 
 :- module(band_stores, [band_module/1, band_goals/5]).
 
+:- use_module('../cep_values').         % the band check: cep_compare/4
 :- use_module('../cep_fast').
 
 %!  band_module(-Module) is det.
@@ -24,8 +25,8 @@ band_module(M) :-
     retractall(M:'$expired'(_, _)),
     cep_band_clear(M).
 
-%!  band_goals(+Module, +Key, +Direction, +Probe, -Goals) is det.
+%!  band_goals(+Module, +Key, +Op, +Probe, -Goals) is det.
 %
-%   Values-Start of the goals of Key's bands that Probe admits.
-band_goals(M, Key, Direction, Probe, Goals) :-
-    findall(V-Ts, cep_band_goal(M, g, g_bands, Key, Direction, Probe, V, Ts, _), Goals).
+%   Values-Start of the goals of Key whose value passes Probe Op Value.
+band_goals(M, Key, Op, Probe, Goals) :-
+    findall(V-Ts, cep_band_goal(M, g, g_bands, Key, Op, Probe, _, _, V, Ts, _), Goals).

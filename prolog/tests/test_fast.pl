@@ -222,44 +222,75 @@ test(leaves_the_others_to_prolog) :-
 
 :- begin_tests(cep_band_store).
 
-test(goals_of_the_admitted_bands_in_order) :-
+test(goals_that_pass_the_check_band_by_band_in_order) :-
     band_module(M),
-    forall(member(K-B-V-T, [a-10-v(1)-1, a-20-v(2)-2, a-10-v(3)-3, b-10-v(4)-4, a-other-v(5)-5, a-9-v(6)-6]),
-           cep_band_add(M, g, g_bands, K, B, 0, V, T, T)),
-    band_goals(M, a, above, 11, Above),
-    assertion(Above == [v(1)-1, v(3)-3, v(2)-2, v(5)-5]),   % band by band, as they first came
-    band_goals(M, a, below, 10, Below),
-    assertion(Below == [v(1)-1, v(3)-3, v(5)-5, v(6)-6]),
-    band_goals(M, a, above, other, All),
-    assertion(length(All, 5)),
-    band_goals(M, c, above, 0, None),
+    forall(member(K-V-T, [a-v(100)-1, a-v(200)-2, a-v(101)-3, b-v(100)-4, a-v("x")-5]),
+           cep_band_add(M, g, g_bands, K, 0, V, T, T)),
+    band_goals(M, a, <, 99, Above),
+    assertion(Above == [v(100)-1, v(101)-3, v(200)-2]),     % band by band, as they first came
+    band_goals(M, a, <, 100, Above100),
+    assertion(Above100 == [v(101)-3, v(200)-2]),
+    band_goals(M, a, >=, 100, Below),
+    assertion(Below == [v(100)-1]),
+    band_goals(M, a, <, "a", Strings),                      % no band: every band visited
+    assertion(Strings == [v("x")-5]),
+    band_goals(M, c, <, 0, None),
     assertion(None == []).
+test(the_check_is_sparql_comparison) :-
+    % each value stored alone and probed with each value and operator:
+    % given back exactly when cep_compare/4 holds (numbers the C library
+    % compares itself, and the others it leaves to cep_compare/4)
+    Big is 2**70,
+    Exact is 2**53 + 1,
+    NaN is nan,
+    Values = [3, -2, 0, dec(7r10), dec(-7r10), dec(3), 0.7, 0.7000000000000001, 3.0, -0.0, NaN,
+              inf, -inf, Big, Exact, dec(1 rdiv Big), lv("03", xsd(integer), 3),
+              l("0.7", xsd(float)), l("abc", xsd(integer)), "s", lang("s", en), 'http://e/x', dt(5), _],
+    forall(( member(X, Values), member(P, Values), nonvar(P), member(Op, [<, <=, >, >=]) ),
+           ( band_module(M),
+             cep_band_add(M, g, g_bands, k, 0, v(X), 1, 1),
+             band_goals(M, k, Op, P, Goals),
+             (   nonvar(X), cep_compare(Op, P, X, true)
+             ->  Expected = [v(X)-1]
+             ;   Expected = []
+             ),
+             assertion(Goals =@= Expected)
+           )).
+test(goals_within_the_bounds) :-
+    band_module(M),
+    forall(member(Ts-Te, [1-1, 2-5, 3-3]), cep_band_add(M, g, g_bands, a, 0, v(1), Ts, Te)),
+    findall(Ts-Te, cep_band_goal(M, g, g_bands, a, <, 0, 5, _, _, Ts, Te), Before),
+    assertion(Before == [1-1, 3-3]),
+    findall(Ts-Te, cep_band_goal(M, g, g_bands, a, <, 0, _, 2, _, Ts, Te), Since),
+    assertion(Since == [2-5, 3-3]).
 test(a_goal_is_stored_once) :-
     band_module(M),
-    cep_band_add(M, g, g_bands, a, 1, 0, v(x, _), 5, 6),
-    cep_band_add(M, g, g_bands, a, 1, 0, v(x, _), 5, 6),    % a variant: the same solution
-    cep_band_add(M, g, g_bands, a, 1, 0, v(x, y), 5, 6),
-    cep_band_add(M, g, g_bands, a, 1, 0, v(x, y), 5, 7),
-    band_goals(M, a, above, 1, Goals),
-    assertion(Goals = [v(x, V)-5, v(x, y)-5, v(x, y)-5]),
+    cep_band_add(M, g, g_bands, a, 0, v(_, 1), 5, 6),
+    cep_band_add(M, g, g_bands, a, 0, v(_, 1), 5, 6),       % a variant: the same solution
+    cep_band_add(M, g, g_bands, a, 0, v(y, 1), 5, 6),
+    cep_band_add(M, g, g_bands, a, 0, v(y, 1), 5, 7),
+    band_goals(M, a, <, 0, Goals),
+    assertion(Goals = [v(V, 1)-5, v(y, 1)-5, v(y, 1)-5]),
     assertion(var(V)).
 test(values_unify_with_the_probe) :-
     band_module(M),
-    cep_band_add(M, g, g_bands, a, 1, 0, v(a, 1), 1, 1),
-    cep_band_add(M, g, g_bands, a, 1, 0, v(a, 2), 2, 2),
-    findall(T, cep_band_goal(M, g, g_bands, a, above, 1, v(a, 2), T, _), Ts),
+    cep_band_add(M, g, g_bands, a, 0, v(a, 1), 1, 1),
+    cep_band_add(M, g, g_bands, a, 0, v(a, 2), 2, 2),
+    findall(T, cep_band_goal(M, g, g_bands, a, <, 0, _, _, v(a, 2), T, _), Ts),
     assertion(Ts == [2]).
 test(goals_survive_a_dump) :-
     band_module(M),
-    cep_band_add(M, g, g_bands, k, 3, 1, v(dec(7r10), _), 10, 11),
-    cep_band_add(M, g, g_bands, 42, other, 2, v(x), 20, 21),
+    cep_band_add(M, g, g_bands, k, 1, v(_, dec(7r10)), 10, 11),
+    cep_band_add(M, g, g_bands, 42, 2, v("x"), 20, 21),
     cep_band_goals(M, Goals),                               % the same terms with the library and without
     assertion(length(Goals, 2)),
     band_module(M),
-    forall(( member(band_goals(S, Bs, K, B, Gs), Goals), member(g(G, V, Ts, Te), Gs) ),
-           cep_band_add(M, S, Bs, K, B, G, V, Ts, Te)),
-    band_goals(M, k, below, 3, [v(dec(7r10), U)-10]),
+    forall(( member(band_goals(S, Bs, K, _, Gs), Goals), member(g(G, V, Ts, Te), Gs) ),
+           cep_band_add(M, S, Bs, K, G, V, Ts, Te)),
+    band_goals(M, k, >, 1, [v(U, dec(7r10))-10]),
     assertion(var(U)),
-    band_goals(M, 42, above, 0, [v(x)-20]).
+    band_goals(M, 42, <, "a", [v("x")-20]),
+    cep_band_goals(M, Again),
+    assertion(Again =@= Goals).
 
 :- end_tests(cep_band_store).
