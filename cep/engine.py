@@ -711,9 +711,9 @@ class AnswerBatch:
         table = self.table
         if not table.num_rows:
             return None
-        q = table["q"]
-        first = q[0].as_py()
-        if pc.min_max(q)["max"].as_py() != first:
+        bounds = pc.min_max(table["q"])
+        first = bounds["min"].as_py()
+        if bounds["max"].as_py() != first:  # several queries' answers
             return None
         layout, order = next((lay, o) for lay, o in zip(self.engine.layouts, self.engine.orders)
                              if lay.index == first)

@@ -409,6 +409,8 @@ def test_cli_writes_parquet_by_suffix_one_file_for_select_and_construct_or_one_f
     ("REGISTER QUERY w AS SELECT ?k ?x ?nowhere WHERE { ?k :a ?x }", False),  # ?nowhere unbound
     ("REGISTER QUERY w AS SELECT ?k ?x WHERE { ?k :a ?x }\n"
      "REGISTER QUERY v AS SELECT ?y ?k WHERE { ?k :b ?y }", False),  # two queries' answers
+    ("REGISTER QUERY v AS SELECT ?y ?k WHERE { ?k :b ?y }\n"
+     "REGISTER QUERY w AS SELECT ?k ?x WHERE { ?k :a ?x }", False),  # ... the first answer the later query's
     ("REGISTER STREAM w AS CONSTRUCT { ?k :c ?x } WHERE { ?k :a ?x }", False),
 ])
 def test_json_lines_of_an_engines_batch_are_those_of_its_answer_table(rules, direct):
