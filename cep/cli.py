@@ -721,20 +721,20 @@ def _run_local(args) -> int:
                     if batch is None:  # a followed input's pause: no event before the watermark will come
                         answers = _complete(engine, watermark.time)
                     else:
-                        answers = engine.push_table(batch, checked=True).answers()  # the readers checked it
+                        answers = engine.push_table(batch, checked=True)  # the readers checked it
                         done += batch.num_rows
                     warned = _say_warnings(engine.warnings, warned)
                     if service_log:
                         service_log.write()
                     rejects.report(engine.late[late:])  # late events, reported as they are found
                     late = len(engine.late)
-                    _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
+                    found = _count(counts, answers)  # before writing: a reader may act on an answer (Ctrl-C) as soon as it is out
                     writer.write(answers)
                     if batch is None:
                         getattr(writer, "flush", lambda: None)()  # a table writer keeps its answers until a pause
                     out.flush()
                     if progress:
-                        progress.note(0 if batch is None else batch.num_rows, pushed, answers.num_rows, late,
+                        progress.note(0 if batch is None else batch.num_rows, pushed, found, late,
                                       rejects.count - late, watermark and watermark.time,
                                       always=batch is not None)
                     now = time.monotonic()
@@ -744,12 +744,12 @@ def _run_local(args) -> int:
                              f"({rate:,.0f} events/s)")
                         last_report = now
                 pushed = time.monotonic()
-                answers = engine.flush_table(final=True).answers()
+                answers = engine.flush_table(final=True)
                 _say_warnings(engine.warnings, warned)
                 if service_log:
                     service_log.write()
                 writer.write(answers)
-                _count(counts, answers)
+                found = _count(counts, answers)
         except KeyboardInterrupt as interrupt:
             writer.close()  # a results document ends where the run stopped: it stays well-formed
             raise Interrupted(_how_far(done, counts, args.out), getattr(interrupt, "code", EXIT_INTERRUPTED)) from None
@@ -757,7 +757,7 @@ def _run_local(args) -> int:
         rejects.report(engine.late[late:])
         late = len(engine.late)
         if progress:  # the end of the input: what its end completed
-            progress.note(0, pushed, answers.num_rows, late, rejects.count - late,
+            progress.note(0, pushed, found, late, rejects.count - late,
                           watermark and watermark.time)
         if stop.code is not None:  # a followed run, whose input ended with Ctrl-C
             raise Interrupted(_how_far(done, counts, args.out), stop.code)
@@ -783,12 +783,10 @@ def _complete(engine, watermark: int | None):
     """The answers of a followed run's pause: the engine completes the
     instant it holds back, and its windows and NOTSEQ deadlines before the
     watermark (no event before it will come)."""
-    answers = engine.flush_table(final=False).answers()
+    answers = engine.flush_table(final=False)
     if watermark is None or not engine.timed:
         return answers
-    import pyarrow as pa
-
-    return pa.concat_tables([answers, engine.close_windows(watermark).answers()])
+    return answers + engine.close_windows(watermark)
 
 
 class _FollowStop:
@@ -837,12 +835,21 @@ def _how_far(done: int, counts: Counter, out) -> str:
             + (f" to {out}" if out else ""))
 
 
-def _count(counts: Counter, answers) -> None:
-    """Add the answers of each query in an answer table to `counts`."""
+def _count(counts: Counter, answers) -> int:
+    """Add the answers of each query in an engine's AnswerBatch to
+    `counts`; returns how many it holds."""
     import pyarrow.compute as pc
 
-    for item in pc.value_counts(answers["query"]).to_pylist():
+    from cep.io.writers import answer_table, select_columns
+
+    selected = select_columns(answers)
+    if selected is not None:  # one query's (the writer reads the same; answers() is not made)
+        counts[selected[0]] += selected[2].num_rows
+        return selected[2].num_rows
+    table = answer_table(answers)
+    for item in pc.value_counts(table["query"]).to_pylist():
         counts[item["values"]] += item["counts"]
+    return table.num_rows
 
 
 def _say_warnings(warnings, said: int) -> int:

@@ -209,7 +209,7 @@ class Engine:
             self._no_first_instant()
         if final and self.timed and self._last is not None:
             closing = self._batch(*self._close("final", self._last))
-            batch = AnswerBatch(self, pa.concat_tables([batch.table, closing.table]))
+            batch = batch + closing
         return batch
 
     def _process(self, table: pa.Table) -> AnswerBatch:
@@ -687,9 +687,44 @@ class AnswerBatch:
     def __init__(self, engine: Engine, table: pa.Table):
         self.engine = engine
         self.table = table
+        self._answers = self._selected = None  # answers() and select_columns(), made once
 
     def __len__(self) -> int:
         return self.table.num_rows
+
+    def __add__(self, other: AnswerBatch) -> AnswerBatch:
+        """The answers of this batch, then those of `other` (the same engine's)."""
+        return AnswerBatch(self.engine, pa.concat_tables([self.table, other.table]))
+
+    def select_columns(self) -> tuple[str, list[str], pa.Table] | None:
+        """(query, variables, table) when every answer of the batch is one
+        SELECT query's and binds each of its variables (the usual batch):
+        the table holds start, end, then a column per variable (name
+        order, as answers() lists a binding's variables), which a writer
+        reads as it is, without the maps answers() makes of them. None
+        for any other batch, and an empty one."""
+        if self._selected is None:
+            self._selected = (self._select_columns(),)
+        return self._selected[0]
+
+    def _select_columns(self):
+        table = self.table
+        if not table.num_rows:
+            return None
+        bounds = pc.min_max(table["q"])
+        first = bounds["min"].as_py()
+        if bounds["max"].as_py() != first:  # several queries' answers
+            return None
+        layout, order = next((lay, o) for lay, o in zip(self.engine.layouts, self.engine.orders)
+                             if lay.index == first)
+        if layout.form != "select":
+            return None
+        columns = [table[f"f{i - 3}"] for _, i in order]
+        if any(c.null_count or pc.any(pc.equal(c, "")).as_py() for c in columns):  # unbound: left out of a map
+            return None
+        return layout.name, [name for name, _ in order], pa.table([table["start"], table["end"], *columns],
+                                                                 names=["start", "end"] + [f"v{j}" for j in
+                                                                                          range(len(columns))])
 
     def tables(self) -> dict[str, pa.Table]:
         """A table per query that answered: start, end and a column per
@@ -712,6 +747,11 @@ class AnswerBatch:
         they were found. SELECT bindings are made column-wise; CONSTRUCT
         templates are instantiated answer by answer (an answer whose
         template gives no triple is none)."""
+        if self._answers is None:
+            self._answers = self._answer_table()
+        return self._answers
+
+    def _answer_table(self) -> pa.Table:
         table = self.table
         if not table.num_rows:
             return ANSWERS.empty_table()

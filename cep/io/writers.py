@@ -1,7 +1,9 @@
 """Writing answers and rejects: the back of the pipeline.
 
 Takes answer tables (cep.events.ANSWERS), as both engines give them
-(cep.engine.AnswerBatch.answers, cep.spark's output), and writes each
+(cep.engine.AnswerBatch.answers, cep.spark's output), or the in-process
+engine's AnswerBatch itself (JSON Lines reads the columns of its usual
+batch as they are: AnswerBatch.select_columns), and writes each
 batch to a text stream as it comes, column-wise (cep.io.terms_text: no
 Python object per answer), in one of these formats (docs/io.md):
 
@@ -173,6 +175,20 @@ def _forms(answers):
 # ---------------------------------------------------------------- JSON Lines
 
 
+def answer_table(answers) -> pa.Table:
+    """The answer table of what an engine gives: an answer table as it
+    is; the in-process engine's AnswerBatch (cep.engine) made one."""
+    return answers.answers() if callable(getattr(answers, "answers", None)) else answers
+
+
+def select_columns(answers):
+    """An AnswerBatch's answers as a column per variable, when they are
+    all one SELECT query's and bind every variable
+    (AnswerBatch.select_columns); else (an answer table too) None."""
+    select_columns = getattr(answers, "select_columns", None)
+    return select_columns() if select_columns is not None else None
+
+
 def json_lines_column(answers, end: str = "") -> pa.Array:
     """The JSON Lines of an answer table (see the module docstring), one
     string per answer, column-wise, each followed by `end`. The answers
@@ -188,8 +204,7 @@ def json_lines_column(answers, end: str = "") -> pa.Array:
     query = json.dumps(queries[0].as_py(), ensure_ascii=False) if len(queries) == 1 and queries.null_count == 0 \
         else terms_text.json_strings(_column(answers, "query"))
     head = ['{"query": ', query, ", "]
-    tail = [', "start": "', terms_text.times(_column(answers, "start")),
-            '", "end": "', terms_text.times(_column(answers, "end")), '"}' + end]
+    tail = _times_tail(answers, end)
     groups, lines = [], []
     for rows, middle in _line_middles(answers):
         if rows is not None:
@@ -200,6 +215,30 @@ def json_lines_column(answers, end: str = "") -> pa.Array:
     order = np.empty(n, dtype=np.int64)
     order[np.concatenate(groups)] = np.arange(n)
     return pa.concat_arrays(lines).take(pa.array(order))
+
+
+def _times_tail(table, end: str) -> list:
+    """The pieces of the text of answer lines after the bindings: the times."""
+    return [', "start": "', terms_text.times(_column(table, "start")),
+            '", "end": "', terms_text.times(_column(table, "end")), '"}' + end]
+
+
+def _bindings_middle(variables, columns) -> list:
+    """The pieces of the text of answer lines that bind `variables`, a
+    column of terms each."""
+    middle = ['"bindings": {']
+    for j, (variable, column) in enumerate(zip(variables, columns)):
+        middle += [(", " if j else "") + json.dumps(variable, ensure_ascii=False) + ": ",
+                   terms_text.json_terms(column)]
+    return middle + ["}"]
+
+
+def select_lines_column(query: str, variables, table: pa.Table, end: str = "") -> pa.Array:
+    """The JSON Lines of SELECT answers of one query that bind each of
+    its variables (AnswerBatch.select_columns: start, end, then a column
+    per variable), as json_lines_column writes them."""
+    head = '{"query": ' + json.dumps(query, ensure_ascii=False) + ", "
+    return _concat(head, *_bindings_middle(variables, table.columns[2:]), *_times_tail(table, end))
 
 
 def _taken(pieces, rows) -> list:
@@ -252,11 +291,7 @@ def _line_middles(answers):
             example = int(np.flatnonzero(shapes == shape)[0])
             variables = keys.slice(first[example], counts[example]).to_pylist()
             starts = first if rows is None else first[rows]
-            middle = ['"bindings": {']
-            for j, variable in enumerate(variables):
-                middle += [(", " if j else "") + json.dumps(variable, ensure_ascii=False) + ": ",
-                           terms_text.json_terms(values.take(pa.array(starts + j)))]
-            yield rows, middle + ["}"]
+            yield rows, _bindings_middle(variables, [values.take(pa.array(starts + j)) for j in range(len(variables))])
 
 
 def json_lines(answers):
@@ -288,6 +323,7 @@ class _TextWriter:
         self.stream = stream
 
     def write(self, answers) -> None:
+        answers = answer_table(answers)
         for offset in range(0, answers.num_rows, ROWS_AT_ONCE):
             text = self.text(answers.slice(offset, ROWS_AT_ONCE))
             if text:
@@ -318,6 +354,13 @@ def write_text(stream, column) -> None:
 
 class JsonlWriter(_TextWriter):
     def write(self, answers) -> None:
+        selected = select_columns(answers)
+        if selected is not None:  # the usual batch: from its columns, without the answer table's maps
+            query, variables, table = selected
+            for offset in range(0, table.num_rows, TEXT_ROWS):
+                write_text(self.stream, select_lines_column(query, variables, table.slice(offset, TEXT_ROWS), "\n"))
+            return
+        answers = answer_table(answers)
         for offset in range(0, answers.num_rows, TEXT_ROWS):
             write_text(self.stream, json_lines_column(answers.slice(offset, TEXT_ROWS), end="\n"))
 
@@ -346,6 +389,7 @@ class CsvWriter:
         self.out.writerow(list(_FIXED) + [("?" + v if v in _FIXED else v) for v in self.variables])
 
     def write(self, answers) -> None:
+        answers = answer_table(answers)
         _only(answers, "csv")
         for query, start, end, bindings, triples in rows(answers):
             row = (query, start, end, dict(bindings or ()))
@@ -405,7 +449,7 @@ class TableWriter:
         self.pending = []
 
     def write(self, answers) -> None:
-        self.pending += rows(answers)
+        self.pending += rows(answer_table(answers))
         if len(self.pending) >= TABLE_ROWS:
             self.flush()
 
@@ -590,6 +634,7 @@ class ParquetWriter:
         self.writer = pq.ParquetWriter(getattr(stream, "buffer", stream), ANSWER_ROWS)
 
     def write(self, answers) -> None:
+        answers = answer_table(answers)
         if answers.num_rows:
             self.writer.write_table(answer_rows(answers))
 
@@ -677,6 +722,7 @@ class PerQueryWriter:
             self.writers[layout.name] = make_writer(chosen, handle, list(layout.fields) if form == "select" else None)
 
     def write(self, answers) -> None:
+        answers = answer_table(answers)
         if not answers.num_rows:
             return
         queries = _column(answers, "query")

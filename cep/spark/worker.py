@@ -369,7 +369,7 @@ def late_horizon(watermark: int | None, processed: int | None) -> int:
 def set_aside_late(new: pa.Table, horizon: int) -> tuple[pa.Table, list]:
     """(the events that end at or after `horizon`, a `late` output row for
     each of the others that reports itself: a quiet copy does not)."""
-    if not new.num_rows:
+    if not new.num_rows or pc.min(new["end"]).as_py() >= horizon:  # none late (the usual micro-batch): no copy
         return new, []
     late = pc.less(new["end"], horizon)
     rows = [_event_row("late", e, f"late: ends at {terms.format_datetime_ms(e['end'])}, before "

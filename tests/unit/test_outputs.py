@@ -402,3 +402,34 @@ def test_cli_writes_parquet_by_suffix_one_file_for_select_and_construct_or_one_f
     assert nowhere.returncode == 2
     assert nowhere.stderr.decode() == ("cep: error: --format parquet writes a file: give --out FILE.parquet "
                                        "(or --out DIR/, a file per query)\n")
+
+
+@pytest.mark.parametrize("rules,direct", [
+    ("REGISTER QUERY w AS SELECT ?k ?x ?y WHERE { ?k :a ?x } SEQ { ?k :b ?y }", True),
+    ("REGISTER QUERY w AS SELECT ?k ?x ?nowhere WHERE { ?k :a ?x }", False),  # ?nowhere unbound
+    ("REGISTER QUERY w AS SELECT ?k ?x WHERE { ?k :a ?x }\n"
+     "REGISTER QUERY v AS SELECT ?y ?k WHERE { ?k :b ?y }", False),  # two queries' answers
+    ("REGISTER QUERY v AS SELECT ?y ?k WHERE { ?k :b ?y }\n"
+     "REGISTER QUERY w AS SELECT ?k ?x WHERE { ?k :a ?x }", False),  # ... the first answer the later query's
+    ("REGISTER STREAM w AS CONSTRUCT { ?k :c ?x } WHERE { ?k :a ?x }", False),
+])
+def test_json_lines_of_an_engines_batch_are_those_of_its_answer_table(rules, direct):
+    """The JSON Lines writer reads the usual batch of the in-process
+    engine (one SELECT query, every variable bound) from its columns,
+    without the answer table's maps: the same text, in the same order."""
+    from cep.engine import Engine
+    from cep.events import Event, events_table
+    from cep.rules import parse_rules
+
+    engine = Engine(parse_rules(f"PREFIX : <{EX}>\n" + rules, "w.rq"))
+    events = [Event(f"<{EX}k{i % 3}>", f"<{EX}{'ab'[i % 2]}>", f'"{i}"^^<{XSD}integer>' if i % 4 else '"caf\u00e9"',
+                    T0 + i, T0 + i) for i in range(200)]
+    batch = engine.push_table(events_table(events)) + engine.flush_table(final=True)
+    assert (batch.select_columns() is not None) == direct
+    via_batch, via_table = io.StringIO(), io.StringIO()
+    make_writer("jsonl", via_batch).write(batch)
+    make_writer("jsonl", via_table).write(batch.answers())
+    assert batch.answers().num_rows > 0
+    assert via_batch.getvalue() == via_table.getvalue() == "".join(
+        json.dumps(writers.answer_json(a), ensure_ascii=False) + "\n" for a in batch.to_list())
+

@@ -60,6 +60,12 @@ def test_an_event_ending_at_the_horizon_is_on_time_one_before_it_late():
     assert "before 1970-01-01T00:00:00.1Z, where the watermark was" in rows[0][10]
 
 
+def test_a_micro_batch_with_nothing_late_is_kept_whole():
+    given = table([(ev("k", "a", 1, 100), None), (ev("k", "b", 2, 100, 130), worker.COPY_QUIET)])
+    on_time, rows = worker.set_aside_late(given, 100)
+    assert on_time.equals(given) and rows == []
+
+
 def test_a_late_quiet_copy_is_dropped_without_a_row_and_one_that_reports_gives_one():
     on_time, rows = worker.set_aside_late(table([(ev("k", "a", 1, 5), worker.COPY_QUIET),
                                                  (ev("k", "a", 2, 6), worker.COPY_REPORTS)]), 100)
