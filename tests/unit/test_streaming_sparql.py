@@ -312,6 +312,20 @@ def test_a_first_group_with_its_own_window_is_evaluated_over_that_windows_conten
     assert table(got, "x", "c") == [(0, 10, "k", "3")]
 
 
+def test_an_optional_inside_a_group_with_its_own_window_gives_a_set_of_solutions():
+    # as inside a query's one window, the group's solutions over its
+    # window's content are a set: :a 1 and :b 2 of k at minutes 1 and 2 give
+    # [1, 1], [2, 2] and [1, 2] (a at 1 with b at 2, and a at 2 with b at 1:
+    # one solution), not four
+    text = """SELECT ?x ?w FROM STREAM <http://e/td> WINDOW ELEMS 1
+              WHERE { ?x :s ?y { ?x :a ?v OPTIONAL { ?x :b ?w } WINDOW RANGE 10 MINUTE FIXED } }"""
+    got = checked_answers(parse_rules(PREFIX + text), [
+        count("k", "a", 1, 1), count("k", "b", 2, 1), count("k", "a", 1, 2), count("k", "b", 2, 2),
+        count("k", "s", 0, 12)])
+    # at 12: the last element is s k 0; the group's window (0, 10] closed last
+    assert table(got, "x", "w") == [(12, 12, "k", "2")] * 3
+
+
 def test_a_first_group_with_its_own_window_filters_its_optional_over_that_window():
     # starts with no stop in the last 10 minutes (the first group: the query
     # is evaluated when its window is), then :c among the last 2 events
