@@ -475,11 +475,10 @@ def split_windows(query):
 def _check_parts(query, groups, changing) -> None:
     """A query whose groups have windows of their own reads each part over
     the stream and keeps its solutions in the part's window; a part whose
-    operators depend on what the window does not hold (MINUS, [NOT]
-    EXISTS, OPTIONAL left whole by split_windows, OPTIONALSEQ, a subquery
-    with its own aggregation or cut, a [TRIPLES n] window, a property
-    path) is evaluated over its window's content, as a query with one
-    window is (_Builder.build_part). Refused: REPORT ON CHANGE
+    operators depend on what the window does not hold (OPTIONAL, MINUS,
+    [NOT] EXISTS, OPTIONALSEQ, a subquery with its own aggregation or cut,
+    a property path, a [TRIPLES n] window) is evaluated over its window's
+    content, as a query with one window is (_Builder.build_part). Refused: REPORT ON CHANGE
     with an empty group after the first part (it would see a change at
     every evaluation), and a rule set whose updates change the background."""
     # ON CHANGE compares the query's solutions at each evaluation, unless its first part holds the empty
