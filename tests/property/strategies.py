@@ -888,7 +888,8 @@ def group_windowed_queries(draw):
     elif unit == "first-union":
         first = ops.Union_(ops.Unit(), first)
     if draw(st.integers(0, 2)) == 0:
-        first = ops.pattern_window(ops.variables(first), _inner_content(draw, first), _window(draw))
+        first = _inner_content(draw, first)
+        first = ops.pattern_window(ops.variables(first), first, _window(draw))
     # often one triple pattern (which shares ?s, ?t or ?x with the first
     # part more often than not: answers to compare), else a small pattern
     other = _triple(draw) if draw(st.booleans()) else draw(queries(depth=1)).pattern
