@@ -19,10 +19,12 @@ What happens here, per query:
   a time-based window) is pushed into every mandatory step below it, so
   expired partial matches are never built and stored goals can expire;
 - identical steps across the queries of the rule set become one node;
-- inside a window, the operators whose answers depend on what the window
-  does not hold (CONTENT_OPERATORS: OPTIONAL, MINUS, [NOT] EXISTS,
-  OPTIONALSEQ; a subquery with its own aggregation or cut, in a query with
-  one window) and every node above them, and in a rule set that updates
+- inside a window (a query's, or a group's own: split_windows), the
+  operators whose answers depend on what the window does not hold
+  (CONTENT_OPERATORS: OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ; a
+  subquery with its own aggregation or cut) and every node above them,
+  inside a [TRIPLES n] window every step (it holds some triples of its
+  oldest instant), and in a rule set that updates
   the background every step (the window reads the background as it is at
   the evaluation time), are marked `content`: they are
   evaluated at each evaluation over the window's content (RSP-QL's
@@ -231,7 +233,6 @@ def binarize(queries) -> Plan:
         # a [TRIPLES n] window holds some triples of its oldest instant, not
         # all: its steps are evaluated over its content, from its triples
         builder.by_triple = split is None and _of_triples(q.window)
-        builder.one_window = split is None and q.window is not None
         if split is None:
             builder.windowed = q.window is not None
             root = builder.build(_prepared(q.pattern, q), (), _range_bound(q.window), policy)
@@ -434,39 +435,20 @@ def split_windows(query):
     """(combine, [(pattern, window), ...]) for a query whose groups have
     windows of their own (Streaming SPARQL: a group's window overrides the
     stream's for the group's patterns), None for any other. Each part is a
-    largest group under one window, left to right; `combine` is the
-    pattern above them, the parts as PartRef leaves: joins, OPTIONAL and
-    FILTER, which the evaluation applies to the parts' solutions in their
-    windows at its time (docs/language.md, "A window per pattern"); an
-    OPTIONAL inside a group is so divided too, its sides parts with the
-    group's window."""
+    largest group under one window, left to right, evaluated over its
+    window's content where its operators need (_Builder.build_part);
+    `combine` is the pattern above them, the parts as PartRef leaves:
+    joins, OPTIONAL and FILTER, which the evaluation applies to the parts'
+    solutions in their windows at its time (docs/language.md, "A window
+    per pattern")."""
     if not any(isinstance(op, ops.Project) and op.window is not None for op in ops.walk(query.pattern)):
         return None
     parts = []
 
-    def divided(op) -> bool:
-        """Whether op (a group with no window inside) is divided at an
-        OPTIONAL under its joins and FILTERs, the sides parts with op's
-        window. OPTIONAL is evaluated over the window's content (RSP-QL);
-        its sides, once divided, are monotone or refused (_check_parts):
-        their solutions over the content are those of the stream that the
-        window holds, as for any part, so OPTIONAL of them in the window
-        is OPTIONAL over its content. A condition that reads the time
-        keeps op whole (refused by _check_parts)."""
-        cond = getattr(op, "cond", None)
-        if cond is not None and ops.expr_uses(cond, ops.TIME_FUNCTIONS):
-            return False
-        if isinstance(op, ops.LeftJoin):
-            return True
-        if isinstance(op, ops.Join):
-            return divided(op.left) or divided(op.right)
-        return isinstance(op, ops.Filter) and divided(op.pattern)
-
     def split(op, window):
         if isinstance(op, ops.Project) and op.window is not None:
             return split(op.pattern, op.window)
-        if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op)) \
-                and not (window is not None and divided(op)):
+        if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op)):
             parts.append((op, window))
             return PartRef(len(parts) - 1)
         cond = getattr(op, "cond", None)
@@ -492,33 +474,13 @@ def split_windows(query):
 
 def _check_parts(query, groups, changing) -> None:
     """A query whose groups have windows of their own reads each part over
-    the stream, then keeps its solutions in the part's window (a property
-    path excepted: it walks the window's content, _window_path); OPTIONAL
-    divides a part (split_windows); evaluating the rest of a part over its
-    window's content (CONTENT_OPERATORS inside
-    it, a subquery with its own aggregation or cut, or a background that
-    updates change) is not supported yet: refused. So is REPORT ON CHANGE
+    the stream and keeps its solutions in the part's window; a part whose
+    operators depend on what the window does not hold (OPTIONAL, MINUS,
+    [NOT] EXISTS, OPTIONALSEQ, a subquery with its own aggregation or cut,
+    a property path, a [TRIPLES n] window) is evaluated over its window's
+    content, as a query with one window is (_Builder.build_part). Refused: REPORT ON CHANGE
     with an empty group after the first part (it would see a change at
-    every evaluation)."""
-    for pattern, _ in groups:
-        inner = next((x for x in ops.walk(pattern) if isinstance(x, CONTENT_OPERATORS)), None)
-        if inner is not None:
-            what = {ops.LeftJoin: "OPTIONAL", ops.Minus: "MINUS", ops.Exists: "EXISTS", ops.NotExists: "NOT EXISTS",
-                    ops.SeqRightJoin: "OPTIONALSEQ"}[type(inner)]
-            raise QueryError(f"{what} inside a group of a query whose groups have windows of their own is "
-                             f"not supported yet (it is evaluated over a window's content): give the "
-                             f"query one window, or put {what} between the groups", inner.pos or query.pos)
-        inner = next((x for x in ops.walk(pattern) if isinstance(x, ops.Project) and x.evaluated), None)
-        if inner is not None:
-            raise QueryError("a subquery with its own aggregation or cut inside a group of a query whose groups "
-                             "have windows of their own is not supported yet (it is evaluated over a window's "
-                             "content): give the query one window", inner.pos or query.pos)
-    for _, w in groups:
-        if _of_triples(w):
-            raise QueryError(f"{query.name}: a [TRIPLES n] window in a query whose groups have windows of their "
-                             f"own is not supported yet (it holds exactly n triples, some of its oldest "
-                             f"instant, so its patterns would be evaluated over its content): give the query "
-                             f"one window, or count events (WINDOW ELEMS n)", (w.pos or query.pos))
+    every evaluation), and a rule set whose updates change the background."""
     # ON CHANGE compares the query's solutions at each evaluation, unless its first part holds the empty
     # group (then that window's events, as with one window); after it, {} is at each evaluation's close
     unit = next((u for pattern, _ in groups[1:] for u in ops.units(pattern)), None)
@@ -580,8 +542,7 @@ class _Builder:
         self.query = None  # the query being built (its streams: Leaf.streams)
         self.windowed = False  # the pattern being built is read in a window (its query's, or its part's)
         self.changing = False  # the rule set updates the background (Step.content)
-        self.by_triple = False  # the query's window is [TRIPLES n] (Step.content)
-        self.one_window = False  # the query is read in one window, its own (not in parts: split_windows)
+        self.by_triple = False  # the pattern's window (its query's, or its part's) is [TRIPLES n] (Step.content)
         # the variables bound for sure, by operator (id) and by node id:
         # asked at every level of a deep tree, so kept
         self.certain, self.certain_of = {}, {}
@@ -596,8 +557,12 @@ class _Builder:
 
     def build_part(self, op, window, policy) -> int:
         """The root of a part of a query whose groups have windows of their
-        own (split_windows), read in its window."""
+        own (split_windows), read in its window: evaluated over its content
+        as a query with one window is (RSP-QL: every operator inside a
+        window is evaluated over the window's content), under its own name
+        (cep.compile.windows.content_roots)."""
         self.windowed = window is not None
+        self.by_triple = _of_triples(window)
         return self.build(op, (), _range_bound(window), policy)
 
     def build(self, op, pending: tuple, window, policy, timed=False) -> int:
@@ -664,8 +629,7 @@ class _Builder:
                 for x, must in zip(operands, spec.mandatory)])
         # inside a window, judged over the window's content: an operand
         # counts only while a window holds it, so the range bounds both
-        content = self.query.window is not None and (isinstance(op, CONTENT_OPERATORS) or self.changing
-                                                     or self.by_triple)
+        content = self.windowed and (isinstance(op, CONTENT_OPERATORS) or self.changing or self.by_triple)
         ids = [None, None]
         for i in sorted((0, 1), key=lambda i: not spec.mandatory[i]):  # the mandatory operand's nodes first
             if spec.mandatory[i] or spec.alternative:
@@ -757,8 +721,7 @@ class _Builder:
         # or cuts the solutions the window holds (RSP-QL evaluates it over
         # the window's content), not those of the stream at each instant:
         # an event that starts before the window is no part of its rows
-        content = self.plan.nodes[child].content or (self.changing or self.by_triple) and self.query.window is not None \
-            or evaluated and self.one_window
+        content = self.plan.nodes[child].content or self.windowed and (self.changing or self.by_triple or evaluated)
         instants = None
         if content and evaluated:
             # its rows are made at each instant the window holds, as they are

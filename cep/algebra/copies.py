@@ -67,7 +67,15 @@ def capture_copies(query: ops.Query) -> ops.Query:
 def _rewrite(op, fresh):
     """(op with a hidden copy variable per triple pattern, those of its
     solutions: the variables a subquery's projection keeps)."""
-    def own(op):
+    def own(op, in_triples=False):
+        if isinstance(op, ops.Project) and op.window is not None:
+            # a group's window overrides the one around it: one of [TRIPLES n] holds triples,
+            # a repeated one once, as the query with that window reads them (reads_copies)
+            counted = op.window.count is not None and op.window.counts == "triples"
+            pattern, hidden = thread(op.pattern, lambda x: own(x, counted))
+            return dataclasses.replace(op, pattern=pattern, vars=op.vars + hidden), hidden
+        if in_triples and isinstance(op, (ops.Triple, ops.BGP)):
+            return op, ()
         if isinstance(op, ops.Triple) and not isinstance(op.p, ops.Path):
             copy = fresh()
             return dataclasses.replace(op, copy=copy), (copy,)

@@ -24,7 +24,7 @@ part(Q, Node, Side) ('$wstore', as a query's are), and w<N>(Q, In, Values,
 Start, End) gives node N's solutions over the window In (time(K, Lo, Hi):
 the window (Lo, Hi] closed at K*Step; count(Cut, Tau, Low): a count window),
 '$wsolve'/5 the query's. A part of a query whose groups have windows of
-their own (p(Q, J), _part_items) with a property path is evaluated so too,
+their own (p(Q, J), _part_items) is evaluated so too over its own window,
 under its own name (content_roots). A subquery with its own aggregation
 or cut among the content nodes makes its rows at each instant the window
 holds, as it does outside a window: the solutions of its instants leaf

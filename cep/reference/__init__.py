@@ -117,11 +117,14 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
 
             copies = copies_of(events, background) if reads_copies(q) else None
 
-            def solve_part(pattern, inside=None, tau=None, at=(), watch=watch, copies=copies):
-                """The solutions of the part of the pattern at position `at`."""
-                return _solver(pattern, watch, stream, stream_at, copies)(inside, tau, at)
+            def solve_part(pattern, inside=None, tau=None, at=(), as_set=False, watch=watch, copies=copies):
+                """The solutions of the part of the pattern at position `at`;
+                `as_set`: over a [TRIPLES n] window, which holds triples (a
+                repeated one once, as a query with that window reads them)."""
+                return _solver(pattern, watch, stream, stream_at, None if as_set else copies)(inside, tau, at)
             out += window_answers(dataclasses.replace(q, pattern=streams_of(q)), None, events,
-                                  _row_maker(q, skolem), until, solve_part=solve_part, fed=extra)
+                                  _row_maker(q, skolem), until, solve_part=solve_part,
+                                  occurrences=lambda e: stream_of([e], background), fed=extra)
         else:
             copies = copies_of(events, background) if reads_copies(q) else None
             solve = _solver(streams_of(q), timestamp_vars(q.pattern, q.projection), stream, stream_at, copies)

@@ -56,10 +56,10 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     `latest`: the latest start of an occurrence the pattern reads (fed
     back triples included), else that of the last event (a window of
     infinite width reads the latest end of its solutions instead).
-    `solve_part(pattern, inside=None, tau=None, at=())`: the timed solutions
+    `solve_part(pattern, inside=None, tau=None, at=(), as_set=False)`: the timed solutions
     of a part of the pattern, at position `at` in it (the query's streams
     read), over the content `inside` says a window holds (None: over the
-    whole stream), for a query
+    whole stream; `as_set`: as a set, a [TRIPLES n] window's), for a query
     whose groups have windows of their own (`solve` is then not read). `occurrences(event)`: the
     occurrences an event gives (itself and what it entails), for a
     [TRIPLES n] window (each is the triple of its event). `fed`: the
@@ -67,7 +67,7 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
     other to an empty group's content (the report policies), though no
     evaluation time or count window reads them; never the query's own."""
     if solve_part is not None and query.windows[1:]:
-        return _group_window_answers(query, events, project, until, solve_part, fed)
+        return _group_window_answers(query, events, project, until, solve_part, fed, occurrences)
     w = query.window
     if w is None:
         sols = solve(None)
@@ -317,7 +317,7 @@ def _unbounded_evaluations(w, period, ends, until, latest):
         tau += period
 
 
-def _group_window_answers(query, events, project, until, solve, fed=()) -> list[Answer]:
+def _group_window_answers(query, events, project, until, solve, fed=(), occurrences=None) -> list[Answer]:
     """Streaming SPARQL's windows in graph patterns (Bolles et al., sections
     2 and 5): each group with a window of its own, `{ P WINDOW ... }`, is
     P over that window, and the patterns outside any such group are over
@@ -326,8 +326,11 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     * d; a count window the last n events up to tau), and the groups'
     solutions in them are joined, left-joined and filtered at tau, as the
     operators above the groups say (logical algebra: a join of elements
-    valid at one time). The query is evaluated when its first (leftmost)
-    group's window is; the answers' interval is that window."""
+    valid at one time). Inside a group every operator is evaluated over
+    its window's content (RSP-QL's eval(SDS, SE, t)), as over a query's
+    one window. The query is evaluated when its first (leftmost) group's
+    window is; the answers' interval is that window. `occurrences` as
+    window_answers', for a [TRIPLES n] window."""
     # the events of every stream are time passing, as for a query with one
     # time window (window_answers), even when none is of the query's
     # streams; a count window counts its streams' events
@@ -337,12 +340,14 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     if query.streams:
         events = _of_streams(events, {i for i, _ in query.streams})
     ends = sorted({e.end for e in events})
+    places = _places(events, occurrences) if occurrences is not None else {}
 
-    def inside(w, tau, s):
+    def inside(w, tau, ts, te, o=None):  # an interval, or an occurrence o, in window w taken at tau
         if w.count is not None:
-            return s[1] >= _count_cut(w, ends, events, tau)[0] and s[2] <= tau  # events: [TRIPLES n] refused
+            cut, low = _count_cut(w, ends, events, tau)
+            return ts >= cut and te <= tau and (o is None or o[4] > cut or low == 0 or places.get(o, 0) >= low)
         c = (tau // w.step_ms) * w.step_ms
-        return c - w.range_ms < s[1] and s[2] <= c
+        return c - w.range_ms < ts and te <= c
 
     def windowed(op):
         return any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
@@ -357,7 +362,8 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
             # an empty group's one solution there is at that window's close as taken at tau
             token = UNIT_AT.set(tau if w.count is not None else (tau // w.step_ms) * w.step_ms)
             try:
-                return solve(op, lambda ts, te, o=None: inside(w, tau, (None, ts, te)), tau, at)
+                return solve(op, lambda ts, te, o=None: inside(w, tau, ts, te, o), tau, at,
+                             w.count is not None and w.counts == "triples")
             finally:
                 UNIT_AT.reset(token)
         if isinstance(op, ops.Filter):
@@ -384,25 +390,37 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
             pattern = pattern.pattern
         else:
             break
-    # the first group's solutions: when the query is evaluated, up to one past the last window holding one
-    # (a path walks each window's content as one graph: up to the last event's)
+    # the first group's solutions: when the query is evaluated, up to one past the last window holding one;
+    # those of a group evaluated over each window's content are not the stream's: up to the last event's
     firsts = solve(pattern)
-    walks = any(isinstance(x, ops.Triple) and isinstance(x.p, ops.Path) for x in ops.walk(pattern))
+    content = _over_content(pattern, first)
     # a grouped query evaluated by a count window gives the empty group's row at its instants (_rows)
     empty_rows = _empty_rows(query) or query.grouping is not None and query.grouping.keys is not None \
         and first.count is not None
-    if not firsts and until is None and not walks and not empty_rows:
+    if not firsts and until is None and not content and not empty_rows:
         return []
-    latest = None if walks else max((s[1] for s in firsts), default=None)
+    latest = None if content else max((s[1] for s in firsts), default=None)
     # an empty group in the first group: the report policies read that window's events, as with one window
     read = _window_events(pattern, events, fed, query.name)
     final = None
     if empty_rows and first.count is None and not first.unbounded and until is None:
         final = _last_empty(first, every_end, firsts, _read_at_end(query, read))
     evaluations = _evaluations(query, first, *((ends, events) if first.count is not None else (every_end, every)),
-                               until, latest, final=final)
+                               until, latest, places, final=final)
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
                     read=read)
+
+
+def _over_content(pattern, w) -> bool:
+    """Whether a group's solutions over a window's content may be other
+    than the stream's solutions that the window holds: a solution may be
+    removed or left alone (MINUS, [NOT] EXISTS, the optional operators)
+    or made (a path, a subquery's rows) by what the window does not hold,
+    or ([TRIPLES n]) the window holds only some triples of an event."""
+    return w.count is not None and w.counts == "triples" or any(
+        isinstance(x, ops.OPTIONAL_OPS + (ops.Minus, ops.Exists, ops.NotExists))
+        or isinstance(x, ops.Triple) and isinstance(x.p, ops.Path)
+        or isinstance(x, ops.Project) and x.evaluated for x in ops.walk(pattern))
 
 
 def _rows(query, content, start, tau, project, window=None, empty_group=False) -> list:

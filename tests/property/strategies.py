@@ -871,16 +871,16 @@ def group_windowed_queries(draw):
     """Streaming SPARQL's windows in graph patterns: a windowed query
     (windowed_queries) whose pattern is joined, or joined as OPTIONAL
     (with a condition or not, one that reads the time too), with a group that has a window of its own,
-    of any size or kind; sometimes its own pattern is such a group too, so
-    that the query is evaluated when that group's window is. A group may
-    end in an OPTIONAL (_inner_optional), evaluated over its window's
-    content; no group holds another operator evaluated there, and no window
-    is [TRIPLES n] (refused there: cep.binarize._check_parts). The empty
+    of any size or kind ([TRIPLES n] too); sometimes its own pattern is such a group too, so
+    that the query is evaluated when that group's window is. Inside a
+    group every operator is evaluated over its window's content: the
+    patterns drawn hold any operator, and a group often ends in one that
+    depends on what the window does not hold (_inner_content). The empty
     group, one solution per evaluation at its own window's close, is
     drawn in either: the first part {} ({ OPTIONAL { P WINDOW ... } }) or
     {} UNION P, the group { WINDOW ... } alone or { {} UNION { P }
     WINDOW ... } (then not under REPORT ON CHANGE: refused)."""
-    query = draw(windowed_queries().filter(lambda q: q.window is not None and not _content(q.pattern)))
+    query = draw(windowed_queries().filter(lambda q: q.window is not None))
     first = query.pattern
     unit = draw(st.sampled_from([None] * 4 + ["first", "first-union", "group", "group-union"]))
     if unit == "first":
@@ -888,17 +888,17 @@ def group_windowed_queries(draw):
     elif unit == "first-union":
         first = ops.Union_(ops.Unit(), first)
     if draw(st.integers(0, 2)) == 0:
-        first = ops.pattern_window(ops.variables(first), _inner_optional(draw, first), _of_events(_window(draw)))
+        first = _inner_content(draw, first)
+        first = ops.pattern_window(ops.variables(first), first, _window(draw))
     # often one triple pattern (which shares ?s, ?t or ?x with the first
     # part more often than not: answers to compare), else a small pattern
-    plain = queries(depth=1).filter(lambda q: not _content(q.pattern))
-    other = _triple(draw) if draw(st.booleans()) else draw(plain).pattern
+    other = _triple(draw) if draw(st.booleans()) else draw(queries(depth=1)).pattern
     if unit == "group":
         other = ops.Unit()
     elif unit == "group-union":
         other = ops.Union_(ops.Unit(), other)
-    other = _inner_optional(draw, other)
-    group = ops.pattern_window(ops.variables(other), other, _of_events(_window(draw)))
+    other = _inner_content(draw, other)
+    group = ops.pattern_window(ops.variables(other), other, _window(draw))
     how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time"]))
     if how == "join":
         pattern = ops.Join(first, group)
@@ -914,36 +914,46 @@ def group_windowed_queries(draw):
             cond = ops.Call(draw(st.sampled_from(["<", "<=", ">", ">="])), ops.Call(fn), ops.Const(const))
         pattern = ops.LeftJoin(first, group, cond)
     # START (RSP-QL's t0), and so RANGE UNBOUNDED, are refused with groups that have windows of their own
-    window = _of_events(dataclasses.replace(query.window, t0_ms=None))
+    window = dataclasses.replace(query.window, t0_ms=None)
     if window.unbounded:
         window = dataclasses.replace(window, range_ms=window.step_ms)
     if unit in ("group", "group-union") and window.policy == "change":
         window = dataclasses.replace(window, policy=None)
+    # a rule set with NOTSEQ and a grouped subquery is refused
+    assume(not (any(isinstance(x, ops.SeqAbsence) for x in ops.walk(pattern))
+                and any(isinstance(x, ops.Project) and x.evaluated for x in ops.walk(pattern))))
     return dataclasses.replace(query, pattern=pattern, window=window)
 
 
-def _inner_optional(draw, pattern):
+def _inner_content(draw, pattern):
     """The pattern of a group with a window of its own, sometimes with an
-    OPTIONAL triple pattern (with a condition or not) after it, evaluated
-    over the window's content (RSP-QL)."""
-    how = draw(st.sampled_from([None, None, "optional", "optional-if"]))
+    operator after it that is evaluated over the window's content
+    (RSP-QL): OPTIONAL (with a condition or not, which splits the group),
+    MINUS, [NOT] EXISTS, OPTIONALSEQ, EQUALSOPTIONAL, OPTIONAL under BIND
+    or UNION, or a join with a grouped subquery, of a triple pattern."""
+    how = draw(st.sampled_from([None, None, "optional", "optional-if", "negated", "negated", "temporal",
+                                "optional-bind", "optional-union", "subquery"]))
     if how is None:
         return pattern
     extra = _triple(draw)
     shared = sorted(ops.variables(pattern) & ops.variables(extra), key=lambda v: v.name)
-    cond = None
-    if how == "optional-if" and shared:
-        cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
-    return ops.LeftJoin(pattern, extra, cond)
-
-
-def _of_events(window: ops.Window) -> ops.Window:
-    """A count window of triples made one of events (the same size)."""
-    return dataclasses.replace(window, counts="events") if window.count is not None else window
-
-
-def _content(pattern) -> bool:
-    return any(isinstance(x, CONTENT_OPERATORS) for x in ops.walk(pattern))
+    if how in ("optional", "optional-if"):
+        cond = None
+        if how == "optional-if" and shared:
+            cond = ops.Call("!=", shared[0], ops.Const(integer(draw(st.integers(0, 3)))))
+        return ops.LeftJoin(pattern, extra, cond)
+    if how == "negated":
+        return _operator(draw, draw(st.sampled_from([ops.Minus, ops.Exists, ops.NotExists])), pattern, extra)
+    if how == "temporal":
+        cls = draw(st.sampled_from([ops.SeqRightJoin, ops.EqLeftJoin]))
+        return _operator(draw, cls, *((extra, pattern) if cls is ops.SeqRightJoin else (pattern, extra)))
+    if how == "optional-bind":
+        free = [n for n in NUMERIC_VARS if ops.Var(n) not in ops.variables(pattern) | ops.variables(extra)]
+        optional = ops.LeftJoin(pattern, extra)
+        return ops.Extend(optional, ops.Var(free[0]), ops.Call("getDURATION")) if free else optional
+    if how == "optional-union":
+        return ops.Union_(ops.LeftJoin(pattern, extra), _triple(draw))
+    return ops.Join(pattern, draw(grouped_subquery_queries(depth=1)).pattern.right)
 
 
 STREAM_IRIS = ("<http://example.org/s>", "<http://example.org/t>")  # the first is the windows' stream

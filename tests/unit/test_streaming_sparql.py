@@ -259,6 +259,73 @@ def test_an_optional_inside_a_group_with_its_own_window_is_evaluated_over_that_w
     assert table(got, "x", "y", "a", "b") == [(0, 10, "k", "1", "2", None), (10, 20, "j", "3", "4", "6")]
 
 
+MINUS_IN_GROUP = """SELECT ?x ?y ?a FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+                    WHERE { ?x :s ?y { ?x :a ?a MINUS { ?x :c ?c } WINDOW ELEMS 3 } }"""
+MINUS_STREAM = [count("k", "s", 1, 1), count("j", "s", 3, 2), count("j", "c", 0, 3), count("k", "a", 2, 7),
+                count("k", "c", 0, 8), count("j", "a", 4, 9), count("j", "s", 5, 12)]
+
+
+def test_minus_inside_a_group_with_its_own_window_is_evaluated_over_that_window():
+    # RSP-QL: inside a window, MINUS is evaluated over the window's content
+    got = checked_answers(parse_rules(PREFIX + MINUS_IN_GROUP), MINUS_STREAM)
+    # - at 10: s k 1 and s j 3 in (0, 10]; the last 3 events up to 10 are
+    #   a k 2 (7), c k (8) and a j 4 (9): k is cancelled in the window
+    #   (after its :a: over the stream a cancellation must lie within the
+    #   :a's interval, and none would remove it), j's cancellation (3) is
+    #   not in the window: j alone
+    # - at 20: s j 5 in (10, 20]; the last 3 events up to 20 are c k, a j 4
+    #   and s j 5: j again
+    assert table(got, "x", "y", "a") == [(0, 10, "j", "3", "4"), (10, 20, "j", "5", "4")]
+
+
+def test_operators_inside_a_group_with_its_own_window_are_evaluated_over_that_window():
+    # what a group's window does not hold decides nothing: an OPTIONAL under
+    # BIND, a grouped subquery and FILTER EXISTS see the last 2 events only
+    where = {"bind": "?x :a ?a OPTIONAL { ?x :b ?b } BIND (COALESCE(?b, 0) AS ?z)",
+             "subquery": "?x :a ?a { SELECT ?x (COUNT(*) AS ?z) WHERE { ?x :b ?b } GROUP BY ?x }",
+             "exists": "?x :a ?a BIND (1 AS ?z) FILTER EXISTS { ?x :b ?b }"}
+    stream = [count("k", "s", 1, 1), count("k", "b", 5, 2), count("k", "a", 2, 4), count("k", "b", 6, 5)]
+    got = {}
+    for name, inner in where.items():
+        text = f"""SELECT ?x ?a ?z FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+                   WHERE {{ ?x :s ?y {{ {inner} WINDOW ELEMS 2 }} }}"""
+        got[name] = table(checked_answers(parse_rules(PREFIX + text), stream), "x", "a", "z")
+    # at 10: s k 1 in (0, 10]; the last 2 events are a k 2 (4) and b k 6 (5)
+    assert got["bind"] == [(0, 10, "k", "2", "6")]  # not b k 5 (2), outside
+    # the subquery's rows at each instant the window holds: 0 at 4 (the
+    # empty group's, ?x unbound), k 1 at 5 (b k 5 at 2 is outside)
+    assert got["subquery"] == [(0, 10, "k", "2", "0"), (0, 10, "k", "2", "1")]
+    assert got["exists"] == [(0, 10, "k", "2", "1")]
+
+
+def test_a_first_group_with_its_own_window_is_evaluated_over_that_windows_content():
+    # the query is evaluated when its first group's window is, and that
+    # group's solutions are those over its window's content: FILTER EXISTS
+    # finds the :b that comes after the :a there (over the stream none lies
+    # within the :a's interval, and the group would have no solution)
+    text = """SELECT ?x ?c FROM STREAM <http://e/td> WINDOW ELEMS 2
+              WHERE { { ?x :a ?a FILTER EXISTS { ?x :b ?b } WINDOW RANGE 10 MINUTE FIXED }
+                      OPTIONAL { ?x :c ?c } }"""
+    got = checked_answers(parse_rules(PREFIX + text), [count("k", "a", 1, 1), count("k", "b", 2, 5),
+                                                         count("k", "c", 3, 6)])
+    # at 10: (0, 10] holds a k 1 and b k 2; the last 2 events b k 2 and c k 3
+    assert table(got, "x", "c") == [(0, 10, "k", "3")]
+
+
+def test_an_optional_inside_a_group_with_its_own_window_gives_a_set_of_solutions():
+    # as inside a query's one window, the group's solutions over its
+    # window's content are a set: :a 1 and :b 2 of k at minutes 1 and 2 give
+    # [1, 1], [2, 2] and [1, 2] (a at 1 with b at 2, and a at 2 with b at 1:
+    # one solution), not four
+    text = """SELECT ?x ?w FROM STREAM <http://e/td> WINDOW ELEMS 1
+              WHERE { ?x :s ?y { ?x :a ?v OPTIONAL { ?x :b ?w } WINDOW RANGE 10 MINUTE FIXED } }"""
+    got = checked_answers(parse_rules(PREFIX + text), [
+        count("k", "a", 1, 1), count("k", "b", 2, 1), count("k", "a", 1, 2), count("k", "b", 2, 2),
+        count("k", "s", 0, 12)])
+    # at 12: the last element is s k 0; the group's window (0, 10] closed last
+    assert table(got, "x", "w") == [(12, 12, "k", "2")] * 3
+
+
 def test_a_first_group_with_its_own_window_filters_its_optional_over_that_window():
     # starts with no stop in the last 10 minutes (the first group: the query
     # is evaluated when its window is), then :c among the last 2 events
@@ -452,20 +519,6 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
     ("{ ?x :a ?a { ?x :b ?b WINDOW ELEMS 2 } FILTER (NOW() > ?a) }",
      "x.rq:3:110: a FILTER over groups with windows of their own may not read the time "
      "(getDURATION(), NOW() ...): put it inside one of the groups"),
-    # a part read over its window's content (RSP-QL) is not combined with the parts yet
-    ("{ ?x :a ?a OPTIONAL { ?x :b ?b MINUS { ?x :c ?c } WINDOW ELEMS 2 } }",
-     "x.rq:3:102: MINUS inside a group of a query whose groups have windows of their own is not supported "
-     "yet (it is evaluated over a window's content): give the query one window, or put MINUS between the groups"),
-    # OPTIONAL is combined from its sides' solutions in the group's window, under joins, OPTIONAL and
-    # FILTER; not under BIND
-    ("{ ?x :a ?a { ?x :b ?b OPTIONAL { ?x :c ?c } BIND (1 AS ?z) WINDOW ELEMS 2 } }",
-     "x.rq:3:93: OPTIONAL inside a group of a query whose groups have windows of their own is not supported "
-     "yet (it is evaluated over a window's content): give the query one window, or put OPTIONAL between the "
-     "groups"),
-    # a grouped subquery groups what its window holds, not each instant of the stream
-    ("{ ?x :a ?a { { SELECT (COUNT(*) AS ?n) WHERE { ?y :b ?b } } WINDOW ELEMS 2 } }",
-     "x.rq:3:86: a subquery with its own aggregation or cut inside a group of a query whose groups have windows "
-     "of their own is not supported yet (it is evaluated over a window's content): give the query one window"),
 ])
 def test_what_groups_with_windows_cannot_be_under_is_an_error(where, message):
     from cep.engine import Engine

@@ -126,13 +126,36 @@ def test_a_window_of_triples_holds_exactly_the_last_n():
     assert table(got, "n", "s")[-1] == (2, 3, "2", "6")
 
 
-def test_a_window_of_triples_on_a_group_of_its_own_is_refused():
-    # its parts' solutions are matched over the stream, not from the triples
-    # the window holds: it could not hold exactly n of them
-    with pytest.raises(QueryError, match=r"q\.rq:3:1: .*a \[TRIPLES n\] window in a query whose groups"):
-        Engine(parse_rules(PREFIX + """SELECT ?x FROM STREAM <http://e/s> [RANGE 1m TUMBLING]
+def test_a_window_of_triples_on_a_group_of_its_own_holds_exactly_the_last_n():
+    # its part is evaluated over the triples the window holds (RSP-QL), as
+    # a query with that one window is: a join inside it needs all its
+    # triples among the last n, of the oldest instant those that came last
+    def ev(s, p, o, second):
+        return Event(f"<http://e/{s}>", f"<http://e/{p}>", f'"{o}"^^{INT}', second * 1000, second * 1000)
+    events = [ev("k", "a", 0, 5), ev("j", "a", 0, 6), ev("k", "b", 1, 20), ev("j", "b", 3, 40),
+              ev("j", "c", 4, 40), ev("k", "c", 2, 50)]
+    text = """SELECT ?x ?z ?w FROM STREAM <http://e/s> [RANGE 1m TUMBLING]
+FROM NAMED STREAM <http://e/u> [TRIPLES {n}]
+WHERE {{ ?x :a ?y GRAPH <http://e/u> {{ ?x :b ?z . ?x :c ?w }} }}"""
+    # at 1 minute, (0, 1m] holds both :a; the last 3 triples are both of
+    # second 40 and k c 2 (50): j's b and c, not k's (its b is 20 s)
+    assert table(run(text.format(n=3), events), "x", "z", "w") == [(0, 1, "j", "3", "4")]
+    # the last 2: k c 2 and, of second 40, j c 4, which came after j b 3
+    assert run(text.format(n=2), events) == []
+
+
+def test_a_window_of_triples_on_a_group_of_its_own_holds_a_repeated_triple_once():
+    # each event is given twice (two records): the time window's pattern
+    # reads both copies of :a (a repeated event is two events), the window
+    # of the last 2 triples holds k :b 1, repeated in its instant, once (a
+    # triple, as a query with that window reads it): 2 x 1 solutions
+    def ev(s, p, second):
+        return Event(f"<http://e/{s}>", f"<http://e/{p}>", f'"1"^^{INT}', second * 1000, second * 1000)
+    text = """SELECT (COUNT(*) AS ?n) FROM STREAM <http://e/s> [RANGE 1m TUMBLING]
 FROM NAMED STREAM <http://e/u> [TRIPLES 2]
-WHERE { ?x :a ?y GRAPH <http://e/u> { ?x :b ?z } }""", "q.rq"))
+WHERE { ?x :a ?y GRAPH <http://e/u> { ?x :b ?z } }"""
+    got = run(text, [ev("k", "a", 5), ev("k", "a", 5), ev("k", "b", 10), ev("k", "b", 10)])
+    assert table(got, "n")[0] == (0, 1, "2")
 
 
 GROUPED_SUBQUERY = """SELECT ?x ?n FROM STREAM <http://e/s> [{window}] WHERE {{ ?x :p ?y
