@@ -326,9 +326,10 @@ def _group_window_answers(query, events, project, until, solve, fed=()) -> list[
     the query's window. At each evaluation time tau every window is taken
     at tau (a time window closed last, (c - l, c] with c = floor(tau / d)
     * d; a count window the last n events up to tau), and the groups'
-    solutions in them are joined, left-joined and filtered at tau, as the
-    operators above the groups say (logical algebra: a join of elements
-    valid at one time). The query is evaluated when its first (leftmost)
+    solutions in them are combined at tau by the SPARQL operators above
+    the groups, each on its operands' solutions (logical algebra: a join
+    of elements valid at one time), a combined solution over the span of
+    those it holds. The query is evaluated when its first (leftmost)
     group's window is; the answers' interval is that window."""
     # the events of every stream are time passing, as for a query with one
     # time window (window_answers), even when none is of the query's
