@@ -936,13 +936,20 @@ def _between_groups(draw, first, group):
         extra = _triple(draw)
         other = ops.pattern_window(ops.variables(extra), extra, _of_events(_window(draw)))
         return ops.Join(first, ops.Union_(group, other) if draw(st.booleans()) else ops.Union_(other, group))
-    if how in ("minus", "exists", "not-exists"):
-        return {"minus": ops.Minus, "exists": ops.Exists, "not-exists": ops.NotExists}[how](first, group)
-    joined = ops.Join(first, group)
     fn = draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME", "now"]))
     k = draw(st.integers(0, MAX_TIME + 2))
     const = ops.Const(duration_ms(k) if fn == "getDURATION" else datetime_ms(k))
     test = draw(st.sampled_from(["<", "<=", ">", ">="]))
+    if how in ("minus", "exists", "not-exists"):
+        # the group's own FILTER (its condition, on the merge): of the variables of both, or of the time
+        cond = draw(st.sampled_from([None, None, "vars", "time"]))
+        names = sorted(ops.variables(first) | ops.variables(group), key=lambda v: v.name)
+        if cond == "vars" and names:
+            cond = ops.Call("!=", draw(st.sampled_from(names)), draw(st.sampled_from(names)))
+        else:
+            cond = ops.Call(test, ops.Call(fn), const) if cond == "time" else None
+        return {"minus": ops.Minus, "exists": ops.Exists, "not-exists": ops.NotExists}[how](first, group, cond)
+    joined = ops.Join(first, group)
     if how == "filter-time":
         return ops.Filter(ops.Call(test, ops.Call(fn), const), joined)
     names = sorted(ops.variables(joined), key=lambda v: v.name)
