@@ -344,10 +344,10 @@ def _part_items(index, plan, out, vs) -> list:
         if isinstance(op, ops.Join):
             return goals(op.left) + goals(op.right)
         if isinstance(op, ops.Filter):
-            span, tc = timed(op, op.cond)
+            span, tc = timed(op, op.cond, op.pattern)
             return goals(op.pattern) + span + [tc.filter_goal(op.cond)]
         if isinstance(op, ops.Extend):  # BIND: unbound where the expression is an error
-            span, tc = timed(op, op.expr)
+            span, tc = timed(op, op.expr, op.pattern)
             return goals(op.pattern) + span + [_bind_goal(op, vs, tc)]
         if isinstance(op, ops.Union_):  # either side's solutions, the other side's variables unbound
             before = set(bound)
@@ -365,7 +365,7 @@ def _part_items(index, plan, out, vs) -> list:
             def cond():
                 if op.cond is None:
                     return []
-                span, tc = timed(op, op.cond)
+                span, tc = timed(op, op.cond, op.left, op.right)
                 return span + [tc.filter_goal(op.cond)]
             sides = SimpleNamespace(vars=combined_vars(op.left)), SimpleNamespace(vars=combined_vars(op.right))
             test = _negation(type(op), *sides, certain(op.right), vs, lambda: goals(op.right), cond)
@@ -393,18 +393,21 @@ def _part_items(index, plan, out, vs) -> list:
     def optional_side(op) -> list:
         side = goals(op.right)
         if op.cond is not None:  # read on the joined solution (SPARQL's LeftJoin)
-            span, tc = timed(op, op.cond)
+            span, tc = timed(op, op.cond, op.left, op.right)
             side += span + [tc.filter_goal(op.cond)]
         return side
 
-    def timed(op, expr):
-        """(goals, compiler) of an expression on op's solutions: the time
-        functions read the span of the parts a solution holds."""
+    def timed(op, expr, *operands):
+        """(goals, compiler) of an expression on op's solutions: it sees the
+        variables of op's operands alone (SPARQL evaluates op on them:
+        a value that a part joined before gives is not there), and its
+        time functions read the span of the parts a solution holds."""
+        only = {v for x in operands for v in combined_vars(x)}
         if not ops.expr_uses(expr, ops.TIME_FUNCTIONS):  # (compiled where it is: names apart in MINUS's right)
-            return [], vs.expressions(vs.fresh(), vs.fresh())
+            return [], vs.expressions(vs.fresh(), vs.fresh(), only)
         held = [spans[x.index] for x in ops.walk(op) if isinstance(x, PartRef)]
         s, e = vs.fresh(), vs.fresh()
-        return [q(WINDOW, "cep_span", pl.PList(held), s, e)], vs.expressions(s, e)
+        return [q(WINDOW, "cep_span", pl.PList(held), s, e)], vs.expressions(s, e, only)
 
     def combined_vars(op) -> tuple:
         """The variables op's solutions may bind, in a fixed order."""

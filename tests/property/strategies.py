@@ -889,7 +889,8 @@ def group_windowed_queries(draw):
     elif unit == "first-union":
         first = ops.Union_(ops.Unit(), first)
     if draw(st.integers(0, 2)) == 0:
-        first = ops.pattern_window(ops.variables(first), _inner_optional(draw, first), _of_events(_window(draw)))
+        inner = _inner_optional(draw, first)  # the group's variables are those of its pattern, as parsed
+        first = ops.pattern_window(ops.variables(inner), inner, _of_events(_window(draw)))
     # often one triple pattern (which shares ?s, ?t or ?x with the first
     # part more often than not: answers to compare), else a small pattern
     plain = queries(depth=1).filter(lambda q: not _content(q.pattern))
@@ -964,6 +965,8 @@ def _between_groups(draw, first, group):
     if draw(st.booleans()):  # BIND of the time, read by a FILTER
         return ops.Filter(ops.Call(test, z, const), ops.Extend(joined, z, ops.Call(fn)))
     v = draw(st.sampled_from(names))
+    if draw(st.booleans()):  # in the group's own scope, joined after: a variable of the first part is unbound there
+        return ops.Filter(ops.Call("bound", z), ops.Join(first, ops.Extend(group, z, v)))
     return ops.Filter(ops.Call("!=", z, ops.Const(integer(draw(st.integers(0, 3))))), ops.Extend(joined, z, v))
 
 
