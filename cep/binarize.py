@@ -53,6 +53,7 @@ from cep.errors import QueryError
 
 TABLE_ALONE = ("inline data (VALUES, or a BIND outside any pattern) matches no event: it is joined with a "
                "pattern of the same group that does, as background data is")
+IDENTITY = ops.Values((), ((),))  # one empty solution (inline data): join's identity
 MONTH_MS = 2_629_746_000  # an average Gregorian month, for durations with months
 POLICIES = ("unrestricted", "recent", "chronological")
 # Inside a window these are evaluated over the window's content at each
@@ -167,8 +168,8 @@ class Output:
     root: int
     # A query whose groups have windows of their own (split_windows): root
     # is the root of parts[0], the leftmost part; combine joins the parts'
-    # solutions at each evaluation (ops.Join, ops.LeftJoin and ops.Filter
-    # over PartRef leaves), into solutions of `vars`
+    # solutions at each evaluation (the operators of split_windows over
+    # PartRef leaves), into solutions of `vars`
     parts: tuple = ()
     combine: object = None
     vars: tuple = ()
@@ -437,39 +438,73 @@ def split_windows(query):
     stream's for the group's patterns), None for any other. Each part is a
     largest group under one window, left to right, evaluated over its
     window's content where its operators need (_Builder.build_part);
-    `combine` is the pattern above them, the parts as PartRef leaves:
-    joins, OPTIONAL and FILTER, which the evaluation applies to the parts'
-    solutions in their windows at its time (docs/language.md, "A window
-    per pattern")."""
+    `combine` is the pattern above them, the parts as PartRef leaves (and
+    inline data after the first part): joins, UNION, OPTIONAL, MINUS,
+    [NOT] EXISTS, FILTER and BIND, which the evaluation applies to the
+    parts' solutions in their windows at its time (docs/language.md, "A
+    window per pattern")."""
     if not any(isinstance(op, ops.Project) and op.window is not None for op in ops.walk(query.pattern)):
         return None
     parts = []
 
     def split(op, window):
         if isinstance(op, ops.Project) and op.window is not None:
+            if parts and ops.opens_with_optional(op.pattern):
+                return identity_optional(op.pattern, op.window)
             return split(op.pattern, op.window)
-        if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op)):
+        windowed = any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
+        if parts and windowed and ops.opens_with_optional(op):
+            return identity_optional(op, window)
+        if is_table(op) and parts:  # inline data after a part: its rows, in every window (it matches no event)
+            return op
+        if not windowed:
             parts.append((op, window))
             return PartRef(len(parts) - 1)
-        cond = getattr(op, "cond", None)
-        # OPTIONAL { P FILTER(F) } is LeftJoin(_, P, F) (SPARQL): F reads the time of the joined solution,
-        # the span of the parts it holds (cep/compile/windows.py)
-        if cond is not None and not isinstance(op, ops.LeftJoin) and ops.expr_uses(cond, ops.TIME_FUNCTIONS):
-            raise QueryError("a FILTER over groups with windows of their own may not read the time "
-                             "(getDURATION(), NOW() ...): put it inside one of the groups", op.pos)
-        if isinstance(op, ops.Join):
-            return ops.Join(split(op.left, window), split(op.right, window), pos=op.pos)
-        if isinstance(op, ops.LeftJoin):
-            return ops.LeftJoin(split(op.left, window), split(op.right, window), op.cond, pos=op.pos)
-        if isinstance(op, ops.Filter):
-            return ops.Filter(op.cond, split(op.pattern, window), pos=op.pos)
-        what = op.spec.sexpr.upper() if isinstance(op, ops.Binary) else type(op).__name__.upper()
+        # a condition or a BIND reads the time of the solution it is on: the span of the parts it holds
+        if isinstance(op, (ops.Join, ops.Union_, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+            return dataclasses.replace(op, left=split(op.left, window), right=split(op.right, window))
+        if isinstance(op, (ops.Filter, ops.Extend)):
+            return dataclasses.replace(op, pattern=split(op.pattern, window))
+        what = (op.spec.keyword or op.spec.sexpr.upper()) if isinstance(op, ops.Binary) else type(op).__name__.upper()
         raise QueryError(f"{what} over groups with windows of their own is not supported: groups with "
-                         f"different windows are joined, OPTIONAL or filtered at each evaluation; "
+                         f"different windows are combined by SPARQL's operators at each evaluation; "
                          f"give the groups under {what} one window", op.pos or query.pos)
 
+    def identity_optional(op, window):
+        """{ OPTIONAL { P } WINDOW ... } (or { OPTIONAL { P WINDOW ... } })
+        after the first part: the empty group the OPTIONAL starts from is
+        join's identity, one empty solution that holds no time, as inline
+        data (no part of its own, no window's close)."""
+        return dataclasses.replace(op, left=IDENTITY, right=split(op.right, window))
+
     combine = split(query.pattern, query.window)
+    _check_first_part(query, combine)
     return combine, parts
+
+
+def _check_first_part(query, combine) -> None:
+    """A query whose groups have windows of their own is evaluated when its
+    first part's window holds a solution (prolog/cep_window.pl, combined/5):
+    each operator from the top of `combine` down to that part must need
+    the part's solutions for one of its own. Join, FILTER and BIND do; so
+    do OPTIONAL, MINUS and [NOT] EXISTS on their left. UNION does not: its
+    other operand's solutions would be answered when the first part's
+    window holds nothing, and such an evaluation has not been made."""
+    op = combine
+    while not (isinstance(op, PartRef) and op.index == 0):
+        if isinstance(op, (ops.Filter, ops.Extend)):
+            op = op.pattern
+            continue
+        first_left = any(isinstance(x, PartRef) and x.index == 0 for x in ops.walk(op.left))
+        if isinstance(op, ops.Join) or (first_left and not isinstance(op, ops.Union_)):
+            op = op.left if first_left else op.right
+            continue
+        what = {ops.Union_: "UNION", ops.LeftJoin: "OPTIONAL", ops.Minus: "MINUS", ops.Exists: "FILTER EXISTS",
+                ops.NotExists: "FILTER NOT EXISTS"}[type(op)]
+        raise QueryError(f"{what} with the first group of a query whose groups have windows of their own is "
+                         f"not supported: the query is evaluated when that group's window holds a solution, "
+                         f"and {what} would answer without one; put a group that both operands join first, "
+                         f"or give them one window", op.pos or query.pos)
 
 
 def _check_parts(query, groups, changing) -> None:

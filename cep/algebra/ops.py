@@ -909,6 +909,12 @@ def is_table(op) -> bool:
     return False
 
 
+def opens_with_optional(op) -> bool:
+    """Whether op is a group that begins with OPTIONAL, { OPTIONAL { P } }:
+    LeftJoin of the empty group."""
+    return isinstance(op, LeftJoin) and isinstance(op.left, Unit)
+
+
 def units(op):
     """The Unit operators (empty groups) of a pattern, left to right."""
     stack = [op]

@@ -40,9 +40,12 @@ keeps per window are the content its query's report policies read
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from cep import prolog as pl
 from cep import terms
 from cep.algebra import ops
+from cep.algebra.ops import is_table
 from cep.algebra.copies import reads_copies
 from cep.binarize import Leaf, PartRef, Unary, split_windows
 from cep.compile.clauses import LIVE, PATHS, WINDOW, Vars, func_term, tuple_term
@@ -50,7 +53,7 @@ from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
 from cep.compile.projection import sort_goals
 from cep.compile.services import join_items
-from cep.compile.steps import _negation, _subquery_rows, _timeless, interval_goals, unary_goals
+from cep.compile.steps import _bind_goal, _negation, _subquery_rows, _table_goals, _timeless, interval_goals, unary_goals
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
@@ -310,8 +313,7 @@ def _part_items(index, plan, out, vs) -> list:
     contents = [vs.fresh() for _ in out.parts]
     spans = [vs.fresh() for _ in out.parts]
     values = _values(vs, out.vars)  # names every variable before the conditions read them
-    ec = vs.expressions(vs.fresh(), vs.fresh())
-    indexes, bound = [], set()  # the index goals; the variables of the parts joined so far
+    indexes, bound, tables = [], set(), []  # the index goals; the variables of the parts joined so far
 
     def goals(op) -> list:
         if isinstance(op, PartRef):
@@ -332,19 +334,109 @@ def _part_items(index, plan, out, vs) -> list:
             indexes.append(q(WINDOW, "cep_part_index", contents[op.index], pattern,
                              pl.Struct("k", *[own[x] for x in key]), index))
             return [q(WINDOW, "cep_part_member", index, pl.Struct("k", *[vs.of(x) for x in key]), sol), span]
+        if is_table(op):  # inline data (after the first part): its rows, joined by unification
+            tv = Vars(vs.scope, prefix=f"T{len(tables)}")
+            tables.append(op)
+            own = sorted(ops.variables(op), key=lambda v: v.name)
+            for v in own:
+                tv.of(v)
+            return _table_goals(op, tv) + [pl.Struct("=", tuple_term(tv, own), tuple_term(vs, own))]
         if isinstance(op, ops.Join):
             return goals(op.left) + goals(op.right)
         if isinstance(op, ops.Filter):
-            return goals(op.pattern) + [ec.filter_goal(op.cond)]
+            span, tc = timed(op, op.cond, op.pattern)
+            return goals(op.pattern) + span + [tc.filter_goal(op.cond)]
+        if isinstance(op, ops.Extend):  # BIND: unbound where the expression is an error
+            span, tc = timed(op, op.expr, op.pattern)
+            return goals(op.pattern) + span + [_bind_goal(op, vs, tc)]
+        if isinstance(op, ops.Union_):  # either side's solutions, the other side's variables unbound
+            before = set(bound)
+            left = goals(op.left)
+            bound.intersection_update(before)  # the right side is looked up by what is bound before UNION
+            right = goals(op.right)
+            bound.update(combined_vars(op.left))
+            return [pl.Struct(";", conj(left), conj(right))]
+        if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):
+            # each left solution tested as SPARQL says (steps._negation): the right side evaluated
+            # apart and compared on the shared variables, the condition on the merge
+            left = goals(op.left)
+            before = set(bound)
+
+            def cond():
+                if op.cond is None:
+                    return []
+                span, tc = timed(op, op.cond, op.left, op.right)
+                return span + [tc.filter_goal(op.cond)]
+            sides = SimpleNamespace(vars=combined_vars(op.left)), SimpleNamespace(vars=combined_vars(op.right))
+            test = _negation(type(op), *sides, certain(op.right), vs, lambda: goals(op.right), cond)
+            bound.intersection_update(before)  # the right side binds nothing
+            return left + [test]
         # OPTIONAL: the right side's solutions compatible with the left one
         # (and its condition), or the left one alone if there is none
+        outside = set(bound)
         left = goals(op.left)  # first: the right side is looked up by what the left binds
-        right = goals(op.right)
-        if op.cond is not None:  # read on the joined solution (SPARQL's LeftJoin): its time the span of its parts
-            held = [spans[x.index] for x in ops.walk(op) if isinstance(x, PartRef)]
-            s, e = vs.fresh(), vs.fresh()
-            right += [q(WINDOW, "cep_span", pl.PList(held), s, e), vs.expressions(s, e).filter_goal(op.cond)]
-        return left + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
+        after_left = set(bound)
+        right = optional_side(op)
+        # SPARQL evaluates OPTIONAL on its operands alone: a variable of the right side that the left
+        # does not bind but a part joined before does must not decide whether the left one is alone
+        # ({ OPTIONAL { P } WINDOW ... } after the first part: whether P has a solution at all)
+        loose = (set(combined_vars(op.right)) & outside) - set(combined_vars(op.left))
+        if not loose:
+            return left + [ite(pl.Struct("\\+", conj(right)), T, conj(right))]
+        joined = set(bound)
+        bound.intersection_update(after_left)  # looked up as the first time
+        with vs.apart(loose):
+            alone = optional_side(op)
+        bound.update(joined)
+        return left + [ite(pl.Struct("\\+", conj(alone)), T, conj(right))]
+
+    def optional_side(op) -> list:
+        side = goals(op.right)
+        if op.cond is not None:  # read on the joined solution (SPARQL's LeftJoin)
+            span, tc = timed(op, op.cond, op.left, op.right)
+            side += span + [tc.filter_goal(op.cond)]
+        return side
+
+    def timed(op, expr, *operands):
+        """(goals, compiler) of an expression on op's solutions: it sees the
+        variables of op's operands alone (SPARQL evaluates op on them:
+        a value that a part joined before gives is not there), and its
+        time functions read the span of the parts a solution holds."""
+        only = {v for x in operands for v in combined_vars(x)}
+        if not ops.expr_uses(expr, ops.TIME_FUNCTIONS):  # (compiled where it is: names apart in MINUS's right)
+            return [], vs.expressions(vs.fresh(), vs.fresh(), only)
+        held = [spans[x.index] for x in ops.walk(op) if isinstance(x, PartRef)]
+        s, e = vs.fresh(), vs.fresh()
+        return [q(WINDOW, "cep_span", pl.PList(held), s, e)], vs.expressions(s, e, only)
+
+    def combined_vars(op) -> tuple:
+        """The variables op's solutions may bind, in a fixed order."""
+        def of(op) -> set:
+            if isinstance(op, PartRef):
+                return set(plan.node(out.parts[op.index].root).vars)
+            if is_table(op):
+                return ops.variables(op)
+            if isinstance(op, ops.Extend):
+                return of(op.pattern) | {op.var}
+            if isinstance(op, ops.Filter):
+                return of(op.pattern)
+            if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):
+                return of(op.left)
+            return of(op.left) | of(op.right)
+        return tuple(sorted(of(op), key=lambda v: v.name))
+
+    def certain(op) -> set:
+        """Variables every solution of op binds (by which MINUS's and
+        EXISTS's right side is looked up; fewer is only slower)."""
+        if isinstance(op, PartRef):
+            return plan.certain(out.parts[op.index].root)
+        if isinstance(op, ops.Join):
+            return certain(op.left) | certain(op.right)
+        if isinstance(op, (ops.Filter, ops.Extend)):
+            return certain(op.pattern)
+        if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):
+            return certain(op.left)
+        return set()
 
     s, e = pl.Var("S"), pl.Var("E")
     joined = goals(out.combine)

@@ -36,7 +36,9 @@ from cep import terms
 from cep.algebra import ops
 from cep.events import Answer
 from cep.reference.expressions import ExprError, canonical_value, holds, parse, value
-from cep.reference.patterns import UNIT_AT, compatible, merge, satisfies, stream_of, streams_of
+from cep.algebra.ops import is_table
+from cep.reference.patterns import (UNIT_AT, _extended, _marked, compatible, merge, satisfies, stamped_solutions,
+                                    stream_of, streams_of)
 
 INTEGER = terms.XSD + "integer"
 
@@ -324,11 +326,12 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
     the query's window. At each evaluation time tau every window is taken
     at tau (a time window closed last, (c - l, c] with c = floor(tau / d)
     * d; a count window the last n events up to tau), and the groups'
-    solutions in them are joined, left-joined and filtered at tau, as the
-    operators above the groups say (logical algebra: a join of elements
-    valid at one time). Inside a group every operator is evaluated over
-    its window's content (RSP-QL's eval(SDS, SE, t)), as over a query's
-    one window. The query is evaluated when its first (leftmost) group's
+    solutions in them are combined at tau by the SPARQL operators above
+    the groups, each on its operands' solutions (logical algebra: a join
+    of elements valid at one time), a combined solution over the span of
+    those it holds. Inside a group every operator is evaluated over its
+    window's content (RSP-QL's eval(SDS, SE, t)), as over a query's one
+    window. The query is evaluated when its first (leftmost) group's
     window is; the answers' interval is that window. `occurrences` as
     window_answers', for a [TRIPLES n] window."""
     # the events of every stream are time passing, as for a query with one
@@ -357,7 +360,13 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
         group says otherwise; `at`: op's position in the query's pattern
         (which tells apart the copies its triple patterns matched)."""
         if isinstance(op, ops.Project) and op.window is not None:
+            if ops.opens_with_optional(op.pattern) and at + (0, 0) != first_at:
+                return identity_optional(op.pattern, op.window, tau, at + (0,))
             return over(op.pattern, op.window, tau, at + (0,))
+        if ops.opens_with_optional(op) and windowed(op) and at + (0,) != first_at:
+            return identity_optional(op, w, tau, at)
+        if is_table(op) and at != first_at:  # inline data after the first group: its rows, in every window
+            return list(stamped_solutions(op, frozenset(), frozenset(), at))
         if not windowed(op):  # RSP-QL's eval over the window's content (solve_part)
             # an empty group's one solution there is at that window's close as taken at tau
             token = UNIT_AT.set(tau if w.count is not None else (tau // w.step_ms) * w.step_ms)
@@ -368,9 +377,18 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
                 UNIT_AT.reset(token)
         if isinstance(op, ops.Filter):
             return [s for s in over(op.pattern, w, tau, at + (0,)) if satisfies(op.cond, s)]
+        if isinstance(op, ops.Extend):
+            return [_extended(s, op) for s in over(op.pattern, w, tau, at + (0,))]
         left, right = over(op.left, w, tau, at + (0,)), over(op.right, w, tau, at + (1,))
         if isinstance(op, ops.Join):
             return [merge(a, b) for a in left for b in right if compatible(a, b)]
+        if isinstance(op, ops.Union_):  # each side's solutions marked as its own (a multiset union)
+            return [_marked(s, at, side) for side, sols in ((1, left), (2, right)) for s in sols]
+        if isinstance(op, (ops.Minus, ops.Exists, ops.NotExists)):  # SPARQL 18.5, over the windows' content
+            def matched(a):
+                return any(compatible(a, b) and (not isinstance(op, ops.Minus) or dict(a[0]).keys() & dict(b[0]).keys())
+                           and (op.cond is None or satisfies(op.cond, merge(a, b))) for b in right)
+            return [a for a in left if matched(a) == isinstance(op, ops.Exists)]
         if isinstance(op, ops.LeftJoin):
             out = []
             for a in left:
@@ -380,14 +398,21 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
             return out
         raise ValueError(f"the reference does not join groups with windows under {type(op).__name__}")
 
-    first, pattern = query.window, query.pattern  # the leftmost group's window
+    def identity_optional(op, w, tau, at) -> list:
+        """{ OPTIONAL { P } WINDOW ... } after the first group: {} is join's
+        identity, the empty solution without time (docs/language.md, "A
+        window per pattern"): P's solutions, else that one."""
+        found = [s for s in over(op.right, w, tau, at + (1,)) if op.cond is None or satisfies(op.cond, s)]
+        return found or [(frozenset(), None, None, frozenset())]
+
+    first, pattern, first_at = query.window, query.pattern, ()  # the leftmost group's window
     while True:
         if isinstance(pattern, ops.Project) and pattern.window is not None:
-            first, pattern = pattern.window, pattern.pattern
-        elif isinstance(pattern, (ops.Join, ops.LeftJoin)):
-            pattern = pattern.left
-        elif isinstance(pattern, ops.Filter):
-            pattern = pattern.pattern
+            first, pattern, first_at = pattern.window, pattern.pattern, first_at + (0,)
+        elif isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+            pattern, first_at = pattern.left, first_at + (0,)
+        elif isinstance(pattern, (ops.Filter, ops.Extend)):
+            pattern, first_at = pattern.pattern, first_at + (0,)
         else:
             break
     # the first group's solutions: when the query is evaluated, up to one past the last window holding one;

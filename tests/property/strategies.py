@@ -870,7 +870,8 @@ def _window(draw) -> ops.Window:
 def group_windowed_queries(draw):
     """Streaming SPARQL's windows in graph patterns: a windowed query
     (windowed_queries) whose pattern is joined, or joined as OPTIONAL
-    (with a condition or not, one that reads the time too), with a group that has a window of its own,
+    (with a condition or not, one that reads the time too), or combined by
+    another operator (_between_groups), with a group that has a window of its own,
     of any size or kind ([TRIPLES n] too); sometimes its own pattern is such a group too, so
     that the query is evaluated when that group's window is. Inside a
     group every operator is evaluated over its window's content: the
@@ -899,9 +900,11 @@ def group_windowed_queries(draw):
         other = ops.Union_(ops.Unit(), other)
     other = _inner_content(draw, other)
     group = ops.pattern_window(ops.variables(other), other, _window(draw))
-    how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time"]))
+    how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between"]))
     if how == "join":
         pattern = ops.Join(first, group)
+    elif how == "between":
+        pattern = _between_groups(draw, first, group)
     else:
         shared = sorted(ops.variables(first) & ops.variables(other), key=lambda v: v.name)
         cond = None
@@ -923,6 +926,50 @@ def group_windowed_queries(draw):
     assume(not (any(isinstance(x, ops.SeqAbsence) for x in ops.walk(pattern))
                 and any(isinstance(x, ops.Project) and x.evaluated for x in ops.walk(pattern))))
     return dataclasses.replace(query, pattern=pattern, window=window)
+
+
+def _between_groups(draw, first, group):
+    """The other operators between groups with windows of their own, the
+    first part kept where its solutions are needed (the query is evaluated
+    when its window holds one): UNION of the group and another (joined
+    with the first), MINUS, [NOT] EXISTS, BIND (of the time, or of a
+    variable) read by a FILTER, a FILTER that reads the time, VALUES."""
+    how = draw(st.sampled_from(["union", "minus", "exists", "not-exists", "bind", "filter-time", "values"]))
+    if how == "union":
+        extra = _triple(draw)
+        other = ops.pattern_window(ops.variables(extra), extra, _window(draw))
+        return ops.Join(first, ops.Union_(group, other) if draw(st.booleans()) else ops.Union_(other, group))
+    fn = draw(st.sampled_from(["getDURATION", "getSTARTTIME", "getENDTIME", "now"]))
+    k = draw(st.integers(0, MAX_TIME + 2))
+    const = ops.Const(duration_ms(k) if fn == "getDURATION" else datetime_ms(k))
+    test = draw(st.sampled_from(["<", "<=", ">", ">="]))
+    if how in ("minus", "exists", "not-exists"):
+        # the group's own FILTER (its condition, on the merge): of the variables of both, or of the time
+        cond = draw(st.sampled_from([None, None, "vars", "time"]))
+        names = sorted(ops.variables(first) | ops.variables(group), key=lambda v: v.name)
+        if cond == "vars" and names:
+            cond = ops.Call("!=", draw(st.sampled_from(names)), draw(st.sampled_from(names)))
+        else:
+            cond = ops.Call(test, ops.Call(fn), const) if cond == "time" else None
+        return {"minus": ops.Minus, "exists": ops.Exists, "not-exists": ops.NotExists}[how](first, group, cond)
+    joined = ops.Join(first, group)
+    if how == "filter-time":
+        return ops.Filter(ops.Call(test, ops.Call(fn), const), joined)
+    names = sorted(ops.variables(joined), key=lambda v: v.name)
+    if not names:
+        return joined
+    if how == "values":
+        v = draw(st.sampled_from(names))
+        rows = tuple((draw(st.sampled_from([None, integer(draw(st.integers(0, 3))), "<http://example.org/a>"])),)
+                     for _ in range(draw(st.integers(1, 3))))
+        return ops.Join(joined, ops.Values((v,), rows))
+    z = ops.Var("bound")  # of no pattern
+    if draw(st.booleans()):  # BIND of the time, read by a FILTER
+        return ops.Filter(ops.Call(test, z, const), ops.Extend(joined, z, ops.Call(fn)))
+    v = draw(st.sampled_from(names))
+    if draw(st.booleans()):  # in the group's own scope, joined after: a variable of the first part is unbound there
+        return ops.Filter(ops.Call("bound", z), ops.Join(first, ops.Extend(group, z, v)))
+    return ops.Filter(ops.Call("!=", z, ops.Const(integer(draw(st.integers(0, 3))))), ops.Extend(joined, z, v))
 
 
 def _inner_content(draw, pattern):
