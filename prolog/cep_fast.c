@@ -1220,7 +1220,7 @@ read_columns(term_t columns, size_t *queries)
       *queries = (size_t)q + 1;
     while ( PL_get_list(c, a, c) )
     { if ( !PL_get_integer(a, &index) || index < 0 || index > arity ||
-           !room_for((void **)&answer_indexes, &answer_index_size, indexes + 1, sizeof(int)) )
+           !room_for((void **)&answer_indexes, &answer_index_size, indexes + count + 1, sizeof(int)) )
         return FALSE;
       answer_indexes[indexes + count++] = index;
     }

@@ -230,6 +230,27 @@ test(other_answers_made_in_prolog) :-
     assertion(Text == Expected),
     assertion(\+ cep_answers_text([ans(0, v(a, f(_), 2, 3), 1, 1), ans(0, v(a, 1, 2, 3), 1, 1)], Columns, _)).
 
+%   A query of many fields (far more than the C library's first
+%   allocation for the columns of a call, which they once overran): each
+%   field in its place
+test(many_fields) :-
+    numlist(1, 20000, Is),
+    length(Args, 20000),
+    V =.. [v|Args],
+    format(string(Clauses), "cep_event(_, _, _, _, _, _) :- fail.~n'$project'(0, ~q, _, _, ~q).", [V, Args]),
+    load_rule_set(r_answers_wide, Clauses),
+    findall(ans(0, W, 1, 1), ( member(X, [b, a, b]), length(Vs, 20000), maplist(=(X), Vs), W =.. [v|Vs] ),
+            Answers),
+    cep_runtime:answers_text(Answers, r_answers_wide, Text),
+    rows_text(r_answers_wide, Answers, Expected),
+    assertion(Text == Expected),
+    cep_runtime:answer_columns(r_answers_wide, Columns),
+    assertion(Columns == [0-(v/20000-Is)]),
+    (   cep_fast:foreign_loaded
+    ->  assertion(cep_answers_text(Answers, Columns, Text))
+    ;   true
+    ).
+
 :- end_tests(answers_text).
 
 :- begin_tests(cep_load).
