@@ -19,7 +19,10 @@
     c_iri_plain(+Atom) is true when the atom holds no character that an
     N-Triples IRIREF must escape, so it can be written between < and > as is.
 
-    c_answer_text(+Rows, -Text) writes the answer lines of a batch.
+    c_answer_text(+Rows, -Text) writes the answer lines of a batch;
+    c_answers_text(+Answers, +Columns, -Text) writes them from the answers
+    themselves (distinct within an instant, projected), where their
+    queries' fields are values picked.
 
     c_band(+Value, -Band) is the band of a number for the range index of
     a goal store (cep_values:cep_band/2, the same double arithmetic),
@@ -688,18 +691,18 @@ out_field(outbuf *o, term_t f)
   }
 }
 
-/* The buffer of c_answer_text/2, kept from call to call (one per thread):
-   a batch's text is megabytes, and memory freed to the system and asked
-   for again is paid in page faults at each call. One larger than
-   ANSWER_BUF_KEPT (a rare huge batch) is freed. */
+/* The buffer of the answer writers, kept from call to call (one per
+   thread): a batch's text is megabytes, and memory freed to the system
+   and asked for again is paid in page faults at each call. One larger
+   than ANSWER_BUF_KEPT (a rare huge batch) is freed. */
 #define ANSWER_BUF_KEPT ((size_t)64 << 20)
 static __thread outbuf answer_buf;
 
-/* A compound field (a decimal, a literal: the values whose text is dear,
-   a rational's through GMP's text) equal to the same column's field of
-   the row before has the same text, copied from there: rows come sorted
-   within an instant, so a column often repeats (a join's earlier event
-   in each of its answers). The first REUSE_COLUMNS columns are tracked. */
+/* A compound field (a decimal, a literal: the values whose text is dear)
+   equal to the same column's field of the row before has the same text,
+   copied from there: rows come sorted within an instant, so a column
+   often repeats (a join's earlier event in each of its answers). The
+   first REUSE_COLUMNS columns are tracked. */
 #define REUSE_COLUMNS 16
 
 typedef struct
@@ -708,10 +711,168 @@ typedef struct
   size_t  len;
 } column_text;
 
-static int
-out_column_field(outbuf *o, term_t f, column_text *c)
-{ size_t start = o->len;
+/* The IRIs and decimals met before in the same call, whatever their
+   column or row, have their text copied from where it was first written:
+   answers repeat values (a company in each of its answers, a price in
+   each answer its event joins). An IRI is known by its atom; a decimal
+   dec(R), R a rational, by its value: SWI-Prolog gives a rational's parts
+   only as text, at about 0.4 us a value, while R's nearest double (30 ns)
+   finds the decimals that may be equal and comparing R with each (40 ns)
+   tells. The table is kept from call to call, the entries of a call told
+   by the call's number. A call notes at most SEEN_MOST values, and
+   SEEN_DECIMALS decimals (it holds a term reference to each). */
+#define SEEN_MOST ((size_t)1 << 18)
+#define SEEN_DECIMALS 16384
 
+typedef struct
+{ uint64_t call;         /* the call that noted it; another: a free slot */
+  uint64_t key;          /* the atom, or the bits of the decimal's double */
+  term_t   value;        /* a decimal's rational; 0 for an IRI */
+  size_t   start, len;   /* its text in the buffer */
+} seen_text;
+
+typedef struct
+{ seen_text *slots;
+  size_t     size;       /* a power of two, or 0 */
+  size_t     count;      /* the call's */
+  uint64_t   call;
+} seen_table;
+
+static __thread seen_table answer_seen;
+
+static size_t
+seen_hash(uint64_t key)
+{ key ^= key >> 33;                             /* splitmix64's finisher */
+  key *= UINT64_C(0xff51afd7ed558ccd);
+  key ^= key >> 33;
+  key *= UINT64_C(0xc4ceb9fe1a85ec53);
+  key ^= key >> 33;
+  return (size_t)key;
+}
+
+/* The call's entry of key (value: the decimal's rational, 0 for an
+   atom), or the free slot where it goes */
+static seen_text *
+seen_slot(seen_table *t, uint64_t key, term_t value)
+{ size_t mask = t->size - 1;
+
+  for ( size_t i = seen_hash(key) & mask; ; i = (i + 1) & mask )
+  { seen_text *e = &t->slots[i];
+    if ( e->call != t->call )
+      return e;
+    if ( e->key == key && (value ? e->value && PL_compare(e->value, value) == 0 : !e->value) )
+      return e;
+  }
+}
+
+/* Room for one more entry (at most half the slots used); FALSE when the
+   call has noted its most, or memory is short: then it notes no more */
+static int
+seen_room(seen_table *t)
+{ if ( t->count >= SEEN_MOST )
+    return FALSE;
+  if ( 2 * (t->count + 1) > t->size )
+  { size_t size = t->size ? 2 * t->size : 1 << 12;
+    seen_text *slots = calloc(size, sizeof(*slots)), *old = t->slots;
+    if ( !slots )
+      return FALSE;
+    for ( size_t i = 0; i < t->size; i++ )     /* the call's entries, each in the first */
+    { if ( old[i].call == t->call )            /* free slot of its chain */
+      { size_t j = seen_hash(old[i].key) & (size - 1);
+        while ( slots[j].call == t->call )
+          j = (j + 1) & (size - 1);
+        slots[j] = old[i];
+      }
+    }
+    free(old);
+    t->slots = slots;
+    t->size = size;
+  }
+  return TRUE;
+}
+
+/* The writer of one call's answer lines */
+typedef struct
+{ outbuf       o;
+  seen_table  *seen;
+  column_text  columns[REUSE_COLUMNS];
+  term_t       decimals;       /* SEEN_DECIMALS references, for the decimals noted */
+  size_t       decimals_used;
+  term_t       arg;            /* a scratch reference */
+  int          column;         /* of the next field */
+} answer_writer;
+
+static int
+writer_open(answer_writer *w)
+{ term_t values = PL_new_term_refs(REUSE_COLUMNS);
+
+  w->o = answer_buf;
+  w->seen = &answer_seen;
+  w->seen->call++;
+  w->seen->count = 0;
+  w->decimals_used = 0;
+  w->column = 0;
+  if ( !values || !(w->decimals = PL_new_term_refs(SEEN_DECIMALS)) || !(w->arg = PL_new_term_ref()) )
+    return FALSE;
+  for ( int i = 0; i < REUSE_COLUMNS; i++ )
+    w->columns[i].value = values + i;
+  return TRUE;
+}
+
+/* Q TAB Start TAB End, a line's beginning */
+static int
+writer_row(answer_writer *w, int64_t q, int64_t ts, int64_t te)
+{ w->column = 0;
+  return ( out_int(&w->o, q) && out_bytes(&w->o, "\t", 1) && out_int(&w->o, ts) &&
+           out_bytes(&w->o, "\t", 1) && out_int(&w->o, te) );
+}
+
+/* Copies f's text where an IRI or a decimal was written before in the
+   call (TRUE; -1: no memory), else FALSE with the key to note it by and
+   whether it is a decimal (-1: neither) */
+static int
+seen_before(answer_writer *w, term_t f, uint64_t *key, int *decimal)
+{ seen_table *t = w->seen;
+  outbuf *o = &w->o;
+  atom_t a;
+  double d;
+  seen_text *e;
+
+  if ( PL_get_atom(f, &a) )
+  { *key = (uint64_t)a;
+    *decimal = FALSE;
+    if ( !t->size || (e = seen_slot(t, *key, 0))->call != t->call )
+      return FALSE;
+  } else if ( PL_is_functor(f, FUNCTOR_dec1) && PL_get_arg(1, f, w->arg) &&
+              PL_is_rational(w->arg) && !PL_is_integer(w->arg) && PL_get_float(w->arg, &d) )
+  { memcpy(key, &d, sizeof(d));
+    *decimal = TRUE;
+    if ( !t->size || (e = seen_slot(t, *key, w->arg))->call != t->call )
+      return FALSE;
+  } else
+  { *decimal = -1;
+    return FALSE;
+  }
+  if ( !out_reserve(o, e->len) )
+    return -1;
+  memcpy(o->data + o->len, o->data + e->start, e->len);
+  o->len += e->len;
+  return TRUE;
+}
+
+/* TAB and the text of the field f */
+static int
+writer_field(answer_writer *w, term_t f)
+{ outbuf *o = &w->o;
+  column_text *c = w->column < REUSE_COLUMNS ? &w->columns[w->column] : NULL;
+  size_t start;
+  uint64_t key;
+  int decimal, rc;
+
+  w->column++;
+  if ( !out_bytes(o, "\t", 1) )
+    return FALSE;
+  start = o->len;
   if ( c && PL_is_compound(f) && PL_is_compound(c->value) && PL_compare(f, c->value) == 0 )
   { if ( !out_reserve(o, c->len) )
       return FALSE;
@@ -719,8 +880,23 @@ out_column_field(outbuf *o, term_t f, column_text *c)
     o->len += c->len;
     return TRUE;
   }
+  if ( (rc = seen_before(w, f, &key, &decimal)) )
+    return rc > 0;
   if ( !out_field(o, f) )
     return FALSE;
+  if ( decimal >= 0 && (!decimal || w->decimals_used < SEEN_DECIMALS) && seen_room(w->seen) )
+  { term_t value = 0;
+    seen_text *e;
+    if ( decimal && !PL_get_arg(1, f, (value = w->decimals + w->decimals_used++)) )
+      return FALSE;
+    e = seen_slot(w->seen, key, value);
+    e->call = w->seen->call;
+    e->key = key;
+    e->value = value;
+    e->start = start;
+    e->len = o->len - start;
+    w->seen->count++;
+  }
   if ( c && PL_is_compound(f) )
   { c->start = start;
     c->len = o->len - start;
@@ -729,45 +905,22 @@ out_column_field(outbuf *o, term_t f, column_text *c)
   return TRUE;
 }
 
-/* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
-static foreign_t
-c_answer_text(term_t rows, term_t text)
-{ outbuf o = answer_buf;
-  term_t tail = PL_copy_term_ref(rows);
-  term_t row = PL_new_term_ref();
-  term_t arg = PL_new_term_ref();
-  term_t fields = PL_new_term_ref();
-  term_t field = PL_new_term_ref();
-  term_t values = PL_new_term_refs(REUSE_COLUMNS);
-  column_text columns[REUSE_COLUMNS];
-  int rc = TRUE;
+/* TAB, an unbound field */
+static int
+writer_unbound(answer_writer *w)
+{ w->column++;
+  return out_bytes(&w->o, "\t", 1);
+}
 
-  for ( int i = 0; i < REUSE_COLUMNS; i++ )
-    columns[i].value = values + i;
-  while ( rc && PL_get_list(tail, row, tail) )
-  { int column = 0;
-    for ( int i = 1; rc && i <= 3; i++ )
-    { int64_t v;
-      rc = ( PL_get_arg(i, row, arg) && PL_get_int64_ex(arg, &v) &&
-             (i == 1 || out_bytes(&o, "\t", 1)) && out_int(&o, v) );
-    }
-    if ( rc && !PL_get_arg(4, row, fields) )
-      rc = PL_type_error("answer_row", row);
-    while ( rc && PL_get_list(fields, field, fields) )
-    { rc = out_bytes(&o, "\t", 1) &&
-           out_column_field(&o, field, column < REUSE_COLUMNS ? &columns[column] : NULL);
-      column++;
-    }
-    if ( rc )
-      rc = out_bytes(&o, "\n", 1);
-  }
-  if ( rc && !PL_get_nil(tail) )
-    rc = PL_type_error("list", tail);
+/* Text the lines written (rc: whether all went well), and the buffer
+   kept for the next call */
+static int
+writer_close(answer_writer *w, term_t text, int rc)
+{ outbuf o = w->o;
+
   if ( rc )
     rc = PL_unify_chars(text, PL_STRING|(o.nonascii ? REP_UTF8 : REP_ISO_LATIN_1),
                         o.len, o.data ? o.data : "");
-  else if ( !PL_exception(0) )
-    rc = PL_resource_error("memory");
   if ( o.size > ANSWER_BUF_KEPT )
   { free(o.data);
     o.data = NULL;
@@ -777,6 +930,382 @@ c_answer_text(term_t rows, term_t text)
   o.nonascii = FALSE;
   answer_buf = o;
   return rc;
+}
+
+/* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
+static foreign_t
+c_answer_text(term_t rows, term_t text)
+{ answer_writer w;
+  term_t tail = PL_copy_term_ref(rows);
+  term_t row = PL_new_term_ref();
+  term_t arg = PL_new_term_ref();
+  term_t fields = PL_new_term_ref();
+  term_t field = PL_new_term_ref();
+  int rc = writer_open(&w);
+
+  while ( rc && PL_get_list(tail, row, tail) )
+  { int64_t v[3];
+    for ( int i = 0; rc && i < 3; i++ )
+      rc = PL_get_arg(i + 1, row, arg) && PL_get_int64_ex(arg, &v[i]);
+    rc = rc && writer_row(&w, v[0], v[1], v[2]);
+    if ( rc && !PL_get_arg(4, row, fields) )
+      rc = PL_type_error("answer_row", row);
+    while ( rc && PL_get_list(fields, field, fields) )
+      rc = writer_field(&w, field);
+    if ( rc )
+      rc = out_bytes(&w.o, "\n", 1);
+  }
+  if ( rc && !PL_get_nil(tail) )
+    rc = PL_type_error("list", tail);
+  if ( !rc && !PL_exception(0) )
+    PL_resource_error("memory");
+  return writer_close(&w, text, rc);
+}
+
+/* ------------------------------------------------------------------
+   c_answers_text(+Answers, +Columns, -Text): the answer lines of a
+   batch's answers ans(Q, Values, Start, End), in the order they were
+   found (those of an instant, with the same End, next to each other), as
+   cep_runtime makes them in Prolog (answer_rows/4, then c_answer_text/2),
+   in one pass and with no list of rows: where an instant has more than
+   one answer, they are made distinct and put in the standard order of
+   terms (unbound variables compared as numbervars/3 numbers them:
+   cep_runtime:distinct_terms/2), and each answer is projected by its
+   query's Columns. Columns is a list of Q-(Name/Arity-Indexes): Values
+   is Name/Arity, and Indexes gives the argument of Values of each field
+   (0: unbound). Fails, with nothing written, where the answers are not
+   of that kind: a query not in Columns, a value that is a compound term
+   with a variable inside, a Start or End that is not an integer;
+   cep_runtime then makes the lines in Prolog.
+
+   The order is the standard order's, computed from a key of each answer
+   taken once: its Q, Start and End, and for each value its kind and an
+   integer (an integer, dec(Integer), a variable's number), an atom, or
+   a double (dec(Rational): doubles in order are rationals in the same
+   order, as rounding to a double never reverses two numbers). Where the
+   keys do not tell (two doubles equal, two atoms, values of different
+   kinds or of others), PL_compare() compares the values themselves.
+   ------------------------------------------------------------------ */
+
+enum { KEY_INT, KEY_DEC_INT, KEY_VAR, KEY_ATOM, KEY_DEC_RATIONAL, KEY_OTHER };
+
+typedef struct
+{ int kind;
+  union
+  { int64_t i;           /* KEY_INT, KEY_DEC_INT, KEY_VAR (its number) */
+    double  d;           /* KEY_DEC_RATIONAL */
+    atom_t  a;           /* KEY_ATOM */
+  } v;
+} value_key;
+
+typedef struct
+{ term_t   answer;
+  int64_t  q, ts, te;
+  atom_t   name;         /* of Values */
+  size_t   arity;
+  size_t   keys;         /* its first value key in the pool */
+} answer_key;
+
+typedef struct
+{ answer_key *answers;
+  size_t      count, size;
+  value_key  *keys;
+  size_t      key_count, key_size;
+  size_t     *order, *spare;   /* answers' indexes, sorted; merge sort's */
+  size_t      order_size, spare_size;
+  term_t      t1, t2, tmp;     /* scratch references */
+} instant;
+
+static __thread instant answer_instant;
+static functor_t FUNCTOR_ans4, FUNCTOR_var1;
+
+static int
+room_for(void **array, size_t *size, size_t need, size_t item)
+{ if ( need > *size )
+  { size_t size2 = *size ? *size : 256;
+    void *p;
+    while ( size2 < need )
+      size2 *= 2;
+    if ( !(p = realloc(*array, size2 * item)) )
+      return FALSE;
+    *array = p;
+    *size = size2;
+  }
+  return TRUE;
+}
+
+/* The value i (0-based) of an answer as numbervars/3 would leave it: a
+   variable as '$VAR'(N) */
+static int
+key_value(instant *in, const answer_key *a, size_t i, term_t t)
+{ if ( in->keys[a->keys + i].kind == KEY_VAR )
+    return ( PL_put_int64(in->tmp, in->keys[a->keys + i].v.i) &&
+             PL_cons_functor_v(t, FUNCTOR_var1, in->tmp) );
+  return PL_get_arg(2, a->answer, t) && PL_get_arg(i + 1, t, t);
+}
+
+static int
+compare_int64(int64_t x, int64_t y)
+{ return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static int
+compare_answers(instant *in, const answer_key *a, const answer_key *b)
+{ int c;
+
+  if ( (c = compare_int64(a->q, b->q)) )
+    return c;
+  if ( a->name != b->name || a->arity != b->arity )
+  { if ( !PL_get_arg(2, a->answer, in->t1) || !PL_get_arg(2, b->answer, in->t2) )
+      return 0;
+    if ( (c = PL_compare(in->t1, in->t2)) )
+      return c;
+  } else
+  { for ( size_t i = 0; i < a->arity; i++ )
+    { const value_key *x = &in->keys[a->keys + i], *y = &in->keys[b->keys + i];
+      if ( x->kind == y->kind )
+      { switch ( x->kind )
+        { case KEY_INT:
+          case KEY_DEC_INT:
+          case KEY_VAR:
+            if ( (c = compare_int64(x->v.i, y->v.i)) )
+              return c;
+            continue;
+          case KEY_ATOM:
+            if ( x->v.a == y->v.a )
+              continue;
+            break;
+          case KEY_DEC_RATIONAL:
+            if ( x->v.d != y->v.d )
+              return x->v.d < y->v.d ? -1 : 1;
+            break;
+        }
+      }
+      if ( key_value(in, a, i, in->t1) && key_value(in, b, i, in->t2) &&
+           (c = PL_compare(in->t1, in->t2)) )
+        return c;
+    }
+  }
+  if ( (c = compare_int64(a->ts, b->ts)) )
+    return c;
+  return compare_int64(a->te, b->te);
+}
+
+/* The key of the answer in the term reference t: FALSE where it is not
+   of the kind c_answers_text/3 takes */
+static int
+answer_key_of(instant *in, term_t t, answer_key *a)
+{ term_t v = in->tmp;
+  size_t vars = 0;
+
+  if ( !PL_is_functor(t, FUNCTOR_ans4) ||
+       !PL_get_arg(1, t, v) || !PL_get_int64(v, &a->q) ||
+       !PL_get_arg(3, t, v) || !PL_get_int64(v, &a->ts) ||
+       !PL_get_arg(4, t, v) || !PL_get_int64(v, &a->te) ||
+       !PL_get_arg(2, t, v) || !PL_get_name_arity(v, &a->name, &a->arity) )
+    return FALSE;
+  a->answer = t;
+  a->keys = in->key_count;
+  if ( !room_for((void **)&in->keys, &in->key_size, in->key_count + a->arity, sizeof(value_key)) )
+    return FALSE;
+  for ( size_t i = 0; i < a->arity; i++ )
+  { value_key *k = &in->keys[in->key_count + i];
+    term_t x = in->t1;
+    if ( !PL_get_arg(i + 1, v, x) )
+      return FALSE;
+    switch ( PL_term_type(x) )
+    { case PL_VARIABLE:                         /* its number: that of its first */
+      { k->kind = KEY_VAR;                      /* occurrence, or the next */
+        k->v.i = (int64_t)vars;
+        for ( size_t j = 0; j < i; j++ )
+        { if ( in->keys[in->key_count + j].kind == KEY_VAR &&
+               PL_get_arg(j + 1, v, in->t2) && PL_compare(x, in->t2) == 0 )
+          { k->v.i = in->keys[in->key_count + j].v.i;
+            break;
+          }
+        }
+        if ( k->v.i == (int64_t)vars )
+          vars++;
+        break;
+      }
+      case PL_INTEGER:
+        k->kind = PL_get_int64(x, &k->v.i) ? KEY_INT : KEY_OTHER;
+        break;
+      case PL_ATOM:
+        k->kind = KEY_ATOM;
+        if ( !PL_get_atom(x, &k->v.a) )
+          return FALSE;
+        break;
+      case PL_TERM:
+        k->kind = KEY_OTHER;
+        if ( PL_is_functor(x, FUNCTOR_dec1) && PL_get_arg(1, x, in->t2) )
+        { if ( PL_is_integer(in->t2) )
+          { if ( PL_get_int64(in->t2, &k->v.i) )
+              k->kind = KEY_DEC_INT;
+          } else if ( PL_is_rational(in->t2) && PL_get_float(in->t2, &k->v.d) )
+            k->kind = KEY_DEC_RATIONAL;
+        }
+        if ( k->kind == KEY_OTHER && !PL_is_ground(x) )
+          return FALSE;
+        break;
+      default:
+        k->kind = KEY_OTHER;
+        if ( !PL_is_ground(x) )
+          return FALSE;
+    }
+  }
+  in->key_count += a->arity;
+  return TRUE;
+}
+
+/* Sorts the instant's answers (stable merge sort of their indexes) */
+static void
+sort_answers(instant *in, size_t n)
+{ size_t *from = in->order, *to = in->spare;
+
+  for ( size_t width = 1; width < n; width *= 2 )
+  { for ( size_t lo = 0; lo < n; lo += 2 * width )
+    { size_t mid = lo + width < n ? lo + width : n;
+      size_t hi = lo + 2 * width < n ? lo + 2 * width : n;
+      size_t i = lo, j = mid, k = lo;
+      while ( i < mid && j < hi )
+        to[k++] = compare_answers(in, &in->answers[from[j]], &in->answers[from[i]]) < 0 ? from[j++] : from[i++];
+      while ( i < mid )
+        to[k++] = from[i++];
+      while ( j < hi )
+        to[k++] = from[j++];
+    }
+    size_t *swap = from;
+    from = to;
+    to = swap;
+  }
+  if ( from != in->order )
+    memcpy(in->order, from, n * sizeof(size_t));
+}
+
+/* The columns of query q: Name/Arity-Indexes in Columns (FALSE: none) */
+typedef struct
+{ atom_t  name;
+  size_t  arity;
+  size_t  first, count;  /* its indexes in the pool */
+} query_columns;
+
+static __thread query_columns *answer_queries;
+static __thread size_t answer_query_size;
+static __thread int *answer_indexes;
+static __thread size_t answer_index_size;
+
+/* Columns (a list of Q-(Name/Arity-Indexes)) read into answer_queries,
+   indexed by Q (arity (size_t)-1: no columns); *queries their number */
+static int
+read_columns(term_t columns, size_t *queries)
+{ term_t tail = PL_copy_term_ref(columns), head = PL_new_term_ref();
+  term_t a = PL_new_term_ref(), b = PL_new_term_ref(), c = PL_new_term_ref();
+  size_t indexes = 0;
+
+  *queries = 0;
+  while ( PL_get_list(tail, head, tail) )
+  { int q, arity, index;
+    atom_t name;
+    size_t count = 0;
+    if ( !PL_get_arg(1, head, a) || !PL_get_integer(a, &q) || q < 0 || q > 1 << 20 ||
+         !PL_get_arg(2, head, a) || !PL_get_arg(1, a, b) || !PL_get_arg(2, a, c) ||
+         !PL_get_arg(1, b, a) || !PL_get_atom(a, &name) ||
+         !PL_get_arg(2, b, a) || !PL_get_integer(a, &arity) || arity < 0 ||
+         !room_for((void **)&answer_queries, &answer_query_size, (size_t)q + 1, sizeof(query_columns)) )
+      return FALSE;
+    for ( size_t i = *queries; i <= (size_t)q; i++ )
+      answer_queries[i].arity = (size_t)-1;
+    if ( (size_t)q + 1 > *queries )
+      *queries = (size_t)q + 1;
+    while ( PL_get_list(c, a, c) )
+    { if ( !PL_get_integer(a, &index) || index < 0 || index > arity ||
+           !room_for((void **)&answer_indexes, &answer_index_size, indexes + count + 1, sizeof(int)) )
+        return FALSE;
+      answer_indexes[indexes + count++] = index;
+    }
+    answer_queries[q] = (query_columns){ name, (size_t)arity, indexes, count };
+    indexes += count;
+  }
+  return PL_get_nil(tail);
+}
+
+/* The line of an answer, projected by its query's columns */
+static int
+write_answer(answer_writer *w, const answer_key *a, size_t queries, term_t values, term_t field)
+{ const query_columns *qc;
+
+  if ( a->q < 0 || (size_t)a->q >= queries || (qc = &answer_queries[a->q])->arity != a->arity ||
+       qc->name != a->name || !PL_get_arg(2, a->answer, values) || !writer_row(w, a->q, a->ts, a->te) )
+    return FALSE;
+  for ( size_t i = 0; i < qc->count; i++ )
+  { int index = answer_indexes[qc->first + i];
+    if ( !(index == 0 ? writer_unbound(w)
+                      : PL_get_arg(index, values, field) && writer_field(w, field)) )
+      return FALSE;
+  }
+  return out_bytes(&w->o, "\n", 1);
+}
+
+static foreign_t
+c_answers_text(term_t answers, term_t columns, term_t text)
+{ answer_writer w;
+  instant *in = &answer_instant;
+  term_t tail, values, field, rest;
+  size_t queries;
+  int rc;
+
+  if ( !read_columns(columns, &queries) )
+    return FALSE;
+  tail = PL_copy_term_ref(answers);
+  values = PL_new_term_ref();
+  field = PL_new_term_ref();
+  in->t1 = PL_new_term_ref();
+  in->t2 = PL_new_term_ref();
+  in->tmp = PL_new_term_ref();
+  rest = PL_new_term_ref();
+  rc = writer_open(&w);
+  while ( rc && !PL_get_nil(tail) )
+  { term_t first = PL_new_term_ref();           /* the instant's answers, each a reference */
+    size_t n = 0;
+    in->key_count = 0;
+    for (;;)                                    /* the answers with the first's End */
+    { term_t t = n ? PL_new_term_ref() : first;
+      answer_key *a;
+      if ( !PL_put_term(rest, tail) || !PL_get_list(tail, t, tail) )
+        break;
+      if ( !(rc = room_for((void **)&in->answers, &in->size, n + 1, sizeof(answer_key))) ||
+           !(rc = answer_key_of(in, t, a = &in->answers[n])) )
+        break;
+      if ( n > 0 && a->te != in->answers[0].te ) /* the next instant's: left for it */
+      { in->key_count = a->keys;
+        rc = PL_put_term(tail, rest);
+        break;
+      }
+      n++;
+    }
+    if ( rc && n == 0 )                         /* not a list */
+      rc = FALSE;
+    if ( rc && n > 1 )
+    { rc = ( room_for((void **)&in->order, &in->order_size, n, sizeof(size_t)) &&
+             room_for((void **)&in->spare, &in->spare_size, n, sizeof(size_t)) );
+      if ( rc )
+      { for ( size_t i = 0; i < n; i++ )
+          in->order[i] = i;
+        sort_answers(in, n);
+      }
+    }
+    for ( size_t i = 0; rc && i < n; i++ )
+    { const answer_key *a = &in->answers[n > 1 ? in->order[i] : i];
+      if ( i > 0 && compare_answers(in, &in->answers[in->order[i - 1]], a) == 0 )
+        continue;                               /* a repeat: one solution (paper 4.2) */
+      rc = write_answer(&w, a, queries, values, field);
+    }
+    PL_reset_term_refs(first);
+  }
+  if ( PL_exception(0) )
+    rc = FALSE;
+  return writer_close(&w, text, rc);
 }
 
 /* The band of a double (cep_values_compare:double_band/2) */
@@ -1572,6 +2101,9 @@ install_cep_fast(void)
   PL_register_foreign("c_batch_item", 5, c_batch_item, PL_FA_NONDETERMINISTIC);
   PL_register_foreign("c_iri_plain", 1, c_iri_plain, 0);
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
+  FUNCTOR_ans4 = PL_new_functor(PL_new_atom("ans"), 4);
+  FUNCTOR_var1 = PL_new_functor(PL_new_atom("$VAR"), 1);
+  PL_register_foreign("c_answers_text", 3, c_answers_text, 0);
   PL_register_foreign("c_band", 2, c_band, 0);
   PL_register_foreign("c_source", 1, c_source, 0);
   FUNCTOR_band_goals5 = PL_new_functor(PL_new_atom("band_goals"), 5);

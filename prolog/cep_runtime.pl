@@ -189,8 +189,7 @@ cep_push(Module, EventsText, AnswersText) :-
     ->  last_instant_answers(Module, Answers)
     ;   true
     ),
-    answer_rows(Answers, Module, Rows, []),
-    cep_answer_text(Rows, AnswersText).
+    answers_text(Answers, Module, AnswersText).
 
 %!  cep_reporting(:Goal) is det.
 %
@@ -593,8 +592,68 @@ pending(M) :-
     !.
 
 %   A batch's answers ans(QueryIndex, Values, Start, End), those of one
-%   instant next to each other (they share their End) -> rows r(Q, Start,
-%   End, Fields), projected, and distinct within their instant.
+%   instant next to each other (they share their End) -> their lines
+%   (cep_answer_text/2). The C library makes them in one pass where each
+%   answer's query projects by picking values (answer_columns/2);
+%   otherwise they are made rows first, here.
+answers_text(Answers, M, Text) :-
+    (   answer_columns(M, Columns),
+        cep_answers_text(Answers, Columns, Text)
+    ->  true
+    ;   answer_rows(Answers, M, Rows, []),
+        cep_answer_text(Rows, Text)
+    ).
+
+%   answer_columns(+Module, -Columns): Q-(Name/Arity-Indexes) for each
+%   query of Module whose rows are its solutions' values picked
+%   (cep_fast:cep_answers_text/3): its '$project'/5 is one clause with no
+%   goal, whose Values term Name/Arity has distinct variables for
+%   arguments, and whose fields are each one of them (Indexes gives its
+%   argument) or a variable of none (0, unbound). Not a DISTINCT query:
+%   its rows are made a set after the projection (distinct_rows/3).
+%   Worked out once per module.
+:- dynamic answer_columns_of/2.
+
+answer_columns(M, Columns) :-
+    (   answer_columns_of(M, Columns0)
+    ->  true
+    ;   findall(Q-Body-p(V, Ts, Te, Fields), clause(M:'$project'(Q, V, Ts, Te, Fields), Body), Clauses),
+        findall(Q-(Name/Arity-Indexes),
+                ( append(Before, [Q-true-p(V, Ts, Te, Fields)|After], Clauses),
+                  integer(Q),
+                  \+ memberchk(Q-_-_, Before),     % its only clause
+                  \+ memberchk(Q-_-_, After),
+                  \+ M:'$distinct'(Q),
+                  picked_columns(V, Ts, Te, Fields, Name, Arity, Indexes) ),
+                Columns0),
+        assertz(answer_columns_of(M, Columns0))
+    ),
+    Columns = Columns0.
+
+picked_columns(V, Ts, Te, Fields, Name, Arity, Indexes) :-
+    (   atom(V)
+    ->  Name = V, Arity = 0, Args = []
+    ;   compound(V),
+        compound_name_arguments(V, Name, Args),
+        length(Args, Arity)
+    ),
+    maplist(var, Args),
+    term_variables(Args, Distinct),
+    length(Distinct, Arity),
+    is_list(Fields),
+    maplist(picked_column(Args, Ts, Te), Fields, Indexes).
+
+picked_column(Args, Ts, Te, Field, Index) :-
+    var(Field),
+    Field \== Ts,
+    Field \== Te,
+    (   nth1(I, Args, A), A == Field
+    ->  Index = I
+    ;   Index = 0
+    ).
+
+%   ... the same in Prolog -> rows r(Q, Start, End, Fields), projected,
+%   and distinct within their instant.
 answer_rows([], _, Rows, Rows).
 answer_rows([A|As], M, Rows0, Rows) :-
     arg(4, A, Te),

@@ -147,8 +147,9 @@ test(lexical_forms_as_cep_nt) :-
              cep_nt(V, Expected),
              format(string(Text), "0\t1\t2\t~w~n", [Expected]) )).
 
-%   A field equal to the one above it in its column has its text copied
-%   from there (C writer): each row as written alone, whatever repeats
+%   A field equal to the one above it in its column, or an IRI or a
+%   decimal written before, has its text copied from there (C writer):
+%   each row as written alone, whatever repeats
 test(repeated_fields_as_written_alone) :-
     D = 'http://www.w3.org/2001/XMLSchema#decimal',
     Rows = [ r(0, 1, 2, [a, dec(7r10), dec(21r20), lv("1.50", D, dec(3r2))]),
@@ -157,7 +158,12 @@ test(repeated_fields_as_written_alone) :-
              r(1, 3, 3, [b, dec(-1r8), dec(5), lv("1.50", D, dec(3r2))]),
              r(1, 3, 3, [dec(5), dec(-1r8), dec(-1r8), 7]),
              r(1, 4, 4, [dec(5), 7, dec(-1r8), dec(7r10), dec(123456789r1000)]),
-             r(2, 4, 4, [dec(5), 7, dec(-1r8), dec(7r10), dec(123456789r1000)]) ],
+             r(2, 4, 4, [dec(5), 7, dec(-1r8), dec(7r10), dec(123456789r1000)]),
+             r(2, 4, 4, [dec(R1), dec(R2), dec(1), c, 'http://e/caf\u00e9']),
+             r(2, 5, 5, [dec(R2), dec(R1), dec(R2), 'http://e/caf\u00e9', c]) ],
+    % the same nearest double: the writer tells them apart
+    R1 is 100000000000000001r100000000000000000,
+    R2 is 100000000000000003r100000000000000000,
     cep_fast:cep_answer_text(Rows, Text),
     findall(T, ( member(Row, Rows), cep_fast:cep_answer_text([Row], T) ), Alone),
     atomics_to_string(Alone, Expected),

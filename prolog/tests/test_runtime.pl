@@ -131,6 +131,128 @@ test(bad_batch, [throws(cep_message(Text))]) :-
 
 :- end_tests(cep_push).
 
+:- begin_tests(answers_text).
+
+%   Query 0 picks values of v/4 (one field unbound), query 1's Values is
+%   an atom and it has no field, query 2's field is its Start: the C
+%   library writes the lines of queries 0 and 1 (cep_answers_text/3),
+%   those of query 2 are made in Prolog.
+load_answers(M) :-
+    load_rule_set(M, "cep_event(_, _, _, _, _, _) :- fail.
+'$project'(0, v(A, B, _, D), _, _, [B, D, A, _]).
+'$project'(1, w, _, _, []).
+'$project'(2, v(X, _), Ts, _, [X, Ts]).").
+
+%   The lines as cep_runtime makes them in Prolog: rows, then their text
+rows_text(M, Answers, Text) :-
+    cep_runtime:answer_rows(Answers, M, Rows, []),
+    cep_answer_text(Rows, Text).
+
+%   Each answer once in its instant (unbound values as numbervars/3 makes
+%   them: equal where they stand alike), in the standard order of terms
+%   (numbers, then atoms, then compound terms; an unbound value as
+%   '$VAR'(N)), projected by its query
+test(distinct_in_standard_order) :-
+    load_answers(r_answers_order),
+    Answers = [ ans(0, v(b, 2, x, 1), 1, 5), ans(0, v(a, dec(1r2), y, 2), 1, 5),
+                ans(0, v(b, 2, x, 1), 1, 5), ans(0, v(a, _, y, _), 0, 5),
+                ans(1, w, 0, 5), ans(0, v(a, _, z, _), 0, 5), ans(0, v(a, 1, y, 2), 1, 5),
+                ans(0, v(c, X, y, X), 2, 6) ],
+    cep_runtime:answers_text(Answers, r_answers_order, Text),
+    I = "\"^^<http://www.w3.org/2001/XMLSchema#integer>",
+    D = "\"^^<http://www.w3.org/2001/XMLSchema#decimal>",
+    atomics_to_string([ "0\t1\t5\t\"1", I, "\t\"2", I, "\t<a>\t\n",
+                        "0\t0\t5\t\t\t<a>\t\n",         % v(a, _, y, _)
+                        "0\t0\t5\t\t\t<a>\t\n",         % v(a, _, z, _)
+                        "0\t1\t5\t\"0.5", D, "\t\"2", I, "\t<a>\t\n",
+                        "0\t1\t5\t\"2", I, "\t\"1", I, "\t<b>\t\n",
+                        "1\t0\t5\n",
+                        "0\t2\t6\t\t\t<c>\t\n" ], Expected),
+    assertion(Text == Expected),
+    rows_text(r_answers_order, Answers, Rows),
+    assertion(Text == Rows).
+
+%   Random instants of answers whose values are of every kind, some
+%   answers twice (two decimals with the same nearest double, an integer beyond 64
+%   bits, IRIs that differ, unbound values, one unbound value twice):
+%   the lines of the C library are those made in Prolog
+test(as_rows_in_prolog) :-
+    load_answers(r_answers_random),
+    set_random(seed(5)),
+    R1 is 100000000000000001r100000000000000000,
+    R2 is 100000000000000003r100000000000000000,
+    Big is 2**70,
+    Pool = [ 'http://e/a', 'http://e/b', 'http://e/caf\u00e9', 3, -2, Big, 1.5, "s", lang("s", en),
+             dec(1), dec(R1), dec(R2), dec(1r2), dec(-7r4), dec(Big),
+             lv("1.50", 'http://www.w3.org/2001/XMLSchema#decimal', dec(3r2)), free ],
+    length(Pool, N),
+    forall(between(1, 30, _),
+           ( findall(A, ( between(1, 12, Te), random_between(0, 6, K), between(1, K, _),
+                          random_answer(Pool, N, Te, A0),
+                          ( maybe(0.3) -> member(A, [A0, A0]) ; A = A0 ) ), Answers),
+             cep_runtime:answers_text(Answers, r_answers_random, Text),
+             rows_text(r_answers_random, Answers, Expected),
+             assertion(Text == Expected),
+             (   cep_fast:foreign_loaded
+             ->  cep_runtime:answer_columns(r_answers_random, Columns),
+                 assertion(cep_answers_text(Answers, Columns, Text))
+             ;   true
+             ) )).
+
+random_answer(Pool, N, Te, A) :-
+    random_between(0, 1, Q),
+    (   Q == 1
+    ->  A = ans(1, w, 0, Te)
+    ;   length(Vs, 4),
+        maplist(random_value(Pool, N), Vs),
+        (   maybe(0.1) -> Vs = [_, X, _, X] ; true ),
+        random_between(0, 2, Ts),
+        V =.. [v|Vs],
+        A = ans(0, V, Ts, Te)
+    ).
+
+random_value(Pool, N, V) :-
+    random_between(1, N, I),
+    nth1(I, Pool, V0),
+    (   V0 == free -> true ; V = V0 ).
+
+%   An answer of a query whose fields are not values picked (query 2):
+%   the lines are made in Prolog. The C library makes none either where a
+%   value is a term with a variable inside (no RDF term is).
+test(other_answers_made_in_prolog) :-
+    load_answers(r_answers_other),
+    cep_runtime:answer_columns(r_answers_other, Columns),
+    assertion(Columns == [0-(v/4-[2, 4, 1, 0]), 1-(w/0-[])]),
+    Answers = [ans(0, v(a, 1, 2, 3), 1, 1), ans(2, v(b, c), 1, 1)],
+    assertion(\+ cep_answers_text(Answers, Columns, _)),
+    cep_runtime:answers_text(Answers, r_answers_other, Text),
+    rows_text(r_answers_other, Answers, Expected),
+    assertion(Text == Expected),
+    assertion(\+ cep_answers_text([ans(0, v(a, f(_), 2, 3), 1, 1), ans(0, v(a, 1, 2, 3), 1, 1)], Columns, _)).
+
+%   A query of many fields (far more than the C library's first
+%   allocation for the columns of a call, which they once overran): each
+%   field in its place
+test(many_fields) :-
+    numlist(1, 20000, Is),
+    length(Args, 20000),
+    V =.. [v|Args],
+    format(string(Clauses), "cep_event(_, _, _, _, _, _) :- fail.~n'$project'(0, ~q, _, _, ~q).", [V, Args]),
+    load_rule_set(r_answers_wide, Clauses),
+    findall(ans(0, W, 1, 1), ( member(X, [b, a, b]), length(Vs, 20000), maplist(=(X), Vs), W =.. [v|Vs] ),
+            Answers),
+    cep_runtime:answers_text(Answers, r_answers_wide, Text),
+    rows_text(r_answers_wide, Answers, Expected),
+    assertion(Text == Expected),
+    cep_runtime:answer_columns(r_answers_wide, Columns),
+    assertion(Columns == [0-(v/20000-Is)]),
+    (   cep_fast:foreign_loaded
+    ->  assertion(cep_answers_text(Answers, Columns, Text))
+    ;   true
+    ).
+
+:- end_tests(answers_text).
+
 :- begin_tests(cep_load).
 
 test(incomplete_rule_set, [error(cep_error(incomplete_rule_set(r_incomplete, ['$check'/3])))]) :-
