@@ -152,8 +152,7 @@ class Engine:
         events = list(events)
         timed = [_epoch_ms(e.start) and _epoch_ms(e.end) for e in events]
         if not all(timed):
-            self.rejects.extend(Reject(e.source or f"row {i} of the pushed events", "its times are not epoch "
-                                       f"milliseconds, integers of 64 bits", f"{e.s} {e.p} {e.o} {e.start!r} {e.end!r}")
+            self.rejects.extend(_pushed_reject(i, vars(e), "its times are not epoch milliseconds, integers of 64 bits")
                                 for i, (e, ok) in enumerate(zip(events, timed)) if not ok)
             events = [e if e.source else replace(e, source=f"row {i} of the pushed events")
                       for i, (e, ok) in enumerate(zip(events, timed)) if ok]
@@ -354,9 +353,7 @@ class Engine:
         usable, bad = checked_rows(table, ("start", "end"))
         if bad:
             rows = table.take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
-            self.rejects.extend(Reject(row["source"] or f"row {i} of the pushed events", reason,
-                                       " ".join(str(row[c]) for c in ("s", "p", "o", "start", "end")))
-                                for row, (i, reason) in zip(rows, bad))
+            self.rejects.extend(_pushed_reject(i, row, reason) for row, (i, reason) in zip(rows, bad))
         return usable
 
     def _reject_late(self, table):
@@ -444,6 +441,14 @@ class Engine:
         if self.services is not None:
             self.services.restore(fields["services"])
         self._held = SCHEMA.empty_table()
+
+
+def _pushed_reject(i: int, row: dict, reason: str) -> Reject:
+    """A pushed event set aside (push, push_table): named by its source,
+    else by its row `i` in what was pushed; its text s p o start end, the
+    times as Python writes them (a time given as a string shows quoted)."""
+    return Reject(row["source"] or f"row {i} of the pushed events", reason,
+                  f"{row['s']} {row['p']} {row['o']} {row['start']!r} {row['end']!r}")
 
 
 def _evaluation_grid(query) -> int:

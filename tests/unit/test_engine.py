@@ -699,3 +699,14 @@ def test_a_malformed_row_of_a_pushed_table_is_set_aside_and_named_by_its_source(
     got = first.to_list() + engine.push_table(table).to_list() + engine.flush()
     assert rows(got) == [(10, 20, {"k": "k1", "x": 1, "y": 2}), (25, 40, {"k": "k2", "x": 3, "y": 4})]
     assert [(r.source, r.text) for r in engine.rejects] == [("in.nt:7", f"{iri('k2')} {iri('a')} <bad iri> 25 25")]
+
+
+def test_rejects_of_push_and_of_push_table_read_alike():
+    """push sets aside an event whose times are not integers, push_table a
+    row its check refuses: both name the row and show s p o start end."""
+    engine = Engine([select(bgp((k, "a", x)))])
+    engine.push([ev("k1", "a", 1, 10), Event(iri("k2"), iri("a"), num(2), "20", 20)])
+    engine.push_table(events_table([Event(iri("k3"), iri("a"), num(3), 30, 25)]))
+    assert [(r.source, r.text) for r in engine.rejects] == [
+        ("row 1 of the pushed events", f"{iri('k2')} {iri('a')} {num(2)} '20' 20"),
+        ("row 0 of the pushed events", f"{iri('k3')} {iri('a')} {num(3)} 30 25")]
