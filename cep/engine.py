@@ -175,18 +175,21 @@ class Engine:
         latest). A row that cannot be used (a malformed term, no time, an
         end before its start) is set aside in `rejects`, and the others go
         on. `checked=True`: the rows come checked and canonical (cep.io's
-        readers, cep.io.tables.checked_rows) and are not checked again."""
+        readers, cep.io.tables.checked_rows) and are not checked again; a
+        row without a start or end time then breaks that promise, and
+        raises ValueError (no row of the table is processed)."""
         table = _conform(table)
         if not checked:
             table = self._checked(table)
+        elif table["start"].null_count or table["end"].null_count:
+            i = pc.index(pc.and_(pc.is_valid(table["start"]), pc.is_valid(table["end"])), False).as_py()
+            raise ValueError(f"Engine.push_table(checked=True): row {i} has no start or end time (checked "
+                             "rows have both); push unchecked rows with checked=False, and such a row is "
+                             "set aside in `rejects`")
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
         if not table.num_rows:
             return self._batch(b"")
-        if table["end"].null_count:  # (an event without a time is none: as ever, dropped)
-            table = table.filter(pc.is_valid(table["end"]))
-            if not table.num_rows:
-                return self._batch(b"")
         ends = table["end"].to_numpy()
         if len(self._order) > 1 or (ends[1:] < ends[:-1]).any():  # (most inputs come in time order)
             table = table.sort_by(self._order)

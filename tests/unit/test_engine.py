@@ -710,3 +710,17 @@ def test_rejects_of_push_and_of_push_table_read_alike():
     assert [(r.source, r.text) for r in engine.rejects] == [
         ("row 1 of the pushed events", f"{iri('k2')} {iri('a')} {num(2)} '20' 20"),
         ("row 0 of the pushed events", f"{iri('k3')} {iri('a')} {num(3)} 30 25")]
+
+
+def test_a_checked_table_with_a_row_without_a_time_is_an_error():
+    """push_table(checked=True) takes rows that were checked: one without
+    an end time breaks that, and is a clear error, not a row dropped in
+    silence; the instant held back before it is kept."""
+    engine = Engine([select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))])
+    engine.push([ev("k1", "a", 1, 10)])
+    table = events_table([ev("k1", "b", 2, 20), ev("k1", "b", 3, 30)])
+    no_end = table.set_column(4, "end", pa.array([20, None], pa.int64()))
+    with pytest.raises(ValueError, match=r"row 1 has no start or end time"):
+        engine.push_table(no_end, checked=True)
+    got = engine.push_table(table, checked=True).to_list() + engine.flush()
+    assert rows(got) == [(10, 20, {"k": "k1", "x": 1, "y": 2}), (10, 30, {"k": "k1", "x": 1, "y": 3})]
