@@ -167,7 +167,8 @@ class Engine:
 
     def push_table(self, table: pa.Table, *, checked: bool = False) -> AnswerBatch:
         """Process a batch of events, a table with columns s, p, o
-        (N-Triples text), start, end (epoch ms) and optionally
+        (N-Triples text), start, end (epoch ms; or Arrow timestamps or
+        dates, their instants: _conform) and optionally
         source, updates_only (true: the event triggers only the update
         rules) and stream (the IRI of the event's stream, `<...>`; null:
         none), as the readers give it (cep.events.EVENTS); returns the
@@ -178,14 +179,15 @@ class Engine:
         readers, cep.io.tables.checked_rows) and are not checked again; a
         row without a start or end time then breaks that promise, and
         raises ValueError (no row of the table is processed)."""
-        table = _conform(table)
+        table, notes = _conform(table)
         if not checked:
-            table = self._checked(table)
-        elif table["start"].null_count or table["end"].null_count:
-            i = pc.index(pc.and_(pc.is_valid(table["start"]), pc.is_valid(table["end"])), False).as_py()
-            raise ValueError(f"Engine.push_table(checked=True): row {i} has no start or end time (checked "
-                             "rows have both); push unchecked rows with checked=False, and such a row is "
-                             "set aside in `rejects`")
+            table = self._checked(table, notes)
+        elif notes or table["start"].null_count or table["end"].null_count:
+            i = min(notes) if notes else pc.index(pc.and_(pc.is_valid(table["start"]), pc.is_valid(table["end"])),
+                                                  False).as_py()
+            raise ValueError(f"Engine.push_table(checked=True): row {i} has no start or end time, or a value no "
+                             "event has (checked rows have neither); push unchecked rows with checked=False, and "
+                             "such a row is set aside in `rejects`")
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
         if not table.num_rows:
@@ -350,13 +352,15 @@ class Engine:
                 f"the evaluations after that are skipped, without their rows (COUNT 0), until its window "
                 f"holds a solution again")
 
-    def _checked(self, table: pa.Table) -> pa.Table:
+    def _checked(self, table: pa.Table, notes: dict) -> pa.Table:
         """The usable rows of a pushed table; the others go to `rejects`,
-        named by their source or else by their row in the table."""
+        named by their source or else by their row in the table. `notes`:
+        the reasons of rows whose value _conform could not take (null
+        there, so the check refuses them too)."""
         usable, bad = checked_rows(table, ("start", "end"))
         if bad:
             rows = table.take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
-            self.rejects.extend(_pushed_reject(i, row, reason) for row, (i, reason) in zip(rows, bad))
+            self.rejects.extend(_pushed_reject(i, row, notes.get(i, reason)) for row, (i, reason) in zip(rows, bad))
         return usable
 
     def _reject_late(self, table):
@@ -617,21 +621,99 @@ def _epoch_ms(time) -> bool:
     return isinstance(time, numbers.Integral) and not isinstance(time, bool) and -2**63 <= time < 2**63
 
 
-def _conform(table: pa.Table) -> pa.Table:
+def _conform(table: pa.Table) -> tuple[pa.Table, dict[int, str]]:
+    """A pushed table in the engine's columns (SCHEMA), and the reason for
+    each row with a value no column of them can hold (a time that is not
+    an integer of 64 bits, bytes that are not UTF-8), null there. Times
+    may come as integers of any width, floats with integer values, or
+    timestamps and dates (their epoch milliseconds, floored); a column of
+    another type (text for a time, a list, a struct) is a TypeError."""
     names = table.column_names
+    missing = [name for name in ("s", "p", "o", "start") if name not in names]
+    if missing:
+        raise ValueError(f"Engine.push_table: the table has no column {', '.join(missing)} (events have s, p, "
+                         f"o, start and optionally end, source, stream: cep.events.EVENTS)")
     if "end" not in names:
         table = table.append_column("end", table["start"])
     for name in ("source", "updates_only", "stream"):
         if name not in names:
             table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
-    table = table.select(list(COLUMNS)).cast(SCHEMA)
+    notes: dict[int, str] = {}
+    columns = [_times(table[name], name, notes) if name in ("start", "end")
+               else _texts(table[name], name, notes) if SCHEMA.field(name).type == pa.string()
+               else _cast(table[name], name, SCHEMA.field(name).type) for name in COLUMNS]
+    table = pa.table(columns, schema=SCHEMA)
     stream = table["stream"]
     if stream.null_count < table.num_rows:  # "" is no stream; a bare IRI is written <...>
         stream = pc.if_else(pc.equal(stream, ""), pa.scalar(None, pa.string()), stream)
         bare = pc.and_(pc.is_valid(stream), pc.invert(pc.starts_with(stream, "<")))
         stream = pc.if_else(bare, pc.binary_join_element_wise("<", stream, ">", ""), stream)
         table = table.set_column(COLUMNS.index("stream"), "stream", stream)
-    return table
+    return table, notes
+
+
+def _cast(column, name: str, to: pa.DataType):
+    try:
+        return pc.cast(column, to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise TypeError(f"Engine.push_table: column {name} is {column.type}, which cannot be {to} ({exc})") from None
+
+
+def _times(column, name: str, notes: dict) -> pa.ChunkedArray:
+    """A column of times as epoch milliseconds (int64); a value that is
+    none is null, with its reason in `notes`."""
+    kind = column.type
+    if pa.types.is_date(kind):
+        return _cast(_cast(column, name, pa.date64()), name, pa.int64())  # date64 counts milliseconds
+    if pa.types.is_timestamp(kind):
+        per_ms = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}[kind.unit]
+        raw = _cast(column, name, pa.int64())
+        if per_ms is None:
+            return _unfit(pc.multiply_checked(pc.cast(raw, pa.float64()), 1000.0), name, notes)
+        whole = pc.divide(raw, per_ms)  # toward zero: before 1970, a partial millisecond goes one back
+        return pc.subtract(whole, pc.cast(pc.and_(pc.less(raw, 0), pc.not_equal(pc.multiply(whole, per_ms), raw)),
+                                          pa.int64()))
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return _unfit(column, name, notes)
+    if pa.types.is_null(kind):
+        return pc.cast(column, pa.int64())
+    raise TypeError(f"Engine.push_table: column {name} is {kind}, not times (epoch milliseconds: integers, "
+                    f"or timestamps)")
+
+
+def _unfit(column, name: str, notes: dict) -> pa.ChunkedArray:
+    """Numbers as int64, those that are no integer of 64 bits null (noted)."""
+    if pa.types.is_floating(column.type):
+        fit = pc.and_(pc.and_(pc.is_finite(column), pc.equal(pc.floor(column), column)),
+                      pc.and_(pc.greater_equal(column, -2.0**63), pc.less(column, 2.0**63)))
+    elif column.type == pa.uint64():
+        fit = pc.less_equal(column, pa.scalar(2**63 - 1, pa.uint64()))
+    else:
+        return pc.cast(column, pa.int64())
+    fit = pc.fill_null(fit, True)
+    if pc.all(fit).as_py():
+        return pc.cast(column, pa.int64())
+    for i in np.nonzero(~np.asarray(fit.to_numpy(zero_copy_only=False), dtype=bool))[0]:
+        notes.setdefault(int(i), f"{name} is {column[int(i)].as_py()!r}, not epoch milliseconds, an integer of 64 bits")
+    return pc.cast(pc.if_else(fit, column, pa.scalar(None, column.type)), pa.int64(), safe=False)
+
+
+def _texts(column, name: str, notes: dict) -> pa.ChunkedArray:
+    """A column of text (string, large_string, dictionary, UTF-8 bytes...)
+    as string; bytes that are not UTF-8 null (noted)."""
+    try:
+        return pc.cast(column, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        if not pa.types.is_binary(column.type) and not pa.types.is_large_binary(column.type):
+            raise TypeError(f"Engine.push_table: column {name} is {column.type}, not text") from None
+    values = []
+    for i, raw in enumerate(column.to_pylist()):
+        try:
+            values.append(None if raw is None else raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            values.append(None)
+            notes.setdefault(i, f"column {name} is not UTF-8 text")
+    return pa.chunked_array([pa.array(values, pa.string())])
 
 
 # Bytes of answer lines parsed by one call of Arrow's CSV reader, whose block

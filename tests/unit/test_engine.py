@@ -724,3 +724,69 @@ def test_a_checked_table_with_a_row_without_a_time_is_an_error():
         engine.push_table(no_end, checked=True)
     got = engine.push_table(table, checked=True).to_list() + engine.flush()
     assert rows(got) == [(10, 20, {"k": "k1", "x": 1, "y": 2}), (10, 30, {"k": "k1", "x": 1, "y": 3})]
+
+
+def pushed(columns: dict):
+    """The rows of a table of these columns pushed into an engine of
+    `?k :a ?x`: (its rows, its rejects' reasons)."""
+    engine = Engine([select(bgp((k, "a", x)))])
+    got = engine.push_table(pa.table(columns)).to_list() + engine.flush()
+    return rows(got), [(r.source, r.reason) for r in engine.rejects]
+
+
+T = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+KS, AS, XS = [iri("k1"), iri("k2")], [iri("a")] * 2, [num(1), num(2)]
+WANT = [(T, T, {"k": "k1", "x": 1}), (T + 1, T + 1, {"k": "k2", "x": 2})]
+
+
+@pytest.mark.parametrize("columns", [
+    {"s": pa.array(KS).dictionary_encode(), "p": pa.array(AS, pa.large_string()), "o": pa.array(XS, pa.string_view()),
+     "start": pa.array([T, T + 1], pa.int64())},
+    {"s": pa.array([t.encode() for t in KS], pa.binary()), "p": AS, "o": XS, "start": pa.array([T, T + 1], pa.uint64())},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T, T + 1], pa.float64())},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T * 1000, T * 1000 + 1999], pa.timestamp("us", tz="UTC"))},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T * 10**6, T * 10**6 + 10**6], pa.timestamp("ns"))},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T, T + 1], pa.timestamp("ms", tz="+05:00"))},
+], ids=["dictionary-large-view", "binary-uint64", "float", "timestamp-us", "timestamp-ns", "timestamp-ms-zone"])
+def test_a_pushed_table_of_other_arrow_types_gives_its_values(columns):
+    """Text as dictionary, large, view or UTF-8 bytes; times as any
+    integer, floats of integer value, or timestamps (the instant, in epoch
+    milliseconds, floored: a timestamp column's raw numbers are in its
+    unit, and seconds were taken for milliseconds, nanoseconds refused)."""
+    assert pushed(columns) == (WANT, [])
+
+
+def test_a_pushed_timestamp_in_seconds_or_a_date_is_its_instant():
+    got, rejects = pushed({"s": KS, "p": AS, "o": XS,
+                           "start": pa.array([T // 1000, T // 1000 + 86_400], pa.timestamp("s"))})
+    assert [r[0] for r in got] == [T, T + 86_400_000] and rejects == []
+    got, _ = pushed({"s": KS[:1], "p": AS[:1], "o": XS[:1], "start": pa.array([20454], pa.date32())})  # 2026-01-01
+    assert [r[0] for r in got] == [T]
+
+
+def test_a_pushed_value_no_event_can_have_is_a_reject_naming_it():
+    got, rejects = pushed({"s": pa.array([KS[0].encode(), b"<http://example.org/\xff>", KS[1].encode()]),
+                           "p": [iri("a")] * 3, "o": [num(1), num(5), num(2)],
+                           "start": pa.array([T, T, T + 1.5]), "end": pa.array([T, T, T + 1.5])})
+    assert got == WANT[:1]
+    assert rejects == [("row 1 of the pushed events", "column s is not UTF-8 text"),
+                       ("row 2 of the pushed events",
+                        f"start is {T + 1.5!r}, not epoch milliseconds, an integer of 64 bits")]
+    got, rejects = pushed({"s": KS, "p": AS, "o": XS, "start": pa.array([T, 2**64 - 1], pa.uint64())})
+    assert got == WANT[:1] and [r for _, r in rejects] == [
+        f"start is {2**64 - 1}, not epoch milliseconds, an integer of 64 bits"]
+
+
+@pytest.mark.parametrize("columns, error", [
+    ({"s": pa.array([[t] for t in KS]), "p": AS, "o": XS, "start": [T, T]}, "column s is list<item: string>, not text"),
+    ({"s": KS, "p": AS, "o": pa.array([{"v": 1}, {"v": 2}]), "start": [T, T]}, "column o is struct<v: int64>"),
+    ({"s": KS, "p": AS, "o": XS, "start": ["1", "2"]}, "column start is string, not times"),
+    ({"s": KS, "p": AS, "start": [T, T]}, "the table has no column o"),
+], ids=["list", "struct", "text-times", "no-object"])
+def test_a_pushed_table_whose_columns_cannot_hold_events_is_a_clear_error(columns, error):
+    with pytest.raises((TypeError, ValueError), match=error.replace("[", r"\[")):
+        pushed(columns)
+
+
+def test_a_pushed_table_of_no_rows_of_any_type_gives_nothing():
+    assert pushed({name: pa.array([]) for name in ("s", "p", "o", "start", "end")}) == ([], [])
