@@ -33,6 +33,7 @@ import json
 import math
 import numbers
 import time
+import zlib
 from dataclasses import replace
 
 import numpy as np
@@ -433,16 +434,30 @@ class Engine:
         return len(self._state())
 
     def _state(self) -> bytes:
-        fields = {"last": self._last}
+        goals = self.session.dump(self.module)
+        # the rules it is of, and a checksum of the goals: SWI-Prolog reads
+        # its serialized terms unchecked, and damaged bytes abort the process
+        fields = {"last": self._last, "rules": self.compiled.module, "crc32": zlib.crc32(goals)}
         if self.services is not None:  # the part of the SERVICE views the stream needed (cep.service)
             fields["services"] = self.services.state()
         header = json.dumps(fields).encode()
-        return header + b"\n" + self.session.dump(self.module)
+        return header + b"\n" + goals
 
     def restore(self, state: bytes):
-        """Continue from a state() of an engine of the same rules."""
-        header, _, goals = state.partition(b"\n")
-        fields = json.loads(header)
+        """Continue from a state() of an engine of the same rules. Bytes
+        that are no such state (of other rules, damaged, of a version of
+        the engine whose states had no checksum) are an EngineError."""
+        header, newline, goals = bytes(state).partition(b"\n")
+        try:
+            fields = json.loads(header)
+        except ValueError:
+            fields = None
+        if not isinstance(fields, dict) or not {"last", "rules", "crc32"} <= fields.keys() or not newline:
+            raise EngineError("Engine.restore: not a state of an engine (Engine.state()) of this version")
+        if fields["rules"] != self.compiled.module:
+            raise EngineError("Engine.restore: a state of an engine of other rules")
+        if fields["crc32"] != zlib.crc32(goals):
+            raise EngineError("Engine.restore: the state is damaged (its checksum differs)")
         self.session.restore(self.module, goals)
         self._last = fields["last"]
         if self.services is not None:

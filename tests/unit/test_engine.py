@@ -619,6 +619,46 @@ def test_an_engine_continues_from_the_state_of_another():
     assert len(whole) > 20 and reference.multiset(got) == reference.multiset(whole)
 
 
+# A state restored in a process of its own: SWI-Prolog reads serialized
+# terms unchecked, and bytes that are none abort the whole process
+RESTORE = r"""
+import sys
+from cep.algebra import ops
+from cep.engine import Engine
+from cep.errors import EngineError
+from cep.events import Event
+
+EX = "http://example.org/"
+k, x, y = ops.Var("k"), ops.Var("x"), ops.Var("y")
+def query(p, q):
+    return ops.Query("q", "select", ops.SeqJoin(ops.BGP((ops.Triple(k, f"<{EX}{p}>", x),)),
+                                                ops.BGP((ops.Triple(k, f"<{EX}{q}>", y),))))
+first = Engine([query("a", "b")])
+first.push([Event(f"<{EX}k>", f"<{EX}a>", '"1"', 1, 1)])
+first.flush_table(final=False)
+state = first.state()
+header, _, goals = state.partition(b"\n")
+for name, bad, rules in [("damaged", header + b"\n" + goals[:len(goals) // 2] + b"xyz", ("a", "b")),
+                         ("not a state", b'{"last": 1}\nxyz', ("a", "b")), ("garbage", b"xyz", ("a", "b")),
+                         ("other rules", state, ("c", "d"))]:
+    try:
+        Engine([query(*rules)]).restore(bad)
+        print(name, "restored")
+    except EngineError as exc:
+        print(name, "refused:", exc)
+"""
+
+
+def test_a_state_of_other_rules_or_damaged_is_refused_not_a_crash():
+    proc = subprocess.run([sys.executable, "-c", RESTORE], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [
+        "damaged refused: Engine.restore: the state is damaged (its checksum differs)",
+        "not a state refused: Engine.restore: not a state of an engine (Engine.state()) of this version",
+        "garbage refused: Engine.restore: not a state of an engine (Engine.state()) of this version",
+        "other rules refused: Engine.restore: a state of an engine of other rules"]
+
+
 def test_advancing_event_time_prunes_goals_past_their_window():
     """Engine.advance (a watermark with no event): goals are dropped once
     their window has passed, and answers are those of the stream as if
