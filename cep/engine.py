@@ -46,7 +46,8 @@ from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
 from cep.compile.windows import empty_rows
-from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table, late_rejects
+from cep.events import (ANSWERS, EVENTS, SURROGATE, TRIPLE, Answer, Reject, answers_of, events_table,
+                        late_rejects)
 from cep.errors import EngineError
 from cep.io.tables import checked_rows
 from cep.limits import Limits
@@ -148,15 +149,16 @@ class Engine:
 
     def push(self, events) -> list[Answer]:
         """push_table for a list of Events, its answers as Answers. An event
-        whose times are not integers of 64 bits (Arrow's) is set aside in
+        that no events table can hold (times that are not integers of 64
+        bits, Arrow's; a term that is not text, Unicode's) is set aside in
         `rejects` here; the rest are named by their row in the list."""
         events = list(events)
-        timed = [_epoch_ms(e.start) and _epoch_ms(e.end) for e in events]
-        if not all(timed):
-            self.rejects.extend(_pushed_reject(i, vars(e), "its times are not epoch milliseconds, integers of 64 bits")
-                                for i, (e, ok) in enumerate(zip(events, timed)) if not ok)
+        unusable = [_unusable(e) for e in events]
+        if any(unusable):
+            self.rejects.extend(_pushed_reject(i, vars(e), why) for i, (e, why) in enumerate(zip(events, unusable))
+                                if why)
             events = [e if e.source else replace(e, source=f"row {i} of the pushed events")
-                      for i, (e, ok) in enumerate(zip(events, timed)) if ok]
+                      for i, (e, why) in enumerate(zip(events, unusable)) if not why]
         return self.push_table(events_table(events)).to_list()
 
     def flush(self) -> list[Answer]:
@@ -469,7 +471,8 @@ def _pushed_reject(i: int, row: dict, reason: str) -> Reject:
     """A pushed event set aside (push, push_table): named by its source,
     else by its row `i` in what was pushed; its text s p o start end, the
     times as Python writes them (a time given as a string shows quoted)."""
-    return Reject(row["source"] or f"row {i} of the pushed events", reason,
+    source = row["source"] if isinstance(row["source"], str) else None
+    return Reject(source or f"row {i} of the pushed events", reason,
                   f"{row['s']} {row['p']} {row['o']} {row['start']!r} {row['end']!r}")
 
 
@@ -634,6 +637,20 @@ def _chunks(ends, every=None) -> list[tuple[int, int]]:
 def _epoch_ms(time) -> bool:
     """Whether `time` can be an event's time: an integer of 64 bits."""
     return isinstance(time, numbers.Integral) and not isinstance(time, bool) and -2**63 <= time < 2**63
+
+
+def _unusable(event) -> str | None:
+    """Why an Event cannot be a row of an events table, or None (what the
+    row says is checked after: cep.io.tables.checked_rows)."""
+    if not (_epoch_ms(event.start) and _epoch_ms(event.end)):
+        return "its times are not epoch milliseconds, integers of 64 bits"
+    for name in ("s", "p", "o", "source", "stream"):
+        value = getattr(event, name)
+        if value is not None and not isinstance(value, str):
+            return f"its {name} is {type(value).__name__}, not text"
+        if value and not value.isascii() and SURROGATE.search(value):
+            return f"its {name} is not Unicode text: it holds a lone surrogate"
+    return None
 
 
 def _conform(table: pa.Table) -> tuple[pa.Table, dict[int, str]]:

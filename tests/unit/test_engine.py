@@ -830,3 +830,20 @@ def test_a_pushed_table_whose_columns_cannot_hold_events_is_a_clear_error(column
 
 def test_a_pushed_table_of_no_rows_of_any_type_gives_nothing():
     assert pushed({name: pa.array([]) for name in ("s", "p", "o", "start", "end")}) == ([], [])
+
+
+@pytest.mark.parametrize("bad, why", [
+    (Event(iri("k2"), iri("a"), 7, T + 1, T + 1), "its o is int, not text"),
+    (Event(iri("k2").encode(), iri("a"), num(2), T + 1, T + 1), "its s is bytes, not text"),
+    (Event(iri("k2"), iri("a"), ["x"], T + 1, T + 1), "its o is list, not text"),
+    (Event(iri("k2"), iri("a"), num(2), T + 1, T + 1, source=9), "its source is int, not text"),
+    (Event(iri("k2"), iri("a"), num(2), T + 1, T + 1, stream=3), "its stream is int, not text"),
+    (Event(iri("k2"), iri("a"), '"\ud800"', T + 1, T + 1), "its o is not Unicode text: it holds a lone surrogate"),
+], ids=["int", "bytes", "list", "source", "stream", "surrogate"])
+def test_a_pushed_event_whose_fields_are_no_text_is_a_reject_not_a_traceback(bad, why):
+    """Event's fields are typed text; push is given anything Python holds:
+    what no events table can hold is set aside, the rest goes on."""
+    engine = Engine([select(bgp((k, "a", x)))])
+    got = engine.push([ev("k1", "a", 1, T), bad]) + engine.flush()
+    assert rows(got) == WANT[:1]
+    assert [(r.source, r.reason) for r in engine.rejects] == [("row 1 of the pushed events", why)]
