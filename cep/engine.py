@@ -700,8 +700,8 @@ def _times(column, name: str, notes: dict) -> pa.ChunkedArray:
     if pa.types.is_timestamp(kind):
         per_ms = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}[kind.unit]
         raw = _cast(column, name, pa.int64())
-        if per_ms is None:
-            return _unfit(pc.multiply_checked(pc.cast(raw, pa.float64()), 1000.0), name, notes)
+        if per_ms is None:  # seconds, times 1000 as doubles: past int64's milliseconds, a reject, not an overflow
+            return _unfit(pc.multiply(pc.cast(raw, pa.float64()), 1000.0), name, notes)
         whole = pc.divide(raw, per_ms)  # toward zero: before 1970, a partial millisecond goes one back
         return pc.subtract(whole, pc.cast(pc.and_(pc.less(raw, 0), pc.not_equal(pc.multiply(whole, per_ms), raw)),
                                           pa.int64()))
