@@ -159,7 +159,7 @@ cep_fast_band(V, B) :-
 %   Key is unbound where a join variable is (clauses.py, key_goal): its goal
 %   meets the probes of every key, and such a probe visits every key's
 %   goals, each once, leaving Key unbound (the C library's KEY_ANY). The
-%   facts keep such goals under the key '$any'(key), no IRI nor hash.
+%   facts keep such goals under the key unbound(key), no IRI nor hash.
 cep_band_add(M, Store, Bands, H, B, G, V, Ts, Te) :-
     foreign_loaded,
     !,
@@ -200,7 +200,7 @@ cep_band_goal(M, Store, Bands, H0, Direction, P, V, Ts, Te) :-
     Goal =.. [Store, HB, _, V, Ts, Te],
     M:Goal.
 
-any_key('$any'(key)).
+any_key(unbound(key)).
 
 cep_band_drop(M, Store, Max) :-
     foreign_loaded,
