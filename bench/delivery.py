@@ -19,19 +19,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
 
-
-def _rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+from memory import status_mb  # noqa: E402
 
 
 def measure(map_path: str, agents: int, locations: int, seed: int, out: Path) -> dict:
@@ -41,9 +37,9 @@ def measure(map_path: str, agents: int, locations: int, seed: int, out: Path) ->
     net, ttl = app.load_map(map_path, out)
     scenario = generate(net, agents=agents, locations=locations, seed=seed)
     app.Dispatcher(ttl)  # load the rules and the map once, so the growth below is the run's
-    base = _rss_mb()
+    base = status_mb("VmRSS")
     result = app.simulate(net, ttl, scenario)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = status_mb("VmHWM")  # not ru_maxrss: see memory.status_mb
     legs = [r for r in result.records if r["event"] == "leg"]
     return {
         "agents": agents, "locations": locations,

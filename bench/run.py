@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -52,6 +51,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import workloads  # noqa: E402
+from memory import status_mb  # noqa: E402
 
 
 def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, warmup: int, steady: bool,
@@ -126,7 +126,7 @@ def measure(name: str, n: int, out: Path, batch_size: int, answer_table: bool, w
         "events_per_s": round(n / elapsed),
         "cpu_seconds": round(cpu, 3),
         "events_per_cpu_s": round(n / cpu),
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": status_mb("VmHWM"),  # not ru_maxrss: see memory.status_mb
         "batches": slices,
         **({"answer_sha256": digest.hexdigest()} if digest is not None else {}),
     }

@@ -24,7 +24,10 @@ WCOUNT     multi-triple events: 1,000 turbines, each event a record of three
 from __future__ import annotations
 
 import argparse
+import os
 import random
+import secrets
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -196,23 +199,45 @@ def path_for(out: Path, name: str, n: int) -> Path:
 
 def ensure(out: Path, name: str, n: int, files: int = 1) -> Path:
     """Write the workload once (as `files` Parquet files in a directory when
-    files > 1) and return its path."""
+    files > 1) and return its path. Two runs may share `out` and write the
+    same missing workload at once: each writes under a temporary name and
+    renames it into place, so neither reads (nor Spark's file source
+    lists) a workload still being written by the other."""
     out.mkdir(parents=True, exist_ok=True)
     make, _ = WORKLOADS[name]
     name = make.__name__  # workloads over the same events share their files
     if files == 1:
         path = path_for(out, name, n)
         if not path.exists():
-            pq.write_table(make(n), path)
+            tmp = _private(path)
+            try:
+                pq.write_table(make(n), tmp)
+                os.replace(tmp, path)  # the same table either way: the later one wins
+            finally:
+                tmp.unlink(missing_ok=True)
         return path
     folder = out / f"{name}_{n}_x{files}"
     if not folder.exists():
         table = make(n)
-        folder.mkdir()
-        step = -(-n // files)
-        for i in range(files):
-            pq.write_table(table.slice(i * step, step), folder / f"part-{i:03d}.parquet")
+        tmp = _private(folder)
+        tmp.mkdir()
+        try:
+            step = -(-n // files)
+            for i in range(files):
+                pq.write_table(table.slice(i * step, step), tmp / f"part-{i:03d}.parquet")
+            try:
+                tmp.rename(folder)
+            except OSError:
+                if not folder.is_dir():  # else the other run's, the same, came first
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
     return folder
+
+
+def _private(path: Path) -> Path:
+    """A hidden name beside `path` that only this process writes."""
+    return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}")
 
 
 def main():

@@ -33,6 +33,7 @@ import json
 import math
 import numbers
 import time
+import zlib
 from dataclasses import replace
 
 import numpy as np
@@ -45,7 +46,8 @@ from cep.algebra import ops
 from cep.background.knowledge import run_background
 from cep.compile import compile_queries
 from cep.compile.windows import empty_rows
-from cep.events import ANSWERS, EVENTS, TRIPLE, Answer, Reject, answers_of, events_table, late_rejects
+from cep.events import (ANSWERS, EVENTS, SURROGATE, TRIPLE, Answer, Reject, answers_of, events_table,
+                        late_rejects)
 from cep.errors import EngineError
 from cep.io.tables import checked_rows
 from cep.limits import Limits
@@ -147,16 +149,16 @@ class Engine:
 
     def push(self, events) -> list[Answer]:
         """push_table for a list of Events, its answers as Answers. An event
-        whose times are not integers of 64 bits (Arrow's) is set aside in
+        that no events table can hold (times that are not integers of 64
+        bits, Arrow's; a term that is not text, Unicode's) is set aside in
         `rejects` here; the rest are named by their row in the list."""
         events = list(events)
-        timed = [_epoch_ms(e.start) and _epoch_ms(e.end) for e in events]
-        if not all(timed):
-            self.rejects.extend(Reject(e.source or f"row {i} of the pushed events", "its times are not epoch "
-                                       f"milliseconds, integers of 64 bits", f"{e.s} {e.p} {e.o} {e.start!r} {e.end!r}")
-                                for i, (e, ok) in enumerate(zip(events, timed)) if not ok)
+        unusable = [_unusable(e) for e in events]
+        if any(unusable):
+            self.rejects.extend(_pushed_reject(i, vars(e), why) for i, (e, why) in enumerate(zip(events, unusable))
+                                if why)
             events = [e if e.source else replace(e, source=f"row {i} of the pushed events")
-                      for i, (e, ok) in enumerate(zip(events, timed)) if ok]
+                      for i, (e, why) in enumerate(zip(events, unusable)) if not why]
         return self.push_table(events_table(events)).to_list()
 
     def flush(self) -> list[Answer]:
@@ -168,7 +170,8 @@ class Engine:
 
     def push_table(self, table: pa.Table, *, checked: bool = False) -> AnswerBatch:
         """Process a batch of events, a table with columns s, p, o
-        (N-Triples text), start, end (epoch ms) and optionally
+        (N-Triples text), start, end (epoch ms; or Arrow timestamps or
+        dates, their instants: _conform) and optionally
         source, updates_only (true: the event triggers only the update
         rules) and stream (the IRI of the event's stream, `<...>`; null:
         none), as the readers give it (cep.events.EVENTS); returns the
@@ -176,18 +179,22 @@ class Engine:
         latest). A row that cannot be used (a malformed term, no time, an
         end before its start) is set aside in `rejects`, and the others go
         on. `checked=True`: the rows come checked and canonical (cep.io's
-        readers, cep.io.tables.checked_rows) and are not checked again."""
-        table = _conform(table)
+        readers, cep.io.tables.checked_rows) and are not checked again; a
+        row without a start or end time then breaks that promise, and
+        raises ValueError (no row of the table is processed)."""
+        table, notes = _conform(table)
         if not checked:
-            table = self._checked(table)
+            table = self._checked(table, notes)
+        elif notes or table["start"].null_count or table["end"].null_count:
+            i = min(notes) if notes else pc.index(pc.and_(pc.is_valid(table["start"]), pc.is_valid(table["end"])),
+                                                  False).as_py()
+            raise ValueError(f"Engine.push_table(checked=True): row {i} has no start or end time, or a value no "
+                             "event has (checked rows have neither); push unchecked rows with checked=False, and "
+                             "such a row is set aside in `rejects`")
         if self._held.num_rows:
             table = pa.concat_tables([self._held, table])
         if not table.num_rows:
             return self._batch(b"")
-        if table["end"].null_count:  # (an event without a time is none: as ever, dropped)
-            table = table.filter(pc.is_valid(table["end"]))
-            if not table.num_rows:
-                return self._batch(b"")
         ends = table["end"].to_numpy()
         if len(self._order) > 1 or (ends[1:] < ends[:-1]).any():  # (most inputs come in time order)
             table = table.sort_by(self._order)
@@ -348,15 +355,15 @@ class Engine:
                 f"the evaluations after that are skipped, without their rows (COUNT 0), until its window "
                 f"holds a solution again")
 
-    def _checked(self, table: pa.Table) -> pa.Table:
+    def _checked(self, table: pa.Table, notes: dict) -> pa.Table:
         """The usable rows of a pushed table; the others go to `rejects`,
-        named by their source or else by their row in the table."""
+        named by their source or else by their row in the table. `notes`:
+        the reasons of rows whose value _conform could not take (null
+        there, so the check refuses them too)."""
         usable, bad = checked_rows(table, ("start", "end"))
         if bad:
             rows = table.take(pa.array([i for i, _ in bad], pa.int64())).to_pylist()
-            self.rejects.extend(Reject(row["source"] or f"row {i} of the pushed events", reason,
-                                       " ".join(str(row[c]) for c in ("s", "p", "o", "start", "end")))
-                                for row, (i, reason) in zip(rows, bad))
+            self.rejects.extend(_pushed_reject(i, row, notes.get(i, reason)) for row, (i, reason) in zip(rows, bad))
         return usable
 
     def _reject_late(self, table):
@@ -429,21 +436,44 @@ class Engine:
         return len(self._state())
 
     def _state(self) -> bytes:
-        fields = {"last": self._last}
+        goals = self.session.dump(self.module)
+        # the rules it is of, and a checksum of the goals: SWI-Prolog reads
+        # its serialized terms unchecked, and damaged bytes abort the process
+        fields = {"last": self._last, "rules": self.compiled.module, "crc32": zlib.crc32(goals)}
         if self.services is not None:  # the part of the SERVICE views the stream needed (cep.service)
             fields["services"] = self.services.state()
         header = json.dumps(fields).encode()
-        return header + b"\n" + self.session.dump(self.module)
+        return header + b"\n" + goals
 
     def restore(self, state: bytes):
-        """Continue from a state() of an engine of the same rules."""
-        header, _, goals = state.partition(b"\n")
-        fields = json.loads(header)
+        """Continue from a state() of an engine of the same rules. Bytes
+        that are no such state (of other rules, damaged, of a version of
+        the engine whose states had no checksum) are an EngineError."""
+        header, newline, goals = bytes(state).partition(b"\n")
+        try:
+            fields = json.loads(header)
+        except ValueError:
+            fields = None
+        if not isinstance(fields, dict) or not {"last", "rules", "crc32"} <= fields.keys() or not newline:
+            raise EngineError("Engine.restore: not a state of an engine (Engine.state()) of this version")
+        if fields["rules"] != self.compiled.module:
+            raise EngineError("Engine.restore: a state of an engine of other rules")
+        if fields["crc32"] != zlib.crc32(goals):
+            raise EngineError("Engine.restore: the state is damaged (its checksum differs)")
         self.session.restore(self.module, goals)
         self._last = fields["last"]
         if self.services is not None:
             self.services.restore(fields["services"])
         self._held = SCHEMA.empty_table()
+
+
+def _pushed_reject(i: int, row: dict, reason: str) -> Reject:
+    """A pushed event set aside (push, push_table): named by its source,
+    else by its row `i` in what was pushed; its text s p o start end, the
+    times as Python writes them (a time given as a string shows quoted)."""
+    source = row["source"] if isinstance(row["source"], str) else None
+    return Reject(source or f"row {i} of the pushed events", reason,
+                  f"{row['s']} {row['p']} {row['o']} {row['start']!r} {row['end']!r}")
 
 
 def _evaluation_grid(query) -> int:
@@ -609,21 +639,113 @@ def _epoch_ms(time) -> bool:
     return isinstance(time, numbers.Integral) and not isinstance(time, bool) and -2**63 <= time < 2**63
 
 
-def _conform(table: pa.Table) -> pa.Table:
+def _unusable(event) -> str | None:
+    """Why an Event cannot be a row of an events table, or None (what the
+    row says is checked after: cep.io.tables.checked_rows)."""
+    if not (_epoch_ms(event.start) and _epoch_ms(event.end)):
+        return "its times are not epoch milliseconds, integers of 64 bits"
+    for name in ("s", "p", "o", "source", "stream"):
+        value = getattr(event, name)
+        if value is not None and not isinstance(value, str):
+            return f"its {name} is {type(value).__name__}, not text"
+        if value and not value.isascii() and SURROGATE.search(value):
+            return f"its {name} is not Unicode text: it holds a lone surrogate"
+    return None
+
+
+def _conform(table: pa.Table) -> tuple[pa.Table, dict[int, str]]:
+    """A pushed table in the engine's columns (SCHEMA), and the reason for
+    each row with a value no column of them can hold (a time that is not
+    an integer of 64 bits, bytes that are not UTF-8), null there. Times
+    may come as integers of any width, floats with integer values, or
+    timestamps and dates (their epoch milliseconds, floored); a column of
+    another type (text for a time, a list, a struct) is a TypeError."""
     names = table.column_names
+    missing = [name for name in ("s", "p", "o", "start") if name not in names]
+    if missing:
+        raise ValueError(f"Engine.push_table: the table has no column {', '.join(missing)} (events have s, p, "
+                         f"o, start and optionally end, source, stream: cep.events.EVENTS)")
     if "end" not in names:
         table = table.append_column("end", table["start"])
     for name in ("source", "updates_only", "stream"):
         if name not in names:
             table = table.append_column(name, pa.nulls(table.num_rows, SCHEMA.field(name).type))
-    table = table.select(list(COLUMNS)).cast(SCHEMA)
+    notes: dict[int, str] = {}
+    columns = [_times(table[name], name, notes) if name in ("start", "end")
+               else _texts(table[name], name, notes) if SCHEMA.field(name).type == pa.string()
+               else _cast(table[name], name, SCHEMA.field(name).type) for name in COLUMNS]
+    table = pa.table(columns, schema=SCHEMA)
     stream = table["stream"]
     if stream.null_count < table.num_rows:  # "" is no stream; a bare IRI is written <...>
         stream = pc.if_else(pc.equal(stream, ""), pa.scalar(None, pa.string()), stream)
         bare = pc.and_(pc.is_valid(stream), pc.invert(pc.starts_with(stream, "<")))
         stream = pc.if_else(bare, pc.binary_join_element_wise("<", stream, ">", ""), stream)
         table = table.set_column(COLUMNS.index("stream"), "stream", stream)
-    return table
+    return table, notes
+
+
+def _cast(column, name: str, to: pa.DataType):
+    try:
+        return pc.cast(column, to)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
+        raise TypeError(f"Engine.push_table: column {name} is {column.type}, which cannot be {to} ({exc})") from None
+
+
+def _times(column, name: str, notes: dict) -> pa.ChunkedArray:
+    """A column of times as epoch milliseconds (int64); a value that is
+    none is null, with its reason in `notes`."""
+    kind = column.type
+    if pa.types.is_date(kind):
+        return _cast(_cast(column, name, pa.date64()), name, pa.int64())  # date64 counts milliseconds
+    if pa.types.is_timestamp(kind):
+        per_ms = {"s": None, "ms": 1, "us": 1_000, "ns": 1_000_000}[kind.unit]
+        raw = _cast(column, name, pa.int64())
+        if per_ms is None:  # seconds, times 1000 as doubles: past int64's milliseconds, a reject, not an overflow
+            return _unfit(pc.multiply(pc.cast(raw, pa.float64()), 1000.0), name, notes)
+        whole = pc.divide(raw, per_ms)  # toward zero: before 1970, a partial millisecond goes one back
+        return pc.subtract(whole, pc.cast(pc.and_(pc.less(raw, 0), pc.not_equal(pc.multiply(whole, per_ms), raw)),
+                                          pa.int64()))
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+        return _unfit(column, name, notes)
+    if pa.types.is_null(kind):
+        return pc.cast(column, pa.int64())
+    raise TypeError(f"Engine.push_table: column {name} is {kind}, not times (epoch milliseconds: integers, "
+                    f"or timestamps)")
+
+
+def _unfit(column, name: str, notes: dict) -> pa.ChunkedArray:
+    """Numbers as int64, those that are no integer of 64 bits null (noted)."""
+    if pa.types.is_floating(column.type):
+        fit = pc.and_(pc.and_(pc.is_finite(column), pc.equal(pc.floor(column), column)),
+                      pc.and_(pc.greater_equal(column, -2.0**63), pc.less(column, 2.0**63)))
+    elif column.type == pa.uint64():
+        fit = pc.less_equal(column, pa.scalar(2**63 - 1, pa.uint64()))
+    else:
+        return pc.cast(column, pa.int64())
+    fit = pc.fill_null(fit, True)
+    if pc.all(fit).as_py():
+        return pc.cast(column, pa.int64())
+    for i in np.nonzero(~np.asarray(fit.to_numpy(zero_copy_only=False), dtype=bool))[0]:
+        notes.setdefault(int(i), f"{name} is {column[int(i)].as_py()!r}, not epoch milliseconds, an integer of 64 bits")
+    return pc.cast(pc.if_else(fit, column, pa.scalar(None, column.type)), pa.int64(), safe=False)
+
+
+def _texts(column, name: str, notes: dict) -> pa.ChunkedArray:
+    """A column of text (string, large_string, dictionary, UTF-8 bytes...)
+    as string; bytes that are not UTF-8 null (noted)."""
+    try:
+        return pc.cast(column, pa.string())
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        if not pa.types.is_binary(column.type) and not pa.types.is_large_binary(column.type):
+            raise TypeError(f"Engine.push_table: column {name} is {column.type}, not text") from None
+    values = []
+    for i, raw in enumerate(column.to_pylist()):
+        try:
+            values.append(None if raw is None else raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            values.append(None)
+            notes.setdefault(i, f"column {name} is not UTF-8 text")
+    return pa.chunked_array([pa.array(values, pa.string())])
 
 
 # Bytes of answer lines parsed by one call of Arrow's CSV reader, whose block

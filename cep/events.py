@@ -86,11 +86,11 @@ class Reject:
         # were, so that a reject can be written anywhere (a file, Arrow)
         for name in ("source", "reason", "text"):
             value = getattr(self, name)
-            if isinstance(value, str) and _SURROGATE.search(value):
-                object.__setattr__(self, name, _SURROGATE.sub("\ufffd", value))
+            if isinstance(value, str) and SURROGATE.search(value):
+                object.__setattr__(self, name, SURROGATE.sub("\ufffd", value))
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
+SURROGATE = re.compile("[\ud800-\udfff]")  # a lone one: Python text that is no Unicode text
 
 
 def events_table(events) -> pa.Table:

@@ -177,12 +177,22 @@ cep_fast_band(V, B) :-
 %   the rule set's module: Store(BandKey, Generation, Values, Start, End),
 %   BandKey a hash of the key and the band (cep_band_key/3), and
 %   Bands(Key, Band) for the bands a key has goals in. Both give the same
-%   goals in the same order.
+%   goals in the same order (but for an unbound Key's probe: the keys in
+%   another order).
+%
+%   Key is unbound where a join variable is (clauses.py, key_goal): its goal
+%   meets the probes of every key, and such a probe visits every key's
+%   goals, each once, leaving Key unbound (the C library's KEY_ANY). The
+%   facts keep such goals under the key unbound(key), no IRI nor hash.
 cep_band_add(M, Store, Bands, H, G, V, Ts, Te) :-
     foreign_loaded,
     !,
     c_band_add(M, Store, Bands, H, G, V, Ts, Te).
-cep_band_add(M, Store, Bands, H, G, V, Ts, Te) :-
+cep_band_add(M, Store, Bands, H0, G, V, Ts, Te) :-
+    (   var(H0)
+    ->  any_key(H)
+    ;   H = H0
+    ),
     band_value(V, X),
     cep_values:cep_band(X, B),      % loaded by cep_runtime, beside
     Band =.. [Bands, H, B],
@@ -202,12 +212,18 @@ cep_band_goal(M, Store, _, H, Op, P, Before, Since, V, Ts, Te) :-
     foreign_loaded,
     !,
     c_band_goal(M, Store, H, Op, P, Before, Since, V, Ts, Te).
-cep_band_goal(M, Store, Bands, H, Op, P, Before, Since, V, Ts, Te) :-
+cep_band_goal(M, Store, Bands, H0, Op, P, Before, Since, V, Ts, Te) :-
     nonvar(P),
     band_direction(Op, Direction),
     cep_values:cep_band(P, PB),
     Band =.. [Bands, H, B],
-    M:Band,
+    (   var(H0)
+    ->  M:Band                                  % every key's bands, the unbound key's too
+    ;   (   H = H0
+        ;   any_key(H)
+        ),
+        M:Band
+    ),
     cep_band_admits(Direction, B, PB),
     cep_band_key(H, B, HB),
     Goal =.. [Store, HB, _, V0, Ts0, Te0],
@@ -236,6 +252,8 @@ band_direction(<=, above).
 band_direction(>, below).
 band_direction(>=, below).
 
+any_key(unbound(key)).
+
 cep_band_drop(M, Store, Max) :-
     foreign_loaded,
     c_band_expire(M, Store, Max).
@@ -257,9 +275,13 @@ cep_band_goals(M, Goals) :-
     ->  c_band_goals(M, Goals)
     ;   findall(band_goals(Store, Bands, H, B, Gs),
                 ( cep_band_store(M, Store, Bands),
-                  Band =.. [Bands, H, B],
+                  Band =.. [Bands, K, B],
                   M:Band,
-                  cep_band_key(H, B, HB),
+                  (   any_key(K)                    % unbound, as the library gives it
+                  ->  true
+                  ;   H = K
+                  ),
+                  cep_band_key(K, B, HB),
                   Goal =.. [Store, HB, G, V, Ts, Te],
                   findall(g(G, V, Ts, Te), M:Goal, Gs)
                 ),

@@ -55,7 +55,7 @@ from cep.events import EVENTS, Reject
 from cep.io import event_time
 from cep.io.lines import line_chunks
 from cep.io.tables import term_column
-from cep.io.trig import file_tag
+from cep.io.trig import BLANK_NODE, file_tag, label_text
 
 _IRI = r'<[^<>"\x00-\x20]*>'
 _BNODE = r'_:[^\s<>".]+(?:\.+[^\s<>".]+)*'
@@ -141,12 +141,12 @@ def _parse(chunk, name, rejects, fmt, tag) -> pa.Table:
             reasons.setdefault(int(i), reason)
 
     labels = {"s": "the subject", "p": "the predicate", "o": "the object"}
-    cols = {c: _scoped(term_column(pc.struct_field(found, c), c, note, labels[c]), tag) for c in "spo"}
+    cols = {c: term_column(_scoped(pc.struct_field(found, c), tag), c, note, labels[c]) for c in "spo"}
     if fmt == "nq":
         graph = pc.struct_field(found, "g")
         named = pc.not_equal(graph, "")
-        checked = term_column(pc.if_else(named, graph, "<urn:x>"), "s", note, "the graph name")
-        cols["g"] = pc.if_else(named, _scoped(checked, tag), "")
+        checked = term_column(pc.if_else(named, _scoped(graph, tag), "<urn:x>"), "s", note, "the graph name")
+        cols["g"] = pc.if_else(named, checked, "")
     else:
         cols["g"] = pa.nulls(len(found), pa.string())
     cols["source"] = pc.binary_join_element_wise(f"{name}:", pc.cast(where, pa.string()), "")
@@ -163,8 +163,22 @@ def _parse(chunk, name, rejects, fmt, tag) -> pa.Table:
 
 
 def _scoped(column, tag):
-    """Blank node labels made the file's own (as cep.io.trig does)."""
-    return pc.replace_substring_regex(column, "^_:", f"_:n{tag}_")
+    """Blank node labels made the file's own (as cep.io.trig does), before
+    the check of terms: a label of the characters the engine's labels
+    take (ASCII letters, digits, "_", "-", ".") is kept after the file's
+    tag; another that the grammar allows (_:café) is written in those
+    characters as cep.io.trig writes it, after a "-" no label can start
+    with (so it never meets one of the former); the rest stays as it is,
+    for the check to refuse."""
+    other = pc.and_(pc.starts_with(column, "_:"), pc.invert(pc.match_substring_regex(column, _ENGINE_LABEL)))
+    column = pc.replace_substring_regex(column, _ENGINE_LABEL, f"_:n{tag}_\\1")
+    if not pc.any(other).as_py():
+        return column
+    return pa.array([f"_:n{tag}_-{label_text(t[2:])}" if o and BLANK_NODE.fullmatch(t) else t
+                     for t, o in zip(column.to_pylist(), other.to_pylist())], pa.string())
+
+
+_ENGINE_LABEL = r"^_:([A-Za-z0-9_][A-Za-z0-9_.\-]*)$"  # cep.terms's blank node
 
 
 _TOKEN = re.compile(r"\s*(?:(" + _IRI + ")|(" + _BNODE + ")|(" + _LITERAL + "))")

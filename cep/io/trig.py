@@ -513,7 +513,10 @@ _LABELLED = f"cep-bnode-{secrets.token_hex(8)}:"
 # (a datatype too: _nt refuses it), not within a prefixed name (ex:a_:b)
 _PN_BASE = ("A-Za-z\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u02ff\u0370-\u037d\u037f-\u1fff\u200c\u200d"
             "\u2070-\u218f\u2c00-\u2fef\u3001-\ud7ff\uf900-\ufdcf\ufdf0-\ufffd\U00010000-\U000effff")
-_LABEL = re.compile(rf"(?<![^\s,;()\[\]{{}}^])_:[{_PN_BASE}_0-9][{_PN_BASE}_0-9.\-\u00b7\u0300-\u036f\u203f\u2040]*+")
+_LABEL_FIRST, _LABEL_REST = f"[{_PN_BASE}_0-9]", f"[{_PN_BASE}_0-9.\\-\u00b7\u0300-\u036f\u203f\u2040]"
+_LABEL = re.compile(rf"(?<![^\s,;()\[\]{{}}^])_:{_LABEL_FIRST}{_LABEL_REST}*+")
+# the same grammar, of a whole term (N-Triples and N-Quads share it: cep.io.nquads)
+BLANK_NODE = re.compile(rf"_:{_LABEL_FIRST}{_LABEL_REST}*(?<!\.)")
 _AFTER_LABEL = frozenset(" \t\r\n,;()[]{}.#<\"'")
 _DIRECTIVE_WORDS = frozenset(("@prefix", "prefix", "@base", "base"))
 
@@ -542,13 +545,14 @@ def _labels_as_iris(text: str) -> str:
                 if not found or end < len(text) and text[end] not in _AFTER_LABEL:
                     at += 2
                     continue
-                out += [text[done:at], "<", _LABELLED, _label_text(label[2:]), ">"]
+                out += [text[done:at], "<", _LABELLED, label_text(label[2:]), ">"]
                 done = at = end
         before = (before[1], m.group())
     return "".join(out) + text[done:]
 
 
-def _label_text(label: str) -> str:
+def label_text(label: str) -> str:
+    """A label in the characters a label of the engine takes (above)."""
     return "".join(c if c.isascii() and (c.isalnum() or c in "-.") else "__" if c == "_" else f"_u{ord(c):x}_"
                    for c in label)
 

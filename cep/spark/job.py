@@ -92,6 +92,7 @@ def _await(query, progress, check=None) -> None:
     from cep.spark import jvm_stderr
 
     asked = []
+    jvm_stderr.running()
 
     def note(signum, frame):
         if asked:  # the second: do not wait for the query to stop

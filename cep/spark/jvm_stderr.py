@@ -10,8 +10,10 @@ was the command's: a traceback under `cep: interrupted`, though nothing
 went wrong. The command starts the JVM with its standard error piped
 through this process (PySpark's launch_gateway(popen_kwargs=...), before
 the session is built); once the run is interrupted, such a traceback is
-dropped. Every other line, and a traceback of anything else, is written
-as it came.
+dropped, until a query starts again in the same process (a program that
+embeds the engine and runs another query): its tracebacks are its own.
+Every other line, and a traceback of anything else, is written as it
+came.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ DAEMON_FRAME = re.compile(rb'  File ".*pyspark/daemon\.py", line \d+, in \w+\n')
 def interrupted() -> None:
     """The run was interrupted: its workers' cut-off tracebacks are noise."""
     _interrupted.set()
+
+
+def running() -> None:
+    """A query starts (cep.spark.job._await): a traceback is news again,
+    whatever an earlier query's interrupt said."""
+    _interrupted.clear()
 
 
 def launch(options: dict) -> None:

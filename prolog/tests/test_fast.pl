@@ -298,5 +298,25 @@ test(goals_survive_a_dump) :-
     band_goals(M, 42, <, "a", [v("x")-20]),
     cep_band_goals(M, Again),
     assertion(Again =@= Goals).
+test(an_unbound_key_meets_every_key) :-                     % an unbound join variable
+    band_module(M),
+    forall(member(K-V, [a-v(1), b-v(2), _-v(3), a-v(4)]),
+           cep_band_add(M, g, g_bands, K, 0, V, 5, 5)),
+    band_goals(M, a, <, 0, A),
+    assertion(A == [v(1)-5, v(4)-5, v(3)-5]),               % the key's goals, then the unbound key's
+    band_goals(M, z, <, 0, Z),
+    assertion(Z == [v(3)-5]),
+    findall(K-V, cep_band_goal(M, g, g_bands, K, <, 0, _, _, V, _, _), Every),
+    pairs_keys_values(Every, Keys, Values),
+    assertion(maplist(var, Keys)),                          % not bound to a stored key
+    msort(Values, Sorted),
+    assertion(Sorted == [v(1), v(2), v(3), v(4)]),          % each goal once
+    cep_band_goals(M, Goals),
+    findall(H, ( member(band_goals(_, _, H, _, _), Goals), var(H) ), [_]),
+    band_module(M),
+    forall(( member(band_goals(S, Bs, H, _, Gs), Goals), member(g(G, V, Ts, Te), Gs) ),
+           cep_band_add(M, S, Bs, H, G, V, Ts, Te)),
+    band_goals(M, z, <, 0, Restored),
+    assertion(Restored == [v(3)-5]).
 
 :- end_tests(cep_band_store).

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 # A parent that has touched 600 MB runs a child that reports its own peak
@@ -27,6 +29,33 @@ def test_the_peak_is_the_measuring_process_own():
     assert proc.returncode == 0, proc.stderr
     peak = float(proc.stdout.split()[-1])
     assert 0 < peak < 400, f"the child's peak, {peak} MB, is its parent's"
+
+
+# The same parent runs one measurement of a bench script that runs each
+# in a process of its own (--one), which prints its figures as JSON.
+PARENT_OF_ONE = r"""
+import json, subprocess, sys
+held = bytearray(800 * 2**20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+out = subprocess.run([sys.executable, *sys.argv[1:]], capture_output=True, text=True, check=True).stdout
+print(json.loads(out.strip().splitlines()[-1])["peak_rss_mb"])
+"""
+
+
+@pytest.mark.parametrize("script, args", [
+    ("bench/run.py", ["--one", "w1", "2000", "cold", "--warmup", "100", "--batch-size", "1000"]),
+    ("bench/delivery.py", ["--one", "1", "--locations", "3"]),
+], ids=["run", "delivery"])
+def test_the_bench_scripts_peaks_are_their_measuring_process_own(tmp_path, script, args):
+    """bench/run.py and bench/delivery.py read the peak as memory.py does
+    (memory.status_mb): an engine of about 200 MB run by a parent of
+    800 MB reported 800 MB with ru_maxrss."""
+    proc = subprocess.run([sys.executable, "-c", PARENT_OF_ONE, script, *args, "--out", str(tmp_path)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    peak = float(proc.stdout.split()[-1])
+    assert 0 < peak < 600, f"the measuring process's peak, {peak} MB, is its parent's"
 
 
 def test_each_size_reports_the_memory_in_use_beside_the_resident(tmp_path):

@@ -619,6 +619,46 @@ def test_an_engine_continues_from_the_state_of_another():
     assert len(whole) > 20 and reference.multiset(got) == reference.multiset(whole)
 
 
+# A state restored in a process of its own: SWI-Prolog reads serialized
+# terms unchecked, and bytes that are none abort the whole process
+RESTORE = r"""
+import sys
+from cep.algebra import ops
+from cep.engine import Engine
+from cep.errors import EngineError
+from cep.events import Event
+
+EX = "http://example.org/"
+k, x, y = ops.Var("k"), ops.Var("x"), ops.Var("y")
+def query(p, q):
+    return ops.Query("q", "select", ops.SeqJoin(ops.BGP((ops.Triple(k, f"<{EX}{p}>", x),)),
+                                                ops.BGP((ops.Triple(k, f"<{EX}{q}>", y),))))
+first = Engine([query("a", "b")])
+first.push([Event(f"<{EX}k>", f"<{EX}a>", '"1"', 1, 1)])
+first.flush_table(final=False)
+state = first.state()
+header, _, goals = state.partition(b"\n")
+for name, bad, rules in [("damaged", header + b"\n" + goals[:len(goals) // 2] + b"xyz", ("a", "b")),
+                         ("not a state", b'{"last": 1}\nxyz', ("a", "b")), ("garbage", b"xyz", ("a", "b")),
+                         ("other rules", state, ("c", "d"))]:
+    try:
+        Engine([query(*rules)]).restore(bad)
+        print(name, "restored")
+    except EngineError as exc:
+        print(name, "refused:", exc)
+"""
+
+
+def test_a_state_of_other_rules_or_damaged_is_refused_not_a_crash():
+    proc = subprocess.run([sys.executable, "-c", RESTORE], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == [
+        "damaged refused: Engine.restore: the state is damaged (its checksum differs)",
+        "not a state refused: Engine.restore: not a state of an engine (Engine.state()) of this version",
+        "garbage refused: Engine.restore: not a state of an engine (Engine.state()) of this version",
+        "other rules refused: Engine.restore: a state of an engine of other rules"]
+
+
 def test_advancing_event_time_prunes_goals_past_their_window():
     """Engine.advance (a watermark with no event): goals are dropped once
     their window has passed, and answers are those of the stream as if
@@ -699,3 +739,111 @@ def test_a_malformed_row_of_a_pushed_table_is_set_aside_and_named_by_its_source(
     got = first.to_list() + engine.push_table(table).to_list() + engine.flush()
     assert rows(got) == [(10, 20, {"k": "k1", "x": 1, "y": 2}), (25, 40, {"k": "k2", "x": 3, "y": 4})]
     assert [(r.source, r.text) for r in engine.rejects] == [("in.nt:7", f"{iri('k2')} {iri('a')} <bad iri> 25 25")]
+
+
+def test_rejects_of_push_and_of_push_table_read_alike():
+    """push sets aside an event whose times are not integers, push_table a
+    row its check refuses: both name the row and show s p o start end."""
+    engine = Engine([select(bgp((k, "a", x)))])
+    engine.push([ev("k1", "a", 1, 10), Event(iri("k2"), iri("a"), num(2), "20", 20)])
+    engine.push_table(events_table([Event(iri("k3"), iri("a"), num(3), 30, 25)]))
+    assert [(r.source, r.text) for r in engine.rejects] == [
+        ("row 1 of the pushed events", f"{iri('k2')} {iri('a')} {num(2)} '20' 20"),
+        ("row 0 of the pushed events", f"{iri('k3')} {iri('a')} {num(3)} 30 25")]
+
+
+def test_a_checked_table_with_a_row_without_a_time_is_an_error():
+    """push_table(checked=True) takes rows that were checked: one without
+    an end time breaks that, and is a clear error, not a row dropped in
+    silence; the instant held back before it is kept."""
+    engine = Engine([select(ops.SeqJoin(bgp((k, "a", x)), bgp((k, "b", y))))])
+    engine.push([ev("k1", "a", 1, 10)])
+    table = events_table([ev("k1", "b", 2, 20), ev("k1", "b", 3, 30)])
+    no_end = table.set_column(4, "end", pa.array([20, None], pa.int64()))
+    with pytest.raises(ValueError, match=r"row 1 has no start or end time"):
+        engine.push_table(no_end, checked=True)
+    got = engine.push_table(table, checked=True).to_list() + engine.flush()
+    assert rows(got) == [(10, 20, {"k": "k1", "x": 1, "y": 2}), (10, 30, {"k": "k1", "x": 1, "y": 3})]
+
+
+def pushed(columns: dict):
+    """The rows of a table of these columns pushed into an engine of
+    `?k :a ?x`: (its rows, its rejects' reasons)."""
+    engine = Engine([select(bgp((k, "a", x)))])
+    got = engine.push_table(pa.table(columns)).to_list() + engine.flush()
+    return rows(got), [(r.source, r.reason) for r in engine.rejects]
+
+
+T = 1_767_225_600_000  # 2026-01-01T00:00:00Z
+KS, AS, XS = [iri("k1"), iri("k2")], [iri("a")] * 2, [num(1), num(2)]
+WANT = [(T, T, {"k": "k1", "x": 1}), (T + 1, T + 1, {"k": "k2", "x": 2})]
+
+
+@pytest.mark.parametrize("columns", [
+    {"s": pa.array(KS).dictionary_encode(), "p": pa.array(AS, pa.large_string()), "o": pa.array(XS, pa.string_view()),
+     "start": pa.array([T, T + 1], pa.int64())},
+    {"s": pa.array([t.encode() for t in KS], pa.binary()), "p": AS, "o": XS, "start": pa.array([T, T + 1], pa.uint64())},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T, T + 1], pa.float64())},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T * 1000, T * 1000 + 1999], pa.timestamp("us", tz="UTC"))},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T * 10**6, T * 10**6 + 10**6], pa.timestamp("ns"))},
+    {"s": KS, "p": AS, "o": XS, "start": pa.array([T, T + 1], pa.timestamp("ms", tz="+05:00"))},
+], ids=["dictionary-large-view", "binary-uint64", "float", "timestamp-us", "timestamp-ns", "timestamp-ms-zone"])
+def test_a_pushed_table_of_other_arrow_types_gives_its_values(columns):
+    """Text as dictionary, large, view or UTF-8 bytes; times as any
+    integer, floats of integer value, or timestamps (the instant, in epoch
+    milliseconds, floored: a timestamp column's raw numbers are in its
+    unit, and seconds were taken for milliseconds, nanoseconds refused)."""
+    assert pushed(columns) == (WANT, [])
+
+
+def test_a_pushed_timestamp_in_seconds_or_a_date_is_its_instant():
+    got, rejects = pushed({"s": KS, "p": AS, "o": XS,
+                           "start": pa.array([T // 1000, T // 1000 + 86_400], pa.timestamp("s"))})
+    assert [r[0] for r in got] == [T, T + 86_400_000] and rejects == []
+    got, _ = pushed({"s": KS[:1], "p": AS[:1], "o": XS[:1], "start": pa.array([20454], pa.date32())})  # 2026-01-01
+    assert [r[0] for r in got] == [T]
+
+
+def test_a_pushed_value_no_event_can_have_is_a_reject_naming_it():
+    got, rejects = pushed({"s": pa.array([KS[0].encode(), b"<http://example.org/\xff>", KS[1].encode()]),
+                           "p": [iri("a")] * 3, "o": [num(1), num(5), num(2)],
+                           "start": pa.array([T, T, T + 1.5]), "end": pa.array([T, T, T + 1.5])})
+    assert got == WANT[:1]
+    assert rejects == [("row 1 of the pushed events", "column s is not UTF-8 text"),
+                       ("row 2 of the pushed events",
+                        f"start is {T + 1.5!r}, not epoch milliseconds, an integer of 64 bits")]
+    got, rejects = pushed({"s": KS, "p": AS, "o": XS, "start": pa.array([T, 2**64 - 1], pa.uint64())})
+    assert got == WANT[:1] and [r for _, r in rejects] == [
+        f"start is {2**64 - 1}, not epoch milliseconds, an integer of 64 bits"]
+
+
+@pytest.mark.parametrize("columns, error", [
+    ({"s": pa.array([[t] for t in KS]), "p": AS, "o": XS, "start": [T, T]}, "column s is list<item: string>, not text"),
+    ({"s": KS, "p": AS, "o": pa.array([{"v": 1}, {"v": 2}]), "start": [T, T]}, "column o is struct<v: int64>"),
+    ({"s": KS, "p": AS, "o": XS, "start": ["1", "2"]}, "column start is string, not times"),
+    ({"s": KS, "p": AS, "start": [T, T]}, "the table has no column o"),
+], ids=["list", "struct", "text-times", "no-object"])
+def test_a_pushed_table_whose_columns_cannot_hold_events_is_a_clear_error(columns, error):
+    with pytest.raises((TypeError, ValueError), match=error.replace("[", r"\[")):
+        pushed(columns)
+
+
+def test_a_pushed_table_of_no_rows_of_any_type_gives_nothing():
+    assert pushed({name: pa.array([]) for name in ("s", "p", "o", "start", "end")}) == ([], [])
+
+
+@pytest.mark.parametrize("bad, why", [
+    (Event(iri("k2"), iri("a"), 7, T + 1, T + 1), "its o is int, not text"),
+    (Event(iri("k2").encode(), iri("a"), num(2), T + 1, T + 1), "its s is bytes, not text"),
+    (Event(iri("k2"), iri("a"), ["x"], T + 1, T + 1), "its o is list, not text"),
+    (Event(iri("k2"), iri("a"), num(2), T + 1, T + 1, source=9), "its source is int, not text"),
+    (Event(iri("k2"), iri("a"), num(2), T + 1, T + 1, stream=3), "its stream is int, not text"),
+    (Event(iri("k2"), iri("a"), '"\ud800"', T + 1, T + 1), "its o is not Unicode text: it holds a lone surrogate"),
+], ids=["int", "bytes", "list", "source", "stream", "surrogate"])
+def test_a_pushed_event_whose_fields_are_no_text_is_a_reject_not_a_traceback(bad, why):
+    """Event's fields are typed text; push is given anything Python holds:
+    what no events table can hold is set aside, the rest goes on."""
+    engine = Engine([select(bgp((k, "a", x)))])
+    got = engine.push([ev("k1", "a", 1, T), bad]) + engine.flush()
+    assert rows(got) == WANT[:1]
+    assert [(r.source, r.reason) for r in engine.rejects] == [("row 1 of the pushed events", why)]

@@ -337,6 +337,26 @@ def test_blank_nodes_are_the_files_own(tmp_path):
     assert events_of(cep_io.read_nquads(one, []))[0].s == a[0].s  # the same file: the same labels
 
 
+def test_blank_node_labels_beyond_ascii_read_as_in_trig(tmp_path):
+    """N-Triples and N-Quads give a blank node label the characters TriG
+    does (PN_CHARS: _:café, _:a·b), not only ASCII ones: the same events
+    from each format, the labels kept apart from every ASCII label (_:e,
+    and _:_ue9_, how the engine writes é)."""
+    labels = ["_:é", "_:e", "_:_ue9_", "_:a\u00b7b", "_:ü.1"]
+    nq = "".join(f'{label} {ex("p")} "{i}" _:gé .\n' for i, label in enumerate(labels)) + gen("_:gé", T0) + "\n"
+    nt = "".join(f'{label} {ex("p")} "{i}" .\n{gen(label, T0)}\n' for i, label in enumerate(labels))
+    trig = ("_:gé { " + " ".join(f'{label} {ex("p")} "{i}" .' for i, label in enumerate(labels)) + " }\n"
+            + gen("_:gé", T0) + "\n")
+    for fmt, text in (("nq", nq), ("nt", nt), ("trig", trig)):
+        rejects = []
+        read = {"nq": cep_io.read_nquads, "nt": cep_io.read_ntriples, "trig": cep_io.read_trig}[fmt]
+        got = events_of(read(write(tmp_path / f"u.{fmt}", text), rejects))
+        assert rejects == [], (fmt, rejects)
+        subjects = {e.o: e.s for e in got}
+        assert sorted(subjects) == [f'"{i}"' for i in range(len(labels))], fmt
+        assert len(set(subjects.values())) == len(labels) and all(s.startswith("_:") for s in subjects.values())
+
+
 def test_nquads_terms_get_the_canonical_form_of_every_reader(tmp_path):
     path = write(tmp_path / "s.nq",
                  f'<{EX}caf\\u00E9> {ex("p")} "x\\u00e9"@EN {ex("g")} .\n{gen(ex("g"), T0)}\n')

@@ -28,12 +28,18 @@ def passed_on(lines, interrupted):
     jvm_stderr._interrupted.clear()
     if interrupted:
         jvm_stderr.interrupted()
+    try:
+        return written(lines)
+    finally:
+        jvm_stderr._interrupted.clear()
+
+
+def written(lines):
     read, write = os.pipe()
     try:
         jvm_stderr.pass_on(io.BytesIO("".join(lines).encode()), write)
     finally:
         os.close(write)
-        jvm_stderr._interrupted.clear()
     with os.fdopen(read, "rb") as out:
         return out.read().decode()
 
@@ -49,3 +55,28 @@ def test_a_cut_off_workers_traceback_is_dropped_after_an_interrupt_only(noise):
                          ids=["another-frame", "chained", "another-error"])
 def test_other_tracebacks_are_passed_on_after_an_interrupt(lines):
     assert passed_on(lines, interrupted=True) == "".join(lines)
+
+
+def test_a_query_started_after_an_interrupt_has_its_tracebacks_passed_on():
+    """A program that embeds the engine runs a second query in the same
+    process (the same JVM, the same reader of its standard error) after
+    Ctrl-C stopped the first: the interrupt was the first query's."""
+    from cep.spark import job
+
+    class Ended:  # a query that has ended, as job._await sees it
+        def awaitTermination(self, timeout):
+            return True
+
+        def exception(self):
+            return None
+
+    class Progress:
+        def wait(self, query):
+            pass
+
+    jvm_stderr.interrupted()
+    try:
+        job._await(Ended(), Progress())
+        assert written(CUT_OFF) == "".join(CUT_OFF)
+    finally:
+        jvm_stderr._interrupted.clear()
