@@ -132,6 +132,20 @@ def start_stream(spark, folder, queries, lateness: str, buckets: int):
     return query, name
 
 
+def micro_batch_answers(spark, folder, queries, chunks, horizon: int):
+    """Each chunk of events a file, so a micro-batch, through detect() (3
+    buckets, 1 minute of lateness; the last chunk moves the watermark past
+    the windows): (its answers ending before `horizon`, those of the
+    in-process engine over the same events)."""
+    write_files(folder / "in", [event_rows(chunk) for chunk in chunks])
+    query, name = start_stream(spark, folder, queries, lateness="1 minute", buckets=3)
+    process_all(query)
+    answers, others = split_rows(spark.table(name).collect())
+    assert not others
+    expected = [a for a in in_process(queries, [e for chunk in chunks for e in chunk]) if a.end < horizon]
+    return [a for a in answers if a.end < horizon], expected
+
+
 def process_all(query, seconds: float = 300):
     """Wait until the query has processed every file there is, then stop
     it. (Not awaitTermination: whether an availableNow query also ends is

@@ -12,9 +12,7 @@ from collections import Counter
 import pytest
 
 from cep.rules import parse_rules
-from tests.spark.support import (
-    event_rows, in_process, process_all, split_rows, start_stream, write_files,
-)
+from tests.spark.support import micro_batch_answers
 from tests.unit.test_solution_modifiers import H, MIN, STREAM, reading
 
 pytestmark = pytest.mark.spark
@@ -30,13 +28,7 @@ def _on_spark_and_in_process(spark, tmp_path, queries, stream):
     moves the watermark past them in a third (3 buckets); and the answers
     of the in-process engine over the same events."""
     closing = [reading("z", 0, 30)]
-    write_files(tmp_path / "in", [event_rows(stream[:2]), event_rows(stream[2:]), event_rows(closing)])
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
-    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
-    return [a for a in answers if a.end < 30 * MIN], expected
+    return micro_batch_answers(spark, tmp_path, queries, [stream[:2], stream[2:], closing], 30 * MIN)
 
 
 def test_an_instant_split_over_micro_batches_is_cut_as_a_whole(spark, tmp_path):

@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from cep.rules import parse_rules
-from tests.spark.support import event_rows, in_process, process_all, split_rows, start_stream, write_files
+from tests.spark.support import micro_batch_answers
 from tests.unit.test_windows import PREFIX, price
 
 pytestmark = pytest.mark.spark
@@ -34,13 +34,8 @@ def test_policies_and_unbounded_windows_over_micro_batches(spark, tmp_path):
     stream = [price("acme", 1, 10), price("bolt", 2, 12), price("acme", 3, 31), price("acme", 4, 47),
               price("bolt", 5, 52), price("acme", 6, 95)]
     closing = [price("zeta", 0, 200)]  # moves the watermark past the windows
-    write_files(tmp_path / "in", [event_rows(stream[:2]), event_rows(stream[2:4]), event_rows(stream[4:]),
-                                  event_rows(closing)])
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
     horizon = 150 * 60_000  # what the watermark has passed; the closing event's own windows are not yet due
-    expected = [a for a in in_process(queries, stream + closing) if a.end < horizon]
+    chunks = [stream[:2], stream[2:4], stream[4:], closing]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, horizon)
     assert {a.query for a in expected} == {"changed", "since"}
-    assert Counter(a for a in answers if a.end < horizon) == Counter(expected)
+    assert Counter(answers) == Counter(expected)

@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from cep.rules import parse_rules
-from tests.spark.support import event_rows, in_process, process_all, split_rows, start_stream, write_files
+from tests.spark.support import micro_batch_answers
 from tests.unit.test_streaming_sparql import MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, TURBINES, count, table
 
 pytestmark = pytest.mark.spark
@@ -22,17 +22,12 @@ def test_group_windows_over_micro_batches(spark, tmp_path):
     stream = [count("t1", "StrCnt", 3, 1), count("t2", "StrCnt", 7, 6), count("t1", "StopCnt", 1, 9),
               count("t1", "StrCnt", 4, 15), count("t2", "StopCnt", 5, 18)]
     closing = [count("z", "other", 0, 40)]  # moves the watermark past the windows
-    write_files(tmp_path / "in", [event_rows(stream[:2]), event_rows(stream[2:4]), event_rows(stream[4:]),
-                                  event_rows(closing)])
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
-    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
+    chunks = [stream[:2], stream[2:4], stream[4:], closing]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
     # as tests/unit/test_streaming_sparql.py reasons it out
     assert table(expected, "x", "y", "z") == [(0, 10, "t1", "3", "1"), (0, 10, "t2", "7", None),
                                               (10, 20, "t1", "4", None)]
-    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+    assert Counter(answers) == Counter(expected)
 
 
 def test_an_optional_inside_a_group_window_over_micro_batches(spark, tmp_path):
@@ -44,16 +39,11 @@ def test_an_optional_inside_a_group_window_over_micro_batches(spark, tmp_path):
     stream = [count("k", "s", 1, 1), count("k", "b", 5, 2), count("z", "c", 0, 3), count("k", "a", 2, 4),
               count("j", "s", 3, 12), count("j", "a", 4, 13), count("j", "b", 6, 14)]
     closing = [count("z", "other", 0, 40)]  # moves the watermark past the windows
-    write_files(tmp_path / "in", [event_rows(stream[:2]), event_rows(stream[2:5]), event_rows(stream[5:]),
-                                  event_rows(closing)])
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
-    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
+    chunks = [stream[:2], stream[2:5], stream[5:], closing]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
     # as tests/unit/test_streaming_sparql.py reasons it out
     assert table(expected, "x", "y", "a", "b") == [(0, 10, "k", "1", "2", None), (10, 20, "j", "3", "4", "6")]
-    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+    assert Counter(answers) == Counter(expected)
 
 
 def test_minus_inside_a_group_window_over_micro_batches(spark, tmp_path):
@@ -63,16 +53,11 @@ def test_minus_inside_a_group_window_over_micro_batches(spark, tmp_path):
     # solution it removes
     queries = parse_rules(PREFIX + MINUS_IN_GROUP, "minus.rq")
     closing = [count("z", "other", 0, 40)]  # moves the watermark past the windows
-    write_files(tmp_path / "in", [event_rows(MINUS_STREAM[:4]), event_rows(MINUS_STREAM[4:6]),
-                                  event_rows(MINUS_STREAM[6:]), event_rows(closing)])
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
-    expected = [a for a in in_process(queries, MINUS_STREAM + closing) if a.end < 30 * MIN]
+    chunks = [MINUS_STREAM[:4], MINUS_STREAM[4:6], MINUS_STREAM[6:], closing]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
     # as tests/unit/test_streaming_sparql.py reasons it out
     assert table(expected, "x", "y", "a") == [(0, 10, "j", "3", "4"), (10, 20, "j", "5", "4")]
-    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+    assert Counter(answers) == Counter(expected)
 
 
 OPERATORS = """
@@ -96,13 +81,8 @@ def test_operators_between_group_windows_over_micro_batches(spark, tmp_path):
     stream = [count("k", "p", 1, 5), count("k", "q", 2, 8), count("j", "p", 3, 12), count("j", "r", 5, 14),
               count("k", "p", 6, 16), count("k", "q", 7, 18)]
     closing = [count("z", "other", 0, 40)]  # moves the watermark past the windows
-    write_files(tmp_path / "in", [event_rows(stream[:2]), event_rows(stream[2:5]), event_rows(stream[5:]),
-                                  event_rows(closing)])
-    query, name = start_stream(spark, tmp_path, queries, lateness="1 minute", buckets=3)
-    process_all(query)
-    answers, others = split_rows(spark.table(name).collect())
-    assert not others
-    expected = [a for a in in_process(queries, stream + closing) if a.end < 30 * MIN]
+    chunks = [stream[:2], stream[2:5], stream[5:], closing]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
     # as tests/golden/rules/window_group_operators.rq reasons it out (in minutes here): the last two
     # events at 10 are k q 2, at 20 k q 7; the 20-minute window at 20 holds j r 5
     of = lambda q: [a for a in expected if a.query == q]
@@ -114,4 +94,4 @@ def test_operators_between_group_windows_over_micro_batches(spark, tmp_path):
                                                  (10, 20, "k", "7", "1970-01-01T00:16:00Z")]
     # {} that OPTIONAL starts from holds no time; the group is evaluated on its own: at 20 it is j r 5
     assert table(of("optional"), "a", "b", "d") == [(0, 10, "k", "1", None), (10, 20, "j", "3", "5")]
-    assert Counter(a for a in answers if a.end < 30 * MIN) == Counter(expected)
+    assert Counter(answers) == Counter(expected)
