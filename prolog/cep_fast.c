@@ -1019,10 +1019,12 @@ typedef struct
 static __thread instant answer_instant;
 static functor_t FUNCTOR_ans4, FUNCTOR_var1;
 
+/* Room for `need` items of `item` bytes in *array, of *size items: the
+   size doubled from `first` as needed */
 static int
-room_for(void **array, size_t *size, size_t need, size_t item)
+room_for(void **array, size_t *size, size_t need, size_t item, size_t first)
 { if ( need > *size )
-  { size_t size2 = *size ? *size : 256;
+  { size_t size2 = *size ? *size : first;
     void *p;
     while ( size2 < need )
       size2 *= 2;
@@ -1106,7 +1108,7 @@ answer_key_of(instant *in, term_t t, answer_key *a)
     return FALSE;
   a->answer = t;
   a->keys = in->key_count;
-  if ( !room_for((void **)&in->keys, &in->key_size, in->key_count + a->arity, sizeof(value_key)) )
+  if ( !room_for((void **)&in->keys, &in->key_size, in->key_count + a->arity, sizeof(value_key), 256) )
     return FALSE;
   for ( size_t i = 0; i < a->arity; i++ )
   { value_key *k = &in->keys[in->key_count + i];
@@ -1212,7 +1214,7 @@ read_columns(term_t columns, size_t *queries)
          !PL_get_arg(2, head, a) || !PL_get_arg(1, a, b) || !PL_get_arg(2, a, c) ||
          !PL_get_arg(1, b, a) || !PL_get_atom(a, &name) ||
          !PL_get_arg(2, b, a) || !PL_get_integer(a, &arity) || arity < 0 ||
-         !room_for((void **)&answer_queries, &answer_query_size, (size_t)q + 1, sizeof(query_columns)) )
+         !room_for((void **)&answer_queries, &answer_query_size, (size_t)q + 1, sizeof(query_columns), 256) )
       return FALSE;
     for ( size_t i = *queries; i <= (size_t)q; i++ )
       answer_queries[i].arity = (size_t)-1;
@@ -1220,7 +1222,7 @@ read_columns(term_t columns, size_t *queries)
       *queries = (size_t)q + 1;
     while ( PL_get_list(c, a, c) )
     { if ( !PL_get_integer(a, &index) || index < 0 || index > arity ||
-           !room_for((void **)&answer_indexes, &answer_index_size, indexes + count + 1, sizeof(int)) )
+           !room_for((void **)&answer_indexes, &answer_index_size, indexes + count + 1, sizeof(int), 256) )
         return FALSE;
       answer_indexes[indexes + count++] = index;
     }
@@ -1274,7 +1276,7 @@ c_answers_text(term_t answers, term_t columns, term_t text)
       answer_key *a;
       if ( !PL_put_term(rest, tail) || !PL_get_list(tail, t, tail) )
         break;
-      if ( !(rc = room_for((void **)&in->answers, &in->size, n + 1, sizeof(answer_key))) ||
+      if ( !(rc = room_for((void **)&in->answers, &in->size, n + 1, sizeof(answer_key), 256)) ||
            !(rc = answer_key_of(in, t, a = &in->answers[n])) )
         break;
       if ( n > 0 && a->te != in->answers[0].te ) /* the next instant's: left for it */
@@ -1287,8 +1289,8 @@ c_answers_text(term_t answers, term_t columns, term_t text)
     if ( rc && n == 0 )                         /* not a list */
       rc = FALSE;
     if ( rc && n > 1 )
-    { rc = ( room_for((void **)&in->order, &in->order_size, n, sizeof(size_t)) &&
-             room_for((void **)&in->spare, &in->spare_size, n, sizeof(size_t)) );
+    { rc = ( room_for((void **)&in->order, &in->order_size, n, sizeof(size_t), 256) &&
+             room_for((void **)&in->spare, &in->spare_size, n, sizeof(size_t), 256) );
       if ( rc )
       { for ( size_t i = 0; i < n; i++ )
           in->order[i] = i;
@@ -1637,19 +1639,6 @@ grow_table(band_store *s)
   return TRUE;
 }
 
-static int
-grow(void **items, size_t *size, size_t count, size_t item)
-{ if ( count < *size )
-    return TRUE;
-  size_t n = *size ? *size * 2 : 4;
-  void *more = realloc(*items, n * item);
-  if ( !more )
-    return FALSE;
-  *items = more;
-  *size = n;
-  return TRUE;
-}
-
 /* Whether a goal of the bucket has the values (a variant) and interval */
 static int
 seen_goal(const band_bucket *b, term_t values, int64_t ts, int64_t te, int *seen)
@@ -1724,7 +1713,7 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
     }
   }
   if ( !b )
-  { if ( !grow((void**)&k->bands, &k->size, k->count, sizeof(band_bucket*)) ||
+  { if ( !room_for((void**)&k->bands, &k->size, k->count + 1, sizeof(band_bucket*), 4) ||
          !(b = calloc(1, sizeof(*b))) )
       return PL_resource_error("memory");
     b->other = other;
@@ -1736,7 +1725,7 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
     return FALSE;
   if ( seen )
     return TRUE;
-  if ( !grow((void**)&b->goals, &b->size, b->count, sizeof(band_goal)) )
+  if ( !room_for((void**)&b->goals, &b->size, b->count + 1, sizeof(band_goal), 4) )
     return PL_resource_error("memory");
   band_goal *goal = &b->goals[b->count];
   if ( !(goal->values = PL_record(values)) )
