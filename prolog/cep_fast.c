@@ -20,9 +20,10 @@
     N-Triples IRIREF must escape, so it can be written between < and > as is.
 
     c_answer_text(+Rows, -Text) writes the answer lines of a batch;
-    c_answers_text(+Answers, +Columns, -Text) writes them from the answers
-    themselves (distinct within an instant, projected), where their
-    queries' fields are values picked.
+    c_answers_text(+Answers, +Columns, :RowsOf, -Text) writes them from
+    the answers themselves (distinct within an instant, projected), where
+    their queries' fields are values picked, and from the rows RowsOf
+    makes for the other instants.
 
     c_band(+Value, -Band) is the band of a number for the range index of
     a goal store (cep_values:cep_band/2, the same double arithmetic),
@@ -932,51 +933,64 @@ writer_close(answer_writer *w, term_t text, int rc)
   return rc;
 }
 
-/* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
-static foreign_t
-c_answer_text(term_t rows, term_t text)
-{ answer_writer w;
-  term_t tail = PL_copy_term_ref(rows);
+/* The lines of Rows, a list of r(Q, Start, End, Fields) */
+static int
+write_rows(answer_writer *w, term_t rows)
+{ term_t tail = PL_copy_term_ref(rows);
   term_t row = PL_new_term_ref();
   term_t arg = PL_new_term_ref();
   term_t fields = PL_new_term_ref();
   term_t field = PL_new_term_ref();
-  int rc = writer_open(&w);
+  int rc = TRUE;
 
   while ( rc && PL_get_list(tail, row, tail) )
   { int64_t v[3];
     for ( int i = 0; rc && i < 3; i++ )
       rc = PL_get_arg(i + 1, row, arg) && PL_get_int64_ex(arg, &v[i]);
-    rc = rc && writer_row(&w, v[0], v[1], v[2]);
+    rc = rc && writer_row(w, v[0], v[1], v[2]);
     if ( rc && !PL_get_arg(4, row, fields) )
       rc = PL_type_error("answer_row", row);
     while ( rc && PL_get_list(fields, field, fields) )
-      rc = writer_field(&w, field);
+      rc = writer_field(w, field);
     if ( rc )
-      rc = out_bytes(&w.o, "\n", 1);
+      rc = out_bytes(&w->o, "\n", 1);
   }
   if ( rc && !PL_get_nil(tail) )
     rc = PL_type_error("list", tail);
+  PL_reset_term_refs(tail);
+  return rc;
+}
+
+/* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
+static foreign_t
+c_answer_text(term_t rows, term_t text)
+{ answer_writer w;
+  int rc = writer_open(&w) && write_rows(&w, rows);
+
   if ( !rc && !PL_exception(0) )
     PL_resource_error("memory");
   return writer_close(&w, text, rc);
 }
 
 /* ------------------------------------------------------------------
-   c_answers_text(+Answers, +Columns, -Text): the answer lines of a
-   batch's answers ans(Q, Values, Start, End), in the order they were
-   found (those of an instant, with the same End, next to each other), as
-   cep_runtime makes them in Prolog (answer_rows/4, then c_answer_text/2),
-   in one pass and with no list of rows: where an instant has more than
-   one answer, they are made distinct and put in the standard order of
-   terms (unbound variables compared as numbervars/3 numbers them:
-   cep_runtime:distinct_terms/2), and each answer is projected by its
-   query's Columns. Columns is a list of Q-(Name/Arity-Indexes): Values
-   is Name/Arity, and Indexes gives the argument of Values of each field
-   (0: unbound). Fails, with nothing written, where the answers are not
-   of that kind: a query not in Columns, a value that is a compound term
-   with a variable inside, a Start or End that is not an integer;
-   cep_runtime then makes the lines in Prolog.
+   c_answers_text(+Answers, +Columns, :RowsOf, -Text): the answer lines
+   of a batch's answers ans(Q, Values, Start, End), in the order they
+   were found (those of an instant, with the same End, next to each
+   other), as cep_runtime makes them in Prolog (answer_rows/4, then
+   c_answer_text/2), in one pass and with no list of rows: where an
+   instant has more than one answer, they are made distinct and put in
+   the standard order of terms (unbound variables compared as
+   numbervars/3 numbers them: cep_runtime:distinct_terms/2), and each
+   answer is projected by its query's Columns. Columns is a list of
+   Q-(Name/Arity-Indexes): Values is Name/Arity, and Indexes gives the
+   argument of Values of each field (0: unbound). An instant with an
+   answer not of that kind (a query not in Columns, a value that is a
+   compound term with a variable inside, a Start that is not an integer)
+   has its rows made by call(RowsOf, InstantAnswers, Rows), the rows
+   r(Q, Start, End, Fields) of c_answer_text/2, and the other instants
+   are still written here: a rule set that mixes such queries with plain
+   ones does no instant twice. Fails, with nothing written, where an
+   answer is not ans/4 with an integer End.
 
    The order is the standard order's, computed from a key of each answer
    taken once: its Q, Start and End, and for each value its kind and an
@@ -1094,7 +1108,7 @@ compare_answers(instant *in, const answer_key *a, const answer_key *b)
 }
 
 /* The key of the answer in the term reference t: FALSE where it is not
-   of the kind c_answers_text/3 takes */
+   of the kind c_answers_text/4 takes */
 static int
 answer_key_of(instant *in, term_t t, answer_key *a)
 { term_t v = in->tmp;
@@ -1232,13 +1246,21 @@ read_columns(term_t columns, size_t *queries)
   return PL_get_nil(tail);
 }
 
-/* The line of an answer, projected by its query's columns */
+/* Whether the answer's Values are of its query's Columns' Name/Arity */
 static int
-write_answer(answer_writer *w, const answer_key *a, size_t queries, term_t values, term_t field)
+answer_fits(const answer_key *a, size_t queries)
 { const query_columns *qc;
 
-  if ( a->q < 0 || (size_t)a->q >= queries || (qc = &answer_queries[a->q])->arity != a->arity ||
-       qc->name != a->name || !PL_get_arg(2, a->answer, values) || !writer_row(w, a->q, a->ts, a->te) )
+  return ( a->q >= 0 && (size_t)a->q < queries && (qc = &answer_queries[a->q])->arity == a->arity &&
+           qc->name == a->name );
+}
+
+/* The line of an answer, projected by its query's columns */
+static int
+write_answer(answer_writer *w, const answer_key *a, term_t values, term_t field)
+{ const query_columns *qc = &answer_queries[a->q];
+
+  if ( !PL_get_arg(2, a->answer, values) || !writer_row(w, a->q, a->ts, a->te) )
     return FALSE;
   for ( size_t i = 0; i < qc->count; i++ )
   { int index = answer_indexes[qc->first + i];
@@ -1249,8 +1271,34 @@ write_answer(answer_writer *w, const answer_key *a, size_t queries, term_t value
   return out_bytes(&w->o, "\n", 1);
 }
 
+/* The lines of an instant's n answers (the term references from first
+   on) that the columns do not take: the rows call(RowsOf, Answers, Rows)
+   makes of them */
+static int
+write_other_instant(answer_writer *w, term_t rows_of, term_t first, size_t n)
+{ static predicate_t call3;
+  term_t args = PL_new_term_refs(3);
+  int rc;
+
+  if ( !call3 )
+    call3 = PL_predicate("call", 3, "system");
+  rc = PL_put_term(args, rows_of) && PL_put_nil(args + 1);
+  for ( size_t i = n; rc && i-- > 0; )
+    rc = PL_cons_list(args + 1, first + i, args + 1);
+  rc = ( rc && PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, call3, args) &&
+         write_rows(w, args + 2) );
+  PL_reset_term_refs(args);
+  return rc;
+}
+
+/* The End of an answer ans(Q, Values, Start, End) */
+static int
+answer_end(term_t t, term_t tmp, int64_t *te)
+{ return PL_is_functor(t, FUNCTOR_ans4) && PL_get_arg(4, t, tmp) && PL_get_int64(tmp, te);
+}
+
 static foreign_t
-c_answers_text(term_t answers, term_t columns, term_t text)
+c_answers_text(term_t answers, term_t columns, term_t rows_of, term_t text)
 { answer_writer w;
   instant *in = &answer_instant;
   term_t tail, values, field, rest;
@@ -1270,38 +1318,49 @@ c_answers_text(term_t answers, term_t columns, term_t text)
   while ( rc && !PL_get_nil(tail) )
   { term_t first = PL_new_term_ref();           /* the instant's answers, each a reference */
     size_t n = 0;
+    int64_t te0 = 0, te;
+    int taken = TRUE;                           /* every answer of the instant so far fits */
     in->key_count = 0;
     for (;;)                                    /* the answers with the first's End */
     { term_t t = n ? PL_new_term_ref() : first;
-      answer_key *a;
       if ( !PL_put_term(rest, tail) || !PL_get_list(tail, t, tail) )
         break;
-      if ( !(rc = room_for((void **)&in->answers, &in->size, n + 1, sizeof(answer_key), 256)) ||
-           !(rc = answer_key_of(in, t, a = &in->answers[n])) )
+      if ( !(rc = answer_end(t, in->tmp, &te)) )
         break;
-      if ( n > 0 && a->te != in->answers[0].te ) /* the next instant's: left for it */
-      { in->key_count = a->keys;
-        rc = PL_put_term(tail, rest);
+      if ( n > 0 && te != te0 )                 /* the next instant's: left for it */
+      { rc = PL_put_term(tail, rest);
         break;
+      }
+      te0 = te;
+      if ( taken )
+      { answer_key *a;
+        if ( !(rc = room_for((void **)&in->answers, &in->size, n + 1, sizeof(answer_key), 256)) )
+          break;
+        a = &in->answers[n];
+        taken = answer_key_of(in, t, a) && answer_fits(a, queries);
       }
       n++;
     }
     if ( rc && n == 0 )                         /* not a list */
       rc = FALSE;
-    if ( rc && n > 1 )
-    { rc = ( room_for((void **)&in->order, &in->order_size, n, sizeof(size_t), 256) &&
-             room_for((void **)&in->spare, &in->spare_size, n, sizeof(size_t), 256) );
-      if ( rc )
-      { for ( size_t i = 0; i < n; i++ )
-          in->order[i] = i;
-        sort_answers(in, n);
+    if ( rc && !taken )
+      rc = write_other_instant(&w, rows_of, first, n);
+    else if ( rc )
+    { if ( n > 1 )
+      { rc = ( room_for((void **)&in->order, &in->order_size, n, sizeof(size_t), 256) &&
+               room_for((void **)&in->spare, &in->spare_size, n, sizeof(size_t), 256) );
+        if ( rc )
+        { for ( size_t i = 0; i < n; i++ )
+            in->order[i] = i;
+          sort_answers(in, n);
+        }
       }
-    }
-    for ( size_t i = 0; rc && i < n; i++ )
-    { const answer_key *a = &in->answers[n > 1 ? in->order[i] : i];
-      if ( i > 0 && compare_answers(in, &in->answers[in->order[i - 1]], a) == 0 )
-        continue;                               /* a repeat: one solution (paper 4.2) */
-      rc = write_answer(&w, a, queries, values, field);
+      for ( size_t i = 0; rc && i < n; i++ )
+      { const answer_key *a = &in->answers[n > 1 ? in->order[i] : i];
+        if ( i > 0 && compare_answers(in, &in->answers[in->order[i - 1]], a) == 0 )
+          continue;                             /* a repeat: one solution (paper 4.2) */
+        rc = write_answer(&w, a, values, field);
+      }
     }
     PL_reset_term_refs(first);
   }
@@ -2092,7 +2151,7 @@ install_cep_fast(void)
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
   FUNCTOR_ans4 = PL_new_functor(PL_new_atom("ans"), 4);
   FUNCTOR_var1 = PL_new_functor(PL_new_atom("$VAR"), 1);
-  PL_register_foreign("c_answers_text", 3, c_answers_text, 0);
+  PL_register_foreign("c_answers_text", 4, c_answers_text, 0);
   PL_register_foreign("c_band", 2, c_band, 0);
   PL_register_foreign("c_source", 1, c_source, 0);
   FUNCTOR_band_goals5 = PL_new_functor(PL_new_atom("band_goals"), 5);
