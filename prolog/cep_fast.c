@@ -710,6 +710,8 @@ typedef struct
 { term_t  value;         /* the column's last compound field, or a variable */
   size_t  start;         /* where its text is in the buffer */
   size_t  len;
+  int     has_double;    /* it is a decimal dec(Rational) of double dec */
+  double  dec;
 } column_text;
 
 /* The IRIs and decimals met before in the same call, whatever their
@@ -816,7 +818,9 @@ writer_open(answer_writer *w)
   if ( !values || !(w->decimals = PL_new_term_refs(SEEN_DECIMALS)) || !(w->arg = PL_new_term_ref()) )
     return FALSE;
   for ( int i = 0; i < REUSE_COLUMNS; i++ )
-    w->columns[i].value = values + i;
+  { w->columns[i].value = values + i;
+    w->columns[i].has_double = FALSE;
+  }
   return TRUE;
 }
 
@@ -830,16 +834,22 @@ writer_row(answer_writer *w, int64_t q, int64_t ts, int64_t te)
 
 /* Copies f's text where an IRI or a decimal was written before in the
    call (TRUE; -1: no memory), else FALSE with the key to note it by and
-   whether it is a decimal (-1: neither) */
+   whether it is a decimal (-1: neither). dec: where f is known to be
+   dec(Rational), the rational's double (else NULL) */
 static int
-seen_before(answer_writer *w, term_t f, uint64_t *key, int *decimal)
+seen_before(answer_writer *w, term_t f, const double *dec, uint64_t *key, int *decimal)
 { seen_table *t = w->seen;
   outbuf *o = &w->o;
   atom_t a;
   double d;
   seen_text *e;
 
-  if ( PL_get_atom(f, &a) )
+  if ( dec ? (d = *dec, PL_get_arg(1, f, w->arg)) : FALSE )
+  { memcpy(key, &d, sizeof(d));
+    *decimal = TRUE;
+    if ( !t->size || (e = seen_slot(t, *key, w->arg))->call != t->call )
+      return FALSE;
+  } else if ( PL_get_atom(f, &a) )
   { *key = (uint64_t)a;
     *decimal = FALSE;
     if ( !t->size || (e = seen_slot(t, *key, 0))->call != t->call )
@@ -861,9 +871,11 @@ seen_before(answer_writer *w, term_t f, uint64_t *key, int *decimal)
   return TRUE;
 }
 
-/* TAB and the text of the field f */
+/* TAB and the text of the field f; dec: where f is known to be
+   dec(Rational), the rational's double (else NULL), which tells most
+   unequal decimals apart without comparing the rationals */
 static int
-writer_field(answer_writer *w, term_t f)
+writer_field(answer_writer *w, term_t f, const double *dec)
 { outbuf *o = &w->o;
   column_text *c = w->column < REUSE_COLUMNS ? &w->columns[w->column] : NULL;
   size_t start;
@@ -874,14 +886,15 @@ writer_field(answer_writer *w, term_t f)
   if ( !out_bytes(o, "\t", 1) )
     return FALSE;
   start = o->len;
-  if ( c && PL_is_compound(f) && PL_is_compound(c->value) && PL_compare(f, c->value) == 0 )
+  if ( c && (!dec || !c->has_double || c->dec == *dec) &&
+       PL_is_compound(f) && PL_is_compound(c->value) && PL_compare(f, c->value) == 0 )
   { if ( !out_reserve(o, c->len) )
       return FALSE;
     memcpy(o->data + o->len, o->data + c->start, c->len);
     o->len += c->len;
     return TRUE;
   }
-  if ( (rc = seen_before(w, f, &key, &decimal)) )
+  if ( (rc = seen_before(w, f, dec, &key, &decimal)) )
     return rc > 0;
   if ( !out_field(o, f) )
     return FALSE;
@@ -901,6 +914,9 @@ writer_field(answer_writer *w, term_t f)
   if ( c && PL_is_compound(f) )
   { c->start = start;
     c->len = o->len - start;
+    c->has_double = (dec != NULL);
+    if ( dec )
+      c->dec = *dec;
     return PL_put_term(c->value, f);
   }
   return TRUE;
@@ -951,7 +967,7 @@ write_rows(answer_writer *w, term_t rows)
     if ( rc && !PL_get_arg(4, row, fields) )
       rc = PL_type_error("answer_row", row);
     while ( rc && PL_get_list(fields, field, fields) )
-      rc = writer_field(w, field);
+      rc = writer_field(w, field, NULL);
     if ( rc )
       rc = out_bytes(&w->o, "\n", 1);
   }
@@ -1257,15 +1273,17 @@ answer_fits(const answer_key *a, size_t queries)
 
 /* The line of an answer, projected by its query's columns */
 static int
-write_answer(answer_writer *w, const answer_key *a, term_t values, term_t field)
+write_answer(answer_writer *w, const instant *in, const answer_key *a, term_t values, term_t field)
 { const query_columns *qc = &answer_queries[a->q];
 
   if ( !PL_get_arg(2, a->answer, values) || !writer_row(w, a->q, a->ts, a->te) )
     return FALSE;
   for ( size_t i = 0; i < qc->count; i++ )
   { int index = answer_indexes[qc->first + i];
+    const value_key *k = index ? &in->keys[a->keys + index - 1] : NULL;
     if ( !(index == 0 ? writer_unbound(w)
-                      : PL_get_arg(index, values, field) && writer_field(w, field)) )
+                      : PL_get_arg(index, values, field) &&
+                        writer_field(w, field, k->kind == KEY_DEC_RATIONAL ? &k->v.d : NULL)) )
       return FALSE;
   }
   return out_bytes(&w->o, "\n", 1);
@@ -1359,7 +1377,7 @@ c_answers_text(term_t answers, term_t columns, term_t rows_of, term_t text)
       { const answer_key *a = &in->answers[n > 1 ? in->order[i] : i];
         if ( i > 0 && compare_answers(in, &in->answers[in->order[i - 1]], a) == 0 )
           continue;                             /* a repeat: one solution (paper 4.2) */
-        rc = write_answer(&w, a, values, field);
+        rc = write_answer(&w, in, a, values, field);
       }
     }
     PL_reset_term_refs(first);
@@ -1423,17 +1441,20 @@ c_band(term_t value, term_t band)
    ------------------------------------------------------------------ */
 
 /* A value as the band check compares it: NUM_INT an integer of 64 bits,
-   NUM_DEC a decimal whose numerator and denominator fit in 64 bits,
-   NUM_DBL a double; NUM_UNBOUND an unbound value (an error: it passes no
-   check); NUM_OTHER any other value, which cep_values_compare:
-   cep_compare/4 compares. An lv(Lexical, Datatype, Value) is its Value,
-   as value_class/3 takes it. */
-enum { NUM_UNBOUND, NUM_OTHER, NUM_INT, NUM_DEC, NUM_DBL };
+   NUM_DEC a decimal dec(N) of an integer of 64 bits, NUM_RAT a decimal
+   dec(R), R a rational that is not an integer, known by its double
+   float(R) (SWI-Prolog gives a rational's parts only as text, at about
+   0.4 us a value; its double costs a tenth of that), NUM_DBL a double;
+   NUM_UNBOUND an unbound value (an error: it passes no check);
+   NUM_OTHER any other value, which cep_values_compare:cep_compare/4
+   compares. An lv(Lexical, Datatype, Value) is its Value, as
+   value_class/3 takes it. */
+enum { NUM_UNBOUND, NUM_OTHER, NUM_INT, NUM_DEC, NUM_RAT, NUM_DBL };
 
 typedef struct
 { int     kind;
-  int64_t n, d;            /* NUM_INT (d = 1) and NUM_DEC (d > 0) */
-  double  f;               /* NUM_DBL */
+  int64_t n;               /* NUM_INT and NUM_DEC */
+  double  f;               /* NUM_DBL, NUM_RAT */
 } num_t;
 
 typedef struct
@@ -1481,12 +1502,14 @@ get_num(term_t value, num_t *x)
 
   while ( PL_is_functor(v, FUNCTOR_lv3) )
     _PL_get_arg(3, v, v);
-  x->d = 1;
   if ( PL_is_variable(v) )
     x->kind = NUM_UNBOUND;
   else if ( PL_is_functor(v, FUNCTOR_dec1) )
   { _PL_get_arg(1, v, v);
-    x->kind = rational_parts(v, &x->n, &x->d) ? NUM_DEC : NUM_OTHER;
+    if ( PL_is_integer(v) )
+      x->kind = PL_get_int64(v, &x->n) ? NUM_DEC : NUM_OTHER;
+    else
+      x->kind = PL_is_rational(v) && PL_get_float(v, &x->f) ? NUM_RAT : NUM_OTHER;
   } else if ( PL_is_integer(v) )
     x->kind = PL_get_int64(v, &x->n) ? NUM_INT : NUM_OTHER;
   else if ( PL_is_float(v) && PL_get_float(v, &x->f) )
@@ -1509,11 +1532,12 @@ num_band(const num_t *x, term_t value, int *other, int64_t *band)
       return TRUE;
     case NUM_INT:
     case NUM_DEC:
-      if ( EXACT_IN_DOUBLE(x->n) && EXACT_IN_DOUBLE(x->d) )
-      { f = (double)x->n / (double)x->d;
+      if ( EXACT_IN_DOUBLE(x->n) )
+      { f = (double)x->n;
         goto found;
       }
       break;
+    case NUM_RAT:                                /* float(R), as cep_band/2 takes it */
     case NUM_DBL:
       f = x->f;
       goto found;
@@ -1534,14 +1558,40 @@ found:
   return TRUE;
 }
 
+/* The double of an integer or a decimal, where it is exact or float(R) */
+static int
+exact_double(const num_t *x, double *f)
+{ switch ( x->kind )
+  { case NUM_INT:
+    case NUM_DEC:
+      *f = (double)x->n;
+      return EXACT_IN_DOUBLE(x->n);
+    case NUM_RAT:
+      *f = x->f;
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
 /* The order of a and b as SPARQL compares numbers (cep_values_compare:
    comparable/5): -1, 0, 1, or 2 for unordered (a NaN); FALSE where C
    does not decide: a value of NUM_OTHER, an integer not exact in a
    double against a double, a decimal against a double (promoted by
-   to_double/3). */
+   to_double/3), a decimal of NUM_RAT against a number with the same
+   double. Two rationals whose doubles differ are in their doubles'
+   order: rounding to the nearest double never reverses two numbers. */
 static int
 num_order(const num_t *a, const num_t *b, int *order)
-{ if ( a->kind == NUM_DBL || b->kind == NUM_DBL )
+{ if ( a->kind == NUM_RAT || b->kind == NUM_RAT )
+  { double x, y;
+    if ( a->kind == NUM_DBL || b->kind == NUM_DBL ||
+         !exact_double(a, &x) || !exact_double(b, &y) || x == y )
+      return FALSE;
+    *order = x < y ? -1 : 1;
+    return TRUE;
+  }
+  if ( a->kind == NUM_DBL || b->kind == NUM_DBL )
   { double x, y;
     if ( a->kind == NUM_DBL ) x = a->f;
     else if ( a->kind == NUM_INT && EXACT_IN_DOUBLE(a->n) ) x = (double)a->n;
@@ -1554,8 +1604,7 @@ num_order(const num_t *a, const num_t *b, int *order)
   }
   if ( (a->kind != NUM_INT && a->kind != NUM_DEC) || (b->kind != NUM_INT && b->kind != NUM_DEC) )
     return FALSE;
-  __int128 l = (__int128)a->n * b->d, r = (__int128)b->n * a->d;   /* d > 0 */
-  *order = l < r ? -1 : l > r ? 1 : 0;
+  *order = a->n < b->n ? -1 : a->n > b->n ? 1 : 0;
   return TRUE;
 }
 

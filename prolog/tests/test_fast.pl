@@ -245,12 +245,16 @@ test(goals_that_pass_the_check_band_by_band_in_order) :-
 test(the_check_is_sparql_comparison) :-
     % each value stored alone and probed with each value and operator:
     % given back exactly when cep_compare/4 holds (numbers the C library
-    % compares itself, and the others it leaves to cep_compare/4)
+    % compares itself, and the others it leaves to cep_compare/4; decimals
+    % whose doubles are equal: R1 and R2 have the double 1.0, and 1 and
+    % dec(1) are that double)
     Big is 2**70,
     Exact is 2**53 + 1,
     NaN is nan,
+    R1 is 100000000000000001r100000000000000000,
+    R2 is 100000000000000003r100000000000000000,
     Values = [3, -2, 0, dec(7r10), dec(-7r10), dec(3), 0.7, 0.7000000000000001, 3.0, -0.0, NaN,
-              inf, -inf, Big, Exact, dec(1 rdiv Big), lv("03", xsd(integer), 3),
+              inf, -inf, Big, Exact, dec(1 rdiv Big), dec(R1), dec(R2), 1, dec(1), lv("03", xsd(integer), 3),
               l("0.7", xsd(float)), l("abc", xsd(integer)), "s", lang("s", en), 'http://e/x', dt(5), _],
     forall(( member(X, Values), member(P, Values), nonvar(P), member(Op, [<, <=, >, >=]) ),
            ( band_module(M),
