@@ -1468,6 +1468,7 @@ typedef struct
 { int        other;        /* the band `other` (a value with no order) */
   int64_t    band;
   int64_t    max_te;       /* no goal ends later: a goal that does is new */
+  size_t     last_from;    /* the goals from here on, and no other, end at max_te */
   band_goal *goals;
   size_t     count, size;
 } band_bucket;
@@ -1747,13 +1748,16 @@ grow_table(band_store *s)
   return TRUE;
 }
 
-/* Whether a goal of the bucket has the values (a variant) and interval */
+/* Whether a goal of the bucket has the values (a variant) and interval:
+   one that ends at max_te (the common case: goals come as events come,
+   in time) is looked for among the last goals, those that end then, and
+   not in the whole bucket */
 static int
 seen_goal(const band_bucket *b, term_t values, int64_t ts, int64_t te, int *seen)
 { *seen = FALSE;
   if ( b->count == 0 || te > b->max_te )
     return TRUE;
-  for ( size_t i = 0; i < b->count; i++ )
+  for ( size_t i = te == b->max_te ? b->last_from : 0; i < b->count; i++ )
   { const band_goal *g = &b->goals[i];
     if ( g->ts == ts && g->te == te )
     { term_t args = PL_new_term_refs(2);
@@ -1843,7 +1847,9 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
   goal->ts = start;
   goal->te = end;
   if ( b->count == 0 || end > b->max_te )
-    b->max_te = end;
+  { b->max_te = end;
+    b->last_from = b->count;
+  }
   b->count++;
   s->goals++;
   return TRUE;
@@ -2063,14 +2069,17 @@ expire_store(band_store *s, int64_t max, int all)
       size_t kept_bands = 0;
       for ( size_t j = 0; j < k->count; j++ )
       { band_bucket *b = k->bands[j];
-        size_t kept = 0;
+        size_t kept = 0, last_from = 0;
         for ( size_t n = 0; n < b->count; n++ )
-        { if ( all || b->goals[n].gen <= max )
+        { if ( n == b->last_from )
+            last_from = kept;
+          if ( all || b->goals[n].gen <= max )
           { PL_erase(b->goals[n].values);
             s->goals--;
           } else
             b->goals[kept++] = b->goals[n];
         }
+        b->last_from = b->last_from < b->count ? last_from : kept;
         b->count = kept;
         if ( kept )
           k->bands[kept_bands++] = b;
