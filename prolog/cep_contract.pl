@@ -82,6 +82,8 @@ cep_contract('$project', 5, always,
              "'$project'(Query, Values, Start, End, Fields): an answer's row, its fields padded to the rule set's width").
 cep_contract('$static', 2, optional,
              "'$static'(Query, Values): a solution of Query in the background alone, answered once at the first instant (cep_static/3)").
+cep_contract('$answer_columns', 1, always,
+             "'$answer_columns'(Columns): the queries whose rows are their values picked (cep_runtime:answer_columns/2); the runtime adds it when it loads the rule set").
 cep_contract('$distinct', 1, always,
              "'$distinct'(Query): the rows of Query at one instant are a set (SELECT DISTINCT, CONSTRUCT); dynamic when no query is").
 % -- rule chaining (cep_runtime.pl)

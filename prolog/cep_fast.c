@@ -20,9 +20,10 @@
     N-Triples IRIREF must escape, so it can be written between < and > as is.
 
     c_answer_text(+Rows, -Text) writes the answer lines of a batch;
-    c_answers_text(+Answers, +Columns, -Text) writes them from the answers
-    themselves (distinct within an instant, projected), where their
-    queries' fields are values picked.
+    c_answers_text(+Answers, +Columns, :RowsOf, -Text) writes them from
+    the answers themselves (distinct within an instant, projected), where
+    their queries' fields are values picked, and from the rows RowsOf
+    makes for the other instants.
 
     c_band(+Value, -Band) is the band of a number for the range index of
     a goal store (cep_values:cep_band/2, the same double arithmetic),
@@ -709,6 +710,8 @@ typedef struct
 { term_t  value;         /* the column's last compound field, or a variable */
   size_t  start;         /* where its text is in the buffer */
   size_t  len;
+  int     has_double;    /* it is a decimal dec(Rational) of double dec */
+  double  dec;
 } column_text;
 
 /* The IRIs and decimals met before in the same call, whatever their
@@ -815,7 +818,9 @@ writer_open(answer_writer *w)
   if ( !values || !(w->decimals = PL_new_term_refs(SEEN_DECIMALS)) || !(w->arg = PL_new_term_ref()) )
     return FALSE;
   for ( int i = 0; i < REUSE_COLUMNS; i++ )
-    w->columns[i].value = values + i;
+  { w->columns[i].value = values + i;
+    w->columns[i].has_double = FALSE;
+  }
   return TRUE;
 }
 
@@ -829,16 +834,22 @@ writer_row(answer_writer *w, int64_t q, int64_t ts, int64_t te)
 
 /* Copies f's text where an IRI or a decimal was written before in the
    call (TRUE; -1: no memory), else FALSE with the key to note it by and
-   whether it is a decimal (-1: neither) */
+   whether it is a decimal (-1: neither). dec: where f is known to be
+   dec(Rational), the rational's double (else NULL) */
 static int
-seen_before(answer_writer *w, term_t f, uint64_t *key, int *decimal)
+seen_before(answer_writer *w, term_t f, const double *dec, uint64_t *key, int *decimal)
 { seen_table *t = w->seen;
   outbuf *o = &w->o;
   atom_t a;
   double d;
   seen_text *e;
 
-  if ( PL_get_atom(f, &a) )
+  if ( dec ? (d = *dec, PL_get_arg(1, f, w->arg)) : FALSE )
+  { memcpy(key, &d, sizeof(d));
+    *decimal = TRUE;
+    if ( !t->size || (e = seen_slot(t, *key, w->arg))->call != t->call )
+      return FALSE;
+  } else if ( PL_get_atom(f, &a) )
   { *key = (uint64_t)a;
     *decimal = FALSE;
     if ( !t->size || (e = seen_slot(t, *key, 0))->call != t->call )
@@ -860,9 +871,11 @@ seen_before(answer_writer *w, term_t f, uint64_t *key, int *decimal)
   return TRUE;
 }
 
-/* TAB and the text of the field f */
+/* TAB and the text of the field f; dec: where f is known to be
+   dec(Rational), the rational's double (else NULL), which tells most
+   unequal decimals apart without comparing the rationals */
 static int
-writer_field(answer_writer *w, term_t f)
+writer_field(answer_writer *w, term_t f, const double *dec)
 { outbuf *o = &w->o;
   column_text *c = w->column < REUSE_COLUMNS ? &w->columns[w->column] : NULL;
   size_t start;
@@ -873,14 +886,15 @@ writer_field(answer_writer *w, term_t f)
   if ( !out_bytes(o, "\t", 1) )
     return FALSE;
   start = o->len;
-  if ( c && PL_is_compound(f) && PL_is_compound(c->value) && PL_compare(f, c->value) == 0 )
+  if ( c && (!dec || !c->has_double || c->dec == *dec) &&
+       PL_is_compound(f) && PL_is_compound(c->value) && PL_compare(f, c->value) == 0 )
   { if ( !out_reserve(o, c->len) )
       return FALSE;
     memcpy(o->data + o->len, o->data + c->start, c->len);
     o->len += c->len;
     return TRUE;
   }
-  if ( (rc = seen_before(w, f, &key, &decimal)) )
+  if ( (rc = seen_before(w, f, dec, &key, &decimal)) )
     return rc > 0;
   if ( !out_field(o, f) )
     return FALSE;
@@ -900,6 +914,9 @@ writer_field(answer_writer *w, term_t f)
   if ( c && PL_is_compound(f) )
   { c->start = start;
     c->len = o->len - start;
+    c->has_double = (dec != NULL);
+    if ( dec )
+      c->dec = *dec;
     return PL_put_term(c->value, f);
   }
   return TRUE;
@@ -932,51 +949,64 @@ writer_close(answer_writer *w, term_t text, int rc)
   return rc;
 }
 
-/* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
-static foreign_t
-c_answer_text(term_t rows, term_t text)
-{ answer_writer w;
-  term_t tail = PL_copy_term_ref(rows);
+/* The lines of Rows, a list of r(Q, Start, End, Fields) */
+static int
+write_rows(answer_writer *w, term_t rows)
+{ term_t tail = PL_copy_term_ref(rows);
   term_t row = PL_new_term_ref();
   term_t arg = PL_new_term_ref();
   term_t fields = PL_new_term_ref();
   term_t field = PL_new_term_ref();
-  int rc = writer_open(&w);
+  int rc = TRUE;
 
   while ( rc && PL_get_list(tail, row, tail) )
   { int64_t v[3];
     for ( int i = 0; rc && i < 3; i++ )
       rc = PL_get_arg(i + 1, row, arg) && PL_get_int64_ex(arg, &v[i]);
-    rc = rc && writer_row(&w, v[0], v[1], v[2]);
+    rc = rc && writer_row(w, v[0], v[1], v[2]);
     if ( rc && !PL_get_arg(4, row, fields) )
       rc = PL_type_error("answer_row", row);
     while ( rc && PL_get_list(fields, field, fields) )
-      rc = writer_field(&w, field);
+      rc = writer_field(w, field, NULL);
     if ( rc )
-      rc = out_bytes(&w.o, "\n", 1);
+      rc = out_bytes(&w->o, "\n", 1);
   }
   if ( rc && !PL_get_nil(tail) )
     rc = PL_type_error("list", tail);
+  PL_reset_term_refs(tail);
+  return rc;
+}
+
+/* c_answer_text(+Rows, -Text): Rows a list of r(Q, Start, End, Fields) */
+static foreign_t
+c_answer_text(term_t rows, term_t text)
+{ answer_writer w;
+  int rc = writer_open(&w) && write_rows(&w, rows);
+
   if ( !rc && !PL_exception(0) )
     PL_resource_error("memory");
   return writer_close(&w, text, rc);
 }
 
 /* ------------------------------------------------------------------
-   c_answers_text(+Answers, +Columns, -Text): the answer lines of a
-   batch's answers ans(Q, Values, Start, End), in the order they were
-   found (those of an instant, with the same End, next to each other), as
-   cep_runtime makes them in Prolog (answer_rows/4, then c_answer_text/2),
-   in one pass and with no list of rows: where an instant has more than
-   one answer, they are made distinct and put in the standard order of
-   terms (unbound variables compared as numbervars/3 numbers them:
-   cep_runtime:distinct_terms/2), and each answer is projected by its
-   query's Columns. Columns is a list of Q-(Name/Arity-Indexes): Values
-   is Name/Arity, and Indexes gives the argument of Values of each field
-   (0: unbound). Fails, with nothing written, where the answers are not
-   of that kind: a query not in Columns, a value that is a compound term
-   with a variable inside, a Start or End that is not an integer;
-   cep_runtime then makes the lines in Prolog.
+   c_answers_text(+Answers, +Columns, :RowsOf, -Text): the answer lines
+   of a batch's answers ans(Q, Values, Start, End), in the order they
+   were found (those of an instant, with the same End, next to each
+   other), as cep_runtime makes them in Prolog (answer_rows/4, then
+   c_answer_text/2), in one pass and with no list of rows: where an
+   instant has more than one answer, they are made distinct and put in
+   the standard order of terms (unbound variables compared as
+   numbervars/3 numbers them: cep_runtime:distinct_terms/2), and each
+   answer is projected by its query's Columns. Columns is a list of
+   Q-(Name/Arity-Indexes): Values is Name/Arity, and Indexes gives the
+   argument of Values of each field (0: unbound). An instant with an
+   answer not of that kind (a query not in Columns, a value that is a
+   compound term with a variable inside, a Start that is not an integer)
+   has its rows made by call(RowsOf, InstantAnswers, Rows), the rows
+   r(Q, Start, End, Fields) of c_answer_text/2, and the other instants
+   are still written here: a rule set that mixes such queries with plain
+   ones does no instant twice. Fails, with nothing written, where an
+   answer is not ans/4 with an integer End.
 
    The order is the standard order's, computed from a key of each answer
    taken once: its Q, Start and End, and for each value its kind and an
@@ -1094,7 +1124,7 @@ compare_answers(instant *in, const answer_key *a, const answer_key *b)
 }
 
 /* The key of the answer in the term reference t: FALSE where it is not
-   of the kind c_answers_text/3 takes */
+   of the kind c_answers_text/4 takes */
 static int
 answer_key_of(instant *in, term_t t, answer_key *a)
 { term_t v = in->tmp;
@@ -1232,25 +1262,61 @@ read_columns(term_t columns, size_t *queries)
   return PL_get_nil(tail);
 }
 
-/* The line of an answer, projected by its query's columns */
+/* Whether the answer's Values are of its query's Columns' Name/Arity */
 static int
-write_answer(answer_writer *w, const answer_key *a, size_t queries, term_t values, term_t field)
+answer_fits(const answer_key *a, size_t queries)
 { const query_columns *qc;
 
-  if ( a->q < 0 || (size_t)a->q >= queries || (qc = &answer_queries[a->q])->arity != a->arity ||
-       qc->name != a->name || !PL_get_arg(2, a->answer, values) || !writer_row(w, a->q, a->ts, a->te) )
+  return ( a->q >= 0 && (size_t)a->q < queries && (qc = &answer_queries[a->q])->arity == a->arity &&
+           qc->name == a->name );
+}
+
+/* The line of an answer, projected by its query's columns */
+static int
+write_answer(answer_writer *w, const instant *in, const answer_key *a, term_t values, term_t field)
+{ const query_columns *qc = &answer_queries[a->q];
+
+  if ( !PL_get_arg(2, a->answer, values) || !writer_row(w, a->q, a->ts, a->te) )
     return FALSE;
   for ( size_t i = 0; i < qc->count; i++ )
   { int index = answer_indexes[qc->first + i];
+    const value_key *k = index ? &in->keys[a->keys + index - 1] : NULL;
     if ( !(index == 0 ? writer_unbound(w)
-                      : PL_get_arg(index, values, field) && writer_field(w, field)) )
+                      : PL_get_arg(index, values, field) &&
+                        writer_field(w, field, k->kind == KEY_DEC_RATIONAL ? &k->v.d : NULL)) )
       return FALSE;
   }
   return out_bytes(&w->o, "\n", 1);
 }
 
+/* The lines of an instant's n answers (the term references from first
+   on) that the columns do not take: the rows call(RowsOf, Answers, Rows)
+   makes of them */
+static int
+write_other_instant(answer_writer *w, term_t rows_of, term_t first, size_t n)
+{ static predicate_t call3;
+  term_t args = PL_new_term_refs(3);
+  int rc;
+
+  if ( !call3 )
+    call3 = PL_predicate("call", 3, "system");
+  rc = PL_put_term(args, rows_of) && PL_put_nil(args + 1);
+  for ( size_t i = n; rc && i-- > 0; )
+    rc = PL_cons_list(args + 1, first + i, args + 1);
+  rc = ( rc && PL_call_predicate(NULL, PL_Q_PASS_EXCEPTION, call3, args) &&
+         write_rows(w, args + 2) );
+  PL_reset_term_refs(args);
+  return rc;
+}
+
+/* The End of an answer ans(Q, Values, Start, End) */
+static int
+answer_end(term_t t, term_t tmp, int64_t *te)
+{ return PL_is_functor(t, FUNCTOR_ans4) && PL_get_arg(4, t, tmp) && PL_get_int64(tmp, te);
+}
+
 static foreign_t
-c_answers_text(term_t answers, term_t columns, term_t text)
+c_answers_text(term_t answers, term_t columns, term_t rows_of, term_t text)
 { answer_writer w;
   instant *in = &answer_instant;
   term_t tail, values, field, rest;
@@ -1270,38 +1336,49 @@ c_answers_text(term_t answers, term_t columns, term_t text)
   while ( rc && !PL_get_nil(tail) )
   { term_t first = PL_new_term_ref();           /* the instant's answers, each a reference */
     size_t n = 0;
+    int64_t te0 = 0, te;
+    int taken = TRUE;                           /* every answer of the instant so far fits */
     in->key_count = 0;
     for (;;)                                    /* the answers with the first's End */
     { term_t t = n ? PL_new_term_ref() : first;
-      answer_key *a;
       if ( !PL_put_term(rest, tail) || !PL_get_list(tail, t, tail) )
         break;
-      if ( !(rc = room_for((void **)&in->answers, &in->size, n + 1, sizeof(answer_key), 256)) ||
-           !(rc = answer_key_of(in, t, a = &in->answers[n])) )
+      if ( !(rc = answer_end(t, in->tmp, &te)) )
         break;
-      if ( n > 0 && a->te != in->answers[0].te ) /* the next instant's: left for it */
-      { in->key_count = a->keys;
-        rc = PL_put_term(tail, rest);
+      if ( n > 0 && te != te0 )                 /* the next instant's: left for it */
+      { rc = PL_put_term(tail, rest);
         break;
+      }
+      te0 = te;
+      if ( taken )
+      { answer_key *a;
+        if ( !(rc = room_for((void **)&in->answers, &in->size, n + 1, sizeof(answer_key), 256)) )
+          break;
+        a = &in->answers[n];
+        taken = answer_key_of(in, t, a) && answer_fits(a, queries);
       }
       n++;
     }
     if ( rc && n == 0 )                         /* not a list */
       rc = FALSE;
-    if ( rc && n > 1 )
-    { rc = ( room_for((void **)&in->order, &in->order_size, n, sizeof(size_t), 256) &&
-             room_for((void **)&in->spare, &in->spare_size, n, sizeof(size_t), 256) );
-      if ( rc )
-      { for ( size_t i = 0; i < n; i++ )
-          in->order[i] = i;
-        sort_answers(in, n);
+    if ( rc && !taken )
+      rc = write_other_instant(&w, rows_of, first, n);
+    else if ( rc )
+    { if ( n > 1 )
+      { rc = ( room_for((void **)&in->order, &in->order_size, n, sizeof(size_t), 256) &&
+               room_for((void **)&in->spare, &in->spare_size, n, sizeof(size_t), 256) );
+        if ( rc )
+        { for ( size_t i = 0; i < n; i++ )
+            in->order[i] = i;
+          sort_answers(in, n);
+        }
       }
-    }
-    for ( size_t i = 0; rc && i < n; i++ )
-    { const answer_key *a = &in->answers[n > 1 ? in->order[i] : i];
-      if ( i > 0 && compare_answers(in, &in->answers[in->order[i - 1]], a) == 0 )
-        continue;                               /* a repeat: one solution (paper 4.2) */
-      rc = write_answer(&w, a, queries, values, field);
+      for ( size_t i = 0; rc && i < n; i++ )
+      { const answer_key *a = &in->answers[n > 1 ? in->order[i] : i];
+        if ( i > 0 && compare_answers(in, &in->answers[in->order[i - 1]], a) == 0 )
+          continue;                             /* a repeat: one solution (paper 4.2) */
+        rc = write_answer(&w, in, a, values, field);
+      }
     }
     PL_reset_term_refs(first);
   }
@@ -1364,17 +1441,20 @@ c_band(term_t value, term_t band)
    ------------------------------------------------------------------ */
 
 /* A value as the band check compares it: NUM_INT an integer of 64 bits,
-   NUM_DEC a decimal whose numerator and denominator fit in 64 bits,
-   NUM_DBL a double; NUM_UNBOUND an unbound value (an error: it passes no
-   check); NUM_OTHER any other value, which cep_values_compare:
-   cep_compare/4 compares. An lv(Lexical, Datatype, Value) is its Value,
-   as value_class/3 takes it. */
-enum { NUM_UNBOUND, NUM_OTHER, NUM_INT, NUM_DEC, NUM_DBL };
+   NUM_DEC a decimal dec(N) of an integer of 64 bits, NUM_RAT a decimal
+   dec(R), R a rational that is not an integer, known by its double
+   float(R) (SWI-Prolog gives a rational's parts only as text, at about
+   0.4 us a value; its double costs a tenth of that), NUM_DBL a double;
+   NUM_UNBOUND an unbound value (an error: it passes no check);
+   NUM_OTHER any other value, which cep_values_compare:cep_compare/4
+   compares. An lv(Lexical, Datatype, Value) is its Value, as
+   value_class/3 takes it. */
+enum { NUM_UNBOUND, NUM_OTHER, NUM_INT, NUM_DEC, NUM_RAT, NUM_DBL };
 
 typedef struct
 { int     kind;
-  int64_t n, d;            /* NUM_INT (d = 1) and NUM_DEC (d > 0) */
-  double  f;               /* NUM_DBL */
+  int64_t n;               /* NUM_INT and NUM_DEC */
+  double  f;               /* NUM_DBL, NUM_RAT */
 } num_t;
 
 typedef struct
@@ -1388,6 +1468,7 @@ typedef struct
 { int        other;        /* the band `other` (a value with no order) */
   int64_t    band;
   int64_t    max_te;       /* no goal ends later: a goal that does is new */
+  size_t     last_from;    /* the goals from here on, and no other, end at max_te */
   band_goal *goals;
   size_t     count, size;
 } band_bucket;
@@ -1422,12 +1503,14 @@ get_num(term_t value, num_t *x)
 
   while ( PL_is_functor(v, FUNCTOR_lv3) )
     _PL_get_arg(3, v, v);
-  x->d = 1;
   if ( PL_is_variable(v) )
     x->kind = NUM_UNBOUND;
   else if ( PL_is_functor(v, FUNCTOR_dec1) )
   { _PL_get_arg(1, v, v);
-    x->kind = rational_parts(v, &x->n, &x->d) ? NUM_DEC : NUM_OTHER;
+    if ( PL_is_integer(v) )
+      x->kind = PL_get_int64(v, &x->n) ? NUM_DEC : NUM_OTHER;
+    else
+      x->kind = PL_is_rational(v) && PL_get_float(v, &x->f) ? NUM_RAT : NUM_OTHER;
   } else if ( PL_is_integer(v) )
     x->kind = PL_get_int64(v, &x->n) ? NUM_INT : NUM_OTHER;
   else if ( PL_is_float(v) && PL_get_float(v, &x->f) )
@@ -1450,11 +1533,12 @@ num_band(const num_t *x, term_t value, int *other, int64_t *band)
       return TRUE;
     case NUM_INT:
     case NUM_DEC:
-      if ( EXACT_IN_DOUBLE(x->n) && EXACT_IN_DOUBLE(x->d) )
-      { f = (double)x->n / (double)x->d;
+      if ( EXACT_IN_DOUBLE(x->n) )
+      { f = (double)x->n;
         goto found;
       }
       break;
+    case NUM_RAT:                                /* float(R), as cep_band/2 takes it */
     case NUM_DBL:
       f = x->f;
       goto found;
@@ -1475,14 +1559,40 @@ found:
   return TRUE;
 }
 
+/* The double of an integer or a decimal, where it is exact or float(R) */
+static int
+exact_double(const num_t *x, double *f)
+{ switch ( x->kind )
+  { case NUM_INT:
+    case NUM_DEC:
+      *f = (double)x->n;
+      return EXACT_IN_DOUBLE(x->n);
+    case NUM_RAT:
+      *f = x->f;
+      return TRUE;
+    default:
+      return FALSE;
+  }
+}
+
 /* The order of a and b as SPARQL compares numbers (cep_values_compare:
    comparable/5): -1, 0, 1, or 2 for unordered (a NaN); FALSE where C
    does not decide: a value of NUM_OTHER, an integer not exact in a
    double against a double, a decimal against a double (promoted by
-   to_double/3). */
+   to_double/3), a decimal of NUM_RAT against a number with the same
+   double. Two rationals whose doubles differ are in their doubles'
+   order: rounding to the nearest double never reverses two numbers. */
 static int
 num_order(const num_t *a, const num_t *b, int *order)
-{ if ( a->kind == NUM_DBL || b->kind == NUM_DBL )
+{ if ( a->kind == NUM_RAT || b->kind == NUM_RAT )
+  { double x, y;
+    if ( a->kind == NUM_DBL || b->kind == NUM_DBL ||
+         !exact_double(a, &x) || !exact_double(b, &y) || x == y )
+      return FALSE;
+    *order = x < y ? -1 : 1;
+    return TRUE;
+  }
+  if ( a->kind == NUM_DBL || b->kind == NUM_DBL )
   { double x, y;
     if ( a->kind == NUM_DBL ) x = a->f;
     else if ( a->kind == NUM_INT && EXACT_IN_DOUBLE(a->n) ) x = (double)a->n;
@@ -1495,8 +1605,7 @@ num_order(const num_t *a, const num_t *b, int *order)
   }
   if ( (a->kind != NUM_INT && a->kind != NUM_DEC) || (b->kind != NUM_INT && b->kind != NUM_DEC) )
     return FALSE;
-  __int128 l = (__int128)a->n * b->d, r = (__int128)b->n * a->d;   /* d > 0 */
-  *order = l < r ? -1 : l > r ? 1 : 0;
+  *order = a->n < b->n ? -1 : a->n > b->n ? 1 : 0;
   return TRUE;
 }
 
@@ -1639,13 +1748,16 @@ grow_table(band_store *s)
   return TRUE;
 }
 
-/* Whether a goal of the bucket has the values (a variant) and interval */
+/* Whether a goal of the bucket has the values (a variant) and interval:
+   one that ends at max_te (the common case: goals come as events come,
+   in time) is looked for among the last goals, those that end then, and
+   not in the whole bucket */
 static int
 seen_goal(const band_bucket *b, term_t values, int64_t ts, int64_t te, int *seen)
 { *seen = FALSE;
   if ( b->count == 0 || te > b->max_te )
     return TRUE;
-  for ( size_t i = 0; i < b->count; i++ )
+  for ( size_t i = te == b->max_te ? b->last_from : 0; i < b->count; i++ )
   { const band_goal *g = &b->goals[i];
     if ( g->ts == ts && g->te == te )
     { term_t args = PL_new_term_refs(2);
@@ -1735,7 +1847,9 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
   goal->ts = start;
   goal->te = end;
   if ( b->count == 0 || end > b->max_te )
-    b->max_te = end;
+  { b->max_te = end;
+    b->last_from = b->count;
+  }
   b->count++;
   s->goals++;
   return TRUE;
@@ -1955,14 +2069,17 @@ expire_store(band_store *s, int64_t max, int all)
       size_t kept_bands = 0;
       for ( size_t j = 0; j < k->count; j++ )
       { band_bucket *b = k->bands[j];
-        size_t kept = 0;
+        size_t kept = 0, last_from = 0;
         for ( size_t n = 0; n < b->count; n++ )
-        { if ( all || b->goals[n].gen <= max )
+        { if ( n == b->last_from )
+            last_from = kept;
+          if ( all || b->goals[n].gen <= max )
           { PL_erase(b->goals[n].values);
             s->goals--;
           } else
             b->goals[kept++] = b->goals[n];
         }
+        b->last_from = b->last_from < b->count ? last_from : kept;
         b->count = kept;
         if ( kept )
           k->bands[kept_bands++] = b;
@@ -2092,7 +2209,7 @@ install_cep_fast(void)
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
   FUNCTOR_ans4 = PL_new_functor(PL_new_atom("ans"), 4);
   FUNCTOR_var1 = PL_new_functor(PL_new_atom("$VAR"), 1);
-  PL_register_foreign("c_answers_text", 3, c_answers_text, 0);
+  PL_register_foreign("c_answers_text", 4, c_answers_text, 0);
   PL_register_foreign("c_band", 2, c_band, 0);
   PL_register_foreign("c_source", 1, c_source, 0);
   FUNCTOR_band_goals5 = PL_new_functor(PL_new_atom("band_goals"), 5);

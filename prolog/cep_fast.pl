@@ -12,7 +12,7 @@
             cep_iri_plain/1,       % +Atom
             cep_iri_forbidden/1,   % +Code
             cep_answer_text/2,     % +Rows, -Text
-            cep_answers_text/3,    % +Answers, +Columns, -Text
+            cep_answers_text/4,    % +Answers, +Columns, :RowsOf, -Text
             cep_fast_band/2,       % +Value, -Band
             cep_band_add/8,        % +Module, +Store, +Bands, +Key, +Generation, +Values, +Start, +End
             cep_band_goal/11,      % +Module, +Store, +Bands, +Key, +Op, +Probe, ?Before, ?Since, ?Values, ?Start, ?End
@@ -121,7 +121,7 @@ field_parts([F|Fs], ['\t'|Parts0], Rest) :-
     ),
     field_parts(Fs, Parts, Rest).
 
-%!  cep_answers_text(+Answers, +Columns, -Text:string) is semidet.
+%!  cep_answers_text(+Answers, +Columns, :RowsOf, -Text:string) is semidet.
 %
 %   The answer lines of a batch's answers ans(Q, Values, Start, End), in
 %   the order they were found, as cep_runtime makes them from rows (its
@@ -130,12 +130,16 @@ field_parts([F|Fs], ['\t'|Parts0], Rest) :-
 %   pass, with no list of rows. Columns lists Q-(Name/Arity-Indexes) for
 %   the queries whose projection only picks values: Values is Name/Arity
 %   and Indexes gives the argument of Values of each field (0: unbound).
-%   Fails, having made nothing, without the library or where an answer is
-%   not of that kind (prolog/cep_fast.c, c_answers_text/3): the rows are
-%   then made in Prolog.
-cep_answers_text(Answers, Columns, Text) :-
+%   An instant with an answer not of that kind has its lines made from
+%   the rows call(RowsOf, InstantAnswers, Rows) gives (rows of
+%   cep_answer_text/2), each other instant's still by the library.
+%   Fails, having made nothing, without the library (prolog/cep_fast.c,
+%   c_answers_text/4).
+:- meta_predicate cep_answers_text(+, +, 2, -).
+
+cep_answers_text(Answers, Columns, RowsOf, Text) :-
     foreign_loaded,
-    c_answers_text(Answers, Columns, Text).
+    c_answers_text(Answers, Columns, RowsOf, Text).
 
 %!  cep_fast_band(+Value, -Band) is semidet.
 %

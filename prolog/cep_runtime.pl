@@ -68,7 +68,8 @@
 %   nothing, so a worker that gets the same rules twice never duplicates
 %   clauses. A rule set that does not load cleanly raises an error instead
 %   of running half a rule set; one that lacks a predicate the runtime
-%   calls (cep_contract.pl) raises an error naming it.
+%   calls (cep_contract.pl) raises an error naming it. The text loaded
+%   ends with the queries whose rows are values picked (answer_columns/2).
 cep_load(Module, _Text) :-
     current_predicate(Module:'$cep_rules'/1),
     !.
@@ -77,7 +78,8 @@ cep_load(Module, Text) :-
     setup_call_cleanup(
         asserta((user:message_hook(Msg, error, _) :- cep_runtime:load_error(Msg)), Ref),
         setup_call_cleanup(
-            open_string(Text, In),
+            ( string_concat(Text, "\n:- cep_runtime:note_answer_columns.\n", Loaded),
+              open_string(Loaded, In) ),
             load_files(Module:Module, [stream(In), silent(true), optimise(true)]),
             close(In)),
         erase(Ref)),
@@ -593,42 +595,55 @@ pending(M) :-
 
 %   A batch's answers ans(QueryIndex, Values, Start, End), those of one
 %   instant next to each other (they share their End) -> their lines
-%   (cep_answer_text/2). The C library makes them in one pass where each
-%   answer's query projects by picking values (answer_columns/2);
-%   otherwise they are made rows first, here.
+%   (cep_answer_text/2). The C library makes them in one pass: the lines
+%   of each instant whose answers' queries project by picking values
+%   (answer_columns/2) itself, those of any other instant from its rows
+%   made here (instant_rows/4), so no instant is made twice. Without the
+%   library all are made rows first, here.
 answers_text(Answers, M, Text) :-
     (   answer_columns(M, Columns),
-        cep_answers_text(Answers, Columns, Text)
+        cep_answers_text(Answers, Columns, instant_rows_of(M), Text)
     ->  true
     ;   answer_rows(Answers, M, Rows, []),
         cep_answer_text(Rows, Text)
     ).
 
+instant_rows_of(M, Answers, Rows) :-
+    instant_rows(Answers, M, Rows, []).
+
 %   answer_columns(+Module, -Columns): Q-(Name/Arity-Indexes) for each
 %   query of Module whose rows are its solutions' values picked
-%   (cep_fast:cep_answers_text/3): its '$project'/5 is one clause with no
+%   (cep_fast:cep_answers_text/4): its '$project'/5 is one clause with no
 %   goal, whose Values term Name/Arity has distinct variables for
 %   arguments, and whose fields are each one of them (Indexes gives its
 %   argument) or a variable of none (0, unbound). Not a DISTINCT query:
 %   its rows are made a set after the projection (distinct_rows/3).
-%   Worked out once per module.
-:- dynamic answer_columns_of/2.
-
+%   Worked out once, when the rule set is loaded (cep_load/2), and kept
+%   in its module ('$answer_columns'/1), which it goes with.
 answer_columns(M, Columns) :-
-    (   answer_columns_of(M, Columns0)
-    ->  true
-    ;   findall(Q-Body-p(V, Ts, Te, Fields), clause(M:'$project'(Q, V, Ts, Te, Fields), Body), Clauses),
-        findall(Q-(Name/Arity-Indexes),
-                ( append(Before, [Q-true-p(V, Ts, Te, Fields)|After], Clauses),
-                  integer(Q),
-                  \+ memberchk(Q-_-_, Before),     % its only clause
-                  \+ memberchk(Q-_-_, After),
-                  \+ M:'$distinct'(Q),
-                  picked_columns(V, Ts, Te, Fields, Name, Arity, Indexes) ),
-                Columns0),
-        assertz(answer_columns_of(M, Columns0))
-    ),
-    Columns = Columns0.
+    (   current_predicate(M:'$answer_columns'/1)
+    ->  M:'$answer_columns'(Columns)
+    ;   picked_queries(M, Columns)
+    ).
+
+%   The last directive of a rule set's text (cep_load/2): its columns, a
+%   clause of its source, which is unloaded with it.
+note_answer_columns :-
+    prolog_load_context(module, M),
+    picked_queries(M, Columns),
+    compile_aux_clauses(['$answer_columns'(Columns)]).
+
+picked_queries(M, Columns) :-
+    findall(Q-Body-p(V, Ts, Te, Fields), clause(M:'$project'(Q, V, Ts, Te, Fields), Body), Clauses),
+    findall(Q-(Name/Arity-Indexes),
+            ( append(Before, [Q-true-p(V, Ts, Te, Fields)|After], Clauses),
+              integer(Q),
+              \+ memberchk(Q-_-_, Before),     % its only clause
+              \+ memberchk(Q-_-_, After),
+              \+ ( current_predicate(M:'$distinct'/1),   % (one that lacks it is not loaded: cep_load/2)
+                   M:'$distinct'(Q) ),
+              picked_columns(V, Ts, Te, Fields, Name, Arity, Indexes) ),
+            Columns).
 
 picked_columns(V, Ts, Te, Fields, Name, Arity, Indexes) :-
     (   atom(V)

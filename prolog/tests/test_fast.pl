@@ -9,6 +9,7 @@
 
 :- use_module('../cep_values').         % cep_answer_text/2 writes values with cep_nt/2
 :- use_module('../cep_fast').
+:- use_module('../cep_runtime').        % cep_band_expire/6
 :- use_module(band_stores).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
@@ -245,12 +246,16 @@ test(goals_that_pass_the_check_band_by_band_in_order) :-
 test(the_check_is_sparql_comparison) :-
     % each value stored alone and probed with each value and operator:
     % given back exactly when cep_compare/4 holds (numbers the C library
-    % compares itself, and the others it leaves to cep_compare/4)
+    % compares itself, and the others it leaves to cep_compare/4; decimals
+    % whose doubles are equal: R1 and R2 have the double 1.0, and 1 and
+    % dec(1) are that double)
     Big is 2**70,
     Exact is 2**53 + 1,
     NaN is nan,
+    R1 is 100000000000000001r100000000000000000,
+    R2 is 100000000000000003r100000000000000000,
     Values = [3, -2, 0, dec(7r10), dec(-7r10), dec(3), 0.7, 0.7000000000000001, 3.0, -0.0, NaN,
-              inf, -inf, Big, Exact, dec(1 rdiv Big), lv("03", xsd(integer), 3),
+              inf, -inf, Big, Exact, dec(1 rdiv Big), dec(R1), dec(R2), 1, dec(1), lv("03", xsd(integer), 3),
               l("0.7", xsd(float)), l("abc", xsd(integer)), "s", lang("s", en), 'http://e/x', dt(5), _],
     forall(( member(X, Values), member(P, Values), nonvar(P), member(Op, [<, <=, >, >=]) ),
            ( band_module(M),
@@ -278,6 +283,24 @@ test(a_goal_is_stored_once) :-
     band_goals(M, a, <, 0, Goals),
     assertion(Goals = [v(V, 1)-5, v(y, 1)-5, v(y, 1)-5]),
     assertion(var(V)).
+%   Goals added in order of their ends and not (a repeat is found among
+%   the goals that end with it, and anywhere once ends came out of
+%   order), and after an expiry has taken the first goals: each once
+test(a_goal_is_stored_once_whatever_the_order_of_ends) :-
+    band_module(M),
+    Adds = [ v(a, 1)-1-4, v(b, 1)-2-6, v(a, 1)-1-4, v(c, 1)-3-6, v(b, 1)-2-6, v(c, 1)-3-6,
+             v(d, 1)-1-5, v(b, 1)-2-6, v(d, 1)-1-5, v(e, 1)-4-6, v(a, 1)-1-4 ],
+    forall(member(V-Ts-Te, Adds), cep_band_add(M, g, g_bands, a, 0, V, Ts, Te)),
+    findall(V-Ts-Te, cep_band_goal(M, g, g_bands, a, <, 0, _, _, V, Ts, Te), Goals),
+    assertion(Goals == [v(a, 1)-1-4, v(b, 1)-2-6, v(c, 1)-3-6, v(d, 1)-1-5, v(e, 1)-4-6]),
+    band_module(M2),
+    forall(member(G-V-Ts-Te, [0-v(a, 1)-1-4, 1-v(b, 1)-2-6, 1-v(c, 1)-3-6]),
+           cep_band_add(M2, g, g_bands, a, G, V, Ts, Te)),
+    cep_band_expire(M2, g, g_bands, 0, 1, 1),          % generation 0 goes
+    forall(member(V-Ts-Te, [v(b, 1)-2-6, v(c, 1)-3-6, v(f, 1)-5-6, v(c, 1)-3-6]),
+           cep_band_add(M2, g, g_bands, a, 1, V, Ts, Te)),
+    findall(V-Ts-Te, cep_band_goal(M2, g, g_bands, a, <, 0, _, _, V, Ts, Te), Left),
+    assertion(Left == [v(b, 1)-2-6, v(c, 1)-3-6, v(f, 1)-5-6]).
 test(values_unify_with_the_probe) :-
     band_module(M),
     cep_band_add(M, g, g_bands, a, 0, v(a, 1), 1, 1),

@@ -16,6 +16,7 @@
 :- use_module(band_stores).
 :- use_module(library(plunit)).
 :- use_module(library(lists)).
+:- use_module(library(prolog_wrap)).
 
 %   SELECT ?x ?y WHERE { { ?k :a ?x } SEQ { ?k :b ?y } }, DISTINCT when
 %   Distinct is true, its goal store g2_l/5 windowed (WITHIN Window ms,
@@ -135,7 +136,7 @@ test(bad_batch, [throws(cep_message(Text))]) :-
 
 %   Query 0 picks values of v/4 (one field unbound), query 1's Values is
 %   an atom and it has no field, query 2's field is its Start: the C
-%   library writes the lines of queries 0 and 1 (cep_answers_text/3),
+%   library writes the lines of queries 0 and 1 (cep_answers_text/4),
 %   those of query 2 are made in Prolog.
 load_answers(M) :-
     load_rule_set(M, "cep_event(_, _, _, _, _, _) :- fail.
@@ -195,9 +196,14 @@ test(as_rows_in_prolog) :-
              assertion(Text == Expected),
              (   cep_fast:foreign_loaded
              ->  cep_runtime:answer_columns(r_answers_random, Columns),
-                 assertion(cep_answers_text(Answers, Columns, Text))
+                 assertion(cep_answers_text(Answers, Columns, no_rows, Text))
              ;   true
              ) )).
+
+%   The rows of an instant the C library does not take: none (a test
+%   that the library took every instant)
+no_rows(_, _) :-
+    fail.
 
 random_answer(Pool, N, Te, A) :-
     random_between(0, 1, Q),
@@ -217,18 +223,56 @@ random_value(Pool, N, V) :-
     (   V0 == free -> true ; V = V0 ).
 
 %   An answer of a query whose fields are not values picked (query 2):
-%   the lines are made in Prolog. The C library makes none either where a
-%   value is a term with a variable inside (no RDF term is).
+%   the lines of its instant are made in Prolog. The C library makes none
+%   either where a value is a term with a variable inside (no RDF term is).
 test(other_answers_made_in_prolog) :-
     load_answers(r_answers_other),
     cep_runtime:answer_columns(r_answers_other, Columns),
     assertion(Columns == [0-(v/4-[2, 4, 1, 0]), 1-(w/0-[])]),
     Answers = [ans(0, v(a, 1, 2, 3), 1, 1), ans(2, v(b, c), 1, 1)],
-    assertion(\+ cep_answers_text(Answers, Columns, _)),
+    assertion(\+ cep_answers_text(Answers, Columns, no_rows, _)),
     cep_runtime:answers_text(Answers, r_answers_other, Text),
     rows_text(r_answers_other, Answers, Expected),
     assertion(Text == Expected),
-    assertion(\+ cep_answers_text([ans(0, v(a, f(_), 2, 3), 1, 1), ans(0, v(a, 1, 2, 3), 1, 1)], Columns, _)).
+    assertion(\+ cep_answers_text([ans(0, v(a, f(_), 2, 3), 1, 1), ans(0, v(a, 1, 2, 3), 1, 1)], Columns, no_rows, _)).
+
+%   A batch that mixes instants of queries whose fields are values picked
+%   (0) with an instant of one whose are not (2): only that instant is
+%   made in Prolog, its query's alone projected there ('$project'/5
+%   called), and the lines are those made in Prolog. (The whole batch was
+%   made again in Prolog, every answer projected, once the C library met
+%   query 2.)
+:- dynamic test_runtime:projected/1.
+
+test(mixed_instants_made_once, [cleanup(unwrap_predicate(r_answers_mixed:'$project'(_, _, _, _, _), count))]) :-
+    load_answers(r_answers_mixed),
+    Answers = [ ans(0, v(a, 1, 2, 3), 1, 1), ans(0, v(b, 1, 2, 3), 1, 1),
+                ans(2, v(b, c), 2, 2), ans(0, v(a, 1, 2, 3), 2, 2),
+                ans(0, v(c, 4, 5, 6), 3, 3) ],
+    rows_text(r_answers_mixed, Answers, Expected),
+    retractall(test_runtime:projected(_)),
+    wrap_predicate(r_answers_mixed:'$project'(Q, _, _, _, _), count, Wrapped,
+                   ( assertz(test_runtime:projected(Q)), Wrapped )),
+    cep_runtime:answers_text(Answers, r_answers_mixed, Text),
+    assertion(Text == Expected),
+    findall(Q1, test_runtime:projected(Q1), Projected),
+    (   cep_fast:foreign_loaded
+    ->  assertion(Projected == [0, 2])             % the instant of query 2, in standard order
+    ;   assertion(Projected == [0, 0, 0, 2, 0])    % without the library: every answer, in Prolog
+    ).
+
+%   A rule set unloaded and loaded again into the same module with other
+%   projections: its answers are projected by the new ones (the columns
+%   once cached by the runtime outlived the module's clauses and picked
+%   the old fields).
+test(columns_go_with_the_rule_set) :-
+    load_rule_set(r_answers_again, "cep_event(_, _, _, _, _, _) :- fail.\n'$project'(0, v(A, _), _, _, [A])."),
+    cep_runtime:answers_text([ans(0, v(a, b), 1, 1)], r_answers_again, Text1),
+    assertion(Text1 == "0\t1\t1\t<a>\n"),
+    unload_file(r_answers_again),
+    load_rule_set(r_answers_again, "cep_event(_, _, _, _, _, _) :- fail.\n'$project'(0, v(_, B), _, _, [B])."),
+    cep_runtime:answers_text([ans(0, v(a, b), 1, 1)], r_answers_again, Text2),
+    assertion(Text2 == "0\t1\t1\t<b>\n").
 
 %   A query of many fields (far more than the C library's first
 %   allocation for the columns of a call, which they once overran): each
@@ -247,7 +291,7 @@ test(many_fields) :-
     cep_runtime:answer_columns(r_answers_wide, Columns),
     assertion(Columns == [0-(v/20000-Is)]),
     (   cep_fast:foreign_loaded
-    ->  assertion(cep_answers_text(Answers, Columns, Text))
+    ->  assertion(cep_answers_text(Answers, Columns, no_rows, Text))
     ;   true
     ).
 
