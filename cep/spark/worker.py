@@ -25,6 +25,7 @@ import json
 import sys
 import uuid
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -277,10 +278,21 @@ def _frame(schema: pa.Schema, rows: list, tables: list) -> pd.DataFrame:
                        for c in schema.names}, schema=schema) for t in tables]
     if not any(t.num_rows for t in whole):
         return pd.DataFrame(columns=schema.names).astype({"start": "Int64", "end": "Int64"})
-    # one chunk per column: PySpark reads a pandas column backed by a
-    # chunked Arrow array back as a ChunkedArray, which it cannot send
-    combined = pa.concat_tables(whole).combine_chunks()
-    return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    # Columns of Python values: PySpark's output step concatenates the
+    # frames a group returns with an empty frame of object columns, which
+    # makes every column object dtype before it converts it to Arrow. A
+    # frame given so is concatenated as it is; typed (Arrow-backed
+    # strings, Int64) each column was cast cell by cell there, at about
+    # a fifth of the output step's cost.
+    combined = pa.concat_tables(whole)
+    return pd.DataFrame({c: _values(combined[c]) for c in schema.names}, dtype=object)
+
+
+def _values(column: pa.ChunkedArray) -> np.ndarray:
+    """A column as a NumPy array of its Python values (None for null)."""
+    if column.null_count and not (pa.types.is_string(column.type) or pa.types.is_nested(column.type)):
+        return np.array(column.to_pylist(), dtype=object)  # (to_numpy: NaN for a null number)
+    return column.to_numpy(zero_copy_only=False)
 
 
 def _raw_row(row: dict) -> dict:
