@@ -353,6 +353,32 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     yield _frame(raw_schema(spec), rows, answers)
 
 
+# A profile of this process's group calls (profiled), kept between calls
+_PROFILE: list = []
+
+
+def profiled(folder: str, function, *args):
+    """`function(*args)`, a group's call, under cProfile counting CPU
+    time; the process's profile of all its calls so far is written to
+    `folder` (one file per process) after each. For finding where the
+    workers spend their time (cep.spark.run does this when
+    CEP_WORKER_PROFILE names a folder; bench/spark.py --profile)."""
+    import cProfile
+    import os
+    import time
+
+    if not _PROFILE:
+        _PROFILE.append(cProfile.Profile(time.process_time))
+    profile = _PROFILE[0]
+    profile.enable()
+    try:
+        frames = list(function(*args))
+    finally:
+        profile.disable()
+        profile.dump_stats(os.path.join(folder, f"{os.getpid()}.pstats"))
+    yield from frames
+
+
 def resume_group(entry, state) -> tuple[pa.Table, int | None]:
     """The group's engine as its state left it (restored unless this
     worker's engine is still at the saved version; as loaded for a new
