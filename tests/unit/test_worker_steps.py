@@ -309,3 +309,13 @@ def test_a_rejected_record_keeps_its_text_exactly_through_the_raw_row():
     out = h.batch([ev("k0", "a", 1, 100)], rejects=[("in.jsonl:3", "column t is empty", text)])
     assert [(r["kind"], r["source"], r["reason"], r["text"], r["s"], r["query"]) for r in out.rejects] == [
         ("reject", "in.jsonl:3", "column t is empty", text, None, None)]
+
+
+def test_a_profiled_group_call_gives_its_frames_and_leaves_the_processes_profile(tmp_path):
+    import os
+    import pstats
+
+    frames = list(worker.profiled(str(tmp_path), lambda first: iter([first, first + 1]), 1))
+    assert frames == [1, 2]
+    functions = pstats.Stats(str(tmp_path / f"{os.getpid()}.pstats")).stats
+    assert any(name == "<lambda>" for _, _, name in functions)
