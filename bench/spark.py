@@ -67,6 +67,12 @@ of 100,000 or more events that is from the second batch on). Both sizes
 run in 10 micro-batches, so the larger one has four times the rows per
 batch to spread Spark's per-batch costs over.
 
+--profile runs the engine's group function under cProfile in each Python
+worker (cep.spark.worker.profiled, CPU time) and prints, per event, the
+functions that took the most CPU in the workers' group calls, and the
+workers' CPU outside those calls (PySpark: its tasks, reading the
+input, converting the output).
+
 --repeat R runs the list of variants R times in turn; the parts table
 takes each variant's fastest run, the one the machine's other load slowed
 least. --json keeps every measurement batch by batch; --report prints a kept file
@@ -266,8 +272,13 @@ def cpu_seconds(root: int) -> dict:
     return out
 
 
-def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = None) -> dict:
+def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = None,
+            profile: bool = False) -> dict:
     from cep.spark import spark_session
+
+    profiles = tempfile.TemporaryDirectory(prefix="cep-bench-profile-") if profile else None
+    if profiles:  # read by cep.spark.run, when the query is made
+        os.environ["CEP_WORKER_PROFILE"] = profiles.name
 
     folder = workloads.ensure(out, name, n, files=FILES)
     query = workloads.WORKLOADS[name][1]
@@ -301,7 +312,38 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
         cpu = {k: v - cpu0.get(k, 0.0) for k, v in cpu1.items()}
         batches = [_batch(p) for p in q.recentProgress]
     spark.stop()
-    return result(wall, batches, cpu)
+    got = result(wall, batches, cpu)
+    if profiles:
+        got["profile"] = _profile(Path(profiles.name))
+        profiles.cleanup()
+    return got
+
+
+def _profile(folder: Path, top: int = 30) -> dict:
+    """The workers' profiles (cProfile, CPU seconds) merged: their total,
+    and the `top` functions by cumulative time (with their own time)."""
+    import pstats
+
+    files = sorted(str(f) for f in folder.glob("*.pstats"))
+    if not files:
+        return {"seconds": 0.0, "functions": []}
+    stats = pstats.Stats(*files).stats
+    total = sum(tt for _, _, tt, _, _ in stats.values())
+    rows = sorted(((f"{'/'.join(Path(file).parts[-2:])}:{line}({func})", ct, tt)
+                   for (file, line, func), (_, _, tt, ct, _) in stats.items()), key=lambda r: -r[1])
+    return {"seconds": total, "functions": [[name, round(ct, 4), round(tt, 4)] for name, ct, tt in rows[:top]]}
+
+
+def print_profile(r: dict):
+    """--profile: where the Python workers' CPU went, µs per event."""
+    n, got = r["events"], r["profile"]
+    workers = r.get("cpu_by_process", {}).get("python workers", float("nan"))
+    print(f"  {r['workload']} {n:,} {r['variant']}: Python workers' CPU {1e6 * workers / n:.2f} µs/event, of which "
+          f"in the group calls {1e6 * got['seconds'] / n:.2f} and outside them (PySpark) "
+          f"{1e6 * (workers - got['seconds']) / n:.2f}; the group calls' functions by cumulative CPU "
+          "(µs/event: cumulative, own):")
+    for name, cumulative, own in got["functions"]:
+        print(f"    {1e6 * cumulative / n:7.3f} {1e6 * own / n:7.3f}  {name}")
 
 
 # -- figures --------------------------------------------------------------
@@ -496,13 +538,13 @@ def _has_protobuf() -> bool:
     return True
 
 
-def run_one(name: str, n: int, variant: str, out: Path, timeout: float) -> dict | None:
+def run_one(name: str, n: int, variant: str, out: Path, timeout: float, profile: bool = False) -> dict | None:
     """One measurement in a fresh process group (Spark's JVM and Python
     workers with it), stopped after `timeout` seconds."""
     with tempfile.TemporaryDirectory(prefix="cep-bench-") as tmp:
         progress = Path(tmp) / "progress.json"
         proc = subprocess.Popen([sys.executable, __file__, "--one", name, str(n), variant, "--out", str(out),
-                                 "--progress", str(progress)],
+                                 "--progress", str(progress), *(["--profile"] if profile else [])],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
@@ -532,13 +574,16 @@ def main():
     ap.add_argument("--out", type=Path, default=HERE / "out", help="where the workloads' files are written")
     ap.add_argument("--timeout", type=float, default=1500, help="seconds one measurement may take")
     ap.add_argument("--json", type=Path, help="also write the measurements, batch by batch, to this file")
+    ap.add_argument("--profile", action="store_true",
+                    help="profile the engine's group calls in the Python workers (cProfile, CPU time)")
     ap.add_argument("--report", type=Path, metavar="JSON",
                     help="print the figures of measurements saved by --json, measuring nothing")
     ap.add_argument("--one", nargs=3, metavar=("WORKLOAD", "N", "VARIANT"), help=argparse.SUPPRESS)
     ap.add_argument("--progress", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.one:
-        print(json.dumps(measure(args.one[0], int(args.one[1]), args.one[2], args.out, args.progress)))
+        print(json.dumps(measure(args.one[0], int(args.one[1]), args.one[2], args.out, args.progress,
+                                 args.profile and args.one[2].startswith("engine"))))
         return
     if args.report:
         rows = json.loads(args.report.read_text())
@@ -562,7 +607,7 @@ def main():
     for name in names:
         for n in sizes:
             for v in [v for _ in range(args.repeat) for v in variants]:
-                r = run_one(name, n, v, args.out, args.timeout)
+                r = run_one(name, n, v, args.out, args.timeout, args.profile)
                 if r:
                     rows.append(r)
                     print_one(r, summarize(r))
@@ -581,6 +626,11 @@ def report(rows: list, sizes: list, variants: list, names: list):
         print_parts(rows, sizes, names)
     if "engine" in variants and "noop" in variants:
         print_engine_over_noop(rows, sizes, names)
+    if any("profile" in r for r in rows):
+        print("\nthe Python workers' CPU in the engine's group calls (--profile; cProfile adds its own cost):")
+        for r in rows:
+            if "profile" in r:
+                print_profile(r)
 
 
 if __name__ == "__main__":

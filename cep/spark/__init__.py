@@ -548,8 +548,11 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
     # micro-batch, so a bounded run never ends. A window must close when
     # the watermark passes it, even in a group no row reaches: there the
     # group asks for an event-time timeout at its next window.
+    function = partial(worker.detect_streaming, spec, interval_ms(lateness))
+    if os.environ.get("CEP_WORKER_PROFILE"):  # where the workers spend their time (bench/spark.py --profile)
+        function = partial(worker.profiled, os.environ["CEP_WORKER_PROFILE"], function)
     return _outputs(df.groupBy("cls", "bucket").applyInPandasWithState(
-        partial(worker.detect_streaming, spec, interval_ms(lateness)), worker.raw_ddl(spec), worker.STATE_DDL,
+        function, worker.raw_ddl(spec), worker.STATE_DDL,
         "append", GroupStateTimeout.EventTimeTimeout if spec.timed else GroupStateTimeout.NoTimeout), spec)
 
 

@@ -25,6 +25,7 @@ import json
 import sys
 import uuid
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -277,10 +278,21 @@ def _frame(schema: pa.Schema, rows: list, tables: list) -> pd.DataFrame:
                        for c in schema.names}, schema=schema) for t in tables]
     if not any(t.num_rows for t in whole):
         return pd.DataFrame(columns=schema.names).astype({"start": "Int64", "end": "Int64"})
-    # one chunk per column: PySpark reads a pandas column backed by a
-    # chunked Arrow array back as a ChunkedArray, which it cannot send
-    combined = pa.concat_tables(whole).combine_chunks()
-    return combined.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+    # Columns of Python values: PySpark's output step concatenates the
+    # frames a group returns with an empty frame of object columns, which
+    # makes every column object dtype before it converts it to Arrow. A
+    # frame given so is concatenated as it is; typed (Arrow-backed
+    # strings, Int64) each column was cast cell by cell there, at about
+    # a fifth of the output step's cost.
+    combined = pa.concat_tables(whole)
+    return pd.DataFrame({c: _values(combined[c]) for c in schema.names}, dtype=object)
+
+
+def _values(column: pa.ChunkedArray) -> np.ndarray:
+    """A column as a NumPy array of its Python values (None for null)."""
+    if column.null_count and not (pa.types.is_string(column.type) or pa.types.is_nested(column.type)):
+        return np.array(column.to_pylist(), dtype=object)  # (to_numpy: NaN for a null number)
+    return column.to_numpy(zero_copy_only=False)
 
 
 def _raw_row(row: dict) -> dict:
@@ -339,6 +351,32 @@ def detect_streaming(spec, lateness_ms: int, key, pdfs, state):
     rows += _service_rows(spec, entry, cls, bucket)
     keep_group(entry, state, spec, waiting, processed, pending, watermark)
     yield _frame(raw_schema(spec), rows, answers)
+
+
+# A profile of this process's group calls (profiled), kept between calls
+_PROFILE: list = []
+
+
+def profiled(folder: str, function, *args):
+    """`function(*args)`, a group's call, under cProfile counting CPU
+    time; the process's profile of all its calls so far is written to
+    `folder` (one file per process) after each. For finding where the
+    workers spend their time (cep.spark.run does this when
+    CEP_WORKER_PROFILE names a folder; bench/spark.py --profile)."""
+    import cProfile
+    import os
+    import time
+
+    if not _PROFILE:
+        _PROFILE.append(cProfile.Profile(time.process_time))
+    profile = _PROFILE[0]
+    profile.enable()
+    try:
+        frames = list(function(*args))
+    finally:
+        profile.disable()
+        profile.dump_stats(os.path.join(folder, f"{os.getpid()}.pstats"))
+    yield from frames
 
 
 def resume_group(entry, state) -> tuple[pa.Table, int | None]:

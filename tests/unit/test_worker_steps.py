@@ -281,9 +281,41 @@ def test_an_answer_row_carries_its_query_fields_and_times_and_nothing_else():
     assert worker.raw_schema(spec).names == ["query", "f0", "f1", "f2", "start", "end", "detail"]
 
 
+def test_a_workers_frame_holds_python_values_that_read_back_as_its_rows():
+    """PySpark's output step makes every column of a returned frame
+    object dtype (it concatenates it with an empty frame of such columns)
+    before it converts it to Arrow: the worker gives its frame so, and
+    the frame reads back as the raw rows, nulls and nested triples kept."""
+    schema = pa.schema([worker.OUTPUT_SCHEMA.field("query"), pa.field("f0", pa.string()),
+                        worker.OUTPUT_SCHEMA.field("triples"), worker.OUTPUT_SCHEMA.field("start"),
+                        worker.OUTPUT_SCHEMA.field("end"), pa.field("detail", pa.string())])
+    triples = [{"s": f"<{EX}a>", "p": f"<{EX}p>", "o": '"x"'}]
+    answers = pa.table({"query": ["q", "c"], "f0": [f"<{EX}k>", None], "start": pa.array([1, 2], pa.int64()),
+                        "end": pa.array([3, 4], pa.int64()),
+                        "triples": pa.array([None, triples], schema.field("triples").type)})
+    reject = ("reject", None, None, None, None, None, None, None, None, "in:1", "bad", "text")
+    frame = worker._frame(schema, [reject], [answers])
+    assert all(dtype == object for dtype in frame.dtypes)
+    assert pa.Table.from_pandas(frame, schema=schema, preserve_index=False).to_pylist() == [
+        {"query": "q", "f0": f"<{EX}k>", "triples": None, "start": 1, "end": 3, "detail": None},
+        {"query": "c", "f0": None, "triples": triples, "start": 2, "end": 4, "detail": None},
+        {"query": None, "f0": None, "triples": None, "start": None, "end": None,
+         "detail": '{"kind": "reject", "source": "in:1", "reason": "bad", "text": "text"}'}]
+
+
 def test_a_rejected_record_keeps_its_text_exactly_through_the_raw_row():
     h = Harness(PAIRS)
     text = 'k\t"caf\u00e9 \U0001F600"\n{"t": null} \\ \u2028 end'
     out = h.batch([ev("k0", "a", 1, 100)], rejects=[("in.jsonl:3", "column t is empty", text)])
     assert [(r["kind"], r["source"], r["reason"], r["text"], r["s"], r["query"]) for r in out.rejects] == [
         ("reject", "in.jsonl:3", "column t is empty", text, None, None)]
+
+
+def test_a_profiled_group_call_gives_its_frames_and_leaves_the_processes_profile(tmp_path):
+    import os
+    import pstats
+
+    frames = list(worker.profiled(str(tmp_path), lambda first: iter([first, first + 1]), 1))
+    assert frames == [1, 2]
+    functions = pstats.Stats(str(tmp_path / f"{os.getpid()}.pstats")).stats
+    assert any(name == "<lambda>" for _, _, name in functions)
