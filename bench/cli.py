@@ -17,7 +17,9 @@ runs of each measurement is kept (the runs alternate). The marginal rate between
 N/2 answers (W1 has exactly one answer per pair of events). The CPU the
 kernel spends putting the answers' bytes in a file of the output's folder
 (a child writing as many bytes, and nothing else) is measured beside
-them: that much of cep run's time is the file system's, not cep's.
+them: that much of cep run's time is the file system's, not cep's. The
+peak memory of each is the child's own (VmHWM: memory.status_mb), which
+the child prints at its end.
 """
 
 from __future__ import annotations
@@ -35,6 +37,12 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import workloads  # noqa: E402
+
+# `python -m cep ...` as the command line runs it, the peak of its memory (VmHWM) said last on standard
+# error: the kernel's ru_maxrss of a child is its parent's when that is higher (see memory.status_mb)
+CEP_WITH_PEAK = (f"import atexit, runpy, sys; sys.path.insert(0, {str(HERE)!r}); from memory import status_mb; "
+                 "atexit.register(lambda: print('peak', status_mb('VmHWM'), file=sys.stderr)); "
+                 "sys.argv[0] = 'cep'; runpy.run_module('cep', run_name='__main__', alter_sys=True)")
 
 
 def engine_only(path: Path, batch_size: int) -> int:
@@ -55,16 +63,18 @@ def engine_only(path: Path, batch_size: int) -> int:
 
 def write_only(path: Path, size: int) -> None:
     """Write `size` bytes to `path` in blocks of the size the JSON Lines
-    writer writes (a batch's text): the file system's share of a run."""
-    block = bytes(16 << 20)
+    writer writes (a batch's text): the file system's share of a run. The
+    block is written in memory first, as a batch's text is (a block of
+    bytes(n) would be the kernel's one zero page, read from the cache)."""
+    block = b"x" * (16 << 20)
     with open(path, "wb") as handle:
         for offset in range(0, size, len(block)):
             handle.write(block[:min(len(block), size - offset)])
     os.unlink(path)
 
 
-def child_cpu(argv) -> tuple[float, float, float, str]:
-    """(CPU seconds, wall seconds, peak resident MB, standard output) of a
+def child_cpu(argv) -> tuple[float, float, str, str]:
+    """(CPU seconds, wall seconds, standard output, standard error) of a
     child run to its end (the kernel's accounting of that child alone)."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         began = time.perf_counter()
@@ -75,7 +85,7 @@ def child_cpu(argv) -> tuple[float, float, float, str]:
         out.seek(0), err.seek(0)
         if process.returncode:
             sys.exit(f"{' '.join(argv)} failed:\n{err.read().decode()}")
-        return usage.ru_utime + usage.ru_stime, wall, usage.ru_maxrss / 1024, out.read().decode()
+        return usage.ru_utime + usage.ru_stime, wall, out.read().decode(), err.read().decode()
 
 
 def main():
@@ -91,7 +101,9 @@ def main():
         write_only(Path(args.write_only[0]), int(args.write_only[1]))
         return
     if args.engine_only:
-        print(engine_only(Path(args.engine_only[0]), args.batch_size))
+        from memory import status_mb
+
+        print(engine_only(Path(args.engine_only[0]), args.batch_size), status_mb("VmHWM"))
         return
     sizes = [int(x) for x in args.sizes.split(",")]
     rules = Path(tempfile.mkdtemp(prefix="cep-bench-")) / "w1.rq"
@@ -100,14 +112,15 @@ def main():
     for n in sizes:
         path = workloads.ensure(args.out, "w1", n)
         out = rules.parent / f"answers-{n}.jsonl"
-        command = [sys.executable, "-m", "cep", "run", str(rules), "--events", str(path), "--engine", "local",
+        command = [sys.executable, "-c", CEP_WITH_PEAK, "run", str(rules), "--events", str(path), "--engine", "local",
                    "--batch-size", str(args.batch_size), "--out", str(out), "-q"]
         runs = []
         for _ in range(args.repeat):
-            cpu_e, wall_e, rss_e, said = child_cpu([sys.executable, __file__, "--engine-only", str(path),
-                                                    "--batch-size", str(args.batch_size)])
-            answers_e = int(said.split()[-1])
-            cpu_c, wall_c, rss_c, _ = child_cpu(command)
+            cpu_e, wall_e, said, _ = child_cpu([sys.executable, __file__, "--engine-only", str(path),
+                                                "--batch-size", str(args.batch_size)])
+            answers_e, rss_e = int(said.split()[-2]), float(said.split()[-1])
+            cpu_c, wall_c, _, told = child_cpu(command)
+            rss_c = float(told.split()[-1])
             with open(out, "rb") as handle:
                 answers_c = sum(1 for _ in handle)
             size = out.stat().st_size

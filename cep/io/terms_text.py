@@ -8,12 +8,18 @@ pyarrow.compute. A term they do not cover (an IRI or a literal with an
 escape or a character the output writes otherwise, a year past 9999) is
 converted in Python, once per distinct value. Null stays null.
 
+A text that goes into a longer one (a line of JSON Lines) can be had as
+its pieces (json_term_pieces, time_pieces: str constants and arrays, to
+be joined by concat with the other pieces of the line): the bytes of a
+term are then copied once, into the line, not first into a text of
+their own.
+
     json_terms(col)   W3C SPARQL 1.1 Query Results JSON objects (as cep.terms.to_json,
-                      written as json.dumps writes them)
+                      written as json.dumps writes them); json_term_pieces(col)
     xml_terms(col)    SPARQL Query Results XML elements (<uri>, <literal>, <bnode>; a
                       control character XML 1.0 cannot hold becomes U+FFFD)
     csv_terms(col)    SPARQL 1.1 CSV values (IRIs and literals' lexical forms bare)
-    times(col)        ISO 8601 UTC text (cep.terms.format_datetime_ms)
+    times(col)        ISO 8601 UTC text (cep.terms.format_datetime_ms); time_pieces(col)
     json_strings(col) JSON string literals
 """
 
@@ -90,8 +96,13 @@ def _plain_bytes(part, kind: str, escaped: bytes | None) -> bool:
 
 
 def _slice(column, start, stop=None):
-    return pc.utf8_slice_codeunits(column, start, stop) if stop is not None else \
-        pc.utf8_slice_codeunits(column, start)
+    """The bytes of each string from `start` to `stop` (counted as in
+    Python; from the end when negative). The callers cut off ASCII
+    delimiters of the terms' syntax (_kinds tells them by those bytes), so
+    what is left is UTF-8 as it was: cut by bytes, without the decoding of
+    a cut by characters."""
+    stop = 2**31 - 1 if stop is None else stop  # (no stop: Arrow 26 sizes the result wrongly and fails)
+    return pc.binary_slice(column.view(pa.binary()), start, stop).view(pa.string())
 
 
 def _split(column, separator):
@@ -100,23 +111,38 @@ def _split(column, separator):
     return pc.list_element(parts, 0), pc.list_element(parts, 1)
 
 
-def _concat(*parts):
-    return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in parts), "")
+def concat(*parts) -> pa.Array:
+    """Element-wise concatenation of string arrays and str constants (each
+    run of constants one: a kernel's cost grows with its arguments); one
+    array alone is itself."""
+    merged = []
+    for p in parts:
+        if isinstance(p, str) and merged and isinstance(merged[-1], str):
+            merged[-1] += p
+        else:
+            merged.append(p)
+    if len(merged) == 1 and not isinstance(merged[0], str):
+        return merged[0]
+    return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in merged), "")
 
 
-def _converted(column, valid: dict, build: dict, fallback, exclude=None, escaped: bytes | None = None) -> pa.Array:
-    """Each term of the column made by build[kind] when valid[kind] vouches
-    for it; the others (and those `exclude` marks) through `fallback`, in
-    Python, once per distinct value. A column that repeats its terms (an
-    IRI in every answer) is made once per distinct term. The parts made
-    are put in place with one `take`. `escaped`: the bytes the output
-    escapes besides the quote, the backslash and the controls
-    (_plain_bytes)."""
+def _converted(column, valid: dict, build: dict, fallback, exclude=None, escaped: bytes | None = None,
+               pieces: bool = False):
+    """Each term of the column made by build[kind] (the pieces of its text)
+    when valid[kind] vouches for it; the others (and those `exclude`
+    marks) through `fallback`, in Python, once per distinct value. A
+    column that repeats its terms (an IRI in every answer) is made once
+    per distinct term. The parts made are put in place with one `take`.
+    `escaped`: the bytes the output escapes besides the quote, the
+    backslash and the controls (_plain_bytes). `pieces`: the text as a
+    list of pieces (concat), which is the pieces build[kind] made when
+    every term is of that kind and made so."""
     column = _strings(column)
     encoded = repeating(column)
     if encoded is not None:
-        return _converted(encoded.dictionary, valid, build, fallback,
+        made = _converted(encoded.dictionary, valid, build, fallback,
                           None if exclude is None else _xsd_strings(encoded.dictionary), escaped).take(encoded.indices)
+        return [made] if pieces else made
     n = len(column)
     parts, made = [], 0  # the texts made, and how many
     source = np.full(n, -1, dtype=np.int64)  # per row, its text's place in the parts (-1: null)
@@ -131,12 +157,15 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None, escaped
         if not len(at):
             continue
         part = column if len(at) == n else column.take(pa.array(at))  # (a column of one kind: as it is)
-        parts.append(build[kind](part))
-        source[at] = np.arange(made, made + len(at))
-        made += len(at)
+        text = build[kind](part)
         if not _plain_bytes(part, kind, escaped):
             slow[at] = ~np.asarray(pc.match_substring_regex(part, valid[kind]).to_numpy(zero_copy_only=False),
                                    dtype=bool)
+        if pieces and len(at) == n and not slow.any() and not column.null_count:
+            return text  # every term of one kind, made by its kernels: its pieces
+        parts.append(concat(*text))
+        source[at] = np.arange(made, made + len(at))
+        made += len(at)
     slow |= (source < 0) & np.asarray(pc.is_valid(column).to_numpy(zero_copy_only=False), dtype=bool)
     if slow.any():
         at = np.flatnonzero(slow)
@@ -144,10 +173,12 @@ def _converted(column, valid: dict, build: dict, fallback, exclude=None, escaped
         parts.append(pa.array([fallback(v) for v in unique], pa.string()))
         source[at] = made + where.reshape(-1)
     if not parts:
-        return pa.nulls(n, pa.string())
-    if made == n and len(parts) == 1:  # every term of one kind, made by its kernels: in place already
-        return parts[0]
-    return pa.concat_arrays(parts).take(pa.array(source, mask=source < 0))
+        text = pa.nulls(n, pa.string())
+    elif made == n and len(parts) == 1:  # every term of one kind, made by its kernels: in place already
+        text = parts[0]
+    else:
+        text = pa.concat_arrays(parts).take(pa.array(source, mask=source < 0))
+    return [text] if pieces else text
 
 
 def _strings(column) -> pa.Array:
@@ -169,26 +200,32 @@ def _json_typed(t):
     first = t[0].as_py()
     datatype = first[first.rfind('"^^<'):]  # (a term the check refuses is made again by the fallback)
     if datatype.startswith('"^^<') and pc.all(pc.ends_with(t, datatype)).as_py():
-        return _concat('{"type": "literal", "value": "', _slice(t, 1, -len(datatype)),
-                       '", "datatype": "' + datatype[4:-1] + '"}')
-    return _concat('{"type": "literal", "value": ',
-                   pc.replace_substring(_slice(t, 0, -1), '"^^<', '", "datatype": "', max_replacements=1), '"}')
+        return ['{"type": "literal", "value": "', _slice(t, 1, -len(datatype.encode("utf-8"))),
+                '", "datatype": "' + datatype[4:-1] + '"}']
+    return ['{"type": "literal", "value": ',
+            pc.replace_substring(_slice(t, 0, -1), '"^^<', '", "datatype": "', max_replacements=1), '"}']
 
 
+# (each kind's text as its pieces: see _converted)
 _JSON_BUILD = {
-    "iri": lambda t: _concat('{"type": "uri", "value": "', _slice(t, 1, -1), '"}'),
-    "bnode": lambda t: _concat('{"type": "bnode", "value": "', _slice(t, 2), '"}'),
+    "iri": lambda t: ['{"type": "uri", "value": "', _slice(t, 1, -1), '"}'],
+    "bnode": lambda t: ['{"type": "bnode", "value": "', _slice(t, 2), '"}'],
     "typed": _json_typed,
-    "lang": lambda t: _concat('{"type": "literal", "value": ',
-                              pc.replace_substring(t, '"@', '", "xml:lang": "', max_replacements=1), '"}'),
-    "plain": lambda t: _concat('{"type": "literal", "value": ', t, "}"),
+    "lang": lambda t: ['{"type": "literal", "value": ',
+                       pc.replace_substring(t, '"@', '", "xml:lang": "', max_replacements=1), '"}'],
+    "plain": lambda t: ['{"type": "literal", "value": ', t, "}"],
 }
 
 
 def json_terms(column) -> pa.Array:
+    return concat(*json_term_pieces(column))
+
+
+def json_term_pieces(column) -> list:
+    """json_terms of the column as pieces to concat (see the module docstring)."""
     return _converted(column, _JSON_VALID, _JSON_BUILD,
                       lambda t: json.dumps(terms.to_json(t), ensure_ascii=False), exclude=_xsd_strings(column),
-                      escaped=b"")
+                      escaped=b"", pieces=True)
 
 
 def json_strings(column) -> pa.Array:
@@ -206,16 +243,16 @@ def _each_distinct(column, function) -> pa.Array:
 def _xml_parts(t, separator, attribute):
     lexical, rest = _split(t, separator)
     value = _slice(rest, 0, -1) if separator == '"^^<' else rest
-    return _concat(f'<literal {attribute}="', value, '">', _slice(lexical, 1), "</literal>")
+    return [f'<literal {attribute}="', value, '">', _slice(lexical, 1), "</literal>"]
 
 
 _XML_VALID = _valid("&<>")
 _XML_BUILD = {
-    "iri": lambda t: _concat("<uri>", _slice(t, 1, -1), "</uri>"),
-    "bnode": lambda t: _concat("<bnode>", _slice(t, 2), "</bnode>"),
+    "iri": lambda t: ["<uri>", _slice(t, 1, -1), "</uri>"],
+    "bnode": lambda t: ["<bnode>", _slice(t, 2), "</bnode>"],
     "typed": lambda t: _xml_parts(t, '"^^<', "datatype"),
     "lang": lambda t: _xml_parts(t, '"@', "xml:lang"),
-    "plain": lambda t: _concat("<literal>", _slice(t, 1, -1), "</literal>"),
+    "plain": lambda t: ["<literal>", _slice(t, 1, -1), "</literal>"],
 }
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
@@ -243,11 +280,11 @@ def xml_terms(column) -> pa.Array:
 
 _CSV_VALID = _valid(",\\r\\n")
 _CSV_BUILD = {
-    "iri": lambda t: _slice(t, 1, -1),
-    "bnode": lambda t: t,
-    "typed": lambda t: _slice(_split(t, '"^^<')[0], 1),
-    "lang": lambda t: _slice(_split(t, '"@')[0], 1),
-    "plain": lambda t: _slice(t, 1, -1),
+    "iri": lambda t: [_slice(t, 1, -1)],
+    "bnode": lambda t: [t],
+    "typed": lambda t: [_slice(_split(t, '"^^<')[0], 1)],
+    "lang": lambda t: [_slice(_split(t, '"@')[0], 1)],
+    "plain": lambda t: [_slice(t, 1, -1)],
 }
 
 
@@ -281,6 +318,20 @@ def times(column) -> pa.Array:
     """ISO 8601 UTC text of epoch milliseconds, as cep.terms.format_datetime_ms
     (each distinct second formatted once: answers come in time order)."""
     column = one_array(column)
+    text = concat(*_time_pieces(column))
+    if column.null_count:
+        text = pc.if_else(pc.is_null(column), pa.scalar(None, pa.string()), text)
+    return text
+
+
+def time_pieces(column) -> list:
+    """times of the column as pieces to concat (see the module docstring)."""
+    column = one_array(column)
+    return _time_pieces(column) if not column.null_count else [times(column)]
+
+
+def _time_pieces(column) -> list:
+    """The pieces of times' text, null taken as 0."""
     ms = np.asarray(pc.fill_null(column, 0).to_numpy(zero_copy_only=False), dtype=np.int64)
     seconds, at = _distinct(np.floor_divide(ms, 1000))
     inside = (seconds >= _YEAR_1 // 1000) & (seconds <= _YEAR_9999 // 1000)
@@ -290,7 +341,4 @@ def times(column) -> pa.Array:
         outside = np.nonzero(~inside)[0]
         text = pc.replace_with_mask(text, pa.array(~inside), pa.array(
             [terms.format_datetime_ms(int(seconds[i]) * 1000)[:-1] for i in outside], pa.string()))
-    text = _concat(text.take(pa.array(at.reshape(-1))), _MILLIS.take(pa.array(np.mod(ms, 1000))), "Z")
-    if column.null_count:
-        text = pc.if_else(pc.is_null(column), pa.scalar(None, pa.string()), text)
-    return text
+    return [text.take(pa.array(at.reshape(-1))), _MILLIS.take(pa.array(np.mod(ms, 1000))), "Z"]

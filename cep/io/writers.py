@@ -55,6 +55,7 @@ from cep import terms
 from cep.errors import UsageError
 from cep.events import ANSWER_ROWS, ANSWERS, Answer, Reject, answer_rows
 from cep.io import terms_text
+from cep.io.terms_text import concat
 
 OUTPUT_FORMATS = ("jsonl", "table", "csv", "sparql-json", "sparql-xml", "sparql-csv", "sparql-tsv", "nt", "nq", "trig",
                   "parquet")
@@ -140,18 +141,6 @@ def _joined(parents, pieces, n: int, separator: str) -> pa.Array:
     return pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), pieces), separator)
 
 
-def _concat(*parts) -> pa.Array:
-    """Element-wise concatenation of string arrays and str constants (each
-    run of constants one: a kernel's cost grows with its arguments)."""
-    merged = []
-    for p in parts:
-        if isinstance(p, str) and merged and isinstance(merged[-1], str):
-            merged[-1] += p
-        else:
-            merged.append(p)
-    return pc.binary_join_element_wise(*(pa.scalar(p) if isinstance(p, str) else p for p in merged), "")
-
-
 def _by_variable(parents, keys, values, n: int, variables) -> list:
     """A column per variable of the answer rows: its term, null when unbound."""
     names = keys.to_numpy(zero_copy_only=False)
@@ -209,7 +198,7 @@ def json_lines_column(answers, end: str = "") -> pa.Array:
     for rows, middle in _line_middles(answers):
         if rows is not None:
             groups.append(rows)
-        lines.append(_concat(*_taken(head, rows), *middle, *_taken(tail, rows)))
+        lines.append(concat(*_taken(head, rows), *middle, *_taken(tail, rows)))
     if len(lines) == 1:
         return lines[0]
     order = np.empty(n, dtype=np.int64)
@@ -219,8 +208,8 @@ def json_lines_column(answers, end: str = "") -> pa.Array:
 
 def _times_tail(table, end: str) -> list:
     """The pieces of the text of answer lines after the bindings: the times."""
-    return [', "start": "', terms_text.times(_column(table, "start")),
-            '", "end": "', terms_text.times(_column(table, "end")), '"}' + end]
+    return [', "start": "', *terms_text.time_pieces(_column(table, "start")),
+            '", "end": "', *terms_text.time_pieces(_column(table, "end")), '"}' + end]
 
 
 def _bindings_middle(variables, columns) -> list:
@@ -229,7 +218,7 @@ def _bindings_middle(variables, columns) -> list:
     middle = ['"bindings": {']
     for j, (variable, column) in enumerate(zip(variables, columns)):
         middle += [(", " if j else "") + json.dumps(variable, ensure_ascii=False) + ": ",
-                   terms_text.json_terms(column)]
+                   *terms_text.json_term_pieces(column)]
     return middle + ["}"]
 
 
@@ -238,7 +227,7 @@ def select_lines_column(query: str, variables, table: pa.Table, end: str = "") -
     its variables (AnswerBatch.select_columns: start, end, then a column
     per variable), as json_lines_column writes them."""
     head = '{"query": ' + json.dumps(query, ensure_ascii=False) + ", "
-    return _concat(head, *_bindings_middle(variables, table.columns[2:]), *_times_tail(table, end))
+    return concat(head, *_bindings_middle(variables, table.columns[2:]), *_times_tail(table, end))
 
 
 def _taken(pieces, rows) -> list:
@@ -283,7 +272,7 @@ def _line_middles(answers):
             yield rows, ['"boolean": true']
         elif shape == 1:
             at, s, p, o = _triples(answers if rows is None else answers.take(pa.array(rows)))
-            triples = _joined(at, _concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
+            triples = _joined(at, concat('{"s": ', terms_text.json_terms(s), ', "p": ', terms_text.json_terms(p),
                                           ', "o": ', terms_text.json_terms(o), "}"),
                               n if rows is None else len(rows), ", ")
             yield rows, ['"triples": [', triples, "]"]
@@ -534,12 +523,12 @@ class SparqlResultsWriter(_TextWriter):
             return ""
         row, keys, values = _bindings(answers)
         if self.fmt == "sparql-json":
-            pieces = _concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values))
-            results = _concat("{", _joined(row, pieces, n, ", "), "}").to_pylist()
+            pieces = concat(terms_text.json_strings(keys), ": ", terms_text.json_terms(values))
+            results = concat("{", _joined(row, pieces, n, ", "), "}").to_pylist()
             text = ("" if self.first else ",\n") + ",\n".join(results)
         elif self.fmt == "sparql-xml":
-            pieces = _concat('      <binding name="', keys, '">', terms_text.xml_terms(values), "</binding>\n")
-            text = "".join(_concat("    <result>\n", _joined(row, pieces, n, ""), "    </result>\n").to_pylist())
+            pieces = concat('      <binding name="', keys, '">', terms_text.xml_terms(values), "</binding>\n")
+            text = "".join(concat("    <result>\n", _joined(row, pieces, n, ""), "    </result>\n").to_pylist())
         else:
             columns = _by_variable(row, keys, values, n, self.variables)
             if self.fmt == "sparql-csv":
@@ -588,7 +577,7 @@ class RdfWriter(_TextWriter):
             first = self.counts.get(query, 0)
             number[at] = np.arange(first + 1, first + len(at) + 1)
             self.counts[query] = first + len(at)
-        return _concat(_graph_prefixes(queries), pc.cast(pa.array(number), pa.string()), ">")
+        return concat(_graph_prefixes(queries), pc.cast(pa.array(number), pa.string()), ">")
 
     def text(self, answers) -> str:
         _only(answers, self.fmt)
@@ -601,13 +590,13 @@ class RdfWriter(_TextWriter):
         graphs = self._graphs(answers)
         start, end = terms_text.times(_column(answers, "start")), terms_text.times(_column(answers, "end"))
         if self.fmt == "nq":
-            body = _joined(row, _concat(pc.binary_join_element_wise(s, p, o, graphs.take(pa.array(row)), " "), " .\n"),
+            body = _joined(row, concat(pc.binary_join_element_wise(s, p, o, graphs.take(pa.array(row)), " "), " .\n"),
                            n, "")
-            text = _concat(body, graphs, f' {_STARTED} "', start, f'"{_DATETIME} .\n',
+            text = concat(body, graphs, f' {_STARTED} "', start, f'"{_DATETIME} .\n',
                            graphs, f' {_ENDED} "', end, f'"{_DATETIME} .\n')
         else:
-            body = _joined(row, _concat("  ", pc.binary_join_element_wise(s, p, o, " "), " .\n"), n, "")
-            text = _concat("\n", graphs, " {\n", body, "}\n", graphs, ' prov:startedAtTime "', start,
+            body = _joined(row, concat("  ", pc.binary_join_element_wise(s, p, o, " "), " .\n"), n, "")
+            text = concat("\n", graphs, " {\n", body, "}\n", graphs, ' prov:startedAtTime "', start,
                            '"^^xsd:dateTime ;\n    prov:endedAtTime "', end, '"^^xsd:dateTime .\n')
         return "".join(text.to_pylist())
 

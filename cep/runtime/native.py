@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from cep.resources import data_dir
+from cep.resources import cache_dir, data_dir
 
 SOURCE = "cep_fast.c"
 
@@ -70,9 +70,9 @@ def cached(swipl: str) -> Path | None:
     needed; None where it cannot be built."""
     source = (data_dir("prolog") / SOURCE).read_bytes()
     key = hashlib.sha256(source + swipl.encode()).hexdigest()[:16]
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    for root in (Path(base), Path(tempfile.gettempdir())):  # an executor's home may be read-only
-        target = root / "cep" / f"cep_fast-{key}.so"
+    folders = [cache_dir(), Path(tempfile.gettempdir()) / "cep"]  # an executor's home may be read-only
+    for folder in filter(None, folders):
+        target = folder / f"cep_fast-{key}.so"
         if target.exists():
             return target
         try:

@@ -284,7 +284,7 @@ def _accepts(parser, state) -> set:
         except UnexpectedInput:
             continue
         out.add(name)
-    return out - set(parser.ignore_tokens)
+    return out - set(parser.lexer_conf.ignore)  # (a parser loaded by Lark.load has no ignore_tokens)
 
 
 def line_col(text: str, offset: int):

@@ -3,8 +3,10 @@
     parse(text, filename) -> lark.Tree
 
 The grammar is `epsparql.lark` next to this module (SPARQL 1.1 query syntax
-extended as in the paper, section 3). The LALR(1) parser is built once and
-cached. The tree is lark's: rule nodes carry `meta` positions and tokens
+extended as in the paper, section 3). The LALR(1) parser is built once per
+process; building it takes most of a second, so the built tables are kept
+between runs in the user's cache folder (cached_parser), under a name that
+holds the hash of the grammar and of what built it. The tree is lark's: rule nodes carry `meta` positions and tokens
 carry line and column (both 1-based); punctuation is left out, keywords and
 operators are kept. Lark's exceptions are turned into cep.errors.QueryError
 here and nowhere else (see cep.syntax.messages for the wording).
@@ -12,17 +14,23 @@ here and nowhere else (see cep.syntax.messages for the wording).
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
+import sys
+import tempfile
 from bisect import bisect_right
 from functools import lru_cache
 from pathlib import Path
 
+import lark
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedInput
 
 from cep.algebra import query_limits
 from cep.algebra.ops import Pos
 from cep.errors import QueryError
+from cep.resources import cache_dir
 from cep.syntax import messages
 
 GRAMMAR = Path(__file__).with_name("epsparql.lark")
@@ -33,15 +41,57 @@ _CODEPOINT = re.compile(r"\\u([Dd][89ABab][0-9A-Fa-f]{2})\\u([Dd][C-Fc-f][0-9A-F
                         r"|\\u([0-9A-Fa-f]{4})|\\U([0-9A-Fa-f]{8})")
 
 
+OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True, "maybe_placeholders": False}
+
+
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    return Lark(
-        GRAMMAR.read_text(encoding="utf-8"),
-        parser="lalr",
-        lexer="contextual",
-        propagate_positions=True,
-        maybe_placeholders=False,
-    )
+    return cached_parser(_cache_file())
+
+
+def cached_parser(path: Path | None) -> Lark:
+    """The parser of GRAMMAR, loaded from `path` when a parser saved there
+    (by Lark.save) loads, else built and saved there for the next run (a
+    folder that cannot be written: built each time). None: built."""
+    if path is not None:
+        try:
+            with open(path, "rb") as handle:
+                return Lark.load(handle)
+        except FileNotFoundError:
+            pass
+        except Exception:  # noqa: BLE001 - a damaged file: built again and replaced
+            pass
+    built = Lark(GRAMMAR.read_text(encoding="utf-8"), **OPTIONS)
+    if path is not None:
+        _save(built, path)
+    return built
+
+
+def _save(built: Lark, path: Path) -> None:
+    """Save the parser to `path` whole or not at all (another run may be
+    reading it); a folder that cannot be written is left as it is."""
+    temporary = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=path.name + ".", delete=False) as handle:
+            temporary = handle.name
+            built.save(handle)
+        os.replace(temporary, path)
+    except OSError:
+        if temporary is not None:
+            Path(temporary).unlink(missing_ok=True)
+
+
+def _cache_file() -> Path | None:
+    """The file of the saved parser in the user's cache folder
+    (cep.resources.cache_dir), its name the hash of the grammar, the
+    options and the versions of lark and Python; None without one."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    key = hashlib.sha256("\n".join([GRAMMAR.read_text(encoding="utf-8"), repr(sorted(OPTIONS.items())),
+                                     lark.__version__, sys.version]).encode("utf-8")).hexdigest()
+    return folder / f"epsparql-{key[:32]}.lark"
 
 
 def parse(text: str, filename: str = "<string>") -> Tree:

@@ -43,7 +43,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import resource
 import sys
 import time
 from collections import Counter, defaultdict
@@ -324,6 +323,17 @@ def write_outputs(result: Result, out: Path):
                                 "end": terms.format_datetime_ms(end)}) + "\n")
 
 
+def peak_rss_mb() -> float | None:
+    """The peak resident memory of this process (VmHWM), in MB; None where
+    there is no /proc. Not getrusage's ru_maxrss: a process started by
+    exec keeps its parent's when that is higher."""
+    try:
+        with open("/proc/self/status") as f:
+            return round(int(next(line.split()[1] for line in f if line.startswith("VmHWM:"))) / 1024, 1)
+    except (OSError, StopIteration):
+        return None
+
+
 def summary(result: Result) -> dict:
     legs = [r for r in result.records if r["event"] == "leg"]
     return {
@@ -337,7 +347,7 @@ def summary(result: Result) -> dict:
         "events": result.events,
         "answers": len(result.answers),
         "events_per_s": round(result.events / result.engine_s) if result.engine_s else None,
-        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "peak_rss_mb": peak_rss_mb(),
         "state_bytes": result.state_bytes,
     }
 

@@ -345,6 +345,33 @@ def test_demo_writes_jsonl_and_png(tmp_path, capsys):
     assert (out / "route.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+# `cep demo delivery` run by a process that has touched 800 MB: its summary's
+# last JSON line on standard error holds its peak memory.
+DEMO_AFTER_800_MB = r"""
+import subprocess, sys
+held = bytearray(800 * 2**20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+print(subprocess.run([sys.executable, "-m", "cep", *sys.argv[1:]], capture_output=True, text=True,
+                     check=True).stderr)
+"""
+
+
+def test_the_demo_summary_gives_its_own_peak_memory(tmp_path):
+    """The summary's peak_rss_mb was getrusage's ru_maxrss, which a process
+    started by exec keeps from its parent when the parent's is higher: a
+    demo of about 200 MB run by a parent of 800 MB said 800 MB."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", DEMO_AFTER_800_MB, "demo", "delivery", "--agents", "1",
+                           "--locations", "2", "--out", str(tmp_path / "out")], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    said = json.loads(next(line for line in proc.stdout.splitlines() if line.startswith('{"agents"')))
+    assert 0 < said["peak_rss_mb"] < 600, f"the demo's peak, {said['peak_rss_mb']} MB, is its parent's"
+
+
 def test_demo_reports_an_unknown_map(tmp_path, capsys):
     from cep.cli import main
 

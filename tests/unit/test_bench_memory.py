@@ -4,6 +4,7 @@ from its parent when the parent's is higher: the first run, whose parent
 had just made the 4M-event Parquet file, printed a peak of 1,718 MB for
 an engine whose resident memory was 342 MB."""
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -72,3 +73,28 @@ def test_each_size_reports_the_memory_in_use_beside_the_resident(tmp_path):
         assert 0 <= r["arrow_mb"] < r["peak_rss_mb"]
     # every tick so far is in the hour's window, its solution keyed by an atom
     assert rows[1]["atoms"] - rows[0]["atoms"] >= 1_900
+
+
+# bench/cli.py run in a process that has touched 800 MB, as one that has
+# just made the workload's Parquet file has: it runs each measurement in a
+# child, whose peaks it prints in its lines of figures.
+CLI_AFTER_800_MB = r"""
+import runpy, sys
+held = bytearray(800 * 2**20)
+for i in range(0, len(held), 4096):
+    held[i] = 1
+sys.argv = ["bench/cli.py", *sys.argv[1:]]
+runpy.run_path("bench/cli.py", run_name="__main__")
+"""
+
+
+def test_the_cli_bench_peaks_are_the_measured_processes_own(tmp_path):
+    """bench/cli.py read the peaks of its children from wait4's ru_maxrss,
+    which a child started by exec keeps from its parent when the parent's
+    is higher: each child was said to take 800 MB."""
+    proc = subprocess.run([sys.executable, "-c", CLI_AFTER_800_MB, "--sizes", "2000,4000", "--batch-size", "1000",
+                           "--out", str(tmp_path)], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    peaks = [float(p.replace(",", "")) for p in re.findall(r"peak ([\d,.]+) MB", proc.stdout)]
+    assert len(peaks) == 4, proc.stdout
+    assert all(0 < peak < 600 for peak in peaks), f"the children's peaks, {peaks} MB, are their parent's"

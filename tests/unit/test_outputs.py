@@ -119,6 +119,35 @@ def test_a_column_of_terms_is_vouched_for_at_once_only_where_the_expression_vouc
             assert terms_text._plain_bytes(column, kind, escaped) == vouched, column.to_pylist()
 
 
+# well-formed terms whose text the kernels cut by bytes: blank nodes of several lengths,
+# characters of several bytes beside the delimiters cut off, a datatype IRI of several bytes
+CUT = [f"<{EX}caf\u00e9>", "<\u00e9>", "_:b", "_:b12", "_:bnode3", '"\u00e9"', '"\u00fc\u00e9x"', '""',
+       f'"7"^^<{XSD}integer>', '"\u00e9"^^<http://example.org/d\u00e9>', '"\u00e9"@fr', '"x"@en-GB']
+
+
+@pytest.mark.parametrize("fmt", ["json", "xml", "csv"])
+def test_terms_made_column_wise_are_those_made_one_by_one(fmt):
+    """Each format's text of a column of terms, made by cutting the
+    terms' bytes, is the text of each term made alone; the pieces a line
+    of JSON Lines takes make the same text."""
+    import pyarrow as pa
+
+    from cep.io import terms_text
+
+    column_wise, one = {"json": (terms_text.json_terms, lambda t: json.dumps(terms.to_json(t), ensure_ascii=False)),
+                        "xml": (terms_text.xml_terms, terms_text._xml_term),
+                        "csv": (terms_text.csv_terms, terms_text._csv_term)}[fmt]
+    rng = random.Random(11)
+    for kind in ("<", "_:", '"', "^^", "@", ""):
+        pool = [t for t in CUT if t.startswith(kind) or (kind in ("^^", "@") and kind in t)] if kind else CUT
+        for size in (1, 3, 80):  # (80: more than a sample of repeating terms)
+            column = pa.array([rng.choice(pool) for _ in range(size)], pa.string())
+            assert column_wise(column).to_pylist() == [one(t) for t in column.to_pylist()], column.to_pylist()
+            if fmt == "json":
+                pieces = terms_text.json_term_pieces(column)
+                assert terms_text.concat(*pieces).to_pylist() == [one(t) for t in column.to_pylist()]
+
+
 def test_times_are_format_datetime_ms():
     values = [0, 1, -1, 999, 1000, T0 + 120, -62_135_596_800_000, 253_402_300_799_999, 253_402_300_800_000,
               -62_135_596_800_001, -10**15, 10**15]
