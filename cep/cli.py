@@ -924,17 +924,19 @@ def main(argv=None) -> int:
     it with a line on standard error, not a traceback."""
     import signal
 
-    import pyarrow as pa
+    previous = None
+    try:
+        try:
+            previous = signal.signal(signal.SIGTERM, _terminated)
+        except ValueError:  # not the main thread (a test's): SIGTERM keeps its handler
+            pass
+        # (imported here, where Ctrl-C is reported: it takes a while)
+        import pyarrow as pa
 
-    # pyarrow puts its own SIGINT and SIGTERM handlers in place during its
-    # long operations (the answers' CSV read, cep.engine._read_lines) and
-    # loses about one signal in a hundred there: the command takes them
-    pa.enable_signal_handlers(False)
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminated)
-    except ValueError:  # not the main thread (a test's): SIGTERM keeps its handler
-        previous = None
-    try:
+        # pyarrow puts its own SIGINT and SIGTERM handlers in place during its
+        # long operations (the answers' CSV read, cep.engine._read_lines) and
+        # loses about one signal in a hundred there: the command takes them
+        pa.enable_signal_handlers(False)
         return _main(argv)
     except KeyboardInterrupt as stop:
         note = getattr(stop, "note", "")

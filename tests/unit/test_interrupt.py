@@ -142,3 +142,31 @@ def test_ctrl_c_while_the_engine_reads_its_answers_is_never_lost():
                           cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_on)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "0"
+
+
+CTRL_C_ON_IMPORT = """
+import os, runpy, signal, sys
+
+class CtrlC:
+    # Ctrl-C as the module sys.argv[1] is first looked for
+    name = sys.argv.pop(1)
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.name:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+
+sys.meta_path.insert(0, CtrlC())
+runpy.run_module("cep", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("module", ["cep.errors", "pyarrow"])
+def test_ctrl_c_while_the_command_starts_ends_it_with_one_line(module):
+    """While Python reads the command (`cep.cli` imports cep.errors) and
+    while main() imports pyarrow, which takes a second: a traceback was
+    printed."""
+    done = subprocess.run([sys.executable, "-c", CTRL_C_ON_IMPORT, module, "run", "rules/stock.rq",
+                           "--events", "examples/stock/ticks.trig", "-q"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_on)
+    assert (done.returncode, done.stderr, done.stdout) == (cli.EXIT_INTERRUPTED, "cep: interrupted\n", "")
