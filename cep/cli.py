@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 import time
 import traceback
@@ -419,7 +420,16 @@ def _user_prolog(args, queries):
 # ---------------------------------------------------------------- commands
 
 
+# C0 and C1 control characters but tab and line feed: an escape sequence
+# (ESC [ 2 J, OSC ... BEL) would drive the terminal the message is read on
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _say(message: str) -> None:
+    """A line on standard error. What a message quotes of the input (a
+    rejected record, a rule file's text) shows its control characters
+    escaped (\\x1b), so that no event or query can write to the terminal."""
+    message = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
     print(f"cep: {message}", file=sys.stderr, flush=True)
 
 

@@ -498,3 +498,19 @@ def test_an_escaped_space_in_a_background_iri_is_refused(tmp_path):
     path.write_text(f"{ex('a')} {ex('p')} {ex('b')} .\n{ex('a')} {ex('p')} <{EX}b\\u0020c> .\n")
     with pytest.raises(OntologyError, match=r"x\.nt:2:\d+: .*an IRI cannot hold a space"):
         read_ontology(path)
+
+
+def test_control_characters_of_a_rejected_record_do_not_reach_the_terminal(capsys, tmp_path):
+    """A reject is shown with the record's text; an escape sequence in it
+    (colour, the window's title, clearing the screen) is shown escaped."""
+    events = tmp_path / "e.nq"
+    events.write_bytes(b'<http://example.org/a> <http://example.org/p> "\x1b[31mred\x1b]0;title\x07\xc2\x9b2J" <bad> .\n'
+                       b'{"s": "\x1b[2J"}\n')
+    (tmp_path / "e.jsonl").write_bytes(events.read_bytes().splitlines(keepends=True)[1])
+    (tmp_path / "q.rq").write_text(SELECT_ALL)
+    code = cli.main(["run", str(tmp_path / "q.rq"), "--events", str(events), str(tmp_path / "e.jsonl"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert err.count("cep: rejected") == 3, err
+    assert r'"\x1b[31mred\x1b]0;title\x07\x9b2J"' in err and r'{"s": "\x1b[2J"}' in err
+    assert not any(ch in err for ch in "\x1b\x07\x9b")
