@@ -934,11 +934,16 @@ def main(argv=None) -> int:
     it with a line on standard error, not a traceback."""
     import signal
 
-    previous = None
+    previous = {}
     try:
         try:
-            previous = signal.signal(signal.SIGTERM, _terminated)
-        except ValueError:  # not the main thread (a test's): SIGTERM keeps its handler
+            # SIGINT is how a run is stopped (a --follow run: `kill -INT`),
+            # also where it was ignored when the command started (a script's
+            # background job): ignored until a followed run took it, a signal
+            # during start-up was lost, and the run went on for ever
+            previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminated),
+                        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+        except ValueError:  # not the main thread (a test's): the signals keep their handlers
             pass
         # (imported here, where Ctrl-C is reported: it takes a while)
         import pyarrow as pa
@@ -954,8 +959,8 @@ def main(argv=None) -> int:
              + (f"; {note}" if note else ""))
         return getattr(stop, "code", EXIT_INTERRUPTED)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _main(argv) -> int:
