@@ -2,6 +2,10 @@
 
 import sys
 
-from cep.cli import main
+try:
+    from cep.cli import main
+except KeyboardInterrupt:  # Ctrl-C while Python reads the command: no traceback
+    sys.stderr.write("cep: interrupted\n")
+    sys.exit(130)
 
 sys.exit(main())

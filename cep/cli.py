@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import re
 import sys
 import time
 import traceback
@@ -419,7 +420,16 @@ def _user_prolog(args, queries):
 # ---------------------------------------------------------------- commands
 
 
+# C0 and C1 control characters but tab and line feed: an escape sequence
+# (ESC [ 2 J, OSC ... BEL) would drive the terminal the message is read on
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _say(message: str) -> None:
+    """A line on standard error. What a message quotes of the input (a
+    rejected record, a rule file's text) shows its control characters
+    escaped (\\x1b), so that no event or query can write to the terminal."""
+    message = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
     print(f"cep: {message}", file=sys.stderr, flush=True)
 
 
@@ -924,17 +934,24 @@ def main(argv=None) -> int:
     it with a line on standard error, not a traceback."""
     import signal
 
-    import pyarrow as pa
+    previous = {}
+    try:
+        try:
+            # SIGINT is how a run is stopped (a --follow run: `kill -INT`),
+            # also where it was ignored when the command started (a script's
+            # background job): ignored until a followed run took it, a signal
+            # during start-up was lost, and the run went on for ever
+            previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, _terminated),
+                        signal.SIGINT: signal.signal(signal.SIGINT, signal.default_int_handler)}
+        except ValueError:  # not the main thread (a test's): the signals keep their handlers
+            pass
+        # (imported here, where Ctrl-C is reported: it takes a while)
+        import pyarrow as pa
 
-    # pyarrow puts its own SIGINT and SIGTERM handlers in place during its
-    # long operations (the answers' CSV read, cep.engine._read_lines) and
-    # loses about one signal in a hundred there: the command takes them
-    pa.enable_signal_handlers(False)
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminated)
-    except ValueError:  # not the main thread (a test's): SIGTERM keeps its handler
-        previous = None
-    try:
+        # pyarrow puts its own SIGINT and SIGTERM handlers in place during its
+        # long operations (the answers' CSV read, cep.engine._read_lines) and
+        # loses about one signal in a hundred there: the command takes them
+        pa.enable_signal_handlers(False)
         return _main(argv)
     except KeyboardInterrupt as stop:
         note = getattr(stop, "note", "")
@@ -942,8 +959,8 @@ def main(argv=None) -> int:
              + (f"; {note}" if note else ""))
         return getattr(stop, "code", EXIT_INTERRUPTED)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
 
 
 def _main(argv) -> int:

@@ -49,6 +49,7 @@ from cep.compile.windows import empty_rows
 from cep.events import (ANSWERS, EVENTS, SURROGATE, TRIPLE, Answer, Reject, answers_of, events_table,
                         late_rejects)
 from cep.errors import EngineError
+from cep.io import check
 from cep.io.tables import checked_rows
 from cep.limits import Limits
 from cep.runtime.batch import table_text
@@ -317,7 +318,7 @@ class Engine:
         tables = [_read_lines(text, self.compiled.width) for text in texts if text]
         table = (pa.concat_tables(tables) if len(tables) > 1 else tables[0] if tables
                  else _read_lines(b"", self.compiled.width))
-        return AnswerBatch(self, modify(table, self.layouts, self.compiled.queries))
+        return AnswerBatch(self, _clamped(modify(table, self.layouts, self.compiled.queries)))
 
     def _no_first_instant(self):
         """A warning when the stream ended without an event and a query over
@@ -637,6 +638,19 @@ def _chunks(ends, every=None) -> list[tuple[int, int]]:
 def _epoch_ms(time) -> bool:
     """Whether `time` can be an event's time: an integer of 64 bits."""
     return isinstance(time, numbers.Integral) and not isinstance(time, bool) and -2**63 <= time < 2**63
+
+
+def _clamped(table: pa.Table) -> pa.Table:
+    """The answer table with each start and end an instant events may have
+    (cep.io.check.clamped), after the modifiers, which take an evaluation's
+    answers by their end."""
+    for name in ("start", "end"):
+        column = table[name]
+        low, high = pc.min_max(column).values()
+        if low.is_valid and (low.as_py() < check.TIME_MIN_MS or high.as_py() > check.TIME_MAX_MS):
+            column = pc.min_element_wise(pc.max_element_wise(column, check.TIME_MIN_MS), check.TIME_MAX_MS)
+            table = table.set_column(table.schema.get_field_index(name), name, column)
+    return table
 
 
 def _unusable(event) -> str | None:

@@ -1397,6 +1397,10 @@ class _Query:
         condition; so does one whose FILTER has [NOT] EXISTS inside its
         expression (`FILTER(?a = 1 || NOT EXISTS { ... })`, see marked)."""
         pattern, conditions, filter_node, tests, marked = None, [], None, [], []
+        # the variables of the patterns so far, for each BIND: kept, or a
+        # group of n BINDs took n^2 steps (3,000: minutes); `seen` keeps the
+        # patterns alive, so that no id of the memo is another's
+        memo, seen = {}, []
         for el in _basic_graph_patterns(elements):
             kind = el.data
             found = _exists_tests(el.children[1]) if kind == "filter" else None
@@ -1414,7 +1418,8 @@ class _Query:
                 self.condition_nodes.update((id(c), el) for c in ops.conjuncts(cond))
                 filter_node = filter_node or el
             elif kind == "bind":
-                pattern = self.bind(el, pattern)
+                seen.append(pattern)
+                pattern = self.bind(el, pattern, memo)
             elif kind == "minus":  # SPARQL 18.2.2.6: P := Minus(P, the group); its FILTER stays inside it
                 keyword, group = el.children
                 part = self.group(group)
@@ -1575,12 +1580,13 @@ class _Query:
 
     # ---- BIND, VALUES and subqueries (SPARQL 1.1, 18.2.2.6, 10.2, 18.2.1)
 
-    def bind(self, tree: Tree, pattern):
+    def bind(self, tree: Tree, pattern, memo=None):
         """BIND(expr AS ?v) after the group's elements so far (`pattern`,
-        None for none: then it extends the one empty solution, a table)."""
+        None for none: then it extends the one empty solution, a table);
+        `memo` as for ops.variables."""
         _, expr_node, _, var_token = tree.children
         var = Var(str(var_token)[1:])
-        if pattern is not None and var in ops.variables(pattern):
+        if pattern is not None and var in ops.variables(pattern, memo):
             raise self.error(f"BIND(... AS {var}) names a variable already bound before it in its group: "
                              f"choose a new name (SPARQL 1.1, 18.2.1)", var_token)
         expr = self.expr(expr_node)

@@ -24,10 +24,12 @@ writes with four digits (Python's datetime, Spark's and Arrow's
 timestamps, xsd:dateTime in its XSD 1.0 form). A time computed from an
 event's may reach past them: a NOTSEQ deadline (the end plus the NOTSEQ
 duration), a window's start (its end less the range) or its end (the next
-multiple of the step). Such a time is written as XSD 1.1 writes it (a year
-of five digits, or 0000 and negative years before year 1:
-cep.terms.format_datetime_ms), so it never stops a run, and the engine
-computes with it as with any other (Prolog's integers are unbounded).
+multiple of the step). The engine computes with it as with any other
+(Prolog's integers are unbounded); an answer gives it as the nearest
+instant of the range (clamped): no event occurs beyond, so a window
+reaching before year 1 holds what the one from year 1 holds, and a window
+or deadline past year 9999 is complete at its last instant. So every
+answer is written with four-digit years, and read back as an event.
 """
 
 from __future__ import annotations
@@ -117,6 +119,12 @@ def in_range(ms: int, column: str = "t", shown: str | None = None) -> int:
     if TIME_MIN_MS <= ms <= TIME_MAX_MS:
         return ms
     raise Invalid(out_of_range(shown or f"{ms} ms", column))
+
+
+def clamped(ms: int) -> int:
+    """An answer's time `ms` (computed: a window's start or close, a NOTSEQ
+    deadline) as an answer gives it: the nearest time an event may have."""
+    return min(max(ms, TIME_MIN_MS), TIME_MAX_MS)
 
 
 def out_of_range(shown: str, column: str = "t") -> str:

@@ -31,6 +31,7 @@ from cep.algebra import ops, query_limits
 from cep.algebra.chaining import analyse
 from cep.algebra.copies import reads_copies
 from cep.events import Answer, Event
+from cep.io import check
 from cep.reference.patterns import stamped_solutions, timestamp_vars, with_timestamps  # timestamp()
 from cep.reference.expressions import NUMERIC as NUMERIC_KINDS
 from cep.reference.expressions import SOLUTION, USER_PROLOG, ExprError, ebv, value
@@ -70,7 +71,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
     try:
         fed = [q.name for q in queries if q.window is not None and q.name in chaining.producers]
         if not fed:
-            return modified(_evaluate(queries, events, background, chaining, until, ()), queries)
+            return _clamped(modified(_evaluate(queries, events, background, chaining, until, ()), queries))
         # windows whose triples are read: their triples are events over the
         # window, and what the rules answer over the stream with them; no
         # cycle goes through a window, so adding them until nothing new
@@ -83,7 +84,7 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
                                 for a in out if a.query in fed for s, p, o in a.triples},
                                key=lambda e: (e.end, e.start, e.s, e.p, e.o)))
             if new == extra:
-                return modified(out, queries)
+                return _clamped(modified(out, queries))
             extra = new
         raise ValueError(f"the triples the windows of {', '.join(fed)} feed back do not settle")
     finally:
@@ -92,6 +93,14 @@ def evaluate(queries, events, background=None, prolog=None, until=None, services
         BACKGROUND.reset(known)
         BACKGROUND_AT.reset(history)
         SERVICES.reset(snapshots)
+
+
+def _clamped(answers) -> list[Answer]:
+    """Each answer with its start and end instants events may have: a
+    window or a NOTSEQ deadline reaching past them is given at the nearest
+    (docs/language.md, "Times")."""
+    return [a if a.start == check.clamped(a.start) and a.end == check.clamped(a.end)
+            else a._replace(start=check.clamped(a.start), end=check.clamped(a.end)) for a in answers]
 
 
 def _evaluate(queries, events, background, chaining, until, extra) -> list[Answer]:

@@ -78,38 +78,69 @@ def session(master: str | None, conf: dict | None = None):
 STOP_POLL_SECONDS = 1.0  # how soon a stop asked for by a signal is seen
 
 
-def _await(query, progress, check=None) -> None:
+class _Signals:
+    """Ctrl-C (SIGINT) and SIGTERM while the run calls the JVM, from the
+    session's start to the query's end: the handler only notes the signal,
+    and the run stops where it looks (`stop_if_asked`, between two calls to
+    the JVM; `_await` stops a running query first). Raised inside a call,
+    the interrupt leaves py4j's connection mid-answer: py4j logs a
+    traceback, and PySpark's own handler (SparkContext's, which `arm`
+    replaces again) calls the JVM from within the call. A second signal
+    acts at once."""
+
+    def __init__(self):
+        self.asked: list[int] = []
+        self.previous: dict = {}
+
+    def arm(self) -> None:
+        import signal
+
+        try:
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                handler = signal.signal(sig, self._note)
+                self.previous.setdefault(sig, handler)  # the command's, not SparkContext's
+        except ValueError:  # not the main thread: signals reach the thread that handles them
+            pass
+
+    def _note(self, signum, frame):
+        from cep.spark import jvm_stderr
+
+        if self.asked:  # the second: do not wait for the query to stop
+            raise KeyboardInterrupt
+        self.asked.append(signum)
+        jvm_stderr.interrupted()  # the tasks the stop cuts off are no error
+
+    def disarm(self) -> None:
+        import signal
+
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        self.previous = {}
+
+    def stop_if_asked(self) -> None:
+        """The signal noted, raised again for the command to report (its
+        handlers, cep.cli.main, outside any JVM call)."""
+        import signal
+
+        if self.asked:
+            self.disarm()
+            signal.raise_signal(self.asked[0])
+            raise KeyboardInterrupt  # (where no handler raises)
+
+
+def _await(query, progress, signals: _Signals, check=None) -> None:
     """Wait for the query (progress: its cep.spark.progress.ProgressListener,
-    which has received every micro-batch's progress when this returns). Ctrl-C (SIGINT) or SIGTERM
-    stop it: the handler only notes the signal, and the query is stopped
-    here, between two calls to the JVM (raised inside one, the interrupt
-    leaves py4j's connection mid-answer: tracebacks, and PySpark's own
-    handler calls the JVM again from within the call); then the signal is
-    raised again for the command to report. A second signal acts at once."""
-    import signal
+    which has received every micro-batch's progress when this returns);
+    stop it once `signals` notes one."""
     import time
 
     from cep.spark import jvm_stderr
 
-    asked = []
     jvm_stderr.running()
-
-    def note(signum, frame):
-        if asked:  # the second: do not wait for the query to stop
-            raise KeyboardInterrupt
-        asked.append(signum)
-        jvm_stderr.interrupted()  # the tasks the stop cuts off are no error
-
-    handlers = {}
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            handlers[sig] = signal.signal(sig, note)
-    except ValueError:  # not the main thread: signals reach the thread that handles them
-        pass
     try:
         last = time.monotonic()
         while not query.awaitTermination(STOP_POLL_SECONDS):
-            if asked:
+            if signals.asked:
                 query.stop()
                 break
             if check is not None and time.monotonic() - last >= CHECK_SECONDS:
@@ -118,12 +149,7 @@ def _await(query, progress, check=None) -> None:
     except KeyboardInterrupt:
         query.stop()
         raise
-    finally:
-        for sig, handler in handlers.items():
-            signal.signal(sig, handler)
-    if asked:
-        signal.raise_signal(asked[0])  # the handlers of the command (cep.cli.main), outside any JVM call
-        raise KeyboardInterrupt  # (where no handler raises)
+    signals.stop_if_asked()
     progress.wait(query)
     if query.exception() is not None:
         raise query.exception()
@@ -170,17 +196,22 @@ def run(queries, options: Options, console=None, say=print):
         raise UsageError(f"{options.out}: is a file; the Spark engine writes a folder of files "
                          "(Spark's file sink): give a folder")
     streams = sources.sources(options.events, options.follow)
-    spark = session(options.master, options.conf)
-    if not options.quiet:  # where to watch the job (its port moves on when 4040 is taken)
-        url = spark.sparkContext.uiWebUrl
-        say(f"Spark UI: {url}" if url else "Spark UI off (spark.ui.enabled=false)")
-    spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog, limits=options.limits,
-                services=options.services, service_reports=options.service_reports)
-    progress = None
+    signals = _Signals()
+    signals.arm()
+    spark = progress = None
     own_checkpoint = options.checkpoint is None
-    checkpoint = _checkpoint_folder(options.checkpoint)
-    ends = checkpoint / END_FOLDER
+    checkpoint = ends = None
     try:
+        spark = session(options.master, options.conf)
+        signals.arm()  # again: SparkContext put its own handler in place
+        if not options.quiet:  # where to watch the job (its port moves on when 4040 is taken)
+            url = spark.sparkContext.uiWebUrl
+            say(f"Spark UI: {url}" if url else "Spark UI off (spark.ui.enabled=false)")
+        spec = plan(queries, options.buckets, options.background, spark, prolog=options.prolog,
+                    limits=options.limits, services=options.services, service_reports=options.service_reports)
+        signals.stop_if_asked()
+        checkpoint = _checkpoint_folder(options.checkpoint)
+        ends = checkpoint / END_FOLDER
         streams = checkpoints.resume(checkpoint, checkpoints.record(spec, options, streams, checkpoint)) or streams
         events = sources.event_stream(spark, streams, options.files_per_batch, options.times)
         raw = observed(engine(events, spec, options.lateness, str(ends)))
@@ -193,20 +224,23 @@ def run(queries, options: Options, console=None, say=print):
         writer = writer.option("checkpointLocation", str(checkpoint)).queryName("cep")
         progress = ProgressListener(None if options.quiet else say, options.progress_json)
         spark.streams.addListener(progress)
+        signals.stop_if_asked()
         if options.follow:
-            _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress,
+            _await(writer.trigger(processingTime=options.trigger or "0 seconds").start(), progress, signals,
                    partial(_warn_unread, streams, set(), say))
         else:
-            _await(writer.trigger(availableNow=True).start(), progress)
+            _await(writer.trigger(availableNow=True).start(), progress, signals)
             end_input(ends)
-            _await(writer.trigger(availableNow=True).start(), progress)
+            signals.stop_if_asked()
+            _await(writer.trigger(availableNow=True).start(), progress, signals)
         return progress
     except KeyboardInterrupt:
         # the query has stopped (_await): stop Spark too before the command
         # reports and exits, so its Python workers are shut down by their
         # daemon rather than cut off mid-answer when the JVM dies with us
         # (PySpark's daemon prints a BrokenPipeError traceback then)
-        spark.stop()
+        if spark is not None:
+            spark.stop()
         raise
     except CepError:
         raise
@@ -218,8 +252,9 @@ def run(queries, options: Options, console=None, say=print):
                 raise known from None
         raise
     finally:
+        signals.disarm()
         if progress is not None:
             spark.streams.removeListener(progress)
             progress.close()
-        if own_checkpoint:
+        if own_checkpoint and checkpoint is not None:
             shutil.rmtree(checkpoint, ignore_errors=True)

@@ -193,8 +193,10 @@ def ctrl_c():
 threading.Thread(target=ctrl_c, daemon=True).start()
 query = (spark.readStream.schema("n long").json(str(marks / "in")).mapInPandas(answers, "n long, pad string")
          .writeStream.format("noop").option("checkpointLocation", str(marks / "c")).start())
+signals = job._Signals()
+signals.arm()
 try:
-    job._await(query, None)
+    job._await(query, None, signals)
 except KeyboardInterrupt:
     (marks / "stopped").write_text("")
 worker = int((marks / "started").read_text())
@@ -212,6 +214,38 @@ def test_a_worker_cut_off_by_ctrl_c_prints_no_traceback(tmp_path):
     assert run.returncode == 0 and run.stderr.endswith("stopped\n"), run.stderr[-3000:]
     assert "Traceback" not in run.stderr and "BrokenPipeError" not in run.stderr, run.stderr[-3000:]
     assert "Using Spark's default log4j profile" in run.stderr  # the JVM's other lines are passed on
+
+
+CTRL_C_AT_START = """
+import os, signal, sys, threading
+import cep.spark
+from cep import cli
+
+planned = cep.spark.plan
+
+def plan(queries, buckets, background, spark, **options):
+    # Ctrl-C while the run waits on a call to the JVM, before the query starts
+    threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+    spark.sparkContext._jvm.java.lang.Thread.sleep(3000)
+    return planned(queries, buckets, background, spark, **options)
+
+cep.spark.plan = plan
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_ctrl_c_while_the_run_starts_stops_it_without_a_traceback(tmp_path):
+    """From the session's start, a signal is noted and the run stops between
+    two calls to the JVM: raised inside one (SparkContext's own handler),
+    py4j logged 'KeyboardInterrupt while sending command' with a traceback."""
+    run = subprocess.run([sys.executable, "-c", CTRL_C_AT_START, "run", STOCK_RULES, "--events", STOCK_EVENTS,
+                          "--engine", "spark", "--conf", "spark.ui.enabled=false"],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    assert run.returncode == cli.EXIT_INTERRUPTED, run.stderr[-3000:]
+    assert "Traceback" not in run.stderr and "KeyboardInterrupt" not in run.stderr, run.stderr[-3000:]
+    assert run.stderr.splitlines()[-1].startswith("cep: interrupted"), run.stderr[-3000:]
+    assert run.stdout == ""
 
 
 def state_sizes(spark, tmp_path, rules: str, files: int) -> list[int]:

@@ -204,10 +204,13 @@ def test_a_parquet_string_that_is_not_utf8_costs_its_row(capsys, tmp_path):
     assert '"\ufffd\ufffd"' in rejects[0]["text"]
 
 
-def test_times_past_the_range_that_the_engine_computes_are_written(capsys, tmp_path):
+def test_times_past_the_range_that_the_engine_computes_are_given_at_its_edges(capsys, tmp_path):
     """An event near year 9999: its NOTSEQ deadline and its windows end
-    after 9999; an event near year 1: its window starts before it. Every
-    output format writes them (XSD 1.1 years), and the run goes on."""
+    after 9999; an event near year 1: its window starts before it. An
+    answer gives such a time as the nearest instant events may have
+    (docs/language.md, "Times"), in every output format, so that the
+    answers written as events are read back as events; the run goes on.
+    A value computed from it (getENDTIME()) is a literal of any year."""
     events = tmp_path / "e.jsonl"
     events.write_text("".join(json.dumps({"s": ex(s), "p": ex("p"), "o": ex("o"), "t": t,
                                           "stream": f"{EX}s"}) + "\n"
@@ -217,24 +220,54 @@ def test_times_past_the_range_that_the_engine_computes_are_written(capsys, tmp_p
     assert code == 0, err
     assert sorted((a["start"], a["end"], a["bindings"]["end"]["value"]) for a in answers) == [
         ("0001-01-01T00:05:00Z", "0001-01-01T00:15:00Z", "0001-01-01T00:15:00Z"),
-        ("9999-12-31T23:55:00Z", "10000-01-01T00:05:00Z", "10000-01-01T00:05:00Z"),
+        ("9999-12-31T23:55:00Z", "9999-12-31T23:59:59.999Z", "10000-01-01T00:05:00Z"),
     ]
     # grouped: the empty windows between the two give no row (without GROUP BY, each would count 0)
     window = PREFIXES + ("REGISTER QUERY w AS SELECT (COUNT(*) AS ?n) "
                          f"FROM STREAM <{EX}s> [RANGE 1h STEP 30m] WHERE {{ ?s :p ?o }} GROUP BY ?s\n")
     code, out, _, err = cep_run(capsys, tmp_path, window, [events], "--format", "csv")
     assert code == 0, err
-    assert out.splitlines() == [
+    assert out.splitlines() == [  # the windows (0000-12-31T23:30, 00:30], ..., (23:30, 10000-01-01T00:30]
         "query,start,end,n",
-        f'w,0000-12-31T23:30:00Z,0001-01-01T00:30:00Z,"""1""^^<{XSD}integer>"',
+        f'w,0001-01-01T00:00:00Z,0001-01-01T00:30:00Z,"""1""^^<{XSD}integer>"',
         f'w,0001-01-01T00:00:00Z,0001-01-01T01:00:00Z,"""1""^^<{XSD}integer>"',
-        f'w,9999-12-31T23:00:00Z,10000-01-01T00:00:00Z,"""1""^^<{XSD}integer>"',
-        f'w,9999-12-31T23:30:00Z,10000-01-01T00:30:00Z,"""1""^^<{XSD}integer>"',
+        f'w,9999-12-31T23:00:00Z,9999-12-31T23:59:59.999Z,"""1""^^<{XSD}integer>"',
+        f'w,9999-12-31T23:30:00Z,9999-12-31T23:59:59.999Z,"""1""^^<{XSD}integer>"',
     ]
+    code, out, _, err = cep_run(capsys, tmp_path, window, [events], "--format", "parquet",
+                                "--out", tmp_path / "w.parquet")
+    assert code == 0, err
+    assert pq.read_table(tmp_path / "w.parquet").column("end").to_pylist()[-1].year == 9999
+    # the engine's answers are the reference's
+    from cep.events import Event
+    from cep.rules import parse_rules
+    from tests.unit.support import checked_answers
+
+    queries = parse_rules(window + notseq.replace(PREFIXES, ""), "q.rq")
+    early, late = (checked_answers(queries, [Event(ex("k"), ex("p"), ex("o"), ms, ms, stream=f"<{EX}s>")])
+                   for ms in (check.TIME_MIN_MS + 300_000, check.TIME_MAX_MS + 1 - 300_000))
+    assert min(a.start for a in early) == check.TIME_MIN_MS and max(a.end for a in late) == check.TIME_MAX_MS
+    # their triples, written as TriG, are events again: the same answers
     construct = PREFIXES + 'CONSTRUCT { ?s :unconfirmed ?o } WHERE { { ?s :p ?o } NOTSEQ "PT10M" { ?s :q ?c } }\n'
     code, out, _, err = cep_run(capsys, tmp_path, construct, [events], "--format", "trig")
     assert code == 0, err
-    assert 'prov:endedAtTime "10000-01-01T00:05:00Z"^^xsd:dateTime' in out
+    assert 'prov:endedAtTime "9999-12-31T23:59:59.999Z"^^xsd:dateTime' in out
+    windowed = PREFIXES + ("REGISTER STREAM c AS CONSTRUCT { ?s :seen ?o } "
+                           f"FROM STREAM <{EX}s> [RANGE 1h STEP 30m] WHERE {{ ?s :p ?o }}\n")
+    code, more, _, err = cep_run(capsys, tmp_path, windowed, [events], "--format", "trig")
+    assert code == 0, err
+    (tmp_path / "answers.trig").write_text(out + more)
+    read_back = PREFIXES + "SELECT ?s ?p ?o WHERE { ?s ?p ?o }\n"
+    code, again, rejects, err = cep_run(capsys, tmp_path, read_back, [tmp_path / "answers.trig"])
+    assert code == 0, err
+    assert rejects == []
+    assert sorted((a["bindings"]["s"]["value"], a["bindings"]["p"]["value"], a["end"]) for a in again) == [
+        (f"{EX}early", f"{EX}seen", "0001-01-01T00:30:00Z"),
+        (f"{EX}early", f"{EX}seen", "0001-01-01T01:00:00Z"),
+        (f"{EX}early", f"{EX}unconfirmed", "0001-01-01T00:15:00Z"),
+        (f"{EX}late", f"{EX}seen", "9999-12-31T23:59:59.999Z"),  # the two windows' triple: one solution
+        (f"{EX}late", f"{EX}unconfirmed", "9999-12-31T23:59:59.999Z"),
+    ]
 
 
 def test_datetimes_of_every_year_read_back_as_written():
@@ -465,3 +498,19 @@ def test_an_escaped_space_in_a_background_iri_is_refused(tmp_path):
     path.write_text(f"{ex('a')} {ex('p')} {ex('b')} .\n{ex('a')} {ex('p')} <{EX}b\\u0020c> .\n")
     with pytest.raises(OntologyError, match=r"x\.nt:2:\d+: .*an IRI cannot hold a space"):
         read_ontology(path)
+
+
+def test_control_characters_of_a_rejected_record_do_not_reach_the_terminal(capsys, tmp_path):
+    """A reject is shown with the record's text; an escape sequence in it
+    (colour, the window's title, clearing the screen) is shown escaped."""
+    events = tmp_path / "e.nq"
+    events.write_bytes(b'<http://example.org/a> <http://example.org/p> "\x1b[31mred\x1b]0;title\x07\xc2\x9b2J" <bad> .\n'
+                       b'{"s": "\x1b[2J"}\n')
+    (tmp_path / "e.jsonl").write_bytes(events.read_bytes().splitlines(keepends=True)[1])
+    (tmp_path / "q.rq").write_text(SELECT_ALL)
+    code = cli.main(["run", str(tmp_path / "q.rq"), "--events", str(events), str(tmp_path / "e.jsonl"), "-q"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert err.count("cep: rejected") == 3, err
+    assert r'"\x1b[31mred\x1b]0;title\x07\x9b2J"' in err and r'{"s": "\x1b[2J"}' in err
+    assert not any(ch in err for ch in "\x1b\x07\x9b")

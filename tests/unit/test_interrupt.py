@@ -52,7 +52,8 @@ def long_run(tmp_path_factory):
 def _ctrl_c_on():
     """In the child: SIGINT as a terminal gives it. A shell without job
     control starts a background command (`pytest ... &`) with SIGINT
-    ignored, which a command rightly keeps, and its children inherit."""
+    ignored, and its children inherit it (the command takes it anyway:
+    test_sigint_stops_a_run_started_with_sigint_ignored_from_its_start)."""
     signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
@@ -142,3 +143,47 @@ def test_ctrl_c_while_the_engine_reads_its_answers_is_never_lost():
                           cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_on)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-1] == "0"
+
+
+CTRL_C_ON_IMPORT = """
+import os, runpy, signal, sys
+
+class CtrlC:
+    # Ctrl-C as the module sys.argv[1] is first looked for
+    name = sys.argv.pop(1)
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.name:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+
+sys.meta_path.insert(0, CtrlC())
+runpy.run_module("cep", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("module", ["cep.errors", "pyarrow"])
+def test_ctrl_c_while_the_command_starts_ends_it_with_one_line(module):
+    """While Python reads the command (`cep.cli` imports cep.errors) and
+    while main() imports pyarrow, which takes a second: a traceback was
+    printed."""
+    done = subprocess.run([sys.executable, "-c", CTRL_C_ON_IMPORT, module, "run", "rules/stock.rq",
+                           "--events", "examples/stock/ticks.trig", "-q"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_on)
+    assert (done.returncode, done.stderr, done.stdout) == (cli.EXIT_INTERRUPTED, "cep: interrupted\n", "")
+
+
+def _ctrl_c_ignored():
+    """In the child: SIGINT ignored, as a script's background job starts."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_sigint_stops_a_run_started_with_sigint_ignored_from_its_start():
+    """`cep run --follow ... &` in a script, stopped with `kill -INT`: the
+    run starts with SIGINT ignored. The command takes it from its start;
+    ignored until a followed run took it, a SIGINT during start-up was
+    lost and the run went on for ever (here, without --follow: to its end)."""
+    done = subprocess.run([sys.executable, "-c", CTRL_C_ON_IMPORT, "pyarrow", "run", "rules/stock.rq",
+                           "--events", "examples/stock/ticks.trig", "-q"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_ignored)
+    assert (done.returncode, done.stderr, done.stdout) == (cli.EXIT_INTERRUPTED, "cep: interrupted\n", "")

@@ -76,7 +76,7 @@ def test_a_query_started_after_an_interrupt_has_its_tracebacks_passed_on():
 
     jvm_stderr.interrupted()
     try:
-        job._await(Ended(), Progress())
+        job._await(Ended(), Progress(), job._Signals())
         assert written(CUT_OFF) == "".join(CUT_OFF)
     finally:
         jvm_stderr._interrupted.clear()

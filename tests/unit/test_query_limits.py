@@ -157,6 +157,21 @@ def test_a_group_of_too_many_triple_patterns_is_placed_at_the_first_too_many(tmp
     assert message.startswith(f"q.rq:2:{column}: the group's triple patterns, joined one after another, nest more")
 
 
+def test_a_group_of_binds_is_translated_in_steps_linear_in_its_length(monkeypatch):
+    """Each BIND asks for the variables bound before it in its group; they
+    were computed afresh each time, n^2/2 steps for n BINDs: 3,000 took
+    minutes before the depth limit refused them. Counted, not timed."""
+    from cep.algebra import ops
+
+    calls = []
+    counted = ops._variables
+    monkeypatch.setattr(ops, "_variables", lambda *args: calls.append(1) or counted(*args))
+    n = 1_000
+    rules = PREFIX + "SELECT * WHERE { ?s :p ?o " + " ".join(f"BIND(?o AS ?v{i})" for i in range(n)) + " }\n"
+    parse_rules(rules, "q.rq")
+    assert len(calls) < 20 * n
+
+
 def test_a_pattern_whose_compiled_rules_would_be_too_large_is_refused(tmp_path, capsys):
     # each step of the chain carries every variable bound before it
     chain = " SEQ ".join(f"{{ ?a :p ?b{i} }}" for i in range(1500))
