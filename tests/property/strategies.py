@@ -714,6 +714,28 @@ def update_cases(draw, windowed=False):
     return updates + [query], background
 
 
+@st.composite
+def group_window_update_cases(draw):
+    """update_cases(windowed=True) whose query's groups have windows of
+    their own (Streaming SPARQL): the part that reads the background (a
+    path, a link, a class, or the grouped subquery), alone or joined with
+    a triple pattern of the streams, in a group over a window of any size
+    or kind, joined (or joined as OPTIONAL) with the timed part, which is
+    sometimes a group of its own too (the query is then evaluated when its
+    window is). Every part reads the background as the updates up to the
+    evaluation time left it."""
+    queries, background = draw(update_cases(windowed=True))
+    *updates, query = queries
+    timed, reads = query.pattern.left, query.pattern.right
+    if draw(st.booleans()):
+        reads = ops.Join(_triple(draw), reads)
+    group = ops.pattern_window(ops.variables(reads), reads, _window(draw))
+    if draw(st.integers(0, 2)) == 0:
+        timed = ops.pattern_window(ops.variables(timed), timed, _window(draw))
+    pattern = ops.LeftJoin(timed, group) if draw(st.integers(0, 2)) == 0 else ops.Join(timed, group)
+    return updates + [dataclasses.replace(query, pattern=pattern)], background
+
+
 def _only_stream_predicates(op):
     """The pattern with a variable predicate replaced by :p (so that no
     background triple matches inside the timed part)."""

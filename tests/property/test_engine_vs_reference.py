@@ -21,7 +21,7 @@ from cep.engine import Engine
 from cep.errors import EngineError
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, NEGATIONS_AND_JOINS, WITH_INTERVAL_RELATIONS,
-    background_triples, chained_rule_sets, grouped_subquery_queries, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
+    background_triples, chained_rule_sets, group_window_update_cases, grouped_subquery_queries, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
     queries, query_sets, seeded, seq_filter_queries, service_queries, streams, timestamp_queries, typed_streams, unit_queries,
 )
 
@@ -301,6 +301,17 @@ def test_engine_equals_reference_with_background_updates_in_windows(case, events
     its evaluation time left it (RSP-QL evaluates the background at the
     evaluation time), whatever the events' own times, and repeated events
     as a multiset."""
+    queries, triples = case
+    assert_same_with_background(queries, events, triples)
+
+
+@seeded
+@_settings(100)
+@given(case=group_window_update_cases(), events=streams())
+def test_engine_equals_reference_with_background_updates_in_group_windows(case, events):
+    """Each group with a window of its own reads the background as the
+    updates up to the query's evaluation time left it, as a query with one
+    window does, whatever its window's size or kind."""
     queries, triples = case
     assert_same_with_background(queries, events, triples)
 
