@@ -381,6 +381,23 @@ def test_engine_equals_reference_on_groups_with_windows_of_their_own(data):
 @seeded
 @_settings(100)
 @given(data=st.data())
+def test_engine_equals_reference_on_change_over_group_windows_with_a_later_empty_group(data):
+    """REPORT ON CHANGE over groups with windows of their own, an empty
+    group in a group after the first: an evaluation reports when the
+    content of any of the query's windows changed (RSP-QL's content
+    change read per window), with the first group's too."""
+    from tests.property.strategies import group_windowed_queries, records
+    query = data.draw(group_windowed_queries(changes=True))
+    events = data.draw(streams(repeats=2))
+    if data.draw(st.booleans(), label="multi-triple events"):
+        events = data.draw(records(events))
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(100)
+@given(data=st.data())
 def test_engine_equals_reference_on_timestamps_of_a_stream(data):
     """timestamp(?v, <stream>) over events of two streams and of none: the
     engine's leaf rules bind each stream's end as the reference reads the
