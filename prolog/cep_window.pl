@@ -483,7 +483,7 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
 %   leaving it is a change), as a set of triples with their intervals (a
 %   [TRIPLES n] window can hold part of an instant's triples). REPORT ON
 %   CHANGE with an empty group in a part after the first reads every
-%   window's content (per_window_content/5).
+%   window's content (per_window_content/6).
 read_content(M, Q, Tau, In, Sols0, Sols, Held, Read) :-
     (   unit_events(M, Q, In, Events)
     ->  Held = Events,
