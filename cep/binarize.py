@@ -240,7 +240,6 @@ def binarize(queries) -> Plan:
             builder.plan.outputs.append(Output(q, root))
         else:
             combine, groups = split
-            _check_parts(q, groups, builder.changing)
             parts = tuple(Part(j, builder.build_part(_prepared(p, q), w, policy), w) for j, (p, w) in enumerate(groups))
             vars_ = tuple(sorted(ops.variables(q.pattern), key=lambda v: v.name))
             builder.plan.outputs.append(Output(q, parts[0].root, parts, combine, vars_))
@@ -505,30 +504,6 @@ def _check_first_part(query, combine) -> None:
                          f"not supported: the query is evaluated when that group's window holds a solution, "
                          f"and {what} would answer without one; put a group that both operands join first, "
                          f"or give them one window", op.pos or query.pos)
-
-
-def _check_parts(query, groups, changing) -> None:
-    """A query whose groups have windows of their own reads each part over
-    the stream and keeps its solutions in the part's window; a part whose
-    operators depend on what the window does not hold (OPTIONAL, MINUS,
-    [NOT] EXISTS, OPTIONALSEQ, a subquery with its own aggregation or cut,
-    a property path, a [TRIPLES n] window) is evaluated over its window's
-    content, as a query with one window is (_Builder.build_part). Refused: REPORT ON CHANGE
-    with an empty group after the first part (it would see a change at
-    every evaluation), and a rule set whose updates change the background."""
-    # ON CHANGE compares the query's solutions at each evaluation, unless its first part holds the empty
-    # group (then that window's events, as with one window); after it, {} is at each evaluation's close
-    unit = next((u for pattern, _ in groups[1:] for u in ops.units(pattern)), None)
-    if unit is not None and query.window is not None and query.window.policy == "change":
-        raise QueryError("REPORT ON CHANGE compares the solutions of a query whose groups have windows of "
-                         "their own, and an empty group after its first group has one at each evaluation's "
-                         "close, so every evaluation would be a change: put the empty group in the first "
-                         "group, or choose another report policy", unit.pos or query.pos)
-    if changing:
-        raise QueryError(f"{query.name}: a query whose groups have windows of their own, in a rule set with "
-                         f"DELETE/INSERT updates, is not supported yet (its windows would read the "
-                         f"background as it is at each evaluation): give the query one window, or run "
-                         f"the updates in another rule set", query.pos)
 
 
 def _of_triples(w) -> bool:

@@ -126,11 +126,13 @@ class Engine:
         # it is evaluated (_process splits a batch at every multiple of this)
         # Likewise where updates change the background: a window reads it as
         # the instants up to its evaluation time left it (a count window is
-        # evaluated at every instant)
+        # evaluated at every instant); a query whose groups have windows of
+        # their own is evaluated when its first part's window is
         producers = self.compiled.chaining.producers
         changing = any(q.form == "update" for q in self.compiled.queries)
-        everies = [_evaluation_grid(q) for q in self.compiled.queries
-                   if q.window is not None and (q.name in producers or changing)]
+        everies = [_evaluation_grid(out.query, out.parts[0].window if out.parts else out.query.window)
+                   for out in self.compiled.plan.outputs
+                   if out.query.window is not None and (out.query.name in producers or changing)]
         if self.services is not None and self.services.period is not None:
             everies.append(self.services.period)  # a SERVICE view is maintained at each evaluation
         self._feed_every = math.gcd(*everies) if everies else None
@@ -477,11 +479,11 @@ def _pushed_reject(i: int, row: dict, reason: str) -> Reject:
                   f"{row['s']} {row['p']} {row['o']} {row['start']!r} {row['end']!r}")
 
 
-def _evaluation_grid(query) -> int:
+def _evaluation_grid(query, w) -> int:
     """A period whose multiples are all the evaluation times of a windowed
-    query: every instant for a count window, else its period (COMPUTED
-    EVERY, else the step), counted from the first close with RSP-QL's t0."""
-    w = query.window
+    query evaluated by window w: every instant for a count window, else its
+    period (COMPUTED EVERY, else the step), counted from the first close
+    with RSP-QL's t0."""
     if w.count is not None:
         return 1
     every = query.every_ms or w.step_ms

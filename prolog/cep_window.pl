@@ -455,7 +455,7 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     window_solutions(Spec, M, Q, Tau, Ts, In, Sols0),
     combined(M, Q, Tau, Sols0, Sols1),
     service_join(M, Q, Sols1, Sols),
-    read_content(M, Q, In, Sols0, Sols, Held, Read),
+    read_content(M, Q, Tau, In, Sols0, Sols, Held, Read),
     (   reports(M, Q, Spec, Tau, Read)
     ->  evaluation_rows(Spec, M, Q, Sols, Ts, Tau, New),
         report(M, Q, Ts, Tau, New, Rows0, Rows)
@@ -473,24 +473,63 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     assertz(M:'$wnext'(Q, After)),
     (   Spec = time(inf, _, _, _) -> fold_unbounded(M, Q, Spec, Tau) ; true ).
 
-%   read_content(+M, +Q, +In, +Sols0, +Sols, -Held, -Read): what the window
-%   In holds (Held: whether a run of empty windows goes on, empty_next/7)
-%   and the content the report policies read (Read): the solutions stored
-%   in it and the query's. A query whose window holds an empty group
-%   ('$wunit'(Q, Part)) has a solution at every evaluation; both are then
-%   the window's events (RSP-QL's content: an empty window reports
-%   nothing under REPORT NON EMPTY, and an event entering or leaving it is
-%   a change), as a set of triples with their intervals (a [TRIPLES n]
-%   window can hold part of an instant's triples).
-read_content(M, Q, In, Sols0, Sols, Held, Read) :-
-    (   current_predicate(M:'$wunit'/2),
-        M:'$wunit'(Q, _)
-    ->  findall(s(V, S, E), ( M:'$wunit'(Q, P), M:'$win'(P, In, V, S, E) ), Events0),
-        sort(Events0, Held),
-        Read = Held
+%   read_content(+M, +Q, +Tau, +In, +Sols0, +Sols, -Held, -Read): what
+%   the window In holds (Held: whether a run of empty windows goes on,
+%   empty_next/7) and the content the report policies read (Read): the
+%   solutions stored in it and the query's. A query whose window holds an
+%   empty group ('$wunit'(Q, Part)) has a solution at every evaluation;
+%   both are then the window's events (RSP-QL's content: an empty window
+%   reports nothing under REPORT NON EMPTY, and an event entering or
+%   leaving it is a change), as a set of triples with their intervals (a
+%   [TRIPLES n] window can hold part of an instant's triples). REPORT ON
+%   CHANGE with an empty group in a part after the first reads every
+%   window's content (per_window_content/6).
+read_content(M, Q, Tau, In, Sols0, Sols, Held, Read) :-
+    (   unit_events(M, Q, In, Events)
+    ->  Held = Events,
+        Read0 = Events
     ;   Held = Sols0,
-        Read = Sols
+        Read0 = Sols
+    ),
+    (   per_window_change(M, Q, Parts)
+    ->  per_window_content(M, Q, Tau, Held, Parts, Read)
+    ;   Read = Read0
     ).
+
+unit_events(M, Q, In, Events) :-
+    current_predicate(M:'$wunit'/2),
+    M:'$wunit'(Q, _),
+    !,
+    findall(s(V, S, E), ( M:'$wunit'(Q, P), M:'$win'(P, In, V, S, E) ), Events0),
+    sort(Events0, Events).
+
+%   REPORT ON CHANGE over a query whose groups have windows of their own,
+%   with an empty group in a part after the first: that group's solution
+%   is at each evaluation's close, so the query's solutions would change
+%   at every one. RSP-QL's content change is read per window instead
+%   (docs/language.md, "The empty group"): the evaluation reports when the
+%   content of any of the query's windows at Tau differs from the last
+%   reported. A window's content is its events where its part holds an
+%   empty group, else its part's solutions in it (Own: the first part's,
+%   as read_content/8 holds them); a window with none is left out, so
+%   that all of them empty is the empty content of the start.
+per_window_change(M, Q, Parts) :-
+    current_predicate(M:'$wpolicy'/2),
+    M:'$wpolicy'(Q, change),
+    parted(M, Q, Parts),
+    current_predicate(M:'$wunit'/2),
+    once(( member(P-_, Parts), M:'$wunit'(P, _) )).
+
+per_window_content(M, Q, Tau, Own, Parts, Read) :-
+    sort(Own, Content0),
+    findall(P-Content, ( member(P-Spec, Parts), part_content(M, P, Spec, Tau, Content) ), Others),
+    exclude(empty_content, [Q-Content0|Others], Read).
+
+empty_content(_-[]).
+
+part_content(M, P, Spec, Tau, Content) :-
+    window_solutions(Spec, M, P, Tau, _, In, Sols),
+    (   unit_events(M, P, In, Events) -> Content = Events ; sort(Sols, Content) ).
 
 %!  cep_window_close(+In, -Close) is det.
 %

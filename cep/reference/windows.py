@@ -123,7 +123,7 @@ def _window_events(pattern, events, fed=(), name=None):
         content = _of_streams(content, frozenset().union(*streams))
     own = derived_source(name)
     read = [next(iter(stream_of([e]))) for e in content if e.source != own]
-    return lambda inside: frozenset(o[:5] for o in read if inside(o[3], o[4], o))
+    return lambda inside, tau=None: frozenset(o[:5] for o in read if inside(o[3], o[4], o))
 
 
 def _of_streams(events, streams) -> list:
@@ -180,7 +180,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
     picks them. `window`: the window the query is evaluated by, where not
     its own (its first group's, of a query whose groups have windows of
     their own); `read(inside)`: the content the report policies read,
-    where not the solutions (_window_events)."""
+    where not the solutions (_window_events; tau: the evaluation time)."""
     out, previous, seen = [], [], frozenset()
     policy = query.window.policy if query.window is not None else None
     for tau, start, close, inside in evaluations:
@@ -192,7 +192,7 @@ def _rows_of(query, evaluations, solve, project, window=None, read=None) -> list
         # RSP-QL's report policies: non-empty content reports the windows
         # that hold a solution; content change those whose solutions (with
         # their intervals) differ from the last reported (at first, none)
-        held = content if read is None else read(inside)
+        held = content if read is None else read(inside, tau)
         if policy == "nonempty" and not held:
             continue
         if policy == "change":
@@ -371,10 +371,12 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
             # an empty group's one solution there is at that window's close as taken at tau
             token = UNIT_AT.set(tau if w.count is not None else (tau // w.step_ms) * w.step_ms)
             try:
-                return solve(op, lambda ts, te, o=None: inside(w, tau, ts, te, o), tau, at,
-                             w.count is not None and w.counts == "triples")
+                found = solve(op, lambda ts, te, o=None: inside(w, tau, ts, te, o), tau, at,
+                              w.count is not None and w.counts == "triples")
             finally:
                 UNIT_AT.reset(token)
+            groups[at] = (op, w, found)
+            return found
         if isinstance(op, ops.Filter):
             return [s for s in over(op.pattern, w, tau, at + (0,)) if satisfies(op.cond, s)]
         if isinstance(op, ops.Extend):
@@ -432,8 +434,35 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
         final = _last_empty(first, every_end, firsts, _read_at_end(query, read))
     evaluations = _evaluations(query, first, *((ends, events) if first.count is not None else (every_end, every)),
                                until, latest, places, final=final)
-    return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
-                    read=read)
+    groups = {}  # at each evaluation, each group's position -> (its pattern, its window, its solutions)
+
+    def solve_all(_, tau):
+        groups.clear()
+        groups[None] = over(query.pattern, query.window, tau)
+        return groups[None]
+
+    def read_windows(first_inside, tau):
+        """REPORT ON CHANGE with an empty group in a group after the first:
+        that group's solution is at each evaluation's close, so the query's
+        solutions change at every evaluation; RSP-QL's content change is
+        read per window instead (docs/language.md, "The empty group"): the
+        content of each group's window at tau, its events (of the empty
+        group's streams) where the group holds an empty group, else the
+        group's solutions in it. Any other query: what it reads alone."""
+        parts = {at: g for at, g in groups.items() if at is not None}
+        later = [op for at, (op, _, _) in parts.items() if first_at[:len(at)] != at]  # after the first group
+        if not any(isinstance(x, ops.Unit) for op in later for x in ops.walk(op)):
+            return read(first_inside) if read is not None else frozenset(
+                (mu, ts, te) for mu, ts, te, _ in groups[None])
+        content = set()
+        for at, (op, w, found) in parts.items():
+            units = _window_events(op, events, fed, query.name)
+            held = units(lambda ts, te, o=None: inside(w, tau, ts, te, o)) if units is not None else \
+                frozenset((mu, ts, te) for mu, ts, te, _ in found)
+            content |= {(at, x) for x in held}
+        return frozenset(content)
+    return _rows_of(query, evaluations, solve_all, project, first,
+                    read=read_windows if query.window.policy == "change" else read)
 
 
 def _over_content(pattern, w) -> bool:

@@ -714,6 +714,28 @@ def update_cases(draw, windowed=False):
     return updates + [query], background
 
 
+@st.composite
+def group_window_update_cases(draw):
+    """update_cases(windowed=True) whose query's groups have windows of
+    their own (Streaming SPARQL): the part that reads the background (a
+    path, a link, a class, or the grouped subquery), alone or joined with
+    a triple pattern of the streams, in a group over a window of any size
+    or kind, joined (or joined as OPTIONAL) with the timed part, which is
+    sometimes a group of its own too (the query is then evaluated when its
+    window is). Every part reads the background as the updates up to the
+    evaluation time left it."""
+    queries, background = draw(update_cases(windowed=True))
+    *updates, query = queries
+    timed, reads = query.pattern.left, query.pattern.right
+    if draw(st.booleans()):
+        reads = ops.Join(_triple(draw), reads)
+    group = ops.pattern_window(ops.variables(reads), reads, _window(draw))
+    if draw(st.integers(0, 2)) == 0:
+        timed = ops.pattern_window(ops.variables(timed), timed, _window(draw))
+    pattern = ops.LeftJoin(timed, group) if draw(st.integers(0, 2)) == 0 else ops.Join(timed, group)
+    return updates + [dataclasses.replace(query, pattern=pattern)], background
+
+
 def _only_stream_predicates(op):
     """The pattern with a variable predicate replaced by :p (so that no
     background triple matches inside the timed part)."""
@@ -867,7 +889,7 @@ def _window(draw) -> ops.Window:
 
 
 @st.composite
-def group_windowed_queries(draw):
+def group_windowed_queries(draw, changes=False):
     """Streaming SPARQL's windows in graph patterns: a windowed query
     (windowed_queries) whose pattern is joined, or joined as OPTIONAL
     (with a condition or not, one that reads the time too), or combined by
@@ -880,10 +902,13 @@ def group_windowed_queries(draw):
     group, one solution per evaluation at its own window's close, is
     drawn in either: the first part {} ({ OPTIONAL { P WINDOW ... } }) or
     {} UNION P, the group { WINDOW ... } alone or { {} UNION { P }
-    WINDOW ... } (then not under REPORT ON CHANGE: refused)."""
+    WINDOW ... } (then REPORT ON CHANGE reads every window's content).
+    `changes`: always such a group after the first, under REPORT ON
+    CHANGE."""
     query = draw(windowed_queries().filter(lambda q: q.window is not None))
     first = query.pattern
-    unit = draw(st.sampled_from([None] * 4 + ["first", "first-union", "group", "group-union"]))
+    later = ["group", "group-union"]
+    unit = draw(st.sampled_from(later if changes else [None] * 4 + ["first", "first-union"] + later))
     if unit == "first":
         first = ops.Unit()
     elif unit == "first-union":
@@ -920,8 +945,8 @@ def group_windowed_queries(draw):
     window = dataclasses.replace(query.window, t0_ms=None)
     if window.unbounded:
         window = dataclasses.replace(window, range_ms=window.step_ms)
-    if unit in ("group", "group-union") and window.policy == "change":
-        window = dataclasses.replace(window, policy=None)
+    if changes:
+        window = dataclasses.replace(window, policy="change", period_ms=None)
     # a rule set with NOTSEQ and a grouped subquery is refused
     assume(not (any(isinstance(x, ops.SeqAbsence) for x in ops.walk(pattern))
                 and any(isinstance(x, ops.Project) and x.evaluated for x in ops.walk(pattern))))

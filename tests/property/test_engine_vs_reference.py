@@ -21,7 +21,7 @@ from cep.engine import Engine
 from cep.errors import EngineError
 from tests.property.strategies import (
     BINARY, INTERVAL_RELATIONS, NEGATIONS_AND_JOINS, WITH_INTERVAL_RELATIONS,
-    background_triples, chained_rule_sets, grouped_subquery_queries, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
+    background_triples, chained_rule_sets, group_window_update_cases, grouped_subquery_queries, closure_is_finite, construct_queries, path_backgrounds, path_queries, path_streams, update_cases, examples, expression_queries, multiset, note_case, operator_queries, projected_queries, unary_queries,
     queries, query_sets, seeded, seq_filter_queries, service_queries, streams, timestamp_queries, typed_streams, unit_queries,
 )
 
@@ -305,6 +305,17 @@ def test_engine_equals_reference_with_background_updates_in_windows(case, events
     assert_same_with_background(queries, events, triples)
 
 
+@seeded
+@_settings(100)
+@given(case=group_window_update_cases(), events=streams())
+def test_engine_equals_reference_with_background_updates_in_group_windows(case, events):
+    """Each group with a window of its own reads the background as the
+    updates up to the query's evaluation time left it, as a query with one
+    window does, whatever its window's size or kind."""
+    queries, triples = case
+    assert_same_with_background(queries, events, triples)
+
+
 # The reference has no consumption policies (docs/language.md, "Consumption
 # policies": they are defined on the plan's steps, not by the formal
 # semantics), so a query under a policy is checked for what must hold:
@@ -361,6 +372,23 @@ def test_engine_equals_reference_on_groups_with_windows_of_their_own(data):
     events = data.draw(streams(repeats=2))
     if data.draw(st.booleans(), label="events of two streams"):
         events = data.draw(streamed(events))
+    if data.draw(st.booleans(), label="multi-triple events"):
+        events = data.draw(records(events))
+    note_case([query], events)
+    assert_same(query, events, run_engine(query, events))
+
+
+@seeded
+@_settings(100)
+@given(data=st.data())
+def test_engine_equals_reference_on_change_over_group_windows_with_a_later_empty_group(data):
+    """REPORT ON CHANGE over groups with windows of their own, an empty
+    group in a group after the first: an evaluation reports when the
+    content of any of the query's windows changed (RSP-QL's content
+    change read per window), with the first group's too."""
+    from tests.property.strategies import group_windowed_queries, records
+    query = data.draw(group_windowed_queries(changes=True))
+    events = data.draw(streams(repeats=2))
     if data.draw(st.booleans(), label="multi-triple events"):
         events = data.draw(records(events))
     note_case([query], events)

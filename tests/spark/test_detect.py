@@ -340,6 +340,24 @@ def test_a_window_on_spark_reads_the_background_at_its_evaluation_time(spark, tm
     assert on_spark(detect(df, rules, ontology=background, buckets=3).collect()) == expected
 
 
+def test_groups_with_windows_of_their_own_on_spark_read_the_background_at_the_evaluation_time(spark, tmp_path):
+    """Each part of a query whose groups have windows of their own reads
+    the background as the updates up to the evaluation time left it, the
+    last 5 events' part as the first part's time window (golden case
+    window_group_background_updates, with the reference)."""
+    from cep.spark import detect
+
+    rules = "\n".join(UPDATE_RULES.splitlines()[:3]) + (
+        "\nREGISTER QUERY routes AS SELECT ?v ?to ?w ?n FROM STREAM <http://example.org/s> [RANGE 6ms STEP 3ms]"
+        " WHERE { ?v :at ?from . ?from :road ?to { ?w :at ?to . ?to :road ?n WINDOW ELEMS 5 } }\n")
+    background = _roads(tmp_path)
+    rows = _update_rows(300, seed=5)
+    expected = _in_process_answers(rules, rows, background)
+    assert expected
+    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
+    assert on_spark(detect(df, rules, ontology=background, buckets=3).collect()) == expected
+
+
 def test_update_rules_on_a_stream_give_the_in_process_answers_and_report_a_late_closure_once(spark, tmp_path):
     background = _roads(tmp_path)
     rows = _update_rows(600, seed=12)

@@ -95,3 +95,21 @@ def test_operators_between_group_windows_over_micro_batches(spark, tmp_path):
     # {} that OPTIONAL starts from holds no time; the group is evaluated on its own: at 20 it is j r 5
     assert table(of("optional"), "a", "b", "d") == [(0, 10, "k", "1", None), (10, 20, "j", "3", "5")]
     assert Counter(answers) == Counter(expected)
+
+
+def test_on_change_with_a_later_empty_group_over_micro_batches(spark, tmp_path):
+    # REPORT ON CHANGE read per window (an empty group after the first
+    # group): the content each window held at the last report is kept in a
+    # group's state across micro-batches. As
+    # tests/golden/rules/window_group_empty_change.rq reasons it out (in
+    # minutes, ten times as long): the windows' contents change at 10, 20,
+    # 40 and 50 (and at 80, with no rows), not at 30, 60 or 70
+    text = """SELECT ?k ?x ?v FROM STREAM <http://e/td> [RANGE 30m STEP 10m REPORT ON CHANGE]
+              WHERE { ?k ?p ?x . { {} UNION { ?k :a ?v } WINDOW ELEMS 2 } }"""
+    queries = parse_rules(PREFIX + text, "changes.rq")
+    stream = [count("k", "b", 1, 5), count("k", "a", 2, 11), count("j", "a", 3, 12), count("j", "a", 4, 42)]
+    closing = [count("z", "other", 0, 200)]  # moves the watermark past the windows
+    chunks = [stream[:2], stream[2:3], stream[3:], closing]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 150 * MIN)
+    assert sorted({a.end // MIN for a in expected}) == [10, 20, 40, 50]
+    assert Counter(answers) == Counter(expected)

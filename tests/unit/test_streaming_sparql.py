@@ -529,16 +529,25 @@ def test_what_groups_with_windows_cannot_be_under_is_an_error(where, message):
     assert str(info.value) == message
 
 
-def test_groups_with_windows_of_their_own_in_a_rule_set_with_updates_are_an_error():
-    # a window reads the background as updates leave it at the evaluation
-    # time (over its content), which the parts of such a query do not yet
-    from cep.engine import Engine
-    text = (f"{PREFIX}SELECT * FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED "
-            "WHERE { ?x :a ?a OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } }\n"
+def test_a_group_with_a_window_of_its_own_reads_the_background_as_updates_leave_it_at_the_evaluation():
+    # RSP-QL evaluates a window at tau over the background as it is then;
+    # the optional group over the last 3 events reads it so too. :b1 :k is
+    # 1 at :x's :b (minute 1) and 2 from minute 3 (the update). At 10
+    # (the first part's (0, 10]: :a 5) the last 3 events hold :x :b :b1:
+    # v 2, not 1; at 20 ((10, 20]: :a 6) they hold no :b: :a 6 alone
+    from cep.background.knowledge import background_of
+    text = (f"{PREFIX}SELECT ?a ?b ?v FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED "
+            "WHERE { ?x :a ?a OPTIONAL { ?x :b ?b . ?b :k ?v WINDOW ELEMS 3 } }\n"
             "DELETE { ?x :k ?v } INSERT { ?x :k ?w } WHERE { ?x :k ?v . ?x :set ?w }")
-    with pytest.raises(QueryError, match="a query whose groups have windows of their own, in a rule set "
-                                         "with DELETE/INSERT updates, is not supported yet"):
-        Engine(parse_rules(text, "x.rq"))
+    e = "<http://e/{}>".format
+    background = background_of([(e("b1"), e("k"), '"1"^^<http://www.w3.org/2001/XMLSchema#integer>')])
+    number = '"{}"^^<http://www.w3.org/2001/XMLSchema#integer>'.format
+    events = [Event(e("x"), e("b"), e("b1"), MIN, MIN), Event(e("b1"), e("set"), number(2), 3 * MIN, 3 * MIN),
+              Event(e("x"), e("a"), number(5), 4 * MIN, 4 * MIN), Event(e("x"), e("a"), number(6), 13 * MIN, 13 * MIN),
+              Event(e("b1"), e("set"), number(3), 15 * MIN, 15 * MIN)]
+    got = checked_answers(parse_rules(text, "x.rq"), events, background)
+    assert sorted((a.end // MIN, dict(a.bindings)) for a in got) == [
+        (10, {"a": number(5), "b": e("b1"), "v": number(2)}), (20, {"a": number(6)})]
 
 
 def test_a_named_stream_with_a_window_of_its_own_is_read_through_graph_in_that_window():
