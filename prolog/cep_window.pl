@@ -678,7 +678,10 @@ cep_part_member(index(Assoc, Loose, All), Key, Sol) :-
     ).
 
 %   The solutions in the window evaluated at Tau, the window's start, and
-%   the window (In: as '$wsolve'/5 reads it; none for an instant).
+%   the window (In: as '$wsolve'/5 reads it; none for an instant). Before
+%   the first close of a window with RSP-QL's t0 no window has closed
+%   (a group's window, read at its query's evaluations): none, not even
+%   an empty group's solution.
 window_solutions(Spec, M, Q, Tau, Ts, time(K, Ts, Hi), Sols) :-
     Spec = time(Range, _, _, Origin),
     !,
@@ -686,7 +689,11 @@ window_solutions(Spec, M, Q, Tau, Ts, time(K, Ts, Hi), Sols) :-
     close_of(Spec, K, Hi),
     (   Range == inf -> Ts = Origin ; Ts is Hi - Range ),
     expire(M, Q, K),
-    (   content(M, Q)
+    (   Origin \== none,
+        first_index(Spec, K0),
+        K < K0
+    ->  Sols = []
+    ;   content(M, Q)
     ->  content_solutions(M, Q, time(K, Ts, Hi), Sols)
     ;   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
         \+ deferred(M, Q),

@@ -192,9 +192,6 @@ def check_windows(queries, most: int):
     than left to run for minutes and overflow Prolog's stack."""
     for query in queries:
         split = split_windows(query)
-        if split is not None and query.window is not None and query.window.t0_ms is not None:
-            raise QueryError(f"{query.name} has groups with windows of their own: START (RSP-QL's t0) "
-                             f"is not supported there; give the windows no START", query.window.pos or query.pos)
         w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
         if w is None or w.count is not None or w.unbounded:  # an unbounded window: each close once
             continue

@@ -349,8 +349,8 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
         if w.count is not None:
             cut, low = _count_cut(w, ends, events, tau)
             return ts >= cut and te <= tau and (o is None or o[4] > cut or low == 0 or places.get(o, 0) >= low)
-        c = (tau // w.step_ms) * w.step_ms
-        return c - w.range_ms < ts and te <= c
+        c = _close_at(w, tau)
+        return c is not None and (w.t0_ms if w.unbounded else c - w.range_ms) < ts and te <= c
 
     def windowed(op):
         return any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
@@ -369,7 +369,7 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
             return list(stamped_solutions(op, frozenset(), frozenset(), at))
         if not windowed(op):  # RSP-QL's eval over the window's content (solve_part)
             # an empty group's one solution there is at that window's close as taken at tau
-            token = UNIT_AT.set(tau if w.count is not None else (tau // w.step_ms) * w.step_ms)
+            token = UNIT_AT.set(tau if w.count is not None else _close_at(w, tau))
             try:
                 return solve(op, lambda ts, te, o=None: inside(w, tau, ts, te, o), tau, at,
                              w.count is not None and w.counts == "triples")
@@ -415,18 +415,21 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
             pattern, first_at = pattern.pattern, first_at + (0,)
         else:
             break
-    # the first group's solutions: when the query is evaluated, up to one past the last window holding one;
-    # those of a group evaluated over each window's content are not the stream's: up to the last event's
-    firsts = solve(pattern)
-    content = _over_content(pattern, first)
+    # the first group's solutions (all its pattern's, not its leftmost operand's): when the query is
+    # evaluated, up to one past the last window holding one; those of a group evaluated over each
+    # window's content are not the stream's: up to the last event's
+    part = _first_part(query.pattern)
+    firsts = solve(part)
+    content = _over_content(part, first)
     # a grouped query evaluated by a count window gives the empty group's row at its instants (_rows)
     empty_rows = _empty_rows(query) or query.grouping is not None and query.grouping.keys is not None \
         and first.count is not None
     if not firsts and until is None and not content and not empty_rows:
         return []
-    latest = None if content else max((s[1] for s in firsts), default=None)
+    # (a window of infinite width: the latest end, as window_answers reads it)
+    latest = None if content else max((s[2 if first.unbounded else 1] for s in firsts), default=None)
     # an empty group in the first group: the report policies read that window's events, as with one window
-    read = _window_events(pattern, events, fed, query.name)
+    read = _window_events(part, events, fed, query.name)
     final = None
     if empty_rows and first.count is None and not first.unbounded and until is None:
         final = _last_empty(first, every_end, firsts, _read_at_end(query, read))
@@ -434,6 +437,34 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
                                until, latest, places, final=final)
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
                     read=read)
+
+
+def _first_part(pattern):
+    """The pattern of the first (leftmost) part of a query whose groups
+    have windows of their own: the largest group under one window on the
+    left of every operator that needs its solutions."""
+    while True:
+        if isinstance(pattern, ops.Project) and pattern.window is not None:
+            pattern = pattern.pattern
+        elif not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern)):
+            return pattern
+        elif isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+            pattern = pattern.left
+        elif isinstance(pattern, (ops.Filter, ops.Extend)):
+            pattern = pattern.pattern
+        else:
+            return pattern
+
+
+def _close_at(w, tau):
+    """The close of the time-based window w closed last at tau (RSP-QL):
+    the multiples of its step, or with a t0 the closes from its first,
+    t0 + range (t0 + step for an unbounded one) on; None before that
+    first close (no window has closed: its content is empty)."""
+    first = w.first_close_ms if w.t0_ms is not None else None
+    phase = 0 if first is None else first % w.step_ms
+    c = phase + ((tau - phase) // w.step_ms) * w.step_ms
+    return None if first is not None and c < first else c
 
 
 def _over_content(pattern, w) -> bool:

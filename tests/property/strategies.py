@@ -857,13 +857,18 @@ def _report_policy(draw, window, every):
 
 
 def _window(draw) -> ops.Window:
-    """A time-based (sliding, tumbling or hopping) or count-based window."""
+    """A time-based (sliding, tumbling or hopping) or count-based window;
+    a time-based one sometimes with RSP-QL's t0 (START, before, among or
+    after the stream's instants), sometimes of infinite width from it."""
     if draw(st.integers(0, 2)) == 0:
         return ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)),
                           counts=draw(st.sampled_from(["events", "triples"])))
     range_ms = draw(st.integers(1, 8))
     step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
-    return ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms)
+    t0 = draw(st.sampled_from([None, None, None, -2, 0, 3, 7]))
+    if draw(st.integers(0, 5)) == 0:  # RANGE UNBOUNDED, which takes a t0
+        range_ms, t0 = None, draw(st.sampled_from([-2, 0, 3])) if t0 is None else t0
+    return ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms, t0_ms=t0)
 
 
 @st.composite
@@ -916,10 +921,7 @@ def group_windowed_queries(draw):
             const = duration_ms(k) if fn == "getDURATION" else datetime_ms(k)
             cond = ops.Call(draw(st.sampled_from(["<", "<=", ">", ">="])), ops.Call(fn), ops.Const(const))
         pattern = ops.LeftJoin(first, group, cond)
-    # START (RSP-QL's t0), and so RANGE UNBOUNDED, are refused with groups that have windows of their own
-    window = dataclasses.replace(query.window, t0_ms=None)
-    if window.unbounded:
-        window = dataclasses.replace(window, range_ms=window.step_ms)
+    window = query.window
     if unit in ("group", "group-union") and window.policy == "change":
         window = dataclasses.replace(window, policy=None)
     # a rule set with NOTSEQ and a grouped subquery is refused
