@@ -327,6 +327,17 @@ begin_empty(M, T) :-
              assertz(M:'$wnext'(Q, Tau)) )).
 
 empty_end(M, Q, Spec, Last, Limit) :-
+    empty_end_part(M, Q, Spec, Last, Limit0),
+    findall(P-S, ( lead(M, Q, P), parted(M, Q, Parts), memberchk(P-S, Parts) ), Leads),
+    foldl(empty_end_of(M, Last), Leads, Limit0, Limit).
+
+%   The limit of another leading part of a '$wempty' query (empty_end/5),
+%   over its own window Spec: the query goes on while any holds a solution.
+empty_end_of(M, Last, Q-Spec, Limit0, Limit) :-
+    empty_end_part(M, Q, Spec, Last, Limit1),
+    Limit is max(Limit0, Limit1).
+
+empty_end_part(M, Q, Spec, Last, Limit) :-
     Spec = time(Range, Step, Every, _),
     (   aggregate_all(max(E0), ( held(Q, P), M:'$wsol'(_, P, _, _, _, _, E0) ), E1)
     ->  E is max(Last, E1)
@@ -446,6 +457,18 @@ stored(M, Q, F) :-
     M:'$wsol'(_, P, _, F, _, _, _).
 stored(M, Q, F) :-
     M:'$wpart'(_, Q, _, F, _, _).
+stored(M, Q, F) :-                          % a UNION's other leading parts: their windows are the query's
+    lead(M, Q, L),
+    held(L, P),
+    M:'$wsol'(_, P, _, F, _, _, _).
+
+%   The parts of Q other than its first that give it solutions on their
+%   own ('$wleads'/2: UNION's other operands, cep.binarize.leading_parts),
+%   whose windows are evaluated at the same times as its first part's.
+lead(M, Q, P) :-
+    current_predicate(M:'$wleads'/2),
+    M:'$wleads'(Q, Leads),
+    member(P, Leads).
 
 %   One evaluation of Q at Tau: the window's solutions, their rows, what is
 %   reported of them, and the solutions no later window holds dropped.
@@ -585,9 +608,11 @@ deferred(M, Q) :-
 %   docs/language.md "A window per pattern"): its own solutions are its
 %   first part's; at each evaluation each other part's solutions in its
 %   own window at Tau are joined with them ('$wcombine'/5), as the query's
-%   operators over the parts say. Any other query's are its own.
+%   operators over the parts say, also where its first part has none and
+%   a UNION's other leading part may (lead/3). Any other query's are its
+%   own.
 combined(M, Q, Tau, Sols0, Sols) :-
-    (   Sols0 \== [],
+    (   ( Sols0 \== [] ; lead(M, Q, _) ),
         parted(M, Q, Parts)
     ->  findall(SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Contents),
         findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols)

@@ -409,51 +409,64 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
     while True:
         if isinstance(pattern, ops.Project) and pattern.window is not None:
             first, pattern, first_at = pattern.window, pattern.pattern, first_at + (0,)
-        elif isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+        elif isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)) or \
+                isinstance(pattern, ops.Union_) and windowed(pattern):  # (a UNION of groups: its left one's)
             pattern, first_at = pattern.left, first_at + (0,)
         elif isinstance(pattern, (ops.Filter, ops.Extend)):
             pattern, first_at = pattern.pattern, first_at + (0,)
         else:
             break
-    # the first group's solutions (all its pattern's, not its leftmost operand's): when the query is
-    # evaluated, up to one past the last window holding one; those of a group evaluated over each
-    # window's content are not the stream's: up to the last event's
-    part = _first_part(query.pattern)
-    firsts = solve(part)
-    content = _over_content(part, first)
+    # the evaluation times: those of the windows of the groups that give the query solutions on their
+    # own (the first, and the first of each other operand of a UNION above it), each up to one past the
+    # last of its windows holding a solution of the group (all its pattern's); a group evaluated over
+    # each window's content has solutions that are not the stream's: up to the last event's
+    leads = _leading_groups(query.pattern, query.window)
     # a grouped query evaluated by a count window gives the empty group's row at its instants (_rows)
     empty_rows = _empty_rows(query) or query.grouping is not None and query.grouping.keys is not None \
         and first.count is not None
-    if not firsts and until is None and not content and not empty_rows:
-        return []
-    # (a window of infinite width: the latest end, as window_answers reads it)
-    latest = None if content else max((s[2 if first.unbounded else 1] for s in firsts), default=None)
     # an empty group in the first group: the report policies read that window's events, as with one window
-    read = _window_events(part, events, fed, query.name)
-    final = None
-    if empty_rows and first.count is None and not first.unbounded and until is None:
-        final = _last_empty(first, every_end, firsts, _read_at_end(query, read))
-    evaluations = _evaluations(query, first, *((ends, events) if first.count is not None else (every_end, every)),
-                               until, latest, places, final=final)
+    read = _window_events(leads[0][0], events, fed, query.name)
+
+    def lead_evaluations(i, part, w):
+        sols, content = solve(part), _over_content(part, w)
+        if not sols and until is None and not content and not empty_rows:
+            return []
+        # (a window of infinite width: the latest end, as window_answers reads it)
+        latest = None if content else max((s[2 if w.unbounded else 1] for s in sols), default=None)
+        final = None
+        if empty_rows and w.count is None and not w.unbounded and until is None:
+            final = _last_empty(w, every_end, sols, _read_at_end(query, read) if i == 0 else frozenset())
+        return list(_evaluations(query, w, *((ends, events) if w.count is not None else (every_end, every)),
+                                 until, latest, places, final=final))
+
+    runs = [lead_evaluations(i, part, w) for i, (part, w) in enumerate(leads)]
+    if len(runs) == 1:
+        evaluations = runs[0]
+    else:  # time windows of one step (cep.binarize refuses others): at each one's times, over the first's window
+        evaluations = [(tau, c - first.range_ms, c, lambda ts, te, o=None, c=c: c - first.range_ms < ts and te <= c)
+                       for tau in sorted({e[0] for run in runs for e in run})
+                       for c in [(tau // first.step_ms) * first.step_ms]]
     return _rows_of(query, evaluations, lambda inside, tau: over(query.pattern, query.window, tau), project, first,
                     read=read)
 
 
-def _first_part(pattern):
-    """The pattern of the first (leftmost) part of a query whose groups
-    have windows of their own: the largest group under one window on the
-    left of every operator that needs its solutions."""
-    while True:
-        if isinstance(pattern, ops.Project) and pattern.window is not None:
-            pattern = pattern.pattern
-        elif not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern)):
-            return pattern
-        elif isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
-            pattern = pattern.left
-        elif isinstance(pattern, (ops.Filter, ops.Extend)):
-            pattern = pattern.pattern
-        else:
-            return pattern
+def _leading_groups(pattern, window) -> list:
+    """(pattern, window) of each group of a query whose groups have windows
+    of their own that gives it solutions on its own (RSP-QL's eval is
+    empty wherever all of theirs are), the first (leftmost) one first: a
+    largest group under one window, on the left of every operator that
+    needs its solutions, and on either side of a UNION."""
+    if isinstance(pattern, ops.Project) and pattern.window is not None:
+        return _leading_groups(pattern.pattern, pattern.window)
+    if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern)):
+        return [(pattern, window)]
+    if isinstance(pattern, ops.Union_):
+        return _leading_groups(pattern.left, window) + _leading_groups(pattern.right, window)
+    if isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+        return _leading_groups(pattern.left, window)
+    if isinstance(pattern, (ops.Filter, ops.Extend)):
+        return _leading_groups(pattern.pattern, window)
+    return [(pattern, window)]
 
 
 def _close_at(w, tau):

@@ -35,7 +35,8 @@ from hypothesis import strategies as st
 
 from cep import reference, terms
 from cep.algebra import ops, sexpr
-from cep.binarize import CONTENT_OPERATORS
+from cep.binarize import CONTENT_OPERATORS, split_windows
+from cep.errors import QueryError
 from cep.events import Event
 
 EX = "http://example.org/"
@@ -905,8 +906,25 @@ def group_windowed_queries(draw):
         other = ops.Union_(ops.Unit(), other)
     other = _inner_content(draw, other)
     group = ops.pattern_window(ops.variables(other), other, _window(draw))
-    how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between"]))
-    if how == "join":
+    how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between", "union-first",
+                                "union-first"]))
+    if how == "union-first":
+        # UNION of the first group and another, evaluated at both windows' times: time windows of one
+        # slide without START (cep.binarize refuses others), sometimes joined with a third group
+        step = draw(st.sampled_from([1, 2, 3]))
+        time = lambda: ops.Window("<http://example.org/s>", range_ms=draw(st.integers(1, 8)), step_ms=step)
+        if isinstance(first, ops.Project) and first.window is not None:
+            first = dataclasses.replace(first, window=time())
+        else:
+            query = dataclasses.replace(query, window=dataclasses.replace(
+                time(), policy=query.window.policy, period_ms=query.window.period_ms))
+        group = dataclasses.replace(group, window=time())
+        pattern = ops.Union_(first, group)
+        if draw(st.booleans()):
+            extra = _triple(draw)
+            third = ops.pattern_window(ops.variables(extra), extra, _window(draw))
+            pattern = draw(st.sampled_from([ops.Join(pattern, third), ops.LeftJoin(pattern, third)]))
+    elif how == "join":
         pattern = ops.Join(first, group)
     elif how == "between":
         pattern = _between_groups(draw, first, group)
@@ -927,7 +945,13 @@ def group_windowed_queries(draw):
     # a rule set with NOTSEQ and a grouped subquery is refused
     assume(not (any(isinstance(x, ops.SeqAbsence) for x in ops.walk(pattern))
                 and any(isinstance(x, ops.Project) and x.evaluated for x in ops.walk(pattern))))
-    return dataclasses.replace(query, pattern=pattern, window=window)
+    query = dataclasses.replace(query, pattern=pattern, window=window)
+    if how == "union-first":  # an operand that opens with OPTIONAL after the first is inline data: refused
+        try:
+            split_windows(query)
+        except QueryError:
+            assume(False)
+    return query
 
 
 def _between_groups(draw, first, group):

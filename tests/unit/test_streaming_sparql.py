@@ -509,12 +509,23 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
 
 
 @pytest.mark.parametrize("where, message", [
-    # the query is evaluated when its first group's window holds a solution: UNION's other side would
-    # answer without one
+    # a UNION of the first group is evaluated at its operands' windows' times: those of a count window
+    # (every instant) and of the query's time window are not one sequence
     ("{ { ?x :a ?a } UNION { ?x :b ?b WINDOW ELEMS 2 } }",
-     "x.rq:3:86: UNION with the first group of a query whose groups have windows of their own is not "
-     "supported: the query is evaluated when that group's window holds a solution, and UNION would answer "
-     "without one; put a group that both operands join first, or give them one window"),
+     "x.rq:3:86: UNION of the first group of a query whose groups have windows of their own is evaluated "
+     "when any operand's first group's window is: their windows must be time-based with one SLIDE, without "
+     "START or RANGE UNBOUNDED (a count window is evaluated at every instant, other windows at other times, "
+     "which is not supported); give them one SLIDE, or put a group that both operands join first"),
+    ("{ { ?x :a ?a } UNION { ?x :b ?b WINDOW RANGE 10 MINUTE SLIDE } }",
+     "x.rq:3:86: UNION of the first group of a query whose groups have windows of their own is evaluated "
+     "when any operand's first group's window is: their windows must be time-based with one SLIDE, without "
+     "START or RANGE UNBOUNDED (a count window is evaluated at every instant, other windows at other times, "
+     "which is not supported); give them one SLIDE, or put a group that both operands join first"),
+    # OPTIONAL after the first group starts from join's identity, a solution at every instant
+    ("{ { ?x :a ?a } UNION { OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } } }",
+     "x.rq:3:86: UNION of the first group of a query whose groups have windows of their own and inline data "
+     "(or OPTIONAL without a group before it) is not supported: the inline data would answer at every "
+     "instant; join it with a group"),
     ("{ { ?x :a ?a { ?x :b ?b WINDOW ELEMS 2 } } SEQ { ?x :d ?d } }",
      "x.rq:3:114: SEQ over groups with windows of their own is not supported: groups with different windows "
      "are combined by SPARQL's operators at each evaluation; give the groups under SEQ one window"),
