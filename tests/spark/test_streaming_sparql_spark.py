@@ -12,7 +12,8 @@ import pytest
 
 from cep.rules import parse_rules
 from tests.spark.support import micro_batch_answers
-from tests.unit.test_streaming_sparql import MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, TURBINES, count, table
+from tests.unit.test_streaming_sparql import (MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, SINCE_START, SINCE_STREAM,
+                                             TURBINES, UNION_FIRST, UNION_STREAM, count, table)
 
 pytestmark = pytest.mark.spark
 
@@ -94,4 +95,25 @@ def test_operators_between_group_windows_over_micro_batches(spark, tmp_path):
                                                  (10, 20, "k", "7", "1970-01-01T00:16:00Z")]
     # {} that OPTIONAL starts from holds no time; the group is evaluated on its own: at 20 it is j r 5
     assert table(of("optional"), "a", "b", "d") == [(0, 10, "k", "1", None), (10, 20, "j", "3", "5")]
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_union_of_the_first_group_over_micro_batches(spark, tmp_path):
+    # the UNION's other group's window schedules evaluations too, in a group's state across micro-batches
+    queries = parse_rules(PREFIX + UNION_FIRST, "union.rq")
+    chunks = [UNION_STREAM[:1], UNION_STREAM[1:2], UNION_STREAM[2:], [count("z", "other", 0, 60)]]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
+    # as tests/unit/test_streaming_sparql.py reasons it out
+    assert table(expected, "x", "a", "b") == [(0, 10, "k", "1", None), (10, 20, "j", None, "2"),
+                                              (20, 30, "j", None, "2"), (20, 30, "k", "3", None)]
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_group_window_of_infinite_width_over_micro_batches(spark, tmp_path):
+    queries = parse_rules(PREFIX + SINCE_START, "since.rq")
+    chunks = [SINCE_STREAM[:2], SINCE_STREAM[2:4], SINCE_STREAM[4:], [count("z", "other", 0, 60)]]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
+    # as tests/unit/test_streaming_sparql.py reasons it out
+    assert table(expected, "x", "a", "b") == [(10, 20, "k", "1", "6"), (20, 30, "j", "2", None),
+                                              (30, 40, "k", "3", "6")]
     assert Counter(answers) == Counter(expected)

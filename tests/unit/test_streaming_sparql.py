@@ -667,3 +667,35 @@ def test_an_empty_group_has_no_solution_before_its_windows_first_close():
                                                        count("k", "b", 3, 8)])
     assert [(a.start // MIN, a.end // MIN, a.binding("t")) for a in got] == [
         (7, 8, '"1970-01-01T00:07:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>')]
+
+
+UNION_FIRST = """SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+                 WHERE { { ?x :a ?a } UNION { ?x :b ?b WINDOW RANGE 20 MINUTE SLIDE 10 MINUTE } }"""
+UNION_STREAM = [count("k", "a", 1, 1), count("j", "b", 2, 12), count("k", "a", 3, 25)]
+
+
+def test_a_union_of_the_first_group_is_evaluated_at_either_windows_times():
+    got = checked_answers(parse_rules(PREFIX + UNION_FIRST), UNION_STREAM)
+    # every 10 minutes (both windows slide by 10), each over the first group's window:
+    # - 10: (0, 10] holds a k 1; the 20 minutes (-10, 10] no :b
+    # - 20: (10, 20] holds no :a, but (0, 20] holds b j 2: answered
+    # - 30: (20, 30] a k 3, and (10, 30] still b j 2
+    # - 40: neither window holds a solution
+    assert table(got, "x", "a", "b") == [(0, 10, "k", "1", None), (10, 20, "j", None, "2"),
+                                         (20, 30, "j", None, "2"), (20, 30, "k", "3", None)]
+
+
+SINCE_START = f"""SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+                  WHERE {{ ?x :a ?a OPTIONAL {{ ?x :b ?b WINDOW RANGE UNBOUNDED SLIDE 10 MINUTE START {T0} }} }}"""
+SINCE_STREAM = [count("k", "b", 5, 3), count("k", "b", 6, 7), count("k", "a", 1, 18), count("j", "a", 2, 26),
+                count("k", "a", 3, 38)]
+
+
+def test_a_group_window_of_infinite_width_holds_everything_from_its_start():
+    got = checked_answers(parse_rules(PREFIX + SINCE_START), SINCE_STREAM)
+    # the group's windows (5, 15], (5, 25], (5, 35] (b 5 at 3 is before its start):
+    # - 20: a k 1; (5, 15] holds b k 6
+    # - 30: a j 2; (5, 25] holds no :b of j: alone
+    # - 40: a k 3; (5, 35] still holds b k 6
+    assert table(got, "x", "a", "b") == [(10, 20, "k", "1", "6"), (20, 30, "j", "2", None),
+                                         (30, 40, "k", "3", "6")]
