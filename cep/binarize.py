@@ -478,32 +478,89 @@ def split_windows(query):
 
     combine = split(query.pattern, query.window)
     _check_first_part(query, combine)
+    _check_leading_parts(query, combine, [w for _, w in parts])
     return combine, parts
 
 
 def _check_first_part(query, combine) -> None:
-    """A query whose groups have windows of their own is evaluated when its
-    first part's window holds a solution (prolog/cep_window.pl, combined/5):
-    each operator from the top of `combine` down to that part must need
-    the part's solutions for one of its own. Join, FILTER and BIND do; so
-    do OPTIONAL, MINUS and [NOT] EXISTS on their left. UNION does not: its
-    other operand's solutions would be answered when the first part's
-    window holds nothing, and such an evaluation has not been made."""
+    """A query whose groups have windows of their own is evaluated when the
+    window of one of its leading parts holds a solution (leading_parts;
+    prolog/cep_window.pl, combined/5), its first part among them: each
+    operator from the top of `combine` down to that part must need the
+    part's solutions for one of its own, or (UNION) take them as its own.
+    Join, FILTER, BIND and UNION do; so do OPTIONAL, MINUS and [NOT] EXISTS
+    on their left. On their right, the first part's solutions are not the
+    query's own: its left operand's solutions would be answered when the
+    first part's window holds nothing."""
     op = combine
     while not (isinstance(op, PartRef) and op.index == 0):
         if isinstance(op, (ops.Filter, ops.Extend)):
             op = op.pattern
             continue
         first_left = any(isinstance(x, PartRef) and x.index == 0 for x in ops.walk(op.left))
-        if isinstance(op, ops.Join) or (first_left and not isinstance(op, ops.Union_)):
+        if isinstance(op, (ops.Join, ops.Union_)) or first_left:
             op = op.left if first_left else op.right
             continue
-        what = {ops.Union_: "UNION", ops.LeftJoin: "OPTIONAL", ops.Minus: "MINUS", ops.Exists: "FILTER EXISTS",
+        what = {ops.LeftJoin: "OPTIONAL", ops.Minus: "MINUS", ops.Exists: "FILTER EXISTS",
                 ops.NotExists: "FILTER NOT EXISTS"}[type(op)]
         raise QueryError(f"{what} with the first group of a query whose groups have windows of their own is "
                          f"not supported: the query is evaluated when that group's window holds a solution, "
                          f"and {what} would answer without one; put a group that both operands join first, "
                          f"or give them one window", op.pos or query.pos)
+
+
+def leading_parts(combine) -> tuple:
+    """The parts of a query whose groups have windows of their own that
+    give it solutions on their own (RSP-QL's eval(SDS, SE, t) is empty
+    wherever all of theirs are): the first part, and the first of each
+    other operand of a UNION on its way to the top (docs/language.md, "A
+    window per pattern"). The query is evaluated at their windows'
+    evaluation times. () when an operand of such a UNION holds no part
+    (inline data, or OPTIONAL after join's identity), which has a
+    solution at every instant."""
+    def lead(op) -> tuple:
+        if isinstance(op, PartRef):
+            return (op.index,)
+        if isinstance(op, (ops.Filter, ops.Extend)):
+            return lead(op.pattern)
+        if isinstance(op, ops.Union_):
+            left, right = lead(op.left), lead(op.right)
+            return left + right if left and right else ()
+        if isinstance(op, ops.Join) and not any(isinstance(x, PartRef) for x in ops.walk(op.left)):
+            return lead(op.right)
+        if isinstance(op, ops.Binary):
+            return lead(op.left)
+        return ()  # inline data: its rows at every instant
+    return lead(combine)
+
+
+def _check_leading_parts(query, combine, windows) -> None:
+    """The leading parts of a query (leading_parts) are evaluated at the
+    evaluation times of any of their windows. Supported: time-based
+    windows of one SLIDE without START (their evaluation times are one
+    sequence, the multiples of the slide, or of COMPUTED EVERY's period);
+    a UNION of parts whose windows are evaluated at other times (a count
+    window's every instant, another slide, a START, RANGE UNBOUNDED) or
+    of inline data is refused."""
+    leads = leading_parts(combine)
+    if leads == (0,):
+        return
+    union = next(op for op in ops.walk(combine) if isinstance(op, ops.Union_)
+                 and any(isinstance(x, PartRef) and x.index == 0 for x in ops.walk(op)))
+    if not leads:
+        raise QueryError("UNION of the first group of a query whose groups have windows of their own and "
+                         "inline data (or OPTIONAL without a group before it) is not supported: the inline "
+                         "data would answer at every instant; join it with a group", union.pos or query.pos)
+    first = windows[0]
+    for j in leads:
+        w = windows[j]
+        if w.count is not None or w.unbounded or w.t0_ms is not None or w.step_ms != first.step_ms:
+            raise QueryError("UNION of the first group of a query whose groups have windows of their own is "
+                             "evaluated when any operand's first group's window is: their windows must be "
+                             "time-based with one SLIDE, without START or RANGE UNBOUNDED (a count window is "
+                             "evaluated at every instant, other windows at other times, which is not "
+                             "supported); give them one SLIDE, or put a group that both operands join first",
+                             union.pos or query.pos)
 
 
 def _of_triples(w) -> bool:

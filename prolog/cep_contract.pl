@@ -144,6 +144,8 @@ cep_contract('$wcount', 2, windows,
              "'$wcount'(Instant, n(Triples, Events, EventsOnce)), dynamic: the triples and the events of each instant (once: without the records of copies alone), for count windows").
 cep_contract('$wcut', 2, windows,
              "'$wcut'(Query, Instant), dynamic: the latest cutoff of a count window").
+cep_contract('$wleads', 2, optional,
+             "'$wleads'(Query, Parts): the parts p(Query, J) other than its first that give a query whose groups have windows of their own solutions on their own (UNION): it is evaluated when their windows hold one too").
 cep_contract('$wparts', 2, optional,
              "'$wparts'(Query, Parts): the parts of a query whose groups have windows of their own, Parts a list of p(Query, J)-Spec (none: no clause holds)").
 cep_contract('$wcombine', 5, optional,

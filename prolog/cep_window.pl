@@ -327,6 +327,17 @@ begin_empty(M, T) :-
              assertz(M:'$wnext'(Q, Tau)) )).
 
 empty_end(M, Q, Spec, Last, Limit) :-
+    empty_end_part(M, Q, Spec, Last, Limit0),
+    findall(P-S, ( lead(M, Q, P), parted(M, Q, Parts), memberchk(P-S, Parts) ), Leads),
+    foldl(empty_end_of(M, Last), Leads, Limit0, Limit).
+
+%   The limit of another leading part of a '$wempty' query (empty_end/5),
+%   over its own window Spec: the query goes on while any holds a solution.
+empty_end_of(M, Last, Q-Spec, Limit0, Limit) :-
+    empty_end_part(M, Q, Spec, Last, Limit1),
+    Limit is max(Limit0, Limit1).
+
+empty_end_part(M, Q, Spec, Last, Limit) :-
     Spec = time(Range, Step, Every, _),
     (   aggregate_all(max(E0), ( held(Q, P), M:'$wsol'(_, P, _, _, _, _, E0) ), E1)
     ->  E is max(Last, E1)
@@ -446,6 +457,18 @@ stored(M, Q, F) :-
     M:'$wsol'(_, P, _, F, _, _, _).
 stored(M, Q, F) :-
     M:'$wpart'(_, Q, _, F, _, _).
+stored(M, Q, F) :-                          % a UNION's other leading parts: their windows are the query's
+    lead(M, Q, L),
+    held(L, P),
+    M:'$wsol'(_, P, _, F, _, _, _).
+
+%   The parts of Q other than its first that give it solutions on their
+%   own ('$wleads'/2: UNION's other operands, cep.binarize.leading_parts),
+%   whose windows are evaluated at the same times as its first part's.
+lead(M, Q, P) :-
+    current_predicate(M:'$wleads'/2),
+    M:'$wleads'(Q, Leads),
+    member(P, Leads).
 
 %   One evaluation of Q at Tau: the window's solutions, their rows, what is
 %   reported of them, and the solutions no later window holds dropped.
@@ -624,9 +647,11 @@ deferred(M, Q) :-
 %   docs/language.md "A window per pattern"): its own solutions are its
 %   first part's; at each evaluation each other part's solutions in its
 %   own window at Tau are joined with them ('$wcombine'/5), as the query's
-%   operators over the parts say. Any other query's are its own.
+%   operators over the parts say, also where its first part has none and
+%   a UNION's other leading part may (lead/3). Any other query's are its
+%   own.
 combined(M, Q, Tau, Sols0, Sols) :-
-    (   Sols0 \== [],
+    (   ( Sols0 \== [] ; lead(M, Q, _) ),
         parted(M, Q, Parts)
     ->  findall(SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Contents),
         findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols)
@@ -717,7 +742,10 @@ cep_part_member(index(Assoc, Loose, All), Key, Sol) :-
     ).
 
 %   The solutions in the window evaluated at Tau, the window's start, and
-%   the window (In: as '$wsolve'/5 reads it; none for an instant).
+%   the window (In: as '$wsolve'/5 reads it; none for an instant). Before
+%   the first close of a window with RSP-QL's t0 no window has closed
+%   (a group's window, read at its query's evaluations): none, not even
+%   an empty group's solution.
 window_solutions(Spec, M, Q, Tau, Ts, time(K, Ts, Hi), Sols) :-
     Spec = time(Range, _, _, Origin),
     !,
@@ -725,7 +753,11 @@ window_solutions(Spec, M, Q, Tau, Ts, time(K, Ts, Hi), Sols) :-
     close_of(Spec, K, Hi),
     (   Range == inf -> Ts = Origin ; Ts is Hi - Range ),
     expire(M, Q, K),
-    (   content(M, Q)
+    (   Origin \== none,
+        first_index(Spec, K0),
+        K < K0
+    ->  Sols = []
+    ;   content(M, Q)
     ->  content_solutions(M, Q, time(K, Ts, Hi), Sols)
     ;   M:'$wkind'(Q, group(_)),            % aggregated as they came: the window's panes
         \+ deferred(M, Q),

@@ -70,8 +70,9 @@ def _pattern_lines(op, indent: int, lines: list) -> None:
     elif isinstance(op, ops.Extend):
         lines.append(f"{pad}(extend {op.var} {expr(op.expr)}")
         operands = [op.pattern]
-    elif isinstance(op, ops.Project) and op.window is not None:  # (group-window <s> SIZE P)
-        lines.append(f"{pad}(group-window {window_size(op.window)}")
+    elif isinstance(op, ops.Project) and op.window is not None:  # (group-window <s> SIZE [(start MS)] P)
+        start = f" (start {op.window.t0_ms})" if op.window.t0_ms is not None else ""
+        lines.append(f"{pad}(group-window {window_size(op.window)}{start}")
         operands = [op.pattern]
     elif isinstance(op, ops.Project):
         lines.append(f"{pad}({unary(op)}")
@@ -273,9 +274,13 @@ def _read_pattern(x):
         return ops.Filter(_read_expr(x[1]), _read_pattern(x[2]))
     if head == "extend":
         return ops.Extend(_read_pattern(x[3]), ops.Var(x[1][1:]), _read_expr(x[2]))
-    if head == "group-window":  # (group-window <s> SIZE P): a group with its own window
+    if head == "group-window":  # (group-window <s> SIZE [(start MS)] P): a group with its own window
         inner = _read_pattern(x[-1])
-        return ops.pattern_window(ops.variables(inner), inner, _read_window_spec(x[1], x[2:-1]))
+        window = _read_window_spec(x[1], [s for s in x[2:-1] if s[0] != "start"])
+        for spec in x[2:-1]:
+            if spec[0] == "start":  # RSP-QL's t0
+                window = dataclasses.replace(window, t0_ms=int(spec[1]))
+        return ops.pattern_window(ops.variables(inner), inner, window)
     if head in ("project", "project-distinct"):  # (project (ITEMS) [(group ...) (having ...) ...] PATTERN)
         items, parts = _read_items(x[1]), {}
         for part in x[2:-1]:

@@ -917,17 +917,12 @@ class _Query:
         return {"CLOSE": "close", "CHANGE": "change", "EMPTY": "nonempty", "EVERY": "every"}[kind]
 
     def report_period(self, window, every, computed):
-        """(The windows' START is checked here too: it belongs to the
-        query's window, as a report policy does.) COMPUTED EVERY p, or the window's REPORT EVERY p (the same
+        """COMPUTED EVERY p, or the window's REPORT EVERY p (the same
         periodic evaluation, RSP-QL's periodic policy); they may not
         disagree, nor may COMPUTED EVERY and REPORT ON CLOSE. A report
         policy belongs to the window the query is evaluated by: every
         other window that gives one must give the same."""
         for w in self.stream_windows.values():
-            if w.t0_ms is not None and window is not None and (w.t0_ms, _size(w)) != (window.t0_ms, _size(window)):
-                raise QueryError(f"the query's windows start together: START on the window on {w.stream} "
-                                 f"is given on the query's window ({window.stream}) only, and windows of "
-                                 f"another size (read by GRAPH groups) take none", w.pos)
             if w.policy is not None and window is not None and w.policy != window.policy:
                 raise QueryError(f"the query is evaluated when its window on {window.stream} is: the "
                                  f"report policy of the window on {w.stream} differs from it; give the "
@@ -950,7 +945,9 @@ class _Query:
         engine's: `RANGE v [unit] SLIDE [v [unit]]` is [RANGE v STEP slide]
         (the slide defaults to 1 of the range's unit), `RANGE v FIXED` is
         [RANGE v TUMBLING], `ELEMS n` the last n events (timestamped
-        graphs, not triples). A value without a unit counts milliseconds."""
+        graphs, not triples), `RANGE UNBOUNDED SLIDE v [unit]` RSP-QL's
+        window of infinite width [RANGE UNBOUNDED STEP slide], which needs
+        a START. A value without a unit counts milliseconds."""
         kind = spec.children[1]
         # (value, its unit in ms, the value's token) for RANGE, then SLIDE's if given
         values = []
@@ -972,6 +969,11 @@ class _Query:
                 raise self.error(f"a window's RANGE and SLIDE must be positive, not {token}", token)
             query_limits.check_duration(value * unit, str(token), self.pos(token))
             spans.append(value * unit)
+        if spec.children[2].type == "UNBOUNDED":  # RSP-QL's l = infinity: everything from t0 on
+            if options["t0_ms"] is None:
+                raise self.error("RANGE UNBOUNDED holds everything from the window's start t0 to each "
+                                 "evaluation: give START \"...\"^^xsd:dateTime", spec.children[2])
+            return ops.Window(iri, step_ms=spans[0], pos=pos, **options)
         range_ms = spans[0]
         if any(isinstance(c, Token) and c.type == "FIXED" for c in spec.children):
             step_ms = range_ms
@@ -1570,12 +1572,11 @@ class _Query:
         # { WINDOW ... }, { BIND(e AS ?v) WINDOW ... }: the empty group over that window, with the inline data
         pattern = ops.Unit(self.graph, pos=self.pos(tree)) if pattern is None else self.anchored(pattern)
         window = self.streaming_window(spec, self.graph or self.streams[0][0], self.pos(spec))
-        for clause, what in (("report_policy", "a report policy"), ("window_start", "START")):
-            for found in _children(spec, clause):
-                raise self.error(f"{what} belongs to the query's window (the query is evaluated, and its "
-                                 f"windows start, when that window is): give it after FROM STREAM ... "
-                                 f"WINDOW ... or on the WHERE group's window, not on a group's own window",
-                                 found)
+        # (its START, RSP-QL's t0, is its own: where its windows start, not when the query is evaluated)
+        for found in _children(spec, "report_policy"):
+            raise self.error("a report policy belongs to the query's window (the query is evaluated when "
+                             "that window is): give it after FROM STREAM ... WINDOW ... or on the WHERE "
+                             "group's window, not on a group's own window", found)
         return ops.pattern_window(ops.variables(pattern), pattern, window), cond, pos
 
     # ---- BIND, VALUES and subqueries (SPARQL 1.1, 18.2.2.6, 10.2, 18.2.1)
@@ -2272,7 +2273,9 @@ def _is_aggregate(var: Var) -> bool:
 
 
 def _size(w: ops.Window) -> tuple:
-    return w.range_ms, w.step_ms, w.count, w.counts
+    """What tells two windows apart (RSP-QL's t0 included: windows that
+    start elsewhere hold other content)."""
+    return w.range_ms, w.step_ms, w.count, w.counts, w.t0_ms
 
 
 def _where_window(body: Tree):

@@ -47,7 +47,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.algebra.ops import is_table
 from cep.algebra.copies import reads_copies
-from cep.binarize import Leaf, PartRef, Unary, split_windows
+from cep.binarize import Leaf, PartRef, Unary, leading_parts, split_windows
 from cep.compile.clauses import LIVE, PATHS, WINDOW, Vars, func_term, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
@@ -162,7 +162,7 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     for i in indexes:
         query = plan.outputs[i].query
         out = plan.outputs[i]
-        # a query with parts is evaluated when its first part's window is (_part_items)
+        # a query with parts is evaluated when its first part's window is (and its other leading parts')
         window = out.parts[0].window if out.parts else query.window
         clauses += _query_items(i, query, window, plan.output_vars(out), lambda i=i: vars_of(i))
         if plan.outputs[i].parts:
@@ -192,9 +192,6 @@ def check_windows(queries, most: int):
     than left to run for minutes and overflow Prolog's stack."""
     for query in queries:
         split = split_windows(query)
-        if split is not None and query.window is not None and query.window.t0_ms is not None:
-            raise QueryError(f"{query.name} has groups with windows of their own: START (RSP-QL's t0) "
-                             f"is not supported there; give the windows no START", query.window.pos or query.pos)
         w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
         if w is None or w.count is not None or w.unbounded:  # an unbounded window: each close once
             continue
@@ -294,7 +291,9 @@ def _part_items(index, plan, out, vs) -> list:
     """A query whose groups have windows of their own (cep.binarize.
     split_windows; docs/language.md, "A window per pattern"): its first
     part's solutions are stored as the query's own, so the query is
-    evaluated when that part's window is; each other part's are stored
+    evaluated when that part's window is (and, '$wleads'(Q, Parts), when
+    those of the other parts that give it solutions on their own are:
+    cep.binarize.leading_parts); each other part's are stored
     under p(Query, Part) with its window ('$window'(p(Q, J), Spec), which
     cep_close does not evaluate on its own), and '$wparts'(Q, Parts) lists
     them. At each evaluation '$wcombine'(Q, Contents, V, Start, End) joins
@@ -310,6 +309,10 @@ def _part_items(index, plan, out, vs) -> list:
               for part in out.parts[1:]]
     items.append(pl.Clause(pl.Struct("$wparts", index, pl.PList(
         [pl.Struct("-", pl.Struct("p", index, part.index), _spec(part.window, out.query)) for part in out.parts[1:]]))))
+    # the other parts that give the query solutions on their own (UNION): it is evaluated when their windows are
+    leads = [j for j in leading_parts(out.combine) if j != 0]
+    if leads:
+        items.append(pl.Clause(pl.Struct("$wleads", index, pl.PList([pl.Struct("p", index, j) for j in leads]))))
     contents = [vs.fresh() for _ in out.parts]
     spans = [vs.fresh() for _ in out.parts]
     values = _values(vs, out.vars)  # names every variable before the conditions read them

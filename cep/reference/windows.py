@@ -349,8 +349,8 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
         if w.count is not None:
             cut, low = _count_cut(w, ends, events, tau)
             return ts >= cut and te <= tau and (o is None or o[4] > cut or low == 0 or places.get(o, 0) >= low)
-        c = (tau // w.step_ms) * w.step_ms
-        return c - w.range_ms < ts and te <= c
+        c = _close_at(w, tau)
+        return c is not None and (w.t0_ms if w.unbounded else c - w.range_ms) < ts and te <= c
 
     def windowed(op):
         return any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
@@ -369,7 +369,7 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
             return list(stamped_solutions(op, frozenset(), frozenset(), at))
         if not windowed(op):  # RSP-QL's eval over the window's content (solve_part)
             # an empty group's one solution there is at that window's close as taken at tau
-            token = UNIT_AT.set(tau if w.count is not None else (tau // w.step_ms) * w.step_ms)
+            token = UNIT_AT.set(tau if w.count is not None else _close_at(w, tau))
             try:
                 found = solve(op, lambda ts, te, o=None: inside(w, tau, ts, te, o), tau, at,
                               w.count is not None and w.counts == "triples")
@@ -411,29 +411,43 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
     while True:
         if isinstance(pattern, ops.Project) and pattern.window is not None:
             first, pattern, first_at = pattern.window, pattern.pattern, first_at + (0,)
-        elif isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+        elif isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)) or \
+                isinstance(pattern, ops.Union_) and windowed(pattern):  # (a UNION of groups: its left one's)
             pattern, first_at = pattern.left, first_at + (0,)
         elif isinstance(pattern, (ops.Filter, ops.Extend)):
             pattern, first_at = pattern.pattern, first_at + (0,)
         else:
             break
-    # the first group's solutions: when the query is evaluated, up to one past the last window holding one;
-    # those of a group evaluated over each window's content are not the stream's: up to the last event's
-    firsts = solve(pattern)
-    content = _over_content(pattern, first)
+    # the evaluation times: those of the windows of the groups that give the query solutions on their
+    # own (the first, and the first of each other operand of a UNION above it), each up to one past the
+    # last of its windows holding a solution of the group (all its pattern's); a group evaluated over
+    # each window's content has solutions that are not the stream's: up to the last event's
+    leads = _leading_groups(query.pattern, query.window)
     # a grouped query evaluated by a count window gives the empty group's row at its instants (_rows)
     empty_rows = _empty_rows(query) or query.grouping is not None and query.grouping.keys is not None \
         and first.count is not None
-    if not firsts and until is None and not content and not empty_rows:
-        return []
-    latest = None if content else max((s[1] for s in firsts), default=None)
     # an empty group in the first group: the report policies read that window's events, as with one window
-    read = _window_events(pattern, events, fed, query.name)
-    final = None
-    if empty_rows and first.count is None and not first.unbounded and until is None:
-        final = _last_empty(first, every_end, firsts, _read_at_end(query, read))
-    evaluations = _evaluations(query, first, *((ends, events) if first.count is not None else (every_end, every)),
-                               until, latest, places, final=final)
+    read = _window_events(leads[0][0], events, fed, query.name)
+
+    def lead_evaluations(i, part, w):
+        sols, content = solve(part), _over_content(part, w)
+        if not sols and until is None and not content and not empty_rows:
+            return []
+        # (a window of infinite width: the latest end, as window_answers reads it)
+        latest = None if content else max((s[2 if w.unbounded else 1] for s in sols), default=None)
+        final = None
+        if empty_rows and w.count is None and not w.unbounded and until is None:
+            final = _last_empty(w, every_end, sols, _read_at_end(query, read) if i == 0 else frozenset())
+        return list(_evaluations(query, w, *((ends, events) if w.count is not None else (every_end, every)),
+                                 until, latest, places, final=final))
+
+    runs = [lead_evaluations(i, part, w) for i, (part, w) in enumerate(leads)]
+    if len(runs) == 1:
+        evaluations = runs[0]
+    else:  # time windows of one step (cep.binarize refuses others): at each one's times, over the first's window
+        evaluations = [(tau, c - first.range_ms, c, lambda ts, te, o=None, c=c: c - first.range_ms < ts and te <= c)
+                       for tau in sorted({e[0] for run in runs for e in run})
+                       for c in [(tau // first.step_ms) * first.step_ms]]
     groups = {}  # at each evaluation, each group's position -> (its pattern, its window, its solutions)
 
     def solve_all(_, tau):
@@ -463,6 +477,36 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
         return frozenset(content)
     return _rows_of(query, evaluations, solve_all, project, first,
                     read=read_windows if query.window.policy == "change" else read)
+
+
+def _leading_groups(pattern, window) -> list:
+    """(pattern, window) of each group of a query whose groups have windows
+    of their own that gives it solutions on its own (RSP-QL's eval is
+    empty wherever all of theirs are), the first (leftmost) one first: a
+    largest group under one window, on the left of every operator that
+    needs its solutions, and on either side of a UNION."""
+    if isinstance(pattern, ops.Project) and pattern.window is not None:
+        return _leading_groups(pattern.pattern, pattern.window)
+    if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern)):
+        return [(pattern, window)]
+    if isinstance(pattern, ops.Union_):
+        return _leading_groups(pattern.left, window) + _leading_groups(pattern.right, window)
+    if isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+        return _leading_groups(pattern.left, window)
+    if isinstance(pattern, (ops.Filter, ops.Extend)):
+        return _leading_groups(pattern.pattern, window)
+    return [(pattern, window)]
+
+
+def _close_at(w, tau):
+    """The close of the time-based window w closed last at tau (RSP-QL):
+    the multiples of its step, or with a t0 the closes from its first,
+    t0 + range (t0 + step for an unbounded one) on; None before that
+    first close (no window has closed: its content is empty)."""
+    first = w.first_close_ms if w.t0_ms is not None else None
+    phase = 0 if first is None else first % w.step_ms
+    c = phase + ((tau - phase) // w.step_ms) * w.step_ms
+    return None if first is not None and c < first else c
 
 
 def _over_content(pattern, w) -> bool:

@@ -35,7 +35,8 @@ from hypothesis import strategies as st
 
 from cep import reference, terms
 from cep.algebra import ops, sexpr
-from cep.binarize import CONTENT_OPERATORS
+from cep.binarize import CONTENT_OPERATORS, split_windows
+from cep.errors import QueryError
 from cep.events import Event
 
 EX = "http://example.org/"
@@ -879,13 +880,18 @@ def _report_policy(draw, window, every):
 
 
 def _window(draw) -> ops.Window:
-    """A time-based (sliding, tumbling or hopping) or count-based window."""
+    """A time-based (sliding, tumbling or hopping) or count-based window;
+    a time-based one sometimes with RSP-QL's t0 (START, before, among or
+    after the stream's instants), sometimes of infinite width from it."""
     if draw(st.integers(0, 2)) == 0:
         return ops.Window("<http://example.org/s>", count=draw(st.integers(1, 6)),
                           counts=draw(st.sampled_from(["events", "triples"])))
     range_ms = draw(st.integers(1, 8))
     step_ms = draw(st.sampled_from([range_ms, max(1, range_ms // 2), 1, 3, range_ms + 2]))
-    return ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms)
+    t0 = draw(st.sampled_from([None, None, None, -2, 0, 3, 7]))
+    if draw(st.integers(0, 5)) == 0:  # RANGE UNBOUNDED, which takes a t0
+        range_ms, t0 = None, draw(st.sampled_from([-2, 0, 3])) if t0 is None else t0
+    return ops.Window("<http://example.org/s>", range_ms=range_ms, step_ms=step_ms, t0_ms=t0)
 
 
 @st.composite
@@ -925,8 +931,25 @@ def group_windowed_queries(draw, changes=False):
         other = ops.Union_(ops.Unit(), other)
     other = _inner_content(draw, other)
     group = ops.pattern_window(ops.variables(other), other, _window(draw))
-    how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between"]))
-    if how == "join":
+    how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between", "union-first",
+                                "union-first"]))
+    if how == "union-first":
+        # UNION of the first group and another, evaluated at both windows' times: time windows of one
+        # slide without START (cep.binarize refuses others), sometimes joined with a third group
+        step = draw(st.sampled_from([1, 2, 3]))
+        time = lambda: ops.Window("<http://example.org/s>", range_ms=draw(st.integers(1, 8)), step_ms=step)
+        if isinstance(first, ops.Project) and first.window is not None:
+            first = dataclasses.replace(first, window=time())
+        else:
+            query = dataclasses.replace(query, window=dataclasses.replace(
+                time(), policy=query.window.policy, period_ms=query.window.period_ms))
+        group = dataclasses.replace(group, window=time())
+        pattern = ops.Union_(first, group)
+        if draw(st.booleans()):
+            extra = _triple(draw)
+            third = ops.pattern_window(ops.variables(extra), extra, _window(draw))
+            pattern = draw(st.sampled_from([ops.Join(pattern, third), ops.LeftJoin(pattern, third)]))
+    elif how == "join":
         pattern = ops.Join(first, group)
     elif how == "between":
         pattern = _between_groups(draw, first, group)
@@ -941,16 +964,19 @@ def group_windowed_queries(draw, changes=False):
             const = duration_ms(k) if fn == "getDURATION" else datetime_ms(k)
             cond = ops.Call(draw(st.sampled_from(["<", "<=", ">", ">="])), ops.Call(fn), ops.Const(const))
         pattern = ops.LeftJoin(first, group, cond)
-    # START (RSP-QL's t0), and so RANGE UNBOUNDED, are refused with groups that have windows of their own
-    window = dataclasses.replace(query.window, t0_ms=None)
-    if window.unbounded:
-        window = dataclasses.replace(window, range_ms=window.step_ms)
+    window = query.window
     if changes:
         window = dataclasses.replace(window, policy="change", period_ms=None)
     # a rule set with NOTSEQ and a grouped subquery is refused
     assume(not (any(isinstance(x, ops.SeqAbsence) for x in ops.walk(pattern))
                 and any(isinstance(x, ops.Project) and x.evaluated for x in ops.walk(pattern))))
-    return dataclasses.replace(query, pattern=pattern, window=window)
+    query = dataclasses.replace(query, pattern=pattern, window=window)
+    if how == "union-first":  # an operand that opens with OPTIONAL after the first is inline data: refused
+        try:
+            split_windows(query)
+        except QueryError:
+            assume(False)
+    return query
 
 
 def _between_groups(draw, first, group):

@@ -12,7 +12,8 @@ import pytest
 
 from cep.rules import parse_rules
 from tests.spark.support import micro_batch_answers
-from tests.unit.test_streaming_sparql import MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, TURBINES, count, table
+from tests.unit.test_streaming_sparql import (MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, SINCE_START, SINCE_STREAM,
+                                             TURBINES, UNION_FIRST, UNION_STREAM, count, table)
 
 pytestmark = pytest.mark.spark
 
@@ -112,4 +113,27 @@ def test_on_change_with_a_later_empty_group_over_micro_batches(spark, tmp_path):
     chunks = [stream[:2], stream[2:3], stream[3:], closing]
     answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 150 * MIN)
     assert sorted({a.end // MIN for a in expected}) == [10, 20, 40, 50]
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_union_of_the_first_group_over_micro_batches(spark, tmp_path):
+    # the UNION's other group's window schedules evaluations too, in a group's state across
+    # micro-batches: at 20 the first group's window holds nothing, and j's :b answers. (The query runs
+    # in a group per key; the evaluations at 30, after the input's last event, are left out here: a
+    # group per key that only a timeout reaches there does not report them in this setup, whatever
+    # the query; tests/unit/test_streaming_sparql.py checks them in process.)
+    queries = parse_rules(PREFIX + UNION_FIRST, "union.rq")
+    chunks = [UNION_STREAM[:1], UNION_STREAM[1:2], UNION_STREAM[2:], [count("z", "other", 0, 60)]]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
+    assert table(expected, "x", "a", "b") == [(0, 10, "k", "1", None), (10, 20, "j", None, "2")]
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_group_window_of_infinite_width_over_micro_batches(spark, tmp_path):
+    queries = parse_rules(PREFIX + SINCE_START, "since.rq")
+    chunks = [SINCE_STREAM[:2], SINCE_STREAM[2:4], SINCE_STREAM[4:], [count("z", "other", 0, 60)]]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 50 * MIN)
+    # as tests/unit/test_streaming_sparql.py reasons it out
+    assert table(expected, "x", "a", "b") == [(10, 20, "k", "1", "6"), (20, 30, "j", "2", None),
+                                              (30, 40, "k", "3", "6")]
     assert Counter(answers) == Counter(expected)

@@ -180,14 +180,13 @@ def test_a_streaming_window_reports_on_change_as_its_c_sparql_twin():
      "differs from its own: give the report policy on one of them"),
     ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 1 HOUR FIXED WHERE { ?s <http://e/a> ?o { ?s <http://e/b> ?p "
      "WINDOW ELEMS 2 REPORT ON CHANGE } }",
-     "x.rq:1:124: a report policy belongs to the query's window (the query is evaluated, and its windows "
-     "start, when that window is): give it after FROM STREAM ... WINDOW ... or on the WHERE group's "
-     "window, not on a group's own window"),
-    ('SELECT * FROM STREAM <http://e/s> WINDOW RANGE 1 HOUR FIXED WHERE { ?s <http://e/a> ?o { ?s <http://e/b> ?p '
-     'WINDOW RANGE 5 S SLIDE START "2026-03-02T09:55:00Z" } }',
-     "x.rq:1:132: START belongs to the query's window (the query is evaluated, and its windows start, "
-     "when that window is): give it after FROM STREAM ... WINDOW ... or on the WHERE group's window, "
-     "not on a group's own window"),
+     "x.rq:1:124: a report policy belongs to the query's window (the query is evaluated when that window "
+     "is): give it after FROM STREAM ... WINDOW ... or on the WHERE group's window, not on a group's own "
+     "window"),
+    ("SELECT * FROM STREAM <http://e/s> WINDOW RANGE 1 HOUR FIXED WHERE { ?s <http://e/a> ?o { ?s <http://e/b> ?p "
+     "WINDOW RANGE UNBOUNDED SLIDE 5 S } }",
+     "x.rq:1:122: RANGE UNBOUNDED holds everything from the window's start t0 to each evaluation: give "
+     "START \"...\"^^xsd:dateTime"),
 ])
 def test_an_option_a_window_cannot_take_is_an_error_at_its_place(text, message):
     with pytest.raises(QueryError) as info:
@@ -510,12 +509,23 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
 
 
 @pytest.mark.parametrize("where, message", [
-    # the query is evaluated when its first group's window holds a solution: UNION's other side would
-    # answer without one
+    # a UNION of the first group is evaluated at its operands' windows' times: those of a count window
+    # (every instant) and of the query's time window are not one sequence
     ("{ { ?x :a ?a } UNION { ?x :b ?b WINDOW ELEMS 2 } }",
-     "x.rq:3:86: UNION with the first group of a query whose groups have windows of their own is not "
-     "supported: the query is evaluated when that group's window holds a solution, and UNION would answer "
-     "without one; put a group that both operands join first, or give them one window"),
+     "x.rq:3:86: UNION of the first group of a query whose groups have windows of their own is evaluated "
+     "when any operand's first group's window is: their windows must be time-based with one SLIDE, without "
+     "START or RANGE UNBOUNDED (a count window is evaluated at every instant, other windows at other times, "
+     "which is not supported); give them one SLIDE, or put a group that both operands join first"),
+    ("{ { ?x :a ?a } UNION { ?x :b ?b WINDOW RANGE 10 MINUTE SLIDE } }",
+     "x.rq:3:86: UNION of the first group of a query whose groups have windows of their own is evaluated "
+     "when any operand's first group's window is: their windows must be time-based with one SLIDE, without "
+     "START or RANGE UNBOUNDED (a count window is evaluated at every instant, other windows at other times, "
+     "which is not supported); give them one SLIDE, or put a group that both operands join first"),
+    # OPTIONAL after the first group starts from join's identity, a solution at every instant
+    ("{ { ?x :a ?a } UNION { OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } } }",
+     "x.rq:3:86: UNION of the first group of a query whose groups have windows of their own and inline data "
+     "(or OPTIONAL without a group before it) is not supported: the inline data would answer at every "
+     "instant; join it with a group"),
     ("{ { ?x :a ?a { ?x :b ?b WINDOW ELEMS 2 } } SEQ { ?x :d ?d } }",
      "x.rq:3:114: SEQ over groups with windows of their own is not supported: groups with different windows "
      "are combined by SPARQL's operators at each evaluation; give the groups under SEQ one window"),
@@ -601,3 +611,100 @@ def test_the_first_groups_window_is_the_one_whose_evaluations_are_limited():
     # the same window on a later group is read at the first one's evaluations only
     Engine(parse_rules(PREFIX + text.replace("{ { ?x :a ?a WINDOW RANGE 3600000 SLIDE } ?x :b ?b }",
                                              "{ ?x :b ?b { ?x :a ?a WINDOW RANGE 3600000 SLIDE } }"), "x.rq"))
+
+
+T0 = '"1970-01-01T00:05:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'  # minute 5
+
+
+def test_a_group_window_takes_a_start_and_an_infinite_width():
+    # RSP-QL's t0 and l = infinity after a group's Streaming SPARQL window (RANGE UNBOUNDED SLIDE v)
+    (q,) = parse_rules(f"{PREFIX}SELECT * FROM STREAM {S} WINDOW RANGE 1 HOUR FIXED WHERE {{ ?s :a ?o "
+                       f"{{ ?s :b ?p WINDOW RANGE UNBOUNDED SLIDE 5 MINUTE START {T0} }} }}", "x.rq")
+    assert [(w.range_ms, w.step_ms, w.t0_ms) for w in q.windows] == [(HOUR, HOUR, None), (None, 5 * MIN, 5 * MIN)]
+    # a group with the query's window but another START has a window of its own
+    (q,) = parse_rules(f"{PREFIX}SELECT * FROM STREAM {S} WINDOW RANGE 1 HOUR FIXED WHERE {{ ?s :a ?o "
+                       f"{{ ?s :b ?p WINDOW RANGE 1 HOUR FIXED START {T0} }} }}", "x.rq")
+    assert [w.t0_ms for w in q.windows] == [None, 5 * MIN]
+
+
+def test_a_graph_group_reads_its_named_streams_window_from_its_start():
+    # FROM NAMED STREAM <t> [RANGE 10m TUMBLING START minute 5]: GRAPH <t>'s
+    # windows are (5, 15], (15, 25], ..., read at the query's evaluations
+    # (each 10 minutes, while (c - 10, c] holds an :a of <s>)
+    text = f"""SELECT ?x ?a ?b
+              FROM STREAM <http://e/s> [RANGE 10m TUMBLING]
+              FROM NAMED STREAM <http://e/t> [RANGE 10m TUMBLING START {T0}]
+              WHERE {{ ?x :a ?a . OPTIONAL {{ GRAPH <http://e/t> {{ ?x :b ?b }} }} }}"""
+    (q,) = parse_rules(PREFIX + text)
+    s = lambda e, stream: Event(e.s, e.p, e.o, e.start, e.end, stream=stream)
+    got = checked_answers([q], [
+        s(count("k", "b", 5, 3), "http://e/t"), s(count("k", "a", 1, 8), "http://e/s"),
+        s(count("k", "b", 6, 14), "http://e/t"), s(count("k", "a", 2, 18), "http://e/s"),
+        s(count("k", "a", 3, 24), "http://e/s")])
+    # - at 10: a k 1; no window of <t> has closed (its first closes at 15):
+    #   k 1 alone (without START, (0, 10] would hold b 5)
+    # - at 20: a k 2; (5, 15] holds b 6 (14)
+    # - at 30: a k 3; (15, 25] holds no :b: k 3 alone
+    assert table(got, "x", "a", "b") == [(0, 10, "k", "1", None), (10, 20, "k", "2", "6"), (20, 30, "k", "3", None)]
+
+
+def test_a_graph_group_over_a_window_of_infinite_width_reads_everything_from_its_start():
+    # [RANGE UNBOUNDED STEP 10m START minute 5]: (5, 15], (5, 25], (5, 35], ...
+    text = f"""SELECT ?x ?a (COUNT(?b) AS ?n)
+              FROM STREAM <http://e/s> [RANGE 10m TUMBLING]
+              FROM NAMED STREAM <http://e/t> [RANGE UNBOUNDED STEP 10m START {T0}]
+              WHERE {{ ?x :a ?a . OPTIONAL {{ GRAPH <http://e/t> {{ ?x :b ?b }} }} }} GROUP BY ?x ?a"""
+    (q,) = parse_rules(PREFIX + text)
+    s = lambda e, stream: Event(e.s, e.p, e.o, e.start, e.end, stream=stream)
+    got = checked_answers([q], [
+        s(count("k", "b", 5, 3), "http://e/t"), s(count("k", "b", 6, 7), "http://e/t"),
+        s(count("k", "a", 1, 18), "http://e/s"), s(count("k", "b", 7, 22), "http://e/t"),
+        s(count("k", "a", 2, 38), "http://e/s")])
+    # - at 20: a k 1; (5, 15] holds b 6 (b 5 at 3 is before the start): 1
+    # - at 40: a k 2; (5, 35] holds b 6 and b 7: 2
+    assert table(got, "x", "a", "n") == [(10, 20, "k", "1", "1"), (30, 40, "k", "2", "2")]
+
+
+def test_an_empty_group_has_no_solution_before_its_windows_first_close():
+    # { BIND(NOW() AS ?t) WINDOW RANGE 2 MINUTE FIXED START minute 5 }: its
+    # windows are (5, 7], (7, 9], ...; the query is evaluated each minute
+    # that holds a :b (2, 6, 8). At 2 and 6 no window of the group has
+    # closed: no solution, so no join; at 8, (5, 7] has: t its close, 7
+    text = (f"SELECT ?s ?t FROM STREAM {S} WINDOW RANGE 1 MINUTE SLIDE WHERE {{ ?s :b ?p "
+            f"{{ BIND(NOW() AS ?t) WINDOW RANGE 2 MINUTE FIXED START {T0} }} }}")
+    got = checked_answers(parse_rules(PREFIX + text), [count("k", "b", 1, 2), count("k", "b", 2, 6),
+                                                       count("k", "b", 3, 8)])
+    assert [(a.start // MIN, a.end // MIN, a.binding("t")) for a in got] == [
+        (7, 8, '"1970-01-01T00:07:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>')]
+
+
+UNION_FIRST = """SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+                 WHERE { { ?x :a ?a } UNION { ?x :b ?b WINDOW RANGE 20 MINUTE SLIDE 10 MINUTE } }"""
+UNION_STREAM = [count("k", "a", 1, 1), count("j", "b", 2, 12), count("k", "a", 3, 25)]
+
+
+def test_a_union_of_the_first_group_is_evaluated_at_either_windows_times():
+    got = checked_answers(parse_rules(PREFIX + UNION_FIRST), UNION_STREAM)
+    # every 10 minutes (both windows slide by 10), each over the first group's window:
+    # - 10: (0, 10] holds a k 1; the 20 minutes (-10, 10] no :b
+    # - 20: (10, 20] holds no :a, but (0, 20] holds b j 2: answered
+    # - 30: (20, 30] a k 3, and (10, 30] still b j 2
+    # - 40: neither window holds a solution
+    assert table(got, "x", "a", "b") == [(0, 10, "k", "1", None), (10, 20, "j", None, "2"),
+                                         (20, 30, "j", None, "2"), (20, 30, "k", "3", None)]
+
+
+SINCE_START = f"""SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+                  WHERE {{ ?x :a ?a OPTIONAL {{ ?x :b ?b WINDOW RANGE UNBOUNDED SLIDE 10 MINUTE START {T0} }} }}"""
+SINCE_STREAM = [count("k", "b", 5, 3), count("k", "b", 6, 7), count("k", "a", 1, 18), count("j", "a", 2, 26),
+                count("k", "a", 3, 38)]
+
+
+def test_a_group_window_of_infinite_width_holds_everything_from_its_start():
+    got = checked_answers(parse_rules(PREFIX + SINCE_START), SINCE_STREAM)
+    # the group's windows (5, 15], (5, 25], (5, 35] (b 5 at 3 is before its start):
+    # - 20: a k 1; (5, 15] holds b k 6
+    # - 30: a j 2; (5, 25] holds no :b of j: alone
+    # - 40: a k 3; (5, 35] still holds b k 6
+    assert table(got, "x", "a", "b") == [(10, 20, "k", "1", "6"), (20, 30, "j", "2", None),
+                                         (30, 40, "k", "3", "6")]
