@@ -78,6 +78,10 @@ class Leaf:
     # frozenset of IRIs, or None for every event; an event without a
     # stream is of every stream
     streams: Optional[frozenset] = None
+    # under a [TRIPLES n] window, which holds a triple repeated in its
+    # instant once, at its later place (cep.algebra.copies): the leaf has no
+    # copy variable but takes the later copies too, so that place is seen
+    later_copies: bool = False
     content = False  # a leaf matches events (see Step.content)
 
 
@@ -614,6 +618,12 @@ class _Builder:
         # asked at every level of a deep tree, so kept
         self.certain, self.certain_of = {}, {}
 
+    @property
+    def later_copies(self) -> bool:
+        """Whether the leaves built now take later copies without a copy
+        variable (Leaf.later_copies): inside a [TRIPLES n] window."""
+        return self.windowed and self.by_triple
+
     def _add(self, signature, make):
         if signature in self.index:
             return self.index[signature]
@@ -666,8 +676,9 @@ class _Builder:
             vars_ = tuple(dict.fromkeys(ops.slots_vars(op) + ends + copy))
             filters = _dedup(pending)
             streams = self.query.triple_streams(op)
-            sig = ("leaf", op, filters, window, timed, self.updates, streams)
-            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates, streams))
+            later = self.later_copies
+            sig = ("leaf", op, filters, window, timed, self.updates, streams, later)
+            return self._add(sig, lambda i: Leaf(i, op, vars_, filters, window, timed, self.updates, streams, later))
 
         if is_table(op):
             raise QueryError(TABLE_ALONE, op.pos)
@@ -724,8 +735,9 @@ class _Builder:
         mine = () if op.p.reads_every_event(op.s, op.o) else (
             ops.Call("in", spo[1], *(ops.Const(iri) for iri in sorted(op.p.iris()))),)
         streams = self.query.triple_streams(op)
-        sig = ("leaf", every, mine, window, False, self.updates, streams)
-        child = self._add(sig, lambda i: Leaf(i, every, spo, mine, window, False, self.updates, streams))
+        later = self.later_copies
+        sig = ("leaf", every, mine, window, False, self.updates, streams, later)
+        child = self._add(sig, lambda i: Leaf(i, every, spo, mine, window, False, self.updates, streams, later))
         vars_, filters = tuple(dict.fromkeys(ops.slots_vars(op))), _dedup(pending)
         sig = ("unary", op, child, filters, window, timed, True, None)
         return self._add(sig, lambda i: Unary(i, op, child, vars_, filters, window, timed, True))
@@ -741,8 +753,9 @@ class _Builder:
         spo = tuple(ops.Var(f"_:unit{n}") for n in "spo")
         every = ops.Triple(*spo)
         streams = self.query.triple_streams(op)
-        sig = ("leaf", every, (), window, False, self.updates, streams)
-        child = self._add(sig, lambda i: Leaf(i, every, spo, (), window, False, self.updates, streams))
+        later = self.later_copies
+        sig = ("leaf", every, (), window, False, self.updates, streams, later)
+        child = self._add(sig, lambda i: Leaf(i, every, spo, (), window, False, self.updates, streams, later))
         unit, filters = dataclasses.replace(op, pos=None), _dedup(pending)
         sig = ("unary", unit, child, filters, window, timed, True, None)
         return self._add(sig, lambda i: Unary(i, unit, child, (), filters, window, timed, True))
@@ -795,8 +808,9 @@ class _Builder:
             # at each instant of the stream outside (docs/language.md,
             # "Subqueries"): the ends of the events in it, every event's
             every = ops.Triple(*(ops.Var(f"_:instant{n}") for n in "spo"))
-            sig = ("leaf", every, (), window, False, self.updates, None)
-            instants = self._add(sig, lambda i: Leaf(i, every, (), (), window, False, self.updates, None))
+            later = self.later_copies
+            sig = ("leaf", every, (), window, False, self.updates, None, later)
+            instants = self._add(sig, lambda i: Leaf(i, every, (), (), window, False, self.updates, None, later))
         # a SERVICE is maintained under its query's policy (@service): shared only by queries with the same
         policy = self.query.option("service") if isinstance(op, (ops.Service, ops.LeftJoin)) else None
         sig = ("unary", op, child, filters, window, timed, content, policy, instants)

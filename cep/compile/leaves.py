@@ -38,7 +38,10 @@ def _leaf_rule(leaf: Leaf, slots=None, body=()) -> list:
         goals = (*goals, q(VALUES, "cep_stream_end", pl.Var("StreamOf"), terms.to_prolog(stream), te, vs.of(end)))
     solution = pl.Struct(f"n{leaf.id}", tuple_term(vs, leaf.vars), ts, te, ans)
     if leaf.triple.copy is None:
-        return [pl.Clause(head, (*goals, solution))]
+        rule = pl.Clause(head, (*goals, solution))
+        if not leaf.later_copies:
+            return [rule]
+        return [rule, pl.Clause(pl.Struct(COPY_LEAF, *head.args, pl.Var("_")), (*goals, solution))]
     copy, k = vs.of(leaf.triple.copy), pl.Var("K")
     return [pl.Clause(head, (*goals, pl.Struct("=", copy, 0), solution)),
             pl.Clause(pl.Struct(COPY_LEAF, *head.args, k), (*goals, pl.Struct("=", copy, k), solution))]
@@ -134,7 +137,7 @@ def path_rules(leaf: Leaf, background) -> list:
     (leaf_rules) whose solutions are kept."""
     t = leaf.triple
     every = Leaf(f"{leaf.id}_graph", ops.Triple(*(ops.Var(n) for n in "spo")), tuple(ops.Var(n) for n in "spo"),
-                 updates=leaf.updates, streams=leaf.streams)
+                 updates=leaf.updates, streams=leaf.streams, later_copies=leaf.later_copies)
     s, p, o, ts, te = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te"))
     mine = () if t.p.reads_every_event(t.s, t.o) else (
         pl.Struct("memberchk", p, pl.PList([terms.to_prolog(x) for x in sorted(t.p.iris())])),)
