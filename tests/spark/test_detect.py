@@ -327,17 +327,9 @@ def test_a_window_on_spark_reads_the_background_at_its_evaluation_time(spark, tm
     """A windowed query in a rule set with updates reads the background as
     the updates up to each evaluation time left it, on Spark as in process
     (where the reference checks it, tests/unit/test_background_updates.py)."""
-    from cep.spark import detect
-
-    rules = "\n".join(UPDATE_RULES.splitlines()[:3]) + (
-        "\nREGISTER QUERY routes AS SELECT ?v ?to FROM STREAM <http://example.org/s> [RANGE 6ms STEP 3ms]"
-        " WHERE { ?v :at ?from . ?from :road ?to } GROUP BY ?v ?to\n")
-    background = _roads(tmp_path)
-    rows = _update_rows(300, seed=5)
-    expected = _in_process_answers(rules, rows, background)
-    assert expected
-    df = spark.createDataFrame(rows, "s string, p string, o string, t long")
-    assert on_spark(detect(df, rules, ontology=background, buckets=3).collect()) == expected
+    _updates_and_a_query_give_the_in_process_answers(
+        spark, tmp_path, "SELECT ?v ?to FROM STREAM <http://example.org/s> [RANGE 6ms STEP 3ms]"
+                         " WHERE { ?v :at ?from . ?from :road ?to } GROUP BY ?v ?to")
 
 
 def test_groups_with_windows_of_their_own_on_spark_read_the_background_at_the_evaluation_time(spark, tmp_path):
@@ -345,11 +337,17 @@ def test_groups_with_windows_of_their_own_on_spark_read_the_background_at_the_ev
     the background as the updates up to the evaluation time left it, the
     last 5 events' part as the first part's time window (golden case
     window_group_background_updates, with the reference)."""
+    _updates_and_a_query_give_the_in_process_answers(
+        spark, tmp_path, "SELECT ?v ?to ?w ?n FROM STREAM <http://example.org/s> [RANGE 6ms STEP 3ms]"
+                         " WHERE { ?v :at ?from . ?from :road ?to { ?w :at ?to . ?to :road ?n WINDOW ELEMS 5 } }")
+
+
+def _updates_and_a_query_give_the_in_process_answers(spark, tmp_path, query):
+    """The first three update rules of UPDATE_RULES and `query`, over 300
+    random rows in three buckets on Spark: the in-process answers."""
     from cep.spark import detect
 
-    rules = "\n".join(UPDATE_RULES.splitlines()[:3]) + (
-        "\nREGISTER QUERY routes AS SELECT ?v ?to ?w ?n FROM STREAM <http://example.org/s> [RANGE 6ms STEP 3ms]"
-        " WHERE { ?v :at ?from . ?from :road ?to { ?w :at ?to . ?to :road ?n WINDOW ELEMS 5 } }\n")
+    rules = "\n".join(UPDATE_RULES.splitlines()[:3]) + f"\nREGISTER QUERY routes AS {query}\n"
     background = _roads(tmp_path)
     rows = _update_rows(300, seed=5)
     expected = _in_process_answers(rules, rows, background)
