@@ -57,9 +57,7 @@ def cached_parser(path: Path | None) -> Lark:
         try:
             with open(path, "rb") as handle:
                 return Lark.load(handle)
-        except FileNotFoundError:
-            pass
-        except Exception:  # noqa: BLE001 - a damaged file: built again and replaced
+        except Exception:  # noqa: BLE001 - none yet, or a damaged file: built (again) and saved
             pass
     built = Lark(GRAMMAR.read_text(encoding="utf-8"), **OPTIONS)
     if path is not None:
