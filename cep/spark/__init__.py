@@ -427,7 +427,7 @@ def _end_rows(spark, folder: str, spec: Spec, rejects: bool):
                     none.cast("string").alias("s"), none.cast("string").alias("p"), none.cast("string").alias("o"),
                     none.cast("long").alias("start"), none.cast("long").alias("end"),
                     none.cast("string").alias("copy"), none.cast("string").alias("source"),
-                    none.cast("string").alias("stream"),
+                    none.cast("string").alias("stream"), none.cast("timestamp").alias("_at"),
                     *([none.cast("string").alias("reason"), none.cast("string").alias("text")] if rejects else []),
                     F.lit(worker.END).alias("ctl")))
 
@@ -523,25 +523,27 @@ def run(events, spec: Spec, lateness: str = "10 seconds", end_markers: str | Non
 
     if "stream" not in events.columns:  # events of no stream
         events = events.withColumn("stream", F.lit(None).cast("string"))
-    df = _routed(events, spec)
     if not events.isStreaming:
-        return _outputs(df.groupBy("cls", "bucket").applyInPandas(
+        return _outputs(_routed(events, spec).groupBy("cls", "bucket").applyInPandas(
             lambda key, pdf: worker.detect_static(spec, key, pdf), schema=worker.raw_ddl(spec)), spec)
-    df = df.withColumn("ctl", F.lit(None).cast("string"))
-    if end_markers:
-        if "://" not in str(end_markers):  # a local folder: Spark's file source needs it to exist
-            Path(end_markers).mkdir(parents=True, exist_ok=True)
-        df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
-                                         "reason" in events.columns))
     # Spark's event time is an event's end plus 1 ms, and its delay the
     # lateness plus 1 ms: its watermark is then the engine's (the latest end
     # less the lateness), and a stateful operator with timeouts, which drops
     # the rows at or before its watermark, drops only the events that end
     # before the engine's watermark, those the engine reports late (with
     # the end itself, an event at the watermark, or at 1970-01-01T00:00Z in
-    # the first micro-batch, would be lost)
+    # the first micro-batch, would be lost). It is taken on every event,
+    # before the routing: an event that no query reads moves event time
+    # too, as in process (cep/io/follow.py: the latest end read), and
+    # closes the windows that it passes.
     delay = f"{interval_ms(lateness) + 1} milliseconds"
-    df = df.withColumn("_at", F.timestamp_millis(F.col("end") + 1)).withWatermark("_at", delay)
+    events = events.withColumn("_at", F.timestamp_millis(F.col("end") + 1)).withWatermark("_at", delay)
+    df = _routed(events, spec).withColumn("ctl", F.lit(None).cast("string"))
+    if end_markers:
+        if "://" not in str(end_markers):  # a local folder: Spark's file source needs it to exist
+            Path(end_markers).mkdir(parents=True, exist_ok=True)
+        df = df.unionByName(_end_rows(events.sparkSession, str(end_markers), spec,
+                                         "reason" in events.columns))
     # No timeouts, unless a query has a window or a NOTSEQ: with event-time timeouts
     # Spark drops late rows unseen (without them the group reports them),
     # and processing-time ones make Spark run a micro-batch after every

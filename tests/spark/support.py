@@ -134,9 +134,12 @@ def start_stream(spark, folder, queries, lateness: str, buckets: int):
 
 def micro_batch_answers(spark, folder, queries, chunks, horizon: int):
     """Each chunk of events a file, so a micro-batch, through detect() (3
-    buckets, 1 minute of lateness; the last chunk moves the watermark past
-    the windows): (its answers ending before `horizon`, those of the
-    in-process engine over the same events)."""
+    buckets, 1 minute of lateness): (its answers ending before `horizon`,
+    those of the in-process engine over the same events). The end of this
+    stream is never marked (end_input), so Spark answers only what the
+    watermark has passed: give a last chunk whose events (read by a query
+    or not) move it past `horizon`, which leaves out the answers that the
+    in-process engine gives only at the end of the stream."""
     write_files(folder / "in", [event_rows(chunk) for chunk in chunks])
     query, name = start_stream(spark, folder, queries, lateness="1 minute", buckets=3)
     process_all(query)

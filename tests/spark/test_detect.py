@@ -5,6 +5,7 @@ file, with late events reported."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pyarrow as pa
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from cep.engine import Engine
 from cep.events import Event
 from cep.rules import parse_rules
-from tests.spark.support import write_files
+from tests.spark.support import micro_batch_answers, write_files
+from tests.unit.test_streaming_sparql import MIN, PREFIX, count, table
 
 pytestmark = pytest.mark.spark
 EVENTS = pa.schema([("s", pa.string()), ("p", pa.string()), ("o", pa.string()), ("t", pa.int64())])
@@ -460,6 +462,20 @@ def test_a_window_closes_on_spark_when_the_watermark_passes_it_without_a_row_of_
     # k0's windows close at 1000, 1010, ..., 1080 (the last holds its event at 1063)
     assert len(expected) == 9 and got == expected
 
+
+def test_an_event_that_no_query_reads_moves_the_watermark_past_a_window(spark, tmp_path):
+    """Event time is the stream's, whichever of its events the queries
+    read, as in process (cep/io/follow.py: the latest end read): the last
+    file holds only an event of a predicate no query reads, far later, and
+    the windows of the keys' last events close (each key's group called by
+    its event-time timeout), as in process."""
+    queries = parse_rules(PREFIX + "SELECT ?x ?a FROM STREAM <http://e/td> [RANGE 10m TUMBLING] WHERE { ?x :a ?a }")
+    stream = [count("x1", "a", 1, 1), count("x2", "a", 2, 3), count("x1", "a", 3, 12), count("x2", "a", 4, 14)]
+    unread = [count("z", "other", 0, 40)]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, [stream[:2], stream[2:], unread], 30 * MIN)
+    assert table(expected, "x", "a") == [(0, 10, "x1", "1"), (0, 10, "x2", "2"), (10, 20, "x1", "3"),
+                                         (10, 20, "x2", "4")]
+    assert Counter(answers) == Counter(expected)
 
 def test_a_window_due_at_the_epoch_on_a_stream(spark, tmp_path):
     """An event at 1970-01-01T00:00Z makes its window due at 0, where
