@@ -560,6 +560,11 @@ def test_a_group_with_a_window_of_its_own_reads_the_background_as_updates_leave_
         (10, {"a": number(5), "b": e("b1"), "v": number(2)}), (20, {"a": number(6)})]
 
 
+def of_stream(e, stream):
+    """The event e as one of the named stream `stream`."""
+    return Event(e.s, e.p, e.o, e.start, e.end, stream=stream)
+
+
 def test_a_named_stream_with_a_window_of_its_own_is_read_through_graph_in_that_window():
     # the windows of the streams of one query may differ: a GRAPH group
     # reads its stream's window (Streaming SPARQL, algorithm 1: a pattern
@@ -569,11 +574,10 @@ def test_a_named_stream_with_a_window_of_its_own_is_read_through_graph_in_that_w
               FROM NAMED STREAM <http://e/t> WINDOW ELEMS 1
               WHERE { ?x :a ?a . OPTIONAL { GRAPH <http://e/t> { ?x :b ?b } } }"""
     (q,) = parse_rules(PREFIX + text)
-    s = lambda e, stream: Event(e.s, e.p, e.o, e.start, e.end, stream=stream)
     got = checked_answers([q], [
-        s(count("k", "a", 1, 2), "http://e/s"), s(count("k", "b", 5, 3), "http://e/t"),
-        s(count("j", "a", 2, 12), "http://e/s"), s(count("j", "b", 6, 13), "http://e/t"),
-        s(count("k", "b", 7, 14), "http://e/t")])
+        of_stream(count("k", "a", 1, 2), "http://e/s"), of_stream(count("k", "b", 5, 3), "http://e/t"),
+        of_stream(count("j", "a", 2, 12), "http://e/s"), of_stream(count("j", "b", 6, 13), "http://e/t"),
+        of_stream(count("k", "b", 7, 14), "http://e/t")])
     # - at 10: a k 1; the last element up to 10 (of either stream: events of
     #   every stream are counted as the count windows of the rule set count
     #   them, those of the query's streams) is b k 5 (minute 3): joined
@@ -636,11 +640,10 @@ def test_a_graph_group_reads_its_named_streams_window_from_its_start():
               FROM NAMED STREAM <http://e/t> [RANGE 10m TUMBLING START {T0}]
               WHERE {{ ?x :a ?a . OPTIONAL {{ GRAPH <http://e/t> {{ ?x :b ?b }} }} }}"""
     (q,) = parse_rules(PREFIX + text)
-    s = lambda e, stream: Event(e.s, e.p, e.o, e.start, e.end, stream=stream)
     got = checked_answers([q], [
-        s(count("k", "b", 5, 3), "http://e/t"), s(count("k", "a", 1, 8), "http://e/s"),
-        s(count("k", "b", 6, 14), "http://e/t"), s(count("k", "a", 2, 18), "http://e/s"),
-        s(count("k", "a", 3, 24), "http://e/s")])
+        of_stream(count("k", "b", 5, 3), "http://e/t"), of_stream(count("k", "a", 1, 8), "http://e/s"),
+        of_stream(count("k", "b", 6, 14), "http://e/t"), of_stream(count("k", "a", 2, 18), "http://e/s"),
+        of_stream(count("k", "a", 3, 24), "http://e/s")])
     # - at 10: a k 1; no window of <t> has closed (its first closes at 15):
     #   k 1 alone (without START, (0, 10] would hold b 5)
     # - at 20: a k 2; (5, 15] holds b 6 (14)
@@ -655,11 +658,10 @@ def test_a_graph_group_over_a_window_of_infinite_width_reads_everything_from_its
               FROM NAMED STREAM <http://e/t> [RANGE UNBOUNDED STEP 10m START {T0}]
               WHERE {{ ?x :a ?a . OPTIONAL {{ GRAPH <http://e/t> {{ ?x :b ?b }} }} }} GROUP BY ?x ?a"""
     (q,) = parse_rules(PREFIX + text)
-    s = lambda e, stream: Event(e.s, e.p, e.o, e.start, e.end, stream=stream)
     got = checked_answers([q], [
-        s(count("k", "b", 5, 3), "http://e/t"), s(count("k", "b", 6, 7), "http://e/t"),
-        s(count("k", "a", 1, 18), "http://e/s"), s(count("k", "b", 7, 22), "http://e/t"),
-        s(count("k", "a", 2, 38), "http://e/s")])
+        of_stream(count("k", "b", 5, 3), "http://e/t"), of_stream(count("k", "b", 6, 7), "http://e/t"),
+        of_stream(count("k", "a", 1, 18), "http://e/s"), of_stream(count("k", "b", 7, 22), "http://e/t"),
+        of_stream(count("k", "a", 2, 38), "http://e/s")])
     # - at 20: a k 1; (5, 15] holds b 6 (b 5 at 3 is before the start): 1
     # - at 40: a k 2; (5, 35] holds b 6 and b 7: 2
     assert table(got, "x", "a", "n") == [(10, 20, "k", "1", "1"), (30, 40, "k", "2", "2")]
