@@ -100,7 +100,7 @@ class Engine:
         if self.compiled.user_module is not None:
             ensure_loaded(self.compiled.user_module)
         # a module of its own: two engines of the same rules never share goals
-        self.module = f"{self.compiled.module}_{next(_instances)}"
+        self._module = f"{self.compiled.module}_{next(_instances)}"
         self.session.load_rules(self.module, self.compiled.program(self.module))
         self.session.set_limits(self.module, self.limits)
         # SERVICE patterns: their views pulled now, maintained at each evaluation (cep.service)
@@ -149,6 +149,29 @@ class Engine:
         self._regex_warned: set = set()
         self._held = SCHEMA.empty_table()
         self._last = None  # end time of the last processed group
+
+    @property
+    def module(self) -> str:
+        """The Prolog module of this engine's rules and state."""
+        if self._module is None:
+            raise RuntimeError("this engine is closed (Engine.close): make a new one")
+        return self._module
+
+    def close(self):
+        """Unload this engine's rules and state from the process's Prolog,
+        so that a process making engine after engine (a step per
+        micro-batch) does not grow. Answers not flushed are dropped; the
+        engine cannot be used after. Closing twice does nothing; `with
+        Engine(...) as engine:` closes it at the end of the block."""
+        if self._module is not None:
+            self.session.unload_rules(self._module)
+            self._module = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     def push(self, events) -> list[Answer]:
         """push_table for a list of Events, its answers as Answers. An event

@@ -2113,16 +2113,26 @@ c_band_expire(term_t module, term_t name, term_t max)
   return TRUE;
 }
 
-/* c_band_clear(+Module): drop every goal of Module's stores */
+/* c_band_clear(+Module): drop Module's stores, their goals with them (an
+   add makes a store again: get_store), so that a rule set unloaded
+   (cep_unload/1) leaves nothing in the list every lookup walks */
 static foreign_t
 c_band_clear(term_t module)
 { atom_t m;
 
   if ( !PL_get_atom_ex(module, &m) )
     return FALSE;
-  for ( band_store *s = band_stores; s; s = s->next )
-  { if ( s->module == m )
-      expire_store(s, 0, TRUE);
+  for ( band_store **link = &band_stores; *link; )
+  { band_store *s = *link;
+    if ( s->module != m )
+    { link = &s->next;
+      continue;
+    }
+    expire_store(s, 0, TRUE);
+    *link = s->next;
+    PL_unregister_atom(s->module); PL_unregister_atom(s->name); PL_unregister_atom(s->bands_name);
+    free(s->table);
+    free(s);
   }
   return TRUE;
 }

@@ -96,6 +96,26 @@ cep_load(Module, Text) :-
 
 :- dynamic load_error_seen/1.
 
+%!  cep_unload(+Module) is det.
+%
+%   Drop a rule set cep_load/2 loaded and everything held under its
+%   name: its clauses and goals, its band stores (in C), and the facts
+%   other modules keep per rule set. The module itself is destroyed, as
+%   library(modules)' in_temporary_module/3 does (the rule set's text
+%   makes it temporary: cep/compile/__init__.py), so a process that
+%   makes engine after engine stays flat (Engine.close).
+cep_unload(Module) :-
+    cep_band_clear(Module),
+    retractall(instant_answers(Module, _, _)),
+    retractall(limit_of(Module, _, _, _)),
+    cep_window:cep_window_forget(Module),    % loaded beside this module (cep/runtime/session.py)
+    cep_service:cep_service_forget(Module),
+    (   current_module(Module)
+    ->  retractall(system:'$load_context_module'(_, Module, _)),
+        '$destroy_module'(Module)
+    ;   true
+    ).
+
 load_error(Msg) :-
     assertz(load_error_seen(Msg)),
     fail.

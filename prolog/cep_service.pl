@@ -24,13 +24,24 @@
             cep_service_set/3,       % +Rules, +ServiceText, +EntriesText
             cep_service_silent/3,    % +Rules, +ServiceText, +FlagText
             cep_service_touched/4,   % +Rules, +ServiceText, +SinceText, -Text
-            cep_service_needed/3     % +Rules, +ServiceText, +LinesText
+            cep_service_needed/3,    % +Rules, +ServiceText, +LinesText
+            cep_service_forget/1     % +Rules
           ]).
 
 :- use_module(library(apply)).
 :- use_module(library(lists)).
 
 :- dynamic entry/4, row/4, key_positions/3, touched/4, silent_empty/2.
+
+%!  cep_service_forget(+Rules) is det.
+%
+%   Drop the views' entries of the rule set Rules (cep_unload/1).
+cep_service_forget(M) :-
+    retractall(entry(M, _, _, _)),
+    retractall(row(M, _, _, _)),
+    retractall(key_positions(M, _, _)),
+    retractall(touched(M, _, _, _)),
+    retractall(silent_empty(M, _)).
 
 %!  cep_service_row(+Rules, +Service, +End, ?Row, -Empty) is nondet.
 %

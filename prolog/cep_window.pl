@@ -40,6 +40,7 @@
             cep_accumulate/6,      % +Module, +Query, +Last, +First, +Key, +Args
             cep_window_status/2,   % +Module, -StatusText
             cep_window_skipped/2,  % +Module, -SkippedText
+            cep_window_forget/1,   % +Module
             cep_window_span/5,     % +Spec, +Start, +End, -First, -Last
             cep_window_close/2,    % +In, -Close
             cep_span/3,            % +Spans, -Start, -End
@@ -378,6 +379,13 @@ empty_next(M, Q, Sols, Tau, Every, After0, After) :-
     ).
 
 :- dynamic skipped/5.
+
+%!  cep_window_forget(+Module) is det.
+%
+%   Drop what this module keeps for the rule set Module (cep_unload/1).
+cep_window_forget(M) :-
+    retractall(end_limit(M, _, _)),
+    retractall(skipped(M, _, _, _, _)).
 
 %!  cep_window_skipped(+Module, -Text) is det.
 %

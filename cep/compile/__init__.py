@@ -69,7 +69,11 @@ class CompiledRules:
         """The program as a module named `module` (one per running engine,
         so two engines of the same rules keep separate goals)."""
         header = [
-            pl.Directive(pl.Struct("module", pl.Atom(module), pl.PList([pl.indicator("cep_event", 6)]))),
+            # no exports (the runtime calls Module:cep_event/6), so that the
+            # module, still empty, can be made temporary: one that
+            # cep_runtime:cep_unload/1 can destroy (Engine.close)
+            pl.Directive(pl.Struct("module", pl.Atom(module), pl.PList([]))),
+            pl.Directive(pl.Struct("set_module", pl.Struct("class", pl.Atom("temporary")))),
             pl.Clause(pl.Struct("$cep_rules", pl.Atom(self.module))),
         ]
         return _banner(self.queries) + pl.write_program(header) + self.body

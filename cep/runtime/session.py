@@ -217,6 +217,13 @@ class _Session:
         self.call("cep_load", "cep_runtime", [("atom", module), program_text], outputs=0)
         self.loaded.add(module)
 
+    def unload_rules(self, module: str):
+        """Drop a rule set load_rules loaded, with all its state
+        (cep_runtime:cep_unload/1)."""
+        if module in self.loaded:
+            self.call("cep_unload", "cep_runtime", [("atom", module)], outputs=0)
+            self.loaded.discard(module)
+
     def load_background(self, module: str, triples_text):
         """Load background facts (a batch text of triples), once per process."""
         if module in self.loaded:
