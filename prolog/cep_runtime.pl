@@ -27,6 +27,7 @@
 
 :- module(cep_runtime,
           [ cep_load/2,          % +Module, +ProgramText
+            cep_unload/1,        % +Module
             cep_load_background/2, % +Module, +TriplesText
             cep_load_instances/2,  % +Module, +TriplesText
             cep_describe/4,      % +Module, +Kind, +Name, -TriplesText
@@ -56,6 +57,7 @@
 :- use_module(library(pairs)).
 :- use_module(library(aggregate)).
 :- use_module(library(ordsets)).
+:- use_module(library(modules), []).     % destroy_module/1 (cep_unload/1)
 :- use_module(cep_values).
 :- use_module(cep_fast).
 :- use_module(cep_paths).      % called by compiled rules: cep_paths:cep_path/5
@@ -100,8 +102,8 @@ cep_load(Module, Text) :-
 %
 %   Drop a rule set cep_load/2 loaded and everything held under its
 %   name: its clauses and goals, its band stores (in C), and the facts
-%   other modules keep per rule set. The module itself is destroyed, as
-%   library(modules)' in_temporary_module/3 does (the rule set's text
+%   other modules keep per rule set. The module itself is destroyed as
+%   library(modules)' in_temporary_module/3 destroys its own (the rule set's text
 %   makes it temporary: cep/compile/__init__.py), so a process that
 %   makes engine after engine stays flat (Engine.close).
 cep_unload(Module) :-
@@ -111,8 +113,7 @@ cep_unload(Module) :-
     cep_window:cep_window_forget(Module),    % loaded beside this module (cep/runtime/session.py)
     cep_service:cep_service_forget(Module),
     (   current_module(Module)
-    ->  retractall(system:'$load_context_module'(_, Module, _)),
-        '$destroy_module'(Module)
+    ->  modules:destroy_module(Module)       % library(modules)' own, unexported
     ;   true
     ).
 
