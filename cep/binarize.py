@@ -545,7 +545,7 @@ def _check_leading_parts(query, combine, windows) -> None:
     sequence, the multiples of the slide, or of COMPUTED EVERY's period);
     a UNION of parts whose windows are evaluated at other times (a count
     window's every instant, another slide, a START, RANGE UNBOUNDED) or
-    of inline data is refused, and so is DSTREAM over such a UNION."""
+    of inline data is refused."""
     leads = leading_parts(combine)
     if leads == (0,):
         return
@@ -555,12 +555,6 @@ def _check_leading_parts(query, combine, windows) -> None:
         raise QueryError("UNION of the first group of a query whose groups have windows of their own and "
                          "inline data (or OPTIONAL without a group before it) is not supported: the inline "
                          "data would answer at every instant; join it with a group", union.pos or query.pos)
-    if query.report == "dstream":
-        raise QueryError("DSTREAM over a UNION of the first group of a query whose groups have windows of "
-                         "their own is not supported: a solution of another operand's group leaves at an "
-                         "evaluation the query does not make when the first group's window holds nothing; "
-                         "use RSTREAM or ISTREAM, or put a group that both operands join first",
-                         union.pos or query.pos)
     first = windows[0]
     for j in leads:
         w = windows[j]

@@ -428,7 +428,9 @@ evaluated(M, Q, T) :-
 %   The next evaluation time of a time-based window: after an evaluation
 %   whose window held something, the next multiple of Every ('$wnext'(Q,
 %   Tau)), while anything is stored or was reported (always, for a
-%   '$wempty' query, from its first: begin_empty/2); after an empty one
+%   '$wempty' query, from its first: begin_empty/2; and for a query with
+%   leading parts, whose solutions there may have gone, expire_parts/3:
+%   they leave at that evaluation); after an empty one
 %   ('$wnext'(Q, idle(Tau))) or at the start, the first multiple of Every
 %   at or after the earliest window close a stored solution is in (found
 %   by one scan, so a gap in event time is skipped at once, and a busy
@@ -436,7 +438,7 @@ evaluated(M, Q, T) :-
 next_time(M, Q, Spec, Tau) :-
     Spec = time(_, _, Every, _),
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
-    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ; empty_row(M, Q) ),
+    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ; empty_row(M, Q) ; once(lead(M, Q, _)) ),
         Tau = Tau0
     ;   aggregate_all(min(F), stored(M, Q, F), First),
         close_of(Spec, First, C),
@@ -474,9 +476,11 @@ lead(M, Q, P) :-
 %   reported of them, and the solutions no later window holds dropped.
 %   Evaluations stop (for this call) once nothing is stored and the last
 %   rows are empty: next_time/5 resumes from the next stored solution.
+%   After one whose window, or that of a leading part (lead/3), held a
+%   solution, the next is made: what that window held leaves there.
 evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     window_solutions(Spec, M, Q, Tau, Ts, In, Sols0),
-    combined(M, Q, Tau, Sols0, Sols1),
+    combined(M, Q, Tau, Sols0, Sols1, Led),
     service_join(M, Q, Sols1, Sols),
     read_content(M, Q, Tau, In, Sols0, Sols, Held, Read),
     (   reports(M, Q, Spec, Tau, Read)
@@ -487,7 +491,7 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     (   Spec = time(_, _, Every, _)
     ->  After0 is Tau + Every,
         (   empty_row(M, Q) -> empty_next(M, Q, Held, Tau, Every, After0, After)
-        ;   Sols0 == [] -> After = idle(After0)
+        ;   Sols0 == [], Led == false -> After = idle(After0)
         ;   After = After0
         )
     ;   After is Tau + 1
@@ -649,13 +653,16 @@ deferred(M, Q) :-
 %   own window at Tau are joined with them ('$wcombine'/5), as the query's
 %   operators over the parts say, also where its first part has none and
 %   a UNION's other leading part may (lead/3). Any other query's are its
-%   own.
-combined(M, Q, Tau, Sols0, Sols) :-
+%   own. Led: whether the window of such a leading part holds a solution.
+combined(M, Q, Tau, Sols0, Sols, Led) :-
     (   ( Sols0 \== [] ; lead(M, Q, _) ),
         parted(M, Q, Parts)
-    ->  findall(SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Contents),
-        findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols)
-    ;   Sols = Sols0
+    ->  findall(P-SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Held),
+        pairs_values(Held, Contents),
+        findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols),
+        (   member(P-[_|_], Held), lead(M, Q, P) -> Led = true ; Led = false )
+    ;   Sols = Sols0,
+        Led = false
     ).
 
 %   The parts of a query are dropped as its evaluations pass them, and
