@@ -539,13 +539,12 @@ def leading_parts(combine) -> tuple:
 
 
 def _check_leading_parts(query, combine, windows) -> None:
-    """The leading parts of a query (leading_parts) are evaluated at the
-    evaluation times of any of their windows. Supported: time-based
-    windows of one SLIDE without START (their evaluation times are one
-    sequence, the multiples of the slide, or of COMPUTED EVERY's period);
-    a UNION of parts whose windows are evaluated at other times (a count
-    window's every instant, another slide, a START, RANGE UNBOUNDED) or
-    of inline data is refused, and so is DSTREAM over such a UNION."""
+    """The query is evaluated at the evaluation times of each of its
+    leading parts' windows (leading_parts). Supported: time-based windows
+    of a range, each evaluated every SLIDE (or COMPUTED EVERY's period)
+    from its START if it has one; a UNION of parts whose windows are
+    evaluated at every instant (a count window) or hold everything from
+    their start (RANGE UNBOUNDED), or of inline data, is refused."""
     leads = leading_parts(combine)
     if leads == (0,):
         return
@@ -555,22 +554,14 @@ def _check_leading_parts(query, combine, windows) -> None:
         raise QueryError("UNION of the first group of a query whose groups have windows of their own and "
                          "inline data (or OPTIONAL without a group before it) is not supported: the inline "
                          "data would answer at every instant; join it with a group", union.pos or query.pos)
-    if query.report == "dstream":
-        raise QueryError("DSTREAM over a UNION of the first group of a query whose groups have windows of "
-                         "their own is not supported: a solution of another operand's group leaves at an "
-                         "evaluation the query does not make when the first group's window holds nothing; "
-                         "use RSTREAM or ISTREAM, or put a group that both operands join first",
-                         union.pos or query.pos)
-    first = windows[0]
     for j in leads:
         w = windows[j]
-        if w.count is not None or w.unbounded or w.t0_ms is not None or w.step_ms != first.step_ms:
+        if w.count is not None or w.unbounded:
             raise QueryError("UNION of the first group of a query whose groups have windows of their own is "
                              "evaluated when any operand's first group's window is: their windows must be "
-                             "time-based with one SLIDE, without START or RANGE UNBOUNDED (a count window is "
-                             "evaluated at every instant, other windows at other times, which is not "
-                             "supported); give them one SLIDE, or put a group that both operands join first",
-                             union.pos or query.pos)
+                             "time-based with a RANGE (a count window is evaluated at every instant, one of "
+                             "RANGE UNBOUNDED never empties, which is not supported); give them a RANGE, or "
+                             "put a group that both operands join first", union.pos or query.pos)
 
 
 def _of_triples(w) -> bool:

@@ -320,12 +320,10 @@ empty_row(M, Q) :-
 begin_empty(M, T) :-
     forall(( empty_row(M, Q),
              M:'$window'(Q, Spec),
-             Spec = time(_, _, Every, Origin),
+             Spec = time(_, _, _, _),
              \+ M:'$wnext'(Q, _) ),
-           ( (   Origin == none -> C = T ; first_close(Spec, C1), C is max(T, C1) ),
-             every_phase(Spec, PE),
-             Tau is PE - ((PE - C) div Every) * Every,     % the first PE + j*Every at or after C
-             assertz(M:'$wnext'(Q, Tau)) )).
+           ( aggregate_all(min(Tau), ( schedule(M, Q, Spec, _-S), evaluation_at(S, T, Tau) ), First),
+             assertz(M:'$wnext'(Q, First)) )).
 
 empty_end(M, Q, Spec, Last, Limit) :-
     empty_end_part(M, Q, Spec, Last, Limit0),
@@ -436,22 +434,50 @@ evaluated(M, Q, T) :-
 %   The next evaluation time of a time-based window: after an evaluation
 %   whose window held something, the next multiple of Every ('$wnext'(Q,
 %   Tau)), while anything is stored or was reported (always, for a
-%   '$wempty' query, from its first: begin_empty/2); after an empty one
-%   ('$wnext'(Q, idle(Tau))) or at the start, the first multiple of Every
+%   '$wempty' query, from its first: begin_empty/2; and for a query with
+%   leading parts, whose solutions there may have gone, expire_parts/3:
+%   they leave at that evaluation); after an empty one
+%   ('$wnext'(Q, idle(Tau))) or at the start, the first evaluation time
 %   at or after the earliest window close a stored solution is in (found
 %   by one scan, so a gap in event time is skipped at once, and a busy
-%   window costs no scan).
+%   window costs no scan). A query with leading parts is evaluated at
+%   the evaluation times of each one's window (schedule/4): the scan is
+%   of each one's solutions on its own times, Next (after_time/4) the
+%   earliest of theirs.
 next_time(M, Q, Spec, Tau) :-
-    Spec = time(_, _, Every, _),
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
-    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ; empty_row(M, Q) ),
+    ->  (   once(stored(M, Q, _)) ; reported(M, Q) ; empty_row(M, Q) ; once(lead(M, Q, _)) ),
         Tau = Tau0
-    ;   aggregate_all(min(F), stored(M, Q, F), First),
-        close_of(Spec, First, C),
-        every_phase(Spec, PE),
-        Earliest is PE - ((PE - C) div Every) * Every,  % the first PE + j*Every at or after C
-        (   M:'$wnext'(Q, idle(Tau0)) -> Tau is max(Tau0, Earliest) ; Tau = Earliest )
+    ;   (   M:'$wnext'(Q, idle(From)) -> true ; From = inf ),
+        aggregate_all(min(T), ( schedule(M, Q, Spec, L-S),
+                                aggregate_all(min(F), stored_own(M, L, F), First),
+                                close_of(S, First, C),
+                                (   From == inf -> Bound = C ; Bound is max(C, From) ),
+                                evaluation_at(S, Bound, T) ), Tau)
     ).
+
+%   The windows whose evaluation times are the query's: its own (its
+%   first part's), and those of its other leading parts (lead/3), each
+%   L-Spec.
+schedule(_, Q, Spec, Q-Spec).
+schedule(M, Q, _, L-S) :-
+    lead(M, Q, L),
+    parted(M, Q, Parts),
+    memberchk(L-S, Parts).
+
+%   The first evaluation time of a time-based window at or after T: a
+%   multiple of Every, or with RSP-QL's t0 one from its first close on.
+evaluation_at(Spec, T, Tau) :-
+    Spec = time(_, _, Every, Origin),
+    every_phase(Spec, PE),
+    Tau0 is PE - ((PE - T) div Every) * Every,      % the first PE + j*Every at or after T
+    (   Origin == none -> Tau = Tau0 ; first_close(Spec, C1), Tau is max(Tau0, C1) ).
+
+%   The query's first evaluation time after Tau: the earliest of its
+%   windows' (schedule/4).
+after_time(M, Q, Spec, Tau, After) :-
+    T is Tau + 1,
+    aggregate_all(min(A), ( schedule(M, Q, Spec, _-S), evaluation_at(S, T, A) ), After).
 
 reported(M, Q) :-
     M:'$wlast'(Q, Rows),
@@ -461,18 +487,20 @@ reported(M, Q) :-
 %   nodes' operands'), and the panes of its groups (an unbounded window
 %   keeps those alone once evaluated, fold_unbounded/4).
 stored(M, Q, F) :-
-    held(Q, P),
-    M:'$wsol'(_, P, _, F, _, _, _).
-stored(M, Q, F) :-
-    M:'$wpart'(_, Q, _, F, _, _).
+    stored_own(M, Q, F).
 stored(M, Q, F) :-                          % a UNION's other leading parts: their windows are the query's
     lead(M, Q, L),
-    held(L, P),
+    stored_own(M, L, F).
+
+stored_own(M, Q, F) :-
+    held(Q, P),
     M:'$wsol'(_, P, _, F, _, _, _).
+stored_own(M, Q, F) :-
+    M:'$wpart'(_, Q, _, F, _, _).
 
 %   The parts of Q other than its first that give it solutions on their
 %   own ('$wleads'/2: UNION's other operands, cep.binarize.leading_parts),
-%   whose windows are evaluated at the same times as its first part's.
+%   whose windows' evaluation times are the query's too.
 lead(M, Q, P) :-
     current_predicate(M:'$wleads'/2),
     M:'$wleads'(Q, Leads),
@@ -482,9 +510,11 @@ lead(M, Q, P) :-
 %   reported of them, and the solutions no later window holds dropped.
 %   Evaluations stop (for this call) once nothing is stored and the last
 %   rows are empty: next_time/5 resumes from the next stored solution.
+%   After one whose window, or that of a leading part (lead/3), held a
+%   solution, the next is made: what that window held leaves there.
 evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     window_solutions(Spec, M, Q, Tau, Ts, In, Sols0),
-    combined(M, Q, Tau, Sols0, Sols1),
+    combined(M, Q, Tau, Sols0, Sols1, Led),
     service_join(M, Q, Sols1, Sols),
     read_content(M, Q, Tau, In, Sols0, Sols, Held, Read),
     (   reports(M, Q, Spec, Tau, Read)
@@ -493,9 +523,9 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     ;   Rows0 = Rows
     ),
     (   Spec = time(_, _, Every, _)
-    ->  After0 is Tau + Every,
+    ->  after_time(M, Q, Spec, Tau, After0),
         (   empty_row(M, Q) -> empty_next(M, Q, Held, Tau, Every, After0, After)
-        ;   Sols0 == [] -> After = idle(After0)
+        ;   Sols0 == [], Led == false -> After = idle(After0)
         ;   After = After0
         )
     ;   After is Tau + 1
@@ -657,13 +687,16 @@ deferred(M, Q) :-
 %   own window at Tau are joined with them ('$wcombine'/5), as the query's
 %   operators over the parts say, also where its first part has none and
 %   a UNION's other leading part may (lead/3). Any other query's are its
-%   own.
-combined(M, Q, Tau, Sols0, Sols) :-
+%   own. Led: whether the window of such a leading part holds a solution.
+combined(M, Q, Tau, Sols0, Sols, Led) :-
     (   ( Sols0 \== [] ; lead(M, Q, _) ),
         parted(M, Q, Parts)
-    ->  findall(SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Contents),
-        findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols)
-    ;   Sols = Sols0
+    ->  findall(P-SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Held),
+        pairs_values(Held, Contents),
+        findall(s(V, S, E), M:'$wcombine'(Q, [Sols0|Contents], V, S, E), Sols),
+        (   member(P-[_|_], Held), lead(M, Q, P) -> Led = true ; Led = false )
+    ;   Sols = Sols0,
+        Led = false
     ).
 
 %   The parts of a query are dropped as its evaluations pass them, and

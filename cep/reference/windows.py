@@ -444,10 +444,20 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
     runs = [lead_evaluations(i, part, w) for i, (part, w) in enumerate(leads)]
     if len(runs) == 1:
         evaluations = runs[0]
-    else:  # time windows of one step (cep.binarize refuses others): at each one's times, over the first's window
-        evaluations = [(tau, c - first.range_ms, c, lambda ts, te, o=None, c=c: c - first.range_ms < ts and te <= c)
-                       for tau in sorted({e[0] for run in runs for e in run})
-                       for c in [(tau // first.step_ms) * first.step_ms]]
+    else:  # (time windows of a range: cep.binarize refuses others)
+        # the union of the leading groups' evaluation times, each one's from its first (the first at or after
+        # the stream's first instant, and its first close) up to the last of any one's run: a group whose
+        # window holds nothing there still has its times, at which the other windows are read
+        end = max((run[-1][0] for run in runs if run), default=None)
+        taus = sorted({e[0] for _, w in leads for e in _evaluations(query, w, every_end, every, end + 1, None)}
+                      if end is not None else ())
+        # each over the first group's window closed last at tau, empty before its first close
+        phase = 0 if first.t0_ms is None else first.first_close_ms % first.step_ms
+        evaluations = [(tau, c - first.range_ms, c, lambda ts, te, o=None, c=c, shut=shut:
+                        not shut and c - first.range_ms < ts and te <= c)
+                       for tau in taus
+                       for c, shut in [(phase + ((tau - phase) // first.step_ms) * first.step_ms,
+                                        _close_at(first, tau) is None)]]
     groups = {}  # at each evaluation, each group's position -> (its pattern, its window, its solutions)
 
     def solve_all(_, tau):

@@ -934,10 +934,14 @@ def group_windowed_queries(draw, changes=False):
     how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between", "union-first",
                                 "union-first"]))
     if how == "union-first":
-        # UNION of the first group and another, evaluated at both windows' times: time windows of one
-        # slide without START (cep.binarize refuses others), sometimes joined with a third group
+        # UNION of the first group and another, evaluated at both windows' times: time windows of a
+        # range (cep.binarize refuses others), of one slide or each its own, sometimes from a START,
+        # sometimes joined with a third group
         step = draw(st.sampled_from([1, 2, 3]))
-        time = lambda: ops.Window("<http://example.org/s>", range_ms=draw(st.integers(1, 8)), step_ms=step)
+        own = draw(st.booleans())
+        time = lambda: ops.Window("<http://example.org/s>", range_ms=draw(st.integers(1, 8)),
+                                  step_ms=draw(st.sampled_from([1, 2, 3, 5])) if own else step,
+                                  t0_ms=draw(st.sampled_from([None, None, -2, 0, 3, 7])) if own else None)
         if isinstance(first, ops.Project) and first.window is not None:
             first = dataclasses.replace(first, window=time())
         else:
