@@ -317,6 +317,16 @@ c_room_place(term_t place)
 { return PL_unify_int64(place, room.place);
 }
 
+/* The atom of a line's IRI field as the last line had it: a batch's
+   predicates (and often its subjects) repeat from line to line, and
+   comparing the text costs less than looking the atom up by it. The
+   atom is registered while it is kept (no item may hold it any more). */
+typedef struct
+{ const char *text;      /* the field, in the batch's copy of the text */
+  size_t      len;
+  atom_t      atom;      /* 0: none yet */
+} last_iri;
+
 /* The state of one enumeration of a batch: a copy of its text (a Prolog
    string may move while we are suspended), where the next line is, and
    the instant (group of simultaneous events) being enumerated. */
@@ -331,12 +341,41 @@ typedef struct
   int64_t period;        /* sweep period */
   int     ends;          /* the rule set wants end(End) items */
   int     counted;       /* each item is counted in the match room */
+  last_iri last[2];      /* of the subject and the predicate */
 } batch;
 
 static void
 free_batch(batch *b)
-{ PL_free(b->text);
+{ for ( int i = 0; i < 2; i++ )
+  { if ( b->last[i].atom )
+      PL_unregister_atom(b->last[i].atom);
+  }
+  PL_free(b->text);
   free(b);
+}
+
+/* put_field() of the subject (i = 0) or the predicate (i = 1) of a line,
+   the atom of an IRI the same line's field had before taken as it is */
+static int
+put_repeated_field(batch *b, int i, term_t t, const char *s, size_t len)
+{ last_iri *last = &b->last[i];
+  atom_t a;
+
+  if ( len == 0 || s[0] != 'I' )
+    return put_field(t, s, len, b->rep);
+  if ( last->atom && last->len == len && memcmp(last->text, s, len) == 0 )
+    return PL_put_atom(t, last->atom);
+  if ( !PL_put_chars(t, PL_ATOM|b->rep, len - 1, s + 1) )
+    return FALSE;
+  if ( PL_get_atom(t, &a) )
+  { PL_register_atom(a);
+    if ( last->atom )
+      PL_unregister_atom(last->atom);
+    last->atom = a;
+    last->text = s;
+    last->len = len;
+  }
+  return TRUE;
 }
 
 /* The next line's five fields; FALSE at the end of the text or on a
@@ -437,6 +476,7 @@ batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
       b->period = every;
       b->ends = want_ends;
       b->counted = counted;
+      memset(b->last, 0, sizeof(b->last));
       break;
     }
     case PL_REDO:
@@ -498,8 +538,8 @@ batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
   }
   args = PL_new_term_refs(5);
   t = PL_new_term_ref();
-  if ( !put_field(args + 0, field[0], flen[0], b->rep) ||
-       !put_field(args + 1, field[1], flen[1], b->rep) ||
+  if ( !put_repeated_field(b, 0, args + 0, field[0], flen[0]) ||
+       !put_repeated_field(b, 1, args + 1, field[1], flen[1]) ||
        !put_field(args + 2, field[2], flen[2], b->rep) ||
        !PL_put_int64(args + 3, ts) || !PL_put_int64(args + 4, te) ||
        !PL_cons_functor_v(t, FUNCTOR_e5, args) ||

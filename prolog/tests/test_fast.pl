@@ -25,6 +25,11 @@ test(events_in_order) :-
           100, 10, false, Items),
     assertion(Items == [ e('http://e/s', 'http://e/p', 'http://e/o', 1, 2),
                          e('http://e/s', 'http://e/p', 42, 3, 3) ]).
+test(repeated_iris) :-                   % the C library keeps the last line's IRI atoms
+    items("Iab\tIp\ti1\t1\t1\nIa\tIp\ti2\t2\t2\nIab\tIq\ti3\t3\t3\nIab\tIq\tIab\t4\t4\nPf(x)\tIq\ti5\t5\t5\nIab\tIq\ti6\t6\t6",
+          100, 10, false, Items),
+    assertion(Items == [ e(ab, p, 1, 1, 1), e(a, p, 2, 2, 2), e(ab, q, 3, 3, 3), e(ab, q, ab, 4, 4),
+                         e(f(x), q, 5, 5, 5), e(ab, q, 6, 6, 6) ]).
 test(prolog_text_field) :-
     items("Ihttp://e/s\tP'$in'('http://e/g','http://e/p')\tPdec(5r2)\t7\t7", 100, 10, false, Items),
     assertion(Items == [e('http://e/s', '$in'('http://e/g', 'http://e/p'), dec(5r2), 7, 7)]).
