@@ -16,6 +16,9 @@
     instant: simultaneous events), sweep(End) if a sweep is due, e(S, P, O,
     Start, End) for each of its events, and end(End) if asked for.
 
+    c_counted_item/5 is c_batch_item/5 with each item counted in the
+    match room as it is given (see "The match room" below).
+
     c_iri_plain(+Atom) is true when the atom holds no character that an
     N-Triples IRIREF must escape, so it can be written between < and > as is.
 
@@ -214,6 +217,116 @@ put_field(term_t t, const char *s, size_t len, int rep)
   }
 }
 
+/* ------------------------------------------------------------------
+   The match room (prolog/cep_fast.pl, cep_room_reset/1 and the rest):
+   the partial matches the item being processed may still make (left),
+   the limit (most), the events since the last instant's end, and the
+   place of the event being processed among those of its instant. One
+   call runs the rules at a time in a process (a thread); kept here, the
+   count costs no Prolog call per event (as a global term it took a
+   tenth of W1's time per event).
+   ------------------------------------------------------------------ */
+
+typedef struct
+{ int64_t left, most;
+  int64_t events;          /* since the last instant's end */
+  int     has_instant;
+  int64_t instant;         /* the end of the event being processed */
+  int64_t place;           /* its place among its instant's events */
+} match_room;
+
+static __thread match_room room;
+
+static void
+room_event(int64_t te)
+{ room.left = room.most;
+  room.events++;
+  if ( room.has_instant && room.instant == te )
+    room.place++;
+  else
+  { room.has_instant = TRUE;
+    room.instant = te;
+    room.place = 1;
+  }
+}
+
+static void
+room_end(void)
+{ if ( __builtin_mul_overflow(room.most, room.events > 1 ? room.events : 1, &room.left) )
+    room.left = INT64_MAX;
+  room.events = 0;
+  room.place = 0;
+}
+
+static void
+room_sweep(void)
+{ room.left = room.most;
+}
+
+static foreign_t
+c_room_reset(term_t most)
+{ int64_t m;
+
+  if ( !PL_get_int64_ex(most, &m) )
+    return FALSE;
+  memset(&room, 0, sizeof(room));
+  room.left = room.most = m;
+  return TRUE;
+}
+
+/* c_room_item(+Item): count an item that no batch gave (an instant's end
+   or a sweep the runtime makes) */
+static foreign_t
+c_room_item(term_t item)
+{ term_t a = PL_new_term_ref();
+  int64_t te;
+
+  if ( PL_is_functor(item, FUNCTOR_e5) )
+  { _PL_get_arg(5, item, a);
+    if ( !PL_get_int64_ex(a, &te) )
+      return FALSE;
+    room_event(te);
+  } else if ( PL_is_functor(item, FUNCTOR_end1) )
+    room_end();
+  else
+    room_sweep();
+  return TRUE;
+}
+
+/* c_room_take(+Weight) is semidet: take Weight from the room left, or
+   fail where less is left */
+static foreign_t
+c_room_take(term_t weight)
+{ int64_t w;
+
+  if ( !PL_get_int64_ex(weight, &w) )
+    return FALSE;
+  if ( room.left < w )
+    return FALSE;
+  room.left -= w;
+  return TRUE;
+}
+
+static foreign_t
+c_room_most(term_t most)
+{ return PL_unify_int64(most, room.most);
+}
+
+static foreign_t
+c_room_place(term_t place)
+{ return PL_unify_int64(place, room.place);
+}
+
+/* The atom of a line's IRI field as the last line had it: a batch's
+   predicates (and often its subjects) repeat from line to line, and
+   comparing the text costs less than looking the atom up by it. The
+   atom is registered while it is kept (no item may hold it any more). */
+typedef struct
+{ const char *text;      /* the field, in the batch's copy of the text */
+  size_t      len;
+  atom_t      atom;      /* 0: none yet */
+} last_iri;
+
 /* The state of one enumeration of a batch: a copy of its text (a Prolog
    string may move while we are suspended), where the next line is, and
    the instant (group of simultaneous events) being enumerated. */
@@ -227,12 +340,42 @@ typedef struct
   int64_t next_sweep;    /* the first instant from which a sweep is due */
   int64_t period;        /* sweep period */
   int     ends;          /* the rule set wants end(End) items */
+  int     counted;       /* each item is counted in the match room */
+  last_iri last[2];      /* of the subject and the predicate */
 } batch;
 
 static void
 free_batch(batch *b)
-{ PL_free(b->text);
+{ for ( int i = 0; i < 2; i++ )
+  { if ( b->last[i].atom )
+      PL_unregister_atom(b->last[i].atom);
+  }
+  PL_free(b->text);
   free(b);
+}
+
+/* put_field() of the subject (i = 0) or the predicate (i = 1) of a line,
+   the atom of an IRI the same line's field had before taken as it is */
+static int
+put_repeated_field(batch *b, int i, term_t t, const char *s, size_t len)
+{ last_iri *last = &b->last[i];
+  atom_t a;
+
+  if ( len == 0 || s[0] != 'I' )
+    return put_field(t, s, len, b->rep);
+  if ( last->atom && last->len == len && memcmp(last->text, s, len) == 0 )
+    return PL_put_atom(t, last->atom);
+  if ( !PL_put_chars(t, PL_ATOM|b->rep, len - 1, s + 1) )
+    return FALSE;
+  if ( PL_get_atom(t, &a) )
+  { PL_register_atom(a);
+    if ( last->atom )
+      PL_unregister_atom(last->atom);
+    last->atom = a;
+    last->text = s;
+    last->len = len;
+  }
+  return TRUE;
 }
 
 /* The next line's five fields; FALSE at the end of the text or on a
@@ -289,8 +432,8 @@ unify_item1(term_t item, functor_t f, int64_t value)
    last event, end(End) if Ends is true. Nothing is built for the batch as
    a whole: each item lives until backtracking asks for the next. */
 static foreign_t
-c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
-             control_t h)
+batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
+           int counted, control_t h)
 { batch *b;
   term_t args, t;
   const char *field[5];
@@ -332,6 +475,8 @@ c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
       b->next_sweep = next_sweep;
       b->period = every;
       b->ends = want_ends;
+      b->counted = counted;
+      memset(b->last, 0, sizeof(b->last));
       break;
     }
     case PL_REDO:
@@ -348,7 +493,10 @@ c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
   if ( !next_line(b, field, flen, &ok) )
   { int rc = FALSE;
     if ( ok && b->open && b->ends )           /* the last instant ends */
-      rc = unify_item1(item, FUNCTOR_end1, b->group_end);
+    { rc = unify_item1(item, FUNCTOR_end1, b->group_end);
+      if ( rc && b->counted )
+        room_end();
+    }
     free_batch(b);
     return rc;
   }
@@ -368,6 +516,8 @@ c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
       { free_batch(b);
         return FALSE;
       }
+      if ( b->counted )
+        room_end();
       PL_retry_address(b);
     }
   }
@@ -381,13 +531,15 @@ c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
       { free_batch(b);
         return FALSE;
       }
+      if ( b->counted )
+        room_sweep();
       PL_retry_address(b);
     }
   }
   args = PL_new_term_refs(5);
   t = PL_new_term_ref();
-  if ( !put_field(args + 0, field[0], flen[0], b->rep) ||
-       !put_field(args + 1, field[1], flen[1], b->rep) ||
+  if ( !put_repeated_field(b, 0, args + 0, field[0], flen[0]) ||
+       !put_repeated_field(b, 1, args + 1, field[1], flen[1]) ||
        !put_field(args + 2, field[2], flen[2], b->rep) ||
        !PL_put_int64(args + 3, ts) || !PL_put_int64(args + 4, te) ||
        !PL_cons_functor_v(t, FUNCTOR_e5, args) ||
@@ -395,7 +547,21 @@ c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
   { free_batch(b);
     return FALSE;
   }
+  if ( b->counted )
+    room_event(te);
   PL_retry_address(b);
+}
+
+static foreign_t
+c_batch_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
+             control_t h)
+{ return batch_item(text, next, period, ends, item, FALSE, h);
+}
+
+static foreign_t
+c_counted_item(term_t text, term_t next, term_t period, term_t ends, term_t item,
+               control_t h)
+{ return batch_item(text, next, period, ends, item, TRUE, h);
 }
 
 /* The characters IRIREF does not allow unescaped (N-Triples, [18]). */
@@ -2215,6 +2381,12 @@ install_cep_fast(void)
   FUNCTOR_dec1 = PL_new_functor(PL_new_atom("dec"), 1);
   FUNCTOR_lv3 = PL_new_functor(PL_new_atom("lv"), 3);
   PL_register_foreign("c_batch_item", 5, c_batch_item, PL_FA_NONDETERMINISTIC);
+  PL_register_foreign("c_counted_item", 5, c_counted_item, PL_FA_NONDETERMINISTIC);
+  PL_register_foreign("c_room_reset", 1, c_room_reset, 0);
+  PL_register_foreign("c_room_item", 1, c_room_item, 0);
+  PL_register_foreign("c_room_take", 1, c_room_take, 0);
+  PL_register_foreign("c_room_most", 1, c_room_most, 0);
+  PL_register_foreign("c_room_place", 1, c_room_place, 0);
   PL_register_foreign("c_iri_plain", 1, c_iri_plain, 0);
   PL_register_foreign("c_answer_text", 2, c_answer_text, 0);
   FUNCTOR_ans4 = PL_new_functor(PL_new_atom("ans"), 4);

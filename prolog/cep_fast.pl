@@ -9,6 +9,12 @@
 
 :- module(cep_fast,
           [ cep_batch_item/5,      % +Text, +NextSweep, +Period, +Ends, -Item
+            cep_counted_item/5,    % +Text, +NextSweep, +Period, +Ends, -Item
+            cep_room_reset/1,      % +Most
+            cep_room_item/1,       % +Item
+            cep_room_take/1,       % +Weight
+            cep_room_most/1,       % -Most
+            cep_room_place/1,      % -Place
             cep_iri_plain/1,       % +Atom
             cep_iri_forbidden/1,   % +Code
             cep_answer_text/2,     % +Rows, -Text
@@ -77,6 +83,109 @@ instant_items(Period, Ends, Te-Events, Items0, Items, Next0, Next) :-
     ->  Items2 = [end(Te)|Items]
     ;   Items2 = Items
     ).
+
+%!  cep_counted_item(+Text, +NextSweep, +Period, +Ends, -Item) is nondet.
+%
+%   cep_batch_item/5, each item counted in the match room
+%   (cep_room_item/1) as it is given.
+cep_counted_item(Text, Next, Period, Ends, Item) :-
+    foreign_loaded,
+    !,
+    c_counted_item(Text, Next, Period, Ends, Item).
+cep_counted_item(Text, Next, Period, Ends, Item) :-
+    cep_batch_item(Text, Next, Period, Ends, Item),
+    cep_room_item(Item).
+
+%!  cep_room_reset(+Most) is det.
+%!  cep_room_item(+Item) is det.
+%!  cep_room_take(+Weight) is semidet.
+%!  cep_room_most(-Most) is det.
+%!  cep_room_place(-Place) is det.
+%
+%   The match room of the call that runs the rules (cep_runtime:cep_match/3):
+%   the partial matches the item being processed may still make, Most
+%   for an event or a sweep, Most times the events since the last
+%   instant's end for an instant's end (its optional checks take each
+%   solution of the instant in turn). cep_room_reset/1 starts a call with
+%   no event; cep_room_item/1 counts an item (an event e(S, P, O, Start,
+%   End), an instant's end end(End), a sweep); cep_room_take/1 takes
+%   Weight from what is left, or fails where less is left;
+%   cep_room_place/1 gives the place of the event being processed among
+%   the events of its instant, in the order they came (1, 2, ...; 0 at
+%   the instant's end). The C library keeps it in C; here it is a term
+%   room(Left, Most, Events, Instant, Place) in a global variable, made
+%   once and changed in place (nb_setarg/3): setting a global variable to
+%   a new compound at every call would freeze the global stack above what
+%   the call had put there (its batch text). Its arguments are small
+%   integers and an atom, which nb_setarg/3 sets without freezing.
+cep_room_reset(Most) :-
+    foreign_loaded,
+    !,
+    c_room_reset(Most).
+cep_room_reset(Most) :-
+    (   nb_current(cep_match_room, R)
+    ->  nb_setarg(1, R, Most),
+        nb_setarg(2, R, Most),
+        nb_setarg(3, R, 0),
+        nb_setarg(4, R, none),
+        nb_setarg(5, R, 0)
+    ;   nb_setval(cep_match_room, room(Most, Most, 0, none, 0))
+    ).
+
+cep_room_item(Item) :-
+    foreign_loaded,
+    !,
+    c_room_item(Item).
+cep_room_item(e(_, _, _, _, Te)) :-
+    !,
+    nb_getval(cep_match_room, R),
+    arg(2, R, Most),
+    nb_setarg(1, R, Most),
+    arg(3, R, N0),
+    N is N0 + 1,
+    nb_setarg(3, R, N),
+    (   arg(4, R, Te) -> arg(5, R, P0), P is P0 + 1 ; nb_setarg(4, R, Te), P = 1 ),
+    nb_setarg(5, R, P).
+cep_room_item(end(_)) :-
+    !,
+    nb_getval(cep_match_room, R),
+    arg(2, R, Most),
+    arg(3, R, N),
+    Left is Most * max(N, 1),
+    nb_setarg(1, R, Left),
+    nb_setarg(3, R, 0),
+    nb_setarg(5, R, 0).
+cep_room_item(_) :-                         % a sweep
+    nb_getval(cep_match_room, R),
+    arg(2, R, Most),
+    nb_setarg(1, R, Most).
+
+cep_room_take(Weight) :-
+    foreign_loaded,
+    !,
+    c_room_take(Weight).
+cep_room_take(Weight) :-
+    nb_getval(cep_match_room, R),
+    arg(1, R, Room),
+    Room >= Weight,
+    Left is Room - Weight,
+    nb_setarg(1, R, Left).
+
+cep_room_most(Most) :-
+    foreign_loaded,
+    !,
+    c_room_most(Most).
+cep_room_most(Most) :-
+    nb_getval(cep_match_room, R),
+    arg(2, R, Most).
+
+cep_room_place(Place) :-
+    foreign_loaded,
+    !,
+    c_room_place(Place).
+cep_room_place(Place) :-
+    nb_getval(cep_match_room, R),
+    arg(5, R, Place).
 
 %!  cep_iri_plain(+Atom) is semidet.
 %

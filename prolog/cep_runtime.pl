@@ -236,16 +236,18 @@ cep_reporting(Goal) :-
 batch_answer(M, EventsText, A) :-
     M:'$clock'(Next, Period),
     M:'$instant_ends'(Ends),
-    cep_batch_item(EventsText, Next, Period, Ends, Item),
-    item_answer(Item, M, A).
+    cep_counted_item(EventsText, Next, Period, Ends, Item),
+    item_answers(Item, M, A).
 
 %   The answers of an item: an event, a sweep before an instant, an
 %   instant's end. An event may make as many partial matches as the limit
 %   (cep_match/3) set by the call that runs the rules (match_room/1), and
 %   an instant's end as many for each event of the instant (its optional
-%   checks take each solution of the instant in turn).
+%   checks take each solution of the instant in turn): the match room
+%   (cep_fast:cep_room_item/1), which counts the items of a batch as
+%   they are given (cep_counted_item/5) and these as they come.
 item_answer(Item, M, A) :-
-    room(Item),
+    cep_room_item(Item),
     item_answers(Item, M, A).
 
 %!  cep_arrival(-Place) is det.
@@ -255,37 +257,7 @@ item_answer(Item, M, A) :-
 %   (the triples rules derive then). A [TRIPLES n] window keeps the last
 %   triples of its oldest instant by it (cep_window:cutoff/6).
 cep_arrival(Place) :-
-    nb_getval(cep_match_room, R),
-    arg(5, R, Place).
-
-%   The room is a term room(Left, Most, Events, Instant, Place) in a
-%   global variable, changed in place (nb_setarg/3): Left for the item
-%   being processed, Most the limit, Events the events since the last
-%   instant's end; the event being processed is the Place-th of the
-%   instant Instant (cep_arrival/1; a batch need not end its instants).
-room(e(_, _, _, _, Te)) :-
-    !,
-    nb_getval(cep_match_room, R),
-    arg(2, R, Most),
-    nb_setarg(1, R, Most),
-    arg(3, R, N0),
-    N is N0 + 1,
-    nb_setarg(3, R, N),
-    (   arg(4, R, Te) -> arg(5, R, P0), P is P0 + 1 ; nb_setarg(4, R, Te), P = 1 ),
-    nb_setarg(5, R, P).
-room(end(_)) :-
-    !,
-    nb_getval(cep_match_room, R),
-    arg(2, R, Most),
-    arg(3, R, N),
-    Left is Most * max(N, 1),
-    nb_setarg(1, R, Left),
-    nb_setarg(3, R, 0),
-    nb_setarg(5, R, 0).
-room(_) :-                                  % a sweep
-    nb_getval(cep_match_room, R),
-    arg(2, R, Most),
-    nb_setarg(1, R, Most).
+    cep_room_place(Place).
 
 item_answers(e(S, P, O, Ts, Te), M, A) :-
     M:cep_event(S, P, O, Ts, Te, A).
@@ -536,34 +508,19 @@ limits(M, Most, Chars, Matches) :-
 %   being processed (item_answer/3), so that patterns whose matches
 %   multiply with each event (parts that share no variable, a pattern
 %   repeated) stop with an error before the goal stores, which no Prolog
-%   stack bounds, take all memory. Global variables: one call runs the
-%   rules at a time in a process, and they are set by each (match_room/1).
+%   stack bounds, take all memory. The room (cep_fast:cep_room_take/1)
+%   is the process's: one call runs the rules at a time in a process,
+%   and each sets it (match_room/1).
 cep_match(Queries, Te, Weight) :-
-    nb_getval(cep_match_room, R),
-    arg(1, R, Room),
-    (   Room >= Weight
-    ->  Left is Room - Weight,
-        nb_setarg(1, R, Left)
-    ;   arg(2, R, Most),
+    (   cep_room_take(Weight)
+    ->  true
+    ;   cep_room_most(Most),
         throw(error(cep_error(match_limit(Most, Queries, Te)), _))
     ).
 
-%   The room term is made once and reset in place: setting a global
-%   variable to a new compound at every call would freeze the global stack
-%   above what the call had put there (its batch text), which then stays
-%   until the stack is full and collected, and the stack grows. Its
-%   arguments are small integers and an atom, which nb_setarg/3 sets
-%   without freezing.
 match_room(M) :-
     limits(M, _, _, Most),
-    (   nb_current(cep_match_room, R)
-    ->  nb_setarg(1, R, Most),
-        nb_setarg(2, R, Most),
-        nb_setarg(3, R, 0),
-        nb_setarg(4, R, none),
-        nb_setarg(5, R, 0)
-    ;   nb_setval(cep_match_room, room(Most, Most, 0, none, 0))
-    ).
+    cep_room_reset(Most).
 
 %!  cep_skolem(+Key, -BlankNode) is det.
 %

@@ -25,6 +25,11 @@ test(events_in_order) :-
           100, 10, false, Items),
     assertion(Items == [ e('http://e/s', 'http://e/p', 'http://e/o', 1, 2),
                          e('http://e/s', 'http://e/p', 42, 3, 3) ]).
+test(repeated_iris) :-                   % the C library keeps the last line's IRI atoms
+    items("Iab\tIp\ti1\t1\t1\nIa\tIp\ti2\t2\t2\nIab\tIq\ti3\t3\t3\nIab\tIq\tIab\t4\t4\nPf(x)\tIq\ti5\t5\t5\nIab\tIq\ti6\t6\t6",
+          100, 10, false, Items),
+    assertion(Items == [ e(ab, p, 1, 1, 1), e(a, p, 2, 2, 2), e(ab, q, 3, 3, 3), e(ab, q, ab, 4, 4),
+                         e(f(x), q, 5, 5, 5), e(ab, q, 6, 6, 6) ]).
 test(prolog_text_field) :-
     items("Ihttp://e/s\tP'$in'('http://e/g','http://e/p')\tPdec(5r2)\t7\t7", 100, 10, false, Items),
     assertion(Items == [e('http://e/s', '$in'('http://e/g', 'http://e/p'), dec(5r2), 7, 7)]).
@@ -87,6 +92,49 @@ test(times_beyond_64_bits_or_not_integers) :-
                   ))).
 
 :- end_tests(cep_batch_item).
+
+:- begin_tests(cep_room).
+
+%   The room after each item of a batch as cep_counted_item/5 counts them:
+%   place of the event, and how much of a limit of 3 each item may take
+%   (an instant's end: 3 for each of its events).
+room_after_items(Text, Ends, Rooms) :-
+    cep_room_reset(3),
+    findall(Item-Place-Left,
+            ( cep_counted_item(Text, 5, 100, Ends, Item),
+              cep_room_place(Place),
+              room_left(Left) ),
+            Rooms).
+
+room_left(Left) :-
+    between(0, 100, Left),
+    \+ cep_room_take(1),
+    !.
+
+test(events_ends_and_sweeps) :-
+    room_after_items("Ia\tIp\ti1\t1\t1\nIa\tIp\ti2\t7\t7\nIa\tIp\ti3\t7\t7\nIa\tIp\ti4\t8\t8",
+                     true, Rooms),
+    assertion(Rooms == [ e(a, p, 1, 1, 1)-1-3, end(1)-0-3,
+                         sweep(7)-0-3, e(a, p, 2, 7, 7)-1-3, e(a, p, 3, 7, 7)-2-3, end(7)-0-6,
+                         e(a, p, 4, 8, 8)-1-3, end(8)-0-3 ]).
+test(places_without_ends) :-
+    room_after_items("Ia\tIp\ti1\t1\t1\nIa\tIp\ti2\t1\t1\nIa\tIp\ti3\t2\t2", false, Rooms),
+    assertion(Rooms == [e(a, p, 1, 1, 1)-1-3, e(a, p, 2, 1, 1)-2-3, e(a, p, 3, 2, 2)-1-3]).
+test(items_the_runtime_makes) :-
+    cep_room_reset(2),
+    cep_room_item(e(a, p, 1, 4, 4)),
+    cep_room_item(e(a, p, 2, 4, 4)),
+    cep_room_place(Place),
+    assertion(Place == 2),
+    cep_room_item(end(4)),
+    assertion(cep_room_take(4)),
+    assertion(\+ cep_room_take(1)),
+    cep_room_item(sweep(5)),
+    assertion(cep_room_take(2)),
+    cep_room_most(Most),
+    assertion(Most == 2).
+
+:- end_tests(cep_room).
 
 :- begin_tests(cep_answer_text).
 
