@@ -183,6 +183,14 @@ class Output:
         """The nodes whose solutions the query keeps: its root, or its parts'."""
         return tuple(p.root for p in self.parts) or (self.root,)
 
+    @property
+    def evaluated_by(self) -> tuple:
+        """The windows whose evaluation times are the query's: its own, or
+        its leading parts' (leading_parts); () without a window."""
+        if self.parts:
+            return tuple(self.parts[j].window for j in leading_parts(self.combine))
+        return (self.query.window,) if self.query.window is not None else ()
+
 
 @dataclass
 class Plan:

@@ -127,12 +127,12 @@ class Engine:
         # Likewise where updates change the background: a window reads it as
         # the instants up to its evaluation time left it (a count window is
         # evaluated at every instant); a query whose groups have windows of
-        # their own is evaluated when its first part's window is
+        # their own is evaluated when its leading parts' windows are
         producers = self.compiled.chaining.producers
         changing = any(q.form == "update" for q in self.compiled.queries)
-        everies = [_evaluation_grid(out.query, out.parts[0].window if out.parts else out.query.window)
-                   for out in self.compiled.plan.outputs
-                   if out.query.window is not None and (out.query.name in producers or changing)]
+        everies = [_evaluation_grid(out.query, w) for out in self.compiled.plan.outputs
+                   if out.query.window is not None and (out.query.name in producers or changing)
+                   for w in out.evaluated_by]
         if self.services is not None and self.services.period is not None:
             everies.append(self.services.period)  # a SERVICE view is maintained at each evaluation
         self._feed_every = math.gcd(*everies) if everies else None

@@ -1167,9 +1167,10 @@ report(M, Q, Ts0, Tau, New, Rows0, Rows) :-
 %   triples of the rows reported are events at Tau, fed back then (event
 %   time has passed every instant before Tau and no later one), with the
 %   answers they lead to (cep_runtime:cep_feed/3). They are never the
-%   content of its own empty group ('$wown'/1 while they are fed): that is
-%   the same whether or not another query reads them, and a sliding window
-%   does not keep itself reporting (docs/language.md, "The empty group").
+%   content of its own empty groups ('$wown'/1 while they are fed), those
+%   of its parts p(Q, J) too: that is the same whether or not another
+%   query reads them, and a sliding window does not keep itself reporting
+%   (docs/language.md, "The empty group").
 feed(M, Q, Ts, Tau, Out, Fed) :-
     (   Out \== [],
         current_predicate(M:'$wfeed'/3),
@@ -1177,7 +1178,7 @@ feed(M, Q, Ts, Tau, Out, Fed) :-
     ->  forall(( member(Fields, Out), M:'$wfeed'(Q, Fields, Triples), member(t(S, P, O), Triples) ),
                cep_queue(M, Q, S, P, O, Ts, Tau)),
         (   current_predicate(M:'$wunit'/2)
-        ->  findall(Part, M:'$wunit'(Q, Part), Own)
+        ->  findall(Part, ( M:'$wunit'(Q, Part) ; M:'$wunit'(p(Q, _), Part) ), Own)
         ;   Own = []
         ),
         setup_call_cleanup(forall(member(Part, Own), assertz(M:'$wown'(Part))),

@@ -116,7 +116,7 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
         return _together(clauses)
     feeding = [i for i in indexes if chaining is not None and plan.outputs[i].query.name in chaining.producers]
     for i in feeding:
-        _check_feeding(plan.outputs[i].query, chaining)
+        _check_feeding(plan.outputs[i], chaining)
     if feeding:
         # producers before the queries that read them (through any rules): an
         # evaluation at tau feeds its triples back before a reader's at tau
@@ -214,16 +214,23 @@ def _span(ms: int) -> str:
     return f"{ms}ms"
 
 
-def _check_feeding(query, chaining):
-    """A windowed CONSTRUCT whose triples are read: each evaluation's rows
-    are fed back as events over the window (docs/language.md, "Windows and
-    aggregates"), at the evaluation time, before any later event. Refused
-    where that order cannot hold."""
-    if query.windows[1:]:
-        raise QueryError(f"the triples of {query.name}, a CONSTRUCT whose groups have windows of their "
-                         f"own, are read by another query: that is not supported; give its groups the "
-                         f"query's window", query.pos)
-    if query.window is None or query.window.count is not None:
+def _check_feeding(out, chaining):
+    """A windowed CONSTRUCT whose triples are read (the plan's Output): each
+    evaluation's rows are fed back as events at the evaluation time (docs/
+    language.md, "Windows and aggregates"), before any later event. Refused
+    where that order cannot hold. A query whose groups have windows of their
+    own is evaluated when its leading parts' windows are: those are the
+    windows whose evaluations feed."""
+    query = out.query
+    if out.parts:
+        counted = next((w for w in out.evaluated_by if w.count is not None), None)
+        if counted is not None:
+            raise QueryError(f"the triples of {query.name}, a CONSTRUCT evaluated when a count window of "
+                             f"its groups is (the last {counted.count} {counted.counts}), are read by another "
+                             f"query: only time-based windows feed their results back (a count window is "
+                             f"evaluated at every instant of the stream); give its first group a time-based "
+                             f"window", counted.pos or query.pos)
+    elif query.window is None or query.window.count is not None:
         over = "grouped without a window" if query.window is None else "over a count window"
         raise QueryError(f"the triples of {query.name}, a CONSTRUCT {over}, are read by "
                          f"another query: only time-based windows feed their results back", query.pos)

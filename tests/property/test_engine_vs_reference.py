@@ -489,11 +489,17 @@ def test_engine_equals_reference_on_window_results_fed_back(data):
     """A windowed query made a CONSTRUCT whose triples are fed back (its
     value as the object of a fresh predicate), read by a second query: after
     a later event (SEQ), with an event of the same instant (join), or by a
-    window of its own. The engine feeds each evaluation's triples at its
-    time; the reference adds them to the stream until nothing new comes."""
-    from tests.property.strategies import PREDICATES, windowed_queries
-    base = data.draw(windowed_queries())
-    assume(base.window is not None and base.window.count is None and base.projection)
+    window of its own. The query's groups may have windows of their own: it
+    is then evaluated, and feeds, when its leading groups' windows are. The
+    engine feeds each evaluation's triples at its time; the reference adds
+    them to the stream until nothing new comes."""
+    from cep.binarize import leading_parts, split_windows
+    from tests.property.strategies import PREDICATES, group_windowed_queries, windowed_queries
+    base = data.draw(st.one_of(windowed_queries(), group_windowed_queries()))
+    split = split_windows(base) if base.window is not None else None
+    evaluated_by = [split[1][j][1] for j in leading_parts(split[0])] if split else [base.window]
+    assume(base.window is not None and base.projection)
+    assume(all(w.count is None for w in evaluated_by))  # a count window's evaluations do not feed: refused
     assume(not _variable_predicate(base.pattern))  # a variable predicate would read the fed triples
     assume(not _absence(base.pattern))  # NOTSEQ with rule chaining is refused
     value = data.draw(st.sampled_from([item.var for item in base.projection]), label="fed value")
@@ -532,19 +538,29 @@ def _window_text(draw, stream: str) -> str:
 @given(data=st.data())
 def test_engine_equals_reference_on_chains_of_window_results_fed_back(data):
     """A chain of windows fed back: a windowed CONSTRUCT's aggregate per
-    subject read by a second windowed CONSTRUCT, whose triples a third
-    window aggregates (each link's triples at its evaluation time, several
-    window sizes): the engine's answers at every link are the reference's."""
+    subject (or its values joined with a group with a window of its own:
+    Streaming SPARQL's { P WINDOW ... }) read by a second windowed
+    CONSTRUCT, whose triples a third window aggregates (each link's triples
+    at its evaluation time, several window sizes): the engine's answers at
+    every link are the reference's."""
     from cep.rules import parse_rules
     from tests.property.strategies import PREDICATES
     ex = "http://example.org/"
     read = data.draw(st.sampled_from(PREDICATES[:2]), label="predicate")  # a variable one would read the links'
     first, second = (data.draw(st.sampled_from(["COUNT(*)", "SUM(?v)", "MAX(?v)", "AVG(?v)"]), label=f"aggregate {i}")
                      for i in (1, 2))
+    where = f"{{ SELECT ?s ({first} AS ?a) WHERE {{ ?s {read} ?v }} GROUP BY ?s }}"
+    if data.draw(st.booleans(), label="link1's groups have windows of their own"):
+        range_ms = data.draw(st.integers(1, 8), label="group range")
+        group = data.draw(st.sampled_from([f"WINDOW RANGE {range_ms} SLIDE {max(1, range_ms // 2)}",
+                                           f"WINDOW RANGE {range_ms} FIXED", f"WINDOW RANGE {range_ms} SLIDE",
+                                           f"WINDOW ELEMS {max(1, range_ms // 2)}"]), label="group window")
+        other = data.draw(st.sampled_from(PREDICATES[:2]), label="group predicate")
+        where = f"{{ ?s {read} ?a {{ ?s {other} ?w {group} }} }}"
     rules = f"""PREFIX : <{ex}>
 REGISTER STREAM link1 AS
 CONSTRUCT {{ ?s :fed1 ?a }} {_window_text(data.draw, ex + "s")}
-WHERE {{ SELECT ?s ({first} AS ?a) WHERE {{ ?s {read} ?v }} GROUP BY ?s }}
+WHERE {where}
 REGISTER STREAM link2 AS
 CONSTRUCT {{ ?s :fed2 ?b }} {_window_text(data.draw, ex + "s")}
 WHERE {{ SELECT ?s ({second.replace("?v", "?a")} AS ?b) WHERE {{ ?s :fed1 ?a }} GROUP BY ?s }}

@@ -594,15 +594,54 @@ def test_a_group_window_overrides_the_window_of_the_stream_of_a_graph_inside_it(
     assert [w.count for w in q.windows] == [None, 3]
 
 
-def test_a_construct_with_group_windows_cannot_feed_its_triples_back():
+FEED_GROUPS = """REGISTER STREAM seen AS
+                 CONSTRUCT { ?x :seen :it } FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+                 WHERE { { ?x :a ?a } UNION { ?x :b ?b WINDOW RANGE 20 MINUTE SLIDE 10 MINUTE } }
+                 REGISTER QUERY counted AS
+                 SELECT ?x (COUNT(*) AS ?n) FROM STREAM <http://e/td> WINDOW RANGE 20 MINUTE SLIDE 10 MINUTE
+                 WHERE { ?x :seen ?it } GROUP BY ?x"""
+
+
+def test_a_construct_with_group_windows_feeds_its_triples_back_at_each_evaluation():
+    got = checked_answers(parse_rules(PREFIX + FEED_GROUPS), UNION_STREAM)
+    # seen is evaluated every 10 minutes (both leading groups' windows), its triples fed back at tau:
+    # - 10: (0, 10] holds a k 1: k; 20: (10, 20] holds no :a, the 20 minutes (0, 20] b j 2: j;
+    #   30: (20, 30] a k 3 and (10, 30] still b j 2: k and j; 40: nothing
+    assert sorted((a.end // MIN, a.triples[0][0]) for a in got if a.query == "seen") == [
+        (10, "<http://e/k>"), (20, "<http://e/j>"), (30, "<http://e/j>"), (30, "<http://e/k>")]
+    # counted's 20 minutes, each holding the triples fed up to its close (seen is evaluated first):
+    # (-10, 10] k@10; (0, 20] k@10, j@20; (10, 30] j@20, k@30, j@30; (20, 40] k@30, j@30
+    assert table([a for a in got if a.query == "counted"], "x", "n") == [
+        (-10, 10, "k", "1"), (0, 20, "j", "1"), (0, 20, "k", "1"), (10, 30, "j", "2"), (10, 30, "k", "1"),
+        (20, 40, "j", "1"), (20, 40, "k", "1")]
+
+
+def test_a_constructs_fed_triples_are_not_the_content_of_the_empty_group_of_its_later_group():
+    # ON CHANGE reads each window's content; the group { WINDOW ELEMS 1 } holds the last event: e1
+    # at 1 and at 2 (its own triple fed back at 1 is no event of its content, as for the query's own
+    # window's empty group), so the content at 2 is the content at 1 and seen reports once
+    text = """REGISTER STREAM seen AS
+              CONSTRUCT { ?x :seen :it } FROM STREAM <http://e/td> WINDOW RANGE 2 MINUTE SLIDE 1 MINUTE
+              REPORT ON CHANGE WHERE { ?x :a ?a { WINDOW ELEMS 1 } }
+              REGISTER QUERY reader AS SELECT ?x WHERE { ?x :seen ?o }"""
+    got = checked_answers(parse_rules(PREFIX + text), [Event("<http://e/k>", "<http://e/a>", '"1"', MIN // 2, MIN // 2)])
+    assert sorted((a.query, a.end // MIN) for a in got) == [("reader", 1), ("seen", 1)]
+
+
+def test_a_construct_evaluated_by_a_count_window_of_its_groups_cannot_feed_its_triples_back():
     from cep.engine import Engine
+    # a count window is evaluated at every instant: only time-based windows feed back
     text = """REGISTER STREAM stops AS
               CONSTRUCT { ?x :stopped ?z } FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
-              WHERE { ?x :StrCnt ?y . OPTIONAL { ?x :StopCnt ?z WINDOW ELEMS 5 } }
+              WHERE { { ?x :StopCnt ?z WINDOW ELEMS 5 } ?x :StrCnt ?y }
               REGISTER QUERY reader AS SELECT ?x WHERE { ?x :stopped ?z }"""
     with pytest.raises(QueryError) as info:
         Engine(parse_rules(PREFIX + text, "x.rq"))
-    assert "CONSTRUCT whose groups have windows of their own, are read by another query" in str(info.value)
+    assert str(info.value).startswith("x.rq:4:40:")  # at the count window
+    assert "a CONSTRUCT evaluated when a count window of its groups is (the last 5 events)" in str(info.value)
+    # with a time-based first group, the count window of another group is read at each evaluation
+    Engine(parse_rules(PREFIX + text.replace("{ ?x :StopCnt ?z WINDOW ELEMS 5 } ?x :StrCnt ?y",
+                                             "?x :StrCnt ?y { ?x :StopCnt ?z WINDOW ELEMS 5 }"), "x.rq"))
 
 
 def test_the_first_groups_window_is_the_one_whose_evaluations_are_limited():
