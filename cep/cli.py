@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import sys
 import time
 import traceback
 from collections import Counter
 from pathlib import Path
 
-from cep.errors import CepError, UsageError
+from cep.errors import CepError, UsageError, for_terminal
 
 DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
 ENGINES = ("local", "spark")
@@ -420,17 +419,9 @@ def _user_prolog(args, queries):
 # ---------------------------------------------------------------- commands
 
 
-# C0 and C1 control characters but tab and line feed: an escape sequence
-# (ESC [ 2 J, OSC ... BEL) would drive the terminal the message is read on
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def _say(message: str) -> None:
-    """A line on standard error. What a message quotes of the input (a
-    rejected record, a rule file's text) shows its control characters
-    escaped (\\x1b), so that no event or query can write to the terminal."""
-    message = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
-    print(f"cep: {message}", file=sys.stderr, flush=True)
+    """A line on standard error, its control characters escaped (for_terminal)."""
+    print(f"cep: {for_terminal(message)}", file=sys.stderr, flush=True)
 
 
 def load_queries(paths, policy=None, allow_from=()):
