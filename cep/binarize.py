@@ -456,6 +456,10 @@ def split_windows(query):
     window per pattern")."""
     if not any(isinstance(op, ops.Project) and op.window is not None for op in ops.walk(query.pattern)):
         return None
+    if query.window is None:  # the SPARQL form always has one; the algebra's text need not
+        raise QueryError(f"{query.name}: a group with a window of its own needs a window of the query's stream "
+                         f"too (FROM STREAM <iri> WINDOW ..., in the algebra a (window ...) line): the query is "
+                         f"evaluated when that window is, and its other patterns read it", query.pos)
     parts = []
 
     def split(op, window):

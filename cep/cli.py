@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import re
 import sys
 import time
 import traceback
 from collections import Counter
 from pathlib import Path
 
-from cep.errors import CepError, UsageError
+from cep.errors import CepError, UsageError, for_terminal
 
 DISTRIBUTION = "ep-sparql"  # pyproject.toml: the name on PyPI, where "cep" is another project's
 ENGINES = ("local", "spark")
@@ -420,17 +419,9 @@ def _user_prolog(args, queries):
 # ---------------------------------------------------------------- commands
 
 
-# C0 and C1 control characters but tab and line feed: an escape sequence
-# (ESC [ 2 J, OSC ... BEL) would drive the terminal the message is read on
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def _say(message: str) -> None:
-    """A line on standard error. What a message quotes of the input (a
-    rejected record, a rule file's text) shows its control characters
-    escaped (\\x1b), so that no event or query can write to the terminal."""
-    message = _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
-    print(f"cep: {message}", file=sys.stderr, flush=True)
+    """A line on standard error, its control characters escaped (for_terminal)."""
+    print(f"cep: {for_terminal(message)}", file=sys.stderr, flush=True)
 
 
 def load_queries(paths, policy=None, allow_from=()):
@@ -931,10 +922,36 @@ def _terminated(signum, frame):
 
 def main(argv=None) -> int:
     """The command; its exit status (EXIT_* above). Ctrl-C and SIGTERM end
-    it with a line on standard error, not a traceback."""
+    it with a line on standard error, not a traceback. Without `argv` it is
+    the process's own command (cep, python -m cep), and ends the process."""
+    code = _handled(argv)
+    if argv is None:
+        _exit(code)
+    return code
+
+
+def _exit(code: int):
+    """End the process with `code` once the atexit callbacks ran (pyswip's
+    halts Prolog, PySpark's stops its JVM), with the command's handlers
+    still taking the signals (_end_on_signals): the interpreter's
+    finalization after them restores the default handlers, and its
+    teardown of modules took half a second in which Ctrl-C killed the
+    process (status -2). Nothing is left to finalize that outlives it."""
+    import atexit
+    import os
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed pipe: what was written stays written
+            stream.flush()
+    atexit._run_exitfuncs()
+    os._exit(code)
+
+
+def _handled(argv) -> int:
     import signal
 
     previous = {}
+    command = argv is None  # the process's own command (cep, python -m cep): it ends when this returns
     try:
         try:
             # SIGINT is how a run is stopped (a --follow run: `kill -INT`),
@@ -954,13 +971,40 @@ def main(argv=None) -> int:
         pa.enable_signal_handlers(False)
         return _main(argv)
     except KeyboardInterrupt as stop:
+        if command and previous:
+            _end_on_signals(previous)
         note = getattr(stop, "note", "")
         _say(("terminated" if getattr(stop, "code", EXIT_INTERRUPTED) == EXIT_TERMINATED else "interrupted")
              + (f"; {note}" if note else ""))
         return getattr(stop, "code", EXIT_INTERRUPTED)
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        if command and previous:
+            _end_on_signals(previous)
+        else:
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+
+
+def _end_on_signals(signals) -> None:
+    """Once the command's work is done the process exits, which takes a
+    while (_exit): a signal then ends it as one during the run does, where
+    the handler the process started with killed it (status -2) or a
+    KeyboardInterrupt in an atexit callback printed a traceback."""
+    import signal
+
+    for number in signals:
+        signal.signal(number, _ended)
+
+
+def _ended(signum, frame):
+    import os
+    import signal
+
+    code = EXIT_TERMINATED if signum == signal.SIGTERM else EXIT_INTERRUPTED
+    with contextlib.suppress(Exception):  # what was written stays written
+        sys.stdout.flush()
+    _say("terminated" if code == EXIT_TERMINATED else "interrupted")
+    os._exit(code)
 
 
 def _main(argv) -> int:

@@ -3,6 +3,20 @@ wrote the query or produced the data, and starts with where: file:line:column.""
 
 from __future__ import annotations
 
+import re
+
+# C0 and C1 control characters but tab and line feed: an escape sequence
+# (ESC [ 2 J, OSC ... BEL) would drive the terminal the message is read on
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def for_terminal(message: str) -> str:
+    """A message as it may be written to a terminal: what it quotes of the
+    input (a rejected record, a rule file's text) shows its control
+    characters escaped (\\x1b), so that no event or query can write to the
+    terminal (`cep` on its standard error, a Spark worker on its own)."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
+
 
 class CepError(Exception):
     """Base class: a problem the user can fix; the CLI exits 2 on these."""

@@ -123,9 +123,11 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     # cep.runtime.batch.UPDATES_ONLY) tries only theirs (uleaf/6)
     S, P, O, Ts, Te, Ans = (pl.Var(n) for n in ("S", "P", "O", "Ts", "Te", "A"))
     leaf, uleaf = (pl.Struct(name, P, S, O, Ts, Te, Ans) for name in ("leaf", "uleaf"))
+    if any(isinstance(n, Leaf) and n.later_copies for n in plan.nodes) or reads_copies(plan):
+        # the leaves' copy rules (leaves._leaf_rule) sit each beside its leaf rule
+        items.append(pl.Directive(pl.Struct("discontiguous", pl.indicator(COPY_LEAF, 7))))
     if reads_copies(plan):  # the K-th copy of a repeated event (K >= 1): only the leaves that tell copies apart
         K = pl.Var("K")
-        items.append(pl.Directive(pl.Struct("discontiguous", pl.indicator(COPY_LEAF, 7))))
         items.append(pl.Clause(pl.Struct("cep_event", S, pl.Struct(COPY, K, P), O, Ts, Te, Ans),
                                (A("!"), pl.Struct(COPY_LEAF, P, S, O, Ts, Te, Ans, K))))
     if updates:

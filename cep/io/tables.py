@@ -81,6 +81,9 @@ def jsonl_batches(handle, source, rejects: list, rows: int):
             except json.JSONDecodeError as exc:
                 rejects.append(Reject(where, f"not JSON: {exc.msg} at column {exc.colno}", line))
                 continue
+            except DuplicateKey as exc:
+                rejects.append(Reject(where, str(exc), line))
+                continue
             except RecursionError:
                 rejects.append(Reject(where, "not JSON this reader takes: arrays or objects nested too deep", line))
                 continue
@@ -103,7 +106,23 @@ def _json_int(text: str):
     return float("-inf") if text.startswith("-") else float("inf")
 
 
-_JSON = json.JSONDecoder(parse_int=_json_int)
+class DuplicateKey(ValueError):
+    """A JSON object that gives a key twice: RFC 8259 leaves its meaning to
+    the reader (Python's takes the last), so a record that does is
+    ambiguous and is refused, not read one way."""
+
+
+def unique_keys(pairs: list) -> dict:
+    """json's object_pairs_hook: the object, or DuplicateKey."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))
+        raise DuplicateKey(f"the key {json.dumps(key)} given twice in one object")
+    return obj
+
+
+_JSON = json.JSONDecoder(parse_int=_json_int, object_pairs_hook=unique_keys)
 
 
 # ---------------------------------------------------------------------- CSV

@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 
 from cep import terms
 from cep.errors import CepError
+from cep.io.tables import unique_keys
 
 ACCEPT = "application/sparql-results+json, application/sparql-results+xml;q=0.9"
 RESULTS_NS = "{http://www.w3.org/2005/sparql-results#}"
@@ -90,8 +91,11 @@ def _request(endpoint: str, query: str, timeout: float):
 
 
 def read_json(data: bytes) -> tuple[list[str], list[tuple]]:
-    """SPARQL 1.1 Query Results JSON Format -> (variables, rows)."""
-    doc = json.loads(data)
+    """SPARQL 1.1 Query Results JSON Format -> (variables, rows). A solution
+    is an object of one member per bound variable (section 3.2.2): one that
+    names a variable twice (or a term its "value" twice) is ambiguous, and
+    the answer malformed (tables.unique_keys)."""
+    doc = json.loads(data, object_pairs_hook=unique_keys)
     names = list(doc["head"]["vars"])
     rows = []
     for binding in doc["results"]["bindings"]:
@@ -127,6 +131,8 @@ def read_xml(data: bytes) -> tuple[list[str], list[tuple]]:
         found = {}
         for binding in result.findall(RESULTS_NS + "binding"):
             (term,) = list(binding)
+            if binding.attrib["name"] in found:  # one binding per bound variable (section 2.3.1), as in JSON
+                raise ValueError(f"a solution that binds ?{binding.attrib['name']} twice")
             found[binding.attrib["name"]] = _term_xml(term)
         rows.append(tuple(found.get(n) for n in names))
     return names, rows

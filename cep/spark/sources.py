@@ -286,8 +286,11 @@ def json_events(df, value, time, place):
 
     event = F.from_json(value, "s string, p string, o string, t string, t_end string, stream string")
     # from_json makes a row of nulls of what is not a JSON object
+    keys = F.json_object_keys(value)  # from_json takes one value of a key given twice (cep.io.tables.unique_keys)
     refused = F.when(event.isNull() | event["s"].isNull() | event["p"].isNull() | event["o"].isNull(),
-                     F.lit("not an event: expected a JSON object with s, p, o (N-Triples terms) and t"))
+                     F.lit("not an event: expected a JSON object with s, p, o (N-Triples terms) and t"))\
+        .when(F.size(keys) != F.size(F.array_distinct(keys)),
+              F.lit("a key given twice in one object (RFC 8259 leaves its meaning to the reader)"))
     return df.select(event["s"].alias("s"), event["p"].alias("p"), event["o"].alias("o"),
                      F.coalesce(event["t"], time).alias("t"), event["t_end"].alias("t_end"),
                      event["stream"].alias("stream"), place.alias("source"), refused.alias("reason"),

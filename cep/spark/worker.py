@@ -32,6 +32,7 @@ import pyarrow.compute as pc
 
 from cep import terms
 from cep.engine import AnswerBatch, Engine
+from cep.errors import for_terminal
 from cep.events import ANSWERS
 from cep.io.tables import checked_rows
 from cep.runtime.session import session
@@ -138,7 +139,7 @@ def _say_warnings(engine: Engine):
     query and engine) on the worker's stderr, which Spark passes on to
     its log (in local mode, the console)."""
     for warning in engine.warnings:
-        print(f"cep: warning: {warning}", file=sys.stderr, flush=True)
+        print(f"cep: warning: {for_terminal(warning)}", file=sys.stderr, flush=True)
     engine.warnings.clear()
 
 

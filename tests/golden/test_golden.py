@@ -282,3 +282,24 @@ def test_algebra_reader_inverts_sexpr_query():
         assert sexpr.read_query(q.name, sexpr.query(q)) == q
 
     round_trip()
+
+
+def test_rule_sets_load_without_prolog_warnings():
+    """Loading a compiled rule set says nothing on standard error: SWI-Prolog
+    warns of clauses of one predicate that are not together (the leaves' copy
+    rules, cleaf/7, beside each leaf rule) or of singleton variables, which
+    a user would take for a fault. In a process of its own, as each rule set
+    is loaded once per process."""
+    import subprocess
+    import sys
+
+    script = ("import sys\n"
+              "from cep.engine import Engine\n"
+              "from tests.golden.test_golden import CASES, background, golden_names, parse_case, renamed\n"
+              "for case in CASES:\n"
+              "    print('--', case, file=sys.stderr, flush=True)\n"
+              "    Engine(renamed(parse_case(case), golden_names(case)), background=background(case))\n")
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    said = [line for line in done.stderr.splitlines() if not line.startswith("-- ")]
+    assert not said, "\n".join(done.stderr.splitlines()[:40])

@@ -95,3 +95,19 @@ def test_gzipped_event_files_on_spark(spark, tmp_path, capsys):
     out, err = capsys.readouterr()
     assert code == 0, err
     assert sorted(out.splitlines()) == local_lines([record(i) for i in range(N)])
+
+
+def test_a_json_record_that_gives_a_key_twice_is_refused_as_the_file_readers_refuse_it(spark):
+    """{"t": A, "t": B} has no one meaning: Spark's from_json took one of
+    them silently; the record is refused with a reason (cep.spark._times
+    makes it a reject), as a .jsonl file's is (cep.io.tables.unique_keys)."""
+    from pyspark.sql import functions as F
+
+    from cep.spark.sources import json_events
+
+    good = '{"s": "<http://e/k>", "p": "<http://e/p>", "o": "<http://e/o>", "t": "2026-01-01T00:00:00Z"}'
+    twice = good[:-1] + ', "t": "2026-01-01T00:00:05Z"}'
+    rows = json_events(spark.createDataFrame([(good,), (twice,)], "value string"), F.col("value"),
+                       F.lit(None).cast("string"), F.lit("here")).collect()
+    assert [r["reason"] for r in rows] == [None, "a key given twice in one object (RFC 8259 leaves its meaning "
+                                                 "to the reader)"]

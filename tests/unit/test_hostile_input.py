@@ -514,3 +514,21 @@ def test_control_characters_of_a_rejected_record_do_not_reach_the_terminal(capsy
     assert err.count("cep: rejected") == 3, err
     assert r'"\x1b[31mred\x1b]0;title\x07\x9b2J"' in err and r'{"s": "\x1b[2J"}' in err
     assert not any(ch in err for ch in "\x1b\x07\x9b")
+
+
+def test_a_json_lines_record_that_gives_a_key_twice_is_rejected_with_its_line(capsys, tmp_path):
+    """{"t": A, "t": B} has no one meaning (RFC 8259 leaves it to the
+    reader; Python's takes B): the record is refused, not read as one of
+    them, whichever key it repeats, and the run goes on."""
+    bad = [Raw('{"s": "%s", "p": "%s", "o": "%s", "t": %d, "t": %d}' % (ex("k"), ex("p"), ex("bad0"), T0, T0 + 9)),
+           Raw('{"s": "%s", "s": "%s", "p": "%s", "o": "%s", "t": %d}' % (ex("k"), ex("j"), ex("p"), ex("bad1"), T0)),
+           Raw('{"s": "%s", "p": "%s", "o": "%s", "t": %d, "stream": "%s", "stream": "%s"}'
+               % (ex("k"), ex("p"), ex("bad2"), T0, f"{EX}a", f"{EX}b"))]
+    rows, lines = interleaved(bad)
+    path = tmp_path / "e.jsonl"
+    path.write_text("".join(r + "\n" if isinstance(r, Raw) else jsonl_text([r]) for r in rows))
+    code, answers, rejects, err = cep_run(capsys, tmp_path, SELECT_ALL, [path])
+    assert code == 0, err
+    assert objects(answers) == sorted(f"{EX}good{i}" for i in range(len(bad) + 1))
+    assert [(r["source"], r["reason"]) for r in rejects] == [
+        (f"{path}:{line}", f'the key "{key}" given twice in one object') for line, key in zip(lines, ["t", "s", "stream"])]

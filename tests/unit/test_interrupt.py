@@ -187,3 +187,31 @@ def test_sigint_stops_a_run_started_with_sigint_ignored_from_its_start():
                            "--events", "examples/stock/ticks.trig", "-q"], capture_output=True, text=True,
                           cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_ignored)
     assert (done.returncode, done.stderr, done.stdout) == (cli.EXIT_INTERRUPTED, "cep: interrupted\n", "")
+
+
+SIGNAL_AS_IT_EXITS = """
+import atexit, os, runpy, signal, sys, time
+
+how = int(sys.argv.pop(1))
+
+def signal_now():
+    # the signal as the process exits, once the run is done
+    os.kill(os.getpid(), how)
+    time.sleep(1)
+
+atexit.register(signal_now)
+runpy.run_module("cep", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("how,status,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_as_the_command_exits_ends_it_with_one_line_and_its_status(how, status, word):
+    """Ctrl-C in the last half second of a run, once its answers are
+    written: the process exits (atexit callbacks, then the interpreter's
+    finalization, which restores the default handlers). It was killed by
+    the signal (status -2) or printed a KeyboardInterrupt traceback."""
+    done = subprocess.run([sys.executable, "-c", SIGNAL_AS_IT_EXITS, str(int(how)), "run", "rules/stock.rq",
+                           "--events", "examples/stock/ticks.trig", "-q"], capture_output=True, text=True,
+                          cwd=ROOT, timeout=300, preexec_fn=_ctrl_c_on)
+    assert (done.returncode, done.stderr) == (status, f"cep: {word}\n")
+    assert done.stdout.count('"query"') == 2  # the answers, written whole

@@ -103,3 +103,22 @@ def test_a_redirect_is_not_followed_to_another_host():
                 endpoint.select(server.url, "SELECT * {}", timeout=10)
     assert e.value.kind == "http" and "HTTP 302" in str(e.value)
     assert elsewhere.requests == 0
+
+
+@pytest.mark.parametrize("body,kind", [
+    (b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "uri", "value": "http://example.org/a"}, '
+     b'"x": {"type": "uri", "value": "http://example.org/b"}}]}}', "application/sparql-results+json"),
+    (b'{"head": {"vars": ["x"]}, "results": {"bindings": [{"x": {"type": "uri", "value": "http://example.org/a", '
+     b'"value": "http://example.org/b"}}]}}', "application/sparql-results+json"),
+    (b'<?xml version="1.0"?><sparql xmlns="http://www.w3.org/2005/sparql-results#"><head><variable name="x"/>'
+     b'</head><results><result><binding name="x"><uri>http://example.org/a</uri></binding>'
+     b'<binding name="x"><uri>http://example.org/b</uri></binding></result></results></sparql>',
+     "application/sparql-results+xml")])
+def test_a_solution_that_binds_a_variable_twice_is_malformed(body, kind):
+    """A solution has one binding per bound variable (SPARQL 1.1 Query
+    Results JSON 3.2.2, XML 2.3.1): one that gives two is ambiguous, not
+    read as the last of them."""
+    with Scripted(body, kind) as server:
+        with pytest.raises(EndpointError) as e:
+            endpoint.select(server.url, "SELECT * {}", timeout=10)
+    assert e.value.kind == "malformed" and "twice" in str(e.value)

@@ -788,3 +788,21 @@ def test_a_group_window_of_infinite_width_holds_everything_from_its_start():
     # - 40: a k 3; (5, 35] still holds b k 6
     assert table(got, "x", "a", "b") == [(10, 20, "k", "1", "6"), (20, 30, "j", "2", None),
                                          (30, 40, "k", "3", "6")]
+
+
+@pytest.mark.parametrize("pattern", [
+    "(join (bgp (triple ?k <http://e/a> ?a)) (group-window <http://e/s> (range 120000) (step 120000) "
+    "(bgp (triple ?k <http://e/b> ?b))))",
+    "(group-window <http://e/s> (range 120000) (step 120000) (bgp (triple ?k <http://e/b> ?b)))"])
+def test_group_windows_without_a_window_of_the_query_are_refused(pattern):
+    """The algebra's text may give groups windows of their own and the
+    query none, which the SPARQL form cannot: the query is evaluated when
+    its window is, so there is nothing to evaluate it by. A QueryError
+    saying so, where the engine raised a Prolog existence error ('$wstore'/4)
+    or, for a lone group, answered with the variables' values swapped."""
+    from cep.algebra import sexpr
+    from cep.engine import Engine
+
+    query = sexpr.read_query("q", f"(select (?k ?b) {pattern})")
+    with pytest.raises(QueryError, match="needs a window of the query's stream"):
+        Engine([query])

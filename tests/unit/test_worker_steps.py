@@ -319,3 +319,15 @@ def test_a_profiled_group_call_gives_its_frames_and_leaves_the_processes_profile
     assert frames == [1, 2]
     functions = pstats.Stats(str(tmp_path / f"{os.getpid()}.pstats")).stats
     assert any(name == "<lambda>" for _, _, name in functions)
+
+
+def test_a_workers_warnings_reach_the_terminal_with_their_control_characters_escaped(capsys):
+    """A warning may quote the input (a query's name, a value); a worker
+    writes it on its stderr, which Spark passes on to the console, escaped
+    as `cep` escapes its own reports (cep.errors.for_terminal)."""
+    engine = Engine(parse_rules(PAIRS, "rules.rq"))
+    engine.warnings.append("q\x1b]0;owned\x07: REGEX gave up on \x1b[2J\x9b")
+    worker._say_warnings(engine)
+    err = capsys.readouterr().err
+    assert err == "cep: warning: q\\x1b]0;owned\\x07: REGEX gave up on \\x1b[2J\\x9b\n"
+    assert engine.warnings == []
