@@ -925,7 +925,8 @@ class _Query:
         others = [(f"window on {w.stream}", w) for w in self.stream_windows.values()]
         others += [(f"named window {name}", w) for name, w in self.windows_named.items()]
         for what, w in others:
-            if w.policy is not None and window is not None and w.policy != window.policy:
+            if w.policy is not None and window is not None and \
+                    (w.policy, w.period_ms) != (window.policy, window.period_ms):
                 raise QueryError(f"the query is evaluated when its window on {window.stream} is: the "
                                  f"report policy of the {what} differs from it; give the "
                                  f"report policy on the query's window only", w.pos)

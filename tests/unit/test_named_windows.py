@@ -136,6 +136,9 @@ def test_window_var_beside_a_named_window_reads_each_window_in_a_join_and_option
     (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent="1m REPORT ON CHANGE"),
      "4:1: the query is evaluated when its window on <http://streams.org/tollgates> is: the report "
      "policy of the named window <http://t/recent> differs from it"),
+    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", last=" REPORT EVERY 2m", recent="1m REPORT EVERY 3m"),
+     "4:1: the query is evaluated when its window on <http://streams.org/tollgates> is: the report "
+     "policy of the named window <http://t/recent> differs from it"),
     (sizes("{ WINDOW t:last { ?x t:starts ?y } OPTIONAL { WINDOW t:recent { ?x t:stops ?z } } }",
            "*", recent="1m REPORT NON EMPTY"),
      "4:1: the query is evaluated when its window on <http://streams.org/tollgates> is: the report "
