@@ -160,3 +160,16 @@ def test_window_var_with_one_report_policy_on_every_window_reports_by_it():
     text = sizes("{ WINDOW ?w { ?x t:starts ?y } }", last=" REPORT ON CHANGE", recent="1m REPORT ON CHANGE")
     got = checked_answers(parse_rules(text), STARTS)
     assert sorted({(s, e) for s, e, _ in rows(got)}) == [(0, 1), (1, 2), (3, 4), (4, 5)]
+
+
+def test_window_var_under_optional_beside_a_pattern_of_the_query_window():
+    """Hand-checked: ?x t:at ?a reads the cameras' stream over the query's
+    window (the last minute); the OPTIONAL WINDOW ?w reads the tollgates'
+    through t:last and t:recent. At 2, a0 with s1 (at 2) from both windows;
+    at 4, a1 with s1 from t:recent's (1, 4] only."""
+    text = sizes("{ ?x t:at ?a OPTIONAL { WINDOW ?w { ?x t:stops ?z } } }", "?a ?w")
+    text = text.replace("FROM NAMED", "FROM STREAM <http://streams.org/cameras> [RANGE 1m STEP 1m]\nFROM NAMED", 1)
+    events = STARTS + [ev("m", "at", "a0", 2, CAM), ev("m", "at", "a1", 4, CAM)]
+    got = checked_answers(parse_rules(text), events)
+    assert [(s, e, dict(b)["a"][-3:-1], dict(b)["w"]) for s, e, b in rows(got)] == [
+        (1, 2, "a0", "<http://t/last>"), (1, 2, "a0", "<http://t/recent>"), (3, 4, "a1", "<http://t/recent>")]
