@@ -921,11 +921,14 @@ class _Query:
         periodic evaluation, RSP-QL's periodic policy); they may not
         disagree, nor may COMPUTED EVERY and REPORT ON CLOSE. A report
         policy belongs to the window the query is evaluated by: every
-        other window that gives one must give the same."""
-        for w in self.stream_windows.values():
-            if w.policy is not None and window is not None and w.policy != window.policy:
+        other window that gives one, a named one too, must give the same."""
+        others = [(f"window on {w.stream}", w) for w in self.stream_windows.values()]
+        others += [(f"named window {name}", w) for name, w in self.windows_named.items()]
+        for what, w in others:
+            if w.policy is not None and window is not None and \
+                    (w.policy, w.period_ms) != (window.policy, window.period_ms):
                 raise QueryError(f"the query is evaluated when its window on {window.stream} is: the "
-                                 f"report policy of the window on {w.stream} differs from it; give the "
+                                 f"report policy of the {what} differs from it; give the "
                                  f"report policy on the query's window only", w.pos)
         if window is None or window.policy is None:
             return every
@@ -1040,11 +1043,8 @@ class _Query:
             own = self.windows_named[iri]
             return self.over_window(group, own.stream, own)
         var = Var(str(name)[1:])
-        sizes = {_size(w) for w in self.windows_named.values()}
-        if len(self.windows_named) > 1 and not self.in_group_window and sizes != {_size(self.query_window)}:
-            raise self.error(f"WINDOW {name} reads every named window, and a union of windows of "
-                             f"different sizes is not supported: name each window (WINDOW <window> "
-                             f"{{ ... }}), or give them the query's window", name)
+        # windows of other sizes than the query's are groups with windows of their own: the union of
+        # such groups is evaluated when any of their windows is (docs/language.md, "Named windows")
         pattern = None
         for iri, own in self.windows_named.items():
             part = self.over_window(group, own.stream, own, (var, iri))

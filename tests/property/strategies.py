@@ -1264,3 +1264,50 @@ def service_at(query, url: str):
             return dataclasses.replace(op, left=put(op.left), right=put(op.right))
         return op
     return dataclasses.replace(query, pattern=put(query.pattern))
+
+
+@st.composite
+def named_window_queries(draw):
+    """(query text, refusable) of RSP-QL's named windows (FROM NAMED
+    WINDOW ... ON <s>) read by WINDOW ?w { P }, alone or beside WINDOW <w>
+    { P } (joined, as OPTIONAL on either side, UNION): two or three
+    windows over streams s and t of different sizes and one STEP, now and
+    then one of another kind (another STEP, a START, a count window),
+    with a report policy on the first window and perhaps the others, and
+    RSTREAM, ISTREAM or DSTREAM, plain or counted per window.
+    `refusable`: another kind of window or DSTREAM was drawn, which a
+    UNION of leading parts (cep.binarize.leading_parts) refuses."""
+    step = draw(st.sampled_from([1, 2, 3]))
+    policy = draw(st.sampled_from(["", "", " REPORT ON CHANGE", " REPORT NON EMPTY", " REPORT ON CLOSE"]))
+    odd = draw(st.sampled_from([None, None, None, "step", "start", "count"]))
+    froms = []
+    for i in range(draw(st.integers(2, 3))):
+        stream = draw(st.sampled_from(STREAM_IRIS))
+        if i > 0 and odd == "count" and i == 1:
+            spec = f"TRIPLES {draw(st.integers(1, 4))}"
+        else:
+            spec = f"RANGE {draw(st.integers(1, 8))}ms STEP {step + 1 if i == 1 and odd == 'step' else step}ms"
+            if i == 1 and odd == "start":
+                spec += ' START "1970-01-01T00:00:00.002Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'
+        if i == 0 or (policy and draw(st.booleans())):
+            spec += policy
+        froms.append(f"FROM NAMED WINDOW :w{i} ON STREAM {stream} [{spec}]")
+
+    def group():  # a triple pattern or two, sometimes an OPTIONAL inside (over the window's content)
+        pattern = lambda: f"?x {draw(st.sampled_from([':p', ':q', ':r', '?p']))} ?{draw(st.sampled_from('yz'))}"
+        text = pattern()
+        how = draw(st.sampled_from([None, None, "join", "optional"]))
+        if how == "join":
+            text += f" . {pattern()}"
+        elif how == "optional":
+            text += f" OPTIONAL {{ {pattern()} }}"
+        return "{ " + text + " }"
+    where = draw(st.sampled_from([
+        "WINDOW ?w {a}", "WINDOW :w0 {a} WINDOW ?w {b}", "WINDOW ?w {a} OPTIONAL {{ WINDOW :w1 {b} }}",
+        "WINDOW :w0 {a} OPTIONAL {{ WINDOW ?w {b} }}", "{{ WINDOW ?w {a} }} UNION {{ WINDOW :w1 {b} }}"]))
+    where = where.format(a=group(), b=group())
+    report = draw(st.sampled_from(["", "", "ISTREAM ", "DSTREAM "]))
+    select = draw(st.sampled_from([f"SELECT {report}*", f"SELECT {report}?w (COUNT(*) AS ?n)"]))
+    grouped = " GROUP BY ?w" if "COUNT" in select else ""
+    text = "PREFIX : <http://example.org/>\n" + select + "\n" + "\n".join(froms) + f"\nWHERE {{ {where} }}{grouped}"
+    return text, odd is not None or report == "DSTREAM "

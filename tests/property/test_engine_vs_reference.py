@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import HealthCheck, assume, given, note, settings
+from hypothesis import HealthCheck, assume, event, given, note, settings
 from hypothesis import strategies as st
 
 from cep import reference
@@ -654,3 +654,34 @@ def test_engine_equals_reference_with_service(endpoint, case, events):
     engine = Engine([query], services=ServiceOptions(allow=[endpoint.base], gamma=1000))
     got = engine.push(events) + engine.flush()
     assert_same_answers(reference.evaluate([query], events, services={endpoint.query_url: graph}), got)
+
+
+@seeded
+@_settings(100)
+@given(data=st.data())
+def test_engine_equals_reference_on_named_windows_of_different_sizes(data):
+    """RSP-QL's WINDOW ?w { P } over named windows of different sizes,
+    alone or beside WINDOW <w> { P } (joined, OPTIONAL, UNION), with report
+    policies and RSTREAM/ISTREAM/DSTREAM, translated from the query text:
+    the union of each window's solutions at every named window's
+    evaluation times. What a UNION of leading parts refuses (another
+    kind of window, DSTREAM) is refused with its position."""
+    from cep.errors import QueryError
+    from cep.rules import parse_rules
+    from tests.property.strategies import named_window_queries, records, streamed
+    text, refusable = data.draw(named_window_queries())
+    note(text)
+    try:
+        queries = parse_rules(text, "q.rq")
+        engine = Engine(queries)
+    except QueryError as err:
+        assert refusable and str(err).startswith("q.rq:") and "UNION of the first group" in str(err), str(err)
+        event("refused")
+        return
+    events = data.draw(streamed(data.draw(streams(repeats=2))))
+    if data.draw(st.booleans(), label="multi-triple events"):
+        events = data.draw(records(events))
+    note_case(queries, events)
+    got = engine.push(events) + engine.flush()
+    event(f"answers: {min(len(got), 3)}")
+    assert_same_answers(reference.evaluate(queries, events), got)

@@ -60,9 +60,6 @@ WHERE { WINDOW t:last { ?x t:starts ?y } WINDOW t:recent { ?x t:stops ?z } }"""
     ("{ WINDOW t:tolls { ?a t:p ?b } }", "", "2:19: WINDOW t:tolls names a window, and the query names none"),
     ("{ GRAPH <http://streams.org/cameras> { ?a t:p ?b } }", None,
      "2:196: GRAPH <http://streams.org/cameras>: the query reads that stream through its named windows"),
-    ("{ WINDOW ?w { ?a t:p ?b } }", "FROM NAMED WINDOW t:a ON <http://s/a> [RANGE 1m STEP 1m] "
-                                    "FROM NAMED WINDOW t:b ON <http://s/a> [RANGE 2m STEP 1m]",
-     "WINDOW ?w reads every named window, and a union of windows of different sizes is not supported"),
     ("{ ?a t:p ?b }", "FROM NAMED WINDOW t:a ON <http://s/a> [RANGE 1m STEP 1m] "
                       "FROM NAMED WINDOW t:a ON <http://s/b> [RANGE 1m STEP 1m]",
      "the query names the window <http://t/a> twice"),
@@ -74,3 +71,105 @@ def test_named_window_errors_say_where_and_why(where, froms, message):
         parse_rules(text, "x.rq")
     assert message in str(err.value)
     assert str(err.value).startswith("x.rq:")
+
+
+SIZES = """PREFIX t: <http://t/>
+SELECT {select}
+FROM NAMED WINDOW t:last ON STREAM <http://streams.org/tollgates> [RANGE 1m STEP 1m{last}]
+FROM NAMED WINDOW t:recent ON STREAM <http://streams.org/tollgates> [RANGE 3m STEP {recent}]
+WHERE {where}"""
+STARTS = [ev("m", "starts", "n1", 1, TOLL), ev("m", "stops", "s1", 2, TOLL), ev("m", "starts", "n2", 4, TOLL)]
+
+
+def sizes(where, select="?w ?x ?y", last="", recent="1m"):
+    return SIZES.format(select=select, last=last, recent=recent, where=where)
+
+
+def test_window_var_over_windows_of_different_sizes_is_the_union_of_each_window_at_tau():
+    """Hand-checked (RSP-QL's eval(SDS, SE, t), ?w bound to each window's
+    name): t:last is the last minute, t:recent the last 3, both moved by a
+    minute; the query is evaluated every minute while either window holds
+    a start, each answer over the query's (t:last's) window at tau. Starts
+    n1 at 1 and n2 at 4: at 1 both windows hold n1; at 2 and 3 only t:recent
+    ((-1, 2], (0, 3]); at 4 both hold n2; at 5 and 6 t:recent ((2, 5],
+    (3, 6]); at 7 (4, 7] holds nothing."""
+    got = checked_answers(parse_rules(sizes("{ WINDOW ?w { ?x t:starts ?y } }")), STARTS)
+    last, recent = "<http://t/last>", "<http://t/recent>"
+    assert [(s, e, dict(b)["w"], dict(b)["y"][-3:-1]) for s, e, b in rows(got)] == [
+        (0, 1, last, "n1"), (0, 1, recent, "n1"), (1, 2, recent, "n1"), (2, 3, recent, "n1"),
+        (3, 4, last, "n2"), (3, 4, recent, "n2"), (4, 5, recent, "n2"), (5, 6, recent, "n2")]
+
+
+def test_window_var_beside_a_named_window_reads_each_window_in_a_join_and_optional():
+    """Hand-checked: WINDOW t:last and WINDOW ?w in one query, evaluated
+    when t:last holds a start (at 1 and 4). Joined: at 4 the stop s1 (at 2)
+    is in t:recent's (1, 4] only (and in its last 2 triples, as a count
+    window); at 1 no window holds a stop. As OPTIONAL,
+    the start at 1 stands alone."""
+    join = sizes("{ WINDOW t:last { ?x t:starts ?y } WINDOW ?w { ?x t:stops ?z } }", "?w ?y ?z")
+    got = checked_answers(parse_rules(join), STARTS)
+    assert [(s, e, dict(b)["w"]) for s, e, b in rows(got)] == [(3, 4, "<http://t/recent>")]
+    # not leading, WINDOW ?w may read a count window: the last 2 triples at 4 are s1 and n2
+    got = checked_answers(parse_rules(join.replace("RANGE 3m STEP 1m", "TRIPLES 2")), STARTS)
+    assert [(s, e, dict(b)["w"]) for s, e, b in rows(got)] == [(3, 4, "<http://t/recent>")]
+    optional = join.replace("WINDOW ?w { ?x t:stops ?z }", "OPTIONAL { WINDOW ?w { ?x t:stops ?z } }")
+    got = checked_answers(parse_rules(optional), STARTS)
+    assert [(s, e, dict(b).get("w"), dict(b)["y"]) for s, e, b in rows(got)] == [
+        (0, 1, None, "<http://t/n1>"), (3, 4, "<http://t/recent>", "<http://t/n2>")]
+
+
+@pytest.mark.parametrize("text, message", [
+    # evaluated at every named window's times: another STEP, a START, a count window are other times
+    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent="2m"),
+     "5:9: UNION of the first group of a query whose groups have windows of their own is evaluated when "
+     "any operand's first group's window is: their windows must be time-based with one SLIDE"),
+    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent='1m START "2026-01-01T00:00:30Z"^^xsd:dateTime')
+     .replace("PREFIX t:", "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nPREFIX t:"),
+     "6:9: UNION of the first group of a query whose groups have windows of their own"),
+    (sizes("{ WINDOW ?w { ?x t:starts ?y } }").replace("RANGE 3m STEP 1m", "TRIPLES 3"),
+     "5:9: UNION of the first group of a query whose groups have windows of their own"),
+    # a solution of t:recent leaves at an evaluation the query makes only while t:last holds one
+    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", "DSTREAM ?w ?x ?y"),
+     "5:9: DSTREAM over a UNION of the first group of a query whose groups have windows of their own is "
+     "not supported"),
+    # a report policy belongs to the query's window: another named window's would be ignored
+    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent="1m REPORT ON CHANGE"),
+     "4:1: the query is evaluated when its window on <http://streams.org/tollgates> is: the report "
+     "policy of the named window <http://t/recent> differs from it"),
+    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", last=" REPORT EVERY 2m", recent="1m REPORT EVERY 3m"),
+     "4:1: the query is evaluated when its window on <http://streams.org/tollgates> is: the report "
+     "policy of the named window <http://t/recent> differs from it"),
+    (sizes("{ WINDOW t:last { ?x t:starts ?y } OPTIONAL { WINDOW t:recent { ?x t:stops ?z } } }",
+           "*", recent="1m REPORT NON EMPTY"),
+     "4:1: the query is evaluated when its window on <http://streams.org/tollgates> is: the report "
+     "policy of the named window <http://t/recent> differs from it"),
+])
+def test_window_var_over_windows_the_query_cannot_evaluate_together_is_refused(text, message):
+    with pytest.raises(QueryError) as err:
+        checked_answers(parse_rules(text, "x.rq"), STARTS)
+    assert str(err.value).startswith(f"x.rq:{message}")
+
+
+def test_window_var_with_one_report_policy_on_every_window_reports_by_it():
+    """Hand-checked: REPORT ON CHANGE on both windows; the evaluations of
+    the first test, reported when the content of either window (its
+    part's solutions in it, docs/language.md "The empty group") changed:
+    at 1 (n1 enters both), 2 (n1 leaves t:last), 4 (n2 enters both), 5
+    (n2 leaves t:last, n1 t:recent); not at 3 nor 6 (t:last stays empty,
+    t:recent's (0, 3] and (3, 6] hold what (-1, 2] and (2, 5] did)."""
+    text = sizes("{ WINDOW ?w { ?x t:starts ?y } }", last=" REPORT ON CHANGE", recent="1m REPORT ON CHANGE")
+    got = checked_answers(parse_rules(text), STARTS)
+    assert sorted({(s, e) for s, e, _ in rows(got)}) == [(0, 1), (1, 2), (3, 4), (4, 5)]
+
+
+def test_window_var_under_optional_beside_a_pattern_of_the_query_window():
+    """Hand-checked: ?x t:at ?a reads the cameras' stream over the query's
+    window (the last minute); the OPTIONAL WINDOW ?w reads the tollgates'
+    through t:last and t:recent. At 2, a0 with s1 (at 2) from both windows;
+    at 4, a1 with s1 from t:recent's (1, 4] only."""
+    text = sizes("{ ?x t:at ?a OPTIONAL { WINDOW ?w { ?x t:stops ?z } } }", "?a ?w")
+    text = text.replace("FROM NAMED", "FROM STREAM <http://streams.org/cameras> [RANGE 1m STEP 1m]\nFROM NAMED", 1)
+    events = STARTS + [ev("m", "at", "a0", 2, CAM), ev("m", "at", "a1", 4, CAM)]
+    got = checked_answers(parse_rules(text), events)
+    assert [(s, e, dict(b)["a"][-3:-1], dict(b)["w"]) for s, e, b in rows(got)] == [
+        (1, 2, "a0", "<http://t/last>"), (1, 2, "a0", "<http://t/recent>"), (3, 4, "a1", "<http://t/recent>")]
