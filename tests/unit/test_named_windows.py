@@ -119,19 +119,9 @@ def test_window_var_beside_a_named_window_reads_each_window_in_a_join_and_option
 
 
 @pytest.mark.parametrize("text, message", [
-    # evaluated at every named window's times: another STEP, a START, a count window are other times
-    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent="2m"),
-     "5:9: UNION of the first group of a query whose groups have windows of their own is evaluated when "
-     "any operand's first group's window is: their windows must be time-based with one SLIDE"),
-    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent='1m START "2026-01-01T00:00:30Z"^^xsd:dateTime')
-     .replace("PREFIX t:", "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nPREFIX t:"),
-     "6:9: UNION of the first group of a query whose groups have windows of their own"),
+    # evaluated at every named window's times: a count window's are every instant
     (sizes("{ WINDOW ?w { ?x t:starts ?y } }").replace("RANGE 3m STEP 1m", "TRIPLES 3"),
      "5:9: UNION of the first group of a query whose groups have windows of their own"),
-    # a solution of t:recent leaves at an evaluation the query makes only while t:last holds one
-    (sizes("{ WINDOW ?w { ?x t:starts ?y } }", "DSTREAM ?w ?x ?y"),
-     "5:9: DSTREAM over a UNION of the first group of a query whose groups have windows of their own is "
-     "not supported"),
     # a report policy belongs to the query's window: another named window's would be ignored
     (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent="1m REPORT ON CHANGE"),
      "4:1: the query is evaluated when its window on <http://streams.org/tollgates> is: the report "
@@ -148,6 +138,33 @@ def test_window_var_over_windows_the_query_cannot_evaluate_together_is_refused(t
     with pytest.raises(QueryError) as err:
         checked_answers(parse_rules(text, "x.rq"), STARTS)
     assert str(err.value).startswith(f"x.rq:{message}")
+
+
+def test_window_var_over_windows_of_other_steps_and_starts_is_evaluated_at_each_windows_times():
+    """Hand-checked, the starts of the first test. t:recent moved by 2
+    minutes: it closes at 2, 4, 6, and at each minute reads the window it
+    closed last, (-1, 2] at 2 and 3, (1, 4] at 4 and 5, (3, 6] at 6 and 7;
+    t:last as before. With START 2:30 t:recent closes at 5:30, 6:30, ...
+    ((2:30, 5:30], (3:30, 6:30]) and holds nothing before: n2 from its
+    close at 5:30 (over t:last's window at 5:30, (4, 5]) through 7,
+    twice in (5, 6] (at 6 and at 6:30). DSTREAM over the first test's
+    windows: a solution leaves at the evaluation after the last that held
+    it, n1 of t:last at 2 and of t:recent at 4, n2 of t:last at 5 and of
+    t:recent at 7."""
+    last, recent = "<http://t/last>", "<http://t/recent>"
+    every_2m = checked_answers(parse_rules(sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent="2m")), STARTS)
+    assert [(s, e, dict(b)["w"], dict(b)["y"][-3:-1]) for s, e, b in rows(every_2m)] == [
+        (0, 1, last, "n1"), (1, 2, recent, "n1"), (2, 3, recent, "n1"), (3, 4, last, "n2"), (3, 4, recent, "n2"),
+        (4, 5, recent, "n2"), (5, 6, recent, "n2"), (6, 7, recent, "n2")]
+    start = (sizes("{ WINDOW ?w { ?x t:starts ?y } }", recent='1m START "1970-01-01T00:02:30Z"^^xsd:dateTime')
+             .replace("PREFIX t:", "PREFIX xsd: <http://www.w3.org/2001/XMLSchema#>\nPREFIX t:"))
+    started = checked_answers(parse_rules(start), STARTS)
+    assert [(s, e, dict(b)["w"], dict(b)["y"][-3:-1]) for s, e, b in rows(started)] == [
+        (0, 1, last, "n1"), (3, 4, last, "n2"), (4, 5, recent, "n2"), (5, 6, recent, "n2"), (5, 6, recent, "n2"),
+        (6, 7, recent, "n2")]
+    leaving = checked_answers(parse_rules(sizes("{ WINDOW ?w { ?x t:starts ?y } }", "DSTREAM ?w ?x ?y")), STARTS)
+    assert [(s, e, dict(b)["w"], dict(b)["y"][-3:-1]) for s, e, b in rows(leaving)] == [
+        (1, 2, last, "n1"), (3, 4, recent, "n1"), (4, 5, last, "n2"), (6, 7, recent, "n2")]
 
 
 def test_window_var_with_one_report_policy_on_every_window_reports_by_it():
