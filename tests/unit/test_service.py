@@ -103,6 +103,24 @@ def test_service_in_a_query_whose_groups_have_windows_of_their_own_is_refused(ox
                                    f"windows of their own is not supported"), e.value
 
 
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_cep_run_refuses_service_in_such_a_query_on_either_engine(oxigraph_server, tmp_path, capsys, engine):
+    """The refusal is the compiler's: `cep run` says it with the file,
+    line and column, on the driver before Spark starts."""
+    from cep import cli
+
+    rules = tmp_path / "q.rq"
+    line = f"SELECT ?u ?p ?n FROM STREAM <{E}s> WINDOW RANGE 2 MINUTE FIXED WHERE {{ " + \
+        WINDOWED_GROUPS[0].format(url=oxigraph_server.query_url) + " }"
+    rules.write_text(H + line + "\n")
+    events = tmp_path / "e.trig"
+    events.write_text(f"<{E}g> {{ <{E}u1> <{E}mentioned> <{E}p1> }}\n")
+    assert cli.main(["run", str(rules), "--events", str(events), "--engine", engine,
+                     "--service-allow", oxigraph_server.base]) == 2
+    err = capsys.readouterr().err
+    assert f"{rules}:2:{line.index('SERVICE') + 1}: SERVICE in a query whose groups have windows" in err, err
+
+
 def test_an_endpoint_not_allowed_is_refused_before_anything_is_sent():
     with Scripted(b"") as server:
         (q,) = parse_rules(H + f"SELECT * {{ ?u :m ?p SERVICE <{server.url}> {{ ?u :f ?n }} }}", "x.rq")
