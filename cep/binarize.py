@@ -508,8 +508,8 @@ def _check_no_service(query) -> None:
     combines its parts' solutions at each: a view joined at the
     evaluations would be joined with the combined solutions (a UNION's
     other operand's too) and miss its maintenance before an evaluation at
-    another part's time, and a SERVICE in another part or above the parts
-    has no window of its own to be maintained at."""
+    another part's time; one in another part, or above the parts, would
+    be maintained at the first part's evaluation times alone."""
     service = next((op for op in ops.walk(query.pattern) if isinstance(op, ops.Service)), None)
     if service is not None:
         raise QueryError("SERVICE in a query whose groups have windows of their own is not supported: its view "
