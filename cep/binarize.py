@@ -460,6 +460,7 @@ def split_windows(query):
         raise QueryError(f"{query.name}: a group with a window of its own needs a window of the query's stream "
                          f"too (FROM STREAM <iri> WINDOW ..., in the algebra a (window ...) line): the query is "
                          f"evaluated when that window is, and its other patterns read it", query.pos)
+    _check_no_service(query)
     parts = []
 
     def split(op, window):
@@ -496,6 +497,26 @@ def split_windows(query):
     _check_first_part(query, combine)
     _check_leading_parts(query, combine, [w for _, w in parts])
     return combine, parts
+
+
+def _check_no_service(query) -> None:
+    """SERVICE is refused in a query whose groups have windows of their
+    own (docs/language.md, "A window per pattern"). Its view is maintained
+    at the evaluation times of one window and joined with the solutions
+    of the pattern beside it, while such a query is evaluated at those of
+    each of its leading parts' windows (other slides, a START) and
+    combines its parts' solutions at each: a view joined at the
+    evaluations would be joined with the combined solutions (a UNION's
+    other operand's too) and miss its maintenance before an evaluation at
+    another part's time; one in another part, or above the parts, would
+    be maintained at the first part's evaluation times alone."""
+    service = next((op for op in ops.walk(query.pattern) if isinstance(op, ops.Service)), None)
+    if service is not None:
+        raise QueryError("SERVICE in a query whose groups have windows of their own is not supported: its view "
+                         "is maintained at the evaluations of one window and joined with one pattern's "
+                         "solutions, while the query is evaluated at those of each leading group's window and "
+                         "combines its groups' solutions at each; give the groups the query's window",
+                         service.pos or query.pos)
 
 
 def _check_first_part(query, combine) -> None:

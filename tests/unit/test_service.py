@@ -64,6 +64,63 @@ def test_what_service_does_not_take(text, message):
     assert str(e.value).startswith("x.rq:" + message)
 
 
+# Groups with windows of their own (Streaming SPARQL), the query's window
+# 2 minutes FIXED and the :liked group's 3 minutes FIXED, so that the
+# UNION's leading groups are evaluated at other times (2, 3, 4, 6, ...):
+# the SERVICE in the first group, in the other operand's, or joined above
+# both, and in the first group of a join with such a group (no UNION)
+WINDOWED_GROUPS = [
+    "{{ {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} }} UNION "
+    "{{ ?u :liked ?p WINDOW RANGE 3 MINUTE FIXED }} }}",
+    "{{ {{ ?u :mentioned ?p }} UNION {{ ?u :liked ?p SERVICE <{url}> {{ ?u :followers ?n }} "
+    "WINDOW RANGE 3 MINUTE FIXED }} }}",
+    "{{ {{ ?u :mentioned ?p }} UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE FIXED }} }} "
+    "SERVICE <{url}> {{ ?u :followers ?n }}",
+    "{{ {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} {{ ?u :x ?y WINDOW RANGE 2 MINUTE FIXED }} }} "
+    "UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE FIXED }} }}",
+    "?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} {{ ?u :liked ?q WINDOW RANGE 2 MINUTE FIXED }}",
+]
+
+
+@pytest.mark.parametrize("where", WINDOWED_GROUPS, ids=["first group", "other group", "above the groups",
+                                                        "joined in the first group", "no UNION"])
+def test_service_in_a_query_whose_groups_have_windows_of_their_own_is_refused(oxigraph_server, where):
+    """Such a query is evaluated at the evaluation times of each leading
+    group's window and combines its groups' solutions at each, which a
+    view maintained at one window's evaluations does not follow: refused
+    at the SERVICE, before anything is sent (docs/language.md, "A window
+    per pattern"). The engine made no maintenance before the evaluations
+    at the other group's times (first group), failed with a
+    KeyError (other group), refused it as a join with inline data (above
+    the groups), or gave no answer where the reference gives those of the
+    events in the windows (joined in the first group, no UNION)."""
+    line = f"SELECT ?u ?p ?n FROM STREAM <{E}s> WINDOW RANGE 2 MINUTE FIXED WHERE {{ " + \
+        where.format(url=oxigraph_server.query_url) + " }"
+    (q,) = parse_rules(H + line, "x.rq")
+    with pytest.raises(QueryError) as e:
+        Engine([q], services=ServiceOptions(allow=[oxigraph_server.base]))
+    assert str(e.value).startswith(f"x.rq:2:{line.index('SERVICE') + 1}: SERVICE in a query whose groups have "
+                                   f"windows of their own is not supported"), e.value
+
+
+@pytest.mark.parametrize("engine", ["local", "spark"])
+def test_cep_run_refuses_service_in_such_a_query_on_either_engine(oxigraph_server, tmp_path, capsys, engine):
+    """The refusal is the compiler's: `cep run` says it with the file,
+    line and column, on the driver before Spark starts."""
+    from cep import cli
+
+    rules = tmp_path / "q.rq"
+    line = f"SELECT ?u ?p ?n FROM STREAM <{E}s> WINDOW RANGE 2 MINUTE FIXED WHERE {{ " + \
+        WINDOWED_GROUPS[0].format(url=oxigraph_server.query_url) + " }"
+    rules.write_text(H + line + "\n")
+    events = tmp_path / "e.trig"
+    events.write_text(f"<{E}g> {{ <{E}u1> <{E}mentioned> <{E}p1> }}\n")
+    assert cli.main(["run", str(rules), "--events", str(events), "--engine", engine,
+                     "--service-allow", oxigraph_server.base]) == 2
+    err = capsys.readouterr().err
+    assert f"{rules}:2:{line.index('SERVICE') + 1}: SERVICE in a query whose groups have windows" in err, err
+
+
 def test_an_endpoint_not_allowed_is_refused_before_anything_is_sent():
     with Scripted(b"") as server:
         (q,) = parse_rules(H + f"SELECT * {{ ?u :m ?p SERVICE <{server.url}> {{ ?u :f ?n }} }}", "x.rq")
