@@ -123,10 +123,24 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
     for q in windowed:
         if q.windows[1:]:  # groups with windows of their own: each part solved apart, over its window's content
             watch = timestamp_vars(q.pattern, q.projection)
+            own, part_stream, part_at = derived_source(q.name), stream, stream_at
+            if any(e.source == own for e in extra):
+                # its own triples fed back are no solution of its own (docs/language.md, "Window results
+                # fed back"): no pattern of it reads them (a cycle through a window is refused), but its
+                # empty groups would have a solution at their instants, and the evaluations after them
+                # would feed again
+                mine = [e for e in stream_events if e.source != own]
+                if chaining.producers or any(x.form == "update" for x in queries):
+                    _, part_stream, part_at = _by_instant([x for x in queries if not x.evaluated], mine,
+                                                          background, chaining)
+                else:
+                    part_stream = stream_of(mine, background)
+                    part_at = lambda tau, s=part_stream: s  # noqa: E731
 
             copies = copies_of(events, background) if reads_copies(q) else None
 
-            def solve_part(pattern, inside=None, tau=None, at=(), as_set=False, watch=watch, copies=copies):
+            def solve_part(pattern, inside=None, tau=None, at=(), as_set=False, watch=watch, copies=copies,
+                           stream=part_stream, stream_at=part_at):
                 """The solutions of the part of the pattern at position `at`;
                 `as_set`: over a [TRIPLES n] window, which holds triples (a
                 repeated one once, as a query with that window reads them)."""

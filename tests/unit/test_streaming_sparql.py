@@ -616,6 +616,25 @@ def test_a_construct_with_group_windows_feeds_its_triples_back_at_each_evaluatio
         (20, 40, "j", "1"), (20, 40, "k", "1")]
 
 
+def test_a_constructs_fed_triples_give_the_empty_group_of_its_first_group_no_solution():
+    """Hand-checked: the first group, an empty group with a COUNT(*)
+    subquery, is evaluated every 10 minutes over its window, joined with
+    the last event (ELEMS 1). At 10, (0, 10] holds k: n = 1, fed back at 10;
+    at 20, (10, 20] holds no event: no evaluation (its own triple fed at
+    10 is no solution of its empty group, in the engine as in the
+    reference, which made it one and never settled); at 30, (20, 30] holds
+    j: n = 1. The fed triple at 10 precedes j at 25 (SEQ)."""
+    text = """REGISTER STREAM producer AS
+              CONSTRUCT { :fed :fedp ?n } FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED
+              WHERE { { {} { SELECT (COUNT(*) AS ?n) WHERE { ?s :p ?x } } WINDOW RANGE 10 MINUTE SLIDE 10 MINUTE }
+                      { ?s :p ?x WINDOW ELEMS 1 } }
+              REGISTER QUERY consumer AS SELECT ?f ?s WHERE { :fed :fedp ?f } SEQ { ?s :p ?x }"""
+    got = checked_answers(parse_rules(PREFIX + text), [count("k", "p", 1, 1), count("j", "p", 2, 25)])
+    assert sorted((a.end // MIN, a.triples[0][2]) for a in got if a.query == "producer") == [
+        (10, '"1"^^<http://www.w3.org/2001/XMLSchema#integer>'), (30, '"1"^^<http://www.w3.org/2001/XMLSchema#integer>')]
+    assert table([a for a in got if a.query == "consumer"], "f", "s") == [(10, 25, "1", "j")]
+
+
 def test_a_constructs_fed_triples_are_not_the_content_of_the_empty_group_of_its_later_group():
     # ON CHANGE reads each window's content; the group { WINDOW ELEMS 1 } holds the last event: e1
     # at 1 and at 2 (its own triple fed back at 1 is no event of its content, as for the query's own
