@@ -602,18 +602,13 @@ FEED_GROUPS = """REGISTER STREAM seen AS
                  WHERE { ?x :seen ?it } GROUP BY ?x"""
 
 
-def test_a_construct_with_group_windows_feeds_its_triples_back_at_each_evaluation():
-    got = checked_answers(parse_rules(PREFIX + FEED_GROUPS), UNION_STREAM)
-    # seen is evaluated every 10 minutes (both leading groups' windows), its triples fed back at tau:
-    # - 10: (0, 10] holds a k 1: k; 20: (10, 20] holds no :a, the 20 minutes (0, 20] b j 2: j;
-    #   30: (20, 30] a k 3 and (10, 30] still b j 2: k and j; 40: nothing
-    assert sorted((a.end // MIN, a.triples[0][0]) for a in got if a.query == "seen") == [
-        (10, "<http://e/k>"), (20, "<http://e/j>"), (30, "<http://e/j>"), (30, "<http://e/k>")]
-    # counted's 20 minutes, each holding the triples fed up to its close (seen is evaluated first):
-    # (-10, 10] k@10; (0, 20] k@10, j@20; (10, 30] j@20, k@30, j@30; (20, 40] k@30, j@30
-    assert table([a for a in got if a.query == "counted"], "x", "n") == [
-        (-10, 10, "k", "1"), (0, 20, "j", "1"), (0, 20, "k", "1"), (10, 30, "j", "2"), (10, 30, "k", "1"),
-        (20, 40, "j", "1"), (20, 40, "k", "1")]
+def test_a_construct_over_a_union_of_the_first_group_is_refused_where_its_triples_are_read():
+    # shrunk from the property test (CEP_SEED=3742186835): a repeated event, two groups under UNION,
+    # the triples read by a SEQ; the engine counted the first group's two copies twice at 2, where
+    # the reference counts them once: refused until that is mended
+    from cep.compile import compile_queries
+    with pytest.raises(QueryError, match="UNION around its first group, are read by another query"):
+        compile_queries(parse_rules(PREFIX + FEED_GROUPS))
 
 
 def test_a_constructs_fed_triples_give_the_empty_group_of_its_first_group_no_solution():
