@@ -322,7 +322,7 @@ begin_empty(M, T) :-
              M:'$window'(Q, Spec),
              Spec = time(_, _, _, _),
              \+ M:'$wnext'(Q, _) ),
-           ( aggregate_all(min(Tau), ( schedule(M, Q, Spec, _-S), evaluation_at(S, T, Tau) ), First),
+           ( first_time(M, Q, Spec, T, First),
              assertz(M:'$wnext'(Q, First)) )).
 
 empty_end(M, Q, Spec, Last, Limit) :-
@@ -442,8 +442,8 @@ evaluated(M, Q, T) :-
 %   by one scan, so a gap in event time is skipped at once, and a busy
 %   window costs no scan). A query with leading parts is evaluated at
 %   the evaluation times of each one's window (schedule/4): the scan is
-%   of each one's solutions on its own times, Next (after_time/4) the
-%   earliest of theirs.
+%   of each one's solutions on its own times, and the evaluation after
+%   one is the earliest of their next times (first_time/5).
 next_time(M, Q, Spec, Tau) :-
     (   M:'$wnext'(Q, Tau0), integer(Tau0)
     ->  (   once(stored(M, Q, _)) ; reported(M, Q) ; empty_row(M, Q) ; once(lead(M, Q, _)) ),
@@ -473,11 +473,10 @@ evaluation_at(Spec, T, Tau) :-
     Tau0 is PE - ((PE - T) div Every) * Every,      % the first PE + j*Every at or after T
     (   Origin == none -> Tau = Tau0 ; first_close(Spec, C1), Tau is max(Tau0, C1) ).
 
-%   The query's first evaluation time after Tau: the earliest of its
+%   The query's first evaluation time at or after T: the earliest of its
 %   windows' (schedule/4).
-after_time(M, Q, Spec, Tau, After) :-
-    T is Tau + 1,
-    aggregate_all(min(A), ( schedule(M, Q, Spec, _-S), evaluation_at(S, T, A) ), After).
+first_time(M, Q, Spec, T, Tau) :-
+    aggregate_all(min(A), ( schedule(M, Q, Spec, _-S), evaluation_at(S, T, A) ), Tau).
 
 reported(M, Q) :-
     M:'$wlast'(Q, Rows),
@@ -523,7 +522,8 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
     ;   Rows0 = Rows
     ),
     (   Spec = time(_, _, Every, _)
-    ->  after_time(M, Q, Spec, Tau, After0),
+    ->  Next is Tau + 1,
+        first_time(M, Q, Spec, Next, After0),
         (   empty_row(M, Q) -> empty_next(M, Q, Held, Tau, Every, After0, After)
         ;   Sols0 == [], Led == false -> After = idle(After0)
         ;   After = After0

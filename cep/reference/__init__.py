@@ -128,14 +128,10 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
                 # its own triples fed back are no solution of its own (docs/language.md, "Window results
                 # fed back"): no pattern of it reads them (a cycle through a window is refused), but its
                 # empty groups would have a solution at their instants, and the evaluations after them
-                # would feed again
+                # would feed again (fed triples: a rule set with producers, evaluated by instant above)
                 mine = [e for e in stream_events if e.source != own]
-                if chaining.producers or any(x.form == "update" for x in queries):
-                    _, part_stream, part_at = _by_instant([x for x in queries if not x.evaluated], mine,
-                                                          background, chaining)
-                else:
-                    part_stream = stream_of(mine, background)
-                    part_at = lambda tau, s=part_stream: s  # noqa: E731
+                _, part_stream, part_at = _by_instant([x for x in queries if not x.evaluated], mine, background,
+                                                      chaining)
 
             copies = copies_of(events, background) if reads_copies(q) else None
 
