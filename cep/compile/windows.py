@@ -189,21 +189,24 @@ def check_windows(queries, most: int):
     over its step, or over COMPUTED EVERY's period. Every evaluation costs
     work for every solution in the window, so a STEP of 1ms over a RANGE
     of 1h (3.6 million evaluations per event) is refused here rather
-    than left to run for minutes and overflow Prolog's stack."""
+    than left to run for minutes and overflow Prolog's stack. With groups
+    with windows of their own, the windows the query is evaluated by:
+    its leading parts' (binarize.leading_parts)."""
     for query in queries:
         split = split_windows(query)
-        w = query.window if split is None else split[1][0][1]  # with group windows, the first part's
-        if w is None or w.count is not None or w.unbounded:  # an unbounded window: each close once
-            continue
-        every = query.every_ms or w.step_ms
-        evaluations = -(-w.range_ms // every)
-        if evaluations > most:
-            period = "COMPUTED EVERY" if query.every_ms else "STEP"
-            raise QueryError(f"the window of {query.name} is evaluated {evaluations:,} times with each "
-                             f"instant in it (RANGE {_span(w.range_ms)} / {period} {_span(every)}), more "
-                             f"than the limit of {most:,}: make the {period} longer or the RANGE shorter "
-                             f"(or raise the limit: cep run --max-window-evaluations, "
-                             f"cep.limits.Limits.window_evaluations)", w.pos or query.pos)
+        windows = [query.window] if split is None else [split[1][j][1] for j in leading_parts(split[0])]
+        for w in windows:
+            if w is None or w.count is not None or w.unbounded:  # an unbounded window: each close once
+                continue
+            every = query.every_ms or w.step_ms
+            evaluations = -(-w.range_ms // every)
+            if evaluations > most:
+                period = "COMPUTED EVERY" if query.every_ms else "STEP"
+                raise QueryError(f"the window of {query.name} is evaluated {evaluations:,} times with each "
+                                 f"instant in it (RANGE {_span(w.range_ms)} / {period} {_span(every)}), more "
+                                 f"than the limit of {most:,}: make the {period} longer or the RANGE shorter "
+                                 f"(or raise the limit: cep run --max-window-evaluations, "
+                                 f"cep.limits.Limits.window_evaluations)", w.pos or query.pos)
 
 
 def _span(ms: int) -> str:

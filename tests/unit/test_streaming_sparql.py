@@ -669,6 +669,12 @@ def test_the_first_groups_window_is_the_one_whose_evaluations_are_limited():
     # the same window on a later group is read at the first one's evaluations only
     Engine(parse_rules(PREFIX + text.replace("{ { ?x :a ?a WINDOW RANGE 3600000 SLIDE } ?x :b ?b }",
                                              "{ ?x :b ?b { ?x :a ?a WINDOW RANGE 3600000 SLIDE } }"), "x.rq"))
+    # a UNION around the first group is evaluated when each operand's window is: every ms here
+    with pytest.raises(QueryError) as info:
+        Engine(parse_rules(PREFIX + text.replace(
+            "{ { ?x :a ?a WINDOW RANGE 3600000 SLIDE } ?x :b ?b }",
+            "{ { ?x :b ?b } UNION { ?x :a ?a WINDOW RANGE 3600000 SLIDE } }"), "x.rq"))
+    assert str(info.value).startswith("x.rq:3:") and "evaluated 3,600,000 times" in str(info.value)
 
 
 T0 = '"1970-01-01T00:05:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>'  # minute 5
