@@ -573,11 +573,11 @@ def leading_parts(combine) -> tuple:
 
 def _check_leading_parts(query, combine, windows) -> None:
     """The query is evaluated at the evaluation times of each of its
-    leading parts' windows (leading_parts). Supported: time-based windows
-    of a range, each evaluated every SLIDE (or COMPUTED EVERY's period)
-    from its START if it has one; a UNION of parts whose windows are
-    evaluated at every instant (a count window) or hold everything from
-    their start (RANGE UNBOUNDED), or of inline data, is refused."""
+    leading parts' windows (leading_parts). Supported: time-based windows,
+    each evaluated every SLIDE (or COMPUTED EVERY's period) from its START
+    if it has one, RANGE UNBOUNDED's included; a UNION of parts whose
+    windows are evaluated at every instant (a count window), or of inline
+    data, is refused."""
     leads = leading_parts(combine)
     if leads == (0,):
         return
@@ -589,12 +589,12 @@ def _check_leading_parts(query, combine, windows) -> None:
                          "data would answer at every instant; join it with a group", union.pos or query.pos)
     for j in leads:
         w = windows[j]
-        if w.count is not None or w.unbounded:
+        if w.count is not None:
             raise QueryError("UNION of the first group of a query whose groups have windows of their own is "
                              "evaluated when any operand's first group's window is: their windows must be "
-                             "time-based with a RANGE (a count window is evaluated at every instant, one of "
-                             "RANGE UNBOUNDED never empties, which is not supported); give them a RANGE, or "
-                             "put a group that both operands join first", union.pos or query.pos)
+                             "time-based (a count window is evaluated at every instant, which is not "
+                             "supported); give them a RANGE, or put a group that both operands join first",
+                             union.pos or query.pos)
 
 
 def _of_triples(w) -> bool:

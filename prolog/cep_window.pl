@@ -230,7 +230,7 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
 %   evaluations sooner than one close would have.
 time_limit(M, How, Time, Q, Spec, Limit) :-
     (   How \== "final" -> Limit = Time
-    ;   (   Spec = time(inf, _, _, _) -> last_evaluation(M, Q, Spec, Time, Limit0)
+    ;   (   unbounded_lead(M, Q, Spec) -> leads_end(M, Q, Spec, Time, Limit0)
         ;   empty_row(M, Q) -> empty_end(M, Q, Spec, Time, Limit0)
         ;   Limit0 = inf
         ),
@@ -282,6 +282,24 @@ close_time(M, Q, Spec, Limit, Rows0, Rows) :-
     ;   Rows0 = Rows
     ).
 
+%   Whether Q is evaluated by a window of infinite width: its own, or a
+%   leading part's (schedule/4).
+unbounded_lead(M, Q, Spec) :-
+    once(( schedule(M, Q, Spec, _-S), S = time(inf, _, _, _) )).
+
+%   At the end of the stream the evaluations of a query evaluated by a
+%   window of infinite width, which never empties, end at the last of
+%   each of its windows' own last evaluations (schedule/4), whatever
+%   they hold: an unbounded window's is last_evaluation/5's, a bounded
+%   one's the first whose window starts at or after the stream's last
+%   instant and the end of every solution it stores (empty_end_part/5).
+leads_end(M, Q, Spec, Last, Limit) :-
+    aggregate_all(max(L), ( schedule(M, Q, Spec, P-S),
+                            (   S = time(inf, _, _, _)
+                            ->  last_evaluation(M, P, S, Last, L)
+                            ;   empty_end_part(M, P, S, Last, L)
+                            ) ), Limit).
+
 %   At the end of the stream (its last instant Last) an unbounded window,
 %   whose content never empties, is evaluated up to the first evaluation
 %   whose window holds every instant of the stream and every solution it
@@ -294,7 +312,7 @@ last_evaluation(M, Q, Spec, Last, Limit) :-
     phase(Spec, P),
     C0 is P - ((P - Last) div Step) * Step,             % the first close at or after Last
     first_close(Spec, C1),
-    (   aggregate_all(max(F), stored(M, Q, F), K)       % the first close holding the latest solution
+    (   aggregate_all(max(F), stored_own(M, Q, F), K)   % the first close holding the latest solution
     ->  close_of(Spec, K, C2)
     ;   C2 = C1
     ),

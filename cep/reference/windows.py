@@ -429,15 +429,21 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
     # an empty group in the first group: the report policies read that window's events, as with one window
     read = _window_events(leads[0][0], events, fed, query.name)
 
+    # with a leading group of infinite width, whose window never empties, every leading group's
+    # evaluations end at its own last one, whatever it holds: a bounded window's first that starts at or
+    # after the stream's last instant, an unbounded one's first that holds the whole stream
+    unbounded = len(leads) > 1 and any(w.unbounded for _, w in leads)
+
     def lead_evaluations(i, part, w):
         sols, content = solve(part), _over_content(part, w)
-        if not sols and until is None and not content and not empty_rows:
+        if not sols and until is None and not content and not empty_rows and not unbounded:
             return []
         # (a window of infinite width: the latest end, as window_answers reads it)
         latest = None if content else max((s[2 if w.unbounded else 1] for s in sols), default=None)
         final = None
-        if empty_rows and w.count is None and not w.unbounded and until is None:
-            final = _last_empty(w, every_end, sols, _read_at_end(query, read) if i == 0 else frozenset())
+        if (empty_rows or unbounded) and w.count is None and not w.unbounded and until is None:
+            final = _last_empty(w, every_end, sols,
+                                _read_at_end(query, read) if i == 0 and empty_rows else frozenset())
         return list(_evaluations(query, w, *((ends, events) if w.count is not None else (every_end, every)),
                                  until, latest, places, final=final))
 
@@ -451,13 +457,15 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
         end = max((run[-1][0] for run in runs if run), default=None)
         taus = sorted({e[0] for _, w in leads for e in _evaluations(query, w, every_end, every, end + 1, None)}
                       if end is not None else ())
-        # each over the first group's window closed last at tau, empty before its first close
+        # each over the first group's window closed last at tau, (c - l, c] or from t0 (RANGE UNBOUNDED),
+        # empty before its first close
         phase = 0 if first.t0_ms is None else first.first_close_ms % first.step_ms
-        evaluations = [(tau, c - first.range_ms, c, lambda ts, te, o=None, c=c, shut=shut:
-                        not shut and c - first.range_ms < ts and te <= c)
+        evaluations = [(tau, low, c, lambda ts, te, o=None, c=c, low=low, shut=shut:
+                        not shut and low < ts and te <= c)
                        for tau in taus
                        for c, shut in [(phase + ((tau - phase) // first.step_ms) * first.step_ms,
-                                        _close_at(first, tau) is None)]]
+                                        _close_at(first, tau) is None)]
+                       for low in [first.t0_ms if first.unbounded else c - first.range_ms]]
     groups = {}  # at each evaluation, each group's position -> (its pattern, its window, its solutions)
 
     def solve_all(_, tau):

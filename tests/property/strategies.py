@@ -934,14 +934,19 @@ def group_windowed_queries(draw, changes=False):
     how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between", "union-first",
                                 "union-first"]))
     if how == "union-first":
-        # UNION of the first group and another, evaluated at both windows' times: time windows of a
-        # range (cep.binarize refuses others), of one slide or each its own, sometimes from a START,
-        # sometimes joined with a third group
+        # UNION of the first group and another, evaluated at both windows' times: time windows (cep.binarize
+        # refuses count windows), of one slide or each its own, sometimes from a START, sometimes of
+        # infinite width (RANGE UNBOUNDED, from its START), sometimes joined with a third group
         step = draw(st.sampled_from([1, 2, 3]))
         own = draw(st.booleans())
-        time = lambda: ops.Window("<http://example.org/s>", range_ms=draw(st.integers(1, 8)),
-                                  step_ms=draw(st.sampled_from([1, 2, 3, 5])) if own else step,
-                                  t0_ms=draw(st.sampled_from([None, None, -2, 0, 3, 7])) if own else None)
+
+        def time():
+            if own and draw(st.integers(0, 3)) == 0:
+                return ops.Window("<http://example.org/s>", step_ms=draw(st.sampled_from([1, 2, 3, 5])),
+                                  t0_ms=draw(st.sampled_from([-2, 0, 3, 7])))
+            return ops.Window("<http://example.org/s>", range_ms=draw(st.integers(1, 8)),
+                              step_ms=draw(st.sampled_from([1, 2, 3, 5])) if own else step,
+                              t0_ms=draw(st.sampled_from([None, None, -2, 0, 3, 7])) if own else None)
         if isinstance(first, ops.Project) and first.window is not None:
             first = dataclasses.replace(first, window=time())
         else:
@@ -1272,19 +1277,24 @@ def named_window_queries(draw):
     WINDOW ... ON <s>) read by WINDOW ?w { P }, alone or beside WINDOW <w>
     { P } (joined, as OPTIONAL on either side, UNION): two or three
     windows over streams s and t of different sizes and one STEP, now and
-    then one of another kind (another STEP, a START, a count window),
+    then one of another kind (another STEP, a START, RANGE UNBOUNDED, a
+    count window),
     with a report policy on the first window and perhaps the others, and
     RSTREAM, ISTREAM or DSTREAM, plain or counted per window.
-    `refusable`: another kind of window or DSTREAM was drawn, which a
-    UNION of leading parts (cep.binarize.leading_parts) refuses."""
+    `refusable`: a count window or DSTREAM was drawn, which a UNION of
+    leading parts (cep.binarize.leading_parts) refuses."""
     step = draw(st.sampled_from([1, 2, 3]))
     policy = draw(st.sampled_from(["", "", " REPORT ON CHANGE", " REPORT NON EMPTY", " REPORT ON CLOSE"]))
-    odd = draw(st.sampled_from([None, None, None, "step", "start", "count"]))
+    odd = draw(st.sampled_from([None, None, None, "step", "start", "count", "unbounded"]))
     froms = []
     for i in range(draw(st.integers(2, 3))):
         stream = draw(st.sampled_from(STREAM_IRIS))
         if i > 0 and odd == "count" and i == 1:
             spec = f"TRIPLES {draw(st.integers(1, 4))}"
+        elif i > 0 and odd == "unbounded" and i == 1:
+            start = draw(st.sampled_from(["00", "01", "03"]))
+            spec = (f'RANGE UNBOUNDED STEP {draw(st.sampled_from([1, 2, 3]))}ms START '
+                    f'"1970-01-01T00:00:00.0{start}Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>')
         else:
             spec = f"RANGE {draw(st.integers(1, 8))}ms STEP {step + 1 if i == 1 and odd == 'step' else step}ms"
             if i == 1 and odd == "start":
@@ -1310,4 +1320,4 @@ def named_window_queries(draw):
     select = draw(st.sampled_from([f"SELECT {report}*", f"SELECT {report}?w (COUNT(*) AS ?n)"]))
     grouped = " GROUP BY ?w" if "COUNT" in select else ""
     text = "PREFIX : <http://example.org/>\n" + select + "\n" + "\n".join(froms) + f"\nWHERE {{ {where} }}{grouped}"
-    return text, odd is not None or report == "DSTREAM "
+    return text, odd == "count" or report == "DSTREAM "

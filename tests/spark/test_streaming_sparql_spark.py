@@ -13,7 +13,8 @@ import pytest
 from cep.rules import parse_rules
 from tests.spark.support import micro_batch_answers
 from tests.unit.test_streaming_sparql import (MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, SINCE_START, SINCE_STREAM,
-                                             TURBINES, UNION_FIRST, UNION_SLIDES, UNION_STREAM, count, table)
+                                             TURBINES, UNION_FIRST, UNION_SLIDES, UNION_STREAM, UNION_UNBOUNDED, count,
+                                             table)
 
 pytestmark = pytest.mark.spark
 
@@ -139,6 +140,21 @@ def test_a_union_of_the_first_group_with_another_slide_over_micro_batches(spark,
     answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 25 * MIN)
     assert table(expected, "x", "a", "b") == [(0, 10, "k", "1", None), (0, 15, "j", None, "2"),
                                               (0, 15, "k", "1", None), (10, 20, "j", None, "2")]
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_union_of_the_first_group_with_a_window_of_infinite_width_over_micro_batches(spark, tmp_path):
+    # the :b group's unbounded window schedules evaluations at 20, 35, ... and holds j's :b at
+    # each, in a group's state across micro-batches, until its last at 35 and the ten minutes'
+    # at 40 (the input's last event is at 25, and the last chunk's event at 60 moves event time
+    # past them); as tests/unit/test_streaming_sparql.py reasons it out
+    queries = parse_rules(PREFIX + UNION_UNBOUNDED, "union.rq")
+    chunks = [UNION_STREAM[:1], UNION_STREAM[1:2], UNION_STREAM[2:], [count("z", "other", 0, 60)]]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 45 * MIN)
+    assert table(expected, "x", "a", "b") == [(0, 10, "k", "1", None), (10, 20, "j", None, "2"),
+                                              (20, 30, "j", None, "2"), (20, 30, "k", "3", None),
+                                              (20, 35, "j", None, "2"), (20, 35, "k", "3", None),
+                                              (30, 40, "j", None, "2")]
     assert Counter(answers) == Counter(expected)
 
 

@@ -118,6 +118,26 @@ def test_window_var_beside_a_named_window_reads_each_window_in_a_join_and_option
         (0, 1, None, "<http://t/n1>"), (3, 4, "<http://t/recent>", "<http://t/n2>")]
 
 
+def test_window_var_over_a_window_of_infinite_width_ends_with_the_stream():
+    """Hand-checked: t:last the last minute, moved by a minute; t:ever
+    RANGE UNBOUNDED from 0, moved by 2 minutes: (0, 2], (0, 4], ...
+    Evaluated at both windows' times, each read as it closed last at tau;
+    at the end of the stream (its last instant 4) t:last ends at 5, the
+    first (4, 5] starting at 4, t:ever at 4, (0, 4] holding it: the
+    evaluations are at 1 to 5, not at 6. At 1 t:last holds n1 and t:ever
+    has not closed; at 2 and 3 t:ever (0, 2] holds n1, t:last no start; at
+    4 t:last holds n2, t:ever (0, 4] n1 and n2; at 5 t:ever still."""
+    text = sizes("{ WINDOW ?w { ?x t:starts ?y } }").replace(
+        "FROM NAMED WINDOW t:recent ON STREAM <http://streams.org/tollgates> [RANGE 3m STEP 1m]",
+        'FROM NAMED WINDOW t:ever ON STREAM <http://streams.org/tollgates> [RANGE UNBOUNDED STEP 2m '
+        'START "1970-01-01T00:00:00Z"^^<http://www.w3.org/2001/XMLSchema#dateTime>]')
+    got = checked_answers(parse_rules(text), STARTS)
+    last, ever = "<http://t/last>", "<http://t/ever>"
+    assert [(s, e, dict(b)["w"], dict(b)["y"][-3:-1]) for s, e, b in rows(got)] == [
+        (0, 1, last, "n1"), (1, 2, ever, "n1"), (2, 3, ever, "n1"),
+        (3, 4, ever, "n1"), (3, 4, ever, "n2"), (3, 4, last, "n2"), (4, 5, ever, "n1"), (4, 5, ever, "n2")]
+
+
 @pytest.mark.parametrize("text, message", [
     # evaluated at every named window's times: a count window's are every instant
     (sizes("{ WINDOW ?w { ?x t:starts ?y } }").replace("RANGE 3m STEP 1m", "TRIPLES 3"),
