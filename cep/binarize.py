@@ -460,7 +460,6 @@ def split_windows(query):
         raise QueryError(f"{query.name}: a group with a window of its own needs a window of the query's stream "
                          f"too (FROM STREAM <iri> WINDOW ..., in the algebra a (window ...) line): the query is "
                          f"evaluated when that window is, and its other patterns read it", query.pos)
-    _check_no_service(query)
     parts = []
 
     def split(op, window):
@@ -471,6 +470,13 @@ def split_windows(query):
         windowed = any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
         if parts and windowed and ops.opens_with_optional(op):
             return identity_optional(op, window)
+        if isinstance(op, ops.Service):
+            # its view is joined with the solutions of the pattern that binds its join key, in that
+            # pattern's window, and maintained at the query's evaluations; above the groups it has neither
+            raise QueryError("SERVICE joined with groups that have windows of their own is not supported: "
+                             "a SERVICE is joined with the pattern of its own group, in that group's window; "
+                             "put it inside the group (each UNION operand's) whose patterns bind its join key",
+                             op.pos or query.pos)
         if is_table(op) and parts:  # inline data after a part: its rows, in every window (it matches no event)
             return op
         if not windowed:
@@ -497,26 +503,6 @@ def split_windows(query):
     _check_first_part(query, combine)
     _check_leading_parts(query, combine, [w for _, w in parts])
     return combine, parts
-
-
-def _check_no_service(query) -> None:
-    """SERVICE is refused in a query whose groups have windows of their
-    own (docs/language.md, "A window per pattern"). Its view is maintained
-    at the evaluation times of one window and joined with the solutions
-    of the pattern beside it, while such a query is evaluated at those of
-    each of its leading parts' windows (other slides, a START) and
-    combines its parts' solutions at each: a view joined at the
-    evaluations would be joined with the combined solutions (a UNION's
-    other operand's too) and miss its maintenance before an evaluation at
-    another part's time; one in another part, or above the parts, would
-    be maintained at the first part's evaluation times alone."""
-    service = next((op for op in ops.walk(query.pattern) if isinstance(op, ops.Service)), None)
-    if service is not None:
-        raise QueryError("SERVICE in a query whose groups have windows of their own is not supported: its view "
-                         "is maintained at the evaluations of one window and joined with one pattern's "
-                         "solutions, while the query is evaluated at those of each leading group's window and "
-                         "combines its groups' solutions at each; give the groups the query's window",
-                         service.pos or query.pos)
 
 
 def _check_first_part(query, combine) -> None:

@@ -162,6 +162,8 @@ cep_contract('$wargs', 6, extend,
              "'$wargs'(Query, J, Values, Start, End, Arg): the argument of the AGGREGATE clause J").
 cep_contract('$wrow', 6, extend,
              "'$wrow'(Query, Values, Start, End, AggValues, Fields): a solution's row with its AGGREGATE values").
+cep_contract('$wserved', 1, optional,
+             "'$wserved'(Query): a query whose groups have windows of their own joins a group's SERVICE views at its evaluations ('$wcombine')").
 cep_contract('$wdeferred', 1, optional,
              "'$wdeferred'(Query): the query joins its SERVICE views at its evaluations (cep/compile/services.py)").
 cep_contract('$wjoin', 4, optional,

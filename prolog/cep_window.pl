@@ -250,7 +250,10 @@ time_limit(M, How, Time, Q, Spec, Limit) :-
 %   over an empty window joins nothing), or "none". The engine closes up
 %   to it first: each such evaluation has its own maintenance of the
 %   views before it (the seed's Algorithm 1, cep/service/maintenance.py),
-%   at the end of the stream and across a gap in event time alike.
+%   at the end of the stream and across a gap in event time alike. A
+%   query whose groups have windows of their own and join SERVICE views
+%   ('$wserved'(Q)) is due at each of its evaluation times (schedule/4)
+%   while it stores a solution.
 cep_window_due(M, ArgsText, Text) :-
     split_string(ArgsText, " ", "", [How, TimeText]),
     number_string(Time, TimeText),
@@ -266,6 +269,14 @@ deferred_due(M, How, Time, Tau) :-
     Tau < Limit,
     close_index(Spec, Tau, K),
     once(( held(Q, P), M:'$wsol'(_, P, Last, First, _, _, _), First =< K, K =< Last )).
+deferred_due(M, How, Time, Tau) :-
+    current_predicate(M:'$wserved'/1),
+    M:'$wserved'(Q),
+    M:'$window'(Q, Spec),
+    next_time(M, Q, Spec, Tau),
+    time_limit(M, How, Time, Q, Spec, Limit),
+    Tau < Limit,
+    once(stored(M, Q, _)).
 
 %   A time-based window is evaluated at every multiple of Every (its step
 %   unless COMPUTED EVERY says otherwise) before Limit, from the first one

@@ -177,8 +177,9 @@ def describe_services(plan: Plan) -> str:
             when = "at each evaluation of the window, after its maintenance" if spec.node in deferred else \
                 "when a stream solution is found"
             width = "unbounded" if spec.window[0] == math.inf else f"{spec.window[0]}ms"
-            lines.append(f"    maintained at each evaluation (every {spec.window[1]}ms, window {width}); "
-                         f"joined {when}")
+            # (a query whose groups have windows of their own: at each leading group's window's times)
+            every = " and ".join(f"{beta}ms" for beta, _ in spec.grids)
+            lines.append(f"    maintained at each evaluation (every {every}, window {width}); joined {when}")
         else:
             lines.append("    maintained at each call of the rules; joined when a stream solution is found")
         if spec.policy:

@@ -11,6 +11,12 @@ When the join happens (docs/language.md, "SERVICE"):
   it needs, cep_service_touch/4), and '$wjoin'(Query, Values, Start, End)
   looks them up, with the filters that read them, when the window is
   evaluated, in the view as maintained for that evaluation.
+- In a query whose groups have windows of their own, the same holds for
+  each group (a part, cep.binarize.split_windows) whose pattern ends in
+  its SERVICE joins: '$wcombine' (cep.compile.windows._part_items) joins
+  the group's solutions in its window with the views at each of the
+  query's evaluations, before the groups are combined; '$wserved'(Q)
+  says the query does.
 - Anywhere else, a SERVICE is joined when the stream solution is found.
 
 OPTIONAL { SERVICE ... } (a plan's Unary node holding LeftJoin(None,
@@ -45,33 +51,67 @@ def service_of(op):
 
 
 def deferred_services(plan) -> dict:
-    """Query index -> the SERVICE nodes joined at its evaluations, from its
-    root down (see above); a node another part of the plan reads is not."""
+    """(query index, part) -> the SERVICE nodes joined at the query's
+    evaluations, from the root down (see above); part None for a query
+    without parts, else the part's index (a query whose groups have
+    windows of their own joins each part's chain with the part's
+    solutions in its window at each evaluation, before the parts are
+    combined: cep.compile.windows._part_items). A node another part of
+    the plan reads is not."""
+    owners = {}  # node -> every (index, part) whose root it is
+    for index, output in enumerate(plan.outputs):
+        for part in output.parts or (None,):
+            owners.setdefault(output.root if part is None else part.root, []).append(
+                (index, None if part is None else part.index))
     out = {}
     for index, output in enumerate(plan.outputs):
         if not output.query.evaluated:
             continue
-        chain, node = [], plan.node(output.root)
-        # (a content node joins in its window's content: cep/compile/windows.py)
-        while _is_service(node) and not node.content and _only_in(plan, node, index, chain):
-            chain.append(node)
-            node = plan.node(node.child)
-        if chain:
-            out[index] = chain
+        for part in output.parts or (None,):
+            where = (index, None if part is None else part.index)
+            above, node = [], plan.node(output.root if part is None else part.root)
+            # a part that is a UNION operand is marked by a constant BIND (which operand a solution is
+            # of: cep.algebra.bags), which reads nothing the views bind
+            while part is not None and _is_constant(node) and _only_in(plan, node, owners, where, above):
+                above.append(node)
+                node = plan.node(node.child)
+            chain = []
+            # (a content node joins in its window's content: cep/compile/windows.py)
+            while _is_service(node) and not node.content and _only_in(plan, node, owners, where, above + chain):
+                chain.append(node)
+                node = plan.node(node.child)
+            if chain:
+                out[where] = chain
     return out
 
 
-def _only_in(plan, node, index, chain) -> bool:
-    """Whether `node` is read by nothing but the chain above it and is the
-    root of query `index` alone (or of no query)."""
+def _is_constant(node) -> bool:
+    return isinstance(node, Unary) and isinstance(node.op, ops.Extend) and not ops.expr_vars(node.op.expr) \
+        and not node.content and not node.filters
+
+
+def _only_in(plan, node, owners, where, chain) -> bool:
+    """Whether `node` is read by nothing but the nodes above it and is the
+    root of the query (or part) `where` alone, or of none."""
     ids = {n.id for n in chain}
     if any(step.id not in ids for step, _ in plan.consumers(node.id)):
         return False
-    return all(i == index for i, o in enumerate(plan.outputs) if o.root == node.id)
+    return all(w == where for w in owners.get(node.id, ()))
 
 
 def deferred_nodes(plan) -> set:
     return {n.id for chain in deferred_services(plan).values() for n in chain}
+
+
+def join_goals(chain, vs: Vars, ts, te, only=None) -> list:
+    """A stored solution (interval [ts, te]) joined with the views of a
+    chain of SERVICE nodes joined at the evaluations, innermost first,
+    with the FILTERs that read them (`only`: the variables those see)."""
+    goals = []
+    for node in reversed(chain):
+        goals.append(service_goal(node, vs, ts, te, A("timeless")))
+        goals += [vs.expressions(ts, te, only).filter_goal(f) for f in node.filters]
+    return goals
 
 
 def _row(op: ops.Service, vs: Vars):
@@ -110,19 +150,16 @@ def touch_goal(node, vs: Vars, te):
 
 def join_items(plan, vars_of) -> list:
     """'$wdeferred'(Q) and '$wjoin'(Q, Values, Start, End) of each query
-    that joins at its evaluations (Values: its root's values, as stored by
-    '$wstore'); none when no query does."""
+    without parts that joins at its evaluations (Values: its root's
+    values, as stored by '$wstore'); none when no query does."""
     items = []
-    for index, chain in deferred_services(plan).items():
+    for (index, part), chain in deferred_services(plan).items():
+        if part is not None:
+            continue
         vs = vars_of(index)
         root = plan.node(plan.outputs[index].root)
         values = pl.Struct("v", *[vs.of(x) for x in root.vars]) if root.vars else A("v")
         ts, te = pl.Var("Ts"), pl.Var("Te")
-        ec = vs.expressions(ts, te)
-        goals = []
-        for node in reversed(chain):  # innermost first
-            goals.append(service_goal(node, vs, ts, te, A("timeless")))
-            goals += [ec.filter_goal(f) for f in node.filters]
         items.append(pl.Clause(pl.Struct("$wdeferred", index)))
-        items.append(pl.Clause(pl.Struct("$wjoin", index, values, ts, te), tuple(goals) or (T,)))
+        items.append(pl.Clause(pl.Struct("$wjoin", index, values, ts, te), tuple(join_goals(chain, vs, ts, te)) or (T,)))
     return items

@@ -52,7 +52,7 @@ from cep.compile.clauses import LIVE, PATHS, WINDOW, Vars, func_term, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
 from cep.compile.projection import sort_goals
-from cep.compile.services import join_items
+from cep.compile.services import deferred_services, join_goals, join_items
 from cep.compile.steps import _bind_goal, _negation, _subquery_rows, _table_goals, _timeless, interval_goals, unary_goals
 from cep.errors import QueryError
 
@@ -329,6 +329,9 @@ def _part_items(index, plan, out, vs) -> list:
     leads = [j for j in leading_parts(out.combine) if j != 0]
     if leads:
         items.append(pl.Clause(pl.Struct("$wleads", index, pl.PList([pl.Struct("p", index, j) for j in leads]))))
+    served = {part: chain for (i, part), chain in deferred_services(plan).items() if i == index}
+    if served:  # each evaluation gets its own maintenance of the views first (cep_window:cep_window_due/3)
+        items.append(pl.Clause(pl.Struct("$wserved", index)))
     contents = [vs.fresh() for _ in out.parts]
     spans = [vs.fresh() for _ in out.parts]
     values = _values(vs, out.vars)  # names every variable before the conditions read them
@@ -338,13 +341,18 @@ def _part_items(index, plan, out, vs) -> list:
         if isinstance(op, PartRef):
             part = out.parts[op.index]
             part_vars = plan.node(part.root).vars
-            key = [x for x in part_vars if x in bound]
+            # a part whose SERVICEs are joined at the evaluations: its stored
+            # solutions leave their variables unbound, the views joined here
+            chain = served.get(op.index, [])
+            unbound = set(part_vars) - set(plan.node(chain[-1].child).vars) if chain else set()
+            key = [x for x in part_vars if x in bound and x not in unbound]
             bound.update(part_vars)
             s, e = vs.fresh(), vs.fresh()
             sol = pl.Struct("s", tuple_term(vs, part_vars), s, e)
             span = pl.Struct("=", spans[op.index], pl.Struct("i", s, e))
+            joined = join_goals(chain, vs, s, e, part_vars)
             if not key:
-                return [pl.Struct("member", sol, contents[op.index]), span]
+                return [pl.Struct("member", sol, contents[op.index]), span, *joined]
             # the index: the part's solutions by their values of the key
             # (a pattern of its own variables)
             own = {x: vs.fresh() for x in part_vars}
@@ -352,7 +360,8 @@ def _part_items(index, plan, out, vs) -> list:
             index = vs.fresh()
             indexes.append(q(WINDOW, "cep_part_index", contents[op.index], pattern,
                              pl.Struct("k", *[own[x] for x in key]), index))
-            return [q(WINDOW, "cep_part_member", index, pl.Struct("k", *[vs.of(x) for x in key]), sol), span]
+            return [q(WINDOW, "cep_part_member", index, pl.Struct("k", *[vs.of(x) for x in key]), sol), span,
+                    *joined]
         if is_table(op):  # inline data (after the first part): its rows, joined by unification
             tv = Vars(vs.scope, prefix=f"T{len(tables)}")
             tables.append(op)

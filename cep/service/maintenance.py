@@ -3,7 +3,9 @@ Figure 1: proposer, ranker, maintainer), run at each evaluation before the
 rules join stream solutions with the views.
 
 An evaluation of a SERVICE of a windowed query is at each of the window's
-evaluation times (phase + k beta, its slide beta): the engine calls
+evaluation times (phase + k beta, its slide beta; in a query whose groups
+have windows of their own, those of each leading group's window, the
+query's evaluation times): the engine calls
 before_windows() before it evaluates windows, so the view is maintained
 for tau before the window at tau joins with it (cep/compile/services.py),
 from the entries the window's solutions need. A SERVICE of a query
@@ -135,7 +137,7 @@ class Services:
     def period(self) -> Optional[int]:
         """A period whose multiples are all the evaluation times of the
         windowed queries' SERVICEs, or None."""
-        grids = [math.gcd(s.view.spec.window[1], s.view.spec.phase) for s in self.states if s.view.spec.window]
+        grids = [math.gcd(beta, phase) for s in self.states for beta, phase in s.view.spec.grids]
         return math.gcd(*grids) if grids else None
 
     def _initial_pull(self, state: _State):
@@ -166,13 +168,13 @@ class Services:
 
     def before_windows(self, until: int):
         """Before the windows evaluated at times before `until` report: the
-        views of windowed queries maintained at the latest of those times
-        (phase + k * slide), once each."""
+        views of windowed queries maintained at the latest of their
+        query's evaluation times before it (phase + k * slide of each
+        window the query is evaluated by), once each."""
         for state in self.states:
             spec = state.view.spec
             if spec.window is not None:
-                beta = spec.window[1]
-                now = spec.phase + (-(-(until - spec.phase) // beta) - 1) * beta
+                now = max(phase + (-(-(until - phase) // beta) - 1) * beta for beta, phase in spec.grids)
                 if state.last is None or now > state.last:
                     self._evaluate(state, now)
 
@@ -194,8 +196,9 @@ class Services:
         # without a window: those found since the last evaluation)
         if omega is None:
             view.read_needed(state.last - 1 if state.last is not None else now - 1)
-        else:
-            view.read_needed(None if omega == math.inf else now - omega)
+        else:  # (its window closed last at `now`: a group's may close at other times than its query's evaluations)
+            close = spec.phase + (now - spec.phase) // beta * beta
+            view.read_needed(None if omega == math.inf else close - omega)
         gamma = self.budget(o)
         ev = Evaluation(now, omega, beta, gamma, state.rng, o.oracle, o.intervals)
         refreshes, error, keys = 0, None, ()

@@ -9,10 +9,12 @@ time tau. The view lives twice: here, with what maintenance reads
 ServiceSpec says what a SERVICE pattern of a compiled plan is: its node,
 endpoint, pattern, the variables of its view, its join key (the variables
 it shares with the pattern it is joined with), and the window of its
-query (width omega, slide beta, in ms; omega is math.inf for RANGE
-UNBOUNDED; None for a query without one) with the phase of its
-evaluation times (phase + k beta: RSP-QL's t0 moves them off the
-multiples of beta).
+query, or of its group in a query whose groups have windows of their own
+(width omega, slide beta, in ms; omega is math.inf for RANGE UNBOUNDED;
+None for a query without one), and the query's evaluation times: phase
++ k beta of each window it is evaluated by (RSP-QL's t0 moves them off
+the multiples of beta; such a query is evaluated at each leading group's
+window's).
 """
 
 from __future__ import annotations
@@ -47,7 +49,10 @@ class ServiceSpec:
     key: tuple  # of Var: the join variables, in the order of op.vars
     query: str  # the name of the query it is part of
     window: Optional[tuple] = None  # (omega, beta) in ms, omega math.inf for an unbounded window
-    phase: int = 0  # the window's evaluation times are phase + k * beta (0 <= phase < beta)
+    phase: int = 0  # the window closes at phase + k * beta (0 <= phase < beta)
+    # (beta, phase) of each window whose evaluation times are the query's: its own, or (groups with
+    # windows of their own) each leading group's, at each of which its group reads the window it closed last
+    grids: tuple = ()
     policy: dict = field(default_factory=dict, compare=False)  # the query's @service settings (policy_fields)
 
     @property
@@ -87,26 +92,41 @@ class ServiceSpec:
         return f"SELECT {' '.join(free) or '*'} WHERE {{ {self.pattern_text(names, bound)} }}"
 
 
+def _grid(query, w) -> tuple:
+    """(beta, phase): a time-based window's evaluation times phase + k beta."""
+    beta = query.every_ms or w.step_ms
+    return beta, w.first_close_ms % beta
+
+
 def service_specs(plan: Plan) -> list[ServiceSpec]:
     """The SERVICE patterns of a plan, in node order."""
-    owner = {}
+    owner = {}  # node -> (query, the window it reads in: its part's in a query with parts)
     for out in plan.outputs:  # the query each node is part of (the first, if shared)
-        stack = [out.root]
-        while stack:
-            n = stack.pop()
-            if n not in owner:
-                owner[n] = out.query
-                stack += node_children(plan.node(n))
+        for part in out.parts or (None,):
+            stack = [out.root if part is None else part.root]
+            while stack:
+                n = stack.pop()
+                if n not in owner:
+                    owner[n] = (out, out.query.window if part is None else part.window)
+                    stack += node_children(plan.node(n))
     specs = []
     for node in plan.nodes:
         op = service_of(node.op) if isinstance(node, Unary) else None
         if op is not None:
             child = set(plan.node(node.child).vars)
-            query = owner[node.id]
-            w = query.window
+            out, w = owner[node.id]
+            query = out.query
             timed = w is not None and w.count is None
-            beta = (query.every_ms or w.step_ms) if timed else None
-            window = (math.inf if w.unbounded else w.range_ms, beta) if timed else None
+            # a query whose groups have windows of their own is evaluated at the times of each of its
+            # leading parts' windows (Output.evaluated_by): its views are maintained at all of them
+            leads = out.evaluated_by if out.parts else (w,)
+            if out.parts and not (timed and all(x.count is None for x in leads)):
+                raise QueryError("SERVICE in a group whose window counts events, or in a query whose first "
+                                 "group's does, is not supported with groups that have windows of their own: "
+                                 "a view is maintained at the evaluation times of time-based windows; give "
+                                 "those groups time-based windows", op.pos)
+            grids = tuple(_grid(query, x) for x in leads) if timed else ()
+            window = (math.inf if w.unbounded else w.range_ms, _grid(query, w)[0]) if timed else None
             policy = policy_fields(query.option("service", ""), "@service")
             loose = [v for v in op.vars if v in child and v not in op.certain]
             if loose:  # a view is indexed by its join key: every solution must bind it
@@ -114,7 +134,7 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
                                  f"OPTIONAL part; the view is kept one join key at a time, so the key must be "
                                  f"bound by its triple patterns", op.pos)
             specs.append(ServiceSpec(node.id, op, tuple(v for v in op.vars if v in child),
-                                     query.name, window, w.first_close_ms % beta if timed else 0, policy))
+                                     query.name, window, _grid(query, w)[1] if timed else 0, grids, policy))
     return specs
 
 

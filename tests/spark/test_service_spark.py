@@ -161,3 +161,58 @@ def test_cep_run_on_spark_writes_the_service_reports_of_the_in_process_run(spark
     assert all((r.pop("group"), r.pop("bucket")) == (0, 0) and r.pop("latency") > 0 for r in on_spark)
     assert all(r.pop("latency") > 0 for r in local)
     assert on_spark == local
+
+
+def test_service_in_groups_with_windows_of_their_own_answers_on_spark_as_the_reference(spark, oxigraph_server):
+    """SERVICE in the groups of queries whose groups have windows of their
+    own (tests/unit/test_service_reference.py): over an endpoint that does
+    not change, the workers' answers are the reference's."""
+    import random
+
+    from cep import reference
+    from cep.spark import detect
+    from tests.unit.test_service_reference import GROUP_QUERIES, random_case
+
+    url = oxigraph_server.query_url
+    graph, stream = random_case(random.Random(7))
+    oxigraph_server.update("DELETE WHERE { ?s ?p ?o }")
+    oxigraph_server.update("INSERT DATA { " + " . ".join(" ".join(t) for t in sorted(graph)) + " }")
+    queries = parse_rules(H + GROUP_QUERIES.format(url=url), "groups.rq")
+    expected = reference.evaluate(queries, stream, services={url: graph})
+    events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
+    options = ServiceOptions(allow=[oxigraph_server.base], gamma=100)
+    answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
+    assert not others
+    assert {a.query for a in expected} == {"first", "other", "joined", "optional", "counted"}
+    assert Counter(answers) == Counter(expected)
+
+
+def test_service_in_a_union_operands_group_is_maintained_on_spark_as_in_process(spark, oxigraph_server):
+    """The view of a SERVICE in the other operand's group of a UNION
+    around the first group is maintained at the query's evaluations, those
+    of the other group's window too, in the workers as in process: three
+    users like a post at 1, their counts changed after the initial pull
+    (1 to 2), one refresh per evaluation (one group, LRU): at 2 (the first
+    group's window; the :liked group's has not closed) u1's, at 3 (the
+    :liked group's alone) u2's, so its window (0,3] reads u3's old count
+    there, and at 4 u3's, read over the same window (0,3], closed last."""
+    from cep.spark import detect
+    from tests.unit.test_service import MIN, like, pinned_run
+
+    text = H + ("SELECT ?u ?p ?n FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED WHERE {{ "
+                "{{ ?u :mentioned ?p }} UNION {{ ?u :liked ?p SERVICE <{url}> {{ ?u :followers ?n }} "
+                "WINDOW RANGE 3 MINUTE FIXED }} }}")
+    stream = [like(u, 1, u) for u in (1, 2, 3)] + [mention(1, 2, 9)]
+
+    def both(queries, options):
+        engine = Engine(queries, services=options)
+        expected = engine.push(stream) + engine.flush()
+        events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
+        return expected, split_rows(output_columns(detect(events, queries, buckets=1, services=options)).collect())
+
+    expected, (answers, others) = pinned_run(oxigraph_server, text, both)
+    assert not others
+    counts = sorted((a.end // MIN, int(a.binding("u")[-2]), int(a.binding("n").split('"')[1])) for a in answers
+                    if a.binding("n") is not None)
+    assert counts == [(3, 1, 2), (3, 2, 2), (3, 3, 1), (4, 1, 2), (4, 2, 2), (4, 3, 2)]
+    assert Counter(answers) == Counter(expected)

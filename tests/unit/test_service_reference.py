@@ -93,3 +93,63 @@ def test_the_engine_answers_as_the_reference_over_the_endpoint_snapshot(oxigraph
         answered.update(a.query for a in expected)
     print(dict(answered))
     assert answered, f"CEP_SEED={seed}: no case answered"
+
+
+# SERVICE in queries whose groups have windows of their own (docs/
+# language.md, "A window per pattern"): in the first group of a UNION, in
+# its other operand's group (whose window slides otherwise), in the first
+# group of a join with such a group, inside OPTIONAL there, and under
+# aggregates; each joined with its group's solutions in its window at
+# each of the query's evaluations
+GROUP_QUERIES = """REGISTER QUERY first AS
+SELECT ?u ?p ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} FILTER(?n > 50) }}
+         UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE FIXED }} }}
+
+REGISTER QUERY other AS
+SELECT ?u ?p ?n ?c
+FROM STREAM <http://e/s> WINDOW RANGE 4 MINUTE SLIDE 2 MINUTE
+WHERE {{ {{ ?u :mentioned ?p }}
+         UNION {{ ?u :liked ?p SERVICE <{url}> {{ ?u :followers ?n OPTIONAL {{ ?u :city ?c }} }}
+                  WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE }} }}
+
+REGISTER QUERY joined AS
+SELECT ?u ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE
+WHERE {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} {{ ?u :liked ?q WINDOW RANGE 5 MINUTE FIXED }} }}
+
+REGISTER QUERY optional AS
+SELECT ?u ?p ?c
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p OPTIONAL {{ SERVICE <{url}> {{ ?u :city ?c }} }} }}
+         UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE FIXED }} }}
+
+REGISTER QUERY counted AS
+SELECT ?n (COUNT(*) AS ?k)
+FROM STREAM <http://e/s> WINDOW RANGE 4 MINUTE SLIDE 2 MINUTE
+WHERE {{ {{ ?u :liked ?q }} UNION {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }}
+                                   WINDOW RANGE 5 MINUTE SLIDE 3 MINUTE }} }}
+GROUP BY ?n
+"""
+
+
+def test_service_in_groups_with_windows_of_their_own_answers_as_the_reference(oxigraph_server):
+    seed = int(os.environ.get("CEP_SEED", random.randrange(2 ** 32)))
+    print(f"CEP_SEED={seed}")
+    rng = random.Random(seed)
+    url = oxigraph_server.query_url
+    queries = parse_rules(H + GROUP_QUERIES.format(url=url), "groups.rq")
+    answered = Counter()
+    for case in range(3):
+        graph, events = random_case(rng)
+        oxigraph_server.update("DELETE WHERE { ?s ?p ?o }")
+        if graph:
+            oxigraph_server.update("INSERT DATA { " + " . ".join(" ".join(t) for t in sorted(graph)) + " }")
+        engine = Engine(queries, services=ServiceOptions(allow=[oxigraph_server.base], gamma=100))
+        got = engine.push(sorted(events, key=lambda e: (e.end, e.start))) + engine.flush()
+        expected = reference.evaluate(queries, events, services={url: graph})
+        assert Counter(got) == Counter(expected), f"CEP_SEED={seed}, case {case}"
+        answered.update(a.query for a in expected)
+    print(dict(answered))
+    assert answered, f"CEP_SEED={seed}: no case answered"
