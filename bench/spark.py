@@ -45,6 +45,9 @@ JVM, PySpark's Python workers: cpu_seconds) per event: on a machine
 shared with other work, wall time stretches with their load, CPU time
 much less, so CPU ratios taken in one run are the steadier ones.
 
+CEP_BENCH_BUCKETS=N sets the buckets per routing class of the engine and
+of the variants routed like it (detect's buckets; default 8).
+
 Each measurement runs in a fresh Python process with its own SparkSession,
 so no JVM, Python worker or state carries over; one that runs past
 --timeout is stopped and reported over the batches it finished. The clock
@@ -111,6 +114,7 @@ FILES = 10
 KEYS = 1000  # distinct subjects (W1) and companies (W2)
 LATENESS = "10 seconds"  # as detect()'s default
 SCHEMA = "s string, p string, o string, t long"
+BUCKETS = int(os.environ.get("CEP_BENCH_BUCKETS", "8"))  # groups per routing class (detect's buckets)
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 VARIANTS = ("pass", "route", "shuffle", "sort", "arrow", "pandas", "noop", "noop-rocks", "tws", "engine",
             "engine-rocks")
@@ -177,7 +181,7 @@ def _routed_events(events, query):
 
     from cep.spark import _routed, _times, plan
 
-    df = _routed(_times(events), plan(query))
+    df = _routed(_times(events), plan(query, BUCKETS))
     return df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", LATENESS)
 
 
@@ -216,7 +220,7 @@ def stream(variant: str, events, query: str):
     if variant == "tws":
         return _grouped(events, query).transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None")
     if variant in ("engine", "engine-rocks"):
-        return detect(events, query, lateness=LATENESS)
+        return detect(events, query, lateness=LATENESS, buckets=BUCKETS)
     raise ValueError(variant)
 
 
@@ -323,8 +327,9 @@ def jvm_threads(root: int) -> dict:
 
 def jvm_breakdown(before: dict, after: dict, total: float) -> dict:
     """CPU seconds of the JVM's threads by kind between two jvm_threads
-    snapshots; what the process used beyond its live threads (threads
-    that ended meanwhile) is `ended threads`."""
+    snapshots (`after` holds the threads that ended meanwhile as they were
+    last seen); what the process used beyond them (threads that lived
+    between two looks, and the ended ones' time since) is `ended threads`."""
     out = {}
     for tid, (kind, seconds) in after.items():
         out[kind] = out.get(kind, 0.0) + seconds - before.get(tid, (kind, 0.0))[1]
@@ -466,7 +471,9 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
         spy = start_py_spy(os.getpid(), Path(ckpt) / "py-spy.txt") if breakdown else None
         q = (write_stream(variant, stream(variant, events, query)).outputMode("append")
              .trigger(availableNow=True).option("checkpointLocation", ckpt).start())
+        threads = dict(threads0)
         while not q.awaitTermination(5):
+            threads.update(jvm_threads(os.getpid()))  # the threads that end before the run does, as last seen
             if progress:  # what a stopped measurement leaves: the batches so far
                 partial = progress.with_suffix(".tmp")
                 partial.write_text(json.dumps(dict(
@@ -479,7 +486,7 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
     spark.stop()
     got = result(wall, batches, cpu)
     if threads1:
-        got["jvm_threads"] = jvm_breakdown(threads0, threads1, cpu.get("jvm", 0.0))
+        got["jvm_threads"] = jvm_breakdown(threads0, {**threads, **threads1}, cpu.get("jvm", 0.0))
     if logs:
         got["spark_metrics"] = event_log_metrics(Path(logs.name))
         logs.cleanup()
