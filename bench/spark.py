@@ -271,8 +271,10 @@ def cpu_seconds(root: int) -> dict:
         fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
         parents[int(entry)] = int(fields[1])
         times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+        program = command.split(b"\0")[0]
         kinds[int(entry)] = ("python workers" if b"pyspark.daemon" in command
-                             else "jvm" if command.split(b"\0")[0].endswith(b"java") else "driver")
+                             else "jvm" if program.endswith(b"java")
+                             else "py-spy" if program.endswith(b"py-spy") else "driver")
     if root not in times:
         return {}
     tree, todo = set(), [root]
@@ -481,6 +483,7 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
                 partial.replace(progress)
         wall, cpu1, threads1 = time.perf_counter() - t0, cpu_seconds(os.getpid()), jvm_threads(os.getpid())
         cpu = {k: v - cpu0.get(k, 0.0) for k, v in cpu1.items()}
+        spy_cpu = cpu.pop("py-spy", 0.0)  # --breakdown's sampler: not the run's
         batches = [_batch(p) for p in q.recentProgress]
         sampled = stop_py_spy(spy, Path(ckpt) / "py-spy.txt") if spy else None
     spark.stop()
@@ -491,7 +494,7 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
         got["spark_metrics"] = event_log_metrics(Path(logs.name))
         logs.cleanup()
     if sampled:
-        got["py_spy"] = sampled
+        got["py_spy"] = dict(sampled, cpu_seconds=round(spy_cpu, 2))
     if profiles:
         got["profile"] = _profile(Path(profiles.name))
         profiles.cleanup()
