@@ -254,7 +254,8 @@ def cpu_seconds(root: int) -> dict:
     its descendants (here: the driver, Spark's JVM, PySpark's daemon and
     Python workers), the exited ones that a process of the tree reaped
     included, by kind: "python workers" (PySpark's daemon and the workers
-    it forks), "jvm" and "driver" (the rest). Read from /proc (Linux);
+    it forks), "jvm", "py-spy" (--breakdown's sampler, which measure()
+    leaves out of the run's CPU) and "driver" (the rest). Read from /proc (Linux);
     empty elsewhere. On a shared machine a step's CPU per event is what
     the others' load changes least: its wall time stretches with every
     process that competes for the cores."""
