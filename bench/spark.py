@@ -45,6 +45,9 @@ JVM, PySpark's Python workers: cpu_seconds) per event: on a machine
 shared with other work, wall time stretches with their load, CPU time
 much less, so CPU ratios taken in one run are the steadier ones.
 
+CEP_BENCH_BUCKETS=N sets the buckets per routing class of the engine and
+of the variants routed like it (detect's buckets; default 8).
+
 Each measurement runs in a fresh Python process with its own SparkSession,
 so no JVM, Python worker or state carries over; one that runs past
 --timeout is stopped and reported over the batches it finished. The clock
@@ -73,6 +76,15 @@ functions that took the most CPU in the workers' group calls, and the
 workers' CPU outside those calls (PySpark: its tasks, reading the
 input, converting the output).
 
+--breakdown also takes each run apart where Spark measures it: the JVM's
+CPU by thread kind (Spark's tasks, the stream thread's planning and
+commits, the JIT compilers, GC; always measured), each operator's SQL
+metrics and each stage's task metrics from Spark's event log (state store
+update and commit time, data sent to and returned from the Python
+workers, shuffle bytes, output rows), and, when py-spy is installed
+beside this interpreter (pip install py-spy), the Python workers' stacks
+sampled, by function (µs per event, inclusive and own).
+
 --repeat R runs the list of variants R times in turn; the parts table
 takes each variant's fastest run, the one the machine's other load slowed
 least. --json keeps every measurement batch by batch; --report prints a kept file
@@ -84,6 +96,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -101,6 +114,7 @@ FILES = 10
 KEYS = 1000  # distinct subjects (W1) and companies (W2)
 LATENESS = "10 seconds"  # as detect()'s default
 SCHEMA = "s string, p string, o string, t long"
+BUCKETS = int(os.environ.get("CEP_BENCH_BUCKETS", "8"))  # groups per routing class (detect's buckets)
 ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 VARIANTS = ("pass", "route", "shuffle", "sort", "arrow", "pandas", "noop", "noop-rocks", "tws", "engine",
             "engine-rocks")
@@ -167,7 +181,7 @@ def _routed_events(events, query):
 
     from cep.spark import _routed, _times, plan
 
-    df = _routed(_times(events), plan(query))
+    df = _routed(_times(events), plan(query, BUCKETS))
     return df.withColumn("_at", F.timestamp_millis("end")).withWatermark("_at", LATENESS)
 
 
@@ -206,7 +220,7 @@ def stream(variant: str, events, query: str):
     if variant == "tws":
         return _grouped(events, query).transformWithStateInPandas(processor, OUTPUT_DDL, "Append", "None")
     if variant in ("engine", "engine-rocks"):
-        return detect(events, query, lateness=LATENESS)
+        return detect(events, query, lateness=LATENESS, buckets=BUCKETS)
     raise ValueError(variant)
 
 
@@ -240,7 +254,8 @@ def cpu_seconds(root: int) -> dict:
     its descendants (here: the driver, Spark's JVM, PySpark's daemon and
     Python workers), the exited ones that a process of the tree reaped
     included, by kind: "python workers" (PySpark's daemon and the workers
-    it forks), "jvm" and "driver" (the rest). Read from /proc (Linux);
+    it forks), "jvm", "py-spy" (--breakdown's sampler, which measure()
+    leaves out of the run's CPU) and "driver" (the rest). Read from /proc (Linux);
     empty elsewhere. On a shared machine a step's CPU per event is what
     the others' load changes least: its wall time stretches with every
     process that competes for the cores."""
@@ -257,8 +272,10 @@ def cpu_seconds(root: int) -> dict:
         fields = stat[stat.rindex(")") + 2:].split()  # after "pid (comm) "; comm may hold spaces
         parents[int(entry)] = int(fields[1])
         times[int(entry)] = sum(int(x) for x in fields[11:15]) / tick  # utime stime cutime cstime
+        program = command.split(b"\0")[0]
         kinds[int(entry)] = ("python workers" if b"pyspark.daemon" in command
-                             else "jvm" if command.split(b"\0")[0].endswith(b"java") else "driver")
+                             else "jvm" if program.endswith(b"java")
+                             else "py-spy" if program.endswith(b"py-spy") else "driver")
     if root not in times:
         return {}
     tree, todo = set(), [root]
@@ -272,8 +289,157 @@ def cpu_seconds(root: int) -> dict:
     return out
 
 
+# -- where the time goes (--breakdown) -------------------------------------
+
+# The JVM's threads by what they do, from the names Linux keeps of them
+# (their first 15 characters): Spark's tasks (reading the input, the
+# shuffle, the sort, the exchange with Python, the state store, the sink),
+# the micro-batches' planning and bookkeeping on the driver's stream
+# thread, the JIT compilers, the garbage collector.
+JVM_THREADS = (("Executor task", "tasks"), ("stream executio", "stream execution (planning, commits)"),
+               ("C2 Compiler", "JIT (C1, C2)"), ("C1 Compiler", "JIT (C1, C2)"), ("GC Thread", "GC"),
+               ("G1 ", "GC"), ("VM Thread", "GC"), ("state-store", "state store maintenance"),
+               ("spark-listener", "listeners (progress, event log)"))
+
+
+def jvm_threads(root: int) -> dict:
+    """CPU seconds of each thread of the JVM under process `root`, by
+    thread id: (kind, seconds). Empty where /proc is not there."""
+    tick = os.sysconf("SC_CLK_TCK")
+    for entry in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        try:
+            if not entry.isdigit() or not Path(f"/proc/{entry}/cmdline").read_bytes().split(b"\0")[0].endswith(
+                    b"java"):
+                continue
+            if int(Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()[1]) != root:
+                continue
+        except (OSError, IndexError, ValueError):
+            continue
+        out = {}
+        for task in Path(f"/proc/{entry}/task").iterdir():
+            try:
+                comm = (task / "comm").read_text().strip()
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            kind = next((k for prefix, k in JVM_THREADS if comm.startswith(prefix)), "other")
+            out[int(task.name)] = (kind, (int(fields[11]) + int(fields[12])) / tick)
+        return out
+    return {}
+
+
+def jvm_breakdown(before: dict, after: dict, total: float) -> dict:
+    """CPU seconds of the JVM's threads by kind between two jvm_threads
+    snapshots (`after` holds the threads that ended meanwhile as they were
+    last seen); what the process used beyond them (threads that lived
+    between two looks, and the ended ones' time since) is `ended threads`."""
+    out = {}
+    for tid, (kind, seconds) in after.items():
+        out[kind] = out.get(kind, 0.0) + seconds - before.get(tid, (kind, 0.0))[1]
+    out["ended threads"] = total - sum(out.values())
+    return {k: round(v, 2) for k, v in out.items()}
+
+
+def event_log_metrics(folder: Path) -> dict:
+    """Spark's own measures of a run from its event log: per operator of
+    the plans (SQL metrics, summed over all tasks of all micro-batches,
+    by operator and metric name: value and unit) and per stage kind (a
+    stage that writes a shuffle: `map`, the stateful one that reads it:
+    `reduce`) the task metrics: executor CPU and run time, GC, shuffle
+    bytes and records."""
+    accumulators = {}  # id -> (operator, metric, type)
+
+    def plan(node):
+        for m in node.get("metrics", []):
+            accumulators[m["accumulatorId"]] = (node["nodeName"], m["name"], m["metricType"])
+        for child in node.get("children", []):
+            plan(child)
+
+    sql, stages = {}, {}
+    for path in folder.rglob("*"):
+        if not path.is_file() or path.name.startswith("."):  # (Hadoop's checksums)
+            continue
+        for line in path.read_text().splitlines():
+            e = json.loads(line)
+            kind = e.get("Event", "")
+            if kind.endswith(("SQLExecutionStart", "SQLAdaptiveExecutionUpdate")):
+                plan(e["sparkPlanInfo"])
+            elif kind == "SparkListenerTaskEnd":
+                for a in e["Task Info"].get("Accumulables", []):
+                    got = accumulators.get(a["ID"])
+                    if got and isinstance(a.get("Update"), (int, float, str)):
+                        key = f"{got[0]} | {got[1]}"
+                        value = float(a["Update"])
+                        unit = {"timing": "ms", "nsTiming": "ns", "size": "bytes"}.get(got[2], "")
+                        prev = sql.get(key, (0.0, unit))
+                        sql[key] = (prev[0] + value, unit)
+                m = e.get("Task Metrics") or {}
+                write = m.get("Shuffle Write Metrics", {})
+                read = m.get("Shuffle Read Metrics", {})
+                stage = "map" if write.get("Shuffle Records Written") else "reduce"
+                s = stages.setdefault(stage, {})
+                for name, value in (("tasks", 1), ("executor CPU s", m.get("Executor CPU Time", 0) / 1e9),
+                                    ("executor run s", m.get("Executor Run Time", 0) / 1e3),
+                                    ("deserialize CPU s", m.get("Executor Deserialize CPU Time", 0) / 1e9),
+                                    ("GC s", m.get("JVM GC Time", 0) / 1e3),
+                                    ("shuffle write s", write.get("Shuffle Write Time", 0) / 1e9),
+                                    ("shuffle bytes written", write.get("Shuffle Bytes Written", 0)),
+                                    ("shuffle records written", write.get("Shuffle Records Written", 0)),
+                                    ("shuffle fetch wait s", read.get("Fetch Wait Time", 0) / 1e3),
+                                    ("shuffle bytes read", read.get("Local Bytes Read", 0)
+                                     + read.get("Remote Bytes Read", 0))):
+                    s[name] = s.get(name, 0) + value
+    return {"sql": {k: [round(v, 3), u] for k, (v, u) in sql.items() if v},
+            "stages": {k: {n: round(v, 3) for n, v in s.items()} for k, s in stages.items()}}
+
+
+SPY_RATE = 100  # samples a second
+
+
+def start_py_spy(pid: int, out: Path):
+    """py-spy (when installed beside this interpreter) sampling the
+    Python processes under `pid` (PySpark's workers), their stacks written
+    to `out` (collapsed). It stops a process for each sample (without
+    that, it counts threads waiting for input as busy)."""
+    spy = Path(sys.executable).parent / "py-spy"
+    if not spy.exists():
+        return None
+    return subprocess.Popen([str(spy), "record", "--pid", str(pid), "--subprocesses",
+                             "--rate", str(SPY_RATE), "--format", "raw", "--output", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_py_spy(proc, out: Path, top: int = 60) -> dict:
+    """The stacks py-spy sampled in PySpark's worker processes: each
+    function's samples (inclusive, and as the innermost frame), the top
+    ones, over all the workers (a sample is 1/SPY_RATE s of CPU)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    inclusive, own, total = {}, {}, 0
+    text = out.read_text() if out.exists() else ""
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        if "pyspark/daemon.py" not in stack and "pyspark.daemon" not in stack:
+            continue  # the driver's, not a worker's
+        count = int(count)
+        total += count
+        frames = [re.sub(r":\d+\)$", ")", f) for f in stack.split(";") if not f.startswith("process ")]
+        frames = [re.sub(r"\(.*/(site-packages|wt/[^/]+)/", "(", f) for f in frames]
+        for f in set(frames):
+            inclusive[f] = inclusive.get(f, 0) + count
+        if frames:
+            own[frames[-1]] = own.get(frames[-1], 0) + count
+    rank = sorted(inclusive, key=lambda f: -inclusive[f])[:top]
+    return {"samples": total, "functions": [[f, inclusive[f], own.get(f, 0)] for f in rank],
+            "own": sorted(own.items(), key=lambda kv: -kv[1])[:top]}
+
+
 def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = None,
-            profile: bool = False) -> dict:
+            profile: bool = False, breakdown: bool = False) -> dict:
     from cep.spark import spark_session
 
     profiles = tempfile.TemporaryDirectory(prefix="cep-bench-profile-") if profile else None
@@ -283,7 +449,12 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
     folder = workloads.ensure(out, name, n, files=FILES)
     query = workloads.WORKLOADS[name][1]
     t0 = time.perf_counter()
-    spark = spark_session("local[2]", conf={"spark.ui.enabled": "false"})  # figures without the UI's threads
+    logs = tempfile.TemporaryDirectory(prefix="cep-bench-events-") if breakdown else None
+    conf = {"spark.ui.enabled": "false"}  # figures without the UI's threads
+    if logs:  # Spark's own measures of each task and operator (event_log_metrics)
+        conf.update({"spark.eventLog.enabled": "true", "spark.eventLog.dir": Path(logs.name).as_uri(),
+                     "spark.eventLog.compress": "false"})
+    spark = spark_session("local[2]", conf=conf)
     spark.sparkContext.setLogLevel("ERROR")
     if variant.endswith("rocks") or variant == "tws":
         spark.conf.set("spark.sql.streaming.stateStore.providerClass", ROCKSDB)
@@ -299,20 +470,32 @@ def measure(name: str, n: int, variant: str, out: Path, progress: Path | None = 
     events = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(folder))
     # beside the progress file, the parent removes it even if this process is killed
     with tempfile.TemporaryDirectory(prefix="cep-bench-ckpt-", dir=progress.parent if progress else None) as ckpt:
-        t0, cpu0 = time.perf_counter(), cpu_seconds(os.getpid())
+        t0, cpu0, threads0 = time.perf_counter(), cpu_seconds(os.getpid()), jvm_threads(os.getpid())
+        spy = start_py_spy(os.getpid(), Path(ckpt) / "py-spy.txt") if breakdown else None
         q = (write_stream(variant, stream(variant, events, query)).outputMode("append")
              .trigger(availableNow=True).option("checkpointLocation", ckpt).start())
+        threads = dict(threads0)
         while not q.awaitTermination(5):
+            threads.update(jvm_threads(os.getpid()))  # the threads that end before the run does, as last seen
             if progress:  # what a stopped measurement leaves: the batches so far
                 partial = progress.with_suffix(".tmp")
                 partial.write_text(json.dumps(dict(
                     result(time.perf_counter() - t0, [_batch(p) for p in q.recentProgress]), stopped=True)))
                 partial.replace(progress)
-        wall, cpu1 = time.perf_counter() - t0, cpu_seconds(os.getpid())
+        wall, cpu1, threads1 = time.perf_counter() - t0, cpu_seconds(os.getpid()), jvm_threads(os.getpid())
         cpu = {k: v - cpu0.get(k, 0.0) for k, v in cpu1.items()}
+        spy_cpu = cpu.pop("py-spy", 0.0)  # --breakdown's sampler: not the run's
         batches = [_batch(p) for p in q.recentProgress]
+        sampled = stop_py_spy(spy, Path(ckpt) / "py-spy.txt") if spy else None
     spark.stop()
     got = result(wall, batches, cpu)
+    if threads1:
+        got["jvm_threads"] = jvm_breakdown(threads0, {**threads, **threads1}, cpu.get("jvm", 0.0))
+    if logs:
+        got["spark_metrics"] = event_log_metrics(Path(logs.name))
+        logs.cleanup()
+    if sampled:
+        got["py_spy"] = dict(sampled, cpu_seconds=round(spy_cpu, 2))
     if profiles:
         got["profile"] = _profile(Path(profiles.name))
         profiles.cleanup()
@@ -530,6 +713,68 @@ def print_engine_over_noop(rows: list, sizes: list, names: list):
                         f"{1e6 * e['cpu_by_process'].get(k, 0) / n:.1f}" for k in kinds))
 
 
+def print_breakdown(rows: list, sizes: list, names: list):
+    """Where each variant's CPU goes, µs per event, its runs side by side
+    (the first run of each): the JVM's threads by kind (jvm_threads); with
+    --breakdown, Spark's task metrics per stage kind and each operator's
+    SQL metrics (event_log_metrics: times as µs per event, sizes as bytes
+    per event, counts per event), and the Python workers' sampled stacks
+    (py-spy: each function's share of the workers' CPU, as µs per event)."""
+    by = {}
+    for r in rows:
+        by.setdefault((r["workload"], r["events"]), {}).setdefault(r["variant"], r)
+    for name in names:
+        for n in sizes:
+            runs = by.get((name, n), {})
+            if not runs:
+                continue
+            variants = list(runs)
+            print(f"\nwhere the CPU goes, {name} {n:,}, µs per event (or bytes, rows per event): "
+                  + " | ".join(variants))
+
+            def line(label, values):
+                cells = "".join(f"{v:>12.3f}" if isinstance(v, float) else f"{'-':>12}" for v in values)
+                print(f"  {label[:78]:<78}{cells}")
+
+            per = lambda v: 1e6 * v / n  # noqa: E731
+            for kind in ("driver", "jvm", "python workers"):
+                line(f"process: {kind}", [per(r.get("cpu_by_process", {}).get(kind, 0.0)) for r in runs.values()])
+            kinds = sorted({k for r in runs.values() for k in r.get("jvm_threads", {})})
+            for kind in kinds:
+                line(f"  jvm threads: {kind}", [per(r["jvm_threads"][kind]) if kind in r.get("jvm_threads", {})
+                                                else None for r in runs.values()])
+            stats = sorted({(st, k) for r in runs.values() for st, m in r.get("spark_metrics", {})
+                            .get("stages", {}).items() for k in m})
+            for st, k in stats:
+                values = []
+                for r in runs.values():
+                    v = r.get("spark_metrics", {}).get("stages", {}).get(st, {}).get(k)
+                    values.append(None if v is None else per(v) if k.endswith(" s") else v / n)
+                line(f"stage {st}: {k}{' (per event)' if not k.endswith(' s') else ''}", values)
+            metrics = sorted({k for r in runs.values() for k in r.get("spark_metrics", {}).get("sql", {})})
+            for k in metrics:
+                values = []
+                for r in runs.values():
+                    got = r.get("spark_metrics", {}).get("sql", {}).get(k)
+                    if got is None:
+                        values.append(None)
+                        continue
+                    v, unit = got
+                    values.append(per(v / 1e3) if unit == "ms" else per(v / 1e9) if unit == "ns" else v / n)
+                unit = next(r["spark_metrics"]["sql"][k][1] for r in runs.values()
+                            if k in r.get("spark_metrics", {}).get("sql", {}))
+                line(f"sql: {k}{'' if unit in ('ms', 'ns') else ' (' + (unit or 'count') + '/event)'}", values)
+            spied = [r for r in runs.values() if r.get("py_spy", {}).get("samples")]
+            for r in spied:
+                got = r["py_spy"]
+                print(f"  {r['variant']}: Python workers sampled by py-spy ({got['samples']:,} samples, "
+                      f"{per(got['samples'] / SPY_RATE):.2f} µs per event; their CPU by /proc "
+                      f"{per(r.get('cpu_by_process', {}).get('python workers', 0.0)):.2f}), µs per event: "
+                      "inclusive, own")
+                for f, inclusive, own in got["functions"]:
+                    print(f"    {per(inclusive / SPY_RATE):8.3f} {per(own / SPY_RATE):8.3f}  {f[:140]}")
+
+
 def _has_protobuf() -> bool:
     try:
         from google.protobuf import descriptor  # noqa: F401
@@ -538,13 +783,15 @@ def _has_protobuf() -> bool:
     return True
 
 
-def run_one(name: str, n: int, variant: str, out: Path, timeout: float, profile: bool = False) -> dict | None:
+def run_one(name: str, n: int, variant: str, out: Path, timeout: float, profile: bool = False,
+            breakdown: bool = False) -> dict | None:
     """One measurement in a fresh process group (Spark's JVM and Python
     workers with it), stopped after `timeout` seconds."""
     with tempfile.TemporaryDirectory(prefix="cep-bench-") as tmp:
         progress = Path(tmp) / "progress.json"
         proc = subprocess.Popen([sys.executable, __file__, "--one", name, str(n), variant, "--out", str(out),
-                                 "--progress", str(progress), *(["--profile"] if profile else [])],
+                                 "--progress", str(progress), *(["--profile"] if profile else []),
+                                 *(["--breakdown"] if breakdown else [])],
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
         try:
             stdout, stderr = proc.communicate(timeout=timeout)
@@ -576,6 +823,9 @@ def main():
     ap.add_argument("--json", type=Path, help="also write the measurements, batch by batch, to this file")
     ap.add_argument("--profile", action="store_true",
                     help="profile the engine's group calls in the Python workers (cProfile, CPU time)")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="Spark's own measures of each operator and stage (its event log) and, with py-spy "
+                         "installed beside this interpreter, the Python workers' stacks sampled")
     ap.add_argument("--report", type=Path, metavar="JSON",
                     help="print the figures of measurements saved by --json, measuring nothing")
     ap.add_argument("--one", nargs=3, metavar=("WORKLOAD", "N", "VARIANT"), help=argparse.SUPPRESS)
@@ -583,7 +833,7 @@ def main():
     args = ap.parse_args()
     if args.one:
         print(json.dumps(measure(args.one[0], int(args.one[1]), args.one[2], args.out, args.progress,
-                                 args.profile and args.one[2].startswith("engine"))))
+                                 args.profile and args.one[2].startswith("engine"), args.breakdown)))
         return
     if args.report:
         rows = json.loads(args.report.read_text())
@@ -607,7 +857,7 @@ def main():
     for name in names:
         for n in sizes:
             for v in [v for _ in range(args.repeat) for v in variants]:
-                r = run_one(name, n, v, args.out, args.timeout, args.profile)
+                r = run_one(name, n, v, args.out, args.timeout, args.profile, args.breakdown)
                 if r:
                     rows.append(r)
                     print_one(r, summarize(r))
@@ -626,6 +876,8 @@ def report(rows: list, sizes: list, variants: list, names: list):
         print_parts(rows, sizes, names)
     if "engine" in variants and "noop" in variants:
         print_engine_over_noop(rows, sizes, names)
+    if any("spark_metrics" in r or "jvm_threads" in r for r in rows):
+        print_breakdown(rows, sizes, names)
     if any("profile" in r for r in rows):
         print("\nthe Python workers' CPU in the engine's group calls (--profile; cProfile adds its own cost):")
         for r in rows:
