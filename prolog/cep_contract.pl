@@ -28,7 +28,8 @@
         paths       a rule set with a property path closure (p+, p*, p?)
                     outside a window (inside one it walks the window's content)
         pruning     a rule set whose sweep prunes windowed goal stores
-                    ('$sweep'/2 calls cep_runtime:cep_expire/5)
+                    ('$sweep'/2 calls cep_runtime:cep_expire/5 or
+                    cep_seq_expire/5)
         optional    the runtime looks for it (current_predicate/1) first
         background  a background module (cep_load_background/2 and
                     cep_load_instances/2 make it; not a rule set)
@@ -78,6 +79,8 @@ cep_contract('$absence_fire', 3, always,
              "'$absence_fire'(Node, Deadline, Answer): the pending solutions of a NOTSEQ node whose deadline is Deadline, as answers").
 cep_contract('$chaining', 1, always,
              "'$chaining'(Bool): true if CONSTRUCT rules derive triples that queries of the rule set read (rule chaining)").
+cep_contract('$seq_store', 1, always,
+             "'$seq_store'(Store): Store/5 is a plain SEQ goal store, kept by the C library where it is built (cep_fast:cep_seq_add/7); a state's facts of it go there (cep_runtime:cep_restore/2)").
 cep_contract('$project', 5, always,
              "'$project'(Query, Values, Start, End, Fields): an answer's row, its fields padded to the rule set's width").
 cep_contract('$static', 2, optional,
@@ -209,7 +212,9 @@ cep_contract_applies(M, pruning) :-
     clause(M:'$sweep'(_, _), Body),
     sub_term(Call, Body),
     compound(Call),
-    Call = cep_runtime:cep_expire(_, _, _, _, _),
+    (   Call = cep_runtime:cep_expire(_, _, _, _, _)
+    ;   Call = cep_runtime:cep_seq_expire(_, _, _, _, _)
+    ),
     !.
 
 %!  cep_contract_missing(+Module, -Missing:list) is det.

@@ -36,7 +36,9 @@
 
     c_band_add/8, c_band_goal/10, c_band_expire/3, c_band_goals/2,
     c_band_count/2 and c_band_clear/1 keep the goals of the range-indexed
-    SEQ stores (cep/compile/steps.py, Band) in C: see "Band stores" below.
+    SEQ stores (cep/compile/steps.py, Band) in C: see "Band stores" below;
+    c_seq_add/7, c_seq_goal/8 and c_seq_goals/2 those of the plain SEQ
+    stores, in the same structure with one bucket a key.
 
     c_source(-Digest) is the SHA-256 (hex) of the cep_fast.c the library
     was built from, which cep/runtime/native.py compiles in: prolog/cep_fast.pl
@@ -1650,7 +1652,8 @@ typedef struct band_key
 
 typedef struct band_store
 { struct band_store *next;
-  atom_t     module, name, bands_name;   /* registered */
+  atom_t     module, name, bands_name;   /* registered; a plain store's bands_name is its name */
+  int        plain;                      /* a plain SEQ store: one bucket a key, no band check */
   band_key **table;
   size_t     buckets, keys;
   size_t     goals;
@@ -1810,24 +1813,29 @@ find_store(atom_t module, atom_t name)
   return NULL;
 }
 
+/* The store Name of Module; made where there is none and `bands` (the
+   name of its band list) is given, or `plain` (a plain store) */
 static int
-get_store(term_t module, term_t name, term_t bands, band_store **out)
+get_store(term_t module, term_t name, term_t bands, int plain, band_store **out)
 { atom_t m, n, b;
   band_store *s;
 
   if ( !PL_get_atom_ex(module, &m) || !PL_get_atom_ex(name, &n) )
     return FALSE;
-  if ( (s = find_store(m, n)) || !bands )
+  if ( (s = find_store(m, n)) || (!bands && !plain) )
   { *out = s;
     return TRUE;
   }
-  if ( !PL_get_atom_ex(bands, &b) )
+  if ( plain )
+    b = n;
+  else if ( !PL_get_atom_ex(bands, &b) )
     return FALSE;
   if ( !(s = calloc(1, sizeof(*s))) || !(s->table = calloc(64, sizeof(band_key*))) )
   { free(s);
     return PL_resource_error("memory");
   }
   s->buckets = 64;
+  s->plain = plain;
   s->module = m; s->name = n; s->bands_name = b;
   PL_register_atom(m); PL_register_atom(n); PL_register_atom(b);
   s->next = band_stores;
@@ -1940,65 +1948,58 @@ seen_goal(const band_bucket *b, term_t values, int64_t ts, int64_t te, int *seen
   return TRUE;
 }
 
-/* c_band_add(+Module, +Store, +Bands, +Key, +Generation, +Values, +Start,
-   +End): store the goal in the band of its ordered value (the last
-   argument of Values) unless a goal of its key and band has the same
-   values (a variant) and interval (solutions are sets) */
-static foreign_t
-c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
-           term_t values, term_t ts, term_t te)
-{ band_store *s;
-  band_key *k;
-  band_bucket *b = NULL;
-  int is_atom, other, seen;
-  size_t arity;
-  int64_t kv, bv, g, start, end;
-  num_t value;
-  term_t v = PL_new_term_ref();
+/* The key kv of store s, made where it has none */
+static band_key *
+store_key(band_store *s, int is_atom, int64_t kv)
+{ band_key *k;
 
-  if ( !get_store(module, name, bands, &s) || !get_key(key, &is_atom, &kv) ||
-       !PL_get_int64_ex(gen, &g) || !PL_get_int64_ex(ts, &start) || !PL_get_int64_ex(te, &end) )
-    return FALSE;
-  if ( !PL_get_name_arity(values, NULL, &arity) || arity == 0 )
-    return PL_type_error("band_store_values", values);
-  _PL_get_arg(arity, values, v);
-  get_num(v, &value);
-  if ( !num_band(&value, v, &other, &bv) )
-    return FALSE;
-  if ( !(k = find_key(s, is_atom, kv)) )
-  { if ( s->keys >= s->buckets * 2 && !grow_table(s) )
-      return PL_resource_error("memory");
-    if ( !(k = calloc(1, sizeof(*k))) )
-      return PL_resource_error("memory");
-    k->is_atom = is_atom;
-    k->key = kv;
-    if ( is_atom == TRUE )
-      PL_register_atom((atom_t)kv);
-    size_t slot = key_slot(s->buckets, is_atom, kv);
-    k->next = s->table[slot];
-    s->table[slot] = k;
-    s->keys++;
-  }
+  if ( (k = find_key(s, is_atom, kv)) )
+    return k;
+  if ( s->keys >= s->buckets * 2 && !grow_table(s) )
+    return NULL;
+  if ( !(k = calloc(1, sizeof(*k))) )
+    return NULL;
+  k->is_atom = is_atom;
+  k->key = kv;
+  if ( is_atom == TRUE )
+    PL_register_atom((atom_t)kv);
+  size_t slot = key_slot(s->buckets, is_atom, kv);
+  k->next = s->table[slot];
+  s->table[slot] = k;
+  s->keys++;
+  return k;
+}
+
+/* The bucket of key k for band (other, bv), made where it has none */
+static band_bucket *
+key_bucket(band_key *k, int other, int64_t bv)
+{ band_bucket *b;
+
   if ( k->last < k->count && k->bands[k->last]->other == other && k->bands[k->last]->band == bv )
-    b = k->bands[k->last];
-  else
-  { for ( size_t i = 0; i < k->count; i++ )
-    { if ( k->bands[i]->other == other && k->bands[i]->band == bv )
-      { b = k->bands[i];
-        k->last = i;
-        break;
-      }
+    return k->bands[k->last];
+  for ( size_t i = 0; i < k->count; i++ )
+  { if ( k->bands[i]->other == other && k->bands[i]->band == bv )
+    { k->last = i;
+      return k->bands[i];
     }
   }
-  if ( !b )
-  { if ( !room_for((void**)&k->bands, &k->size, k->count + 1, sizeof(band_bucket*), 4) ||
-         !(b = calloc(1, sizeof(*b))) )
-      return PL_resource_error("memory");
-    b->other = other;
-    b->band = bv;
-    k->last = k->count;
-    k->bands[k->count++] = b;
-  }
+  if ( !room_for((void**)&k->bands, &k->size, k->count + 1, sizeof(band_bucket*), 4) ||
+       !(b = calloc(1, sizeof(*b))) )
+    return NULL;
+  b->other = other;
+  b->band = bv;
+  k->last = k->count;
+  k->bands[k->count++] = b;
+  return b;
+}
+
+/* Add the goal to bucket b unless it has one with the same values (a
+   variant) and interval (solutions are sets) */
+static int
+add_goal(band_store *s, band_bucket *b, term_t values, const num_t *value,
+         int64_t g, int64_t start, int64_t end)
+{ int seen;
+
   if ( !seen_goal(b, values, start, end, &seen) )
     return FALSE;
   if ( seen )
@@ -2008,7 +2009,7 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
   band_goal *goal = &b->goals[b->count];
   if ( !(goal->values = PL_record(values)) )
     return PL_resource_error("memory");
-  goal->value = value;
+  goal->value = *value;
   goal->gen = g;
   goal->ts = start;
   goal->te = end;
@@ -2019,6 +2020,59 @@ c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
   b->count++;
   s->goals++;
   return TRUE;
+}
+
+/* c_band_add(+Module, +Store, +Bands, +Key, +Generation, +Values, +Start,
+   +End): store the goal in the band of its ordered value (the last
+   argument of Values) unless a goal of its key and band has the same
+   values (a variant) and interval (solutions are sets) */
+static foreign_t
+c_band_add(term_t module, term_t name, term_t bands, term_t key, term_t gen,
+           term_t values, term_t ts, term_t te)
+{ band_store *s;
+  band_key *k;
+  band_bucket *b;
+  int is_atom, other;
+  size_t arity;
+  int64_t kv, bv, g, start, end;
+  num_t value;
+  term_t v = PL_new_term_ref();
+
+  if ( !get_store(module, name, bands, FALSE, &s) || !get_key(key, &is_atom, &kv) ||
+       !PL_get_int64_ex(gen, &g) || !PL_get_int64_ex(ts, &start) || !PL_get_int64_ex(te, &end) )
+    return FALSE;
+  if ( !PL_get_name_arity(values, NULL, &arity) || arity == 0 )
+    return PL_type_error("band_store_values", values);
+  _PL_get_arg(arity, values, v);
+  get_num(v, &value);
+  if ( !num_band(&value, v, &other, &bv) )
+    return FALSE;
+  if ( !(k = store_key(s, is_atom, kv)) || !(b = key_bucket(k, other, bv)) )
+    return PL_resource_error("memory");
+  return add_goal(s, b, values, &value, g, start, end);
+}
+
+/* c_seq_add(+Module, +Store, +Key, +Generation, +Values, +Start, +End):
+   a goal of a plain SEQ store (cep/compile/steps.py, _seq): its key's
+   one bucket, with no ordered value */
+static foreign_t
+c_seq_add(term_t module, term_t name, term_t key, term_t gen,
+          term_t values, term_t ts, term_t te)
+{ band_store *s;
+  band_key *k;
+  band_bucket *b;
+  int is_atom;
+  int64_t kv, g, start, end;
+  num_t none = { NUM_UNBOUND, 0, 0.0 };
+
+  if ( !get_store(module, name, 0, TRUE, &s) || !get_key(key, &is_atom, &kv) ||
+       !PL_get_int64_ex(gen, &g) || !PL_get_int64_ex(ts, &start) || !PL_get_int64_ex(te, &end) )
+    return FALSE;
+  if ( !s->plain )
+    return PL_permission_error("add_plain_goal", "band_store", name);
+  if ( !(k = store_key(s, is_atom, kv)) || !(b = key_bucket(k, TRUE, 0)) )
+    return PL_resource_error("memory");
+  return add_goal(s, b, values, &none, g, start, end);
 }
 
 /* Whether a goal of band b can meet a right solution of band p: one band
@@ -2038,6 +2092,7 @@ typedef struct
 
 typedef struct
 { atom_t  module, name;
+  int     plain;            /* a plain store's walk: no band check */
   int     op, above, p_other;
   int64_t p;
   num_t   probe;
@@ -2117,22 +2172,81 @@ get_bound(term_t t, int *has, int64_t *bound)
   return !*has || PL_get_int64_ex(t, bound);
 }
 
+/* Move walk w's cursor to its next goal within the bounds and the bands
+   it admits, without taking it; NULL where there is none */
+static band_goal *
+walk_next(band_walk *w, const band_store *s)
+{ for ( ; w->at < w->count; w->at++, w->band = 0, w->goal = 0 )
+  { band_key *k = find_key(s, w->keys[w->at].is_atom, w->keys[w->at].key);
+    if ( !k )
+      continue;
+    for ( ; w->band < k->count; w->band++, w->goal = 0 )
+    { band_bucket *b = k->bands[w->band];
+      if ( !w->plain && !band_admits(w->above, b, w->p_other, w->p) )
+        continue;
+      for ( ; w->goal < b->count; w->goal++ )
+      { band_goal *g = &b->goals[w->goal];
+        if ( !((w->has_before && g->te >= w->before) || (w->has_since && g->ts < w->since)) )
+          return g;
+      }
+    }
+  }
+  return NULL;
+}
+
+/* The next goal of walk w (made by the first call of c_band_goal/10 or
+   c_seq_goal/8), unified with Values, Start and End; deterministic on
+   the last (no choice point left where no goal is left to try). The
+   store, key and bucket are looked up again at each step, so nothing the
+   caller does in between (it adds goals to other stores) can leave a
+   dangling pointer. */
+static foreign_t
+walk_goals(band_walk *w, term_t probe, term_t values, term_t ts, term_t te)
+{ band_store *s;
+  band_goal *g;
+  fid_t fid;
+  term_t v = PL_new_term_ref();                 /* before the frame: rewinding it drops later refs */
+
+  if ( !(s = find_store(w->module, w->name)) || !(fid = PL_open_foreign_frame()) )
+  { free_walk(w);
+    return FALSE;
+  }
+  while ( (g = walk_next(w, s)) )
+  { int passes = TRUE;
+    w->goal++;                                  /* taken */
+    if ( (w->plain || goal_passes(w, g, probe, v, &passes)) && passes &&
+         PL_recorded(g->values, v) && PL_unify(values, v) &&
+         PL_unify_int64(ts, g->ts) && PL_unify_int64(te, g->te) )
+    { PL_close_foreign_frame(fid);
+      if ( !walk_next(w, s) )
+      { free_walk(w);
+        return TRUE;
+      }
+      PL_retry_address(w);
+    }
+    if ( PL_exception(0) )
+    { PL_close_foreign_frame(fid);
+      free_walk(w);
+      return FALSE;
+    }
+    PL_rewind_foreign_frame(fid);
+  }
+  PL_close_foreign_frame(fid);
+  free_walk(w);
+  return FALSE;
+}
+
 /* c_band_goal(+Module, +Store, +Key, +Op, +Probe, ?Before, ?Since, ?Values,
    ?Start, ?End) is nondet: the goals of Key whose ordered value V passes
    the band check Probe Op V (Op one of <, <=, >, >=), that end before
    Before and start at or after Since (either unbound: no bound), in
-   order. The bands are those Op's direction admits from Probe's band.
-   The store, key and bucket are looked up again at each step: nothing
-   the caller does in between (it adds goals to other stores) can leave
-   a dangling pointer. */
+   order. The bands are those Op's direction admits from Probe's band. */
 static foreign_t
 c_band_goal(term_t a0, int arity, control_t h)
 { term_t module = a0, name = a0 + 1, key = a0 + 2, op = a0 + 3, probe = a0 + 4,
          before = a0 + 5, since = a0 + 6, values = a0 + 7, ts = a0 + 8, te = a0 + 9;
   band_walk *w;
   band_store *s;
-  band_key *k;
-  fid_t fid;
 
   (void)arity;
   switch ( PL_foreign_control(h) )
@@ -2172,41 +2286,57 @@ c_band_goal(term_t a0, int arity, control_t h)
     default:
       return FALSE;
   }
-  term_t v = PL_new_term_ref();                 /* before the frame: rewinding it drops later refs */
-  if ( !(s = find_store(w->module, w->name)) || !(fid = PL_open_foreign_frame()) )
-  { free_walk(w);
-    return FALSE;
-  }
-  for ( ; w->at < w->count; w->at++, w->band = 0, w->goal = 0 )
-  { if ( !(k = find_key(s, w->keys[w->at].is_atom, w->keys[w->at].key)) )
-      continue;
-    for ( ; w->band < k->count; w->band++, w->goal = 0 )
-    { band_bucket *b = k->bands[w->band];
-      if ( !band_admits(w->above, b, w->p_other, w->p) )
-        continue;
-      while ( w->goal < b->count )
-      { band_goal *g = &b->goals[w->goal++];
-        int passes;
-        if ( (w->has_before && g->te >= w->before) || (w->has_since && g->ts < w->since) )
-          continue;
-        if ( goal_passes(w, g, probe, v, &passes) && passes &&
-             PL_recorded(g->values, v) && PL_unify(values, v) &&
-             PL_unify_int64(ts, g->ts) && PL_unify_int64(te, g->te) )
-        { PL_close_foreign_frame(fid);
-          PL_retry_address(w);
-        }
-        if ( PL_exception(0) )
-        { PL_close_foreign_frame(fid);
-          free_walk(w);
-          return FALSE;
-        }
-        PL_rewind_foreign_frame(fid);
+  return walk_goals(w, probe, values, ts, te);
+}
+
+/* c_seq_goal(+Module, +Store, +Key, ?Before, ?Since, ?Values, ?Start,
+   ?End) is nondet: the goals of a plain store (c_seq_add/7) of Key (and
+   those stored with the key unbound, KEY_ANY; every key's where Key is
+   unbound) that end before Before and start at or after Since (either
+   unbound: no bound), each key's in the order they came */
+static foreign_t
+c_seq_goal(term_t a0, int arity, control_t h)
+{ term_t module = a0, name = a0 + 1, key = a0 + 2, before = a0 + 3, since = a0 + 4,
+         values = a0 + 5, ts = a0 + 6, te = a0 + 7;
+  band_walk *w;
+  band_store *s;
+
+  (void)arity;
+  switch ( PL_foreign_control(h) )
+  { case PL_FIRST_CALL:
+    { band_walk w0;
+      int is_atom;
+      int64_t kv;
+      memset(&w0, 0, sizeof(w0));
+      w0.plain = TRUE;
+      if ( !PL_get_atom_ex(module, &w0.module) || !PL_get_atom_ex(name, &w0.name) ||
+           !get_key(key, &is_atom, &kv) ||
+           !get_bound(before, &w0.has_before, &w0.before) ||
+           !get_bound(since, &w0.has_since, &w0.since) )
+        return FALSE;
+      if ( !(s = find_store(w0.module, w0.name)) )
+        return FALSE;
+      if ( is_atom != KEY_ANY && !find_key(s, is_atom, kv) && !find_key(s, KEY_ANY, 0) )
+        return FALSE;                           /* the common miss: no walk to make */
+      if ( !(w = malloc(sizeof(*w))) )
+        return PL_resource_error("memory");
+      *w = w0;
+      if ( !walk_keys(w, s, is_atom, kv) )
+      { free(w);
+        return PL_resource_error("memory");
       }
+      break;
     }
+    case PL_REDO:
+      w = PL_foreign_context_address(h);
+      break;
+    case PL_PRUNED:
+      free_walk(PL_foreign_context_address(h));
+      return TRUE;
+    default:
+      return FALSE;
   }
-  PL_close_foreign_frame(fid);
-  free_walk(w);
-  return FALSE;
+  return walk_goals(w, 0, values, ts, te);
 }
 
 static void
@@ -2272,7 +2402,7 @@ c_band_expire(term_t module, term_t name, term_t max)
 { band_store *s;
   int64_t m;
 
-  if ( !get_store(module, name, 0, &s) || !PL_get_int64_ex(max, &m) )
+  if ( !get_store(module, name, 0, FALSE, &s) || !PL_get_int64_ex(max, &m) )
     return FALSE;
   if ( s )
     expire_store(s, m, FALSE);
@@ -2318,7 +2448,7 @@ c_band_count(term_t module, term_t count)
   return PL_unify_int64(count, n);
 }
 
-/* c_band_goals(+Module, -Goals): every goal of Module's stores, a term
+/* c_band_goals(+Module, -Goals): every goal of Module's band stores, a term
    band_goals(Store, Bands, Key, Band, [g(Generation, Values, Start, End),
    ...]) for each key and band, in the order c_band_add/8 takes them back
    (cep_runtime:cep_dump/2): the names, the key and the band once for all
@@ -2336,7 +2466,7 @@ c_band_goals(term_t module, term_t goals)
   if ( !PL_get_atom_ex(module, &m) )
     return FALSE;
   for ( band_store *s = band_stores; s; s = s->next )
-  { if ( s->module != m )
+  { if ( s->module != m || s->plain )
       continue;
     for ( size_t i = 0; i < s->buckets; i++ )
     { for ( band_key *k = s->table[i]; k; k = k->next )
@@ -2361,6 +2491,45 @@ c_band_goals(term_t module, term_t goals)
                !PL_cons_functor_v(items, FUNCTOR_band_goals5, args) ||
                !PL_unify(head, items) )
             return FALSE;
+        }
+      }
+    }
+  }
+  return PL_unify_nil(list);
+}
+
+/* c_seq_goals(+Module, -Facts): every goal of Module's plain stores as
+   the fact Store(Key, Generation, Values, Start, End) that holds it
+   without the library (Key unbound for KEY_ANY), each key's in the
+   order they came (cep_runtime:cep_dump/2) */
+static foreign_t
+c_seq_goals(term_t module, term_t facts)
+{ atom_t m;
+  term_t list = PL_copy_term_ref(facts);
+  term_t head = PL_new_term_ref();
+  term_t args = PL_new_term_refs(5);
+  term_t fact = PL_new_term_ref();
+
+  if ( !PL_get_atom_ex(module, &m) )
+    return FALSE;
+  for ( band_store *s = band_stores; s; s = s->next )
+  { if ( s->module != m || !s->plain )
+      continue;
+    functor_t f = PL_new_functor(s->name, 5);
+    for ( size_t i = 0; i < s->buckets; i++ )
+    { for ( band_key *k = s->table[i]; k; k = k->next )
+      { for ( size_t j = 0; j < k->count; j++ )
+        { band_bucket *b = k->bands[j];
+          for ( size_t n = 0; n < b->count; n++ )
+          { band_goal *g = &b->goals[n];
+            if ( !(k->is_atom == KEY_ANY ? PL_put_variable(args) :
+                   k->is_atom ? PL_put_atom(args, (atom_t)k->key) : PL_put_int64(args, k->key)) ||
+                 !PL_put_int64(args + 1, g->gen) || !PL_recorded(g->values, args + 2) ||
+                 !PL_put_int64(args + 3, g->ts) || !PL_put_int64(args + 4, g->te) ||
+                 !PL_cons_functor_v(fact, f, args) ||
+                 !PL_unify_list(list, head, list) || !PL_unify(head, fact) )
+              return FALSE;
+          }
         }
       }
     }
@@ -2411,5 +2580,8 @@ install_cep_fast(void)
   PL_register_foreign("c_band_clear", 1, c_band_clear, 0);
   PL_register_foreign("c_band_count", 2, c_band_count, 0);
   PL_register_foreign("c_band_goals", 2, c_band_goals, 0);
+  PL_register_foreign("c_seq_add", 7, c_seq_add, 0);
+  PL_register_foreign("c_seq_goal", 8, c_seq_goal, PL_FA_NONDETERMINISTIC|PL_FA_VARARGS);
+  PL_register_foreign("c_seq_goals", 2, c_seq_goals, 0);
   PRED_cep_nt = PL_predicate("cep_nt", 2, "cep_values");
 }

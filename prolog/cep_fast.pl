@@ -1,6 +1,6 @@
 /*  The runtime's hot loops: decoding a batch of events, telling which
     IRIs can be written as they are, writing answer lines, the band of a
-    number, and the goal stores of band joins. The C library prolog/cep_fast.so does
+    number, and the goal stores of SEQ and band joins. The C library prolog/cep_fast.so does
     them where `make setup` built it (an installed package builds it on
     first use: cep/runtime/native.py); the Prolog clauses below do the same,
     slower, where it was not built. CEP_NO_FOREIGN=1 forces the Prolog
@@ -28,7 +28,11 @@
             cep_band_clear/1,      % +Module
             cep_band_pending/1,    % +Module
             cep_band_key/3,        % +Key, +Band, -BandKey
-            cep_band_admits/3      % +Direction, +Band, +ProbeBand
+            cep_band_admits/3,     % +Direction, +Band, +ProbeBand
+            cep_seq_add/7,         % +Module, +Store, +Key, +Generation, +Values, +Start, +End
+            cep_seq_goal/8,        % +Module, +Store, +Key, ?Before, ?Since, ?Values, ?Start, ?End
+            cep_seq_drop/3,        % +Module, +Store, +Generation
+            cep_seq_goals/2        % +Module, -Facts
           ]).
 
 :- use_module(library(apply)).
@@ -381,8 +385,8 @@ cep_band_drop(M, Store, Max) :-
 %   (cep_runtime:cep_dump/2 keeps them in the state in place of the facts,
 %   and cep_restore/2 gives each to cep_band_add/8: a state written with
 %   the library is read without it, and the other way round).
-%   cep_band_clear/1 drops the C library's; cep_band_pending/1 is true
-%   while it has one.
+%   cep_band_clear/1 drops the C library's stores, band and plain
+%   (cep_seq_add/7); cep_band_pending/1 is true while one has a goal.
 cep_band_goals(M, Goals) :-
     (   foreign_loaded
     ->  c_band_goals(M, Goals)
@@ -437,6 +441,71 @@ cep_band_admits(_, other, _) :- !.
 cep_band_admits(_, _, other) :- !.
 cep_band_admits(above, B, P) :- B >= P - 1.
 cep_band_admits(below, B, P) :- B =< P + 1.
+
+%!  cep_seq_add(+Module, +Store, +Key, +Generation, +Values, +Start, +End) is det.
+%!  cep_seq_goal(+Module, +Store, +Key, ?Before, ?Since, ?Values, ?Start, ?End) is nondet.
+%!  cep_seq_drop(+Module, +Store, +Generation) is semidet.
+%!  cep_seq_goals(+Module, -Facts) is det.
+%
+%   The goal store Store of the rule set Module of a SEQ step with no
+%   band (cep/compile/steps.py, _seq): the goals its left solutions
+%   leave, each a solution's Values over [Start, End] in its generation
+%   (steps.py, _generation), by join key (clauses.py, key_goal; unbound
+%   where a join variable is). cep_seq_add/7 stores a goal unless the
+%   store has one of the same values (a variant) and interval: solutions
+%   are sets (paper 4.2). cep_seq_goal/8 gives the goals whose values
+%   unify with Values, of Key and those stored with the key unbound
+%   (every goal where Key is unbound), that end before Before and start
+%   at or after Since (either unbound: no bound): the step's interval
+%   test and window. cep_seq_drop/3 drops the goals of generation
+%   Generation and before where the C library keeps the store, and fails
+%   without it (cep_runtime:cep_seq_expire/5 then prunes the facts).
+%   cep_seq_goals/2 gives the C library's goals as the facts that hold
+%   them without it (none without it: the facts are the store's), for
+%   cep_runtime:cep_dump/2.
+%
+%   The C library keeps them (prolog/cep_fast.c, c_seq_add/7), with no
+%   clause database work per goal; without it they are the dynamic facts
+%   Store(Key, Generation, Values, Start, End) of Module. Both give the
+%   same goals, a key's in the order they came (but for the goals of an
+%   unbound key, which the library gives after the others).
+cep_seq_add(M, Store, H, G, V, Ts, Te) :-
+    foreign_loaded,
+    !,
+    c_seq_add(M, Store, H, G, V, Ts, Te).
+cep_seq_add(M, Store, H, G, V, Ts, Te) :-
+    Seen =.. [Store, H, _, V0, Ts, Te],
+    (   M:Seen, V0 =@= V
+    ->  true
+    ;   Goal =.. [Store, H, G, V, Ts, Te],
+        assertz(M:Goal)
+    ).
+
+cep_seq_goal(M, Store, H, Before, Since, V, Ts, Te) :-
+    foreign_loaded,
+    !,
+    c_seq_goal(M, Store, H, Before, Since, V, Ts, Te).
+cep_seq_goal(M, Store, H, Before, Since, V, Ts, Te) :-
+    Goal =.. [Store, H, _, V, Ts, Te],
+    M:Goal,
+    (   var(Before)
+    ->  true
+    ;   Te < Before
+    ),
+    (   var(Since)
+    ->  true
+    ;   Ts >= Since
+    ).
+
+cep_seq_drop(M, Store, Max) :-
+    foreign_loaded,
+    c_band_expire(M, Store, Max).
+
+cep_seq_goals(M, Facts) :-
+    (   foreign_loaded
+    ->  c_seq_goals(M, Facts)
+    ;   Facts = []
+    ).
 
 decode_line("", Events, Events) :- !.
 decode_line(Line, [e(S, P, O, Ts, Te)|Events], Events) :-

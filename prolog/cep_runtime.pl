@@ -39,6 +39,7 @@
             cep_skolem/2,        % +Key, -BlankNode
             cep_expire/5,        % +Module, +Store, +Window, +GenerationMs, +Now
             cep_band_expire/6,   % +Module, +Store, +Bands, +Window, +GenerationMs, +Now
+            cep_seq_expire/5,    % +Module, +Store, +Window, +GenerationMs, +Now
             cep_advance/3,       % +Module, +NowText, -Pending
             cep_absence/3,       % +Module, +Limit, -Rows
             cep_feed/3,          % +Module, +Time, -Rows
@@ -765,11 +766,24 @@ cep_band_expire(M, Store, Bands, Window, P, Now) :-
                retract(M:Band))
     ).
 
+%!  cep_seq_expire(+Module, +Store, +Window, +P, +Now) is det.
+%
+%   cep_expire/5 for a plain SEQ store (cep_fast.pl, cep_seq_add/7): the
+%   C library drops the generations past the window itself; without it
+%   the store's facts are pruned as any store's.
+cep_seq_expire(M, Store, Window, P, Now) :-
+    Max is (Now - Window) div P - 1,
+    (   cep_seq_drop(M, Store, Max)
+    ->  true
+    ;   cep_expire(M, Store, Window, P, Now)
+    ).
+
 %!  cep_dump(+Module, -State:string) is det.
 %!  cep_restore(+Module, +State:string) is det.
 %
 %   The state of a loaded rule set: every fact of its dynamic predicates
-%   (goal stores, band lists, the sweep clock, expired generations) as one
+%   (goal stores, band lists, the sweep clock, expired generations; the
+%   goals of the C library's stores in the same form) as one
 %   string of bytes (fast_term_serialized/2, which keeps rationals, big
 %   integers and strings exact; it is read by the same SWI-Prolog version).
 %   cep_restore/2 replaces the module's facts by those of State. The Spark
@@ -777,7 +791,8 @@ cep_band_expire(M, Store, Bands, Window, P, Now) :-
 cep_dump(M, State) :-
     findall(Fact, ( state_predicate(M, Fact), \+ band_fact(M, Fact), clause(M:Fact, true) ), Facts0),
     cep_band_goals(M, Goals),               % band stores, in one form with the C library or without (cep_fast.pl)
-    append(Facts0, Goals, Facts),
+    cep_seq_goals(M, SeqFacts),             % plain stores: the library's goals as their facts
+    append([Facts0, Goals, SeqFacts], Facts),
     fast_term_serialized(Facts, State).
 
 cep_restore(M, State) :-
@@ -790,6 +805,12 @@ restore_fact(M, band_goals(Store, Bands, H, _Band, Goals)) :-   % the band follo
     !,
     forall(member(g(G, V, Ts, Te), Goals),
            cep_band_add(M, Store, Bands, H, G, V, Ts, Te)).
+restore_fact(M, Fact) :-
+    functor(Fact, Store, 5),
+    M:'$seq_store'(Store),                  % a plain store: the C library's where it is built
+    !,
+    Fact =.. [Store, H, G, V, Ts, Te],
+    cep_seq_add(M, Store, H, G, V, Ts, Te).
 restore_fact(M, Fact) :-
     assertz(M:Fact).
 

@@ -23,6 +23,10 @@ for every unary step N (BIND, a subquery, a join with inline data)
                                band of a value stored in the goal; where
                                the C library is built it keeps such a
                                store instead (cep_fast:cep_band_add/8);
+                               and the plain store of an unrestricted SEQ
+                               without a band, g<N>_l/5 as above, where
+                               it is built ('$seq_store'/1, cep_fast:
+                               cep_seq_add/7);
 and for the rule set
     cep_event/6                the entry point: an event triggers the leaf
                                rules (leaf/6, one clause per triple pattern,
@@ -64,7 +68,7 @@ from cep.compile.expr import Scope, conj, q
 from cep.compile.leaves import (COPY_LEAF, PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check,
                                 reads_copies, stream_rules, unit_store)
 from cep.compile.projection import answer_width, padded, projection
-from cep.compile.steps import BANDS, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
+from cep.compile.steps import BANDS, SEQ_STORE, generation_ms, hoisting, step_clauses, store_scope, unary_clauses
 from cep.compile.updates import live_view, update_clause
 from cep.compile.services import deferred_nodes
 from cep.compile.static import static_items
@@ -189,7 +193,13 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     # periodic pruning of goals past their window (system-generated events)
     module, now = pl.Var("M"), pl.Var("Now")
     names = {store.split("/")[0] for store, _ in sweeps}
-    sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now, names) for store, window in sweeps
+    # the plain SEQ stores' marks, made by their steps, together
+    marks = [item for item in items
+             if isinstance(item, pl.Clause) and isinstance(item.head, pl.Struct) and item.head.functor == SEQ_STORE]
+    items = [item for item in items if not any(item is mark for mark in marks)]
+    items += marks or [pl.Clause(pl.Struct(SEQ_STORE, pl.Var("_")), (F,))]
+    plain = {mark.head.args[0].name for mark in marks}
+    sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now, names, plain) for store, window in sweeps
                    if not store.split("/")[0].endswith(BANDS)]
     items.append(pl.Clause(pl.Struct("$sweep", module, now), tuple(sweep_goals) or (T,)))
     if sweeps:
@@ -275,9 +285,11 @@ def _reaches(plan, root, node_id) -> bool:
     return False
 
 
-def _sweep_goal(module, store, window, now, stores):
+def _sweep_goal(module, store, window, now, stores, plain):
     if store + BANDS in stores:  # a band store (cep/compile/steps.py, Band), and its bands
         return q(RUNTIME, "cep_band_expire", module, A(store), A(store + BANDS), window, generation_ms(window), now)
+    if store in plain:  # a plain SEQ store (cep/compile/steps.py, _seq)
+        return q(RUNTIME, "cep_seq_expire", module, A(store), window, generation_ms(window), now)
     return q(RUNTIME, "cep_expire", module, A(store), window, generation_ms(window), now)
 
 

@@ -24,6 +24,9 @@ from cep.compile.projection import sort_goals
 BANDS = "_bands"  # suffix of a store's band list (see Band)
 
 
+SEQ_STORE = "$seq_store"  # '$seq_store'(Store): Store is a plain SEQ store (_seq; prolog/cep_contract.pl)
+
+
 @dataclass(frozen=True)
 class Hoist:
     """Parts of a SEQ step's filters that only depend on its left operand
@@ -200,11 +203,26 @@ def _seq(step, left, right, scope, hoist=None, **_):
     band = hoist.band if hoist is not None else None
     stores = [store + "/5"]
     before = interval_goals(step, ts1, te1, ts2, te2)
-    if band is None:
-        storing = [*([_unseen(store, h, stored, ts1, te1)] if step.policy == "unrestricted" else []),
-                   pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, stored, ts1, te1, gen))]
+    m, since = pl.Var("M"), pl.Var("Since")
+    windowed = step.window is not None
+    items = []
+    if band is None and step.policy != "unrestricted":
+        # the consuming policies take a goal out (clause/3, erase/1): dynamic facts
+        storing = [pl.Struct("asserta" if step.policy == "recent" else "assertz", _goal(store, h, stored, ts1, te1, gen))]
         goal = _goal(store, h, stored, ts1, te1)
         finding = [goal]
+    elif band is None:
+        # a plain store: goals kept by join key, by the C library where it is
+        # built, else as dynamic facts (prolog/cep_fast.pl, cep_seq_add/7), with
+        # the interval test (the left operand ends before the right one starts)
+        # and the window made by the store
+        assert step.op.spec.interval == ops.BEFORE
+        storing = [pl.Struct("context_module", m), q(FAST, "cep_seq_add", m, A(store), h, gen, stored, ts1, te1)]
+        finding = [*([pl.Struct("is", since, pl.Struct("-", te2, step.window))] if windowed else []),
+                   pl.Struct("context_module", m),
+                   q(FAST, "cep_seq_goal", m, A(store), h, ts2, since if windowed else pl.Var("_"), stored, ts1, te1)]
+        before = []
+        items.append(pl.Clause(pl.Struct(SEQ_STORE, A(store))))
     else:
         # a band store (band joins are unrestricted: hoisting needs it): goals
         # kept by join key and band of the hoisted value, by the C library
@@ -212,14 +230,13 @@ def _seq(step, left, right, scope, hoist=None, **_):
         # where the check, the interval test (the left operand ends before
         # the right one starts) and the window are made by the store
         assert step.op.spec.interval == ops.BEFORE
-        bands, m, since = store + BANDS, pl.Var("M"), pl.Var("Since")
+        bands = store + BANDS
         stores.append(bands + "/2")
         # the hoisted value last in the goal: the store reads it there
         stored = tuple_term(vs, tuple(x for x in left.vars if x != band.hoisted)
                             + tuple(var for var, _ in hoist.computed if var != band.hoisted) + (band.hoisted,))
         storing = [pl.Struct("context_module", m),
                    q(FAST, "cep_band_add", m, A(store), A(bands), h, gen, stored, ts1, te1)]
-        windowed = step.window is not None
         finding = [*([pl.Struct("is", since, pl.Struct("-", te2, step.window))] if windowed else []),
                    pl.Struct("context_module", m),
                    q(FAST, "cep_band_goal", m, A(store), A(bands), h, A(band.op), vs.of(band.probe), ts2,
@@ -241,7 +258,7 @@ def _seq(step, left, right, scope, hoist=None, **_):
         pick = pl.Struct("once", conj([pl.Struct("clause", goal, T, ref), *before, pl.Struct(f"ok{n}", out, ts1, te2)]))
         body = (pick, pl.Struct("erase", ref), emit) if step.policy == "chronological" else (pick, emit)
     check = pl.Clause(pl.Struct(f"s{n}_r", rv, ts2, te2, ans), (key_goal(vs, step.key, h),) + body)
-    return [insert, check, _ok_clause(step, scope)], stores, store_scope(step), None
+    return [insert, check, _ok_clause(step, scope), *items], stores, store_scope(step), None
 
 
 INTERVAL_TESTS = {"<": "<", "<=": "=<", "=": "=:="}  # Operator.interval's comparisons in Prolog

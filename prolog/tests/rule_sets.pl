@@ -24,6 +24,7 @@ rule_set_text(M, Clauses, Text) :-
                  '$check'-"'$check'(_, _, _) :- fail.",
                  '$deferred'-"'$deferred'([]).",
                  '$end_group'-"'$end_group'.",
+                 '$seq_store'-"'$seq_store'(_) :- fail.",
                  '$distinct'-":- dynamic('$distinct'/1).",
                  '$instant_ends'-"'$instant_ends'(true)." ],
     findall(D, ( member(Name-D, Defaults),

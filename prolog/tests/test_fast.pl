@@ -275,6 +275,64 @@ test(leaves_the_others_to_prolog) :-
 
 %   The band stores: band_stores.pl.
 
+:- begin_tests(cep_seq_store).
+
+test(a_key_meets_its_goals_in_order_and_those_of_an_unbound_key) :-
+    seq_module(M),
+    forall(member(K-V-T, [a-v(a, 1)-1, b-v(b, 2)-2, a-v(a, 3)-3, _-v(_, 4)-4]),
+           cep_seq_add(M, g, K, 0, V, T, T)),
+    seq_goals(M, a, A),
+    assertion(A =@= [v(a, 1)-1, v(a, 3)-3, v(_, 4)-4]),
+    seq_goals(M, c, C),
+    assertion(C =@= [v(_, 4)-4]),                           % an unbound key's goal meets every key
+    seq_goals(M, _, All0),                                  % an unbound probe meets every goal
+    sort(2, @<, All0, All),
+    assertion(All =@= [v(a, 1)-1, v(b, 2)-2, v(a, 3)-3, v(_, 4)-4]).
+test(values_unify_with_the_probe) :-
+    seq_module(M),
+    cep_seq_add(M, g, a, 0, v(a, 1), 1, 1),
+    cep_seq_add(M, g, a, 0, v(a, 2), 2, 2),
+    findall(T, cep_seq_goal(M, g, a, _, _, v(a, 2), T, _), Ts),
+    assertion(Ts == [2]).
+test(goals_within_the_bounds) :-
+    seq_module(M),
+    forall(member(Ts-Te, [1-1, 2-5, 3-3]), cep_seq_add(M, g, a, 0, v(Ts), Ts, Te)),
+    findall(Ts-Te, cep_seq_goal(M, g, a, 5, _, _, Ts, Te), Before),
+    assertion(Before == [1-1, 3-3]),
+    findall(Ts-Te, cep_seq_goal(M, g, a, _, 2, _, Ts, Te), Since),
+    assertion(Since == [2-5, 3-3]).
+test(a_goal_is_stored_once) :-
+    seq_module(M),
+    cep_seq_add(M, g, a, 0, v(_, 1), 5, 6),
+    cep_seq_add(M, g, a, 0, v(_, 1), 5, 6),                 % a variant: the same solution
+    cep_seq_add(M, g, a, 0, v(y, 1), 5, 6),
+    cep_seq_add(M, g, a, 0, v(y, 1), 5, 7),
+    cep_seq_add(M, g, a, 0, v(y, 1), 4, 7),
+    cep_seq_add(M, g, a, 0, v(y, 1), 5, 6),                 % not the last goal's interval: found among them all
+    seq_goals(M, a, Goals),
+    assertion(Goals = [v(V, 1)-5, v(y, 1)-5, v(y, 1)-5, v(y, 1)-4]),
+    assertion(var(V)).
+%   The C library's walk ends where no goal is left to try (the facts'
+%   clause indexing may leave one: plunit would warn of it)
+test(the_last_goal_leaves_no_choice_point, [condition(cep_fast:foreign_loaded)]) :-
+    seq_module(M),
+    cep_seq_add(M, g, a, 0, v(1), 1, 1),
+    cep_seq_add(M, g, a, 0, v(2), 2, 2),
+    cep_seq_add(M, g, a, 0, v(3), 3, 3),
+    cep_seq_goal(M, g, a, 3, _, v(X), _, _),                % the goal of 3 is out of bounds
+    X == 2.
+test(goals_as_facts) :-
+    seq_module(M),
+    cep_seq_add(M, g, a, 7, v(a, 1), 1, 2),
+    cep_seq_add(M, g, _, 7, v(_, 2), 3, 4),
+    cep_seq_goals(M, Facts0),
+    findall(g(K, G, V, Ts, Te), M:g(K, G, V, Ts, Te), Facts1),
+    append(Facts0, Facts1, Facts),
+    msort(Facts, Sorted),
+    assertion(Sorted =@= [g(_, 7, v(_, 2), 3, 4), g(a, 7, v(a, 1), 1, 2)]).
+
+:- end_tests(cep_seq_store).
+
 :- begin_tests(cep_band_store).
 
 test(goals_that_pass_the_check_band_by_band_in_order) :-

@@ -383,6 +383,23 @@ test(whole_generations) :-
     generations(r_exp, Gs2),
     assertion(Gs2 == [7, 8, 9]).
 
+%   A plain SEQ store (cep_fast.pl, cep_seq_add/7): in C, or facts of
+%   the module without the library (this suite runs both).
+test(a_plain_store_drops_whole_generations) :-
+    seq_module(M),
+    % window 30 ms in generations of 10 ms: at 80 the generations =< 4 go
+    forall(member(K-T, [k-5, j-25, k-35, k-45, j-55]),
+           ( G is T // 10, cep_seq_add(M, g, K, G, v(T), T, T) )),
+    cep_seq_expire(M, g, 30, 10, 80),
+    seq_goals(M, _, Left),
+    assertion(Left == [v(55)-55]),
+    cep_seq_add(M, g, k, 9, v(95), 95, 95),                 % key k emptied, used again
+    seq_goals(M, k, Again),
+    assertion(Again == [v(95)-95]),
+    cep_seq_expire(M, g, 30, 10, 200),
+    seq_goals(M, _, Gone),
+    assertion(Gone == []).
+
 %   A band store (cep_fast.pl): in C, or facts of the module without the
 %   library (this suite runs both).
 test(expiry_drops_whole_generations_and_empty_bands) :-
