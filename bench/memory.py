@@ -69,7 +69,8 @@ class _MallInfo2(ctypes.Structure):
 def in_use(engine) -> dict:
     """The memory in use under the resident figure: glibc malloc's bytes
     in use (None without mallinfo2, glibc 2.33), Arrow's pool's, in MB, and
-    SWI-Prolog's atoms."""
+    SWI-Prolog's atoms in use (collected first, so that a collection due
+    or not does not move the count)."""
     import pyarrow as pa
 
     libc = ctypes.CDLL(None)
@@ -78,7 +79,7 @@ def in_use(engine) -> dict:
         libc.mallinfo2.restype = _MallInfo2
         info = libc.mallinfo2()
         malloc = round((info.uordblks + info.hblkhd) / 2**20, 1)
-    atoms = list(engine.session.prolog.query("statistics(atoms, N)"))[0]["N"]
+    atoms = list(engine.session.prolog.query("garbage_collect_atoms, statistics(atoms, N)"))[0]["N"]
     return {"malloc_mb": malloc, "arrow_mb": round(pa.total_allocated_bytes() / 2**20, 1), "atoms": atoms}
 
 
