@@ -4,6 +4,8 @@ window and filter a solution."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from contextlib import contextmanager
 
 from cep import prolog as pl
@@ -114,3 +116,47 @@ def ok_goal(node, vs: Vars, ts: pl.Var, te: pl.Var, filters=None):
 def resource(term):
     """An IRI (an atom) or a blank node (bn(Label)): not a literal."""
     return pl.Struct(";", pl.Struct("atom", term), pl.Struct("=", term, pl.Struct("bn", pl.Var("_"))))
+
+
+def settled_tests(clause):
+    """The clause with var(X) as true and nonvar(X) as fail where X occurs
+    nowhere else in it: an expression may read a variable of its scope that
+    the clause never binds (a FILTER's BOUND(?x) of a variable only MINUS's
+    right side has), which is unbound, and SWI-Prolog warns on standard
+    error of a test whose outcome is known ("Test is always false:
+    nonvar(X5)") when it loads the rules."""
+    if not isinstance(clause, pl.Clause):
+        return clause
+    counts = Counter()
+    _count_vars(clause.head, counts)
+    for goal in clause.body:
+        _count_vars(goal, counts)
+    if not any(n == 1 for n in counts.values()):
+        return clause
+    return pl.Clause(clause.head, tuple(_settle(g, counts) for g in clause.body))
+
+
+_RAW_VARS = re.compile(r"(?<![\w'\"])[A-Z_][A-Za-z0-9_]*")
+
+
+def _count_vars(term, counts: Counter):
+    if isinstance(term, pl.Var):
+        counts[term.name] += 1
+    elif isinstance(term, pl.Struct):
+        for arg in term.args:
+            _count_vars(arg, counts)
+    elif isinstance(term, pl.PList):
+        for item in term.items:
+            _count_vars(item, counts)
+        _count_vars(term.tail, counts)
+    elif isinstance(term, pl.Raw):  # its variables, as names in the text: never taken for unused
+        counts.update(_RAW_VARS.findall(term.text) * 2)
+
+
+def _settle(term, counts: Counter):
+    if not isinstance(term, pl.Struct):
+        return term
+    if term.functor in ("var", "nonvar") and len(term.args) == 1 and isinstance(term.args[0], pl.Var) \
+            and (term.args[0].name == "_" or counts[term.args[0].name] == 1):
+        return T if term.functor == "var" else F
+    return pl.Struct(term.functor, *(_settle(a, counts) for a in term.args))
