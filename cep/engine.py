@@ -208,6 +208,7 @@ class Engine:
         readers, cep.io.tables.checked_rows) and are not checked again; a
         row without a start or end time then breaks that promise, and
         raises ValueError (no row of the table is processed)."""
+        self.module  # a closed engine says so: the instant held back would take the rows silently
         table, notes = _conform(table)
         if not checked:
             table = self._checked(table, notes)

@@ -1060,12 +1060,38 @@ better_of(sample, X, B0, B) :- !,
 better_of(min, X, B0, B) :- !, compared(<, X, B0, B).
 better_of(max, X, B0, B) :- compared(>, X, B0, B).
 
+%   A NaN among the numbers is the result, whatever their order (fn:min,
+%   fn:max): < and > are false with it, so the fold kept it or not by
+%   where it came; an xsd:double's NaN over an xsd:float's.
 compared(Op, X, B0, B) :-
     (   cep_compare(Op, X, B0, R)
-    ->  ( R == true -> B = X ; B = B0 )
+    ->  (   nan_kind(B0, K0)
+        ->  ( K0 == float, nan_kind(X, double) -> B = X ; B = B0 )
+        ;   nan_kind(X, _)
+        ->  B = X
+        ;   R == true
+        ->  B = X
+        ;   cep_compare(=, X, B0, true), first_text(X, B0)
+        ->  B = X
+        ;   B = B0
+        )
     ;   X == B0
     ->  B = B0
     ;   B = '$error'
+    ).
+
+%   Of equal values (1 and 1.0E0, -0.0E0 and 0.0E0, a time in two zones)
+%   the one whose value's N-Triples text is the least, whatever their order.
+first_text(X, B0) :-
+    cep_numeric_value(X, VX), cep_nt(VX, TX),
+    cep_numeric_value(B0, VB), cep_nt(VB, TB),
+    TX @< TB.
+
+nan_kind(X, Kind) :-
+    cep_numeric_value(X, V),
+    (   float(V)
+    ->  float_class(V, nan), Kind = double
+    ;   V = l("NaN", xsd(float)), Kind = float
     ).
 
 %   merge_acc(+Func, +Acc1, +Acc2, -Acc): the accumulator of two panes.

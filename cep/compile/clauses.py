@@ -4,6 +4,7 @@ window and filter a solution."""
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 
 from cep import prolog as pl
@@ -114,3 +115,59 @@ def ok_goal(node, vs: Vars, ts: pl.Var, te: pl.Var, filters=None):
 def resource(term):
     """An IRI (an atom) or a blank node (bn(Label)): not a literal."""
     return pl.Struct(";", pl.Struct("atom", term), pl.Struct("=", term, pl.Struct("bn", pl.Var("_"))))
+
+
+def settled_tests(clause):
+    """The clause with var(X) as true and nonvar(X) as fail where X does not
+    occur before the test (the head first, then the body left to right): no
+    goal can have bound it. An expression may read a variable of its scope
+    that the clause never binds (a FILTER's BOUND(?x) of a variable only
+    MINUS's right side has; a grouping key the pattern does not bind), and
+    SWI-Prolog warns on standard error of a test whose outcome is known
+    ("Test is always false: nonvar(X4)") when it loads the rules."""
+    if not isinstance(clause, pl.Clause):
+        return clause
+    seen = _raw_names(clause)  # a Raw text's: never taken for unbound
+    _walk(clause.head, seen)
+    return pl.Clause(clause.head, tuple(_settle(g, seen) for g in clause.body))
+
+
+_RAW_VARS = re.compile(r"(?<![\w'\"])[A-Z_][A-Za-z0-9_]*")
+
+
+def _raw_names(term) -> set:
+    """The variable names in the Raw texts of a term."""
+    if isinstance(term, pl.Clause):
+        return set().union(_raw_names(term.head), *map(_raw_names, term.body))
+    if isinstance(term, pl.Struct):
+        return set().union(*map(_raw_names, term.args))
+    if isinstance(term, pl.PList):
+        return set().union(_raw_names(term.tail), *map(_raw_names, term.items))
+    if isinstance(term, pl.Raw):
+        return set(_RAW_VARS.findall(term.text))
+    return set()
+
+
+def _walk(term, seen: set):
+    """Add the variables of a term to `seen`."""
+    if isinstance(term, pl.Var):
+        seen.add(term.name)
+    elif isinstance(term, pl.Struct):
+        for arg in term.args:
+            _walk(arg, seen)
+    elif isinstance(term, pl.PList):
+        for item in term.items:
+            _walk(item, seen)
+        _walk(term.tail, seen)
+
+
+def _settle(term, seen: set):
+    """The term with its tests of variables not seen before settled, in
+    textual order; adds its variables to `seen`."""
+    if not isinstance(term, pl.Struct):
+        _walk(term, seen)
+        return term
+    if term.functor in ("var", "nonvar") and len(term.args) == 1 and isinstance(term.args[0], pl.Var) \
+            and (term.args[0].name == "_" or term.args[0].name not in seen):
+        return T if term.functor == "var" else F
+    return pl.Struct(term.functor, *(_settle(a, seen) for a in term.args))

@@ -62,7 +62,7 @@ import hashlib
 from cep import prolog as pl
 from cep.algebra import ops
 from cep.binarize import Leaf, Plan, Step, Unary, node_children
-from cep.compile.clauses import LIVE, RUNTIME, A, T, F, Vars, ok_goal, tuple_term
+from cep.compile.clauses import LIVE, RUNTIME, A, T, F, Vars, ok_goal, settled_tests, tuple_term
 from cep.compile.derivations import deferred_strata, derivations
 from cep.compile.expr import Scope, conj, q
 from cep.compile.leaves import (COPY_LEAF, PATH_EVENTS, count_streams, is_streamed, leaf_rules, path_check,
@@ -257,7 +257,7 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     items += [pl.Clause(pl.Struct("$distinct", i)) for i in distinct]
     if not distinct:
         items.append(pl.Directive(pl.Struct("dynamic", pl.indicator("$distinct", 1))))
-    return items, layouts
+    return [settled_tests(item) for item in items], layouts
 
 
 def _part_of(plan) -> dict:

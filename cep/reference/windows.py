@@ -691,6 +691,15 @@ def aggregate(agg: ops.Aggregate, members) -> str | None:
     if agg.func == "sample":
         return min(values)
     op = "<" if agg.func == "min" else ">"
+
+    def tied(v, best) -> bool:
+        """Whether v is equal to best and goes before it: of equal values
+        (1 and 1.0E0, -0.0E0 and 0.0E0, a time in two zones) the one whose
+        value's N-Triples text is the least, whatever their order."""
+        if not value(ops.Call("=", ops.Const(v), ops.Const(best)), {}, 0, 0).startswith('"true"'):
+            return False
+        return canonical_value(parse(v)).term < canonical_value(parse(best)).term
+
     best = values[0]
     for v in values[1:]:
         try:
@@ -699,7 +708,13 @@ def aggregate(agg: ops.Aggregate, members) -> str | None:
             if v != best:
                 return None
             continue
-        if better.startswith('"true"'):
+        if better.startswith('"true"') or tied(v, best):
             best = v
+    # a NaN among the numbers is the result, whatever their order (fn:min,
+    # fn:max): < and > are false with it, so a fold kept it or not by where
+    # it came; an xsd:double's NaN before an xsd:float's
+    nans = [n for n in map(parse, values) if n.kind in ("float", "double") and math.isnan(n.v)]
+    if nans:
+        best = max(nans, key=lambda n: n.kind == "double").term
     return canonical_value(parse(best)).term  # a value, as XPath's fn:min and fn:max give
 

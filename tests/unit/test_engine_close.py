@@ -86,3 +86,13 @@ def test_an_engine_made_again_after_close_answers_as_the_first():
     for _ in range(3):
         with Engine(rules) as engine:
             assert _answers(engine, tables) == expected
+
+
+def test_a_closed_engine_of_a_query_without_windows_refuses_a_push():
+    """A push after close is an error whatever the rules: a query without
+    windows read nothing of the closed engine's Prolog before the instant
+    held back took the row, and a push answered nothing, silently."""
+    engine = Engine(parse_rules(RULES.split("REGISTER QUERY ticks")[0]))
+    engine.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        engine.push_table(_events([1]))
