@@ -225,12 +225,6 @@ def _check_feeding(out, chaining):
     own is evaluated when its leading parts' windows are: those are the
     windows whose evaluations feed."""
     query = out.query
-    if len(out.evaluated_by) > 1:  # a UNION around its first group (binarize.leading_parts)
-        raise QueryError(f"the triples of {query.name}, a CONSTRUCT evaluated at the times of each group of a "
-                         f"UNION around its first group, are read by another query: that is not supported yet "
-                         f"(with a repeated event, an evaluation after another group's fed triples counted "
-                         f"that group's solutions again); put a group that both operands join first, or give "
-                         f"the groups one window", query.pos)
     if out.parts:
         counted = next((w for w in out.evaluated_by if w.count is not None), None)
         if counted is not None:
