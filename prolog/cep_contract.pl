@@ -137,8 +137,10 @@ cep_contract('$wcontent', 1, optional,
              "'$wcontent'(Query): Query (or a part p(Query, J) of a query whose groups have windows of their own) is evaluated over its window's content (its pattern has OPTIONAL, MINUS, [NOT] EXISTS, OPTIONALSEQ, a property path or a subquery with its own aggregation or cut)").
 cep_contract('$wunit', 2, optional,
              "'$wunit'(Query, Part): Query's window holds an empty group, whose node keeps the window's events under Part (its content, which the report policies read)").
+cep_contract('$wevents', 2, optional,
+             "'$wevents'(Query, Part): Query's window keeps its events under Part: those of an empty group's node ('$wunit'/2), and the instants leaf of a subquery with its own aggregation or cut").
 cep_contract('$wown', 1, optional,
-             "'$wown'(Part), dynamic: while a windowed CONSTRUCT's triples are fed back, the parts its empty group keeps its window's content under ('$wunit'/2): they do not store them").
+             "'$wown'(Part), dynamic: while a windowed CONSTRUCT's triples are fed back, the parts its windows keep their events under ('$wevents'/2): they do not store them").
 cep_contract('$win', 5, optional,
              "'$win'(Part, In, Values, Start, End): a solution stored under Part (part(Query, Node, Side)) that the window In holds").
 cep_contract('$wsolve', 5, optional,

@@ -1221,19 +1221,21 @@ report(M, Q, Ts0, Tau, New, Rows0, Rows) :-
 %   A CONSTRUCT over a window whose triples other queries read: the
 %   triples of the rows reported are events at Tau, fed back then (event
 %   time has passed every instant before Tau and no later one), with the
-%   answers they lead to (cep_runtime:cep_feed/3). They are never the
-%   content of its own empty groups ('$wown'/1 while they are fed), those
-%   of its parts p(Q, J) too: that is the same whether or not another
-%   query reads them, and a sliding window does not keep itself reporting
-%   (docs/language.md, "The empty group").
+%   answers they lead to (cep_runtime:cep_feed/3). They are never among
+%   the events its windows keep ('$wevents'/2: '$wown'/1 while they are
+%   fed), those of its parts p(Q, J) too: neither the content of its empty
+%   groups nor an instant its subqueries make rows at. So its answers are
+%   the same whether or not another query reads them, and a sliding
+%   window does not keep itself reporting (docs/language.md, "The empty
+%   group").
 feed(M, Q, Ts, Tau, Out, Fed) :-
     (   Out \== [],
         current_predicate(M:'$wfeed'/3),
         clause(M:'$wfeed'(Q, _, _), _)
     ->  forall(( member(Fields, Out), M:'$wfeed'(Q, Fields, Triples), member(t(S, P, O), Triples) ),
                cep_queue(M, Q, S, P, O, Ts, Tau)),
-        (   current_predicate(M:'$wunit'/2)
-        ->  findall(Part, ( M:'$wunit'(Q, Part) ; M:'$wunit'(p(Q, _), Part) ), Own)
+        (   current_predicate(M:'$wevents'/2)
+        ->  findall(Part, ( M:'$wevents'(Q, Part) ; M:'$wevents'(p(Q, _), Part) ), Own)
         ;   Own = []
         ),
         setup_call_cleanup(forall(member(Part, Own), assertz(M:'$wown'(Part))),

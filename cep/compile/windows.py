@@ -136,9 +136,9 @@ def window_items(plan, chaining, vars_of, node_vars_of, graph=None) -> list:
     grouped = conj([pl.Struct("$wkind", Q, pl.Struct("group", _)), pl.Struct("=", Spec, pl.Struct("time", _, _, _, _)),
                     pl.Struct("\\+", pl.Struct("$wparts", Q, _))]
                    + ([pl.Struct("\\+", pl.Struct("$wdeferred", Q))] if joins else []))
-    # an empty group's content never holds its query's own fed triples
+    # the events a window keeps never hold its query's own fed triples
     # (cep_window:feed/6 marks its parts '$wown' while they are fed)
-    own = [pl.Struct("\\+", pl.Struct("$wown", Q))] if any(reads_window(plan.outputs[i].query)
+    own = [pl.Struct("\\+", pl.Struct("$wown", Q))] if any(keeps_events(plan.outputs[i].query)
                                                            for i in feeding) else []
     items.append(pl.Clause(pl.Struct("$wstore", Q, V, Ts, Te), (
         *own,
@@ -225,12 +225,6 @@ def _check_feeding(out, chaining):
     own is evaluated when its leading parts' windows are: those are the
     windows whose evaluations feed."""
     query = out.query
-    if len(out.evaluated_by) > 1:  # a UNION around its first group (binarize.leading_parts)
-        raise QueryError(f"the triples of {query.name}, a CONSTRUCT evaluated at the times of each group of a "
-                         f"UNION around its first group, are read by another query: that is not supported yet "
-                         f"(with a repeated event, an evaluation after another group's fed triples counted "
-                         f"that group's solutions again); put a group that both operands join first, or give "
-                         f"the groups one window", query.pos)
     if out.parts:
         counted = next((w for w in out.evaluated_by if w.count is not None), None)
         if counted is not None:
@@ -288,6 +282,14 @@ def reads_window(query) -> bool:
     solution is there at every evaluation, and the report policies read
     the window's events, its content (docs/language.md, "The empty group")."""
     return query.window is not None and next(ops.units(query.pattern), None) is not None
+
+
+def keeps_events(query) -> bool:
+    """Whether the query's windows keep their events: for an empty group
+    (reads_window), and for a subquery with its own aggregation or cut,
+    which makes its rows at each instant a window holds (cep.binarize)."""
+    return query.window is not None and (reads_window(query) or any(
+        isinstance(op, ops.Project) and op.evaluated for op in ops.walk(query.pattern)))
 
 
 def _spec(w, query):
@@ -657,9 +659,18 @@ def _content_items(plan, indexes, vars_of, graph) -> list:
              pl.Clause(pl.Struct("$wholds", pl.Struct("count", Cut, Tau, _), S, E), (
                  pl.Struct(">=", S, Cut), pl.Struct("=<", E, Tau)))]
     done, keys = set(), content_keys(plan)
-    for node in plan.nodes:  # the window's events, kept under an empty group's node (cep_window:read_content/7)
+    for node in plan.nodes:
+        # the window's events, kept under an empty group's node (its content, cep_window:read_content/8)
+        # and under a subquery's instants leaf (the instants it makes its rows at): '$wevents', which
+        # its query's own fed triples never enter (cep_window:feed/6)
         if isinstance(node, Unary) and isinstance(node.op, ops.Unit):
-            items += [pl.Clause(pl.Struct("$wunit", key, content_part(key, node.id, "u"))) for key in keys.get(node.id, ())]
+            parts = [(key, content_part(key, node.id, "u")) for key in keys.get(node.id, ())]
+            items += [pl.Clause(pl.Struct("$wunit", key, part)) for key, part in parts]
+        elif isinstance(node, Unary) and node.instants is not None:
+            parts = [(key, content_part(key, node.id, "i")) for key in keys.get(node.id, ())]
+        else:
+            continue
+        items += [pl.Clause(pl.Struct("$wevents", key, part)) for key, part in parts]
     for i, key, root in content:
         items.append(pl.Clause(pl.Struct("$wcontent", key)))
         items.append(pl.Clause(pl.Struct("$wsolve", key, In, V, S, E), (

@@ -121,22 +121,21 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
             if not q.evaluated:
                 out += answers(q, stream, skolem, static_at=first if q.over_static_data else None)
     for q in windowed:
+        own, q_stream, q_at = derived_source(q.name), stream, stream_at
+        if any(e.source == own for e in extra):
+            # its own triples fed back are no solution of its own (docs/language.md, "Window results
+            # fed back"): no pattern of it reads them (a cycle through a window is refused), but its
+            # empty groups would have a solution at their instants, its subqueries a row there, and
+            # the evaluations after them would feed again (fed triples: a rule set with producers,
+            # evaluated by instant above)
+            mine = [e for e in stream_events if e.source != own]
+            _, q_stream, q_at = _by_instant([x for x in queries if not x.evaluated], mine, background, chaining)
         if q.windows[1:]:  # groups with windows of their own: each part solved apart, over its window's content
             watch = timestamp_vars(q.pattern, q.projection)
-            own, part_stream, part_at = derived_source(q.name), stream, stream_at
-            if any(e.source == own for e in extra):
-                # its own triples fed back are no solution of its own (docs/language.md, "Window results
-                # fed back"): no pattern of it reads them (a cycle through a window is refused), but its
-                # empty groups would have a solution at their instants, and the evaluations after them
-                # would feed again (fed triples: a rule set with producers, evaluated by instant above)
-                mine = [e for e in stream_events if e.source != own]
-                _, part_stream, part_at = _by_instant([x for x in queries if not x.evaluated], mine, background,
-                                                      chaining)
-
             copies = copies_of(events, background) if reads_copies(q) else None
 
             def solve_part(pattern, inside=None, tau=None, at=(), as_set=False, watch=watch, copies=copies,
-                           stream=part_stream, stream_at=part_at):
+                           stream=q_stream, stream_at=q_at):
                 """The solutions of the part of the pattern at position `at`;
                 `as_set`: over a [TRIPLES n] window, which holds triples (a
                 repeated one once, as a query with that window reads them)."""
@@ -146,9 +145,9 @@ def _evaluate(queries, events, background, chaining, until, extra) -> list[Answe
                                   occurrences=lambda e: stream_of([e], background), fed=extra)
         else:
             copies = copies_of(events, background) if reads_copies(q) else None
-            solve = _solver(streams_of(q), timestamp_vars(q.pattern, q.projection), stream, stream_at, copies)
+            solve = _solver(streams_of(q), timestamp_vars(q.pattern, q.projection), q_stream, q_at, copies)
             out += window_answers(q, solve, events, _row_maker(q, skolem), until,
-                                  max((o[3] for o in stream if o[3] is not None), default=None),
+                                  max((o[3] for o in q_stream if o[3] is not None), default=None),
                                   occurrences=lambda e: stream_of([e], background), fed=extra)
     return _described(out, background)
 

@@ -12,9 +12,9 @@ import pytest
 
 from cep.rules import parse_rules
 from tests.spark.support import micro_batch_answers
-from tests.unit.test_streaming_sparql import (MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, SINCE_START, SINCE_STREAM,
-                                             TURBINES, UNION_FIRST, UNION_SLIDES, UNION_STREAM, UNION_UNBOUNDED, count,
-                                             table)
+from tests.unit.test_streaming_sparql import (FEED_GROUPS, MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, SINCE_START,
+                                             SINCE_STREAM, SUBQUERY_IN_UNION, TURBINES, UNION_FIRST, UNION_SLIDES,
+                                             UNION_STREAM, UNION_UNBOUNDED, count, table)
 
 pytestmark = pytest.mark.spark
 
@@ -165,4 +165,31 @@ def test_a_group_window_of_infinite_width_over_micro_batches(spark, tmp_path):
     # as tests/unit/test_streaming_sparql.py reasons it out
     assert table(expected, "x", "a", "b") == [(10, 20, "k", "1", "6"), (20, 30, "j", "2", None),
                                               (30, 40, "k", "3", "6")]
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_construct_with_group_windows_fed_back_over_micro_batches(spark, tmp_path):
+    # its triples fed back at each evaluation of its leading groups' windows, in the group that
+    # derived them, before the reader's evaluation at the same time, across micro-batches
+    queries = parse_rules(PREFIX + FEED_GROUPS, "feed.rq")
+    chunks = [UNION_STREAM[:1], UNION_STREAM[1:2], UNION_STREAM[2:], [count("z", "other", 0, 60)]]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
+    # as tests/unit/test_streaming_sparql.py reasons it out (those up to 20)
+    assert table([a for a in expected if a.query == "counted"], "x", "n") == [
+        (-10, 10, "k", "1"), (0, 20, "j", "1"), (0, 20, "k", "1")]
+    assert Counter(answers) == Counter(expected)
+
+
+def test_a_constructs_fed_triples_are_no_instant_of_its_subquery_over_micro_batches(spark, tmp_path):
+    # the first group's subquery makes no row at the instants of its query's own triples fed back
+    # (10 and 20), with a repeated event, the group's state across micro-batches
+    reader = "REGISTER QUERY after AS SELECT ?x ?c ?s WHERE { ?x :seen ?c } SEQ { ?s :b ?o }"
+    queries = parse_rules(PREFIX + SUBQUERY_IN_UNION + reader, "feed.rq")
+    chunks = [[count("k", "a", 1, 5), count("k", "a", 1, 5)], [count("j", "b", 7, 25)], [count("z", "other", 0, 60)]]
+    answers, expected = micro_batch_answers(spark, tmp_path, queries, chunks, 30 * MIN)
+    # as tests/unit/test_streaming_sparql.py reasons it out (those before 30)
+    assert sorted((a.end // MIN, a.triples[0][2]) for a in expected if a.query == "seen") == [
+        (10, '"2"^^<http://www.w3.org/2001/XMLSchema#integer>'), (20, '"2"^^<http://www.w3.org/2001/XMLSchema#integer>')]
+    assert table([a for a in expected if a.query == "after"], "x", "c", "s") == [
+        (10, 25, "k", "2", "j"), (20, 25, "k", "2", "j")]
     assert Counter(answers) == Counter(expected)

@@ -424,6 +424,33 @@ def test_a_windowed_construct_feeds_another_window():
         (10, 40, "acme", "50.0"), (20, 50, "acme", "50.0"), (30, 60, "acme", "50.0")]
 
 
+@pytest.mark.parametrize("reader", ["", "REGISTER QUERY after AS SELECT ?c ?p WHERE { ?c :seen ?n } SEQ { ?c :price ?p }"],
+                         ids=["alone", "read"])
+def test_a_constructs_fed_triples_are_no_instant_of_its_subquery(reader):
+    """A subquery in a window makes its rows at each instant the window
+    holds; the query's own triples fed back are no event of its window
+    (docs/language.md, "Window results fed back"), so they make no
+    instant there, and its answers are the same whether or not a query
+    reads them. Over (c - 30, c], c every 10 minutes, two prices at 5 (a
+    repeated event: two events) and one at 45:
+    - 10, 20, 30: the window holds the instant 5 alone, COUNT(*) 2: acme
+      seen 2 (its own triples fed at 10 and 20 made instants with
+      COUNT(*) 0 there, acme seen 0 too: in the engine from the next
+      evaluation on, in the reference at their own evaluation already)
+    - 40: (10, 40] holds no price; 50, 60, 70: the instant 45, COUNT(*) 1
+    after reads the triples of 10, 20 and 30 before the price at 45."""
+    events = [price("acme", 10, 5), price("acme", 10, 5), price("acme", 30, 45)]
+    got = run("""REGISTER STREAM seen AS
+        CONSTRUCT { ?c :seen ?n } FROM STREAM <http://e/t> [RANGE 30m STEP 10m]
+        WHERE { ?c :price ?p { SELECT (COUNT(*) AS ?n) WHERE { ?d :price ?q } } }
+        """ + reader, events)
+    assert sorted((a.end // MIN, a.triples[0][2]) for a in got if a.query == "seen") == [
+        (10, f'"2"^^{INT}'), (20, f'"2"^^{INT}'), (30, f'"2"^^{INT}'), (50, f'"1"^^{INT}'), (60, f'"1"^^{INT}'),
+        (70, f'"1"^^{INT}')]
+    assert table([a for a in got if a.query == "after"], "c", "p") == (
+        [(10, 45, "acme", "30"), (20, 45, "acme", "30"), (30, 45, "acme", "30")] if reader else [])
+
+
 def test_a_window_reads_what_another_window_feeds_through_a_rule_whatever_their_order():
     """The window `highest` reads :relayed, which a plain rule derives from
     the averages another window feeds back; written first, it is still
