@@ -333,6 +333,12 @@ test(goals_as_facts) :-
 
 :- end_tests(cep_seq_store).
 
+% the same goal lists whatever the order of their keys
+same_goals(As, Bs) :-
+    length(As, N),
+    length(Bs, N),
+    forall(member(B, Bs), ( member(A, As), A =@= B )).
+
 :- begin_tests(cep_band_store).
 
 test(goals_that_pass_the_check_band_by_band_in_order) :-
@@ -425,8 +431,8 @@ test(goals_survive_a_dump) :-
     band_goals(M, k, >, 1, [v(U, dec(7r10))-10]),
     assertion(var(U)),
     band_goals(M, 42, <, "a", [v("x")-20]),
-    cep_band_goals(M, Again),
-    assertion(Again =@= Goals).
+    cep_band_goals(M, Again),                               % keys sharing a hash slot come back in
+    assertion(same_goals(Again, Goals)).                    % another order: a slot's chain is pushed
 test(an_unbound_key_meets_every_key) :-                     % an unbound join variable
     band_module(M),
     forall(member(K-V, [a-v(1), b-v(2), _-v(3), a-v(4)]),
