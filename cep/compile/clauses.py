@@ -137,37 +137,64 @@ _RAW_VARS = re.compile(r"(?<![\w'\"])[A-Z_][A-Za-z0-9_]*")
 
 def _raw_names(term) -> set:
     """The variable names in the Raw texts of a term."""
-    if isinstance(term, pl.Clause):
-        return set().union(_raw_names(term.head), *map(_raw_names, term.body))
-    if isinstance(term, pl.Struct):
-        return set().union(*map(_raw_names, term.args))
-    if isinstance(term, pl.PList):
-        return set().union(_raw_names(term.tail), *map(_raw_names, term.items))
-    if isinstance(term, pl.Raw):
-        return set(_RAW_VARS.findall(term.text))
-    return set()
+    names, stack = set(), [term]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, pl.Clause):
+            stack.append(t.head)
+            stack.extend(t.body)
+        elif isinstance(t, pl.Struct):
+            stack.extend(t.args)
+        elif isinstance(t, pl.PList):
+            stack.append(t.tail)
+            stack.extend(t.items)
+        elif isinstance(t, pl.Raw):
+            names.update(_RAW_VARS.findall(t.text))
+    return names
 
 
 def _walk(term, seen: set):
     """Add the variables of a term to `seen`."""
-    if isinstance(term, pl.Var):
-        seen.add(term.name)
-    elif isinstance(term, pl.Struct):
-        for arg in term.args:
-            _walk(arg, seen)
-    elif isinstance(term, pl.PList):
-        for item in term.items:
-            _walk(item, seen)
-        _walk(term.tail, seen)
+    stack = [term]
+    while stack:
+        t = stack.pop()
+        if isinstance(t, pl.Var):
+            seen.add(t.name)
+        elif isinstance(t, pl.Struct):
+            stack.extend(t.args)
+        elif isinstance(t, pl.PList):
+            stack.append(t.tail)
+            stack.extend(t.items)
 
 
 def _settle(term, seen: set):
     """The term with its tests of variables not seen before settled, in
-    textual order; adds its variables to `seen`."""
-    if not isinstance(term, pl.Struct):
-        _walk(term, seen)
-        return term
-    if term.functor in ("var", "nonvar") and len(term.args) == 1 and isinstance(term.args[0], pl.Var) \
-            and (term.args[0].name == "_" or term.args[0].name not in seen):
-        return T if term.functor == "var" else F
-    return pl.Struct(term.functor, *(_settle(a, seen) for a in term.args))
+    textual order; adds its variables to `seen`. With an explicit stack:
+    a goal nests as deep as its query's operators (a chain of 2,000 ||),
+    and recursion through C calls overflows the C stack before Python's
+    recursion limit is reached."""
+    done = []
+    frames = []  # [struct, next argument, arguments settled so far]
+
+    def enter(t):
+        if not isinstance(t, pl.Struct):
+            _walk(t, seen)
+            (frames[-1][2] if frames else done).append(t)
+        elif t.functor in ("var", "nonvar") and len(t.args) == 1 and isinstance(t.args[0], pl.Var) \
+                and (t.args[0].name == "_" or t.args[0].name not in seen):
+            (frames[-1][2] if frames else done).append(T if t.functor == "var" else F)
+        else:
+            frames.append([t, 0, []])
+
+    enter(term)
+    while frames:
+        frame = frames[-1]
+        t, i, args = frame
+        if i < len(t.args):
+            frame[1] = i + 1
+            enter(t.args[i])
+            continue
+        frames.pop()
+        same = all(a is b for a, b in zip(args, t.args))
+        (frames[-1][2] if frames else done).append(t if same else pl.Struct(t.functor, *args))
+    return done[0]

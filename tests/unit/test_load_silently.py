@@ -41,3 +41,26 @@ def test_an_expression_over_a_variable_its_clause_never_binds_loads_silently():
     assert done.returncode == 0, done.stderr
     assert [line for line in done.stderr.splitlines() if line != "--"] == [], done.stderr
 
+
+
+# a goal nested 100,000 deep: the walk that settles the tests went through
+# C calls (set.union over map) at each level and crashed the interpreter
+# (a segmentation fault: the C stack ran out before Python's recursion
+# limit) on the chain of 1,990 || the query limits take
+DEEP_GOAL = """
+from cep import prolog as pl
+from cep.compile.clauses import settled_tests
+goal = pl.Struct("nonvar", pl.Var("X1"))
+for i in range(100_000):
+    goal = pl.Struct(";", pl.Struct("=", pl.Var("X0"), i), goal)
+(goal,) = settled_tests(pl.Clause(pl.Struct("h", pl.Var("X0")), (goal,))).body
+while isinstance(goal, pl.Struct) and goal.functor == ";":
+    goal = goal.args[1]
+print(goal == pl.Atom("fail"))
+"""
+
+
+def test_tests_are_settled_in_a_goal_of_any_depth():
+    done = subprocess.run([sys.executable, "-c", DEEP_GOAL], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "True"  # nonvar(X1) of a variable nothing binds
