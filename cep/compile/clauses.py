@@ -135,11 +135,13 @@ def settled_tests(clause):
 _RAW_VARS = re.compile(r"(?<![\w'\"])[A-Z_][A-Za-z0-9_]*")
 
 
-def _raw_names(term) -> set:
-    """The variable names in the Raw texts of a term."""
-    names, stack = set(), [term]
+def _subterms(term):
+    """Every subterm of a term (a clause's head and body goals), with an
+    explicit stack: a goal nests as deep as its query's operators."""
+    stack = [term]
     while stack:
         t = stack.pop()
+        yield t
         if isinstance(t, pl.Clause):
             stack.append(t.head)
             stack.extend(t.body)
@@ -148,31 +150,24 @@ def _raw_names(term) -> set:
         elif isinstance(t, pl.PList):
             stack.append(t.tail)
             stack.extend(t.items)
-        elif isinstance(t, pl.Raw):
-            names.update(_RAW_VARS.findall(t.text))
-    return names
+
+
+def _raw_names(term) -> set:
+    """The variable names in the Raw texts of a term."""
+    return {name for t in _subterms(term) if isinstance(t, pl.Raw) for name in _RAW_VARS.findall(t.text)}
 
 
 def _walk(term, seen: set):
     """Add the variables of a term to `seen`."""
-    stack = [term]
-    while stack:
-        t = stack.pop()
-        if isinstance(t, pl.Var):
-            seen.add(t.name)
-        elif isinstance(t, pl.Struct):
-            stack.extend(t.args)
-        elif isinstance(t, pl.PList):
-            stack.append(t.tail)
-            stack.extend(t.items)
+    seen.update(t.name for t in _subterms(term) if isinstance(t, pl.Var))
 
 
 def _settle(term, seen: set):
     """The term with its tests of variables not seen before settled, in
-    textual order; adds its variables to `seen`. With an explicit stack:
-    a goal nests as deep as its query's operators (a chain of 2,000 ||),
-    and recursion through C calls overflows the C stack before Python's
-    recursion limit is reached."""
+    textual order; adds its variables to `seen`. With an explicit stack
+    (a chain of 2,000 || nests its goal 2,000 deep): recursion through C
+    calls overflows the C stack before Python's recursion limit is
+    reached."""
     done = []
     frames = []  # [struct, next argument, arguments settled so far]
 

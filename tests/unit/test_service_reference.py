@@ -74,14 +74,17 @@ def random_case(rng: random.Random):
     return graph, events
 
 
-def test_the_engine_answers_as_the_reference_over_the_endpoint_snapshot(oxigraph_server):
+def engine_as_reference(oxigraph_server, text: str, cases: int) -> None:
+    """The engine's answers to the rules of `text` (its {url} the
+    endpoint's) equal the reference's over `cases` random streams, the
+    endpoint holding a random graph for each, which is its snapshot."""
     seed = int(os.environ.get("CEP_SEED", random.randrange(2 ** 32)))
     print(f"CEP_SEED={seed}")
     rng = random.Random(seed)
     url = oxigraph_server.query_url
-    queries = parse_rules(H + QUERIES.format(url=url), "service.rq")
+    queries = parse_rules(H + text.format(url=url), "service.rq")
     answered = Counter()
-    for case in range(4):
+    for case in range(cases):
         graph, events = random_case(rng)
         oxigraph_server.update("DELETE WHERE { ?s ?p ?o }")
         if graph:
@@ -93,6 +96,10 @@ def test_the_engine_answers_as_the_reference_over_the_endpoint_snapshot(oxigraph
         answered.update(a.query for a in expected)
     print(dict(answered))
     assert answered, f"CEP_SEED={seed}: no case answered"
+
+
+def test_the_engine_answers_as_the_reference_over_the_endpoint_snapshot(oxigraph_server):
+    engine_as_reference(oxigraph_server, QUERIES, 4)
 
 
 # SERVICE in queries whose groups have windows of their own (docs/
@@ -135,21 +142,4 @@ GROUP BY ?n
 
 
 def test_service_in_groups_with_windows_of_their_own_answers_as_the_reference(oxigraph_server):
-    seed = int(os.environ.get("CEP_SEED", random.randrange(2 ** 32)))
-    print(f"CEP_SEED={seed}")
-    rng = random.Random(seed)
-    url = oxigraph_server.query_url
-    queries = parse_rules(H + GROUP_QUERIES.format(url=url), "groups.rq")
-    answered = Counter()
-    for case in range(3):
-        graph, events = random_case(rng)
-        oxigraph_server.update("DELETE WHERE { ?s ?p ?o }")
-        if graph:
-            oxigraph_server.update("INSERT DATA { " + " . ".join(" ".join(t) for t in sorted(graph)) + " }")
-        engine = Engine(queries, services=ServiceOptions(allow=[oxigraph_server.base], gamma=100))
-        got = engine.push(sorted(events, key=lambda e: (e.end, e.start))) + engine.flush()
-        expected = reference.evaluate(queries, events, services={url: graph})
-        assert Counter(got) == Counter(expected), f"CEP_SEED={seed}, case {case}"
-        answered.update(a.query for a in expected)
-    print(dict(answered))
-    assert answered, f"CEP_SEED={seed}: no case answered"
+    engine_as_reference(oxigraph_server, GROUP_QUERIES, 3)
