@@ -2236,6 +2236,23 @@ walk_goals(band_walk *w, term_t probe, term_t values, term_t ts, term_t te)
   return FALSE;
 }
 
+/* A walk as w0 over the keys of store s that key (is_atom, kv) meets,
+   for c_band_goal/10 and c_seq_goal/8 to go on with; NULL where memory
+   runs out */
+static band_walk *
+new_walk(const band_walk *w0, const band_store *s, int is_atom, int64_t kv)
+{ band_walk *w = malloc(sizeof(*w));
+
+  if ( !w )
+    return NULL;
+  *w = *w0;
+  if ( !walk_keys(w, s, is_atom, kv) )
+  { free(w);
+    return NULL;
+  }
+  return w;
+}
+
 /* c_band_goal(+Module, +Store, +Key, +Op, +Probe, ?Before, ?Since, ?Values,
    ?Start, ?End) is nondet: the goals of Key whose ordered value V passes
    the band check Probe Op V (Op one of <, <=, >, >=), that end before
@@ -2268,13 +2285,8 @@ c_band_goal(term_t a0, int arity, control_t h)
       w0.above = (w0.op == OP_LT || w0.op == OP_LE);
       if ( !(s = find_store(w0.module, w0.name)) )
         return FALSE;
-      if ( !(w = malloc(sizeof(*w))) )
+      if ( !(w = new_walk(&w0, s, is_atom, kv)) )
         return PL_resource_error("memory");
-      *w = w0;
-      if ( !walk_keys(w, s, is_atom, kv) )
-      { free(w);
-        return PL_resource_error("memory");
-      }
       break;
     }
     case PL_REDO:
@@ -2318,13 +2330,8 @@ c_seq_goal(term_t a0, int arity, control_t h)
         return FALSE;
       if ( is_atom != KEY_ANY && !find_key(s, is_atom, kv) && !find_key(s, KEY_ANY, 0) )
         return FALSE;                           /* the common miss: no walk to make */
-      if ( !(w = malloc(sizeof(*w))) )
+      if ( !(w = new_walk(&w0, s, is_atom, kv)) )
         return PL_resource_error("memory");
-      *w = w0;
-      if ( !walk_keys(w, s, is_atom, kv) )
-      { free(w);
-        return PL_resource_error("memory");
-      }
       break;
     }
     case PL_REDO:

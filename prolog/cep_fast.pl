@@ -345,14 +345,7 @@ cep_band_goal(M, Store, Bands, H0, Op, P, Before, Since, V, Ts, Te) :-
     cep_band_key(H, B, HB),
     Goal =.. [Store, HB, _, V0, Ts0, Te0],
     M:Goal,
-    (   var(Before)
-    ->  true
-    ;   Te0 < Before
-    ),
-    (   var(Since)
-    ->  true
-    ;   Ts0 >= Since
-    ),
+    within(Before, Since, Ts0, Te0),
     band_value(V0, X),
     nonvar(X),
     cep_values:cep_compare(Op, P, X, true),
@@ -488,6 +481,11 @@ cep_seq_goal(M, Store, H, Before, Since, V, Ts, Te) :-
 cep_seq_goal(M, Store, H, Before, Since, V, Ts, Te) :-
     Goal =.. [Store, H, _, V, Ts, Te],
     M:Goal,
+    within(Before, Since, Ts, Te).
+
+% within(?Before, ?Since, +Start, +End): a goal ends before Before and
+% starts at or after Since (either unbound: no bound)
+within(Before, Since, Ts, Te) :-
     (   var(Before)
     ->  true
     ;   Te < Before
