@@ -530,6 +530,8 @@ def _leading_groups(pattern, window, first=True, skipped=None) -> list:
     if isinstance(pattern, ops.Union_):
         return _leading_groups(pattern.left, window, first, skipped) + \
             _leading_groups(pattern.right, window, False, skipped)
+    if isinstance(pattern, ops.Join) and not first and is_table(pattern.left):  # its rows join the right's
+        return _leading_groups(pattern.right, window, first, skipped)
     if isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
         return _leading_groups(pattern.left, window, first, skipped)
     if isinstance(pattern, (ops.Filter, ops.Extend)):

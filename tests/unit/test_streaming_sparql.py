@@ -847,6 +847,27 @@ def test_a_union_of_the_first_group_with_inline_data_has_its_rows_at_every_evalu
         (30, 35, "", "", "7"), (35, 40, "", "", "7")]
 
 
+def test_inline_data_joined_with_a_group_in_a_union_of_the_first_group_leads_with_that_groups_window():
+    # (the algebra form) the UNION's other operand joins ?c 7 with the :b group: the :b group's
+    # window, 15 minutes tumbling, leads, not the query's (inline data has no window): evaluated
+    # at 5, 10, 15, ...; (0, 15] holds b j 2 from 15 to 25, (30, 45] b m 4 from 45 to 55, each
+    # over the first group's window; the :a at 1 and 25 answer at 5 and 25
+    from cep.algebra import sexpr
+    text = """(select (?x ?a ?b ?c)
+      (window <http://e/td> (range 600000) (step 600000))
+      (union
+        (group-window <http://e/td> (range 300000) (step 300000)
+          (bgp (triple ?x <http://e/a> ?a)))
+        (join (values (?c) ("7"^^<http://www.w3.org/2001/XMLSchema#integer>))
+          (group-window <http://e/td> (range 900000) (step 900000)
+            (bgp (triple ?x <http://e/b> ?b))))))"""
+    got = checked_answers([sexpr.read_query("q", text)], IDENTITY_STREAM)
+    assert sorted((a.start // MIN, a.end // MIN, *(value(a, n) or "" for n in "xabc")) for a in got) == [
+        (0, 5, "k", "1", "", ""), (10, 15, "j", "", "2", "7"), (15, 20, "j", "", "2", "7"),
+        (20, 25, "j", "", "2", "7"), (20, 25, "k", "3", "", ""), (40, 45, "m", "", "4", "7"),
+        (45, 50, "m", "", "4", "7"), (50, 55, "m", "", "4", "7")]
+
+
 def test_dstream_over_a_union_of_the_first_group_reports_what_leaves_either_window():
     text = UNION_FIRST.replace("SELECT ?x", "SELECT DSTREAM ?x")
     # event time passes 69:59.999 (the last instant before 70) with no solution of either group
