@@ -538,23 +538,34 @@ def leading_parts(combine) -> tuple:
     wherever all of theirs are): the first part, and the first of each
     other operand of a UNION on its way to the top (docs/language.md, "A
     window per pattern"). The query is evaluated at their windows'
-    evaluation times. () when an operand of such a UNION holds no part
-    (inline data, or OPTIONAL after join's identity), which has a
-    solution at every instant."""
-    def lead(op) -> tuple:
-        if isinstance(op, PartRef):
-            return (op.index,)
-        if isinstance(op, (ops.Filter, ops.Extend)):
-            return lead(op.pattern)
-        if isinstance(op, ops.Union_):
-            left, right = lead(op.left), lead(op.right)
-            return left + right if left and right else ()
-        if isinstance(op, ops.Join) and not any(isinstance(x, PartRef) for x in ops.walk(op.left)):
-            return lead(op.right)
-        if isinstance(op, ops.Binary):
-            return lead(op.left)
-        return ()  # inline data: its rows at every instant
-    return lead(combine)
+    evaluation times. An operand of such a UNION that holds no part
+    (inline data, or OPTIONAL after join's identity) contributes no
+    evaluation time: it has its solutions at every one (answers_always)."""
+    return _lead(combine)[0]
+
+
+def answers_always(combine) -> bool:
+    """Whether an operand of a UNION among the leading parts' holds no
+    part (leading_parts): its solutions are the query's at every
+    evaluation, over empty windows too, as RSP-QL evaluates eval(SDS, SE,
+    t) at every window close (cep.compile.windows.empty_rows)."""
+    return _lead(combine)[1]
+
+
+def _lead(op) -> tuple:
+    """(the leading parts under op, whether a UNION operand among them holds none)."""
+    if isinstance(op, PartRef):
+        return (op.index,), False
+    if isinstance(op, (ops.Filter, ops.Extend)):
+        return _lead(op.pattern)
+    if isinstance(op, ops.Union_):
+        (left, always_left), (right, always_right) = _lead(op.left), _lead(op.right)
+        return left + right, always_left or always_right or not left or not right
+    if isinstance(op, ops.Join) and not any(isinstance(x, PartRef) for x in ops.walk(op.left)):
+        return _lead(op.right)
+    if isinstance(op, ops.Binary):
+        return _lead(op.left)
+    return (), False  # inline data: its rows at every instant
 
 
 def _check_leading_parts(query, combine, windows) -> None:
@@ -562,17 +573,20 @@ def _check_leading_parts(query, combine, windows) -> None:
     leading parts' windows (leading_parts). Supported: time-based windows,
     each evaluated every SLIDE (or COMPUTED EVERY's period) from its START
     if it has one, RANGE UNBOUNDED's included; a UNION of parts whose
-    windows are evaluated at every instant (a count window), or of inline
-    data, is refused."""
-    leads = leading_parts(combine)
-    if leads == (0,):
+    windows are evaluated at every instant (a count window), or such a
+    window with a UNION of inline data, is refused."""
+    leads, always = _lead(combine)
+    if leads == (0,) and not always:
         return
     union = next(op for op in ops.walk(combine) if isinstance(op, ops.Union_)
                  and any(isinstance(x, PartRef) and x.index == 0 for x in ops.walk(op)))
-    if not leads:
+    if leads == (0,) and windows[0].count is not None:
         raise QueryError("UNION of the first group of a query whose groups have windows of their own and "
-                         "inline data (or OPTIONAL without a group before it) is not supported: the inline "
-                         "data would answer at every instant; join it with a group", union.pos or query.pos)
+                         "inline data (or OPTIONAL without a group before it) is evaluated at every "
+                         "evaluation of the first group's window, over an empty window too: it must be "
+                         "time-based (a count window is evaluated at every instant, which is not "
+                         "supported); give it a RANGE, or join the inline data with a group",
+                         union.pos or query.pos)
     for j in leads:
         w = windows[j]
         if w.count is not None:

@@ -715,10 +715,11 @@ deferred(M, Q) :-
 %   first part's; at each evaluation each other part's solutions in its
 %   own window at Tau are joined with them ('$wcombine'/5), as the query's
 %   operators over the parts say, also where its first part has none and
-%   a UNION's other leading part may (lead/3). Any other query's are its
+%   a UNION's other leading part may (lead/3), or its inline data does
+%   ('$wempty'(Q): at every evaluation). Any other query's are its
 %   own. Led: whether the window of such a leading part holds a solution.
 combined(M, Q, Tau, Sols0, Sols, Led) :-
-    (   ( Sols0 \== [] ; lead(M, Q, _) ),
+    (   ( Sols0 \== [] ; lead(M, Q, _) ; empty_row(M, Q) ),
         parted(M, Q, Parts)
     ->  findall(P-SolsJ, ( member(P-Spec, Parts), window_solutions(Spec, M, P, Tau, _, _, SolsJ) ), Held),
         pairs_values(Held, Contents),
@@ -756,7 +757,9 @@ expire_part(count(N, Unit), M, P, Now) :-
 %
 %   The span of a solution joined from parts: the earliest start and the
 %   latest end of the parts' intervals i(S, E) it holds (an optional part
-%   that is not there is unbound).
+%   that is not there is unbound); timeless when it holds none (join's
+%   identity under a UNION: docs/language.md, "A window per pattern").
+cep_span([], timeless, timeless).
 cep_span([I|Is], S, E) :-
     (   var(I)
     ->  cep_span(Is, S, E)

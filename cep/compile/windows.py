@@ -47,7 +47,7 @@ from cep import terms
 from cep.algebra import ops
 from cep.algebra.ops import is_table
 from cep.algebra.copies import reads_copies
-from cep.binarize import Leaf, PartRef, Unary, leading_parts, split_windows
+from cep.binarize import Leaf, PartRef, Unary, answers_always, leading_parts, split_windows
 from cep.compile.clauses import LIVE, PATHS, WINDOW, Vars, func_term, tuple_term
 from cep.compile.expr import conj, ite, q
 from cep.compile.leaves import path_term
@@ -270,11 +270,18 @@ def empty_rows(query) -> bool:
     """Whether every evaluation of the query's window gives a row, an
     empty window's too: aggregates without GROUP BY are one group, empty
     over an empty window (SPARQL 1.1, 11.2: COUNT(*) is 0), and the empty
-    group has its one solution over any window (reads_window). A query
-    grouped without a window is evaluated only at instants with a
-    solution (docs/language.md, "Empty windows")."""
+    group has its one solution over any window (reads_window), as has a
+    UNION operand beside the first of groups with windows of their own
+    that holds none (binarize.answers_always). A query grouped without a
+    window is evaluated only at instants with a solution (docs/
+    language.md, "Empty windows")."""
     g = query.grouping
-    return bool(query.windows) and (g is not None and g.keys == () or reads_window(query))
+    if not query.windows:
+        return False
+    if g is not None and g.keys == () or reads_window(query):
+        return True
+    split = split_windows(query)
+    return split is not None and answers_always(split[0])
 
 
 def reads_window(query) -> bool:

@@ -96,8 +96,16 @@ def window_answers(query: ops.Query, solve, events, project, until=None, latest=
 def _empty_rows(query) -> bool:
     """Aggregates without GROUP BY: one group, which an empty window holds
     too (SPARQL 1.1, 11.2 and 18.5), so every evaluation gives its row;
-    and an empty group, whose one solution every window holds."""
-    return query.grouping is not None and query.grouping.keys == () or _has_unit(query)
+    an empty group, whose one solution every window holds; and with groups
+    with windows of their own, a UNION operand beside the first group's
+    that holds no group (_leading_groups), whose solutions every
+    evaluation has."""
+    if query.grouping is not None and query.grouping.keys == () or _has_unit(query):
+        return True
+    skipped = []
+    if query.windows[1:]:
+        _leading_groups(query.pattern, query.window, skipped=skipped)
+    return bool(skipped)
 
 
 def _has_unit(query) -> bool:
@@ -497,22 +505,37 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
                     read=read_windows if query.window.policy == "change" else read)
 
 
-def _leading_groups(pattern, window) -> list:
+def _leading_groups(pattern, window, first=True, skipped=None) -> list:
     """(pattern, window) of each group of a query whose groups have windows
     of their own that gives it solutions on its own (RSP-QL's eval is
     empty wherever all of theirs are), the first (leftmost) one first: a
     largest group under one window, on the left of every operator that
-    needs its solutions, and on either side of a UNION."""
+    needs its solutions, and on either side of a UNION. A UNION operand
+    after the first group that is join's identity under OPTIONAL, or
+    inline data, is no group: it has its solutions at every evaluation,
+    and gives the query no evaluation time of its own (`first`: whether
+    pattern holds the first group; each such operand is added to
+    `skipped`)."""
+    if not first:
+        inner = pattern.pattern if isinstance(pattern, ops.Project) and pattern.window is not None else pattern
+        windowed = any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern))
+        if is_table(pattern) or ops.opens_with_optional(inner) and windowed:
+            if skipped is not None:
+                skipped.append(pattern)
+            return []
     if isinstance(pattern, ops.Project) and pattern.window is not None:
-        return _leading_groups(pattern.pattern, pattern.window)
+        return _leading_groups(pattern.pattern, pattern.window, first, skipped)
     if not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(pattern)):
         return [(pattern, window)]
     if isinstance(pattern, ops.Union_):
-        return _leading_groups(pattern.left, window) + _leading_groups(pattern.right, window)
+        return _leading_groups(pattern.left, window, first, skipped) + \
+            _leading_groups(pattern.right, window, False, skipped)
+    if isinstance(pattern, ops.Join) and not first and is_table(pattern.left):  # its rows join the right's
+        return _leading_groups(pattern.right, window, first, skipped)
     if isinstance(pattern, (ops.Join, ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
-        return _leading_groups(pattern.left, window)
+        return _leading_groups(pattern.left, window, first, skipped)
     if isinstance(pattern, (ops.Filter, ops.Extend)):
-        return _leading_groups(pattern.pattern, window)
+        return _leading_groups(pattern.pattern, window, first, skipped)
     return [(pattern, window)]
 
 

@@ -519,11 +519,13 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
      "when any operand's first group's window is: their windows must be time-based (a count window is "
      "evaluated at every instant, which is not supported); give them a RANGE, or put a group that both "
      "operands join first"),
-    # OPTIONAL after the first group starts from join's identity, a solution at every instant
-    ("{ { ?x :a ?a } UNION { OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } } }",
-     "x.rq:3:86: UNION of the first group of a query whose groups have windows of their own and inline data "
-     "(or OPTIONAL without a group before it) is not supported: the inline data would answer at every "
-     "instant; join it with a group"),
+    # join's identity under OPTIONAL, in a UNION of a first group with a count window: the query would
+    # be evaluated at every instant
+    ("{ { ?x :a ?a WINDOW ELEMS 3 } UNION { OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } } }",
+     "x.rq:3:101: UNION of the first group of a query whose groups have windows of their own and inline data "
+     "(or OPTIONAL without a group before it) is evaluated at every evaluation of the first group's window, "
+     "over an empty window too: it must be time-based (a count window is evaluated at every instant, which "
+     "is not supported); give it a RANGE, or join the inline data with a group"),
     ("{ { ?x :a ?a { ?x :b ?b WINDOW ELEMS 2 } } SEQ { ?x :d ?d } }",
      "x.rq:3:114: SEQ over groups with windows of their own is not supported: groups with different windows "
      "are combined by SPARQL's operators at each evaluation; give the groups under SEQ one window"),
@@ -786,6 +788,84 @@ def test_a_union_of_the_first_group_is_evaluated_at_either_windows_times():
     # - 40: neither window holds a solution
     assert table(got, "x", "a", "b") == [(0, 10, "k", "1", None), (10, 20, "j", None, "2"),
                                          (20, 30, "j", None, "2"), (20, 30, "k", "3", None)]
+
+
+IDENTITY_STREAM = [count("k", "a", 1, 1), count("j", "b", 2, 12), count("k", "a", 3, 25), count("m", "b", 4, 33)]
+
+
+@pytest.mark.parametrize("operand, expected", [
+    # the last 2 events at each evaluation: at 10 only a k 1, no :b, so {}; at 20 b j 2; at 30
+    # b j 2 still; at 40 and 50 b m 4
+    ("{ OPTIONAL { ?x :b ?b WINDOW ELEMS 2 } }", [(0, 10, "", "", ""), (0, 10, "k", "1", ""), (10, 20, "j", "", "2"),
+                        (20, 30, "j", "", "2"), (20, 30, "k", "3", ""), (30, 40, "m", "", "4"),
+                        (40, 50, "m", "", "4")]),
+    # the 5 minutes before each evaluation (5, 10], (15, 20], ... hold no :b (12 and 33 are
+    # outside them): {} alone beside the :a; the 5-minute closes (15, 35) are no evaluation times,
+    # or b j 2 and b m 4 would answer there
+    *[(operand, [(0, 10, "", "", ""), (0, 10, "k", "1", ""), (10, 20, "", "", ""), (20, 30, "", "", ""),
+                 (20, 30, "k", "3", ""), (30, 40, "", "", ""), (40, 50, "", "", "")])
+      for operand in ("{ OPTIONAL { ?x :b ?b WINDOW RANGE 5 MINUTE FIXED } }",
+                      # the window of the group the OPTIONAL is in: the same P over the same window
+                      "{ OPTIONAL { ?x :b ?b } WINDOW RANGE 5 MINUTE FIXED }")],
+])
+def test_a_union_of_the_first_group_with_an_optional_after_joins_identity_answers_at_every_evaluation(
+        operand, expected):
+    # { OPTIONAL { P WINDOW ... } } is LeftJoin({}, P): P's solutions in its window, else {}, which
+    # holds no event and so no time; the UNION has that operand's solutions at every evaluation of
+    # the first group's window (10, 20, ...), its empty ones too (RSP-QL evaluates eval(SDS, SE, t) at
+    # every close), and the operand adds no evaluation time. The evaluations go on up to the first
+    # window that starts at or after the stream's last instant (33): (40, 50]. Each answer is over
+    # the first group's window; the :a at 1 and 25 answer at 10 and 30.
+    text = ("SELECT ?x ?a ?b FROM STREAM <http://e/td> WINDOW RANGE 10 MINUTE FIXED "
+            f"WHERE {{ {{ ?x :a ?a }} UNION {operand} }}")
+    got = checked_answers(parse_rules(PREFIX + text), IDENTITY_STREAM)
+    assert sorted((a.start // MIN, a.end // MIN, *(value(a, n) or "" for n in "xab")) for a in got) == expected
+    # COUNT(*) counts them: a row at every evaluation
+    counted = checked_answers(parse_rules(PREFIX + text.replace("SELECT ?x ?a ?b", "SELECT (COUNT(*) AS ?n)")),
+                              IDENTITY_STREAM)
+    assert table(counted, "n") == [(start, end, str(sum(1 for e in expected if e[1] == end)))
+                                   for end, start in sorted({(e[1], e[0]) for e in expected})]
+
+
+def test_a_union_of_the_first_group_with_inline_data_has_its_rows_at_every_evaluation():
+    # (the algebra form: in SPARQL text a group of VALUES is an empty group joined with it)
+    # the first group's window, 5 minutes tumbling, is the only one the query is evaluated by:
+    # at 5, 10, ..., from the first after the stream's first instant (1) up to the first window
+    # that starts at or after its last (33): (35, 40]. Every evaluation has the row of ?b 7, its
+    # empty windows' too; (0, 5] and (20, 25] also the :a at 1 and 25
+    from cep.algebra import sexpr
+    text = """(select (?x ?a ?b)
+      (window <http://e/td> (range 600000) (step 600000))
+      (union
+        (group-window <http://e/td> (range 300000) (step 300000)
+          (bgp (triple ?x <http://e/a> ?a)))
+        (values (?b) ("7"^^<http://www.w3.org/2001/XMLSchema#integer>))))"""
+    got = checked_answers([sexpr.read_query("q", text)], IDENTITY_STREAM)
+    assert sorted((a.start // MIN, a.end // MIN, *(value(a, n) or "" for n in "xab")) for a in got) == [
+        (0, 5, "", "", "7"), (0, 5, "k", "1", ""), (5, 10, "", "", "7"), (10, 15, "", "", "7"),
+        (15, 20, "", "", "7"), (20, 25, "", "", "7"), (20, 25, "k", "3", ""), (25, 30, "", "", "7"),
+        (30, 35, "", "", "7"), (35, 40, "", "", "7")]
+
+
+def test_inline_data_joined_with_a_group_in_a_union_of_the_first_group_leads_with_that_groups_window():
+    # (the algebra form) the UNION's other operand joins ?c 7 with the :b group: the :b group's
+    # window, 15 minutes tumbling, leads, not the query's (inline data has no window): evaluated
+    # at 5, 10, 15, ...; (0, 15] holds b j 2 from 15 to 25, (30, 45] b m 4 from 45 to 55, each
+    # over the first group's window; the :a at 1 and 25 answer at 5 and 25
+    from cep.algebra import sexpr
+    text = """(select (?x ?a ?b ?c)
+      (window <http://e/td> (range 600000) (step 600000))
+      (union
+        (group-window <http://e/td> (range 300000) (step 300000)
+          (bgp (triple ?x <http://e/a> ?a)))
+        (join (values (?c) ("7"^^<http://www.w3.org/2001/XMLSchema#integer>))
+          (group-window <http://e/td> (range 900000) (step 900000)
+            (bgp (triple ?x <http://e/b> ?b))))))"""
+    got = checked_answers([sexpr.read_query("q", text)], IDENTITY_STREAM)
+    assert sorted((a.start // MIN, a.end // MIN, *(value(a, n) or "" for n in "xabc")) for a in got) == [
+        (0, 5, "k", "1", "", ""), (10, 15, "j", "", "2", "7"), (15, 20, "j", "", "2", "7"),
+        (20, 25, "j", "", "2", "7"), (20, 25, "k", "3", "", ""), (40, 45, "m", "", "4", "7"),
+        (45, 50, "m", "", "4", "7"), (50, 55, "m", "", "4", "7")]
 
 
 def test_dstream_over_a_union_of_the_first_group_reports_what_leaves_either_window():
