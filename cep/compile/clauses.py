@@ -124,12 +124,22 @@ def settled_tests(clause):
     that the clause never binds (a FILTER's BOUND(?x) of a variable only
     MINUS's right side has; a grouping key the pattern does not bind), and
     SWI-Prolog warns on standard error of a test whose outcome is known
-    ("Test is always false: nonvar(X4)") when it loads the rules."""
+    ("Test is always false: nonvar(X4)") when it loads the rules.
+    SWI-Prolog's optimising compiler drops the code a settled test makes
+    dead (the rest of a conjunction after fail, the then branch of
+    (fail -> A ; B), the else branch of (true -> A ; B)): a variable that
+    occurs only there is unbound after it, so the dead code is dropped
+    here too, and its variables are not taken for seen."""
     if not isinstance(clause, pl.Clause):
         return clause
     seen = _raw_names(clause)  # a Raw text's: never taken for unbound
     _walk(clause.head, seen)
-    return pl.Clause(clause.head, tuple(_settle(g, seen) for g in clause.body))
+    body = []
+    for g in clause.body:
+        body.append(_settle(g, seen))
+        if body[-1] == F:  # the goals after it never run
+            break
+    return pl.Clause(clause.head, tuple(body))
 
 
 _RAW_VARS = re.compile(r"(?<![\w'\"])[A-Z_][A-Za-z0-9_]*")
@@ -185,6 +195,11 @@ def _settle(term, seen: set):
     while frames:
         frame = frames[-1]
         t, i, args = frame
+        dead = _dead_rest(t, args) if i == 1 else None
+        if dead is not None:  # the second argument never runs: neither walked nor kept
+            frames.pop()
+            (frames[-1][2] if frames else done).append(dead)
+            continue
         if i < len(t.args):
             frame[1] = i + 1
             enter(t.args[i])
@@ -193,3 +208,17 @@ def _settle(term, seen: set):
         same = all(a is b for a, b in zip(args, t.args))
         (frames[-1][2] if frames else done).append(t if same else pl.Struct(t.functor, *args))
     return done[0]
+
+
+def _dead_rest(t, settled):
+    """What a control construct comes to when its first argument, settled,
+    makes its second dead: (fail, A) and (fail -> A) are fail, and
+    (true -> A ; B) is (true -> A); else None."""
+    if len(t.args) != 2:
+        return None
+    first = settled[0]
+    if t.functor in (",", "->") and first == F:
+        return F
+    if t.functor == ";" and isinstance(first, pl.Struct) and first.functor == "->" and first.args[0] == T:
+        return first
+    return None
