@@ -12,9 +12,10 @@ import pytest
 
 from cep.rules import parse_rules
 from tests.spark.support import micro_batch_answers
-from tests.unit.test_streaming_sparql import (FEED_GROUPS, IDENTITY_STREAM, MIN, MINUS_IN_GROUP, MINUS_STREAM, PREFIX, SINCE_START,
-                                             SINCE_STREAM, SUBQUERY_IN_UNION, TURBINES, UNION_FIRST, UNION_SLIDES,
-                                             UNION_STREAM, UNION_UNBOUNDED, count, table, value)
+from tests.unit.test_streaming_sparql import (FEED_GROUPS, IDENTITY_STREAM, MIN, MINUS_IN_GROUP, MINUS_STREAM,
+                                             PREFIX, SINCE_START, SINCE_STREAM, SUBQUERY_IN_UNION, TURBINES,
+                                             UNION_FIRST, UNION_SLIDES, UNION_STREAM, UNION_UNBOUNDED, count, table,
+                                             value)
 
 pytestmark = pytest.mark.spark
 
