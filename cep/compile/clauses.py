@@ -130,8 +130,8 @@ def settled_tests(clause):
     (fail -> A ; B), the else branch of (true -> A ; B)): a variable that
     occurs only there is unbound after it, so the dead code is dropped
     here too, and its variables are not taken for seen."""
-    if not isinstance(clause, pl.Clause):
-        return clause
+    if not isinstance(clause, pl.Clause) or not any(_is_test(t) for g in clause.body for t in _subterms(g)):
+        return clause  # (most clauses have no test: the walks below cost as much as writing them)
     seen = _raw_names(clause)  # a Raw text's: never taken for unbound
     _walk(clause.head, seen)
     body = []
@@ -162,6 +162,12 @@ def _subterms(term):
             stack.extend(t.items)
 
 
+def _is_test(t) -> bool:
+    """Whether t is var(X) or nonvar(X) of a variable X."""
+    return isinstance(t, pl.Struct) and t.functor in ("var", "nonvar") and len(t.args) == 1 \
+        and isinstance(t.args[0], pl.Var)
+
+
 def _raw_names(term) -> set:
     """The variable names in the Raw texts of a term."""
     return {name for t in _subterms(term) if isinstance(t, pl.Raw) for name in _RAW_VARS.findall(t.text)}
@@ -185,8 +191,7 @@ def _settle(term, seen: set):
         if not isinstance(t, pl.Struct):
             _walk(t, seen)
             (frames[-1][2] if frames else done).append(t)
-        elif t.functor in ("var", "nonvar") and len(t.args) == 1 and isinstance(t.args[0], pl.Var) \
-                and (t.args[0].name == "_" or t.args[0].name not in seen):
+        elif _is_test(t) and (t.args[0].name == "_" or t.args[0].name not in seen):
             (frames[-1][2] if frames else done).append(T if t.functor == "var" else F)
         else:
             frames.append([t, 0, []])
