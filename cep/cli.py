@@ -692,6 +692,7 @@ def _run_local(args) -> int:
     late = 0  # the engine's late events reported so far
     try:
         from cep.engine import Engine
+        from cep.runtime.session import interruptible
         from cep.service.maintenance import ReportLog
 
         engine = Engine(queries, background=background, prolog=user, limits=limits, services=_services(args))
@@ -716,7 +717,7 @@ def _run_local(args) -> int:
             batches = time_ordered(event_batches(files, _RejectSink(rejects), args.batch_size), args.batch_size,
                                    in_time_order(files, args.batch_size))
         try:
-            with stop.handled(args.follow):
+            with stop.handled(args.follow, interruptible):
                 for batch in batches:
                     pushed = time.monotonic()
                     if batch is None:  # a followed input's pause: no event before the watermark will come
@@ -797,16 +798,19 @@ class _FollowStop:
     stream's answers written, as a run without --follow over the events
     read writes them; then the run ends as interrupted (`code`). A second
     signal stops at once, where the run is. A run that is not followed
-    stops at once."""
+    stops at once. Stopping at once stops the engine's Prolog call too
+    (`interruptible`, cep.runtime.session), which its batch can keep for
+    minutes."""
 
     def __init__(self):
         import threading
 
         self.event = threading.Event()
         self.code: int | None = None
+        self.signals = 0  # the signals interruptible saw (in its thread)
 
     @contextlib.contextmanager
-    def handled(self, follow: bool):
+    def handled(self, follow: bool, interruptible):
         """The signals handled so within (on a followed run)."""
         import signal
 
@@ -815,10 +819,16 @@ class _FollowStop:
         except ValueError:  # not the main thread (a test's): the signals keep their handlers
             previous = {}
         try:
-            yield
+            with interruptible(self._stops if follow else lambda signum: True):
+                yield
         finally:
             for number, handler in previous.items():
                 signal.signal(number, handler)
+
+    def _stops(self, signum) -> bool:
+        """Whether a signal stops a followed run at once: the second does."""
+        self.signals += 1
+        return self.signals > 1
 
     def _signalled(self, number, frame):
         import signal

@@ -288,12 +288,14 @@ cep_user_result(R, V) :-
 %   The recovery of a user predicate's call that raised Error: the call
 %   is a SPARQL error (the FILTER rejects the solution), so this fails.
 %   The first exception of each predicate is printed as a warning; an
-%   abort goes on up.
+%   abort goes on up, and so does a signal (Ctrl-C or SIGTERM stopping
+%   the run where it is: cep/runtime/session.py, interruptible).
 
 cep_user_caught(E, _) :-
     (   E == '$aborted'
     ;   E = unwind(_)
     ;   E = time_limit_exceeded
+    ;   E = error(signal(_, _), _)
     ),
     !,
     throw(E).

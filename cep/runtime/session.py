@@ -10,13 +10,20 @@ bytes and cross with no conversion; answers come back as UTF-8 bytes.
 
 The engine cache lives here, in an imported module, not in the globals of a
 function that Spark pickles.
+
+A Prolog call runs with the interpreter's signal handlers waiting (Python
+runs them between bytecodes): `interruptible` lets Ctrl-C and SIGTERM stop
+one where it is.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
+import signal
+import socket
 import threading
 from pathlib import Path
 
@@ -32,6 +39,22 @@ REP_ISO_LATIN_1, REP_UTF8 = 0x0, 0x00100000
 CVT_ATOM, CVT_STRING, CVT_WRITEQ = 0x1, 0x2, 0x200
 BUF_STACK = 0x00010000
 PL_Q_NODEBUG, PL_Q_CATCH_EXCEPTION = 0x4, 0x8
+PLSIG_THROW, PLSIG_SYNC = 0x2, 0x4
+
+
+class _SigAction(ctypes.Structure):  # SWI-Prolog.h's pl_sigaction_t
+    _fields_ = [("sa_cfunction", ctypes.c_void_p), ("sa_predicate", ctypes.c_void_p), ("sa_flags", ctypes.c_int),
+                ("reserved", ctypes.c_void_p * 2)]
+
+
+class Stopped(KeyboardInterrupt):
+    """A Prolog call stopped by a signal (interruptible); `code` is the
+    exit status a shell gives for that signal (130 Ctrl-C, 143 SIGTERM).
+    The rule sets' state is then what the call had done of its batch."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.code = 128 + signum
 
 
 def _quoted(path: Path) -> str:
@@ -57,6 +80,8 @@ class _Session:
         self._bind()
         self.loaded = set()
         self.lock = threading.Lock()
+        self.running = 0  # the Prolog thread of a call made from Python's main thread, while it runs
+        self.stopped_by = signal.SIGINT  # the signal of the last stop()
         base = data_dir("prolog")
         self._run_text("cep_boot", "user:asserta(file_search_path(cep, %s))" % _quoted(base))
         for name in ("cep_values", "cep_runtime", "cep_window", "cep_user", "cep_service"):
@@ -106,6 +131,13 @@ class _Session:
         lib.PL_new_functor.restype = ctypes.c_size_t
         lib.PL_is_functor.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
         lib.PL_get_arg.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_size_t]
+        lib.PL_get_integer.argtypes = [ctypes.c_size_t, ctypes.POINTER(ctypes.c_int)]
+        lib.PL_sigaction.argtypes = [ctypes.c_int, ctypes.POINTER(_SigAction), ctypes.POINTER(_SigAction)]
+        lib.PL_thread_raise.argtypes = [ctypes.c_int, ctypes.c_int]
+        # a signal of Prolog's own (no OS signal: Python keeps SIGINT and SIGTERM) that throws
+        # error(signal(_, N), _) at the next call port of the thread it is raised in (stop)
+        self._stop_signal = lib.PL_sigaction(0, ctypes.byref(_SigAction(None, None, PLSIG_THROW | PLSIG_SYNC)), None)
+        self._signal = lib.PL_new_functor(lib.PL_new_atom(b"signal"), 2)
         self._cep_message = lib.PL_new_functor(lib.PL_new_atom(b"cep_message"), 1)
         self._error = lib.PL_new_functor(lib.PL_new_atom(b"error"), 2)
         self._resource_error = lib.PL_new_functor(lib.PL_new_atom(b"resource_error"), 1)
@@ -116,6 +148,22 @@ class _Session:
         if key not in self._preds:
             self._preds[key] = self.lib.PL_predicate(name.encode(), arity, module.encode())
         return self._preds[key]
+
+    def stop(self, signum: int):
+        """Stop the call that runs from Python's main thread, if one does,
+        with Stopped(signum) (callable from any thread; interruptible)."""
+        running = self.running
+        if running and self._stop_signal > 0:
+            self.stopped_by = signum
+            self.lib.PL_thread_raise(running, self._stop_signal)
+
+    def _is_stop(self, exc) -> bool:
+        """Whether a call's exception is stop()'s: error(signal(_, N), _)."""
+        lib = self.lib
+        what, number, n = lib.PL_new_term_ref(), lib.PL_new_term_ref(), ctypes.c_int()
+        return bool(lib.PL_is_functor(exc, self._error) and lib.PL_get_arg(1, exc, what)
+                    and lib.PL_is_functor(what, self._signal) and lib.PL_get_arg(2, what, number)
+                    and lib.PL_get_integer(number, ctypes.byref(n)) and n.value == self._stop_signal)
 
     def _text_of(self, term) -> str:
         length = ctypes.c_size_t()
@@ -189,10 +237,17 @@ class _Session:
                         raise EngineError("cannot pass a batch to Prolog")
                 qid = lib.PL_open_query(None, PL_Q_NODEBUG | PL_Q_CATCH_EXCEPTION,
                                         self._pred(name, n, module), base)
+                main = threading.current_thread() is threading.main_thread()
                 try:
-                    ok = lib.PL_next_solution(qid)
+                    self.running = lib.PL_thread_self() if main else 0
+                    try:
+                        ok = lib.PL_next_solution(qid)
+                    finally:
+                        self.running = 0
                     if not ok:
                         exc = lib.PL_exception(qid)
+                        if exc and self._is_stop(exc):
+                            raise Stopped(self.stopped_by)
                         if exc:
                             raise EngineError(self._message(exc) or
                                               f"Prolog error in {module}:{name}: {self._text_of(exc)}")
@@ -336,3 +391,39 @@ def session() -> _Session:
         if _SESSION is None:
             _SESSION = _Session()
         return _SESSION
+
+
+@contextlib.contextmanager
+def interruptible(stops=lambda signum: True):
+    """Within: Ctrl-C (SIGINT) and SIGTERM stop a Prolog call where it is
+    (Stopped) when `stops(signum)` says so (it is asked in another thread,
+    once per signal, in the order they came), as they stop Python code.
+    The interpreter runs its signal handlers only once a call returns, and
+    a batch can take minutes. Python writes each signal's number to its
+    wakeup file, which a thread reads. From Python's main thread only
+    (elsewhere nothing changes)."""
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    try:
+        previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    except ValueError:  # not the main thread
+        reader.close()
+        writer.close()
+        yield
+        return
+
+    def watch():
+        while numbers := reader.recv(64):
+            for number in numbers:
+                if number in (signal.SIGINT, signal.SIGTERM) and stops(number) and _SESSION is not None:
+                    _SESSION.stop(number)
+
+    watcher = threading.Thread(target=watch, name="cep-signals", daemon=True)
+    watcher.start()
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        writer.close()  # the watcher reads the end of its file and ends
+        watcher.join()
+        reader.close()

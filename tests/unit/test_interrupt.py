@@ -9,6 +9,7 @@ import json
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -90,6 +91,64 @@ def test_a_signal_ends_a_local_run_with_one_line_and_its_status(long_run, tmp_pa
     assert last.startswith(f"cep: {word}; ") and "events processed" in last and f"written to {out}" in last, err
     document = json.loads(out.read_text())  # the results document was ended where the run stopped
     assert document["head"] == {"vars": ["k", "x", "y"]} and document["results"]["bindings"]
+
+
+# a user predicate that never answers for 100: the run's last Prolog call never returns
+STUCK_PL = """small(N) :- N < 100.
+small(N) :- N >= 100, repeat, fail.
+"""
+
+
+def _stuck_run(tmp_path, how, *more):
+    """Start `cep run` over ten events that answer and one on which its
+    Prolog call never returns, signal it once the ten answers are written,
+    and give (status, standard error, the answers written): a signal waited
+    for the call to return (for ever here; a minute on a large batch), as
+    the interpreter runs its handlers between bytecodes only."""
+    (tmp_path / "stuck.pl").write_text(STUCK_PL)
+    (tmp_path / "stuck.rq").write_text(f"PREFIX : <{EX}>\nSELECT ?o WHERE {{ ?s :p ?o }} FILTER (small(?o))\n")
+    (tmp_path / "events.jsonl").write_text("".join(
+        json.dumps({"s": f"<{EX}a>", "p": f"<{EX}p>", "o": f'"{n}"^^<{XSD}integer>', "t": T0 + 1000 * n}) + "\n"
+        for n in [*range(10), 100]))
+    out = tmp_path / "answers.jsonl"
+    process = subprocess.Popen([sys.executable, "-m", "cep", "run", tmp_path / "stuck.rq", "--events",
+                                tmp_path / "events.jsonl", "--prolog", tmp_path / "stuck.pl", "--engine", "local",
+                                "--batch-size", "10", "--out", out, "-q", *more],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                               preexec_fn=_ctrl_c_on)
+    try:
+        while not (out.exists() and out.read_text().count("\n") == 10):  # the answers before the stuck call
+            assert process.poll() is None, process.stderr.read()
+            time.sleep(0.1)
+        time.sleep(1)  # into the call
+        for signalled in range(len(how)):
+            process.send_signal(how[signalled])
+            if signalled + 1 < len(how):
+                time.sleep(1)
+                assert process.poll() is None  # a followed run's first signal waits for the call
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return process.returncode, err, [json.loads(line) for line in out.read_text().splitlines()]
+
+
+@pytest.mark.parametrize("how,status,word", [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")])
+def test_a_signal_stops_a_run_in_a_long_prolog_call(tmp_path, how, status, word):
+    code, err, answers = _stuck_run(tmp_path, [how])
+    assert code == status
+    assert err == f"cep: {word}; 11 events processed, 10 answers written to {tmp_path / 'answers.jsonl'}\n"
+    assert [a["bindings"]["o"]["value"] for a in answers] == [str(n) for n in range(10)]
+
+
+def test_a_second_signal_stops_a_followed_run_in_a_long_prolog_call(tmp_path):
+    """The first ends the followed input and waits for the work in hand; the
+    second stops that work where it is."""
+    code, err, answers = _stuck_run(tmp_path, [signal.SIGINT, signal.SIGTERM], "--follow", "--lateness", "0s")
+    assert code == 143
+    assert err == f"cep: terminated; 11 events processed, 10 answers written to {tmp_path / 'answers.jsonl'}\n"
+    assert len(answers) == 10
 
 
 def test_the_status_codes_are_documented_in_the_help():
