@@ -1,7 +1,9 @@
 /*  batch_text: the text of an event batch (cep/runtime/batch.py), made in
-    C from the buffers of Arrow string and int64 arrays. cep/runtime/batch.py
-    calls it through ctypes where cep/runtime/native.py built it, and makes
-    the same bytes with Arrow's kernels where it did not.
+    C from the buffers of Arrow string and int64 arrays, and the check
+    that a column's terms are canonical already (cep/io/tables.py), which
+    runs before it on rows that come unchecked (Spark's workers). Python
+    calls it through ctypes where cep/runtime/native.py built it, and does
+    the same with Arrow's kernels where it did not.
 
     cep_term_fields(N, Offsets, Data, Valid, Offset, OutOffsets, OutData,
     OutValid) writes the batch fields of N canonical N-Triples terms (an
@@ -29,6 +31,13 @@
     no nulls) and two int64 arrays (pointers to their first value), into
     Out (at least the fields' bytes + LINE_EXTRA a line). Returns the
     bytes written, or -1 when a field holds a byte that is not ASCII.
+
+    cep_canonical_terms(N, Offsets, Data, Valid, Offset, Slot, Out) sets
+    Out[i] to 1 for each term of an Arrow string array that is in a
+    canonical form the checks of cep/io/tables.py take as it is (a subset
+    of FAST_TERM's, which read the others): for Slot 's' an IRI or a blank
+    node, for 'p' an IRI, for 'o' also a plain string, a canonical
+    xsd:integer or xsd:decimal; all in ASCII and at most FAST_LENGTH bytes.
 
     cep_batch_source() is the SHA-256 (hex) of this file as it was built
     (cep/runtime/native.py compiles it in): batch.py uses no library built
@@ -275,4 +284,85 @@ int64_t cep_batch_lines(int64_t n,
     *out++ = '\n';
   }
   return ascii(out_data, out - out_data) ? out - out_data : -1;
+}
+
+/* The canonical checks of cep/io/tables.py's FAST_TERM, for the shapes
+   most events have (a term of another is checked by its regular expression). */
+#define FAST_LENGTH 1000
+
+static int alpha(uint8_t c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z'); }
+static int digit(uint8_t c) { return c >= '0' && c <= '9'; }
+
+static int canonical_iri(const uint8_t byte_class[256], const uint8_t *t, int64_t len)
+{ if ( len < 4 || t[0] != '<' || t[len-1] != '>' || !alpha(t[1]) )
+    return 0;
+  int64_t i = 2;                                       /* the scheme, then its colon */
+  while ( i < len-1 && (alpha(t[i]) || digit(t[i]) || t[i] == '+' || t[i] == '.' || t[i] == '-') )
+    i++;
+  return i < len-1 && t[i] == ':' && !any_of(byte_class, t + i + 1, len - i - 2, NOT_IRI);
+}
+
+static int canonical_bnode(const uint8_t *t, int64_t len)
+{ if ( len < 3 || t[0] != '_' || t[1] != ':' )
+    return 0;
+  for (int64_t i = 2; i < len; i++)
+    if ( !(alpha(t[i]) || digit(t[i]) || t[i] == '_' || (i > 2 && (t[i] == '.' || t[i] == '-'))) )
+      return 0;
+  return 1;
+}
+
+static int canonical_literal(const uint8_t byte_class[256], const uint8_t *t, int64_t len)
+{ if ( len < 2 || t[0] != '"' )
+    return 0;
+  if ( t[len-1] == '"' )                               /* a plain string: no quote, escape or control inside */
+  { for (int64_t i = 1; i < len-1; i++)
+      if ( t[i] == '"' || t[i] == 0x7f || (byte_class[t[i]] & NOT_PLAIN) )
+        return 0;
+    return 1;
+  }
+  int integer = ends_with(t, len, INTEGER_SUFFIX, SUFFIX_LEN);
+  if ( !integer && !ends_with(t, len, DECIMAL_SUFFIX, SUFFIX_LEN) )
+    return 0;
+  const uint8_t *b = t + 1, *end = t + len - SUFFIX_LEN;   /* the lexical form */
+  int negative = b < end && *b == '-';
+  b += negative;
+  const uint8_t *whole = b;
+  while ( b < end && digit(*b) )
+    b++;
+  int64_t whole_len = b - whole;
+  if ( whole_len == 0 || (whole[0] == '0' && whole_len > 1) )
+    return 0;
+  if ( integer )                                       /* 0 or -?[1-9][0-9]* */
+    return b == end && !(negative && whole[0] == '0');
+  if ( b == end || *b++ != '.' )                       /* -?(0|[1-9][0-9]*) . digits */
+    return 0;
+  const uint8_t *frac = b;
+  while ( b < end && digit(*b) )
+    b++;
+  int64_t frac_len = b - frac;
+  if ( b != end || frac_len == 0 )
+    return 0;
+  if ( frac[frac_len-1] != '0' )                       /* no trailing zero */
+    return 1;
+  return frac_len == 1 && !(negative && whole[0] == '0');   /* N.0, and 0.0 unsigned */
+}
+
+void cep_canonical_terms(int64_t n, const int32_t *offsets, const uint8_t *data, const uint8_t *valid,
+                         int64_t offset, int64_t slot, uint8_t *out)
+{ uint8_t byte_class[256];
+  classes(byte_class);
+  for (int64_t i = 0; i < n; i++)
+  { int64_t j = offset + i;
+    const uint8_t *t = data + offsets[j];
+    int64_t len = offsets[j+1] - offsets[j];
+    out[i] = 0;
+    if ( (valid && !(valid[j >> 3] >> (j & 7) & 1)) || len > FAST_LENGTH || len == 0 )
+      continue;
+    if ( t[0] == '<' )
+      out[i] = (uint8_t)canonical_iri(byte_class, t, len);
+    else if ( t[0] == '_' )
+      out[i] = (uint8_t)(slot != 'p' && canonical_bnode(t, len));
+    else if ( t[0] == '"' )
+      out[i] = (uint8_t)(slot == 'o' && canonical_literal(byte_class, t, len));
+  }
 }

@@ -1,7 +1,8 @@
 """The runtime's C helpers, built where they are used: prolog/cep_fast.c,
 a SWI-Prolog foreign library that decodes event batches, and
 cep/runtime/batch_text.c, a plain C library that writes them from Arrow
-arrays (cep/runtime/batch.py calls it through ctypes).
+arrays (cep/runtime/batch.py calls it through ctypes) and tells the terms
+of a column already canonical (cep/io/tables.py).
 
 In a checkout `make setup` builds each beside its source (prolog/cep_fast.so,
 cep/runtime/batch_text.so, with `python -m cep.runtime.native`), again
@@ -130,6 +131,8 @@ def batch_text() -> ctypes.CDLL | None:
     lib.cep_term_fields.argtypes = [n, p, p, p, n, p, p, p]
     lib.cep_batch_lines.restype = n
     lib.cep_batch_lines.argtypes = [n, p, p, n, p, p, n, p, p, n, p, p, p]
+    lib.cep_canonical_terms.restype = None
+    lib.cep_canonical_terms.argtypes = [n, p, p, p, n, n, p]
     return lib
 
 

@@ -3,7 +3,9 @@ whether C writes it (cep/runtime/batch_text.c) or Arrow's kernels do
 (where the C library cannot be built), on inputs made to trip either:
 terms of every shape and none, non-ASCII text and escapes, huge literals,
 sliced, chunked and dictionary-encoded columns, empty batches; and a batch
-that could not be read back as it was meant is refused by both."""
+that could not be read back as it was meant is refused by both. The same
+library tells the terms of a column already canonical for the checks of
+cep/io/tables.py: only terms those checks take as they are."""
 
 import contextlib
 import random
@@ -178,3 +180,54 @@ def test_a_writer_built_from_another_version_of_its_source_is_not_current(tmp_pa
     with open(source, "a") as changed:
         changed.write("/* changed since */\n")
     assert not native.current(tmp_path / "batch_text.so", source)
+
+
+CHECKED = [f"<{EX}a>", "<a:b>", "<a+.-1:>", "<1a:b>", "<:b>", "<a>", "<a:b c>", "<a:b>c>", "<a:\u00e9>", "<a:b\x7f>",
+           "_:a", "_:a.b-c_", "_:.a", "_:-a", "_:", "_:a b", "_:\u00e9", '"x"', '""', '"a\x7fb"', '"a\\"b"',
+           '"\u00e9"', '"a"@en', '"a"b"', *(typed(i, "integer") for i in INTEGERS + ["10", "-10", "007"]),
+           *(typed(d, "decimal") for d in DECIMALS + ["0.0", "-0.0", "1.0", "-1.0", "1.10", "-0.5", "0.50", "10.01"]),
+           typed("2026-01-01T00:00:00Z", "dateTime"), "<a:" + "b" * 997 + ">", "<a:" + "b" * 996 + ">"]
+
+
+def test_terms_told_canonical_in_c_are_those_the_checks_take_as_they_are():
+    """cep/io/tables.py takes a column whose terms C tells canonical as it
+    is: each is one its regular expressions take (FAST_TERM: canonical,
+    checked), and the common shapes are told so."""
+    import re
+
+    from cep.io import check, tables
+
+    told = {slot: [t for t in CHECKED + HOSTILE + REFUSED if tables._all_canonical(pa.array([t]), slot)]
+            for slot in "spo"}
+    for slot, taken in told.items():
+        for term in taken:
+            assert re.fullmatch(tables.FAST_TERM[slot], term) and len(term.encode()) <= tables.FAST_LENGTH, term
+            assert check.term(term, slot) == term
+    assert set(told["s"]) == {f"<{EX}a>", "<a:b>", "<a+.-1:>", "<a:b\x7f>", f"<{EX}\x7f>", "<a:" + "b" * 996 + ">",
+                              "_:a", "_:a.b-c_", "_:b1"}
+    assert set(told["p"]) == set(told["s"]) - {"_:a", "_:a.b-c_", "_:b1"}
+    literals = {typed(i, "integer") for i in ("0", "5", "-5", "10", "-10", "9" * 400, "-" + "9" * 400)}
+    literals |= {typed(d, "decimal") for d in ("0.008", "0.999999999999999999", "-0.000000000000000005", "0.0",
+                                               "0.0000000000000000001", "999999999999999999.5", "1.0", "-1.0",
+                                               "-0.5", "10.01", "1" * 60 + "." + "5" * 60)}
+    assert set(told["o"]) - set(told["s"]) == literals | {'"x"', '""', '"5"', '"it\'s"'}
+    # a column is taken as it is only when every term is told canonical, else checked as before
+    column = pa.array([f"<{EX}a>"] * 2000 + ['"a"@en'])
+    assert tables._all_canonical(column.slice(0, 2000), "s") and not tables._all_canonical(column, "o")
+    with arrow_only():
+        assert not tables._all_canonical(column.slice(0, 2000), "s")
+
+
+def test_checked_rows_are_the_same_with_and_without_c():
+    from cep.io.tables import checked_rows
+
+    rng = random.Random(41)
+    pool = [t for t in CHECKED + HOSTILE + REFUSED if len(t) < 2000]
+    for size in (1, 50, 3000):
+        for mix in (pool, pool[:3], [f"<{EX}a>", typed("1", "integer")]):
+            table = pa.table({"s": [rng.choice(mix) for _ in range(size)], "p": [rng.choice(mix) for _ in range(size)],
+                              "o": [rng.choice(mix) for _ in range(size)], "start": pa.array([1] * size, pa.int64()),
+                              "end": pa.array([1] * size, pa.int64())})
+            made = checked_rows(table)
+            with arrow_only():
+                assert checked_rows(table) == made
