@@ -19,12 +19,13 @@ demo-tsunami: setup
 test: setup
 	$(VENV)/bin/python -m pytest -q
 
-# The C decoder of event batches (the runtime falls back to Prolog without
-# it; an installed package builds it on first use: cep/runtime/native.py),
-# built unless it holds the digest of prolog/cep_fast.c as it is (a file's
-# time does not tell: a checkout, a copy).
+# The C decoder of event batches and the C writer of their text (the
+# runtime falls back to Prolog and to Arrow's kernels without them; an
+# installed package builds them on first use: cep/runtime/native.py), each
+# built unless it holds the digest of its source as it is (a file's time
+# does not tell: a checkout, a copy).
 setup: system-deps $(STAMP)
-	$(PY) -m cep.runtime.native prolog/cep_fast.so
+	$(PY) -m cep.runtime.native prolog/cep_fast.so cep/runtime/batch_text.so
 
 # SWI-Prolog from Debian's packages; Java 17 for Spark where no java is on PATH.
 system-deps:

@@ -6,8 +6,9 @@ one copy of each, where a reader of the repository looks for it):
                  (not its plunit suites, prolog/tests)
     ontologies/  rules/  examples/   the samples `cep demo` and the docs run
 
-cep.resources finds them in either place. Everything else is in
-pyproject.toml."""
+cep.resources finds them in either place. The C batch writer's source,
+cep/runtime/batch_text.c, is package data of cep.runtime, beside the module
+that calls it. Everything else is in pyproject.toml."""
 
 from pathlib import Path
 
@@ -30,5 +31,5 @@ def data_packages() -> list[str]:
 setup(
     packages=find_packages(include=["cep", "cep.*"]) + data_packages(),
     package_dir={f"cep._data.{name}": name for name in DATA},
-    package_data={"cep.syntax": ["*.lark"], **{package: FILES for package in data_packages()}},
+    package_data={"cep.syntax": ["*.lark"], "cep.runtime": ["*.c"], **{package: FILES for package in data_packages()}},
 )

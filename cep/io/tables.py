@@ -36,6 +36,7 @@ import pyarrow.compute as pc
 from cep import terms
 from cep.events import EVENTS, EventRows, Reject, integer_literals, one_array, repeating
 from cep.io import check
+from cep.runtime import native
 from cep.io.check import Invalid
 from cep.io.lines import line_chunks
 
@@ -473,6 +474,8 @@ def term_column(column, col, note, label=None):
     arr = _as_string_array(column)
     if arr is None:
         raise Invalid(f"column {col} has type {column.type}; expected strings holding RDF terms in N-Triples syntax")
+    if not arr.null_count and _all_canonical(arr, col):  # (the usual column, told in C term by term)
+        return arr
     null = np.asarray(pc.is_null(arr).to_numpy(zero_copy_only=False), dtype=bool)
     note(np.nonzero(null)[0], f"{label or 'column ' + col} is empty")
     encoded = repeating(arr) if len(arr) > _DISTINCT_FROM else None
@@ -504,6 +507,20 @@ def term_column(column, col, note, label=None):
         mask[fixed_rows] = True
         arr = pc.replace_with_mask(arr, pa.array(mask), pa.array(fixed, pa.string()))
     return arr
+
+
+def _all_canonical(arr: pa.Array, col: str) -> bool:
+    """Whether every term of a column is in a canonical form that
+    cep/runtime/batch_text.c recognises, each a form FAST_TERM[col] takes
+    (False where that library cannot be built)."""
+    lib = native.batch_text()
+    validity, offsets, data = arr.buffers()
+    if lib is None or not len(arr) or data is None:
+        return False
+    out = np.empty(len(arr), np.uint8)
+    lib.cep_canonical_terms(len(arr), offsets.address, data.address, validity and validity.address, arr.offset,
+                            ord(col), out.ctypes.data)
+    return bool(out.all())
 
 
 def _fast_terms(arr: pa.Array, col: str) -> pa.Array:

@@ -7,12 +7,15 @@ not parsed at all, and other terms are written with correct quoting.
 
 The text is ASCII (IRIs with other characters take the P form, whose
 writer escapes them), so it crosses into Prolog as bytes with no
-conversion. Columns are converted with Arrow kernels that neither copy
-terms one by one nor run regular expressions on every row: a column with
-few distinct terms is converted once per distinct term (dictionary), and
-IRIs, integers and decimals, the common shapes, are recognised by prefix
-and suffix (a decimal's value is reduced to lowest terms in int64
-arithmetic, column-wise).
+conversion. IRIs, integers, plain strings and decimals, the common shapes,
+are written by C (cep/runtime/batch_text.c) reading the Arrow arrays'
+buffers, term after term, and the lines likewise; where that library
+cannot be built, by Arrow kernels that make the same bytes without
+copying terms one by one or running regular expressions on every row (a
+column with few distinct terms converted once per distinct term, the
+shapes recognised by prefix and suffix, a decimal's value reduced to
+lowest terms in int64 arithmetic, column-wise). Other terms take the
+slow path, once each, in Python (cep.terms.prolog_text).
 """
 
 from __future__ import annotations
@@ -23,7 +26,8 @@ import pyarrow.compute as pc
 
 from cep import terms
 from cep.errors import EngineError
-from cep.events import INTEGER_SUFFIX, integer_literals, repeating
+from cep.events import INTEGER_SUFFIX, integer_literals, one_array, repeating
+from cep.runtime import native
 
 _DEC_SUFFIX = '"^^<http://www.w3.org/2001/XMLSchema#decimal>'
 _DEC_DIGITS = 18  # significant and fractional digits of a decimal kept in int64 arithmetic
@@ -39,18 +43,52 @@ def field(nt: str) -> str:
 
 def column_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
     """Batch fields of a column of canonical N-Triples terms."""
-    column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    column = one_array(column)
+    if column.null_count:  # (an Arrow kernel would make its line null: the event lost)
+        raise EngineError("an event batch has no null terms")
     if isinstance(column.type, pa.DictionaryType):
         return pc.take(column_text(column.dictionary), column.indices)
+    if column.type != pa.string():  # (large_string, string_view: the int32 offsets of the lines)
+        column = column.cast(pa.string())
+    lib = native.batch_text()
+    if lib is not None:
+        made = _native_fields(lib, column)
+        if made is not None:
+            return _slow_filled(column, made)
+    # (the C writer takes a term in less time than a dictionary takes to
+    # look it up; Arrow's kernels, many passes over the column, do not)
     encoded = repeating(column, 4)
     if encoded is not None:
         return pc.take(column_text(encoded.dictionary), encoded.indices)
-    return _fields(column)
+    return _slow_filled(column, _fields(column))
+
+
+def _native_fields(lib, column: pa.Array) -> pa.Array | None:
+    """The fields of a column by batch_text.c, null for each term it
+    leaves to the slow path; None when they would not fit in an Arrow
+    string array."""
+    n = len(column)
+    validity, offsets, data = column.buffers()
+    if not n or data is None:  # (no bytes at all: no data buffer)
+        return _fields(column)
+    ends = np.frombuffer(offsets, np.int32)  # (a slice's offsets start at its offset)
+    bound = int(ends[column.offset + n]) - int(ends[column.offset]) + n * lib.cep_field_extra()
+    if bound > 2**31 - 1:
+        return None
+    out_offsets, out_data = pa.allocate_buffer(4 * (n + 1)), pa.allocate_buffer(bound)
+    out_valid = pa.py_buffer(bytearray((n + 7) // 8))
+    nulls = lib.cep_term_fields(n, offsets.address, data.address, validity and validity.address, column.offset,
+                                out_offsets.address, out_data.address, out_valid.address)
+    if nulls < 0:
+        return None
+    return pa.Array.from_buffers(pa.string(), n, [out_valid if nulls else None, out_offsets, out_data],
+                                 null_count=nulls)
 
 
 def _fields(column: pa.Array) -> pa.Array:
     """The fields of a column's terms by their shape: an IRI, a canonical
-    integer, a plain ASCII string, a decimal (null: the slow path). The
+    integer, a plain ASCII string, a decimal (null: the slow path), as
+    batch_text.c writes them. The
     shapes are told apart by their first character, and a shape no term
     of the column starts like costs nothing more (a column of numbers
     never runs the IRIs' checks)."""
@@ -70,8 +108,10 @@ def _fields(column: pa.Array) -> pa.Array:
         quoted = pc.and_(quote, pc.ends_with(column, '"'))
         if pc.any(quoted).as_py():
             # plain strings "...": in ASCII with no escape, N-Triples and Prolog
-            # write them alike (labels and comments of ontologies)
-            plain = pc.and_(quoted, pc.and_(pc.string_is_ascii(column), pc.invert(pc.match_substring(column, "\\"))))
+            # write them alike (labels and comments of ontologies); none with a
+            # control character (a tab or newline would split the batch's line)
+            plain = pc.and_(quoted, pc.and_(pc.string_is_ascii(column),
+                                            pc.invert(pc.match_substring_regex(column, r"[\\\x00-\x1f]"))))
             shapes.append((plain, pc.binary_join_element_wise("P", column, "")))
     if shapes and pc.all(shapes[0][0]).as_py():  # one shape: every term
         out = shapes[0][1]
@@ -79,14 +119,17 @@ def _fields(column: pa.Array) -> pa.Array:
         out = _decimals(column) if pc.any(quote).as_py() else pa.nulls(len(column), pa.string())
         for mask, fields in reversed(shapes):
             out = pc.if_else(mask, fields, out)
-    missing = pc.is_null(out)
-    if pc.any(missing).as_py():
-        index = pc.indices_nonzero(missing).to_pylist()
-        values = out.to_pylist()
-        for i, nt in zip(index, pc.filter(column, missing).to_pylist()):
-            values[i] = field(nt)
-        out = pa.array(values, pa.string())
     return out
+
+
+def _slow_filled(column: pa.Array, fields: pa.Array) -> pa.Array:
+    """The fields with each null (a term of no shape taken by _fields
+    or batch_text.c) made by the slow path."""
+    if not fields.null_count:
+        return fields
+    missing = pc.is_null(fields)
+    return pc.replace_with_mask(fields, missing, pa.array([field(nt) for nt in pc.filter(column, missing).to_pylist()],
+                                                          pa.string()))
 
 
 def _decimals(column: pa.Array) -> pa.Array:
@@ -168,10 +211,6 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None, copy=None) -
     set that tells the copies of a repeated event apart: the predicate of
     the K-th copy (K >= 1; never an event for the update rules alone) is
     written '$copy'(K, P), outside '$in'(...)."""
-    same = start.equals(end)  # (an event at an instant, the usual one: its time made text once)
-    start = pc.cast(start, pa.string())
-    # each line ends with its newline, so the lines' data is the batch's text as it is
-    end = pc.binary_join_element_wise(start if same else pc.cast(end, pa.string()), "\n", "")
     predicates = column_text(p)
     wrap = {}  # row -> the Prolog text of its wrapped predicate
     if stream is not None and pc.any(pc.is_valid(stream)).as_py():
@@ -189,17 +228,50 @@ def table_text(s, p, o, start, end, updates_only=None, stream=None, copy=None) -
                             pc.filter(p, marked).to_pylist()):
             wrap[i] = f"'{COPY}'({k},{wrap.get(i) or terms.prolog_text(nt)})"
     if wrap:
-        fields = predicates.to_pylist()
-        for i, w in wrap.items():
-            fields[i] = "P" + w
-        predicates = pa.array(fields, pa.string())
-    lines = pc.binary_join_element_wise(column_text(s), predicates, column_text(o), start, end, "\t")
+        mask = np.zeros(len(predicates), dtype=bool)
+        mask[list(wrap)] = True
+        predicates = pc.replace_with_mask(predicates, pa.array(mask),
+                                          pa.array(["P" + wrap[i] for i in sorted(wrap)], pa.string()))
+    fields = [column_text(s), predicates, column_text(o)]
+    start, end = one_array(start), one_array(end)
+    if start.null_count or end.null_count:
+        raise EngineError("an event batch has no null times")
+    lib = native.batch_text()
+    if not len(start):
+        return pa.py_buffer(b"")
+    if lib is not None and start.type == end.type == pa.int64():
+        return _native_lines(lib, fields, start, end)
+    return _lines(fields, start, end)
+
+
+def _native_lines(lib, fields: list[pa.Array], start: pa.Array, end: pa.Array) -> pa.Buffer:
+    """The lines of a batch (its fields and times) by batch_text.c."""
+    n = len(start)
+    args, size = [], n * lib.cep_line_extra()
+    for column in fields:
+        _, offsets, data = column.buffers()
+        ends = np.frombuffer(offsets, np.int32)  # (a slice's offsets start at its offset)
+        size += int(ends[column.offset + n]) - int(ends[column.offset])
+        args += [offsets.address, data.address, column.offset]
+    out = pa.allocate_buffer(size)
+    written = lib.cep_batch_lines(n, *args, start.buffers()[1].address + 8 * start.offset,
+                                  end.buffers()[1].address + 8 * end.offset, out.address)
+    if written < 0:  # the writers make sure of it
+        raise EngineError("an event batch must be ASCII")
+    return out.slice(0, written)
+
+
+def _lines(fields: list[pa.Array], start: pa.Array, end: pa.Array) -> pa.Buffer:
+    """The lines of a batch (its fields and times) by Arrow's kernels."""
+    same = start.equals(end)  # (an event at an instant, the usual one: its time made text once)
+    start = pc.cast(start, pa.string())
+    # each line ends with its newline, so the lines' data is the batch's text as it is
+    end = pc.binary_join_element_wise(start if same else pc.cast(end, pa.string()), "\n", "")
+    lines = pc.binary_join_element_wise(*fields, start, end, "\t")
     if isinstance(lines, pa.ChunkedArray):
         lines = lines.combine_chunks()
-    if not pc.all(pc.string_is_ascii(lines)).as_py():  # the writers above make sure of it
+    if not pc.all(pc.string_is_ascii(lines)).as_py():  # the writers make sure of it
         raise EngineError("an event batch must be ASCII")
-    if not len(lines):
-        return pa.py_buffer(b"")
     offsets = lines.buffers()[1]
     first, last = (int(x) for x in np.frombuffer(offsets, np.int32)[[lines.offset, lines.offset + len(lines)]])
     return lines.buffers()[2].slice(first, last - first)

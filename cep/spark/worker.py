@@ -182,12 +182,21 @@ def _arrow_columns(pdf: pd.DataFrame) -> pa.Table:
     frames hold Arrow-backed strings (pandas 3), which convert without a
     copy of the terms, and the frame's other columns are never touched."""
     n = len(pdf)
-    columns = {f.name: pa.array(pdf[f.name], from_pandas=True).cast(f.type) if f.name in pdf.columns
-               else pa.nulls(n, f.type) for f in EVENT_SCHEMA}
+    columns = {f.name: _arrow_column(pdf[f.name], f.type) if f.name in pdf.columns else pa.nulls(n, f.type)
+               for f in EVENT_SCHEMA}
     for name in ("ctl", "reason", "text"):
         if name in pdf.columns:
-            columns[name] = pa.array(pdf[name], from_pandas=True).cast(pa.string())
+            columns[name] = _arrow_column(pdf[name], pa.string())
     return pa.table(columns)
+
+
+def _arrow_column(series: pd.Series, type: pa.DataType) -> pa.Array:
+    """A frame's column as Arrow of `type`: an Arrow-backed one's array as
+    it is (pa.array of the Series goes through pandas' checks first, a
+    few times the cost), another converted."""
+    values = series.array
+    column = pa.array(values) if hasattr(values, "__arrow_array__") else pa.array(series, from_pandas=True)
+    return column if column.type == type else column.cast(type)
 
 
 def _push(engine: Engine, table: pa.Table):

@@ -60,7 +60,7 @@ def test_the_wheel_carries_the_runtime_and_the_samples_but_no_binary(installed):
     _, wheel, _, _ = installed
     names = set(zipfile.ZipFile(wheel).namelist())
     assert any(n.startswith("cep/syntax/") and n.endswith(".lark") for n in names)  # the grammar
-    for name in ("cep/_data/prolog/cep_runtime.pl", "cep/_data/prolog/cep_fast.c",
+    for name in ("cep/_data/prolog/cep_runtime.pl", "cep/_data/prolog/cep_fast.c", "cep/runtime/batch_text.c",
                  "cep/_data/examples/tsunami/sample/99901.txt", "cep/_data/ontologies/dart-stations.ttl",
                  "cep/_data/rules/stock.rq"):
         assert name in names, name
@@ -81,7 +81,7 @@ def test_installed_cep_imports_from_the_venv_and_says_its_version(installed, tmp
 
 def test_installed_cep_compiles_explains_and_runs_with_an_ontology(installed, tmp_path):
     """The answers of the installed package are the checkout's; the C
-    helper is built into the (fresh) cache by the first run."""
+    helpers are built into the (fresh) cache by the first run."""
     venv, _, work, expected = installed
     cache = tmp_path / "cache"
     done = run(venv, work, "compile", "stock.rq")
@@ -98,6 +98,7 @@ def test_installed_cep_compiles_explains_and_runs_with_an_ontology(installed, tm
                                                     "http://www.w3.org/2001/XMLSchema#integer"}},
                                          sort_keys=True)) in got
     assert len(list(cache.glob("cep/cep_fast-*.so"))) == 1
+    assert len(list(cache.glob("cep/batch_text-*.so"))) == 1
 
 
 def test_without_a_compiler_the_prolog_versions_give_the_same_answers(installed, tmp_path):
