@@ -143,3 +143,40 @@ GROUP BY ?n
 
 def test_service_in_groups_with_windows_of_their_own_answers_as_the_reference(oxigraph_server):
     engine_as_reference(oxigraph_server, GROUP_QUERIES, 3)
+
+
+# SERVICE joined above groups with windows of their own: with a UNION of
+# groups whose windows slide otherwise (and a FILTER above reading the
+# view), with a join of two such groups, with the group after the first
+# (the only one that binds its join key), and under aggregates; each
+# evaluation joins the groups' combined solutions with the view
+# maintained for it (docs/language.md, "SERVICE")
+ABOVE_QUERIES = """REGISTER QUERY union AS
+SELECT ?u ?p ?n ?c
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ {{ ?u :mentioned ?p }} UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE }} }}
+         SERVICE <{url}> {{ ?u :followers ?n OPTIONAL {{ ?u :city ?c }} }} FILTER(?n > 50) }}
+
+REGISTER QUERY joined AS
+SELECT ?u ?p ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE
+WHERE {{ {{ ?u :mentioned ?p WINDOW RANGE 4 MINUTE SLIDE 2 MINUTE }} {{ ?u :liked ?q WINDOW RANGE 5 MINUTE FIXED }}
+         SERVICE <{url}> {{ ?u :followers ?n }} }}
+
+REGISTER QUERY second AS
+SELECT ?u ?p ?v ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE SLIDE 1 MINUTE
+WHERE {{ {{ ?u :mentioned ?p }} {{ ?v :liked ?q WINDOW RANGE 3 MINUTE FIXED }}
+         SERVICE <{url}> {{ ?v :followers ?n }} FILTER(?u != ?v) }}
+
+REGISTER QUERY counted AS
+SELECT ?c (COUNT(*) AS ?k)
+FROM STREAM <http://e/s> WINDOW RANGE 4 MINUTE SLIDE 2 MINUTE
+WHERE {{ {{ {{ ?u :liked ?q }} UNION {{ ?u :mentioned ?p WINDOW RANGE 5 MINUTE SLIDE 3 MINUTE }} }}
+         SERVICE <{url}> {{ ?u :city ?c }} }}
+GROUP BY ?c
+"""
+
+
+def test_service_joined_above_groups_with_windows_of_their_own_answers_as_the_reference(oxigraph_server):
+    engine_as_reference(oxigraph_server, ABOVE_QUERIES, 4)
