@@ -180,3 +180,32 @@ GROUP BY ?c
 
 def test_service_joined_above_groups_with_windows_of_their_own_answers_as_the_reference(oxigraph_server):
     engine_as_reference(oxigraph_server, ABOVE_QUERIES, 4)
+
+
+# SERVICE in a query whose first group counts events (evaluated at every
+# instant, its views maintained before each call of the rules, as a
+# query's over a count window): in that group, in a later group with a
+# time-based window, and joined above the groups
+COUNTED_QUERIES = """REGISTER QUERY inside AS
+SELECT ?u ?p ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} WINDOW ELEMS 3 }}
+         {{ ?u :liked ?q WINDOW RANGE 3 MINUTE FIXED }} }}
+
+REGISTER QUERY later AS
+SELECT ?u ?p ?q ?n ?c
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p WINDOW ELEMS 4 }}
+         OPTIONAL {{ ?u :liked ?q SERVICE <{url}> {{ ?u :followers ?n OPTIONAL {{ ?u :city ?c }} }}
+                     WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE }} }}
+
+REGISTER QUERY above AS
+SELECT ?u ?p ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p WINDOW ELEMS 3 }} {{ ?u :liked ?q WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE }}
+         SERVICE <{url}> {{ ?u :followers ?n }} FILTER(?n > 50) }}
+"""
+
+
+def test_service_in_a_query_whose_first_group_counts_events_answers_as_the_reference(oxigraph_server):
+    engine_as_reference(oxigraph_server, COUNTED_QUERIES, 4)
