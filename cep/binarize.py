@@ -453,7 +453,8 @@ def split_windows(query):
     inline data after the first part): joins, UNION, OPTIONAL, MINUS,
     [NOT] EXISTS, FILTER and BIND, which the evaluation applies to the
     parts' solutions in their windows at its time (docs/language.md, "A
-    window per pattern")."""
+    window per pattern"). A SERVICE joined above the groups is joined
+    with each group that binds its join key instead (_join_below)."""
     if not any(isinstance(op, ops.Project) and op.window is not None for op in ops.walk(query.pattern)):
         return None
     if query.window is None:  # the SPARQL form always has one; the algebra's text need not
@@ -470,13 +471,22 @@ def split_windows(query):
         windowed = any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op))
         if parts and windowed and ops.opens_with_optional(op):
             return identity_optional(op, window)
+        if isinstance(op, ops.Join) and windowed and isinstance(op.right, ops.Service):
+            return split(joined_below(op.right, op.left), window)
+        if isinstance(op, ops.Join) and windowed and isinstance(op.left, ops.Service):
+            # the query is evaluated when its first group's window is: written first, a SERVICE
+            # would be that group, which matches no event
+            raise QueryError("SERVICE written before the groups with windows of their own that it is joined "
+                             "with is not supported: the first group of such a query says when it is "
+                             "evaluated, and a SERVICE is no group; write it after them",
+                             op.left.pos or query.pos)
         if isinstance(op, ops.Service):
-            # its view is joined with the solutions of the pattern that binds its join key, in that
-            # pattern's window, and maintained at the query's evaluations; above the groups it has neither
-            raise QueryError("SERVICE joined with groups that have windows of their own is not supported: "
-                             "a SERVICE is joined with the pattern of its own group, in that group's window; "
-                             "put it inside the group (each UNION operand's) whose patterns bind its join key",
-                             op.pos or query.pos)
+            # a view is joined with the solutions of a group, in its window: one joined above the
+            # groups otherwise than by a join (OPTIONAL, MINUS, a UNION operand) has none
+            raise QueryError("SERVICE over groups that have windows of their own is supported joined with "
+                             "them (P SERVICE <e> { ... }), not under OPTIONAL, MINUS, EXISTS or as a UNION "
+                             "operand: put it inside the groups (each UNION operand's) whose patterns bind "
+                             "its join key", op.pos or query.pos)
         if is_table(op) and parts:  # inline data after a part: its rows, in every window (it matches no event)
             return op
         if not windowed:
@@ -492,6 +502,21 @@ def split_windows(query):
                          f"different windows are combined by SPARQL's operators at each evaluation; "
                          f"give the groups under {what} one window", op.pos or query.pos)
 
+    def joined_below(service, op):
+        """SERVICE joined above the groups: joined with each group that
+        binds its join key instead (_join_below), where its view is
+        maintained at each of the query's evaluations and joined with the
+        group's solutions in its window (docs/language.md, "SERVICE")."""
+        below = _join_below(service, op)
+        if below is None:
+            raise QueryError("SERVICE joined with groups that have windows of their own is not supported "
+                             "here: it is joined with each group that binds its join key, and a group here "
+                             "is inline data or begins with OPTIONAL, or an operator between reads its "
+                             "variables (a FILTER, BIND, OPTIONAL, MINUS or EXISTS); put it inside the "
+                             "groups (each UNION operand's) whose patterns bind its join key",
+                             service.pos or query.pos)
+        return below
+
     def identity_optional(op, window):
         """{ OPTIONAL { P } WINDOW ... } (or { OPTIONAL { P WINDOW ... } })
         after the first part: the empty group the OPTIONAL starts from is
@@ -503,6 +528,59 @@ def split_windows(query):
     _check_first_part(query, combine)
     _check_leading_parts(query, combine, [w for _, w in parts])
     return combine, parts
+
+
+def _join_below(service, op):
+    """Join(op, service) with the SERVICE joined with the groups of op
+    that bind its join key instead, or None where that may give other
+    solutions. A join distributes over UNION (each operand's solutions
+    joined), joins commute, and an operator whose other operand and
+    condition read no variable of the SERVICE but those its left operand
+    binds for sure (FILTER, BIND, OPTIONAL, MINUS, [NOT] EXISTS on their
+    left) gives the same solutions with it joined below: so the SERVICE
+    goes into each UNION operand, into the operand of a join that shares
+    the most of its variables (the left one on a tie), down to a group
+    (a pattern with a window of its own, or one under the query's
+    window). Inline data and { OPTIONAL { P } WINDOW ... } (join's
+    identity under OPTIONAL) take none: they are no group."""
+    own = set(service.vars)
+
+    def below(op):
+        group = isinstance(op, ops.Project) and op.window is not None
+        if group or not any(isinstance(x, ops.Project) and x.window is not None for x in ops.walk(op)):
+            inner = op.pattern if group else op
+            if is_table(inner) or ops.opens_with_optional(inner):
+                return None
+            if not group:
+                return ops.Join(op, service, pos=service.pos)
+            return dataclasses.replace(op, pattern=ops.Join(inner, service, pos=service.pos),
+                                       vars=tuple(sorted(set(op.vars) | own, key=lambda v: v.name)))
+        if isinstance(op, ops.Union_):
+            left, right = below(op.left), below(op.right)
+            return None if left is None or right is None else dataclasses.replace(op, left=left, right=right)
+        if isinstance(op, ops.Join):
+            sides = sorted((op.left, op.right), key=lambda x: -len(own & ops.variables(x)))
+            for side in sides:
+                pushed = below(side)
+                if pushed is not None:
+                    return dataclasses.replace(op, **{"left" if side is op.left else "right": pushed})
+            return None
+        if isinstance(op, (ops.Filter, ops.Extend)):
+            read = ops.expr_vars(op.cond if isinstance(op, ops.Filter) else op.expr)
+            if isinstance(op, ops.Extend):
+                read = read | {op.var}
+            if not read & own <= ops.certain_variables(op.pattern) - {getattr(op, "var", None)}:
+                return None
+            pushed = below(op.pattern)
+            return None if pushed is None else dataclasses.replace(op, pattern=pushed)
+        if isinstance(op, (ops.LeftJoin, ops.Minus, ops.Exists, ops.NotExists)):
+            read = ops.variables(op.right) | (ops.expr_vars(op.cond) if op.cond is not None else set())
+            if not read & own <= ops.certain_variables(op.left):
+                return None
+            pushed = below(op.left)
+            return None if pushed is None else dataclasses.replace(op, left=pushed)
+        return None
+    return below(op)
 
 
 def _check_first_part(query, combine) -> None:

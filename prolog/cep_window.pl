@@ -253,7 +253,8 @@ time_limit(M, How, Time, Q, Spec, Limit) :-
 %   at the end of the stream and across a gap in event time alike. A
 %   query whose groups have windows of their own and join SERVICE views
 %   ('$wserved'(Q)) is due at each of its evaluation times (schedule/4)
-%   while it stores a solution.
+%   while it stores a solution, unless its first group counts events (it
+%   is evaluated at every instant, its views maintained before each push).
 cep_window_due(M, ArgsText, Text) :-
     split_string(ArgsText, " ", "", [How, TimeText]),
     number_string(Time, TimeText),
@@ -273,6 +274,7 @@ deferred_due(M, How, Time, Tau) :-
     current_predicate(M:'$wserved'/1),
     M:'$wserved'(Q),
     M:'$window'(Q, Spec),
+    Spec = time(_, _, _, _),                % (over a count window: its views maintained at each push)
     next_time(M, Q, Spec, Tau),
     time_limit(M, How, Time, Q, Spec, Limit),
     Tau < Limit,

@@ -16,7 +16,8 @@ When the join happens (docs/language.md, "SERVICE"):
   its SERVICE joins: '$wcombine' (cep.compile.windows._part_items) joins
   the group's solutions in its window with the views at each of the
   query's evaluations, before the groups are combined; '$wserved'(Q)
-  says the query does.
+  says the query does. (A SERVICE joined above the groups is joined with
+  each group that binds its join key: cep.binarize._join_below.)
 - Anywhere else, a SERVICE is joined when the stream solution is found.
 
 OPTIONAL { SERVICE ... } (a plan's Unary node holding LeftJoin(None,

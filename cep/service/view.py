@@ -48,7 +48,9 @@ class ServiceSpec:
     op: ops.Service
     key: tuple  # of Var: the join variables, in the order of op.vars
     query: str  # the name of the query it is part of
-    window: Optional[tuple] = None  # (omega, beta) in ms, omega math.inf for an unbounded window
+    # (omega, beta) in ms, omega math.inf for an unbounded window; None for a query without a window or
+    # evaluated by a count window (its views maintained at each call of the rules)
+    window: Optional[tuple] = None
     phase: int = 0  # the window closes at phase + k * beta (0 <= phase < beta)
     # (beta, phase) of each window whose evaluation times are the query's: its own, or (groups with
     # windows of their own) each leading group's, at each of which its group reads the window it closed last
@@ -116,15 +118,18 @@ def service_specs(plan: Plan) -> list[ServiceSpec]:
             child = set(plan.node(node.child).vars)
             out, w = owner[node.id]
             query = out.query
-            timed = w is not None and w.count is None
             # a query whose groups have windows of their own is evaluated at the times of each of its
-            # leading parts' windows (Output.evaluated_by): its views are maintained at all of them
+            # leading parts' windows (Output.evaluated_by): its views are maintained at all of them; one
+            # whose first group counts events is evaluated at every instant, and its views are maintained
+            # at each call of the rules, as a query's over a count window
             leads = out.evaluated_by if out.parts else (w,)
-            if out.parts and not (timed and all(x.count is None for x in leads)):
-                raise QueryError("SERVICE in a group whose window counts events, or in a query whose first "
-                                 "group's does, is not supported with groups that have windows of their own: "
-                                 "a view is maintained at the evaluation times of time-based windows; give "
-                                 "those groups time-based windows", op.pos)
+            timed = w is not None and w.count is None and all(x.count is None for x in leads)
+            if out.parts and w.count is not None and all(x.count is None for x in leads):
+                raise QueryError("SERVICE in a group whose window counts events, in a query evaluated at the "
+                                 "times of time-based windows, is not supported with groups that have windows "
+                                 "of their own: its view would be maintained at those times, with the entries "
+                                 "a count window's solutions need, which no time bounds; give the group a "
+                                 "time-based window", op.pos)
             grids = tuple(_grid(query, x) for x in leads) if timed else ()
             window = (math.inf if w.unbounded else w.range_ms, _grid(query, w)[0]) if timed else None
             policy = policy_fields(query.option("service", ""), "@service")

@@ -187,6 +187,33 @@ def test_service_in_groups_with_windows_of_their_own_answers_on_spark_as_the_ref
     assert Counter(answers) == Counter(expected)
 
 
+def test_service_joined_above_groups_with_windows_of_their_own_answers_on_spark_as_the_reference(
+        spark, oxigraph_server):
+    """SERVICE joined above the groups of queries whose groups have windows
+    of their own, and in queries whose first group counts events
+    (tests/unit/test_service_reference.py, ABOVE_QUERIES, COUNTED_QUERIES):
+    over an endpoint that does not change, the workers' answers are the
+    reference's. They were refused on the driver."""
+    import random
+
+    from cep import reference
+    from cep.spark import detect
+    from tests.unit.test_service_reference import ABOVE_QUERIES, COUNTED_QUERIES, random_case
+
+    url = oxigraph_server.query_url
+    graph, stream = random_case(random.Random(7))
+    oxigraph_server.update("DELETE WHERE { ?s ?p ?o }")
+    oxigraph_server.update("INSERT DATA { " + " . ".join(" ".join(t) for t in sorted(graph)) + " }")
+    queries = parse_rules(H + (ABOVE_QUERIES + "\n" + COUNTED_QUERIES).format(url=url), "above.rq")
+    expected = reference.evaluate(queries, stream, services={url: graph})
+    events = spark.createDataFrame(event_rows(stream), EVENT_DDL)
+    options = ServiceOptions(allow=[oxigraph_server.base], gamma=100)
+    answers, others = split_rows(output_columns(detect(events, queries, buckets=3, services=options)).collect())
+    assert not others
+    assert {a.query for a in expected} == {"union", "joined", "second", "counted", "inside", "later", "above"}
+    assert Counter(answers) == Counter(expected)
+
+
 def test_service_in_a_union_operands_group_is_maintained_on_spark_as_in_process(spark, oxigraph_server):
     """The view of a SERVICE in the other operand's group of a UNION
     around the first group is maintained at the query's evaluations, those

@@ -143,3 +143,69 @@ GROUP BY ?n
 
 def test_service_in_groups_with_windows_of_their_own_answers_as_the_reference(oxigraph_server):
     engine_as_reference(oxigraph_server, GROUP_QUERIES, 3)
+
+
+# SERVICE joined above groups with windows of their own: with a UNION of
+# groups whose windows slide otherwise (and a FILTER above reading the
+# view), with a join of two such groups, with the group after the first
+# (the only one that binds its join key), and under aggregates; each
+# evaluation joins the groups' combined solutions with the view
+# maintained for it (docs/language.md, "SERVICE")
+ABOVE_QUERIES = """REGISTER QUERY union AS
+SELECT ?u ?p ?n ?c
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ {{ ?u :mentioned ?p }} UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE }} }}
+         SERVICE <{url}> {{ ?u :followers ?n OPTIONAL {{ ?u :city ?c }} }} FILTER(?n > 50) }}
+
+REGISTER QUERY joined AS
+SELECT ?u ?p ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE
+WHERE {{ {{ ?u :mentioned ?p WINDOW RANGE 4 MINUTE SLIDE 2 MINUTE }} {{ ?u :liked ?q WINDOW RANGE 5 MINUTE FIXED }}
+         SERVICE <{url}> {{ ?u :followers ?n }} }}
+
+REGISTER QUERY second AS
+SELECT ?u ?p ?v ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE SLIDE 1 MINUTE
+WHERE {{ {{ ?u :mentioned ?p }} {{ ?v :liked ?q WINDOW RANGE 3 MINUTE FIXED }}
+         SERVICE <{url}> {{ ?v :followers ?n }} FILTER(?u != ?v) }}
+
+REGISTER QUERY counted AS
+SELECT ?c (COUNT(*) AS ?k)
+FROM STREAM <http://e/s> WINDOW RANGE 4 MINUTE SLIDE 2 MINUTE
+WHERE {{ {{ {{ ?u :liked ?q }} UNION {{ ?u :mentioned ?p WINDOW RANGE 5 MINUTE SLIDE 3 MINUTE }} }}
+         SERVICE <{url}> {{ ?u :city ?c }} }}
+GROUP BY ?c
+"""
+
+
+def test_service_joined_above_groups_with_windows_of_their_own_answers_as_the_reference(oxigraph_server):
+    engine_as_reference(oxigraph_server, ABOVE_QUERIES, 4)
+
+
+# SERVICE in a query whose first group counts events (evaluated at every
+# instant, its views maintained before each call of the rules, as a
+# query's over a count window): in that group, in a later group with a
+# time-based window, and joined above the groups
+COUNTED_QUERIES = """REGISTER QUERY inside AS
+SELECT ?u ?p ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} WINDOW ELEMS 3 }}
+         {{ ?u :liked ?q WINDOW RANGE 3 MINUTE FIXED }} }}
+
+REGISTER QUERY later AS
+SELECT ?u ?p ?q ?n ?c
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p WINDOW ELEMS 4 }}
+         OPTIONAL {{ ?u :liked ?q SERVICE <{url}> {{ ?u :followers ?n OPTIONAL {{ ?u :city ?c }} }}
+                     WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE }} }}
+
+REGISTER QUERY above AS
+SELECT ?u ?p ?q ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p WINDOW ELEMS 3 }} {{ ?u :liked ?q WINDOW RANGE 3 MINUTE SLIDE 1 MINUTE }}
+         SERVICE <{url}> {{ ?u :followers ?n }} FILTER(?n > 50) }}
+"""
+
+
+def test_service_in_a_query_whose_first_group_counts_events_answers_as_the_reference(oxigraph_server):
+    engine_as_reference(oxigraph_server, COUNTED_QUERIES, 4)
