@@ -57,7 +57,7 @@ from cep.compile.steps import _bind_goal, _negation, _subquery_rows, _table_goal
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
-DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
+DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wdone", 2), ("$wlast", 2), ("$wcount", 2),
            ("$wcut", 2), ("$wset", 1), ("$wseen", 2), ("$wrun", 2), ("$wown", 1))
 
 
