@@ -513,6 +513,9 @@ def test_the_optional_group_is_looked_up_by_what_the_first_group_binds():
 
 COUNT_LEAD = [count("k", "a", 1, 1), count("k", "b", 2, 3), count("j", "a", 3, 6), count("j", "c", 4, 9)]
 
+COUNT_UNION = """SELECT ?k ?a ?b FROM STREAM <http://e/td> WINDOW ELEMS 2
+                 WHERE { { ?k :a ?a } UNION { ?k :b ?b WINDOW RANGE 4 MINUTE FIXED } }"""
+
 
 def kab(answers):
     """(window start minute, evaluation minute, ?k, ?a, ?b) per answer, sorted, "-" for unbound."""
@@ -532,9 +535,7 @@ def test_a_union_of_a_count_window_first_group_and_a_time_window_group_is_evalua
     window's last evaluation is the last instant, 9; the time window's the
     first that starts at or after it, (12, 16]: the query is evaluated up
     to 16, at 12 and 16 too, where the last two events still hold :a j."""
-    text = (PREFIX + "SELECT ?k ?a ?b FROM STREAM <http://e/td> WINDOW ELEMS 2 "
-            "WHERE { { ?k :a ?a } UNION { ?k :b ?b WINDOW RANGE 4 MINUTE FIXED } }")
-    got = checked_answers(parse_rules(text, "x.rq"), COUNT_LEAD)
+    got = checked_answers(parse_rules(PREFIX + COUNT_UNION, "x.rq"), COUNT_LEAD)
     assert kab(got) == [
         (1, 1, "k", "1", "-"), (1, 3, "k", "1", "-"), (1, 4, "k", "-", "2"), (1, 4, "k", "1", "-"),
         (3, 6, "j", "3", "-"), (3, 6, "k", "-", "2"), (3, 8, "j", "3", "-"), (6, 9, "j", "3", "-"),
