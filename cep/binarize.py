@@ -526,7 +526,6 @@ def split_windows(query):
 
     combine = split(query.pattern, query.window)
     _check_first_part(query, combine)
-    _check_leading_parts(query, combine, [w for _, w in parts])
     return combine, parts
 
 
@@ -644,35 +643,6 @@ def _lead(op) -> tuple:
     if isinstance(op, ops.Binary):
         return _lead(op.left)
     return (), False  # inline data: its rows at every instant
-
-
-def _check_leading_parts(query, combine, windows) -> None:
-    """The query is evaluated at the evaluation times of each of its
-    leading parts' windows (leading_parts). Supported: time-based windows,
-    each evaluated every SLIDE (or COMPUTED EVERY's period) from its START
-    if it has one, RANGE UNBOUNDED's included; a UNION of parts whose
-    windows are evaluated at every instant (a count window), or such a
-    window with a UNION of inline data, is refused."""
-    leads, always = _lead(combine)
-    if leads == (0,) and not always:
-        return
-    union = next(op for op in ops.walk(combine) if isinstance(op, ops.Union_)
-                 and any(isinstance(x, PartRef) and x.index == 0 for x in ops.walk(op)))
-    if leads == (0,) and windows[0].count is not None:
-        raise QueryError("UNION of the first group of a query whose groups have windows of their own and "
-                         "inline data (or OPTIONAL without a group before it) is evaluated at every "
-                         "evaluation of the first group's window, over an empty window too: it must be "
-                         "time-based (a count window is evaluated at every instant, which is not "
-                         "supported); give it a RANGE, or join the inline data with a group",
-                         union.pos or query.pos)
-    for j in leads:
-        w = windows[j]
-        if w.count is not None:
-            raise QueryError("UNION of the first group of a query whose groups have windows of their own is "
-                             "evaluated when any operand's first group's window is: their windows must be "
-                             "time-based (a count window is evaluated at every instant, which is not "
-                             "supported); give them a RANGE, or put a group that both operands join first",
-                             union.pos or query.pos)
 
 
 def _of_triples(w) -> bool:

@@ -125,6 +125,8 @@ cep_contract('$wgone', 2, windows,
              "'$wgone'(Query, Last), dynamic: the solutions and panes up to window Last are dropped").
 cep_contract('$wnext', 2, windows,
              "'$wnext'(Query, Time), dynamic: the next evaluation time (idle(Time) after an empty one)").
+cep_contract('$wdone', 2, windows,
+             "'$wdone'(Query, Time), dynamic: of a query with leading count and time-based windows, evaluated at every counted instant before Time").
 cep_contract('$wlast', 2, windows,
              "'$wlast'(Query, Rows), dynamic: the rows of the last evaluation (IStream, DStream)").
 cep_contract('$wempty', 1, optional,

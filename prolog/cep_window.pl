@@ -202,7 +202,7 @@ close_query(M, How, Time, Q-Spec, Rows0, Rows) :-
     (   How == "final" -> true ; expire_parts(M, Q, Time) ).
 
 close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
-    (   Spec = time(_, _, _, _)
+    (   timed(M, Q, Spec)
     ->  time_limit(M, How, Time, Q, Spec, Limit),
         close_time(M, Q, Spec, Limit, Rows0, Rows),
         (   How == "final", empty_row(M, Q)         % its evaluations are over: the group needs nothing
@@ -221,6 +221,22 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
         foldl(evaluate(M, Q, Spec), Taus, Rows0, Rows)
     ).
 
+%   Whether Q is evaluated on the time grid of a time-based window: its
+%   own, or (a query whose groups have windows of their own) a leading
+%   part's. Where a leading part's window counts (counting/3), Q is also
+%   evaluated at every instant it counts (next_instant/4).
+timed(_, _, Spec) :-
+    Spec = time(_, _, _, _),
+    !.
+timed(M, Q, Spec) :-
+    once(( schedule(M, Q, Spec, _-S), S = time(_, _, _, _) )).
+
+%   Whether a leading window of Q counts: it is evaluated at every
+%   instant an event comes into it (docs/language.md, "A window per
+%   pattern"), as a query with one count window is.
+counting(M, Q, Spec) :-
+    once(( schedule(M, Q, Spec, _-S), S = count(_, _) )).
+
 %   How far a close evaluates a time-based window: the evaluation times
 %   before Now, or at the end of the stream (its last instant Last) as
 %   cep_close/3 says. The end's limit depends on what the windows store,
@@ -230,7 +246,7 @@ close_spec(M, How, Time, Q-Spec, Rows0, Rows) :-
 %   evaluations sooner than one close would have.
 time_limit(M, How, Time, Q, Spec, Limit) :-
     (   How \== "final" -> Limit = Time
-    ;   (   unbounded_lead(M, Q, Spec) -> leads_end(M, Q, Spec, Time, Limit0)
+    ;   (   ( unbounded_lead(M, Q, Spec) ; counting(M, Q, Spec) ) -> leads_end(M, Q, Spec, Time, Limit0)
         ;   empty_row(M, Q) -> empty_end(M, Q, Spec, Time, Limit0)
         ;   Limit0 = inf
         ),
@@ -288,12 +304,21 @@ deferred_due(M, How, Time, Tau) :-
 %   is evaluated until its windows hold nothing: every window that holds a
 %   solution reports.
 close_time(M, Q, Spec, Limit, Rows0, Rows) :-
-    (   next_time(M, Q, Spec, Tau),
+    (   aggregate_all(min(T), ( next_time(M, Q, Spec, T) ; next_instant(M, Q, Spec, T) ), Tau),
         Tau < Limit
     ->  evaluate(M, Q, Spec, Tau, Rows0, Rows1),
         close_time(M, Q, Spec, Limit, Rows1, Rows)
     ;   Rows0 = Rows
     ).
+
+%   The next instant at which a count window among Q's leading ones
+%   (counting/3) is evaluated: the first the windows count
+%   ('$wcount'/2) that Q has not been evaluated at ('$wdone'(Q, T): at
+%   none before T).
+next_instant(M, Q, Spec, Tau) :-
+    counting(M, Q, Spec),
+    (   M:'$wdone'(Q, From) -> true ; From = -inf ),
+    aggregate_all(min(I), ( M:'$wcount'(I, _), I >= From ), Tau).
 
 %   Whether Q is evaluated by a window of infinite width: its own, or a
 %   leading part's (schedule/4).
@@ -351,7 +376,7 @@ empty_row(M, Q) :-
 begin_empty(M, T) :-
     forall(( empty_row(M, Q),
              M:'$window'(Q, Spec),
-             Spec = time(_, _, _, _),
+             timed(M, Q, Spec),
              \+ M:'$wnext'(Q, _) ),
            ( first_time(M, Q, Spec, T, First),
              assertz(M:'$wnext'(Q, First)) )).
@@ -367,6 +392,9 @@ empty_end_of(M, Last, Q-Spec, Limit0, Limit) :-
     empty_end_part(M, Q, Spec, Last, Limit1),
     Limit is max(Limit0, Limit1).
 
+empty_end_part(_, _, count(_, _), Last, Limit) :-
+    !,                                                  % a count window's last evaluation: the last instant
+    Limit is Last + 1.
 empty_end_part(M, Q, Spec, Last, Limit) :-
     Spec = time(Range, Step, Every, _),
     (   aggregate_all(max(E0), ( held(Q, P), M:'$wsol'(_, P, _, _, _, _, E0) ), E1)
@@ -440,8 +468,8 @@ cep_window_skipped(M, Text) :-
 cep_window_status(M, Text) :-
     findall(Tau, ( current_predicate(M:'$window'/2),
                    M:'$window'(Q, Spec),
-                   Spec = time(_, _, _, _),
                    integer(Q),
+                   timed(M, Q, Spec),
                    next_time(M, Q, Spec, Tau)
                  ; current_predicate(M:'$window'/2),
                    M:'$window'(Q, instant),
@@ -552,9 +580,16 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
         report(M, Q, Ts, Tau, New, Rows0, Rows)
     ;   Rows0 = Rows
     ),
-    (   Spec = time(_, _, Every, _)
+    (   counting(M, Q, Spec), timed(M, Q, Spec)
+    ->  Done is Tau + 1,
+        retractall(M:'$wdone'(Q, _)),
+        assertz(M:'$wdone'(Q, Done))
+    ;   true
+    ),
+    (   timed(M, Q, Spec)
     ->  Next is Tau + 1,
         first_time(M, Q, Spec, Next, After0),
+        once(( schedule(M, Q, Spec, _-time(_, _, Every, _)) )),
         (   empty_row(M, Q) -> empty_next(M, Q, Held, Tau, Every, After0, After)
         ;   Sols0 == [], Led == false -> After = idle(After0)
         ;   After = After0

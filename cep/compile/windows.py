@@ -57,7 +57,7 @@ from cep.compile.steps import _bind_goal, _negation, _subquery_rows, _table_goal
 from cep.errors import QueryError
 
 A, T, F = pl.Atom, pl.Atom("true"), pl.Atom("fail")
-DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wlast", 2), ("$wcount", 2),
+DYNAMIC = (("$wsol", 7), ("$wpart", 6), ("$wgone", 2), ("$wnext", 2), ("$wdone", 2), ("$wlast", 2), ("$wcount", 2),
            ("$wcut", 2), ("$wset", 1), ("$wseen", 2), ("$wrun", 2), ("$wown", 1))
 
 
@@ -231,8 +231,8 @@ def _check_feeding(out, chaining):
             raise QueryError(f"the triples of {query.name}, a CONSTRUCT evaluated when a count window of "
                              f"its groups is (the last {counted.count} {counted.counts}), are read by another "
                              f"query: only time-based windows feed their results back (a count window is "
-                             f"evaluated at every instant of the stream); give its first group a time-based "
-                             f"window", counted.pos or query.pos)
+                             f"evaluated at every instant of the stream); give the groups it is evaluated by "
+                             f"(its first, and each UNION operand's first) time-based windows", counted.pos or query.pos)
     elif query.window is None or query.window.count is not None:
         over = "grouped without a window" if query.window is None else "over a count window"
         raise QueryError(f"the triples of {query.name}, a CONSTRUCT {over}, are read by "

@@ -437,10 +437,11 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
     # an empty group in the first group: the report policies read that window's events, as with one window
     read = _window_events(leads[0][0], events, fed, query.name)
 
-    # with a leading group of infinite width, whose window never empties, every leading group's
-    # evaluations end at its own last one, whatever it holds: a bounded window's first that starts at or
-    # after the stream's last instant, an unbounded one's first that holds the whole stream
-    unbounded = len(leads) > 1 and any(w.unbounded for _, w in leads)
+    # with a leading group of infinite width, or a count window's, which never empties, every leading
+    # group's evaluations end at its own last one, whatever it holds: a bounded window's first that starts
+    # at or after the stream's last instant, an unbounded one's first that holds the whole stream, a count
+    # window's at the last instant
+    unbounded = len(leads) > 1 and any(w.unbounded or w.count is not None for _, w in leads)
 
     def lead_evaluations(i, part, w):
         sols, content = solve(part), _over_content(part, w)
@@ -458,22 +459,17 @@ def _group_window_answers(query, events, project, until, solve, fed=(), occurren
     runs = [lead_evaluations(i, part, w) for i, (part, w) in enumerate(leads)]
     if len(runs) == 1:
         evaluations = runs[0]
-    else:  # (time windows of a range: cep.binarize refuses others)
+    else:
         # the union of the leading groups' evaluation times, each one's from its first (the first at or after
-        # the stream's first instant, and its first close) up to the last of any one's run: a group whose
-        # window holds nothing there still has its times, at which the other windows are read
+        # the stream's first instant, and its first close; a count window's every instant it counts) up to
+        # the last of any one's run: a group whose window holds nothing there still has its times, at which
+        # the other windows are read
         end = max((run[-1][0] for run in runs if run), default=None)
-        taus = sorted({e[0] for _, w in leads for e in _evaluations(query, w, every_end, every, end + 1, None)}
+        taus = sorted({e[0] for _, w in leads
+                       for e in _evaluations(query, w, *((ends, events) if w.count is not None else (every_end, every)),
+                                             end + 1, None)}
                       if end is not None else ())
-        # each over the first group's window closed last at tau, (c - l, c] or from t0 (RANGE UNBOUNDED),
-        # empty before its first close
-        phase = 0 if first.t0_ms is None else first.first_close_ms % first.step_ms
-        evaluations = [(tau, low, c, lambda ts, te, o=None, c=c, low=low, shut=shut:
-                        not shut and low < ts and te <= c)
-                       for tau in taus
-                       for c, shut in [(phase + ((tau - phase) // first.step_ms) * first.step_ms,
-                                        _close_at(first, tau) is None)]
-                       for low in [first.t0_ms if first.unbounded else c - first.range_ms]]
+        evaluations = [_first_window_at(first, tau, ends, events, places) for tau in taus]
     groups = {}  # at each evaluation, each group's position -> (its pattern, its window, its solutions)
 
     def solve_all(_, tau):
@@ -537,6 +533,23 @@ def _leading_groups(pattern, window, first=True, skipped=None) -> list:
     if isinstance(pattern, (ops.Filter, ops.Extend)):
         return _leading_groups(pattern.pattern, window, first, skipped)
     return [(pattern, window)]
+
+
+def _first_window_at(first, tau, ends, events, places):
+    """An evaluation at tau over the first group's window taken then (tau,
+    its start, its close, test of an interval or occurrence): a count
+    window's last n events up to tau, [cut, tau]; a time window's closed
+    last, (c - l, c] or from t0 (RANGE UNBOUNDED), empty before its first
+    close."""
+    if first.count is not None:
+        cut, low = _count_cut(first, ends, events, tau)
+        return tau, cut, tau, (lambda ts, te, o=None: ts >= cut and te <= tau and (
+            o is None or o[4] > cut or low == 0 or places.get(o, 0) >= low))
+    phase = 0 if first.t0_ms is None else first.first_close_ms % first.step_ms
+    c = phase + ((tau - phase) // first.step_ms) * first.step_ms
+    shut = _close_at(first, tau) is None
+    low = first.t0_ms if first.unbounded else c - first.range_ms
+    return tau, low, c, (lambda ts, te, o=None: not shut and low < ts and te <= c)
 
 
 def _close_at(w, tau):

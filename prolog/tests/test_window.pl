@@ -20,7 +20,7 @@
 %   report Report; Extra: its clauses of the kind.
 window_rules(M, Spec, Kind, Report, Extra) :-
     format(string(Clauses),
-":- dynamic(['$wsol'/7, '$wpart'/6, '$wgone'/2, '$wnext'/2, '$wlast'/2, '$wcount'/2, '$wcut'/2, '$wset'/1]).
+":- dynamic(['$wsol'/7, '$wpart'/6, '$wgone'/2, '$wnext'/2, '$wdone'/2, '$wlast'/2, '$wcount'/2, '$wcut'/2, '$wset'/1]).
 cep_event(_, _, _, _, _, _) :- fail.
 '$clock'(-4611686018427387904, 1000).
 '$instant_ends'(false).

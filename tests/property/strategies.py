@@ -933,13 +933,17 @@ def group_windowed_queries(draw, changes=False):
     how = draw(st.sampled_from(["join", "optional", "optional-if", "optional-time", "between", "union-first",
                                 "union-first"]))
     if how == "union-first":
-        # UNION of the first group and another, evaluated at both windows' times: time windows (cep.binarize
-        # refuses count windows), of one slide or each its own, sometimes from a START, sometimes of
-        # infinite width (RANGE UNBOUNDED, from its START), sometimes joined with a third group
+        # UNION of the first group and another, evaluated at both windows' times: time windows of one
+        # slide or each its own, sometimes from a START, sometimes of infinite width (RANGE UNBOUNDED,
+        # from its START), sometimes count windows (evaluated at every instant they count), sometimes
+        # joined with a third group
         step = draw(st.sampled_from([1, 2, 3]))
         own = draw(st.booleans())
 
         def time():
+            if draw(st.integers(0, 3)) == 0:
+                return ops.Window("<http://example.org/s>", count=draw(st.integers(1, 4)),
+                                  counts=draw(st.sampled_from(["events", "triples"])))
             if own and draw(st.integers(0, 3)) == 0:
                 return ops.Window("<http://example.org/s>", step_ms=draw(st.sampled_from([1, 2, 3, 5])),
                                   t0_ms=draw(st.sampled_from([-2, 0, 3, 7])))
@@ -949,8 +953,12 @@ def group_windowed_queries(draw, changes=False):
         if isinstance(first, ops.Project) and first.window is not None:
             first = dataclasses.replace(first, window=time())
         else:
-            query = dataclasses.replace(query, window=dataclasses.replace(
-                time(), policy=query.window.policy, period_ms=query.window.period_ms))
+            window = time()
+            policy, period = query.window.policy, query.window.period_ms
+            if window.count is not None:  # a count window takes no period (REPORT EVERY, COMPUTED EVERY)
+                policy, period = (None if policy == "every" else policy), None
+                query = dataclasses.replace(query, every_ms=None)
+            query = dataclasses.replace(query, window=dataclasses.replace(window, policy=policy, period_ms=period))
         group = dataclasses.replace(group, window=time())
         if draw(st.integers(0, 3)) == 0:
             # { OPTIONAL { P } WINDOW ... }: join's identity, its solutions at every evaluation
@@ -1270,7 +1278,7 @@ def service_at(query, url: str):
 
 @st.composite
 def named_window_queries(draw):
-    """(query text, refusable) of RSP-QL's named windows (FROM NAMED
+    """The query text of RSP-QL's named windows (FROM NAMED
     WINDOW ... ON <s>) read by WINDOW ?w { P }, alone or beside WINDOW <w>
     { P } (joined, as OPTIONAL on either side, UNION): two or three
     windows over streams s and t of different sizes and one STEP, now and
@@ -1278,15 +1286,16 @@ def named_window_queries(draw):
     count window),
     with a report policy on the first window and perhaps the others, and
     RSTREAM, ISTREAM or DSTREAM, plain or counted per window.
-    `refusable`: a count window or DSTREAM was drawn, which a UNION of
-    leading parts (cep.binarize.leading_parts) refuses."""
+    The count window, the first or the second, is evaluated at every
+    instant it counts, with the others' times."""
     step = draw(st.sampled_from([1, 2, 3]))
     policy = draw(st.sampled_from(["", "", " REPORT ON CHANGE", " REPORT NON EMPTY", " REPORT ON CLOSE"]))
     odd = draw(st.sampled_from([None, None, None, "step", "start", "count", "unbounded"]))
+    counted = draw(st.sampled_from([0, 1])) if odd == "count" else None
     froms = []
     for i in range(draw(st.integers(2, 3))):
         stream = draw(st.sampled_from(STREAM_IRIS))
-        if i > 0 and odd == "count" and i == 1:
+        if i == counted:
             spec = f"TRIPLES {draw(st.integers(1, 4))}"
         elif i > 0 and odd == "unbounded" and i == 1:
             start = draw(st.sampled_from(["00", "01", "03"]))
@@ -1317,4 +1326,4 @@ def named_window_queries(draw):
     select = draw(st.sampled_from([f"SELECT {report}*", f"SELECT {report}?w (COUNT(*) AS ?n)"]))
     grouped = " GROUP BY ?w" if "COUNT" in select else ""
     text = "PREFIX : <http://example.org/>\n" + select + "\n" + "\n".join(froms) + f"\nWHERE {{ {where} }}{grouped}"
-    return text, odd == "count" or report == "DSTREAM "
+    return text

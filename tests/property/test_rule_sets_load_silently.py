@@ -31,8 +31,8 @@ DRAWN = {
 
 
 def rules(drawn):
-    if isinstance(drawn, tuple) and isinstance(drawn[0], str):  # query text, whether it may be refused
-        return parse_rules(drawn[0], "q.rq")
+    if isinstance(drawn, str):  # query text
+        return parse_rules(drawn, "q.rq")
     if isinstance(drawn, tuple):  # (rules, background)
         return drawn[0]
     return drawn if isinstance(drawn, list) else [drawn]
