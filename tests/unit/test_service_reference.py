@@ -209,3 +209,30 @@ WHERE {{ {{ ?u :mentioned ?p WINDOW ELEMS 3 }} {{ ?u :liked ?q WINDOW RANGE 3 MI
 
 def test_service_in_a_query_whose_first_group_counts_events_answers_as_the_reference(oxigraph_server):
     engine_as_reference(oxigraph_server, COUNTED_QUERIES, 4)
+
+
+# SERVICE in a UNION of the first group where count windows lead (evaluated
+# at every instant a count window counts and on the time grid of the
+# others): in the counting first group, in a counting later operand, and
+# joined above the UNION
+COUNT_LED_QUERIES = """REGISTER QUERY first AS
+SELECT ?u ?p ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p SERVICE <{url}> {{ ?u :followers ?n }} WINDOW ELEMS 3 }}
+         UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE FIXED }} }}
+
+REGISTER QUERY other AS
+SELECT ?u ?p ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ ?u :mentioned ?p }} UNION {{ ?u :liked ?p SERVICE <{url}> {{ ?u :followers ?n }} WINDOW ELEMS 2 }} }}
+
+REGISTER QUERY above AS
+SELECT ?u ?p ?n
+FROM STREAM <http://e/s> WINDOW RANGE 2 MINUTE FIXED
+WHERE {{ {{ {{ ?u :mentioned ?p WINDOW ELEMS 2 }} UNION {{ ?u :liked ?p WINDOW RANGE 3 MINUTE FIXED }} }}
+         SERVICE <{url}> {{ ?u :followers ?n }} }}
+"""
+
+
+def test_service_where_count_windows_lead_a_union_answers_as_the_reference(oxigraph_server):
+    engine_as_reference(oxigraph_server, COUNT_LED_QUERIES, 4)
