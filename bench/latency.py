@@ -29,8 +29,10 @@ query is started with Spark's real-time trigger (trigger(realTime=...)),
 and what Spark says is printed.
 
 Printed: per batch size and per trigger interval, answers, p50, p99 and
-max latency in milliseconds, and for Spark the micro-batches' median
-duration; beside each, the machine's load (1-minute average at its end).
+max latency in milliseconds; in process the CPU time of one push (its
+answer table included: what a batch costs whatever the neighbours do,
+where the latencies grow with the machine's load), and for Spark the
+micro-batches' median duration; beside each, the machine's load (1-minute average at its end).
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def in_process(name: str, events: pa.Table, rate: float, batch_size: int) -> dic
     times = table["start"].to_numpy()
     warm = Engine(parse_rules(workloads.WORKLOADS[name][1], f"{name}.rq"))  # indexes, kernels: before the clock
     warm.push_table(table.slice(0, 2000), checked=True)
-    latencies, behind = [], 0.0
+    latencies, behind, cpu, pushes = [], 0.0, 0.0, 0
     t0 = time.perf_counter()
     for offset in range(0, table.num_rows, batch_size):
         last = min(offset + batch_size, table.num_rows)
@@ -98,26 +100,29 @@ def in_process(name: str, events: pa.Table, rate: float, batch_size: int) -> dic
             time.sleep(due - now)
         else:
             behind = max(behind, now - due)
+        began = time.process_time()
         answers = engine.push_table(table.slice(offset, batch_size), checked=True).answers()
+        cpu, pushes = cpu + time.process_time() - began, pushes + 1
         done = time.perf_counter()
         arrived = t0 + _completing(times, answers["end"].to_numpy()) / rate
         latencies.append((done - arrived) * 1000)
     tail = engine.flush_table(final=True).answers()
     done = time.perf_counter()
     latencies.append((done - (t0 + _completing(times, tail["end"].to_numpy()) / rate)) * 1000)
-    return dict(_percentiles(np.concatenate(latencies)), behind_ms=behind * 1000)
+    return dict(_percentiles(np.concatenate(latencies)), behind_ms=behind * 1000, cpu_ms=cpu * 1000 / pushes)
 
 
 def run_in_process(args):
     events = _events(args.workload, args.events, args.out)
     print(f"\nin process: {args.workload}, {args.events:,} events arriving at {args.rate:,.0f} events/s, "
           "pushed in batches (Engine.push_table)")
-    print(f"  {'batch':>8} {'waits':>9} {'answers':>9} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'load':>5}  behind")
+    print(f"  {'batch':>8} {'waits':>9} {'answers':>9} {'p50 ms':>9} {'p99 ms':>9} {'max ms':>9} {'CPU ms':>9} "
+          f"{'load':>5}  behind")
     for size in args.batch_sizes:
         r = in_process(args.workload, events, args.rate, size)
         late = f"{r['behind_ms']:,.0f} ms (the engine is slower than the rate)" if r["behind_ms"] > 1 else "-"
         print(f"  {size:>8,} {1000 * size / args.rate:>7,.0f}ms {r['answers']:>9,} {r['p50']:>9,.1f} "
-              f"{r['p99']:>9,.1f} {r['max']:>9,.1f} {os.getloadavg()[0]:>5.1f}  {late}", flush=True)
+              f"{r['p99']:>9,.1f} {r['max']:>9,.1f} {r['cpu_ms']:>9,.2f} {os.getloadavg()[0]:>5.1f}  {late}", flush=True)
 
 
 # -- on Spark ---------------------------------------------------------------
