@@ -186,9 +186,8 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
         if (scope and not updates) or any(isinstance(n, Leaf) and n.updates == scope for n in plan.nodes):
             continue
         items.append(pl.Clause(pl.Struct(name, *(pl.Var("_") for _ in range(6))), (F,)))
-    for name in dynamic:
-        items.insert(0, pl.Directive(pl.Struct("dynamic", _indicator(name))))
-    items.insert(0, pl.Directive(pl.Struct("dynamic", pl.indicator("$clock", 2))))
+    items[:0] = [pl.Directive(pl.Struct("dynamic", pl.indicator("$clock", 2)))] + \
+        [pl.Directive(pl.Struct("dynamic", _indicator(name))) for name in reversed(dynamic)]
 
     # periodic pruning of goals past their window (system-generated events)
     module, now = pl.Var("M"), pl.Var("Now")
@@ -196,7 +195,8 @@ def compile_plan(plan: Plan, background=None, chaining=None, user=None) -> tuple
     # the plain SEQ stores' marks, made by their steps, together
     marks = [item for item in items
              if isinstance(item, pl.Clause) and isinstance(item.head, pl.Struct) and item.head.functor == SEQ_STORE]
-    items = [item for item in items if not any(item is mark for mark in marks)]
+    marked = {id(mark) for mark in marks}
+    items = [item for item in items if id(item) not in marked]
     items += marks or [pl.Clause(pl.Struct(SEQ_STORE, pl.Var("_")), (F,))]
     plain = {mark.head.args[0].name for mark in marks}
     sweep_goals = [_sweep_goal(module, store.split("/")[0], window, now, names, plain) for store, window in sweeps
