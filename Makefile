@@ -94,4 +94,4 @@ bench-service: setup
 	$(PY) bench/service.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache prolog/cep_fast.so
+	rm -rf $(VENV) build dist *.egg-info .pytest_cache prolog/cep_fast.so cep/runtime/batch_text.so
