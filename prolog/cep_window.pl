@@ -591,7 +591,7 @@ evaluate(M, Q, Spec, Tau, Rows0, Rows) :-
         first_time(M, Q, Spec, Next, After0),
         once(( schedule(M, Q, Spec, _-time(_, _, Every, _)) )),
         (   empty_row(M, Q) -> empty_next(M, Q, Held, Tau, Every, After0, After)
-        ;   Sols0 == [], Led == false -> After = idle(After0)
+        ;   Sols0 == [], Led == false, \+ grouped_count(M, Q, Spec) -> After = idle(After0)
         ;   After = After0
         )
     ;   After is Tau + 1
@@ -955,6 +955,12 @@ evaluation_rows(count(_, _), M, Q, [], Ts, Tau, Rows) :-
     empty_group(M, Q, Funcs, Ts, Tau, Rows).
 evaluation_rows(_, M, Q, Sols, Ts, Tau, Rows) :-
     rows(M, Q, Sols, Ts, Tau, Rows).
+
+%   A grouped query whose first window counts gives that row at every
+%   evaluation, those on the time grid of other leading windows too: it is
+%   not idle when no window holds a solution (evaluate/6).
+grouped_count(M, Q, count(_, _)) :-
+    M:'$wkind'(Q, group(_)).
 
 %   The rows of an evaluation: lists of field values (cep_runtime's
 %   fields), in the standard order of terms; a set unless the query's

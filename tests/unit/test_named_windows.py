@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from cep.errors import QueryError
+from cep.events import Event
 from cep.rules import parse_rules
 from tests.unit.support import checked_answers
 from tests.unit.test_streams import CAM, M, TOLL, ev, rows
@@ -143,6 +144,32 @@ def test_window_var_over_a_count_window_is_evaluated_at_every_instant_it_counts(
     assert [(s, e, dict(b)["w"], dict(b)["y"][-3:-1]) for s, e, b in rows(got)] == [
         (1, 1, last, "n1"), (1, 1, recent, "n1"), (1, 2, recent, "n1"), (1, 3, recent, "n1"),
         (2, 4, last, "n2"), (2, 4, recent, "n2"), (2, 5, recent, "n2")]
+
+
+def test_a_grouped_query_led_by_a_count_window_gives_the_empty_groups_row_at_the_time_windows_evaluations_too():
+    """Hand-checked (CEP_SEED=2944695567, shrunk): w0 the last triple,
+    first; w1 the last millisecond. An event at [0, 0] and one at [0, 1].
+    At 0 both windows hold the first: a row per window, COUNT 1. At 1
+    w0 holds the second, whose solution [0, 1] starts before w0's span
+    [1, 1], and w1 (0, 1] none: no solution; a count window holds its
+    instants' events, so the grouped query has the empty group's row
+    (COUNT 0, ?w unbound: the W3C test agg-empty-group), over [1, 1]. At
+    2, w1's last evaluation (its window (1, 2] starts at the last
+    instant), w0 still holds the second: the empty group's row again, over
+    [1, 2]. The engine went idle there (no window held a solution) and
+    left that row out."""
+    text = """PREFIX : <http://example.org/>
+SELECT ?w (COUNT(*) AS ?n)
+FROM NAMED WINDOW :w0 ON STREAM <http://example.org/s> [TRIPLES 1]
+FROM NAMED WINDOW :w1 ON STREAM <http://example.org/s> [RANGE 1ms STEP 1ms]
+WHERE { WINDOW ?w { ?x :p ?y } } GROUP BY ?w"""
+    zero = '"0"^^<http://www.w3.org/2001/XMLSchema#integer>'
+    events = [Event("<http://example.org/s1>", "<http://example.org/p>", zero, 0, 0),
+              Event("<http://example.org/s1>", "<http://example.org/p>", zero, 0, 1)]
+    got = checked_answers(parse_rules(text), events)
+    assert sorted((a.start, a.end, a.binding("w"), a.binding("n")[1:2]) for a in got) == [
+        (0, 0, "<http://example.org/w0>", "1"), (0, 0, "<http://example.org/w1>", "1"),
+        (1, 1, None, "0"), (1, 2, None, "0")]
 
 
 def test_window_var_over_a_window_of_infinite_width_ends_with_the_stream():
