@@ -949,16 +949,17 @@ forget_counts(M, Q, Cut) :-
 %   pattern has none: a grouped query's one group is then the empty one,
 %   with GROUP BY too (the W3C test agg-empty-group: one row, the keys and
 %   the aggregates that are errors over no value unbound, COUNT 0).
-evaluation_rows(count(_, _), M, Q, [], Ts, Tau, Rows) :-
-    M:'$wkind'(Q, group(Funcs)),
+evaluation_rows(Spec, M, Q, [], Ts, Tau, Rows) :-
+    grouped_count(M, Q, Spec),
     !,
+    M:'$wkind'(Q, group(Funcs)),
     empty_group(M, Q, Funcs, Ts, Tau, Rows).
 evaluation_rows(_, M, Q, Sols, Ts, Tau, Rows) :-
     rows(M, Q, Sols, Ts, Tau, Rows).
 
-%   A grouped query whose first window counts gives that row at every
-%   evaluation, those on the time grid of other leading windows too: it is
-%   not idle when no window holds a solution (evaluate/6).
+%   A grouped query whose first window counts: it gives that row at every
+%   evaluation, those on the time grid of other leading windows too, so it
+%   is not idle when no window holds a solution (evaluate/6).
 grouped_count(M, Q, count(_, _)) :-
     M:'$wkind'(Q, group(_)).
 
